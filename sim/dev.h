@@ -1,0 +1,189 @@
+/*
+ * dev.h - the device API: the only way an algorithm touches memory.
+ *
+ * Owns: load, store, put, notify, wait, fence (DESIGN §4) for one rank,
+ * their bounds checks against the slot table, fault injection, and the one
+ * choke point (cs__dev_begin) every call passes through, where tracing and
+ * the controlled scheduler hook in. Does not own processes (launch.h) or
+ * reductions (collectives/reduce.h adds cs_reduce on top of this API).
+ *
+ * Every call is one event. In free mode stores, puts and notifies land at
+ * issue (sequentially consistent); fence() is an ordering point only.
+ * Failures of the run (out-of-slot fault, wait timeout, abort by another
+ * rank) do not return: the rank records why in its status and exits, so
+ * algorithm code reads like device code.
+ */
+#ifndef CS_DEV_H
+#define CS_DEV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../window/world.h"
+
+/* Event kinds (also the trace's kind field). */
+typedef enum cs_ev_kind {
+  CS_EV_LOAD = 1,
+  CS_EV_STORE = 2,
+  CS_EV_PUT = 3,
+  CS_EV_NOTIFY = 4,
+  CS_EV_WAIT = 5,
+  CS_EV_FENCE = 6,
+  CS_EV_REDUCE = 7,
+  CS_EV_MARK = 8, /* phase/step marker */
+} cs_ev_kind_t;
+
+/* Rank exit codes the launcher understands (anything else is reported as
+ * "exited with status N"). */
+enum {
+  CS_RX_OK = 0,
+  CS_RX_FAULT = 70,   /* out-of-slot fault or bad device-API argument */
+  CS_RX_TIMEOUT = 71, /* a wait (or an injected hang) timed out */
+  CS_RX_ABORTED = 72, /* stopped because another rank or the launcher aborted */
+  CS_RX_ERROR = 73,   /* internal error (out of memory, ...) */
+};
+
+/* Injected faults (--fault RANK:KIND[:EVENT]). */
+typedef enum cs_fault_kind {
+  CS_FAULT_NONE = 0,
+  CS_FAULT_SEGV,  /* raise(SIGSEGV) */
+  CS_FAULT_ABORT, /* abort() */
+  CS_FAULT_EXIT,  /* _exit(CS_FAULT_EXIT_STATUS) */
+  CS_FAULT_HANG,  /* stop making progress: found by the wait timeout */
+} cs_fault_kind_t;
+#define CS_FAULT_EXIT_STATUS 4
+
+typedef struct cs_fault {
+  cs_fault_kind_t kind;  /* CS_FAULT_NONE = no fault */
+  uint32_t        rank;  /* rank that faults */
+  uint64_t        event; /* device-API event index at which it strikes */
+} cs_fault_t;
+
+/* Parses "RANK:KIND[:EVENT]". Returns 0, or -EINVAL with a one-line reason
+ * in `why` (which names the bad part and what is accepted). */
+int cs_fault_parse(const char *s, cs_fault_t *f, char *why, size_t whylen);
+const char *cs_fault_kind_name(cs_fault_kind_t k);
+
+/* One event as the hooks see it. */
+typedef struct cs_event {
+  uint64_t index;    /* this rank's event index */
+  uint32_t kind;     /* cs_ev_kind_t */
+  uint32_t peer;     /* peer rank (own rank for local access) */
+  uint32_t slot;     /* slot index */
+  uint32_t cell;     /* signal cell index (notify, wait) */
+  uint64_t elem_off; /* first element accessed */
+  uint32_t valid;    /* logical elements */
+  uint32_t phys;     /* physical elements (>= valid: FP16 tail rounding) */
+  uint32_t opcmp;    /* notify op (CS_NOTIFY_*), wait cmp (CS_CMP_*), reduce op */
+  int32_t  value;    /* notify value, wait target */
+} cs_event_t;
+
+typedef struct cs_dev cs_dev_t;
+
+/* Hooks called around every event (NULL in the fast path). */
+typedef struct cs_dev_hooks {
+  void (*begin)(cs_dev_t *d, const cs_event_t *ev, void *arg);
+  void (*end)(cs_dev_t *d, const cs_event_t *ev, int32_t observed, void *arg);
+} cs_dev_hooks_t;
+
+/* Rank-private staging memory (the "UB"): width physical elements, valid
+ * logical ones. */
+typedef struct cs_tile {
+  void    *buf;   /* rank-private, width * esize bytes */
+  uint32_t esize; /* bytes per element */
+  uint32_t width; /* physical elements */
+  uint32_t valid; /* logical elements */
+} cs_tile_t;
+
+struct cs_dev {
+  cs_world_t        *world;    /* this process's mapping */
+  cs_rankctx_t       ctx;      /* CommContext and all window bases */
+  uint32_t           rank;     /* == ctx.abi.rankId */
+  uint32_t           nranks;   /* == ctx.abi.rankNum */
+  uint8_t           *mywin;    /* own window base */
+  const cs_layout_t *layout;   /* == &world->ctl->layout */
+  cs_rank_status_t  *st;       /* own status in the control block */
+  uint64_t           nevents;  /* events begun so far */
+  uint64_t           fault_at; /* event index of the injected fault, or UINT64_MAX */
+  cs_fault_kind_t    fault_kind;
+  uint32_t           spin_iters; /* pause iterations before sleeping */
+  uint64_t           timeout_ns;
+  const cs_dev_hooks_t *hooks; /* NULL = free mode, no tracing */
+  void              *hook_arg;
+};
+
+/* Prepares the device of `rank` in this (forked) process. Returns 0 or
+ * -ENOMEM. */
+int cs_dev_init(cs_dev_t *d, cs_world_t *w, uint32_t rank,
+                const cs_fault_t *fault);
+void cs_dev_fini(cs_dev_t *d);
+
+/* Slow paths of the choke point (not for algorithm code). */
+void cs__dev_strike(cs_dev_t *d);
+_Noreturn void cs__dev_fail(cs_dev_t *d, uint32_t reason, int rx,
+                            const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The choke point: every device-API call begins here. */
+static inline void cs__dev_begin(cs_dev_t *d, cs_event_t *ev)
+{
+  ev->index = d->nevents++;
+  __atomic_store_n(&d->st->event, ev->index, __ATOMIC_RELAXED);
+  if (__builtin_expect(ev->index == d->fault_at, 0))
+    cs__dev_strike(d);
+  if (__builtin_expect(d->hooks != 0, 0))
+    d->hooks->begin(d, ev, d->hook_arg);
+}
+static inline void cs__dev_end(cs_dev_t *d, const cs_event_t *ev,
+                               int32_t observed)
+{
+  if (__builtin_expect(d->hooks != 0, 0) && d->hooks->end)
+    d->hooks->end(d, ev, observed, d->hook_arg);
+}
+
+/* Copies `phys` elements starting at element `elem_off` of `slot` in
+ * `peer`'s window (peer == own rank: local) into `t`; the first `valid` are
+ * kept, the rest of the tile width is zero-filled (fillpad); t->valid =
+ * valid. The physical range is what is bounds-checked. Requires valid <=
+ * phys <= t->width and t->esize == the slot's element size. */
+void cs_load(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
+             uint64_t elem_off, uint32_t valid, uint32_t phys);
+
+/* Writes the first `valid` elements of `t` to element `elem_off` of `slot`
+ * in the own window (store) or `peer`'s window (put). */
+void cs_store(cs_dev_t *d, const cs_tile_t *t, uint32_t slot,
+              uint64_t elem_off, uint32_t valid);
+void cs_put(cs_dev_t *d, const cs_tile_t *t, uint32_t peer, uint32_t slot,
+            uint64_t elem_off, uint32_t valid);
+
+/* Signals: int32 cell `cell` of `slot`. notify() acts on the peer's cell
+ * (AtomicAdd: atomic +=, release; Set: plain store) and wakes the peer if it
+ * sleeps. wait() blocks until the own cell satisfies `cmp value` (Eq: ==,
+ * Ge: >=); returns the value observed. Spins first, then sleeps in
+ * FUTEX_WAIT; gives up after the world's timeout (the rank reports a hang
+ * and exits) or when the run is aborted (the rank exits). */
+void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
+               uint32_t op, int32_t value);
+int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
+                int32_t value);
+
+/* Pipe barrier: everything posted before lands before anything after. */
+void cs_fence(cs_dev_t *d);
+
+/* A phase/step marker (free of memory effects; recorded when tracing). */
+void cs_mark(cs_dev_t *d, uint32_t phase, uint32_t step);
+
+/* Address of element `elem_off` of `slot` in `peer`'s window, through the
+ * CommContext translation; no event, no check (for the launcher/tests). */
+static inline void *cs_dev_addr(const cs_dev_t *d, uint32_t peer,
+                                uint32_t slot, uint64_t elem_off)
+{
+  const cs_slot_t *s = &d->layout->slot[slot];
+  uint8_t *local = d->mywin + s->off + elem_off * s->esize;
+  return cs_win_remote(&d->ctx, local, peer);
+}
+
+/* Current time, CLOCK_MONOTONIC, ns. */
+uint64_t cs_now_ns(void);
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * launch.h - the launcher: forks the ranks of a world, reaps them, and turns
+ * the first failure into an aborted run with a one-line report per problem.
+ *
+ * Owns: processes (fork, PR_SET_PDEATHSIG, SIGCHLD/SIGINT/SIGTERM handling,
+ * the grace period, SIGKILL of stragglers) and the failure report (crash
+ * lines, hang wavefront). Does not own the world (window/world.h), which the
+ * caller creates before and destroys after.
+ */
+#ifndef CS_LAUNCH_H
+#define CS_LAUNCH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dev.h"
+
+/* A rank's body, run in the forked process. Returns 0 on success; any
+ * other value becomes the rank's exit status and fails the run. */
+typedef int (*cs_rank_fn)(cs_dev_t *d, void *arg);
+
+typedef struct cs_launch_opts {
+  cs_fault_t fault;           /* injected fault (kind NONE = none) */
+  uint32_t   spin_iters;      /* 0 = choose from ranks vs online CPUs */
+  uint32_t   grace_ms;        /* after the first failure, 0 = 250 ms */
+  const cs_dev_hooks_t *hooks; /* per-event hooks in every rank, or NULL */
+  void      *hook_arg;
+  FILE      *report;          /* where failure lines go; NULL = stderr */
+} cs_launch_opts_t;
+
+typedef struct cs_launch_result {
+  int      aborted;      /* 1 if the run was aborted */
+  uint32_t abort_reason; /* CS_ABORT_* */
+  int32_t  abort_rank;   /* first failing rank, -1 = launcher */
+  int      signo;        /* signal that interrupted the launcher, 0 if none */
+  uint64_t wall_ns;      /* fork of the first rank to reap of the last */
+} cs_launch_result_t;
+
+/* Runs fn(dev, arg) in nranks forked processes over `w` and waits for all.
+ * Returns 0 when every rank returned 0; 1 when the run was aborted (the
+ * report has been printed); -errno when ranks could not be started (any
+ * started ones are killed and reaped). Blocks. Not thread-safe: it blocks
+ * SIGCHLD, SIGINT, SIGTERM and SIGHUP while it runs. */
+int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
+              const cs_launch_opts_t *opts, cs_launch_result_t *res);
+
+/* Spin iterations a waiter uses before sleeping, for n ranks on this
+ * machine (long when every rank has a CPU, short otherwise). */
+uint32_t cs_launch_spin_default(uint32_t nranks);
+
+/* Prints the hang wavefront: one line per rank (what it is blocked on, the
+ * cell's value and the expected value). */
+void cs_launch_print_wavefront(const cs_world_t *w, FILE *out);
+
+#endif

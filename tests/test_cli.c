@@ -1,0 +1,228 @@
+/*
+ * test_cli.c - the `collsim` command as a user runs it: exit codes, one-line
+ * errors, fault reports and no leaked shm names. Runs the real binary
+ * (COLLSIM_BIN, set by ctest) in a child with a kill timer.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../window/world.h"
+
+typedef struct cli_out {
+  int    status;    /* exit code, or 128+signal */
+  double seconds;   /* wall time */
+  char   out[16384];
+  char   err[16384];
+  pid_t  pid;
+} cli_out_t;
+
+static void slurp(int fd, char *buf, size_t cap)
+{
+  lseek(fd, 0, SEEK_SET);
+  ssize_t n = read(fd, buf, cap - 1);
+  buf[n > 0 ? n : 0] = 0;
+  close(fd);
+}
+
+/* Runs `collsim ARGS...` (NULL-terminated), killing it after timeout_s. */
+static void run_cli(cli_out_t *r, double timeout_s, ...)
+{
+  const char *bin = getenv("COLLSIM_BIN");
+  cr_assert_not_null(bin, "COLLSIM_BIN not set (run through ctest)");
+  char *argv[32] = {(char *)bin};
+  va_list ap;
+  va_start(ap, timeout_s);
+  int n = 1;
+  while (n < 31 && (argv[n] = va_arg(ap, char *)) != NULL)
+    n++;
+  va_end(ap);
+  char tout[] = "/tmp/collsim-cli-out-XXXXXX", terr[] = "/tmp/collsim-cli-err-XXXXXX";
+  int fo = mkstemp(tout), fe = mkstemp(terr);
+  cr_assert(fo >= 0 && fe >= 0);
+  unlink(tout);
+  unlink(terr);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    dup2(fo, 1);
+    dup2(fe, 2);
+    execv(bin, argv);
+    _exit(127);
+  }
+  int st = 0;
+  for (;;) {
+    pid_t w = waitpid(pid, &st, WNOHANG);
+    if (w == pid)
+      break;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9 > timeout_s) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      cr_assert_fail("collsim %s did not finish within %.0f s", argv[1], timeout_s);
+    }
+    usleep(2000);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  r->seconds = t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  r->pid = pid;
+  slurp(fo, r->out, sizeof(r->out));
+  slurp(fe, r->err, sizeof(r->err));
+  cr_assert_eq(cs_world_count_names(pid), 0, "a /collsim-%d-* name leaked", pid);
+}
+
+static int count_lines(const char *s)
+{
+  int n = 0;
+  for (; *s; s++)
+    n += *s == '\n';
+  return n;
+}
+
+static cli_out_t r;
+
+Test(cli, help_and_version_succeed)
+{
+  run_cli(&r, 10, "--help", NULL);
+  cr_assert_eq(r.status, 0);
+  cr_assert(strstr(r.out, "ping") && strstr(r.out, "Exit status"), "%s", r.out);
+  run_cli(&r, 10, "--version", NULL);
+  cr_assert_eq(r.status, 0);
+  cr_assert(strncmp(r.out, "collsim ", 8) == 0);
+  run_cli(&r, 10, "help", "ping", NULL);
+  cr_assert_eq(r.status, 0);
+  cr_assert(strstr(r.out, "--fault RANK:KIND[:EVENT]"), "%s", r.out);
+  run_cli(&r, 10, "ping", "--help", NULL);
+  cr_assert(strstr(r.out, "--timeout SECONDS"), "%s", r.out);
+}
+
+Test(cli, unknown_subcommand_is_bad_usage)
+{
+  run_cli(&r, 10, "frobnicate", NULL);
+  cr_assert_eq(r.status, 2);
+  cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+  cr_assert(strstr(r.err, "frobnicate"));
+}
+
+static void expect_usage(const char *needle, const char *a1, const char *a2,
+                         const char *a3)
+{
+  run_cli(&r, 10, "ping", a1, a2, a3, NULL);
+  cr_assert_eq(r.status, 2, "%s %s %s -> %d", a1, a2, a3 ? a3 : "", r.status);
+  cr_assert_eq(count_lines(r.err), 1, "not one line:\n%s", r.err);
+  cr_assert(strstr(r.err, needle), "'%s' not in: %s", needle, r.err);
+  cr_assert_eq(r.out[0], 0, "printed to stdout: %s", r.out);
+}
+
+Test(cli, bad_ping_input_gets_one_line_and_exit_2)
+{
+  expect_usage("--ranks '0'", "--ranks", "0", NULL);
+  expect_usage("1 to 256", "--ranks", "100000", NULL);
+  expect_usage("--ranks 'two'", "--ranks", "two", NULL);
+  expect_usage("--rounds '-3'", "--rounds", "-3", NULL);
+  expect_usage("bad fault 'x:y'", "--fault", "x:y", NULL);
+  expect_usage("not one of segv, abort, exit, hang", "--fault", "1:boom", NULL);
+  expect_usage("rank 7 is not accepted", "--fault", "7:segv", NULL);
+  expect_usage("--timeout '0'", "--timeout", "0", NULL);
+  expect_usage("unexpected argument 'extra'", "extra", NULL, NULL);
+}
+
+Test(cli, ping_passes_the_token_and_reports_hop_latency, .timeout = 60)
+{
+  run_cli(&r, 50, "ping", "--ranks", "8", "--rounds", "300", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "token: verified in every round"), "%s", r.out);
+  double med, p99;
+  const char *h = strstr(r.out, "hop latency: median ");
+  cr_assert_not_null(h, "%s", r.out);
+  cr_assert_eq(sscanf(h, "hop latency: median %lf us, p99 %lf us", &med, &p99), 2);
+  cr_assert(med > 0 && p99 >= med, "median %g p99 %g", med, p99);
+}
+
+Test(cli, ping_on_one_rank_hops_to_itself)
+{
+  run_cli(&r, 20, "ping", "--ranks", "1", "--rounds", "10", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+}
+
+Test(cli, segv_fault_exits_3_within_a_second_naming_the_rank, .timeout = 30)
+{
+  run_cli(&r, 20, "ping", "--ranks", "4", "--fault", "2:segv:10", NULL);
+  cr_assert_eq(r.status, 3, "%s", r.err);
+  cr_assert(r.seconds < 1.0, "took %.2f s", r.seconds);
+  cr_assert(strstr(r.err, "rank 2: killed by SIGSEGV at event 10"), "%s", r.err);
+}
+
+Test(cli, exit_fault_exits_3_naming_the_status, .timeout = 30)
+{
+  run_cli(&r, 20, "ping", "--ranks", "4", "--fault", "1:exit:7", NULL);
+  cr_assert_eq(r.status, 3, "%s", r.err);
+  cr_assert(r.seconds < 1.0, "took %.2f s", r.seconds);
+  cr_assert(strstr(r.err, "rank 1: exited with status 4 at event 7"), "%s", r.err);
+}
+
+Test(cli, hang_fault_is_reported_with_a_wavefront_within_the_timeout,
+     .timeout = 30)
+{
+  run_cli(&r, 20, "ping", "--ranks", "4", "--fault", "2:hang:10", "--timeout",
+          "2", NULL);
+  cr_assert_eq(r.status, 3, "%s", r.err);
+  cr_assert(r.seconds >= 2.0 && r.seconds < 5.0, "took %.2f s", r.seconds);
+  cr_assert(strstr(r.err, "hang wavefront"), "%s", r.err);
+  cr_assert(strstr(r.err, "rank 2: hung (injected fault) at event 10"), "%s", r.err);
+  cr_assert(strstr(r.err, "rank 3: blocked at event"), "%s", r.err);
+}
+
+Test(cli, sigint_to_the_launcher_exits_3_and_leaks_nothing, .timeout = 30)
+{
+  const char *bin = getenv("COLLSIM_BIN");
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    execl(bin, bin, "ping", "--ranks", "3", "--rounds", "10000000", NULL);
+    _exit(127);
+  }
+  usleep(300000);
+  kill(pid, SIGINT);
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d", st);
+  cr_assert_eq(cs_world_count_names(pid), 0);
+}
+
+Test(cli, clean_removes_only_names_of_dead_launchers)
+{
+  /* A name as a killed launcher would leave it: pid of a reaped child. */
+  pid_t dead = fork();
+  if (dead == 0)
+    _exit(0);
+  waitpid(dead, NULL, 0);
+  char name[64];
+  snprintf(name, sizeof(name), "/collsim-%d-0", (int)dead);
+  int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+  cr_assert(fd >= 0);
+  close(fd);
+  snprintf(name, sizeof(name), "/collsim-%d-77", (int)getpid()); /* alive */
+  fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+  cr_assert(fd >= 0);
+  close(fd);
+  run_cli(&r, 10, "clean", NULL);
+  cr_assert_eq(r.status, 0);
+  cr_assert_eq(cs_world_count_names(dead), 0);
+  cr_assert_eq(cs_world_count_names(getpid()), 1);
+  shm_unlink(name);
+}

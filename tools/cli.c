@@ -1,0 +1,113 @@
+/* cli.c - number parsing, common options and error lines for tools/. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../window/cs_error.h"
+
+void cs_cli_error(const char *cmd, const char *fmt, ...)
+{
+  va_list ap;
+  fprintf(stderr, "collsim %s: ", cmd);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+int cs_cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo,
+               uint64_t hi, uint64_t *out)
+{
+  const char *p = s;
+  int ok = *p != 0;
+  uint64_t v = 0;
+  for (; *p && ok; p++) {
+    if (*p < '0' || *p > '9' || v > (UINT64_MAX - 9) / 10)
+      ok = 0;
+    else
+      v = v * 10 + (uint64_t)(*p - '0');
+  }
+  if (!ok || v < lo || v > hi) {
+    cs_cli_error(cmd, "%s '%s' is not accepted: expected a whole number "
+                 "from %llu to %llu", opt, s, (unsigned long long)lo,
+                 (unsigned long long)hi);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+int cs_cli_u32(const char *cmd, const char *opt, const char *s, uint32_t lo,
+               uint32_t hi, uint32_t *out)
+{
+  uint64_t v;
+  if (cs_cli_u64(cmd, opt, s, lo, hi, &v) < 0)
+    return -1;
+  *out = (uint32_t)v;
+  return 0;
+}
+
+int cs_cli_seconds(const char *cmd, const char *opt, const char *s, double hi,
+                   uint64_t *ns)
+{
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > hi) {
+    cs_cli_error(cmd, "%s '%s' is not accepted: expected seconds, more than "
+                 "0 and at most %g", opt, s, hi);
+    return -1;
+  }
+  *ns = (uint64_t)(v * 1e9);
+  if (*ns == 0)
+    *ns = 1;
+  return 0;
+}
+
+int cs_cli_common_opt(const char *cmd, int opt, const char *arg,
+                      cs_cli_common_t *c, int *bad)
+{
+  char why[200];
+  switch (opt) {
+  case CS_OPT_FAULT:
+    if (cs_fault_parse(arg, &c->fault, why, sizeof(why)) < 0) {
+      cs_cli_error(cmd, "--fault: %s", why);
+      *bad = 1;
+    }
+    c->has_fault = !*bad;
+    return 1;
+  case CS_OPT_TIMEOUT:
+    if (cs_cli_seconds(cmd, "--timeout", arg, 86400, &c->timeout_ns) < 0)
+      *bad = 1;
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+int cs_cli_common_check(const char *cmd, const cs_cli_common_t *c,
+                        uint32_t nranks)
+{
+  if (c->has_fault && c->fault.rank >= nranks) {
+    cs_cli_error(cmd, "--fault: rank %u is not accepted: the run has ranks "
+                 "0..%u", c->fault.rank, nranks - 1);
+    return -1;
+  }
+  return 0;
+}
+
+int cs_cli_launch_exit(const char *cmd, int rc)
+{
+  if (rc == 0)
+    return CS_EXIT_OK;
+  if (rc < 0)
+    cs_cli_error(cmd, "could not start the ranks: %s", cs_strerror(rc));
+  return CS_EXIT_ABORTED;
+}

@@ -1,0 +1,83 @@
+/*
+ * cli.h - shared command-line plumbing of the collsim tool: exit codes,
+ * strict number parsing with one-line errors, the options every
+ * rank-running subcommand takes (--fault, --timeout). Used by every
+ * subcommand file in tools/.
+ */
+#ifndef CS_CLI_H
+#define CS_CLI_H
+
+#include <stdint.h>
+
+#include "../sim/launch.h"
+
+enum {
+  CS_EXIT_OK = 0,      /* success, result verified */
+  CS_EXIT_WRONG = 1,   /* wrong result */
+  CS_EXIT_USAGE = 2,   /* bad usage or input */
+  CS_EXIT_ABORTED = 3, /* run aborted: a rank crashed, hung or faulted */
+};
+
+#define CS_VERSION_STRING "0.1.0"
+
+/* Prints "collsim CMD: <message>" to stderr. */
+void cs_cli_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Parses a whole decimal number in [lo, hi] for option `opt`. On failure
+ * prints one line naming the value and the accepted range; returns -1. */
+int cs_cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo,
+               uint64_t hi, uint64_t *out);
+int cs_cli_u32(const char *cmd, const char *opt, const char *s, uint32_t lo,
+               uint32_t hi, uint32_t *out);
+/* Positive seconds (decimal fraction allowed), up to `hi`. */
+int cs_cli_seconds(const char *cmd, const char *opt, const char *s, double hi,
+                   uint64_t *ns);
+
+/* Options shared by every subcommand that runs ranks. */
+typedef struct cs_cli_common {
+  cs_fault_t fault;
+  int        has_fault;
+  uint64_t   timeout_ns;
+} cs_cli_common_t;
+
+/* Handles --fault and --timeout; returns 1 if `opt` was one of them (0 on
+ * success, -1 on a bad value via *bad), 0 otherwise. */
+int cs_cli_common_opt(const char *cmd, int opt, const char *arg,
+                      cs_cli_common_t *c, int *bad);
+/* Validates the fault rank against nranks. Returns 0 or -1 (printed). */
+int cs_cli_common_check(const char *cmd, const cs_cli_common_t *c,
+                        uint32_t nranks);
+
+#define CS_OPT_FAULT   1001
+#define CS_OPT_TIMEOUT 1002
+#define CS_CLI_COMMON_LONGOPTS                                                 \
+  {"fault", required_argument, 0, CS_OPT_FAULT},                               \
+  {"timeout", required_argument, 0, CS_OPT_TIMEOUT}
+
+#define CS_CLI_COMMON_HELP                                                     \
+  "  --fault RANK:KIND[:EVENT]\n"                                              \
+  "                   inject a fault: rank RANK, when it begins device-API\n"  \
+  "                   event number EVENT (default 0; if the rank performs\n"   \
+  "                   fewer events it strikes as the rank finishes), does\n"   \
+  "                   KIND: segv (raise SIGSEGV), abort (abort()), exit\n"     \
+  "                   (exit with status 4) or hang (stop making progress;\n"   \
+  "                   found by the wait timeout)\n"                            \
+  "  --timeout SECONDS\n"                                                      \
+  "                   wait timeout; a wait that exceeds it aborts the run\n"   \
+  "                   and prints the hang wavefront (default 30)\n"
+
+#define CS_CLI_EXIT_HELP                                                       \
+  "Exit status: 0 success (result verified), 1 wrong result, 2 bad usage\n"   \
+  "or input, 3 run aborted (a rank crashed, hung or faulted).\n"
+
+/* Maps cs_launch()'s result to an exit code (0, or CS_EXIT_ABORTED after
+ * the failure was reported; prints start-up errors). */
+int cs_cli_launch_exit(const char *cmd, int launch_rc);
+
+/* Subcommands. */
+int cs_cmd_ping(int argc, char **argv);
+int cs_cmd_run(int argc, char **argv);
+int cs_cmd_clean(int argc, char **argv);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * cs_error.h - the one error vocabulary of collsim.
+ *
+ * Every library function returns int: 0 (or a count) on success, a negative
+ * value on failure. Negative values are either -errno or one of the CS_E*
+ * codes below, which sit far below any errno. cs_strerror() names both.
+ * Owned by window/ because it is the lowest module; every layer includes it.
+ */
+#ifndef CS_ERROR_H
+#define CS_ERROR_H
+
+/* X-macro: name, value, message. Values stay stable: they reach exit paths. */
+#define CS_ERRNO_MAP(X)                                                        \
+  X(CS_EOUTOFSLOT, -10001, "access outside its slot (out-of-slot fault)")     \
+  X(CS_ETIMEDOUT,  -10002, "wait timed out")                                   \
+  X(CS_EABORTED,   -10003, "run aborted by another rank")                      \
+  X(CS_EBADSLOT,   -10004, "no such slot")                                     \
+  X(CS_ETOOBIG,    -10005, "too large")                                        \
+  X(CS_EBADPEER,   -10006, "peer rank out of range")                           \
+  X(CS_ETILE,      -10007, "tile too small for the access")                    \
+  X(CS_EFORMAT,    -10008, "malformed file")                                   \
+  X(CS_EVERSION,   -10009, "unsupported format version")
+
+enum {
+#define CS_X_ENUM(name, val, msg) name = (val),
+  CS_ERRNO_MAP(CS_X_ENUM)
+#undef CS_X_ENUM
+};
+
+/* Returns a static string for an error code (negative) or "success" for 0. */
+const char *cs_strerror(int err);
+
+#endif

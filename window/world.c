@@ -1,0 +1,228 @@
+/*
+ * world.c - shm region lifecycle, window addresses and CommContext.
+ *
+ * The name /collsim-<pid>-<n> exists only between shm_open and the
+ * shm_unlink a few lines later: every process works through the descriptor
+ * (ranks inherit it), so no name survives a run, even one killed with
+ * SIGKILL. cs_world_clean_stale() removes what a launcher killed inside that
+ * window may have left. Called by sim/launch.c and the tools.
+ */
+#define _GNU_SOURCE
+#include "world.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "cs_error.h"
+
+#define CS_PAGE 4096ull
+#define CS_DEFAULT_TIMEOUT_NS (30ull * 1000000000ull)
+
+static unsigned name_counter;
+
+static int add_ok(uint64_t *acc, uint64_t x)
+{
+  if (*acc + x < *acc)
+    return 0;
+  *acc += x;
+  return 1;
+}
+
+uint64_t cs_world_region_bytes(const cs_layout_t *l, uint32_t nranks,
+                               const cs_world_opts_t *o)
+{
+  uint64_t total = cs_round_up(sizeof(cs_ctl_t), CS_PAGE);
+  uint64_t stride = cs_round_up(l->win_bytes ? l->win_bytes : 1, CS_PAGE);
+  uint64_t io = cs_round_up(o ? o->io_bytes : 0, CS_PAGE);
+  uint64_t tr = cs_round_up(o ? o->trace_bytes : 0, CS_PAGE);
+  uint64_t sc = cs_round_up(o ? o->sched_bytes : 0, CS_PAGE);
+  if (stride > UINT64_MAX / 4 / CS_MAX_RANKS || io > UINT64_MAX / 4 / CS_MAX_RANKS ||
+      tr > UINT64_MAX / 4 / CS_MAX_RANKS)
+    return 0;
+  if (!add_ok(&total, stride * nranks) || !add_ok(&total, 2 * io * nranks) ||
+      !add_ok(&total, tr * nranks) || !add_ok(&total, sc))
+    return 0;
+  return total;
+}
+
+/* Refuses regions the machine cannot back: more than physical memory or
+ * than /dev/shm has free (a later page fault would SIGBUS every rank). */
+static int check_capacity(uint64_t bytes)
+{
+  long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && psz > 0 && bytes > (uint64_t)pages * (uint64_t)psz)
+    return CS_ETOOBIG;
+  struct statvfs vfs;
+  if (statvfs("/dev/shm", &vfs) == 0 &&
+      bytes > (uint64_t)vfs.f_bavail * vfs.f_frsize)
+    return CS_ETOOBIG;
+  return 0;
+}
+
+int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
+                    const cs_world_opts_t *o)
+{
+  int err;
+  memset(w, 0, sizeof(*w));
+  w->fd = -1;
+  if (nranks < 1 || nranks > CS_MAX_RANKS)
+    return -EINVAL;
+  uint64_t bytes = cs_world_region_bytes(l, nranks, o);
+  if (bytes == 0 || bytes > (uint64_t)SIZE_MAX)
+    return CS_ETOOBIG;
+  if ((err = check_capacity(bytes)) < 0)
+    return err;
+
+  snprintf(w->name, sizeof(w->name), "/collsim-%d-%u", (int)getpid(),
+           name_counter++);
+  w->fd = shm_open(w->name, O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (w->fd < 0)
+    return -errno;
+  if (ftruncate(w->fd, (off_t)bytes) < 0) {
+    err = -errno;
+    goto err_unlink;
+  }
+  w->base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
+  if (w->base == MAP_FAILED) {
+    w->base = NULL;
+    err = -errno;
+    goto err_unlink;
+  }
+  /* Every process now reaches the region through the descriptor. */
+  shm_unlink(w->name);
+  w->bytes = bytes;
+  w->ctl = (cs_ctl_t *)w->base;
+
+  cs_ctl_t *c = w->ctl;
+  c->magic = CS_CTL_MAGIC;
+  c->version = CS_CTL_VERSION;
+  c->nranks = nranks;
+  c->region_bytes = bytes;
+  c->win_stride = cs_round_up(l->win_bytes ? l->win_bytes : 1, CS_PAGE);
+  c->off_windows = cs_round_up(sizeof(cs_ctl_t), CS_PAGE);
+  c->io_bytes = cs_round_up(o ? o->io_bytes : 0, CS_PAGE);
+  c->off_io = c->off_windows + c->win_stride * nranks;
+  c->trace_bytes = cs_round_up(o ? o->trace_bytes : 0, CS_PAGE);
+  c->off_trace = c->off_io + 2 * c->io_bytes * nranks;
+  c->sched_bytes = cs_round_up(o ? o->sched_bytes : 0, CS_PAGE);
+  c->off_sched = c->off_trace + c->trace_bytes * nranks;
+  c->timeout_ns = (o && o->timeout_ns) ? o->timeout_ns : CS_DEFAULT_TIMEOUT_NS;
+  c->abort_rank = -1;
+  c->layout = *l;
+  return 0;
+
+err_unlink:
+  shm_unlink(w->name);
+  close(w->fd);
+  w->fd = -1;
+  return err;
+}
+
+int cs_world_remap(cs_world_t *w)
+{
+  /* Map first, then drop the old mapping, so the new address differs from
+   * the launcher's (and, with ASLR, from the other ranks'). */
+  void *p = mmap(NULL, w->bytes, PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_POPULATE, w->fd, 0);
+  if (p == MAP_FAILED)
+    return -errno;
+  munmap(w->base, w->bytes);
+  w->base = p;
+  w->ctl = (cs_ctl_t *)p;
+  return 0;
+}
+
+void cs_world_destroy(cs_world_t *w)
+{
+  if (w->base)
+    munmap(w->base, w->bytes);
+  if (w->fd >= 0)
+    close(w->fd);
+  w->base = NULL;
+  w->ctl = NULL;
+  w->fd = -1;
+}
+
+/* Parses "collsim-<pid>-<n>"; returns pid or 0. */
+static int name_pid(const char *name)
+{
+  int pid = 0;
+  unsigned n;
+  char tail;
+  if (sscanf(name, "collsim-%d-%u%c", &pid, &n, &tail) != 2 || pid <= 0)
+    return 0;
+  return pid;
+}
+
+int cs_world_count_names(int pid)
+{
+  DIR *d = opendir("/dev/shm");
+  if (!d)
+    return -errno;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    int p = name_pid(e->d_name);
+    if (p && (pid == 0 || p == pid))
+      n++;
+  }
+  closedir(d);
+  return n;
+}
+
+int cs_world_clean_stale(FILE *log)
+{
+  DIR *d = opendir("/dev/shm");
+  if (!d)
+    return -errno;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    int pid = name_pid(e->d_name);
+    if (!pid || kill(pid, 0) == 0 || errno != ESRCH)
+      continue;
+    char path[300];
+    snprintf(path, sizeof(path), "/%s", e->d_name);
+    if (shm_unlink(path) == 0) {
+      n++;
+      if (log)
+        fprintf(log, "removed /dev/shm/%s (launcher pid %d is gone)\n",
+                e->d_name, pid);
+    }
+  }
+  closedir(d);
+  return n;
+}
+
+int cs_rankctx_init(cs_rankctx_t *c, const cs_world_t *w, uint32_t rank)
+{
+  uint32_t n = w->ctl->nranks;
+  memset(c, 0, sizeof(*c));
+  c->windows = calloc(n, sizeof(uint64_t));
+  if (!c->windows)
+    return -ENOMEM;
+  c->abi.rankId = rank;
+  c->abi.rankNum = n;
+  c->abi.winSize = w->ctl->layout.win_bytes;
+  for (uint32_t i = 0; i < n; i++) {
+    c->windows[i] = (uint64_t)(uintptr_t)cs_world_window(w, i);
+    if (i < CS_ABI_MAX_RANKS)
+      c->abi.windowsIn[i] = c->abi.windowsOut[i] = c->windows[i];
+  }
+  return 0;
+}
+
+void cs_rankctx_fini(cs_rankctx_t *c)
+{
+  free(c->windows);
+  c->windows = NULL;
+}
