@@ -16,7 +16,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../collectives/allreduce.h"
+#include "../tools/npy.h"
 #include "../window/world.h"
+
+/* The binary under test: COLLSIM_BIN (set by ctest), else ./collsim. */
+static const char *bin_path(void)
+{
+  const char *b = getenv("COLLSIM_BIN");
+  return b ? b : "./collsim";
+}
 
 typedef struct cli_out {
   int    status;    /* exit code, or 128+signal */
@@ -37,8 +46,7 @@ static void slurp(int fd, char *buf, size_t cap)
 /* Runs `collsim ARGS...` (NULL-terminated), killing it after timeout_s. */
 static void run_cli(cli_out_t *r, double timeout_s, ...)
 {
-  const char *bin = getenv("COLLSIM_BIN");
-  cr_assert_not_null(bin, "COLLSIM_BIN not set (run through ctest)");
+  const char *bin = bin_path();
   char *argv[32] = {(char *)bin};
   va_list ap;
   va_start(ap, timeout_s);
@@ -187,7 +195,7 @@ Test(cli, hang_fault_is_reported_with_a_wavefront_within_the_timeout,
 
 Test(cli, sigint_to_the_launcher_exits_3_and_leaks_nothing, .timeout = 30)
 {
-  const char *bin = getenv("COLLSIM_BIN");
+  const char *bin = bin_path();
   pid_t pid = fork();
   if (pid == 0) {
     int devnull = open("/dev/null", O_WRONLY);
@@ -225,4 +233,105 @@ Test(cli, clean_removes_only_names_of_dead_launchers)
   cr_assert_eq(cs_world_count_names(dead), 0);
   cr_assert_eq(cs_world_count_names(getpid()), 1);
   shm_unlink(name);
+}
+
+/* ------------------------------------------------------------ run */
+
+static void expect_run_usage(const char *needle, const char *a1, const char *a2,
+                             const char *a3, const char *a4)
+{
+  run_cli(&r, 20, "run", a1, a2, a3, a4, NULL);
+  cr_assert_eq(r.status, 2, "%s %s -> %d: %s", a1, a2, r.status, r.err);
+  cr_assert_eq(count_lines(r.err), 1, "not one line:\n%s", r.err);
+  cr_assert(strstr(r.err, needle), "'%s' not in: %s", needle, r.err);
+}
+
+Test(cli, bad_run_input_gets_one_line_and_exit_2)
+{
+  expect_run_usage("--count '0'", "--count", "0", NULL, NULL);
+  expect_run_usage("--dtype 'fp8'", "--dtype", "fp8", NULL, NULL);
+  expect_run_usage("--ranks 17 is not accepted for --algo host", "--algo",
+                   "host", "--ranks", "17");
+  expect_run_usage("--ranks '65'", "--ranks", "65", NULL, NULL);
+  expect_run_usage("--algo 'tree'", "--algo", "tree", NULL, NULL);
+  expect_run_usage("--op 'avg'", "--op", "avg", NULL, NULL);
+  expect_run_usage("--tile-bytes '1000'", "--tile-bytes", "1000", NULL, NULL);
+  expect_run_usage("no-such.npy", "--input", "no-such.npy", NULL, NULL);
+}
+
+Test(cli, run_verifies_the_issue_examples, .timeout = 60)
+{
+  run_cli(&r, 30, "run", "--algo", "ring", "--ranks", "4", "--count", "32769",
+          "--dtype", "fp16", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "bit-exact on all 4 ranks"), "%s", r.out);
+  run_cli(&r, 30, "run", "--algo", "mesh", "--ranks", "3", "--count", "2",
+          "--op", "prod", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "bit-exact on all 3 ranks"), "%s", r.out);
+  cr_assert(strstr(r.out, "signals: every non-self cell reached 1+C = 2"), "%s", r.out);
+}
+
+Test(cli, run_fault_exits_3_naming_the_rank, .timeout = 60)
+{
+  run_cli(&r, 30, "run", "--ranks", "4", "--fault", "1:segv:20", NULL);
+  cr_assert_eq(r.status, 3, "%s", r.err);
+  cr_assert(strstr(r.err, "rank 1: killed by SIGSEGV at event 20"), "%s", r.err);
+}
+
+/* --input/--output: the output file holds, for every rank, exactly the
+ * oracle's bits computed here from the input file. */
+Test(cli, npy_input_and_output_round_trip_through_the_oracle, .timeout = 120)
+{
+  char dir[] = "/tmp/collsim-npy-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char in[256], out[256], why[256];
+  snprintf(in, sizeof(in), "%s/in.npy", dir);
+  snprintf(out, sizeof(out), "%s/out.npy", dir);
+  static const char *algos[] = {"mesh", "ring", "host"};
+  for (int dt = 0; dt < CS_NDTYPES; dt++) {
+    uint32_t n = 5;
+    uint64_t count = 301, es = cs_dtype_size((cs_dtype_t)dt);
+    uint8_t *x = malloc(n * count * es), *want = malloc(count * es);
+    cs_ar_cfg_t c = {.dtype = (cs_dtype_t)dt, .op = CS_SUM, .nranks = n,
+                     .count = count};
+    for (uint32_t k = 0; k < n; k++)
+      cs_ar_fill(CS_FILL_RANDOM, &c, 42, k, x + k * count * es);
+    cr_assert_eq(cs_npy_write(in, (cs_dtype_t)dt, n, count, x, why, sizeof(why)), 0, "%s", why);
+    for (int a = 0; a < 3; a++) {
+      run_cli(&r, 60, "run", "--algo", algos[a], "--op", "sum", "--input", in,
+              "--output", out, NULL);
+      cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+      cs_npy_t res;
+      cr_assert_eq(cs_npy_read(out, &res, why, sizeof(why)), 0, "%s", why);
+      cr_assert(res.rows == n && res.cols == count && res.dtype == (cs_dtype_t)dt);
+      for (uint32_t k = 0; k < n; k++) {
+        cs_oracle_expect((cs_algo_t)a, (cs_dtype_t)dt, CS_SUM, n, count, x, k, want);
+        for (uint64_t i = 0; i < count; i++)
+          cr_assert(cs_oracle_same((cs_dtype_t)dt, (uint8_t *)res.data + k * count * es,
+                                   want, i), "%s %s rank %u index %llu",
+                    algos[a], cs_dtype_name((cs_dtype_t)dt), k, (unsigned long long)i);
+      }
+      free(res.data);
+    }
+    free(x);
+    free(want);
+  }
+  /* A malformed input: one clear line, exit 2. */
+  FILE *f = fopen(in, "w");
+  fputs("not a numpy file", f);
+  fclose(f);
+  run_cli(&r, 20, "run", "--input", in, NULL);
+  cr_assert_eq(r.status, 2);
+  cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+  cr_assert(strstr(r.err, in), "%s", r.err);
+  /* Shape that does not match an explicit option. */
+  uint8_t z[4 * 8] = {0};
+  cs_npy_write(in, CS_FP32, 2, 4, z, why, sizeof(why));
+  run_cli(&r, 20, "run", "--input", in, "--ranks", "3", NULL);
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "do not match"), "%s", r.err);
+  unlink(in);
+  unlink(out);
+  rmdir(dir);
 }

@@ -16,6 +16,7 @@ typedef struct subcmd {
 } subcmd_t;
 
 static const subcmd_t cmds[] = {
+    {"run", cs_cmd_run, "run a verified allreduce (mesh, ring or host)"},
     {"ping", cs_cmd_ping, "pass a token around the ranks; print hop latency"},
     {"clean", cs_cmd_clean, "remove /dev/shm names left by killed launchers"},
 };

@@ -36,7 +36,7 @@ quiet cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 quiet cmake --build build -j"$(nproc)"
 
 case "$mode" in
-  demo)  exec ./build/collsim ping --ranks 4 "$@" ;;
+  demo)  exec ./build/collsim run "$@" ;;
   test)  cd build && exec ctest --output-on-failure "$@" ;;
   build) ;;
   *) echo "usage: tools/setup.sh demo|test|build" >&2; exit 2 ;;

@@ -1,0 +1,289 @@
+/*
+ * allreduce.c - what the three algorithms share: configuration checks,
+ * window layout, signal shapes and final values, tiles, the self-clearing
+ * epilogue, stage-in/out, input fills and the rank body of `collsim run`.
+ * The algorithms themselves: mesh.c, ring.c, host.c.
+ */
+#include "allreduce.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ar_internal.h"
+
+static const char *const algo_names[] = {"mesh", "ring", "host"};
+
+const char *cs_algo_name(cs_algo_t a)
+{
+  return (unsigned)a < CS_NALGOS ? algo_names[a] : "?";
+}
+
+int cs_algo_parse(const char *s)
+{
+  for (int i = 0; i < CS_NALGOS; i++)
+    if (strcmp(s, algo_names[i]) == 0)
+      return i;
+  return -1;
+}
+
+const char *cs_fill_name(cs_fill_t f)
+{
+  static const char *const n[] = {"default", "arange", "pto", "random", "input"};
+  return (unsigned)f <= CS_FILL_INPUT ? n[f] : "?";
+}
+
+int cs_ar_check(const cs_ar_cfg_t *c, char *why, size_t whylen)
+{
+  uint32_t maxr = c->algo == CS_ALGO_HOST ? CS_HOST_MAX_RANKS : CS_AR_MAX_RANKS;
+  if ((unsigned)c->algo >= CS_NALGOS || (unsigned)c->dtype >= CS_NDTYPES ||
+      (unsigned)c->op >= CS_NOPS) {
+    snprintf(why, whylen, "unknown algorithm, dtype or op");
+    return -1;
+  }
+  if (c->nranks < 1 || c->nranks > maxr) {
+    snprintf(why, whylen, "--ranks %u is not accepted for --algo %s: "
+             "expected 1 to %u%s", c->nranks, cs_algo_name(c->algo), maxr,
+             c->algo == CS_ALGO_HOST ? " (the host builtin supports at most 16)"
+                                     : "");
+    return -1;
+  }
+  if (c->count < 1 || c->count > (1ull << 36)) {
+    snprintf(why, whylen, "--count %llu is not accepted: expected 1 to %llu "
+             "elements", (unsigned long long)c->count, 1ull << 36);
+    return -1;
+  }
+  if (c->tile_bytes < 1024 || c->tile_bytes > (1u << 24) || c->tile_bytes % 32) {
+    snprintf(why, whylen, "--tile-bytes %u is not accepted: expected a "
+             "multiple of 32 from 1024 to %u", c->tile_bytes, 1u << 24);
+    return -1;
+  }
+  if (c->iters < 1) {
+    snprintf(why, whylen, "--iters 0 is not accepted: expected at least 1");
+    return -1;
+  }
+  return 0;
+}
+
+uint64_t cs_ar_signal_cells(const cs_ar_cfg_t *c)
+{
+  uint64_t n = c->nranks;
+  return c->algo == CS_ALGO_RING ? 2 * (n - 1) * n : n;
+}
+
+int32_t cs_ar_signal_final(const cs_ar_cfg_t *c)
+{
+  uint32_t es = cs_dtype_size(c->dtype);
+  switch (c->algo) {
+  case CS_ALGO_MESH:
+    return (int32_t)(1 + cs_mesh_chunks(c->count, es, c->tile_bytes));
+  case CS_ALGO_RING:
+    return (int32_t)(2 * cs_ring_subchunks(c->count, c->nranks, es, c->tile_bytes));
+  default:
+    return (int32_t)(1 + cs_ceil_div(c->count, CS_HOST_CHUNK));
+  }
+}
+
+int cs_ar_signal_is_self(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell)
+{
+  return cell % c->nranks == rank;
+}
+
+int cs_ar_layout(const cs_ar_cfg_t *c, cs_layout_t *l)
+{
+  int rc;
+  cs_layout_init(l, CS_SLOT_ALIGN);
+  uint32_t es = cs_dtype_size(c->dtype);
+  if ((rc = cs_layout_add(l, "data", c->count * es, es)) < 0)
+    return rc;
+  if ((rc = cs_layout_add(l, "signal", cs_ar_signal_cells(c) * 4, 4)) < 0)
+    return rc;
+  return 0;
+}
+
+static uint32_t tile_cap(const cs_ar_cfg_t *c)
+{
+  uint32_t es = cs_dtype_size(c->dtype);
+  uint32_t cap = c->tile_bytes / es;
+  return cap > CS_HOST_CHUNK ? cap : CS_HOST_CHUNK;
+}
+
+int cs_ar_tiles_init(cs_ar_tiles_t *t, const cs_ar_cfg_t *c)
+{
+  uint32_t es = cs_dtype_size(c->dtype), cap = tile_cap(c);
+  memset(t, 0, sizeof(*t));
+  t->acc.buf = aligned_alloc(64, (size_t)cap * es);
+  t->recv.buf = aligned_alloc(64, (size_t)cap * es);
+  if (!t->acc.buf || !t->recv.buf) {
+    cs_ar_tiles_fini(t);
+    return -1;
+  }
+  t->acc.esize = t->recv.esize = es;
+  t->acc.width = t->recv.width = cap;
+  return 0;
+}
+
+void cs_ar_tiles_fini(cs_ar_tiles_t *t)
+{
+  free(t->acc.buf);
+  free(t->recv.buf);
+  t->acc.buf = t->recv.buf = NULL;
+}
+
+void cs__ar_epilogue(cs_dev_t *d, const cs_ar_cfg_t *c, uint32_t nrows,
+                     int32_t total, uint32_t *bad)
+{
+  uint32_t n = d->nranks, me = d->rank;
+  if (bad) {
+    /* Harness check, not a device event: the own cells right before the
+     * reset must hold exactly the reference's final values. */
+    const int32_t *cells = cs_dev_addr(d, me, CS_AR_SLOT_SIGNAL, 0);
+    for (uint32_t row = 0; row < nrows; row++)
+      for (uint32_t s = 0; s < n; s++) {
+        int32_t want = s == me ? 0 : total;
+        if (__atomic_load_n(&cells[row * n + s], __ATOMIC_ACQUIRE) != want)
+          (*bad)++;
+      }
+  }
+  if (c->no_epilogue)
+    return;
+  for (uint32_t row = 0; row < nrows; row++)
+    for (uint32_t s = 0; s < n; s++)
+      if (s != me)
+        cs_notify(d, me, CS_AR_SLOT_SIGNAL, row * n + s, CS_NOTIFY_ADD, -total);
+}
+
+static void allreduce_checked(cs_dev_t *d, const cs_ar_cfg_t *c,
+                              cs_ar_tiles_t *t, uint32_t *bad)
+{
+  switch (c->algo) {
+  case CS_ALGO_MESH: cs__ar_mesh(d, c, t, bad); break;
+  case CS_ALGO_RING: cs__ar_ring(d, c, t, bad); break;
+  case CS_ALGO_HOST: cs__ar_host(d, c, t, bad); break;
+  default: break;
+  }
+}
+
+void cs_allreduce(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t)
+{
+  allreduce_checked(d, c, t, NULL);
+}
+
+void cs_ar_stage_in(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
+                    const void *src)
+{
+  uint32_t es = cs_dtype_size(c->dtype), cap = tile_cap(c);
+  t->acc.width = cap;
+  for (uint64_t off = 0; off < c->count; off += cap) {
+    uint32_t v = (uint32_t)(c->count - off < cap ? c->count - off : cap);
+    memcpy(t->acc.buf, (const uint8_t *)src + off * es, (size_t)v * es);
+    t->acc.valid = v;
+    cs_store(d, &t->acc, CS_AR_SLOT_DATA, off, v);
+  }
+}
+
+void cs_ar_stage_out(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
+                     void *dst)
+{
+  uint32_t es = cs_dtype_size(c->dtype), cap = tile_cap(c);
+  t->acc.width = cap;
+  for (uint64_t off = 0; off < c->count; off += cap) {
+    uint32_t v = (uint32_t)(c->count - off < cap ? c->count - off : cap);
+    cs_load(d, &t->acc, d->rank, CS_AR_SLOT_DATA, off, v, v);
+    memcpy((uint8_t *)dst + off * es, t->acc.buf, (size_t)v * es);
+  }
+}
+
+/* ------------------------------------------------------------ fills */
+
+cs_fill_t cs_ar_default_fill(const cs_ar_cfg_t *c)
+{
+  /* Reference §7: mesh/ring use the pto fill for prod or FP16, host only
+   * for prod; arange otherwise. bf16 is treated like fp16. */
+  if (c->op == CS_PROD)
+    return CS_FILL_PTO;
+  if (c->algo != CS_ALGO_HOST && c->dtype != CS_FP32)
+    return CS_FILL_PTO;
+  return CS_FILL_ARANGE;
+}
+
+static uint64_t splitmix64(uint64_t *s)
+{
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static void put_elem(cs_dtype_t t, void *dst, uint64_t i, float v)
+{
+  if (t == CS_FP32)
+    ((float *)dst)[i] = v;
+  else if (t == CS_FP16)
+    ((uint16_t *)dst)[i] = cs_float_to_half(v);
+  else
+    ((uint16_t *)dst)[i] = cs_float_to_bf16(v);
+}
+
+void cs_ar_fill(cs_fill_t f, const cs_ar_cfg_t *c, uint64_t seed, uint32_t r,
+                void *dst)
+{
+  if (f == CS_FILL_DEFAULT)
+    f = cs_ar_default_fill(c);
+  uint64_t state = seed * 0x2545f4914f6cdd1dull + r + 1;
+  double lo = c->op == CS_PROD ? 0.9 : -1.0, hi = c->op == CS_PROD ? 1.1 : 1.0;
+  for (uint64_t i = 0; i < c->count; i++) {
+    double v;
+    switch (f) {
+    case CS_FILL_ARANGE: v = 100.0 * r + (double)i; break;
+    case CS_FILL_PTO: v = 1.0 + 0.125 * r + 0.0625 * (double)(i % 5); break;
+    default:
+      v = lo + (hi - lo) * (double)(splitmix64(&state) >> 11) * 0x1p-53;
+      break;
+    }
+    put_elem(c->dtype, dst, i, (float)v);
+  }
+}
+
+/* ------------------------------------------------------------ rank body */
+
+uint64_t cs_ar_stats_off(const cs_ar_cfg_t *c)
+{
+  return cs_ceil_to(c->count * cs_dtype_size(c->dtype), 64);
+}
+
+uint64_t cs_ar_io_bytes(const cs_ar_cfg_t *c)
+{
+  return cs_ar_stats_off(c) + sizeof(cs_ar_stats_t) + 8ull * c->iters;
+}
+
+int cs_ar_rank_main(cs_dev_t *d, void *arg)
+{
+  const cs_ar_cfg_t *c = arg;
+  cs_ar_tiles_t t;
+  if (cs_ar_tiles_init(&t, c) < 0)
+    return CS_RX_ERROR;
+  const uint8_t *in = cs_world_input(d->world, d->rank);
+  uint8_t *out = cs_world_output(d->world, d->rank);
+  cs_ar_stats_t *st = (cs_ar_stats_t *)(out + cs_ar_stats_off(c));
+  size_t bytes = c->count * cs_dtype_size(c->dtype);
+  uint8_t *first = NULL;
+  if (c->iters > 1 && !(first = malloc(bytes))) {
+    cs_ar_tiles_fini(&t);
+    return CS_RX_ERROR;
+  }
+  for (uint32_t it = 0; it < c->iters; it++) {
+    cs_ar_stage_in(d, c, &t, in);
+    uint64_t t0 = cs_now_ns();
+    allreduce_checked(d, c, &t, it + 1 == c->iters ? &st->signal_bad : NULL);
+    st->ns[it] = cs_now_ns() - t0;
+    cs_ar_stage_out(d, c, &t, out);
+    if (first && it == 0)
+      memcpy(first, out, bytes);
+    else if (first && memcmp(first, out, bytes) != 0)
+      st->iters_differ++;
+  }
+  free(first);
+  cs_ar_tiles_fini(&t);
+  return 0;
+}

@@ -1,0 +1,108 @@
+/*
+ * allreduce.h - mesh, ring and host allreduce of PyPTO PR #2161 on the
+ * device API, plus what a run needs around them: the window layout of each
+ * algorithm, stage-in/out, input fills, the signal shapes and their final
+ * values, and the rank body the launcher runs.
+ *
+ * Algorithms: collectives/allreduce.c (the files' headers describe each one
+ * with its cost and a 4-rank picture). Index math: geometry.h. Expected
+ * results: oracle.h (independent of all of this).
+ */
+#ifndef CS_ALLREDUCE_H
+#define CS_ALLREDUCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../sim/dev.h"
+#include "dtype.h"
+#include "oracle.h"
+
+#define CS_AR_MAX_RANKS 64u /* the CommContext ABI's COMM_MAX_RANK_NUM */
+
+typedef enum cs_fill {
+  CS_FILL_DEFAULT = 0, /* what the reference's tests choose (§7) */
+  CS_FILL_ARANGE,      /* 100*r + i */
+  CS_FILL_PTO,         /* 1 + 0.125*r + 0.0625*(i mod 5) */
+  CS_FILL_RANDOM,      /* seeded; sum/max/min in [-1, 1), prod in [0.9, 1.1) */
+  CS_FILL_INPUT,       /* from a file */
+} cs_fill_t;
+
+typedef struct cs_ar_cfg {
+  cs_algo_t  algo;
+  cs_dtype_t dtype;
+  cs_op_t    op;
+  uint32_t   nranks;     /* 1..64 (host: 1..16) */
+  uint64_t   count;      /* elements per rank, >= 1 */
+  uint32_t   tile_bytes; /* UB tile, CS_TILE_BYTES unless asked otherwise */
+  uint32_t   iters;      /* allreduce calls on one world, >= 1 */
+  uint32_t   no_epilogue;/* 1: leave signals at their final values (single use) */
+} cs_ar_cfg_t;
+
+/* Checks a configuration. Returns 0, or -1 with one line in `why` naming
+ * the value and what is accepted. */
+int cs_ar_check(const cs_ar_cfg_t *c, char *why, size_t whylen);
+
+/* Declares the window of the algorithm: slot 0 "data" (count elements),
+ * slot 1 "signal" (int32 cells), in that order, 32-byte rounded. */
+enum { CS_AR_SLOT_DATA = 0, CS_AR_SLOT_SIGNAL = 1 };
+int cs_ar_layout(const cs_ar_cfg_t *c, cs_layout_t *l);
+
+/* Signal cells of the algorithm: mesh [NR,1], ring [2(NR-1), NR], host [NR]. */
+uint64_t cs_ar_signal_cells(const cs_ar_cfg_t *c);
+/* Value every non-self cell reaches by the end of one call (reference
+ * §2.3): mesh 1+C, ring 2K (every row), host 1+ceil(n/256). Self cells
+ * stay 0. */
+int32_t cs_ar_signal_final(const cs_ar_cfg_t *c);
+/* Whether cell `cell` of rank `rank`'s signal slot is a self cell. */
+int cs_ar_signal_is_self(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell);
+
+/* Rank-private staging tiles (the UB) of one rank. */
+typedef struct cs_ar_tiles {
+  cs_tile_t acc;  /* accumulator */
+  cs_tile_t recv; /* received data */
+} cs_ar_tiles_t;
+int  cs_ar_tiles_init(cs_ar_tiles_t *t, const cs_ar_cfg_t *c);
+void cs_ar_tiles_fini(cs_ar_tiles_t *t);
+
+/* One allreduce call on the data already in the own window's data slot.
+ * Ends with the self-clearing signal epilogue unless c->no_epilogue. */
+void cs_allreduce(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t);
+
+/* Stage-in: stores `count` elements from rank-private `src` into the own
+ * window's data slot through the device API, tile by tile. Stage-out: loads
+ * them back into `dst`. */
+void cs_ar_stage_in(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
+                    const void *src);
+void cs_ar_stage_out(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
+                     void *dst);
+
+/* Input of rank r (count elements of dtype bits) for a fill. */
+void cs_ar_fill(cs_fill_t f, const cs_ar_cfg_t *c, uint64_t seed, uint32_t r,
+                void *dst);
+/* The fill the reference's tests use for this configuration. */
+cs_fill_t cs_ar_default_fill(const cs_ar_cfg_t *c);
+const char *cs_fill_name(cs_fill_t f);
+const char *cs_algo_name(cs_algo_t a);
+int cs_algo_parse(const char *s);
+
+/* ---- the rank body and its io-buffer protocol (used by tools/run) ---- */
+
+/* Per-rank results after the output data in the io buffer. */
+typedef struct cs_ar_stats {
+  uint32_t signal_bad;   /* cells that did not reach their final value */
+  uint32_t iters_differ; /* calls whose result differed from the first's */
+  uint64_t ns[];         /* per-call time of this rank's allreduce, ns */
+} cs_ar_stats_t;
+
+/* io bytes needed per rank per direction. */
+uint64_t cs_ar_io_bytes(const cs_ar_cfg_t *c);
+/* Offset of the stats inside the output buffer. */
+uint64_t cs_ar_stats_off(const cs_ar_cfg_t *c);
+
+/* Launcher body: arg is a const cs_ar_cfg_t *. For each call: stage-in the
+ * rank's input (io input buffer), allreduce (timed), stage-out to the io
+ * output buffer; checks the final signal values before the last epilogue. */
+int cs_ar_rank_main(cs_dev_t *d, void *arg);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * ar_internal.h - pieces shared by mesh.c, ring.c and host.c: the
+ * all-to-all barrier, the reduce event and the self-clearing epilogue.
+ * Internal to collectives/.
+ */
+#ifndef CS_AR_INTERNAL_H
+#define CS_AR_INTERNAL_H
+
+#include "allreduce.h"
+#include "geometry.h"
+#include "reduce.h"
+
+/* The reference's all-to-all barrier on signal row `row` (cells [row, s],
+ * row 0 for mesh and host): pipe barrier (drain every posted store before
+ * the signal, as PyPTO's PIPE_ALL before TNOTIFY), +1 to cell [row, me] of
+ * every peer ascending, then wait for cell [row, s] >= expect of every peer
+ * ascending. */
+static inline void cs__ar_barrier(cs_dev_t *d, uint32_t row, int32_t expect)
+{
+  uint32_t n = d->nranks, me = d->rank;
+  uint32_t base = row * n;
+  cs_fence(d);
+  for (uint32_t p = 0; p < n; p++)
+    if (p != me)
+      cs_notify(d, p, CS_AR_SLOT_SIGNAL, base + me, CS_NOTIFY_ADD, 1);
+  for (uint32_t s = 0; s < n; s++)
+    if (s != me)
+      cs_wait(d, CS_AR_SLOT_SIGNAL, base + s, CS_CMP_GE, expect);
+}
+
+/* acc = acc op x over acc->valid elements: one device event. */
+static inline void cs__ar_reduce(cs_dev_t *d, cs_tile_t *acc,
+                                 const cs_tile_t *x, const cs_ar_cfg_t *c)
+{
+  cs_event_t ev = {.kind = CS_EV_REDUCE, .peer = d->rank,
+                   .valid = acc->valid, .phys = acc->valid, .opcmp = c->op};
+  cs__dev_begin(d, &ev);
+  cs_reduce_kernel(c->dtype, c->op, acc->buf, x->buf, acc->valid);
+  cs__dev_end(d, &ev, 0);
+}
+
+/* Self-clearing epilogue (reference §2.3 LATER, #2175/#2279): after the
+ * last barrier, for rows [0, nrows) and every src != me, AtomicAdd -total to
+ * the own cell [row, src]. Every peer's notifies of this call have landed
+ * (the last wait saw them), so the cells return to 0; adds commute, so a
+ * peer already in its next call keeps its +1. `bad` (may be NULL) counts
+ * non-self cells that were not exactly `total` before the reset. */
+void cs__ar_epilogue(cs_dev_t *d, const cs_ar_cfg_t *c, uint32_t nrows,
+                     int32_t total, uint32_t *bad);
+
+void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
+                 uint32_t *bad);
+void cs__ar_ring(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
+                 uint32_t *bad);
+void cs__ar_host(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
+                 uint32_t *bad);
+
+#endif

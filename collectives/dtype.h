@@ -1,0 +1,61 @@
+/*
+ * dtype.h - data types and reduction ops of the collectives (reference §6
+ * ABI values), their names and element sizes. Pure; no I/O.
+ */
+#ifndef CS_DTYPE_H
+#define CS_DTYPE_H
+
+#include <stdint.h>
+#include <string.h>
+
+typedef enum cs_dtype {
+  CS_FP32 = 0, /* IEEE binary32 */
+  CS_FP16 = 1, /* IEEE binary16 */
+  CS_BF16 = 2, /* bfloat16 (beyond the reference) */
+  CS_NDTYPES
+} cs_dtype_t;
+
+/* ReduceOp ABI of the reference: Sum=0, Max=1, Min=2, Prod=3. */
+typedef enum cs_op {
+  CS_SUM = 0,
+  CS_MAX = 1,
+  CS_MIN = 2,
+  CS_PROD = 3,
+  CS_NOPS
+} cs_op_t;
+
+static inline uint32_t cs_dtype_size(cs_dtype_t t)
+{
+  return t == CS_FP32 ? 4u : 2u;
+}
+
+static inline const char *cs_dtype_name(cs_dtype_t t)
+{
+  static const char *const n[] = {"fp32", "fp16", "bf16"};
+  return (unsigned)t < CS_NDTYPES ? n[t] : "?";
+}
+
+static inline const char *cs_op_name(cs_op_t o)
+{
+  static const char *const n[] = {"sum", "max", "min", "prod"};
+  return (unsigned)o < CS_NOPS ? n[o] : "?";
+}
+
+/* Name -> value; -1 when unknown. */
+static inline int cs_dtype_parse(const char *s)
+{
+  for (int i = 0; i < CS_NDTYPES; i++)
+    if (strcmp(s, cs_dtype_name((cs_dtype_t)i)) == 0)
+      return i;
+  return -1;
+}
+
+static inline int cs_op_parse(const char *s)
+{
+  for (int i = 0; i < CS_NOPS; i++)
+    if (strcmp(s, cs_op_name((cs_op_t)i)) == 0)
+      return i;
+  return -1;
+}
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * host.c - host allreduce builtin (builtin.tensor.allreduce) of PR #2161,
+ * single-core variant (reference §5).
+ *
+ * Function:     cs__ar_host (through cs_allreduce)
+ * Accepts:      1..16 ranks (the kernel returns early above 16; collsim
+ *               refuses such runs up front), count >= 1, fp32/fp16/bf16,
+ *               sum/max/min/prod
+ * Returns:      like mesh: x[me] op x[p1] op ... (peers ascending) per rank
+ * Description:  like mesh but with fixed 256-element chunks and a 1-D
+ *               [NR] signal. Every load, local and remote, moves
+ *               xfer = ceil(chunk*esize/32)*32/esize elements (32-byte
+ *               rounding for fp32 too); only `chunk` are valid and stored.
+ *               Ready barrier (+1 / >= 1), then per chunk: load own, fold in
+ *               every peer ascending, read-done barrier (wait >= 2, 3, ...),
+ *               store exactly `chunk` elements.
+ * Signals:      [NR] int32; every non-self cell reaches 1 + ceil(n/256).
+ * Cost:         1 + ceil(n/256) all-to-all barriers; (N-1)(1+ceil(n/256))
+ *               notifies per rank; (N-1)*S bytes loaded remotely per rank.
+ * Limitations:  no multicore lanes (#2160, LATER).
+ *
+ * Buffers (4 ranks): as mesh.c, 256 elements at a time:
+ *   rank0 [0+1+2+3]  rank1 [1+0+2+3]  rank2 [2+0+1+3]  rank3 [3+0+1+2]
+ */
+#include "ar_internal.h"
+
+void cs__ar_host(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
+                 uint32_t *bad)
+{
+  uint32_t n = d->nranks, me = d->rank, es = cs_dtype_size(c->dtype);
+  uint64_t size = c->count;
+  if (n > CS_HOST_MAX_RANKS || size == 0)
+    return; /* the kernel's early return, before any notify */
+  t->acc.width = t->recv.width = CS_HOST_CHUNK;
+
+  cs_mark(d, 1, 0);
+  cs__ar_barrier(d, 0, 1);
+  int32_t read_done = 2;
+  for (uint64_t base = 0; base < size; base += CS_HOST_CHUNK) {
+    uint32_t chunk = (uint32_t)(size - base < CS_HOST_CHUNK ? size - base
+                                                            : CS_HOST_CHUNK);
+    uint32_t xfer = (uint32_t)cs_host_xfer(chunk, es);
+    cs_load(d, &t->acc, me, CS_AR_SLOT_DATA, base, chunk, xfer);
+    for (uint32_t p = 0; p < n; p++) {
+      if (p == me)
+        continue;
+      cs_load(d, &t->recv, p, CS_AR_SLOT_DATA, base, chunk, xfer);
+      cs__ar_reduce(d, &t->acc, &t->recv, c);
+    }
+    cs__ar_barrier(d, 0, read_done++);
+    cs_store(d, &t->acc, CS_AR_SLOT_DATA, base, chunk);
+  }
+  cs__ar_epilogue(d, c, 1, read_done - 1, bad);
+}

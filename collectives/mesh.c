@@ -1,0 +1,59 @@
+/*
+ * mesh.c - InCore mesh allreduce of PyPTO PR #2161 (reference §3).
+ *
+ * Function:     cs__ar_mesh (through cs_allreduce)
+ * Accepts:      N >= 1 ranks, count >= 1 elements of fp32/fp16/bf16 in the
+ *               own window's data slot, op sum/max/min/prod
+ * Returns:      every rank's data slot holds the reduction, in the order
+ *               x[me] op x[p1] op x[p2] ... (peers ascending): ranks may
+ *               differ in the last bit for sum/prod when N >= 3
+ * Description:  one ready barrier, then for each chunk c of W elements:
+ *               load own chunk, remote-load it from every peer ascending and
+ *               fold it in, a read-complete barrier (WAR guard: nobody
+ *               overwrites chunk c while a peer still reads it), store.
+ *               W = ceil(N/align)*align for N < maxChunk, else maxChunk
+ *               (4096 fp32, 8192 2-byte); C = ceil(N/W). Remote loads of
+ *               2-byte dtypes round up to 16 elements (<= 15 past the
+ *               logical end, inside the slot's 32-byte padding).
+ * Signals:      [NR, 1] int32; every non-self cell reaches 1 + C.
+ * Cost:         1 + C all-to-all barriers; (N-1)(1+C) notifies per rank;
+ *               each rank loads (N-1)*S bytes remotely (S = count*esize)
+ *               and stores S.
+ * Limitations:  no partial-valid rectangle path (§3.3).
+ *
+ * Buffers after the chunk (4 ranks, one chunk; [0+1+2] = x0 op x1 op x2):
+ *
+ *   start           rank0 [0]        rank1 [1]        rank2 [2]        rank3 [3]
+ *   ready barrier   everyone's input is staged
+ *   loads           acc0 = 0+1+2+3   acc1 = 1+0+2+3   acc2 = 2+0+1+3   acc3 = 3+0+1+2
+ *   barrier, store  rank0 [0+1+2+3]  rank1 [1+0+2+3]  rank2 [2+0+1+3]  rank3 [3+0+1+2]
+ */
+#include "ar_internal.h"
+
+void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
+                 uint32_t *bad)
+{
+  uint32_t n = d->nranks, me = d->rank, es = cs_dtype_size(c->dtype);
+  uint64_t size = c->count;
+  uint64_t w = cs_mesh_width(size, es, c->tile_bytes);
+  uint64_t nchunks = cs_ceil_div(size, w);
+  t->acc.width = t->recv.width = (uint32_t)w;
+
+  cs_mark(d, 1, 0);
+  cs__ar_barrier(d, 0, 1);
+  for (uint64_t ci = 0; ci < nchunks; ci++) {
+    uint64_t off = ci * w;
+    uint32_t v = (uint32_t)(size - off < w ? size - off : w);
+    cs_load(d, &t->acc, me, CS_AR_SLOT_DATA, off, v, v);
+    for (uint32_t p = 0; p < n; p++) {
+      if (p == me)
+        continue;
+      cs_load(d, &t->recv, p, CS_AR_SLOT_DATA, off, v,
+              (uint32_t)cs_remote_phys(v, es));
+      cs__ar_reduce(d, &t->acc, &t->recv, c);
+    }
+    cs__ar_barrier(d, 0, (int32_t)(ci + 2));
+    cs_store(d, &t->acc, CS_AR_SLOT_DATA, off, v);
+  }
+  cs__ar_epilogue(d, c, 1, (int32_t)(1 + nchunks), bad);
+}

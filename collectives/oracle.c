@@ -1,0 +1,337 @@
+/*
+ * oracle.c - the independent reference of the allreduce results.
+ *
+ * Owns: decoding of fp32 / fp16 / bf16 bits to double and encoding back
+ * with round to nearest, ties to even; one binary op in the dtype; the ring
+ * segment boundaries of reference §4.2; the association orders of reference
+ * §6 (ring, mesh, host); a float64 reduction and the reference tolerances.
+ *
+ * Does not own, and deliberately shares no code with: the kernels
+ * (reduce.c), the algorithms (allreduce.c) or their index math. Only
+ * dtype.h (enum values, element sizes) is common. Everything here is
+ * serial, scalar, integer/frexp/ldexp arithmetic: slow but obviously right.
+ *
+ * Called by the tests and by `collsim` verification to produce the bits
+ * every rank must end with.
+ *
+ * Storage formats handled (one generic codec, parameterised by E and M):
+ *
+ *     dtype  bits  | sign | exponent (E) | mantissa (M) | bias
+ *     fp32    32   |  31  |  30..23 (8)  |  22..0 (23)  | 127
+ *     fp16    16   |  15  |  14..10 (5)  |   9..0 (10)  |  15
+ *     bf16    16   |  15  |  14..7  (8)  |   6..0 (7)   | 127
+ *
+ * exponent 0: zero / subnormal (m * 2^(1-bias-M)); exponent all ones:
+ * inf (m = 0) or NaN (m != 0); otherwise (2^M + m) * 2^(e-bias-M).
+ */
+#include "oracle.h"
+
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- codec */
+
+typedef struct fmt {
+  int ebits; /* exponent field width, bits */
+  int mbits; /* stored mantissa width, bits (precision p = mbits + 1) */
+} fmt_t;
+
+static fmt_t fmt_of(cs_dtype_t t)
+{
+  switch (t) {
+  case CS_FP16: return (fmt_t){5, 10};
+  case CS_BF16: return (fmt_t){8, 7};
+  default: return (fmt_t){8, 23};
+  }
+}
+
+/* Bits of element i of buf, zero-extended to 32 bits. */
+static uint32_t load_bits(cs_dtype_t t, const void *buf, uint64_t i)
+{
+  if (t == CS_FP32) {
+    uint32_t u;
+    memcpy(&u, (const unsigned char *)buf + i * 4u, 4);
+    return u;
+  }
+  uint16_t h;
+  memcpy(&h, (const unsigned char *)buf + i * 2u, 2);
+  return h;
+}
+
+static void store_bits(cs_dtype_t t, void *buf, uint64_t i, uint32_t u)
+{
+  if (t == CS_FP32) {
+    memcpy((unsigned char *)buf + i * 4u, &u, 4);
+  } else {
+    uint16_t h = (uint16_t)u;
+    memcpy((unsigned char *)buf + i * 2u, &h, 2);
+  }
+}
+
+/* Exact value of a bit pattern of format f. Every finite value of the three
+ * formats is a double (at most 24 significant bits, exponents -149..127). */
+static double decode(fmt_t f, uint32_t u)
+{
+  const uint32_t emask = (1u << f.ebits) - 1u;
+  const uint32_t mmask = (1u << f.mbits) - 1u;
+  const int bias = (1 << (f.ebits - 1)) - 1;
+  const uint32_t s = u >> (f.ebits + f.mbits) & 1u;
+  const uint32_t e = u >> f.mbits & emask;
+  const uint32_t m = u & mmask;
+  double v;
+
+  if (e == 0)
+    v = ldexp((double)m, 1 - bias - f.mbits);
+  else if (e == emask)
+    v = m ? NAN : INFINITY;
+  else
+    v = ldexp((double)(m | (mmask + 1u)), (int)e - bias - f.mbits);
+  return s ? -v : v;
+}
+
+/* Nearest pattern of format f to x, ties to even; overflow to +-inf, results
+ * below half the smallest subnormal to a zero of x's sign; NaN to the quiet
+ * NaN with only the top mantissa bit set (sign 0). */
+static uint32_t encode(fmt_t f, double x)
+{
+  const uint32_t emask = (1u << f.ebits) - 1u;
+  const int bias = (1 << (f.ebits - 1)) - 1;
+  const int emin = 1 - bias; /* exponent of the smallest normal */
+  const uint32_t sign = signbit(x) ? 1u << (f.ebits + f.mbits) : 0u;
+  const uint32_t inf = emask << f.mbits;
+
+  if (isnan(x))
+    return inf | 1u << (f.mbits - 1);
+  x = fabs(x);
+  if (isinf(x))
+    return sign | inf;
+  if (x == 0.0)
+    return sign;
+
+  int fe;
+  (void)frexp(x, &fe); /* x = frac * 2^fe, frac in [0.5, 1) */
+  int ex = fe - 1;     /* x in [2^ex, 2^(ex+1)) */
+  /* Quantum (weight of the last mantissa bit) of the result: normal
+   * numbers keep M bits after the leading one, subnormals share emin's. */
+  int q = (ex < emin ? emin : ex) - f.mbits;
+  double scaled = ldexp(x, -q); /* exact: a power-of-two scaling, < 2^(M+1) */
+  double ip = floor(scaled);
+  double rest = scaled - ip; /* exact */
+  uint64_t m = (uint64_t)ip;
+
+  if (rest > 0.5 || (rest == 0.5 && (m & 1u)))
+    m++;
+  if (ex < emin)
+    /* Subnormal: m <= 2^M, and m == 2^M is exactly the smallest normal's
+     * pattern (exponent field 1, mantissa 0). m == 0 is the signed zero. */
+    return sign | (uint32_t)m;
+  if (m == (2ull << f.mbits)) { /* carry into the next binade */
+    m >>= 1;
+    ex++;
+  }
+  if (ex + bias >= (int)emask)
+    return sign | inf;
+  return sign | (uint32_t)(ex + bias) << f.mbits |
+         ((uint32_t)m & ((1u << f.mbits) - 1u));
+}
+
+/* x rounded to the dtype, as a double. */
+static double round_to(fmt_t f, double x)
+{
+  return decode(f, encode(f, x));
+}
+
+/* ------------------------------------------------------------------ ops */
+
+/* IEEE 754-2019 maximumNumber / minimumNumber: a NaN loses to a number,
+ * NaN only if both are; +0 > -0 whatever the operand order. */
+static double max_num(double a, double b)
+{
+  if (isnan(a))
+    return b;
+  if (isnan(b))
+    return a;
+  if (a == 0.0 && b == 0.0)
+    return signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+
+static double min_num(double a, double b)
+{
+  if (isnan(a))
+    return b;
+  if (isnan(b))
+    return a;
+  if (a == 0.0 && b == 0.0)
+    return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+/* a op b in double, no rounding to the dtype. */
+static double apply(cs_op_t op, double a, double b)
+{
+  switch (op) {
+  case CS_SUM: return a + b;
+  case CS_PROD: return a * b;
+  case CS_MAX: return max_num(a, b);
+  default: return min_num(a, b);
+  }
+}
+
+/* a op b with a, b values of format f, rounded once to f (RNE).
+ *
+ * Why computing in double first gives the correctly rounded result:
+ *  - Prod: the product of two values of at most 24 significant bits has at
+ *    most 48, and its exponent (>= 2^-298, <= 2^256) is in double's normal
+ *    range, so a*b is exact in double; the only rounding is ours.
+ *  - Sum, fp16: both operands are multiples of 2^-24 below 2^16, so the
+ *    sum needs at most 41 bits and is exact in double.
+ *  - Sum, bf16 / fp32: a+b may round in double, but double's 53 bits are
+ *    >= 2p+2 (18 for bf16, 50 for fp32), so rounding to double and then to
+ *    the dtype equals rounding once (Figueroa's double-rounding theorem);
+ *    sums landing in the subnormal range are exact anyway.
+ *  - Max / Min return one operand unchanged; no rounding happens.
+ * Overflow is decided by encode() on the exact (or innocuously rounded)
+ * double, so the inf boundary is exact too. */
+static double op_round(fmt_t f, cs_op_t op, double a, double b)
+{
+  return round_to(f, apply(op, a, b));
+}
+
+/* ------------------------------------------------------------- segments */
+
+/* Reference §4.2 boundary B(i), 0 <= i <= nranks, for SIZE = count:
+ *   fp32:        B(i) = floor(i*SIZE / NR)
+ *   fp16, bf16:  B(i) = min(SIZE, ceil(i*SIZE / (16*NR)) * 16)
+ * The product i*SIZE is formed in 128 bits, so any count and nranks are
+ * safe (SIZE up to 2^40 and NR up to 256 need only 48 bits). Segment k is
+ * [B(k), B(k+1)); B is non-decreasing, B(0) = 0 and B(NR) = SIZE. */
+static uint64_t seg_bound(cs_dtype_t t, uint32_t nranks, uint64_t count,
+                          uint32_t i)
+{
+  unsigned __int128 num = (unsigned __int128)i * count;
+
+  if (t == CS_FP32)
+    return (uint64_t)(num / nranks);
+  unsigned __int128 den = (unsigned __int128)16u * nranks;
+  unsigned __int128 b = (num + den - 1u) / den * 16u;
+  return b < count ? (uint64_t)b : count;
+}
+
+/* ---------------------------------------------------------------- folds */
+
+static double x_at(cs_dtype_t t, fmt_t f, const void *in, uint64_t count,
+                   uint32_t r, uint64_t i)
+{
+  return decode(f, load_bits(t, in, (uint64_t)r * count + i));
+}
+
+/* Ring, element i of segment k: ((x[k+1] op x[k+2]) op ...) op x[k]. */
+static double fold_ring(cs_dtype_t t, fmt_t f, cs_op_t op, uint32_t nranks,
+                        uint64_t count, const void *in, uint32_t k,
+                        uint64_t i)
+{
+  uint32_t r = k + 1u == nranks ? 0u : k + 1u;
+  double acc = x_at(t, f, in, count, r, i);
+
+  for (uint32_t step = 1; step < nranks; step++) {
+    r = r + 1u == nranks ? 0u : r + 1u;
+    acc = op_round(f, op, acc, x_at(t, f, in, count, r, i));
+  }
+  return acc;
+}
+
+/* Mesh / host on rank m: ((x[m] op x[p1]) op x[p2]) ..., p1 < p2 < ... */
+static double fold_mesh(cs_dtype_t t, fmt_t f, cs_op_t op, uint32_t nranks,
+                        uint64_t count, const void *in, uint32_t m,
+                        uint64_t i)
+{
+  double acc = x_at(t, f, in, count, m, i);
+
+  for (uint32_t p = 0; p < nranks; p++)
+    if (p != m)
+      acc = op_round(f, op, acc, x_at(t, f, in, count, p, i));
+  return acc;
+}
+
+void cs_oracle_expect(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
+                      uint32_t nranks, uint64_t count, const void *in,
+                      uint32_t rank, void *out)
+{
+  assert((unsigned)algo < CS_NALGOS && (unsigned)t < CS_NDTYPES);
+  assert((unsigned)op < CS_NOPS && nranks >= 1 && rank < nranks);
+  const fmt_t f = fmt_of(t);
+
+  if (nranks == 1) { /* no op at all: the input, bit for bit (NaN payloads) */
+    memcpy(out, in, (size_t)(count * cs_dtype_size(t)));
+    return;
+  }
+  if (algo == CS_ALGO_RING) {
+    /* Walk the segments once; boundaries cost O(NR), not O(count). Empty
+     * segments own nothing, so element e lands in the k with
+     * B(k) <= e < B(k+1), i.e. the largest k with B(k) <= e among the
+     * non-empty ones (reference §6). */
+    uint64_t lo = seg_bound(t, nranks, count, 0);
+    for (uint32_t k = 0; k < nranks; k++) {
+      uint64_t hi = seg_bound(t, nranks, count, k + 1u);
+      for (uint64_t i = lo; i < hi; i++)
+        store_bits(t, out, i,
+                   encode(f, fold_ring(t, f, op, nranks, count, in, k, i)));
+      lo = hi;
+    }
+    return;
+  }
+  /* CS_ALGO_MESH and CS_ALGO_HOST share the association order. */
+  for (uint64_t i = 0; i < count; i++)
+    store_bits(t, out, i,
+               encode(f, fold_mesh(t, f, op, nranks, count, in, rank, i)));
+}
+
+double cs_oracle_f64(cs_dtype_t t, cs_op_t op, uint32_t nranks,
+                     uint64_t count, const void *in, uint64_t i)
+{
+  assert((unsigned)t < CS_NDTYPES && (unsigned)op < CS_NOPS);
+  assert(nranks >= 1 && i < count);
+  const fmt_t f = fmt_of(t);
+  double acc = x_at(t, f, in, count, 0, i);
+
+  for (uint32_t r = 1; r < nranks; r++)
+    acc = apply(op, acc, x_at(t, f, in, count, r, i));
+  return acc;
+}
+
+double cs_oracle_decode(cs_dtype_t t, const void *buf, uint64_t i)
+{
+  assert((unsigned)t < CS_NDTYPES);
+  return decode(fmt_of(t), load_bits(t, buf, i));
+}
+
+int cs_oracle_same(cs_dtype_t t, const void *a, const void *b, uint64_t i)
+{
+  assert((unsigned)t < CS_NDTYPES);
+  uint32_t ua = load_bits(t, a, i), ub = load_bits(t, b, i);
+
+  if (ua == ub)
+    return 1;
+  const fmt_t f = fmt_of(t);
+  return isnan(decode(f, ua)) && isnan(decode(f, ub));
+}
+
+void cs_oracle_tolerance(cs_dtype_t t, double *rtol, double *atol)
+{
+  switch (t) {
+  case CS_FP16:
+    *rtol = 2e-2;
+    *atol = 2e-2;
+    break;
+  case CS_BF16:
+    *rtol = 5e-2;
+    *atol = 5e-2;
+    break;
+  default:
+    *rtol = 1e-5;
+    *atol = 1e-8;
+    break;
+  }
+}

@@ -1,0 +1,65 @@
+/*
+ * oracle.h - the independent reference of the allreduce results.
+ *
+ * Computes, serially and from all ranks' inputs, the exact bits every rank
+ * must end with, using each algorithm's association order (reference §6):
+ *   ring: for an element of segment k, a left fold beginning at the rank
+ *         after the owner and ending at the owner,
+ *         ((x[k+1] op x[k+2]) op ...) op x[k]   (indices mod N),
+ *         identical on every rank;
+ *   mesh and host: on rank m, ((x[m] op x[p1]) op x[p2]) ... with p1 < p2 <
+ *         ... the other ranks ascending; may differ between ranks.
+ * Each op rounds once to the dtype (RNE). It shares no code with the
+ * kernels (reduce.c) or the algorithms (allreduce.c): it decodes and encodes
+ * fp16/bf16 bits itself, computes in double, and derives the ring's segment
+ * boundaries from the reference formulas on its own.
+ *
+ * Also a float64 reduction (any order) to report the largest error of the
+ * results and check the reference tolerances.
+ */
+#ifndef CS_ORACLE_H
+#define CS_ORACLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dtype.h"
+
+typedef enum cs_algo {
+  CS_ALGO_MESH = 0,
+  CS_ALGO_RING = 1,
+  CS_ALGO_HOST = 2,
+  CS_NALGOS
+} cs_algo_t;
+
+/* Expected result bits of rank `rank`, element range [0, count).
+ * `in` holds nranks rows of count elements (row r = rank r's input, dtype
+ * bits: uint16_t for fp16/bf16, float bits for fp32), `out` count
+ * elements; exactly out[0..count) is written, `in` is not modified.
+ * Requires 1 <= nranks, rank < nranks and valid enums (asserted).
+ * nranks == 1: out is the input row, bit for bit. Otherwise every op result
+ * is re-encoded, so a NaN comes out as the dtype's quiet NaN (compare with
+ * cs_oracle_same). Ring segments follow reference §4.2 (fp16 and bf16 both
+ * use the 16-element aligned boundaries). Pure, no allocation, no I/O;
+ * O(nranks * count) ops. */
+void cs_oracle_expect(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
+                      uint32_t nranks, uint64_t count, const void *in,
+                      uint32_t rank, void *out);
+
+/* Reduction of element i (< count) over all ranks in double: inputs decoded
+ * exactly, folded rank 0, 1, ... with double rounding only (no rounding to
+ * the dtype); Max/Min as maximumNumber/minimumNumber. */
+double cs_oracle_f64(cs_dtype_t t, cs_op_t op, uint32_t nranks,
+                     uint64_t count, const void *in, uint64_t i);
+
+/* Decodes one element (index i of buf) of dtype t to double, exactly. */
+double cs_oracle_decode(cs_dtype_t t, const void *buf, uint64_t i);
+
+/* 1 when the two elements match: identical bits, or both NaN. */
+int cs_oracle_same(cs_dtype_t t, const void *a, const void *b, uint64_t i);
+
+/* The reference tests' tolerance for dtype t: |got - want| <= atol + rtol*|want|
+ * (fp32: rtol 1e-5, atol 1e-8; fp16: 2e-2, 2e-2; bf16: 5e-2, 5e-2). */
+void cs_oracle_tolerance(cs_dtype_t t, double *rtol, double *atol);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * ring.c - InCore ring allreduce of PyPTO PR #2161 (reference §4), pull
+ * model: every rank reads only from its left neighbour.
+ *
+ * Function:     cs__ar_ring (through cs_allreduce)
+ * Accepts:      N >= 1 ranks, any count >= 1 (count < N, ragged and empty
+ *               segments included), fp32/fp16/bf16, sum/max/min/prod
+ * Returns:      every rank holds the same bits: for segment k the fold
+ *               ((x[k+1] op x[k+2]) op ...) op x[k]
+ * Description:  N segments, B(i) = floor(i*S/N) (fp32) or boundaries
+ *               rounded up to 16 elements (2-byte dtypes; some segments
+ *               may be empty). Reduce-scatter rounds t = 0..N-2 on signal
+ *               row t: rank r folds its own copy of segment (r-t-2) mod N
+ *               into the partial it reads from the left. All-gather rounds
+ *               t = 0..N-2 on row N-1+t: rank r copies segment (r-t-1) mod N
+ *               from the left. Each round walks K subchunks of W elements;
+ *               every (round, subchunk) has a READY barrier (>= 2j+1) before
+ *               the read and a READ-COMPLETE barrier (>= 2j+2) before the
+ *               store, taken by every rank, active lane or not. An inactive
+ *               lane (subchunk past its segment's end) does a placeholder
+ *               local load of element 0 and stores nothing.
+ * Signals:      [2(N-1), N] int32; every non-self cell reaches 2K.
+ * Cost:         4K(N-1) all-to-all barriers: 4K(N-1)^2 notifies per rank;
+ *               bytes loaded from the left 2(N-1)/N * S per rank (the
+ *               bandwidth-optimal ring volume), stored the same.
+ * Limitations:  static and runtime N always agree here (§8 item 13 is a
+ *               mutation, not a mode).
+ *
+ * Buffers after each round, 4 ranks, segments s0..s3 ([1+2] = x1 op x2,
+ * left-to-right fold order; '.' = own input):
+ *
+ *          rank0            rank1            rank2            rank3
+ *   RS t0  s2=[3+0]         s3=[0+1]         s0=[1+2]         s1=[2+3]
+ *   RS t1  s1=[2+3+0]       s2=[3+0+1]       s3=[0+1+2]       s0=[1+2+3]
+ *   RS t2  s0=[1+2+3+0]     s1=[2+3+0+1]     s2=[3+0+1+2]     s3=[0+1+2+3]
+ *   AG t0  s3 from rank3    s0 from rank0    s1 from rank1    s2 from rank2
+ *   AG t1  s2               s3               s0               s1
+ *   AG t2  s1: all four segments reduced on every rank
+ */
+#include "ar_internal.h"
+
+enum { PHASE_RS = 1, PHASE_AG = 2 };
+
+static void ring_round(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
+                       int phase, uint32_t round, uint64_t w, uint64_t k_sub)
+{
+  uint32_t n = d->nranks, me = d->rank, es = cs_dtype_size(c->dtype);
+  uint32_t left = (me + n - 1) % n;
+  uint32_t row = phase == PHASE_RS ? round : round + n - 1;
+  uint32_t k = phase == PHASE_RS ? cs_ring_rs_seg(me, round, n)
+                                 : cs_ring_ag_seg(me, round, n);
+  uint64_t b = cs_ring_bound(k, c->count, n, es);
+  uint64_t len = cs_ring_bound(k + 1, c->count, n, es) - b;
+
+  cs_mark(d, (uint32_t)phase, round);
+  for (uint64_t j = 0; j < k_sub; j++) {
+    uint64_t sub = j * w;
+    int active = sub < len;
+    uint32_t v = active ? (uint32_t)(len - sub < w ? len - sub : w) : 0;
+    uint32_t lv = v ? v : 1; /* inactive lanes use one safe element */
+
+    cs__ar_barrier(d, row, (int32_t)(2 * j + 1)); /* READY */
+    if (active) {
+      cs_load(d, &t->recv, left, CS_AR_SLOT_DATA, b + sub, lv,
+              (uint32_t)cs_remote_phys(lv, es));
+      if (phase == PHASE_RS) {
+        cs_load(d, &t->acc, me, CS_AR_SLOT_DATA, b + sub, lv, lv);
+        cs__ar_reduce(d, &t->acc, &t->recv, c); /* local op received */
+      }
+    } else {
+      cs_load(d, &t->acc, me, CS_AR_SLOT_DATA, 0, 1, 1); /* placeholder */
+    }
+    cs__ar_barrier(d, row, (int32_t)(2 * j + 2)); /* READ-COMPLETE */
+    if (active)
+      cs_store(d, phase == PHASE_RS ? &t->acc : &t->recv, CS_AR_SLOT_DATA,
+               b + sub, v);
+  }
+}
+
+void cs__ar_ring(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
+                 uint32_t *bad)
+{
+  uint32_t n = d->nranks, es = cs_dtype_size(c->dtype);
+  uint64_t w = cs_ring_width(c->count, n, es, c->tile_bytes);
+  uint64_t k_sub = cs_ring_subchunks(c->count, n, es, c->tile_bytes);
+  t->acc.width = t->recv.width = (uint32_t)w;
+
+  for (uint32_t r = 0; r + 1 < n; r++)
+    ring_round(d, c, t, PHASE_RS, r, w, k_sub);
+  for (uint32_t r = 0; r + 1 < n; r++)
+    ring_round(d, c, t, PHASE_AG, r, w, k_sub);
+  if (n > 1)
+    cs__ar_epilogue(d, c, 2 * (n - 1), (int32_t)(2 * k_sub), bad);
+}

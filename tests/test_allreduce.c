@@ -1,0 +1,316 @@
+/*
+ * test_allreduce.c - mesh, ring and host allreduce run on real forked
+ * ranks, every rank's result compared bit for bit with the independent
+ * oracle (collectives/oracle.c), every signal cell checked against the
+ * reference's final values (§2.3) and against 0 after the epilogue.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../collectives/allreduce.h"
+#include "../collectives/geometry.h"
+#include "../sim/launch.h"
+
+typedef struct outcome {
+  uint64_t wrong;        /* elements differing from the oracle, all ranks */
+  uint32_t signal_bad;   /* cells off their final value before the epilogue */
+  uint64_t not_zero;     /* cells not 0 at the end */
+  uint32_t differ;       /* repeated calls that changed the result */
+  int      ranks_differ; /* 1 if two ranks ended with different bits */
+  double   max_rel;      /* vs float64 */
+  uint64_t tol_fail;     /* elements outside the reference tolerance */
+} outcome_t;
+
+static cs_ar_cfg_t cfg(cs_algo_t a, cs_dtype_t t, cs_op_t op, uint32_t n,
+                       uint64_t count)
+{
+  cs_ar_cfg_t c = {.algo = a, .dtype = t, .op = op, .nranks = n,
+                   .count = count, .tile_bytes = CS_TILE_BYTES, .iters = 1};
+  return c;
+}
+
+/* Runs one configuration through the launcher and checks it. */
+static void run_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
+                     outcome_t *o)
+{
+  char why[256];
+  memset(o, 0, sizeof(*o));
+  cr_assert_eq(cs_ar_check(c, why, sizeof(why)), 0, "%s", why);
+  uint32_t n = c->nranks, es = cs_dtype_size(c->dtype);
+  uint64_t bytes = c->count * es;
+  cs_layout_t l;
+  cs_world_t w;
+  cr_assert_eq(cs_ar_layout(c, &l), 0);
+  cs_world_opts_t wo = {.io_bytes = cs_ar_io_bytes(c), .timeout_ns = 60000000000ull};
+  cr_assert_eq(cs_world_create(&w, &l, n, &wo), 0);
+  uint8_t *in = malloc(bytes * n), *want = malloc(bytes);
+  cr_assert(in && want);
+  for (uint32_t r = 0; r < n; r++) {
+    cs_ar_fill(fill, c, seed, r, in + r * bytes);
+    memcpy(cs_world_input(&w, r), in + r * bytes, bytes);
+  }
+  FILE *rep = tmpfile();
+  cs_launch_opts_t lo = {.report = rep};
+  int rc = cs_launch(&w, cs_ar_rank_main, (void *)c, &lo, NULL);
+  if (rc != 0) {
+    char buf[2048] = {0};
+    rewind(rep);
+    size_t got = fread(buf, 1, sizeof(buf) - 1, rep);
+    buf[got] = 0;
+    cr_assert_fail("%s n=%u count=%llu %s %s: launch failed: %s",
+                   cs_algo_name(c->algo), n, (unsigned long long)c->count,
+                   cs_dtype_name(c->dtype), cs_op_name(c->op), buf);
+  }
+  fclose(rep);
+  double rtol, atol;
+  cs_oracle_tolerance(c->dtype, &rtol, &atol);
+  for (uint32_t r = 0; r < n; r++) {
+    const uint8_t *got = cs_world_output(&w, r);
+    cs_oracle_expect(c->algo, c->dtype, c->op, n, c->count, in, r, want);
+    for (uint64_t i = 0; i < c->count; i++) {
+      o->wrong += !cs_oracle_same(c->dtype, got, want, i);
+      double ref = cs_oracle_f64(c->dtype, c->op, n, c->count, in, i);
+      double g = cs_oracle_decode(c->dtype, got, i);
+      if (isfinite(ref) && ref != 0 && fabs(g - ref) / fabs(ref) > o->max_rel)
+        o->max_rel = fabs(g - ref) / fabs(ref);
+      if (isfinite(ref) && fabs(g - ref) > atol + rtol * fabs(ref))
+        o->tol_fail++;
+    }
+    if (r > 0 && memcmp(got, cs_world_output(&w, 0), bytes) != 0)
+      o->ranks_differ = 1;
+    cs_ar_stats_t *st = (cs_ar_stats_t *)(cs_world_output(&w, r) + cs_ar_stats_off(c));
+    o->signal_bad += st->signal_bad;
+    o->differ += st->iters_differ;
+    const int32_t *sig = (const int32_t *)(cs_world_window(&w, r) +
+                                           l.slot[CS_AR_SLOT_SIGNAL].off);
+    for (uint64_t k = 0; k < cs_ar_signal_cells(c); k++) {
+      int32_t expect = c->no_epilogue && !cs_ar_signal_is_self(c, r, k)
+                           ? cs_ar_signal_final(c) : 0;
+      o->not_zero += sig[k] != expect;
+    }
+  }
+  free(in);
+  free(want);
+  cs_world_destroy(&w);
+  cr_assert_eq(cs_world_count_names(getpid()), 0);
+}
+
+#define CHECK_EXACT(c, o)                                                      \
+  cr_assert(o.wrong == 0 && o.signal_bad == 0 && o.not_zero == 0 &&           \
+                o.differ == 0,                                                 \
+            "%s n=%u count=%llu %s %s: %llu wrong, %u signal, %llu not zero, " \
+            "%u differ", cs_algo_name((c).algo), (c).nranks,                   \
+            (unsigned long long)(c).count, cs_dtype_name((c).dtype),           \
+            cs_op_name((c).op), (unsigned long long)o.wrong, o.signal_bad,     \
+            (unsigned long long)o.not_zero, o.differ)
+
+/* ------------------------------------------------------------ the sweep */
+
+static const uint32_t sweep_n[] = {1, 2, 3, 4, 5, 7, 8, 16};
+
+/* N x count {1, N-1, N, N+1, 17, 33, 4097, 8193, 32769, 65537} for one
+ * (algo, dtype, op), random inputs (the association order shows in the
+ * bits), bit-exact on every rank. COLLSIM_QUICK=1 keeps counts <= 8193. */
+static void sweep(cs_algo_t a, cs_dtype_t t, cs_op_t op)
+{
+  int quick = getenv("COLLSIM_QUICK") != NULL;
+  for (size_t ni = 0; ni < sizeof(sweep_n) / sizeof(sweep_n[0]); ni++) {
+    uint32_t n = sweep_n[ni];
+    uint64_t counts[] = {1, n - 1, n, n + 1, 17, 33, 4097, 8193, 32769, 65537};
+    for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+      if (counts[ci] == 0 || (quick && counts[ci] > 8193))
+        continue;
+      cs_ar_cfg_t c = cfg(a, t, op, n, counts[ci]);
+      outcome_t o;
+      run_case(&c, CS_FILL_RANDOM, 1000 * n + ci, &o);
+      CHECK_EXACT(c, o);
+      if (a == CS_ALGO_RING)
+        cr_assert_not(o.ranks_differ, "ring ranks disagree");
+    }
+  }
+}
+
+#define SWEEP(algo, dt, op)                                                    \
+  Test(sweep, algo##_##dt##_##op, .timeout = 600)                             \
+  {                                                                            \
+    sweep(CS_ALGO_##algo, CS_##dt, CS_##op);                                  \
+  }
+#define SWEEP_OPS(algo, dt)                                                    \
+  SWEEP(algo, dt, SUM) SWEEP(algo, dt, MAX) SWEEP(algo, dt, MIN) SWEEP(algo, dt, PROD)
+#define SWEEP_ALGO(algo)                                                       \
+  SWEEP_OPS(algo, FP32) SWEEP_OPS(algo, FP16) SWEEP_OPS(algo, BF16)
+
+SWEEP_ALGO(MESH)
+SWEEP_ALGO(RING)
+SWEEP_ALGO(HOST)
+
+/* ------------------------------------------------- the reference's tests */
+
+typedef struct ref_case {
+  cs_algo_t a;
+  uint32_t n;
+  uint64_t size;
+  cs_dtype_t t;
+  cs_op_t op;
+} ref_case_t;
+
+/* Reference §7 parametrisations, with the inputs those tests use (the
+ * default fill) and their tolerance against a float64 reduction. */
+Test(reference, every_parametrisation_of_the_pr_tests_passes, .timeout = 600)
+{
+  static const ref_case_t t[] = {
+      /* mesh test_allreduce_intrinsic */
+      {CS_ALGO_MESH, 2, 1, CS_FP32, CS_SUM}, {CS_ALGO_MESH, 2, 17, CS_FP32, CS_SUM},
+      {CS_ALGO_MESH, 2, 4097, CS_FP32, CS_SUM}, {CS_ALGO_MESH, 2, 65537, CS_FP32, CS_SUM},
+      {CS_ALGO_MESH, 4, 1, CS_FP32, CS_SUM}, {CS_ALGO_MESH, 4, 17, CS_FP32, CS_SUM},
+      {CS_ALGO_MESH, 4, 4097, CS_FP32, CS_SUM}, {CS_ALGO_MESH, 4, 65537, CS_FP32, CS_SUM},
+      /* mesh test_allreduce_reduce_ops */
+      {CS_ALGO_MESH, 2, 17, CS_FP32, CS_MAX}, {CS_ALGO_MESH, 2, 17, CS_FP32, CS_MIN},
+      {CS_ALGO_MESH, 2, 17, CS_FP32, CS_PROD}, {CS_ALGO_MESH, 2, 17, CS_FP16, CS_SUM},
+      {CS_ALGO_MESH, 2, 17, CS_FP16, CS_MAX}, {CS_ALGO_MESH, 2, 17, CS_FP16, CS_MIN},
+      {CS_ALGO_MESH, 2, 17, CS_FP16, CS_PROD},
+      /* mesh test_allreduce_fp16_arbitrary_lengths */
+      {CS_ALGO_MESH, 1, 1, CS_FP16, CS_SUM}, {CS_ALGO_MESH, 1, 17, CS_FP16, CS_SUM},
+      {CS_ALGO_MESH, 1, 8193, CS_FP16, CS_SUM}, {CS_ALGO_MESH, 2, 8193, CS_FP16, CS_SUM},
+      {CS_ALGO_MESH, 4, 1, CS_FP16, CS_SUM}, {CS_ALGO_MESH, 4, 8193, CS_FP16, CS_SUM},
+      /* ring test_ring_allreduce_intrinsic */
+      {CS_ALGO_RING, 2, 1, CS_FP32, CS_SUM}, {CS_ALGO_RING, 2, 17, CS_FP32, CS_SUM},
+      {CS_ALGO_RING, 2, 4097, CS_FP32, CS_SUM}, {CS_ALGO_RING, 2, 65537, CS_FP32, CS_SUM},
+      {CS_ALGO_RING, 4, 1, CS_FP32, CS_SUM}, {CS_ALGO_RING, 4, 17, CS_FP32, CS_SUM},
+      {CS_ALGO_RING, 4, 4097, CS_FP32, CS_SUM}, {CS_ALGO_RING, 4, 65537, CS_FP32, CS_SUM},
+      /* ring test_ring_allreduce_reduce_ops */
+      {CS_ALGO_RING, 2, 17, CS_FP32, CS_MAX}, {CS_ALGO_RING, 2, 17, CS_FP32, CS_MIN},
+      {CS_ALGO_RING, 2, 17, CS_FP32, CS_PROD},
+      /* ring test_ring_allreduce_fp16_arbitrary_lengths */
+      {CS_ALGO_RING, 2, 1, CS_FP16, CS_SUM}, {CS_ALGO_RING, 2, 17, CS_FP16, CS_SUM},
+      {CS_ALGO_RING, 2, 8193, CS_FP16, CS_SUM}, {CS_ALGO_RING, 2, 32769, CS_FP16, CS_SUM},
+      {CS_ALGO_RING, 4, 1, CS_FP16, CS_SUM}, {CS_ALGO_RING, 4, 17, CS_FP16, CS_SUM},
+      {CS_ALGO_RING, 4, 8193, CS_FP16, CS_SUM}, {CS_ALGO_RING, 4, 32769, CS_FP16, CS_SUM},
+      /* host tests */
+      {CS_ALGO_HOST, 2, 256, CS_FP32, CS_SUM}, {CS_ALGO_HOST, 4, 256, CS_FP32, CS_SUM},
+      {CS_ALGO_HOST, 2, 256, CS_FP32, CS_MAX}, {CS_ALGO_HOST, 2, 1, CS_FP16, CS_SUM},
+      {CS_ALGO_HOST, 2, 17, CS_FP16, CS_SUM}, {CS_ALGO_HOST, 2, 257, CS_FP16, CS_SUM},
+      {CS_ALGO_HOST, 2, 8193, CS_FP16, CS_SUM}, {CS_ALGO_HOST, 2, 17, CS_FP16, CS_MAX},
+      {CS_ALGO_HOST, 2, 17, CS_FP16, CS_MIN}, {CS_ALGO_HOST, 2, 17, CS_FP16, CS_PROD},
+      {CS_ALGO_HOST, 2, 17, CS_FP32, CS_SUM}, {CS_ALGO_HOST, 2, 257, CS_FP32, CS_SUM},
+  };
+  for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    cs_ar_cfg_t c = cfg(t[i].a, t[i].t, t[i].op, t[i].n, t[i].size);
+    outcome_t o;
+    run_case(&c, CS_FILL_DEFAULT, 0, &o);
+    CHECK_EXACT(c, o);
+    /* Host FP16 arange sizes > 2048 are rounded by the cast itself and
+     * sums of them in FP16 stay within 2e-2 of float64; all others too. */
+    cr_assert_eq(o.tol_fail, 0, "case %zu: %llu elements beyond tolerance "
+                 "(max rel %g)", i, (unsigned long long)o.tol_fail, o.max_rel);
+  }
+}
+
+Test(reference, fp32_arange_sums_are_exact, .timeout = 120)
+{
+  /* 100r + i summed over <= 4 ranks stays below 2^24: exact in fp32. */
+  for (int a = 0; a < CS_NALGOS; a++) {
+    cs_ar_cfg_t c = cfg((cs_algo_t)a, CS_FP32, CS_SUM, 4, 65537);
+    outcome_t o;
+    run_case(&c, CS_FILL_ARANGE, 0, &o);
+    CHECK_EXACT(c, o);
+    cr_assert_eq(o.max_rel, 0.0, "%s: max rel %g", cs_algo_name(c.algo), o.max_rel);
+  }
+}
+
+/* ------------------------------------------------- orders and signals */
+
+Test(order, mesh_ranks_may_differ_for_sum_with_three_ranks_and_match_each_oracle,
+     .timeout = 60)
+{
+  cs_ar_cfg_t c = cfg(CS_ALGO_MESH, CS_FP16, CS_SUM, 3, 4097);
+  outcome_t o;
+  run_case(&c, CS_FILL_RANDOM, 7, &o);
+  CHECK_EXACT(c, o);
+  cr_assert(o.ranks_differ, "random fp16 sums over 3 ranks should round "
+            "differently on some rank (own value first)");
+}
+
+Test(order, ring_ranks_agree_bit_for_bit, .timeout = 60)
+{
+  cs_ar_cfg_t c = cfg(CS_ALGO_RING, CS_FP16, CS_SUM, 5, 4097);
+  outcome_t o;
+  run_case(&c, CS_FILL_RANDOM, 7, &o);
+  CHECK_EXACT(c, o);
+  cr_assert_not(o.ranks_differ);
+}
+
+Test(signals, final_values_follow_the_reference_formulas)
+{
+  /* mesh 1+C, ring 2K, host 1+ceil(n/256) (§2.3 with §3.1/§4.2/§5). */
+  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_MESH, CS_FP32, CS_SUM, 4, 65537, CS_TILE_BYTES, 1, 0}), 18);
+  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_MESH, CS_FP16, CS_SUM, 4, 65537, CS_TILE_BYTES, 1, 0}), 10);
+  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_RING, CS_FP32, CS_SUM, 4, 65537, CS_TILE_BYTES, 1, 0}), 10);
+  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_RING, CS_FP16, CS_SUM, 2, 32769, CS_TILE_BYTES, 1, 0}), 6);
+  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_HOST, CS_FP32, CS_SUM, 2, 257, CS_TILE_BYTES, 1, 0}), 3);
+  cr_assert_eq(cs_ar_signal_cells(&(cs_ar_cfg_t){CS_ALGO_RING, CS_FP32, CS_SUM, 4, 17, CS_TILE_BYTES, 1, 0}), 24);
+  cr_assert_eq(cs_ar_signal_cells(&(cs_ar_cfg_t){CS_ALGO_MESH, CS_FP32, CS_SUM, 4, 17, CS_TILE_BYTES, 1, 0}), 4);
+}
+
+Test(signals, without_the_epilogue_cells_stay_at_their_final_values, .timeout = 60)
+{
+  for (int a = 0; a < CS_NALGOS; a++) {
+    cs_ar_cfg_t c = cfg((cs_algo_t)a, CS_FP32, CS_SUM, 3, 5000);
+    c.no_epilogue = 1;
+    outcome_t o;
+    run_case(&c, CS_FILL_RANDOM, 3, &o);
+    CHECK_EXACT(c, o); /* not_zero counts cells != final here */
+  }
+}
+
+Test(repeat, repeated_calls_on_one_world_give_the_same_result, .timeout = 120)
+{
+  for (int a = 0; a < CS_NALGOS; a++) {
+    cs_ar_cfg_t c = cfg((cs_algo_t)a, CS_FP16, CS_SUM, 4, 9000);
+    c.iters = 6;
+    outcome_t o;
+    run_case(&c, CS_FILL_RANDOM, 5, &o);
+    CHECK_EXACT(c, o);
+  }
+}
+
+Test(tiles, a_small_tile_reaches_the_multi_chunk_paths, .timeout = 120)
+{
+  for (int a = 0; a < CS_NALGOS; a++)
+    for (int t = 0; t < CS_NDTYPES; t++) {
+      cs_ar_cfg_t c = cfg((cs_algo_t)a, (cs_dtype_t)t, CS_SUM, 3, 3001);
+      c.tile_bytes = 1024;
+      outcome_t o;
+      run_case(&c, CS_FILL_RANDOM, 11, &o);
+      CHECK_EXACT(c, o);
+    }
+}
+
+Test(scale, sixty_four_ranks_mesh_and_ring_verify, .timeout = 300)
+{
+  cs_ar_cfg_t c = cfg(CS_ALGO_RING, CS_FP32, CS_SUM, 64, 1000);
+  outcome_t o;
+  run_case(&c, CS_FILL_RANDOM, 9, &o);
+  CHECK_EXACT(c, o);
+  c.algo = CS_ALGO_MESH;
+  run_case(&c, CS_FILL_RANDOM, 9, &o);
+  CHECK_EXACT(c, o);
+}
+
+Test(check, rejects_out_of_range_configurations)
+{
+  char why[256];
+  cs_ar_cfg_t c = cfg(CS_ALGO_HOST, CS_FP32, CS_SUM, 17, 10);
+  cr_assert_eq(cs_ar_check(&c, why, sizeof(why)), -1);
+  cr_assert(strstr(why, "--ranks 17") && strstr(why, "1 to 16"), "%s", why);
+  c = cfg(CS_ALGO_RING, CS_FP32, CS_SUM, 65, 10);
+  cr_assert_eq(cs_ar_check(&c, why, sizeof(why)), -1);
+  c = cfg(CS_ALGO_RING, CS_FP32, CS_SUM, 4, 0);
+  cr_assert_eq(cs_ar_check(&c, why, sizeof(why)), -1);
+  cr_assert(strstr(why, "--count 0"), "%s", why);
+}

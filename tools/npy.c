@@ -1,0 +1,659 @@
+/*
+ * npy.c - NumPy .npy files of shape (N, C) for the inputs and outputs of
+ * `collsim run`: the header parser, the size checks and the atomic write.
+ * Owns nothing after it returns: a read hands the caller one malloc'ed
+ * buffer. Does not convert dtypes or know what the rows and columns mean
+ * (the run command does). Called by tools/ and tests/test_npy.c.
+ *
+ * The header is a Python dict literal. It is never evaluated: a small
+ * hand-written scanner reads exactly the three keys NumPy writes, in any
+ * order, with either quote, any whitespace and optional trailing commas,
+ * and refuses everything else with a one-line reason. Every length comes
+ * from the file and is checked against the file's real size before a byte
+ * is allocated, so no header can make us allocate, read or loop past EOF.
+ * The reader does not insist on 64-byte alignment or on the final '\n'
+ * (older numpy aligned to 16); after the '}' only whitespace may follow.
+ *
+ * File layout (every integer little-endian):
+ *
+ *   offset          size          field
+ *   0               6             magic "\x93NUMPY"
+ *   6               1             major version: 1, 2 or 3
+ *   7               1             minor version: 0
+ *   8               2 (v1.0)      HLEN: header length in bytes, u16
+ *                   4 (v2.0/3.0)        ... u32
+ *   P = 10 | 12     HLEN          dict literal, ASCII (v3.0: UTF-8),
+ *                                 padded with ' ', ending in '\n'
+ *   P + HLEN        N*C*esize     data, row-major (C order), to EOF
+ *
+ *   A (2, 17) fp32 file as cs_npy_write makes it (HLEN 0x76 = 118):
+ *
+ *   0           6    7    8       10                           128        264
+ *   +-----------+----+----+-------+----------------------------+----------+
+ *   | \x93NUMPY | 01 | 00 | 76 00 | {'descr': '<f4',           | 34 x <f4 |
+ *   |           |    |    |       | 'fortran_order': False,    |          |
+ *   |           |    |    |       | 'shape': (2, 17), }  ...\n |          |
+ *   +-----------+----+----+-------+----------------------------+----------+
+ *
+ * Written files are version 1.0, byte for byte what np.save (numpy 1.24)
+ * writes: the dict with its keys sorted, then spaces and '\n' so that
+ * magic..'\n' is a multiple of 64 bytes. (numpy also puts 21 - len(str(N))
+ * spaces of room for N to grow before that padding; for a 2-D header of
+ * these dtypes both ways come to the same 128 bytes, so we skip it.)
+ */
+#define _GNU_SOURCE
+#include "npy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "npy.c copies little-endian file data as is: byte-swap it "
+               "before building on a big-endian host");
+
+#define NPY_MAGIC        "\x93NUMPY"
+#define NPY_MAGIC_LEN    6
+#define NPY_ALIGN        64        /* bytes; magic..'\n' is a multiple */
+#define NPY_MAX_HEADER   (1u << 20) /* bytes; numpy itself refuses > 10000 */
+#define NPY_DESCR_MAX    32        /* bytes kept of a descr or key string */
+#define NPY_SHOW_MAX     48        /* bytes of header text quoted in a reason */
+
+#define NPY_ACCEPTED \
+  "expected '<f4' (fp32), '<f2' (fp16) or '<u2' (bf16 bits)"
+#define NPY_EXPECTED_DICT \
+  "expected {'descr': '<f4', 'fortran_order': False, 'shape': (N, C)}"
+
+static const char *const descr_of[CS_NDTYPES] = {"<f4", "<f2", "<u2"};
+
+/* Writes "PATH: reason" to why (one line: control bytes become '?').
+ * Always returns -1 so callers can `return fail(...)`. */
+__attribute__((format(printf, 4, 5)))
+static int fail(char *why, size_t whylen, const char *path, const char *fmt,
+                ...)
+{
+  if (why == NULL || whylen == 0)
+    return -1;
+  int n = snprintf(why, whylen, "%s: ", path ? path : "(null)");
+  if (n >= 0 && (size_t)n < whylen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why + n, whylen - (size_t)n, fmt, ap);
+    va_end(ap);
+  }
+  for (char *p = why; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      *p = '?';
+  return -1;
+}
+
+/* Copies n bytes of untrusted text into dst (cap bytes) as printable ASCII:
+ * other bytes as \xNN, and "..." when cut short. */
+static void show(char *dst, size_t cap, const char *s, size_t n)
+{
+  size_t off = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    char tmp[5];
+    int w = (c >= 0x20 && c < 0x7f) ? snprintf(tmp, sizeof tmp, "%c", c)
+                                    : snprintf(tmp, sizeof tmp, "\\x%02x", c);
+    if (off + (size_t)w + 4 > cap) {
+      memcpy(dst + off, "...", 3);
+      off += 3;
+      break;
+    }
+    memcpy(dst + off, tmp, (size_t)w);
+    off += (size_t)w;
+  }
+  dst[off] = 0;
+}
+
+/* pread until n bytes or EOF; returns the bytes read or -1 with errno. */
+static ssize_t pread_full(int fd, void *buf, size_t n, off_t off)
+{
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = pread(fd, (char *)buf + done, n - done, off + (off_t)done);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return -1;
+    if (r == 0)
+      break;
+    done += (size_t)r;
+  }
+  return (ssize_t)done;
+}
+
+static int write_full(int fd, const void *buf, size_t n)
+{
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = write(fd, (const char *)buf + done, n - done);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0) {
+      if (w == 0)
+        errno = EIO;
+      return -1;
+    }
+    done += (size_t)w;
+  }
+  return 0;
+}
+
+static uint32_t le16(const unsigned char *p)
+{
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+
+/* ---- the header dict ---------------------------------------------------- */
+
+typedef struct hdr {
+  const char *base, *p, *end;      /* the header text and the cursor */
+  char        descr[NPY_DESCR_MAX]; /* descr value, NUL-terminated */
+  size_t      descr_len;           /* its full length in the file, bytes */
+  int         have_descr, have_order, have_shape;
+  int         fortran;             /* fortran_order: 1 True, 0 False */
+  uint64_t    dim[2];              /* the first two dims of shape */
+  size_t      ndim;                /* dims in shape */
+  const char *shape_txt;           /* "(...)" as written, for reasons */
+  size_t      shape_len;           /* bytes */
+  char        err[256];            /* what the scanner stopped on */
+} hdr_t;
+
+static int perr(hdr_t *h, const char *what)
+{
+  char near[NPY_SHOW_MAX];
+  size_t left = (size_t)(h->end - h->p);
+  show(near, sizeof near, h->p, left < 16 ? left : 16);
+  snprintf(h->err, sizeof h->err, "%s at header byte %zu (near '%s')", what,
+           (size_t)(h->p - h->base), near);
+  return -1;
+}
+
+static void skip_ws(hdr_t *h)
+{
+  while (h->p < h->end && (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' ||
+                           *h->p == '\r' || *h->p == '\f' || *h->p == '\v'))
+    h->p++;
+}
+
+static int at(const hdr_t *h, char c)
+{
+  return h->p < h->end && *h->p == c;
+}
+
+/* A '...' or "..." string without escapes; keeps cap-1 bytes, *len gets the
+ * full length. */
+static int scan_string(hdr_t *h, char *out, size_t cap, size_t *len)
+{
+  if (!at(h, '\'') && !at(h, '"'))
+    return perr(h, "expected a quoted string");
+  char q = *h->p++;
+  const char *s = h->p;
+  while (h->p < h->end && *h->p != q) {
+    if (*h->p == '\\')
+      return perr(h, "escape sequences in strings are not accepted");
+    if (*h->p == '\n')
+      return perr(h, "unterminated string");
+    h->p++;
+  }
+  if (h->p == h->end)
+    return perr(h, "unterminated string");
+  *len = (size_t)(h->p - s);
+  size_t keep = *len < cap - 1 ? *len : cap - 1;
+  memcpy(out, s, keep);
+  out[keep] = 0;
+  h->p++;
+  return 0;
+}
+
+/* A non-negative decimal integer, with the 'L' suffix of Python 2 headers. */
+static int scan_uint(hdr_t *h, uint64_t *v)
+{
+  if (at(h, '-'))
+    return perr(h, "shape has a negative dimension");
+  if (!(h->p < h->end && *h->p >= '0' && *h->p <= '9'))
+    return perr(h, "expected a non-negative integer in shape");
+  uint64_t x = 0;
+  while (h->p < h->end && *h->p >= '0' && *h->p <= '9') {
+    unsigned d = (unsigned)(*h->p - '0');
+    if (x > (UINT64_MAX - d) / 10)
+      return perr(h, "shape dimension does not fit in 64 bits");
+    x = x * 10 + d;
+    h->p++;
+  }
+  if (at(h, 'L') || at(h, 'l'))
+    h->p++;
+  *v = x;
+  return 0;
+}
+
+static int scan_bool(hdr_t *h, int *v)
+{
+  const char *s = h->p;
+  while (h->p < h->end && ((*h->p >= 'A' && *h->p <= 'Z') ||
+                           (*h->p >= 'a' && *h->p <= 'z') ||
+                           (*h->p >= '0' && *h->p <= '9') || *h->p == '_'))
+    h->p++;
+  size_t n = (size_t)(h->p - s);
+  if (n == 4 && memcmp(s, "True", 4) == 0)
+    *v = 1;
+  else if (n == 5 && memcmp(s, "False", 5) == 0)
+    *v = 0;
+  else {
+    h->p = s;
+    return perr(h, "fortran_order is not True or False");
+  }
+  return 0;
+}
+
+/* "(" [int ("," int)* [","]] ")" */
+static int scan_shape(hdr_t *h)
+{
+  if (!at(h, '('))
+    return perr(h, "shape is not a tuple");
+  h->shape_txt = h->p++;
+  h->ndim = 0;
+  skip_ws(h);
+  while (!at(h, ')')) {
+    if (h->p == h->end)
+      return perr(h, "shape has no closing ')'");
+    uint64_t v;
+    if (scan_uint(h, &v) < 0)
+      return -1;
+    if (h->ndim < 2)
+      h->dim[h->ndim] = v;
+    h->ndim++;
+    skip_ws(h);
+    if (at(h, ',')) {
+      h->p++;
+      skip_ws(h);
+    } else if (!at(h, ')')) {
+      return perr(h, h->p == h->end ? "shape has no closing ')'"
+                                    : "expected ',' or ')' in shape");
+    }
+  }
+  h->p++;
+  h->shape_len = (size_t)(h->p - h->shape_txt);
+  return 0;
+}
+
+static int scan_value(hdr_t *h, const char *key, size_t keylen)
+{
+  if (keylen == 5 && strcmp(key, "descr") == 0) {
+    if (h->have_descr)
+      return perr(h, "duplicate key 'descr'");
+    h->have_descr = 1;
+    if (at(h, '['))
+      return perr(h, "descr is a list (a structured dtype), not '<f4', "
+                     "'<f2' or '<u2'");
+    return scan_string(h, h->descr, sizeof h->descr, &h->descr_len);
+  }
+  if (keylen == 13 && strcmp(key, "fortran_order") == 0) {
+    if (h->have_order)
+      return perr(h, "duplicate key 'fortran_order'");
+    h->have_order = 1;
+    return scan_bool(h, &h->fortran);
+  }
+  if (keylen == 5 && strcmp(key, "shape") == 0) {
+    if (h->have_shape)
+      return perr(h, "duplicate key 'shape'");
+    h->have_shape = 1;
+    return scan_shape(h);
+  }
+  char shown[NPY_SHOW_MAX];
+  show(shown, sizeof shown, key, keylen < NPY_DESCR_MAX - 1 ? keylen
+                                                           : NPY_DESCR_MAX - 1);
+  char what[96];
+  snprintf(what, sizeof what, "unknown key '%s'", shown);
+  return perr(h, what);
+}
+
+/* Scans the whole header: the dict, then only whitespace to the end. */
+static int scan_header(hdr_t *h)
+{
+  skip_ws(h);
+  if (!at(h, '{'))
+    return perr(h, "header does not start with '{'");
+  h->p++;
+  skip_ws(h);
+  while (!at(h, '}')) {
+    if (h->p == h->end)
+      return perr(h, "dict has no closing '}'");
+    char key[NPY_DESCR_MAX];
+    size_t keylen;
+    if (scan_string(h, key, sizeof key, &keylen) < 0)
+      return -1;
+    skip_ws(h);
+    if (!at(h, ':'))
+      return perr(h, "expected ':' after a key");
+    h->p++;
+    skip_ws(h);
+    if (scan_value(h, key, keylen) < 0)
+      return -1;
+    skip_ws(h);
+    if (at(h, ',')) {
+      h->p++;
+      skip_ws(h);
+    } else if (!at(h, '}')) {
+      return perr(h, h->p == h->end ? "dict has no closing '}'"
+                                    : "expected ',' or '}' after a value");
+    }
+  }
+  h->p++;
+  skip_ws(h);
+  if (h->p != h->end)
+    return perr(h, "unexpected bytes after the dict's closing '}'");
+  if (!h->have_descr)
+    return perr(h, "dict has no 'descr' key");
+  if (!h->have_order)
+    return perr(h, "dict has no 'fortran_order' key");
+  if (!h->have_shape)
+    return perr(h, "dict has no 'shape' key");
+  return 0;
+}
+
+/* The accepted dtype for a parsed header, or a reason. */
+static int check_dict(const hdr_t *h, cs_dtype_t *t, char *why, size_t whylen,
+                      const char *path)
+{
+  char d[NPY_SHOW_MAX];
+  show(d, sizeof d, h->descr, h->descr_len < sizeof h->descr - 1
+                                  ? h->descr_len : sizeof h->descr - 1);
+  int found = -1;
+  for (int i = 0; i < CS_NDTYPES; i++)
+    if (h->descr_len == 3 && strcmp(h->descr, descr_of[i]) == 0)
+      found = i;
+  if (found < 0) {
+    if (h->descr_len == 3 && (h->descr[0] == '>' || h->descr[0] == '!'))
+      for (int i = 0; i < CS_NDTYPES; i++)
+        if (strcmp(h->descr + 1, descr_of[i] + 1) == 0)
+          return fail(why, whylen, path,
+                      "dtype '%s' is big-endian: expected little-endian "
+                      "'<f4' (fp32), '<f2' (fp16) or '<u2' (bf16 bits)", d);
+    return fail(why, whylen, path, "dtype '%s' is not accepted: " NPY_ACCEPTED,
+                d);
+  }
+  if (h->fortran)
+    return fail(why, whylen, path,
+                "fortran_order is True (column-major): expected False "
+                "(C order; save np.ascontiguousarray(a))");
+  char s[NPY_SHOW_MAX];
+  show(s, sizeof s, h->shape_txt, h->shape_len);
+  if (h->ndim != 2)
+    return fail(why, whylen, path,
+                "shape %s is %zu-D: expected 2-D (N, C) with N, C >= 1", s,
+                h->ndim);
+  if (h->dim[0] == 0 || h->dim[1] == 0)
+    return fail(why, whylen, path,
+                "shape %s has a zero dimension: expected (N, C) with N, C >= 1",
+                s);
+  *t = (cs_dtype_t)found;
+  return 0;
+}
+
+/* ---- read --------------------------------------------------------------- */
+
+int cs_npy_read(const char *path, cs_npy_t *a, char *why, size_t whylen)
+{
+  if (why && whylen)
+    why[0] = 0;
+  if (a)
+    memset(a, 0, sizeof *a);
+  if (path == NULL || a == NULL)
+    return fail(why, whylen, path, "no %s given", a ? "path" : "array");
+
+  int rc = -1;
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* FIFOs: no hang */
+  if (fd < 0)
+    return fail(why, whylen, path, "cannot open: %s", strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    fail(why, whylen, path, "cannot stat: %s", strerror(errno));
+    goto close_fd;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    fail(why, whylen, path, "is a directory: expected a .npy file");
+    goto close_fd;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    fail(why, whylen, path, "is not a regular file: expected a .npy file");
+    goto close_fd;
+  }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0)
+    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  uint64_t fsize = (uint64_t)st.st_size;
+
+  unsigned char pre[12];
+  size_t want = fsize < sizeof pre ? (size_t)fsize : sizeof pre;
+  ssize_t got = pread_full(fd, pre, want, 0);
+  if (got < 0) {
+    fail(why, whylen, path, "cannot read: %s", strerror(errno));
+    goto close_fd;
+  }
+  if (got == 0) {
+    fail(why, whylen, path, "file is empty: expected a .npy file");
+    goto close_fd;
+  }
+  size_t cmp = (size_t)got < NPY_MAGIC_LEN ? (size_t)got : NPY_MAGIC_LEN;
+  if (memcmp(pre, NPY_MAGIC, cmp) != 0) {
+    fail(why, whylen, path,
+         "not a .npy file: does not start with the magic \\x93NUMPY");
+    goto close_fd;
+  }
+  if ((size_t)got < NPY_MAGIC_LEN + 2) {
+    fail(why, whylen, path, "file ends inside the header (%zd bytes)", got);
+    goto close_fd;
+  }
+  unsigned major = pre[6], minor = pre[7];
+  if (!(major >= 1 && major <= 3 && minor == 0)) {
+    fail(why, whylen, path,
+         ".npy format version %u.%u is not supported: expected 1.0, 2.0 or "
+         "3.0", major, minor);
+    goto close_fd;
+  }
+  size_t prefix = major == 1 ? 10 : 12; /* magic, version, HLEN */
+  if ((size_t)got < prefix) {
+    fail(why, whylen, path, "file ends inside the header (%zd bytes)", got);
+    goto close_fd;
+  }
+  uint32_t hlen = major == 1 ? le16(pre + 8) : le32(pre + 8);
+  uint64_t data_off = (uint64_t)prefix + hlen;
+  if (data_off > fsize) {
+    fail(why, whylen, path,
+         "header length %u runs past the end of the file (%llu bytes)", hlen,
+         (unsigned long long)fsize);
+    goto close_fd;
+  }
+  if (hlen > NPY_MAX_HEADER) {
+    fail(why, whylen, path, "header length %u is implausible (over %u bytes)",
+         hlen, NPY_MAX_HEADER);
+    goto close_fd;
+  }
+  char *text = malloc(hlen ? hlen : 1);
+  if (text == NULL) {
+    fail(why, whylen, path, "out of memory for a %u-byte header", hlen);
+    goto close_fd;
+  }
+  got = pread_full(fd, text, hlen, (off_t)prefix);
+  if (got != (ssize_t)hlen) {
+    fail(why, whylen, path, "cannot read the header: %s",
+         got < 0 ? strerror(errno) : "file shrank while reading");
+    goto free_text;
+  }
+  hdr_t h;
+  memset(&h, 0, sizeof h);
+  h.base = h.p = text;
+  h.end = text + hlen;
+  if (scan_header(&h) < 0) {
+    fail(why, whylen, path, "bad header: %s; " NPY_EXPECTED_DICT, h.err);
+    goto free_text;
+  }
+  cs_dtype_t t = CS_FP32;
+  if (check_dict(&h, &t, why, whylen, path) < 0)
+    goto free_text;
+
+  uint64_t rows = h.dim[0], cols = h.dim[1], count, nbytes;
+  uint64_t avail = fsize - data_off;
+  if (__builtin_mul_overflow(rows, cols, &count) ||
+      __builtin_mul_overflow(count, (uint64_t)cs_dtype_size(t), &nbytes) ||
+      nbytes > (uint64_t)SIZE_MAX) {
+    fail(why, whylen, path,
+         "shape (%llu, %llu) of '%s' is too large: its size overflows 64 "
+         "bits", (unsigned long long)rows, (unsigned long long)cols,
+         descr_of[t]);
+    goto free_text;
+  }
+  if (nbytes != avail) {
+    fail(why, whylen, path,
+         "%s: shape (%llu, %llu) of '%s' needs %llu data bytes, the file has "
+         "%llu after the header",
+         nbytes > avail ? "data is truncated" : "trailing bytes after the data",
+         (unsigned long long)rows, (unsigned long long)cols, descr_of[t],
+         (unsigned long long)nbytes, (unsigned long long)avail);
+    goto free_text;
+  }
+  void *data = malloc((size_t)nbytes);
+  if (data == NULL) {
+    fail(why, whylen, path, "out of memory for %llu data bytes",
+         (unsigned long long)nbytes);
+    goto free_text;
+  }
+  got = pread_full(fd, data, (size_t)nbytes, (off_t)data_off);
+  if (got != (ssize_t)nbytes) {
+    fail(why, whylen, path, "cannot read the data: %s",
+         got < 0 ? strerror(errno) : "file shrank while reading");
+    goto free_data;
+  }
+  a->dtype = t;
+  a->rows = rows;
+  a->cols = cols;
+  a->data = data;
+  data = NULL;
+  rc = 0;
+free_data:
+  free(data);
+free_text:
+  free(text);
+close_fd:
+  close(fd);
+  return rc;
+}
+
+/* ---- write -------------------------------------------------------------- */
+
+/* The process umask without changing it (umask(2) can only swap it, which
+ * races with other threads); 022 when /proc is not there. */
+static mode_t current_umask(void)
+{
+  mode_t m = 022;
+  FILE *f = fopen("/proc/self/status", "re");
+  if (f == NULL)
+    return m;
+  char line[128];
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, "Umask:", 6) == 0) {
+      m = (mode_t)strtoul(line + 6, NULL, 8) & 0777;
+      break;
+    }
+  fclose(f);
+  return m;
+}
+
+int cs_npy_write(const char *path, cs_dtype_t t, uint64_t rows, uint64_t cols,
+                 const void *data, char *why, size_t whylen)
+{
+  if (why && whylen)
+    why[0] = 0;
+  if (path == NULL || path[0] == 0)
+    return fail(why, whylen, path, "no path given");
+  if ((unsigned)t >= CS_NDTYPES)
+    return fail(why, whylen, path,
+                "dtype %d is not accepted: expected fp32, fp16 or bf16",
+                (int)t);
+  if (rows == 0 || cols == 0)
+    return fail(why, whylen, path,
+                "shape (%llu, %llu) has a zero dimension: expected (N, C) "
+                "with N, C >= 1", (unsigned long long)rows,
+                (unsigned long long)cols);
+  uint64_t count, nbytes;
+  if (__builtin_mul_overflow(rows, cols, &count) ||
+      __builtin_mul_overflow(count, (uint64_t)cs_dtype_size(t), &nbytes) ||
+      nbytes > (uint64_t)SIZE_MAX)
+    return fail(why, whylen, path,
+                "shape (%llu, %llu) is too large: its size overflows 64 bits",
+                (unsigned long long)rows, (unsigned long long)cols);
+  if (data == NULL)
+    return fail(why, whylen, path, "no data given");
+
+  /* 10 + dict (<= 97) + pad (<= 64) + '\n' < 256 */
+  char head[256];
+  memcpy(head, NPY_MAGIC "\x01\x00", NPY_MAGIC_LEN + 2);
+  size_t off = 10;
+  off += (size_t)snprintf(head + off, sizeof head - off,
+                          "{'descr': '%s', 'fortran_order': False, "
+                          "'shape': (%llu, %llu), }",
+                          descr_of[t], (unsigned long long)rows,
+                          (unsigned long long)cols);
+  size_t pad = NPY_ALIGN - (off + 1) % NPY_ALIGN; /* 1..64, as numpy */
+  memset(head + off, ' ', pad);
+  off += pad;
+  head[off++] = '\n';
+  head[8] = (char)((off - 10) & 0xff);
+  head[9] = (char)((off - 10) >> 8);
+
+  int rc = -1;
+  size_t plen = strlen(path);
+  char *tmp = malloc(plen + sizeof ".tmpXXXXXX");
+  if (tmp == NULL)
+    return fail(why, whylen, path, "out of memory");
+  memcpy(tmp, path, plen);
+  memcpy(tmp + plen, ".tmpXXXXXX", sizeof ".tmpXXXXXX");
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    fail(why, whylen, path, "cannot create a temp file beside it: %s",
+         strerror(errno));
+    goto free_tmp;
+  }
+  /* mkstemp makes 0600; give the file what open(2) would have. */
+  if (fchmod(fd, 0666 & ~current_umask()) < 0 ||
+      write_full(fd, head, off) < 0 ||
+      write_full(fd, data, (size_t)nbytes) < 0) {
+    fail(why, whylen, path, "cannot write %s: %s", tmp, strerror(errno));
+    goto close_fd;
+  }
+  int err = close(fd);
+  fd = -1;
+  if (err < 0) {
+    fail(why, whylen, path, "cannot write %s: %s", tmp, strerror(errno));
+    goto unlink_tmp;
+  }
+  if (rename(tmp, path) < 0) {
+    fail(why, whylen, path, "cannot rename %s over it: %s", tmp,
+         strerror(errno));
+    goto unlink_tmp;
+  }
+  rc = 0;
+  goto free_tmp;
+close_fd:
+  close(fd);
+unlink_tmp:
+  unlink(tmp);
+free_tmp:
+  free(tmp);
+  return rc;
+}
