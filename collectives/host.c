@@ -40,6 +40,7 @@ void cs__ar_host(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
     uint32_t chunk = (uint32_t)(size - base < CS_HOST_CHUNK ? size - base
                                                             : CS_HOST_CHUNK);
     uint32_t xfer = (uint32_t)cs_host_xfer(chunk, es);
+    cs_dev_step(d, (uint32_t)(base / CS_HOST_CHUNK));
     cs_load(d, &t->acc, me, CS_AR_SLOT_DATA, base, chunk, xfer);
     for (uint32_t p = 0; p < n; p++) {
       if (p == me)

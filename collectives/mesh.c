@@ -43,6 +43,7 @@ void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
   cs__ar_barrier(d, 0, 1);
   for (uint64_t ci = 0; ci < nchunks; ci++) {
     uint64_t off = ci * w;
+    cs_dev_step(d, (uint32_t)ci);
     uint32_t v = (uint32_t)(size - off < w ? size - off : w);
     cs_load(d, &t->acc, me, CS_AR_SLOT_DATA, off, v, v);
     for (uint32_t p = 0; p < n; p++) {

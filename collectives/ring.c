@@ -58,6 +58,7 @@ static void ring_round(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
     int active = sub < len;
     uint32_t v = active ? (uint32_t)(len - sub < w ? len - sub : w) : 0;
     uint32_t lv = v ? v : 1; /* inactive lanes use one safe element */
+    cs_dev_step(d, (uint32_t)j);
 
     cs__ar_barrier(d, row, (int32_t)(2 * j + 1)); /* READY */
     if (active) {

@@ -93,6 +93,14 @@ void cs_dev_fini(cs_dev_t *d)
 void cs__dev_fail(cs_dev_t *d, uint32_t reason, int rx, const char *fmt, ...)
 {
   cs_ctl_t *c = d->world->ctl;
+  if (d->hooks && d->hooks->fail && d->cur_ev) {
+    int32_t observed = 0;
+    if (d->cur_ev->kind == CS_EV_WAIT && d->st->state == CS_RS_WAITING)
+      observed = __atomic_load_n(
+          (int32_t *)cs_dev_addr(d, d->rank, d->cur_ev->slot, d->cur_ev->cell),
+          __ATOMIC_ACQUIRE);
+    d->hooks->fail(d, d->cur_ev, observed, d->hook_arg);
+  }
   uint32_t expect = CS_ABORT_NONE;
   /* First failure wins the abort word and the message. */
   if (__atomic_compare_exchange_n(&c->abort_word, &expect, reason, false,
@@ -348,10 +356,13 @@ void cs_fence(cs_dev_t *d)
   cs__dev_end(d, &ev, 0);
 }
 
-void cs_mark(cs_dev_t *d, uint32_t phase, uint32_t step)
+void cs_mark(cs_dev_t *d, uint32_t phase, uint32_t round)
 {
+  d->tag_phase = phase;
+  d->tag_round = round;
+  d->tag_step = 0;
   cs_event_t ev = {.kind = CS_EV_MARK, .peer = d->rank, .cell = phase,
-                   .value = (int32_t)step};
+                   .value = (int32_t)round};
   cs__dev_begin(d, &ev);
   cs__dev_end(d, &ev, 0);
 }

@@ -84,6 +84,9 @@ typedef struct cs_dev cs_dev_t;
 typedef struct cs_dev_hooks {
   void (*begin)(cs_dev_t *d, const cs_event_t *ev, void *arg);
   void (*end)(cs_dev_t *d, const cs_event_t *ev, int32_t observed, void *arg);
+  /* The current event failed (out-of-slot fault, timeout); the rank exits
+   * right after. observed: the cell's value for a wait, else 0. */
+  void (*fail)(cs_dev_t *d, const cs_event_t *ev, int32_t observed, void *arg);
 } cs_dev_hooks_t;
 
 /* Rank-private staging memory (the "UB"): width physical elements, valid
@@ -110,6 +113,11 @@ struct cs_dev {
   uint64_t           timeout_ns;
   const cs_dev_hooks_t *hooks; /* NULL = free mode, no tracing */
   void              *hook_arg;
+  const cs_event_t  *cur_ev;   /* event in progress (set only with hooks) */
+  uint64_t           hook_seq; /* scratch of the hooks (trace: pending seq) */
+  uint32_t           tag_phase; /* algorithm position for traces: phase, */
+  uint32_t           tag_round; /*   round or chunk, */
+  uint32_t           tag_step;  /*   subchunk */
 };
 
 /* Prepares the device of `rank` in this (forked) process. Returns 0 or
@@ -131,8 +139,10 @@ static inline void cs__dev_begin(cs_dev_t *d, cs_event_t *ev)
   __atomic_store_n(&d->st->event, ev->index, __ATOMIC_RELAXED);
   if (__builtin_expect(ev->index == d->fault_at, 0))
     cs__dev_strike(d);
-  if (__builtin_expect(d->hooks != 0, 0))
+  if (__builtin_expect(d->hooks != 0, 0)) {
+    d->cur_ev = ev;
     d->hooks->begin(d, ev, d->hook_arg);
+  }
 }
 static inline void cs__dev_end(cs_dev_t *d, const cs_event_t *ev,
                                int32_t observed)
@@ -170,8 +180,17 @@ int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
 /* Pipe barrier: everything posted before lands before anything after. */
 void cs_fence(cs_dev_t *d);
 
-/* A phase/step marker (free of memory effects; recorded when tracing). */
-void cs_mark(cs_dev_t *d, uint32_t phase, uint32_t step);
+/* A phase marker: the algorithm enters `phase` (1 main/RS, 2 AG), round
+ * `round`. One event, free of memory effects; later events are tagged with
+ * it in traces. */
+void cs_mark(cs_dev_t *d, uint32_t phase, uint32_t round);
+
+/* Tags later events with subchunk/chunk `step` (no event, no cost to
+ * speak of). */
+static inline void cs_dev_step(cs_dev_t *d, uint32_t step)
+{
+  d->tag_step = step;
+}
 
 /* Address of element `elem_off` of `slot` in `peer`'s window, through the
  * CommContext translation; no event, no check (for the launcher/tests). */

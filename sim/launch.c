@@ -209,6 +209,7 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
   }
 
   int aborted = err < 0;
+  uint64_t tick_ns = o.tick_ns ? o.tick_ns : 1000000ull, next_tick = 0;
   uint64_t kill_at = aborted ? cs_now_ns() : UINT64_MAX;
   int first_reported = 0;
   while (alive > 0) {
@@ -249,6 +250,14 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
     uint64_t wait_ns = aborted ? (kill_at == UINT64_MAX ? 1000000000ull
                                                         : kill_at - now)
                                : 1000000000ull;
+    if (o.tick) {
+      if (now >= next_tick) {
+        o.tick(o.tick_arg);
+        next_tick = now + tick_ns;
+      }
+      if (wait_ns > next_tick - now)
+        wait_ns = next_tick - now;
+    }
     struct timespec ts = {(time_t)(wait_ns / 1000000000ull),
                           (long)(wait_ns % 1000000000ull)};
     siginfo_t si;
@@ -280,6 +289,9 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
   sigprocmask(SIG_SETMASK, &old, NULL);
 
   cs_ctl_t *c = w->ctl;
+  if (o.statuses)
+    for (uint32_t r = 0; r < n; r++)
+      o.statuses[r] = p[r].pid > 0 ? p[r].status : 0;
   if (aborted || c->abort_word) {
     r0.aborted = 1;
     r0.abort_reason = c->abort_word ? c->abort_word : CS_ABORT_CRASH;

@@ -26,6 +26,10 @@ typedef struct cs_launch_opts {
   const cs_dev_hooks_t *hooks; /* per-event hooks in every rank, or NULL */
   void      *hook_arg;
   FILE      *report;          /* where failure lines go; NULL = stderr */
+  void     (*tick)(void *arg); /* called every tick_ns while ranks run */
+  void      *tick_arg;
+  uint64_t   tick_ns;         /* 0 = 1 ms */
+  int       *statuses;        /* if set: each rank's wait status (nranks) */
 } cs_launch_opts_t;
 
 typedef struct cs_launch_result {

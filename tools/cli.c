@@ -87,6 +87,13 @@ int cs_cli_common_opt(const char *cmd, int opt, const char *arg,
     if (cs_cli_seconds(cmd, "--timeout", arg, 86400, &c->timeout_ns) < 0)
       *bad = 1;
     return 1;
+  case CS_OPT_TRACE:
+    if (!*arg) {
+      cs_cli_error(cmd, "--trace '' is not accepted: expected a file name");
+      *bad = 1;
+    }
+    c->trace = arg;
+    return 1;
   default:
     return 0;
   }
@@ -110,4 +117,46 @@ int cs_cli_launch_exit(const char *cmd, int rc)
   if (rc < 0)
     cs_cli_error(cmd, "could not start the ranks: %s", cs_strerror(rc));
   return CS_EXIT_ABORTED;
+}
+
+uint64_t cs_cli_trace_bytes(const cs_cli_common_t *c, uint32_t nranks)
+{
+  if (!c->trace)
+    return 0;
+  /* The launcher drains every millisecond; a ring this deep lets a rank
+   * run ahead for a while without waiting on it. */
+  return cs_trace_ring_bytes(nranks <= 8 ? 65536 : 16384);
+}
+
+int cs_cli_trace_open(const char *cmd, cs_cli_common_t *c,
+                      cs_trace_header_t *h, cs_world_t *w,
+                      cs_launch_opts_t *lo)
+{
+  if (!c->trace)
+    return 0;
+  snprintf(h->version_str, sizeof(h->version_str), "%s", CS_VERSION_STRING);
+  if (!h->schedule[0])
+    snprintf(h->schedule, sizeof(h->schedule), "free");
+  int rc = cs_tracer_open(&c->tracer, c->trace, h, w);
+  if (rc < 0) {
+    cs_cli_error(cmd, "--trace %s: cannot create: %s", c->trace, cs_strerror(rc));
+    return -1;
+  }
+  cs_tracer_launch_opts(c->tracer, lo);
+  lo->statuses = c->statuses;
+  return 0;
+}
+
+int cs_cli_trace_close(const char *cmd, cs_cli_common_t *c,
+                       const cs_launch_result_t *res)
+{
+  if (!c->tracer)
+    return 0;
+  int rc = cs_tracer_close(c->tracer, res, c->statuses);
+  c->tracer = NULL;
+  if (rc < 0) {
+    cs_cli_error(cmd, "--trace %s: write failed: %s", c->trace, cs_strerror(rc));
+    return -1;
+  }
+  return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "../sim/launch.h"
+#include "../sim/trace.h"
 
 enum {
   CS_EXIT_OK = 0,      /* success, result verified */
@@ -39,6 +40,9 @@ typedef struct cs_cli_common {
   cs_fault_t fault;
   int        has_fault;
   uint64_t   timeout_ns;
+  const char *trace;      /* --trace FILE, or NULL */
+  cs_tracer_t *tracer;    /* open while the run goes */
+  int        statuses[CS_MAX_RANKS]; /* ranks' wait statuses */
 } cs_cli_common_t;
 
 /* Handles --fault and --timeout; returns 1 if `opt` was one of them (0 on
@@ -51,9 +55,24 @@ int cs_cli_common_check(const char *cmd, const cs_cli_common_t *c,
 
 #define CS_OPT_FAULT   1001
 #define CS_OPT_TIMEOUT 1002
+#define CS_OPT_TRACE   1003
 #define CS_CLI_COMMON_LONGOPTS                                                 \
   {"fault", required_argument, 0, CS_OPT_FAULT},                               \
-  {"timeout", required_argument, 0, CS_OPT_TIMEOUT}
+  {"timeout", required_argument, 0, CS_OPT_TIMEOUT},                           \
+  {"trace", required_argument, 0, CS_OPT_TRACE}
+
+/* Trace ring bytes per rank for the world (0 without --trace). */
+uint64_t cs_cli_trace_bytes(const cs_cli_common_t *c, uint32_t nranks);
+/* With --trace: creates the file, writes the header `h` (caller fills the
+ * run's configuration), points the launch options at the recorder.
+ * Returns 0, or -1 after printing one line. */
+int cs_cli_trace_open(const char *cmd, cs_cli_common_t *c,
+                      cs_trace_header_t *h, cs_world_t *w,
+                      cs_launch_opts_t *lo);
+/* Finishes the trace (fault/abort records, pending writes). Returns 0 or
+ * -1 after printing one line. No-op without --trace. */
+int cs_cli_trace_close(const char *cmd, cs_cli_common_t *c,
+                       const cs_launch_result_t *res);
 
 #define CS_CLI_COMMON_HELP                                                     \
   "  --fault RANK:KIND[:EVENT]\n"                                              \
@@ -65,7 +84,10 @@ int cs_cli_common_check(const char *cmd, const cs_cli_common_t *c,
   "                   found by the wait timeout)\n"                            \
   "  --timeout SECONDS\n"                                                      \
   "                   wait timeout; a wait that exceeds it aborts the run\n"   \
-  "                   and prints the hang wavefront (default 30)\n"
+  "                   and prints the hang wavefront (default 30)\n"            \
+  "  --trace FILE     record every device event of every rank to FILE (the\n" \
+  "                   transfer log; see 'collsim trace'); written even when\n" \
+  "                   the run aborts, ending with the fault\n"
 
 #define CS_CLI_EXIT_HELP                                                       \
   "Exit status: 0 success (result verified), 1 wrong result, 2 bad usage\n"   \

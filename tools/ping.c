@@ -16,7 +16,7 @@
 
 static const char ping_help[] =
     "usage: collsim ping [--ranks N] [--rounds R] [--fault RANK:KIND[:EVENT]]\n"
-    "                    [--timeout SECONDS]\n"
+    "                    [--timeout SECONDS] [--trace FILE]\n"
     "\n"
     "Passes a token around a ring of N rank processes R times. Each hop is a\n"
     "put of the token into the next rank's window, a fence and a notify; the\n"
@@ -123,7 +123,8 @@ int cs_cmd_ping(int argc, char **argv)
   cs_layout_add(&l, "token", sizeof(int32_t), sizeof(int32_t));
   cs_layout_add(&l, "signal", sizeof(int32_t), sizeof(int32_t));
   cs_world_opts_t wo = {.io_bytes = (uint64_t)a.rounds * 8 + 64,
-                        .timeout_ns = com.timeout_ns};
+                        .timeout_ns = com.timeout_ns,
+                        .trace_bytes = cs_cli_trace_bytes(&com, nranks)};
   cs_world_t w;
   int rc = cs_world_create(&w, &l, nranks, &wo);
   if (rc < 0) {
@@ -131,9 +132,16 @@ int cs_cmd_ping(int argc, char **argv)
     return rc == CS_ETOOBIG ? CS_EXIT_USAGE : CS_EXIT_ABORTED;
   }
   cs_launch_opts_t lo = {.fault = com.fault};
+  cs_trace_header_t th = {.algo = 255, .program = 1, .rounds = a.rounds};
+  if (cs_cli_trace_open("ping", &com, &th, &w, &lo) < 0) {
+    cs_world_destroy(&w);
+    return CS_EXIT_USAGE;
+  }
   cs_launch_result_t res;
   rc = cs_launch(&w, ping_rank, &a, &lo, &res);
   int code = cs_cli_launch_exit("ping", rc);
+  if (cs_cli_trace_close("ping", &com, rc < 0 ? NULL : &res) < 0 && code == CS_EXIT_OK)
+    code = CS_EXIT_ABORTED;
   if (code == CS_EXIT_OK) {
     uint64_t *rtt = (uint64_t *)cs_world_output(&w, 0);
     uint32_t wrong = *(uint32_t *)(rtt + a.rounds);

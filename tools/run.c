@@ -26,7 +26,7 @@ static const char run_help[] =
     "                   [--fill arange|pto|random] [--seed S]\n"
     "                   [--input IN.npy] [--output OUT.npy] [--iters K]\n"
     "                   [--tile-bytes B] [--fault RANK:KIND[:EVENT]]\n"
-    "                   [--timeout SECONDS]\n"
+    "                   [--timeout SECONDS] [--trace FILE]\n"
     "\n"
     "Runs the allreduce of PyPTO PR #2161 on N forked rank processes and\n"
     "verifies every rank's result bit for bit against an independent oracle\n"
@@ -399,7 +399,8 @@ int cs_cmd_run(int argc, char **argv)
                            : (o.fill ? o.fill : cs_ar_default_fill(c));
   cs_layout_t l;
   cs_world_t w;
-  cs_world_opts_t wo = {.io_bytes = cs_ar_io_bytes(c), .timeout_ns = o.com.timeout_ns};
+  cs_world_opts_t wo = {.io_bytes = cs_ar_io_bytes(c), .timeout_ns = o.com.timeout_ns,
+                        .trace_bytes = cs_cli_trace_bytes(&o.com, n)};
   if ((rc = cs_ar_layout(c, &l)) < 0 || (rc = cs_world_create(&w, &l, n, &wo)) < 0) {
     cs_cli_error("run", "cannot hold %u windows of %llu bytes: %s", n,
                  (unsigned long long)l.win_bytes, cs_strerror(rc));
@@ -421,8 +422,21 @@ int cs_cmd_run(int argc, char **argv)
   }
 
   cs_launch_opts_t lo = {.fault = o.com.fault};
-  rc = cs_launch(&w, cs_ar_rank_main, &o.cfg, &lo, NULL);
+  cs_trace_header_t th = {.count = c->count, .algo = c->algo, .dtype = c->dtype,
+                          .op = c->op, .fill = fill, .seed = o.seed,
+                          .input_hash = cs_trace_fnv64(inputs, bytes * n),
+                          .tile_bytes = c->tile_bytes, .iters = c->iters,
+                          .program = 0};
+  if (cs_cli_trace_open("run", &o.com, &th, &w, &lo) < 0) {
+    free(inputs);
+    cs_world_destroy(&w);
+    return CS_EXIT_USAGE;
+  }
+  cs_launch_result_t res;
+  rc = cs_launch(&w, cs_ar_rank_main, &o.cfg, &lo, &res);
   int code = cs_cli_launch_exit("run", rc);
+  if (cs_cli_trace_close("run", &o.com, rc < 0 ? NULL : &res) < 0 && code == CS_EXIT_OK)
+    code = CS_EXIT_ABORTED;
   if (code == CS_EXIT_OK) {
     code = verify(&o, &w, fill, inputs);
     if (o.output) {
