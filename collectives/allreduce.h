@@ -16,6 +16,7 @@
 
 #include "../sim/dev.h"
 #include "dtype.h"
+#include "bugs.h"
 #include "oracle.h"
 
 #define CS_AR_MAX_RANKS 64u /* the CommContext ABI's COMM_MAX_RANK_NUM */
@@ -37,6 +38,7 @@ typedef struct cs_ar_cfg {
   uint32_t   tile_bytes; /* UB tile, CS_TILE_BYTES unless asked otherwise */
   uint32_t   iters;      /* allreduce calls on one world, >= 1 */
   uint32_t   no_epilogue;/* 1: leave signals at their final values (single use) */
+  uint32_t   bug;        /* cs_bug_t: a named defect, 0 = none (bugs.h) */
 } cs_ar_cfg_t;
 
 /* Checks a configuration. Returns 0, or -1 with one line in `why` naming

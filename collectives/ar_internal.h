@@ -15,17 +15,20 @@
  * the signal, as PyPTO's PIPE_ALL before TNOTIFY), +1 to cell [row, me] of
  * every peer ascending, then wait for cell [row, s] >= expect of every peer
  * ascending. */
-static inline void cs__ar_barrier(cs_dev_t *d, uint32_t row, int32_t expect)
+static inline void cs__ar_barrier(cs_dev_t *d, const cs_ar_cfg_t *c,
+                                  uint32_t row, int32_t expect)
 {
   uint32_t n = d->nranks, me = d->rank;
   uint32_t base = row * n;
-  cs_fence(d);
+  uint32_t cmp = c->bug == CS_BUG_WAIT_EQ ? CS_CMP_EQ : CS_CMP_GE;
+  if (c->bug != CS_BUG_NO_FENCE_BEFORE_NOTIFY)
+    cs_fence(d);
   for (uint32_t p = 0; p < n; p++)
     if (p != me)
       cs_notify(d, p, CS_AR_SLOT_SIGNAL, base + me, CS_NOTIFY_ADD, 1);
   for (uint32_t s = 0; s < n; s++)
     if (s != me)
-      cs_wait(d, CS_AR_SLOT_SIGNAL, base + s, CS_CMP_GE, expect);
+      cs_wait(d, CS_AR_SLOT_SIGNAL, base + s, cmp, expect);
 }
 
 /* acc = acc op x over acc->valid elements: one device event. */
@@ -41,12 +44,13 @@ static inline void cs__ar_reduce(cs_dev_t *d, cs_tile_t *acc,
 
 /* Self-clearing epilogue (reference §2.3 LATER, #2175/#2279): after the
  * last barrier, for rows [0, nrows) and every src != me, AtomicAdd -total to
- * the own cell [row, src]. Every peer's notifies of this call have landed
- * (the last wait saw them), so the cells return to 0; adds commute, so a
- * peer already in its next call keeps its +1. `bad` (may be NULL) counts
- * non-self cells that were not exactly `total` before the reset. */
+ * the own cell [row, src] (-last_total on the last row). Every peer's
+ * notifies of this call have landed (the last wait saw them), so the cells
+ * return to 0; adds commute, so a peer already in its next call keeps its
+ * +1. `bad` (may be NULL) counts non-self cells that were not exactly their
+ * total before the reset. */
 void cs__ar_epilogue(cs_dev_t *d, const cs_ar_cfg_t *c, uint32_t nrows,
-                     int32_t total, uint32_t *bad);
+                     int32_t total, int32_t last_total, uint32_t *bad);
 
 void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
                  uint32_t *bad);

@@ -34,7 +34,7 @@ void cs__ar_host(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
   t->acc.width = t->recv.width = CS_HOST_CHUNK;
 
   cs_mark(d, 1, 0);
-  cs__ar_barrier(d, 0, 1);
+  cs__ar_barrier(d, c, 0, 1);
   int32_t read_done = 2;
   for (uint64_t base = 0; base < size; base += CS_HOST_CHUNK) {
     uint32_t chunk = (uint32_t)(size - base < CS_HOST_CHUNK ? size - base
@@ -48,8 +48,9 @@ void cs__ar_host(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
       cs_load(d, &t->recv, p, CS_AR_SLOT_DATA, base, chunk, xfer);
       cs__ar_reduce(d, &t->acc, &t->recv, c);
     }
-    cs__ar_barrier(d, 0, read_done++);
+    if (!(base + CS_HOST_CHUNK >= size && c->bug == CS_BUG_EARLY_RETURN))
+      cs__ar_barrier(d, c, 0, read_done++);
     cs_store(d, &t->acc, CS_AR_SLOT_DATA, base, chunk);
   }
-  cs__ar_epilogue(d, c, 1, read_done - 1, bad);
+  cs__ar_epilogue(d, c, 1, read_done - 1, read_done - 1, bad);
 }

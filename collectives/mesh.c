@@ -40,7 +40,7 @@ void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
   t->acc.width = t->recv.width = (uint32_t)w;
 
   cs_mark(d, 1, 0);
-  cs__ar_barrier(d, 0, 1);
+  cs__ar_barrier(d, c, 0, 1);
   for (uint64_t ci = 0; ci < nchunks; ci++) {
     uint64_t off = ci * w;
     cs_dev_step(d, (uint32_t)ci);
@@ -53,8 +53,14 @@ void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
               (uint32_t)cs_remote_phys(v, es));
       cs__ar_reduce(d, &t->acc, &t->recv, c);
     }
-    cs__ar_barrier(d, 0, (int32_t)(ci + 2));
+    int last = ci + 1 == nchunks;
+    if (c->bug != CS_BUG_MESH_NO_CHUNK_BARRIER &&
+        !(last && c->bug == CS_BUG_EARLY_RETURN))
+      cs__ar_barrier(d, c, 0, (int32_t)(ci + 2));
     cs_store(d, &t->acc, CS_AR_SLOT_DATA, off, v);
   }
-  cs__ar_epilogue(d, c, 1, (int32_t)(1 + nchunks), bad);
+  int32_t total = c->bug == CS_BUG_MESH_NO_CHUNK_BARRIER ? 1
+                  : c->bug == CS_BUG_EARLY_RETURN      ? (int32_t)nchunks
+                                                       : (int32_t)(1 + nchunks);
+  cs__ar_epilogue(d, c, 1, total, total, bad);
 }

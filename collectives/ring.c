@@ -51,6 +51,14 @@ static void ring_round(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
                                  : cs_ring_ag_seg(me, round, n);
   uint64_t b = cs_ring_bound(k, c->count, n, es);
   uint64_t len = cs_ring_bound(k + 1, c->count, n, es) - b;
+  if (c->bug == CS_BUG_RING_DROP_TAIL) {
+    /* Pre-#1942: chunk = SIZE / NR, the SIZE % NR tail belongs to nobody. */
+    uint64_t chunk = c->count / n;
+    b = k * chunk;
+    len = chunk;
+  }
+  int no_ready = c->bug == CS_BUG_RING_NO_READY_BARRIER;
+  int last_round = phase == PHASE_AG && round + 2 == n;
 
   cs_mark(d, (uint32_t)phase, round);
   for (uint64_t j = 0; j < k_sub; j++) {
@@ -60,7 +68,8 @@ static void ring_round(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
     uint32_t lv = v ? v : 1; /* inactive lanes use one safe element */
     cs_dev_step(d, (uint32_t)j);
 
-    cs__ar_barrier(d, row, (int32_t)(2 * j + 1)); /* READY */
+    if (!no_ready)
+      cs__ar_barrier(d, c, row, (int32_t)(2 * j + 1)); /* READY */
     if (active) {
       cs_load(d, &t->recv, left, CS_AR_SLOT_DATA, b + sub, lv,
               (uint32_t)cs_remote_phys(lv, es));
@@ -68,10 +77,14 @@ static void ring_round(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
         cs_load(d, &t->acc, me, CS_AR_SLOT_DATA, b + sub, lv, lv);
         cs__ar_reduce(d, &t->acc, &t->recv, c); /* local op received */
       }
+    } else if (phase == PHASE_AG && c->bug == CS_BUG_INACTIVE_LANE_REMOTE_READ) {
+      cs_load(d, &t->recv, left, CS_AR_SLOT_DATA, 0, 1,
+              (uint32_t)cs_remote_phys(1, es)); /* earlier revision */
     } else {
       cs_load(d, &t->acc, me, CS_AR_SLOT_DATA, 0, 1, 1); /* placeholder */
     }
-    cs__ar_barrier(d, row, (int32_t)(2 * j + 2)); /* READ-COMPLETE */
+    if (!(last_round && j + 1 == k_sub && c->bug == CS_BUG_EARLY_RETURN))
+      cs__ar_barrier(d, c, row, (int32_t)(no_ready ? j + 1 : 2 * j + 2)); /* READ-COMPLETE */
     if (active)
       cs_store(d, phase == PHASE_RS ? &t->acc : &t->recv, CS_AR_SLOT_DATA,
                b + sub, v);
@@ -90,6 +103,9 @@ void cs__ar_ring(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
     ring_round(d, c, t, PHASE_RS, r, w, k_sub);
   for (uint32_t r = 0; r + 1 < n; r++)
     ring_round(d, c, t, PHASE_AG, r, w, k_sub);
-  if (n > 1)
-    cs__ar_epilogue(d, c, 2 * (n - 1), (int32_t)(2 * k_sub), bad);
+  if (n > 1) {
+    int32_t per_row = (int32_t)(c->bug == CS_BUG_RING_NO_READY_BARRIER ? k_sub : 2 * k_sub);
+    cs__ar_epilogue(d, c, 2 * (n - 1), per_row,
+                    c->bug == CS_BUG_EARLY_RETURN ? per_row - 1 : per_row, bad);
+  }
 }

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../window/cs_error.h"
+#include "sched.h"
 
 #define SLEEP_SLICE_NS (100ull * 1000000ull)
 
@@ -80,6 +81,8 @@ int cs_dev_init(cs_dev_t *d, cs_world_t *w, uint32_t rank,
   }
   d->spin_iters = w->ctl->spin_iters;
   d->timeout_ns = w->ctl->timeout_ns;
+  d->controlled = w->ctl->controlled != 0;
+  d->posted = w->ctl->controlled > 1 + CS_MM_SC;
   return 0;
 }
 
@@ -117,7 +120,7 @@ void cs__dev_fail(cs_dev_t *d, uint32_t reason, int rx, const char *fmt, ...)
   _exit(rx);
 }
 
-static _Noreturn void peer_aborted(cs_dev_t *d)
+void cs__dev_aborted(cs_dev_t *d)
 {
   d->st->reason = CS_ABORT_PEER;
   _exit(CS_RX_ABORTED);
@@ -143,7 +146,7 @@ void cs__dev_strike(cs_dev_t *d)
     d->st->state = CS_RS_HUNG;
     while (cs_now_ns() - start < d->timeout_ns) {
       if (__atomic_load_n(&d->world->ctl->abort_word, __ATOMIC_ACQUIRE))
-        peer_aborted(d);
+        cs__dev_aborted(d);
       struct timespec ts = {0, 10 * 1000000};
       nanosleep(&ts, NULL);
     }
@@ -237,8 +240,11 @@ static inline void write_to(cs_dev_t *d, uint32_t kind, const cs_tile_t *t,
   cs__dev_begin(d, &ev);
   const cs_slot_t *s = check(d, &ev, slot, peer, elem_off, valid);
   check_tile(d, &ev, t, s, valid);
-  memcpy(cs_dev_addr(d, peer, slot, elem_off), t->buf,
-         (size_t)valid * t->esize);
+  if (__builtin_expect(d->posted, 0))
+    cs__sched_post(d, &ev, t->buf, valid * t->esize);
+  else
+    memcpy(cs_dev_addr(d, peer, slot, elem_off), t->buf,
+           (size_t)valid * t->esize);
   cs__dev_end(d, &ev, 0);
 }
 
@@ -276,6 +282,11 @@ void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
   cs__dev_begin(d, &ev);
   int32_t *p = cell_addr(d, &ev, peer, slot, cell);
   int32_t now;
+  if (__builtin_expect(d->posted, 0)) {
+    cs__sched_post(d, &ev, NULL, 0);
+    cs__dev_end(d, &ev, 0);
+    return;
+  }
   if (op == CS_NOTIFY_ADD)
     now = __atomic_add_fetch(p, value, __ATOMIC_SEQ_CST);
   else {
@@ -320,7 +331,7 @@ int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
   uint64_t deadline = cs_now_ns() + d->timeout_ns;
   for (;;) {
     if (__atomic_load_n(&c->abort_word, __ATOMIC_ACQUIRE))
-      peer_aborted(d);
+      cs__dev_aborted(d);
     uint64_t now = cs_now_ns();
     if (now >= deadline)
       cs__dev_fail(d, CS_ABORT_TIMEOUT, CS_RX_TIMEOUT,

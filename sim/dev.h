@@ -76,6 +76,7 @@ typedef struct cs_event {
   uint32_t phys;     /* physical elements (>= valid: FP16 tail rounding) */
   uint32_t opcmp;    /* notify op (CS_NOTIFY_*), wait cmp (CS_CMP_*), reduce op */
   int32_t  value;    /* notify value, wait target */
+  uint64_t dma_id;   /* controlled fifo/relaxed: id of the posted op, else 0 */
 } cs_event_t;
 
 typedef struct cs_dev cs_dev_t;
@@ -118,6 +119,8 @@ struct cs_dev {
   uint32_t           tag_phase; /* algorithm position for traces: phase, */
   uint32_t           tag_round; /*   round or chunk, */
   uint32_t           tag_step;  /*   subchunk */
+  uint32_t           controlled; /* every event waits for the scheduler */
+  uint32_t           posted;     /* stores/puts/notifies queue for the DMA */
 };
 
 /* Prepares the device of `rank` in this (forked) process. Returns 0 or
@@ -128,6 +131,8 @@ void cs_dev_fini(cs_dev_t *d);
 
 /* Slow paths of the choke point (not for algorithm code). */
 void cs__dev_strike(cs_dev_t *d);
+_Noreturn void cs__dev_aborted(cs_dev_t *d);
+void cs__sched_point(cs_dev_t *d, cs_event_t *ev);
 _Noreturn void cs__dev_fail(cs_dev_t *d, uint32_t reason, int rx,
                             const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -139,6 +144,8 @@ static inline void cs__dev_begin(cs_dev_t *d, cs_event_t *ev)
   __atomic_store_n(&d->st->event, ev->index, __ATOMIC_RELAXED);
   if (__builtin_expect(ev->index == d->fault_at, 0))
     cs__dev_strike(d);
+  if (__builtin_expect(d->controlled != 0, 0))
+    cs__sched_point(d, ev);
   if (__builtin_expect(d->hooks != 0, 0)) {
     d->cur_ev = ev;
     d->hooks->begin(d, ev, d->hook_arg);

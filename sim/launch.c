@@ -67,6 +67,8 @@ static _Noreturn void rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn,
     d.nevents = d.fault_at;
     cs__dev_strike(&d);
   }
+  if (d.controlled)
+    cs__sched_done(&d);
   __atomic_store_n(&d.st->state, rc == 0 ? CS_RS_DONE : CS_RS_FAILED,
                    __ATOMIC_RELEASE);
   cs_dev_fini(&d);
@@ -179,8 +181,19 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
     w->ctl->rank[r].wait_slot = UINT32_MAX;
 
   rank_proc_t *p = calloc(n, sizeof(*p));
-  if (!p)
+  uint8_t *alive_ranks = calloc(n, 1);
+  cs_sched_t *sched = NULL;
+  int serr = 0;
+  if (p && alive_ranks && o.sched && (serr = cs__sched_init(&sched, w, o.sched)) < 0) {
+    free(p);
+    free(alive_ranks);
+    return serr;
+  }
+  if (!p || !alive_ranks) {
+    free(p);
+    free(alive_ranks);
     return -ENOMEM;
+  }
 
   sigset_t set, old;
   sigemptyset(&set);
@@ -205,11 +218,13 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
       break;
     }
     p[r].pid = pid;
+    alive_ranks[r] = 1;
     alive++;
   }
 
   int aborted = err < 0;
   uint64_t tick_ns = o.tick_ns ? o.tick_ns : 1000000ull, next_tick = 0;
+  int sched_state = CS_SCHED_RUNNING, sched_woken = 0;
   uint64_t kill_at = aborted ? cs_now_ns() : UINT64_MAX;
   int first_reported = 0;
   while (alive > 0) {
@@ -222,6 +237,7 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
         continue;
       p[r].reaped = 1;
       p[r].status = status;
+      alive_ranks[r] = 0;
       alive--;
       if (failed(status) && !aborted) {
         aborted = 1;
@@ -238,6 +254,10 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
     if (alive == 0)
       break;
     uint64_t now = cs_now_ns();
+    if (sched && aborted && !sched_woken) {
+      cs__sched_wake_all(sched); /* sleepers in sem_wait see the abort */
+      sched_woken = 1;
+    }
     if (aborted && now >= kill_at) {
       for (uint32_t r = 0; r < n; r++)
         if (p[r].pid > 0 && !p[r].reaped) {
@@ -257,6 +277,15 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
       }
       if (wait_ns > next_tick - now)
         wait_ns = next_tick - now;
+    }
+    if (sched && !aborted && sched_state == CS_SCHED_RUNNING) {
+      /* Controlled mode: schedule for a while, then look at signals. */
+      sched_state = cs__sched_step(sched, alive_ranks);
+      if (sched_state == CS_SCHED_STOPPED) {
+        aborted = 1;
+        kill_at = cs_now_ns() + grace_ns;
+      }
+      wait_ns = 0;
     }
     struct timespec ts = {(time_t)(wait_ns / 1000000000ull),
                           (long)(wait_ns % 1000000000ull)};
@@ -313,10 +342,12 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
       first_reported = 1;
       report_rank(out, w, r, p[r].status);
     }
-    if (r0.abort_reason == CS_ABORT_TIMEOUT)
+    if (r0.abort_reason == CS_ABORT_TIMEOUT || r0.abort_reason == CS_ABORT_DEADLOCK)
       cs_launch_print_wavefront(w, out);
     err = err < 0 ? err : 1;
   }
+  cs__sched_fini(sched);
+  free(alive_ranks);
   free(p);
   if (res)
     *res = r0;

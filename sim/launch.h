@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "dev.h"
+#include "sched.h"
 
 /* A rank's body, run in the forked process. Returns 0 on success; any
  * other value becomes the rank's exit status and fails the run. */
@@ -30,6 +31,8 @@ typedef struct cs_launch_opts {
   void      *tick_arg;
   uint64_t   tick_ns;         /* 0 = 1 ms */
   int       *statuses;        /* if set: each rank's wait status (nranks) */
+  const cs_sched_cfg_t *sched; /* controlled mode (the world needs a
+                                  scheduler area), NULL = free mode */
 } cs_launch_opts_t;
 
 typedef struct cs_launch_result {

@@ -109,7 +109,7 @@ static void append(cs_dev_t *d, uint32_t kind, const cs_event_t *ev,
   x->seq = seq;
   x->t_ns = cs_now_ns() - r->start_ns;
   x->elem_off = ev->elem_off;
-  x->dma_id = 0;
+  x->dma_id = ev->dma_id;
   x->rank = d->rank;
   x->peer = ev->peer;
   x->slot = ev->slot;
@@ -157,6 +157,37 @@ static void hook_fail(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
 }
 
 const cs_dev_hooks_t cs_trace_hooks = {hook_begin, hook_end, hook_fail};
+
+void cs__trace_land(cs_world_t *w, uint32_t rank, uint32_t kind, uint32_t peer,
+                    uint32_t slot, uint32_t cell, uint64_t elem_off,
+                    uint32_t valid, uint32_t op, int32_t value, uint64_t dma_id,
+                    int32_t observed)
+{
+  /* The rank sleeps while its DMA engine lands an op (one actor at a time),
+   * so the scheduler may append to the rank's ring. */
+  cs_trace_ring_t *r = ring_of(w, rank);
+  uint64_t cap = ring_cap(w), h = r->head;
+  if (h - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= cap)
+    return; /* cannot happen: the launcher drains between steps */
+  cs_trace_rec_t *x = &r->rec[h % cap];
+  memset(x, 0, sizeof(*x));
+  x->seq = __atomic_fetch_add(&w->ctl->event_seq, 1, __ATOMIC_SEQ_CST);
+  x->t_ns = cs_now_ns() - r->start_ns;
+  x->elem_off = elem_off;
+  x->dma_id = dma_id;
+  x->rank = rank;
+  x->peer = peer;
+  x->slot = slot;
+  x->cell = cell;
+  x->valid = valid;
+  x->phys = valid;
+  x->value = value;
+  x->observed = observed;
+  x->kind = CS_TR_DMA_LAND;
+  x->opcmp = (uint8_t)op;
+  x->round = kind;
+  __atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
+}
 
 /* ------------------------------------------------------------ writer */
 

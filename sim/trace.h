@@ -18,7 +18,7 @@
  *   20  u32    nranks                    584  u64 start_ns (CLOCK_MONOTONIC)
  *   24  u64    count (elements)          592  u32 header checksum (FNV-1a 32
  *   32  u32    algo (255 = none)                of the header, this field 0)
- *   36  u32    dtype                     596  u8[428] reserved, zero
+ *   36  u32    dtype
  *   40  u32    op
  *   44  u32    fill
  *   48  u64    seed
@@ -29,7 +29,11 @@
  *   76  u32    program (0 allreduce, 1 ping)
  *   80  u32    bug (0 none)
  *   84  u32    rounds (ping) / reserved
- *   88  u64    reserved
+ *   88  u64    reserved                  596  u32 fault kind (0 none)
+ *                                        600  u32 fault rank
+ *                                        604  u32 reserved
+ *                                        608  u64 fault event
+ *                                        616  u8[408] reserved, zero
  *
  * Record:
  *   0   u64 seq        global sequence number (causal order)
@@ -98,7 +102,11 @@ typedef struct cs_trace_header {
   uint64_t timeout_ns;    /* wait timeout */
   uint64_t start_ns;      /* CLOCK_MONOTONIC at the start */
   uint32_t checksum;      /* FNV-1a 32 of the header with this field 0 */
-  uint8_t  reserved[428]; /* zero */
+  uint32_t fault_kind;    /* injected fault (cs_fault_kind_t), 0 none */
+  uint32_t fault_rank;    /* its rank */
+  uint32_t reserved1;     /* zero */
+  uint64_t fault_event;   /* its event index */
+  uint8_t  reserved[408]; /* zero */
 } cs_trace_header_t;
 _Static_assert(sizeof(cs_trace_header_t) == CS_TRACE_HEADER_BYTES, "header");
 _Static_assert(offsetof(cs_trace_header_t, schedule) == 96, "schedule");
@@ -142,6 +150,14 @@ uint64_t cs_trace_ring_bytes(uint64_t cap);
 /* Hooks that record every device event of a rank into its ring. */
 extern const cs_dev_hooks_t cs_trace_hooks;
 
+/* Scheduler side: records a DMA landing in `rank`'s ring (dma-land
+ * record: round = kind of the landed op, opcmp = notify op, value = notify
+ * value, observed = cell after a notify). Only while the rank sleeps. */
+void cs__trace_land(cs_world_t *w, uint32_t rank, uint32_t kind, uint32_t peer,
+                    uint32_t slot, uint32_t cell, uint64_t elem_off,
+                    uint32_t valid, uint32_t op, int32_t value, uint64_t dma_id,
+                    int32_t observed);
+
 /* ---- writing (launcher) ---- */
 
 typedef struct cs_tracer cs_tracer_t;
@@ -178,5 +194,9 @@ typedef struct cs_trace {
  * record N) and `t` left empty. Never crashes on any input. */
 int cs_trace_load(const char *path, cs_trace_t *t, char *why, size_t whylen);
 void cs_trace_free(cs_trace_t *t);
+/* The same, but records whose checksum does not match (edited by hand)
+ * are kept, if their fields are in range, and counted in *edited. */
+int cs_trace_load_edited(const char *path, cs_trace_t *t, char *why,
+                         size_t whylen, uint64_t *edited);
 
 #endif

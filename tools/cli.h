@@ -101,5 +101,6 @@ int cs_cli_launch_exit(const char *cmd, int launch_rc);
 int cs_cmd_ping(int argc, char **argv);
 int cs_cmd_run(int argc, char **argv);
 int cs_cmd_clean(int argc, char **argv);
+int cs_cmd_replay(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ typedef struct subcmd {
 
 static const subcmd_t cmds[] = {
     {"run", cs_cmd_run, "run a verified allreduce (mesh, ring or host)"},
+    {"replay", cs_cmd_replay, "re-execute a recorded run in its exact order"},
     {"ping", cs_cmd_ping, "pass a token around the ranks; print hop latency"},
     {"clean", cs_cmd_clean, "remove /dev/shm names left by killed launchers"},
 };

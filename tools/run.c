@@ -19,6 +19,7 @@
 #include "../window/cs_error.h"
 #include "cli.h"
 #include "npy.h"
+#include "run.h"
 
 static const char run_help[] =
     "usage: collsim run [--algo mesh|ring|host] [--ranks N] [--count C]\n"
@@ -58,16 +59,9 @@ static const char run_help[] =
     "\n" CS_CLI_EXIT_HELP;
 
 enum { OPT_ALGO = 2000, OPT_RANKS, OPT_COUNT, OPT_DTYPE, OPT_OP, OPT_FILL,
-       OPT_SEED, OPT_INPUT, OPT_OUTPUT, OPT_ITERS, OPT_TILE };
+       OPT_SEED, OPT_INPUT, OPT_OUTPUT, OPT_ITERS, OPT_TILE, OPT_SCHEDULE,
+       OPT_MM, OPT_BUG, OPT_LIST_BUGS };
 
-typedef struct run_opts {
-  cs_ar_cfg_t cfg;
-  cs_cli_common_t com;
-  cs_fill_t fill;
-  uint64_t seed;
-  const char *input, *output;
-  int have_ranks, have_count, have_dtype;
-} run_opts_t;
 
 static int parse(int argc, char **argv, run_opts_t *o)
 {
@@ -83,6 +77,10 @@ static int parse(int argc, char **argv, run_opts_t *o)
       {"output", required_argument, 0, OPT_OUTPUT},
       {"iters", required_argument, 0, OPT_ITERS},
       {"tile-bytes", required_argument, 0, OPT_TILE},
+      {"schedule", required_argument, 0, OPT_SCHEDULE},
+      {"memory-model", required_argument, 0, OPT_MM},
+      {"bug", required_argument, 0, OPT_BUG},
+      {"list-bugs", no_argument, 0, OPT_LIST_BUGS},
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
@@ -162,6 +160,37 @@ static int parse(int argc, char **argv, run_opts_t *o)
         return -1;
       }
       break;
+    case OPT_SCHEDULE: {
+      char why[256];
+      const char *file = NULL;
+      if (cs_sched_parse(optarg, &o->sched, &file, why, sizeof(why)) < 0) {
+        cs_cli_error("run", "%s", why);
+        return -1;
+      }
+      o->schedule_str = optarg;
+      o->replay_file = file;
+      break;
+    }
+    case OPT_MM:
+      if ((v = cs_mm_parse(optarg)) < 0) {
+        cs_cli_error("run", "--memory-model '%s' is not accepted: expected sc, "
+                     "fifo or relaxed", optarg);
+        return -1;
+      }
+      o->sched.model = (cs_mm_t)v;
+      o->model_set = 1;
+      break;
+    case OPT_BUG:
+      if ((v = cs_bug_parse(optarg)) < 0) {
+        cs_cli_error("run", "--bug '%s' is not accepted: see 'collsim run "
+                     "--list-bugs'", optarg);
+        return -1;
+      }
+      o->cfg.bug = (uint32_t)v;
+      break;
+    case OPT_LIST_BUGS:
+      cs_run_list_bugs(stdout);
+      return 1;
     case 'h':
       fputs(run_help, stdout);
       return 1;
@@ -178,7 +207,22 @@ static int parse(int argc, char **argv, run_opts_t *o)
     cs_cli_error("run", "--fill and --input are exclusive: give one");
     return -1;
   }
+  if (o->model_set && o->sched.model != CS_MM_SC && !o->schedule_str) {
+    cs_cli_error("run", "--memory-model %s needs --schedule (posted stores "
+                 "and notifies land later only in controlled mode)",
+                 cs_mm_name(o->sched.model));
+    return -1;
+  }
   return 0;
+}
+
+void cs_run_list_bugs(FILE *out)
+{
+  fprintf(out, "Bug mutations (--bug NAME); each fails under the options shown:\n\n");
+  for (int i = 1; i < CS_NBUGS; i++)
+    fprintf(out, "%-26s %s\n%26s fails: %s\n%26s with: %s\n\n",
+            cs_bug_table[i].name, cs_bug_table[i].what, "",
+            cs_bug_table[i].fails, "", cs_bug_table[i].recipe);
 }
 
 /* Takes N, C and the dtype from the input file, or checks them against
@@ -374,19 +418,60 @@ int cs_cmd_run(int argc, char **argv)
   o.cfg.tile_bytes = CS_TILE_BYTES;
   o.cfg.iters = 1;
   o.seed = 1;
+  o.cmd = "run";
   int rc = parse(argc, argv, &o);
   if (rc != 0)
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+  if (o.replay_file) {
+    char why[512];
+    if (cs_trace_load(o.replay_file, &o.replay, why, sizeof(why)) < 0) {
+      cs_cli_error("run", "--schedule replay: %s", why);
+      return CS_EXIT_USAGE;
+    }
+    if (cs_run_replay_steps(&o) < 0) {
+      cs_trace_free(&o.replay);
+      return CS_EXIT_USAGE;
+    }
+  }
+  rc = cs_run_execute(&o);
+  free(o.steps);
+  cs_trace_free(&o.replay);
+  return rc;
+}
 
+int cs_run_replay_steps(run_opts_t *o)
+{
+  uint64_t k = 0;
+  o->steps = malloc((o->replay.n ? o->replay.n : 1) * sizeof(cs_trace_rec_t));
+  if (!o->steps) {
+    cs_cli_error(o->cmd, "out of memory");
+    return -1;
+  }
+  for (uint64_t i = 0; i < o->replay.n; i++)
+    if (cs_sched_is_step(o->replay.rec[i].kind))
+      o->steps[k++] = o->replay.rec[i];
+  o->sched.replay = o->steps;
+  o->sched.nreplay = k;
+  o->sched.strategy = CS_SCHED_REPLAY;
+  return 0;
+}
+
+int cs_run_execute(run_opts_t *o_)
+{
+  run_opts_t o = *o_; /* the fields below are shared with the caller's */
+  int rc;
   cs_npy_t a = {0};
   if (o.input && load_input(&o, &a) < 0)
     return CS_EXIT_USAGE;
+  if ((o.cfg.bug == CS_BUG_SIGNAL_REUSE || o.cfg.bug == CS_BUG_EARLY_RETURN) &&
+      o.cfg.iters < 2)
+    o.cfg.iters = 2; /* these defects show on the second call */
   char why[256];
   why[0] = 0;
   if (cs_ar_check(&o.cfg, why, sizeof(why)) < 0 ||
-      cs_cli_common_check("run", &o.com, o.cfg.nranks) < 0) {
+      cs_cli_common_check(o.cmd, &o.com, o.cfg.nranks) < 0) {
     if (why[0])
-      cs_cli_error("run", "%s", why);
+      cs_cli_error(o.cmd, "%s", why);
     free(a.data);
     return CS_EXIT_USAGE;
   }
@@ -399,10 +484,12 @@ int cs_cmd_run(int argc, char **argv)
                            : (o.fill ? o.fill : cs_ar_default_fill(c));
   cs_layout_t l;
   cs_world_t w;
+  int controlled = o.sched.strategy != CS_SCHED_FREE;
   cs_world_opts_t wo = {.io_bytes = cs_ar_io_bytes(c), .timeout_ns = o.com.timeout_ns,
-                        .trace_bytes = cs_cli_trace_bytes(&o.com, n)};
+                        .trace_bytes = cs_cli_trace_bytes(&o.com, n),
+                        .sched_bytes = controlled ? cs_sched_area_bytes(n, (1u << 20) + 2ull * c->tile_bytes) : 0};
   if ((rc = cs_ar_layout(c, &l)) < 0 || (rc = cs_world_create(&w, &l, n, &wo)) < 0) {
-    cs_cli_error("run", "cannot hold %u windows of %llu bytes: %s", n,
+    cs_cli_error(o.cmd, "cannot hold %u windows of %llu bytes: %s", n,
                  (unsigned long long)l.win_bytes, cs_strerror(rc));
     free(a.data);
     return CS_EXIT_USAGE;
@@ -410,7 +497,7 @@ int cs_cmd_run(int argc, char **argv)
   /* Inputs: kept contiguous for the oracle, copied to each rank's io. */
   uint8_t *inputs = o.input ? a.data : malloc(bytes * n);
   if (!inputs) {
-    cs_cli_error("run", "out of memory for %u x %llu bytes of input", n,
+    cs_cli_error(o.cmd, "out of memory for %u x %llu bytes of input", n,
                  (unsigned long long)bytes);
     cs_world_destroy(&w);
     return CS_EXIT_ABORTED;
@@ -420,35 +507,53 @@ int cs_cmd_run(int argc, char **argv)
       cs_ar_fill(fill, c, o.seed, r, inputs + r * bytes);
     memcpy(cs_world_input(&w, r), inputs + r * bytes, bytes);
   }
-
-  cs_launch_opts_t lo = {.fault = o.com.fault};
-  cs_trace_header_t th = {.count = c->count, .algo = c->algo, .dtype = c->dtype,
-                          .op = c->op, .fill = fill, .seed = o.seed,
-                          .input_hash = cs_trace_fnv64(inputs, bytes * n),
-                          .tile_bytes = c->tile_bytes, .iters = c->iters,
-                          .program = 0};
-  if (cs_cli_trace_open("run", &o.com, &th, &w, &lo) < 0) {
+  if (o.expect_hash && cs_trace_fnv64(inputs, bytes * n) != o.expect_hash) {
+    cs_cli_error(o.cmd, "the inputs differ from the recorded run's (input "
+                 "hash mismatch)%s", o.input ? ": is it the same --input file?" : "");
     free(inputs);
     cs_world_destroy(&w);
     return CS_EXIT_USAGE;
   }
-  cs_launch_result_t res;
+
+  cs_launch_opts_t lo = {.fault = o.com.fault, .sched = controlled ? &o.sched : NULL};
+  cs_trace_header_t th = {.count = c->count, .algo = c->algo, .dtype = c->dtype,
+                          .op = c->op, .fill = fill, .seed = o.seed,
+                          .input_hash = cs_trace_fnv64(inputs, bytes * n),
+                          .tile_bytes = c->tile_bytes, .iters = c->iters,
+                          .program = 0, .memory_model = o.sched.model,
+                          .bug = c->bug, .fault_kind = o.com.has_fault ? o.com.fault.kind : 0,
+                          .fault_rank = o.com.fault.rank, .fault_event = o.com.fault.event};
+  snprintf(th.schedule, sizeof(th.schedule), "%s",
+           o.schedule_str ? o.schedule_str : controlled ? "replay" : "free");
+  if (cs_cli_trace_open(o.cmd, &o.com, &th, &w, &lo) < 0) {
+    free(inputs);
+    cs_world_destroy(&w);
+    return CS_EXIT_USAGE;
+  }
+  cs_launch_result_t res = {0};
   rc = cs_launch(&w, cs_ar_rank_main, &o.cfg, &lo, &res);
-  int code = cs_cli_launch_exit("run", rc);
-  if (cs_cli_trace_close("run", &o.com, rc < 0 ? NULL : &res) < 0 && code == CS_EXIT_OK)
+  o_->abort_reason = res.aborted ? res.abort_reason : 0;
+  o_->sched_steps = w.ctl->event_seq;
+  int code = cs_cli_launch_exit(o.cmd, rc);
+  if (cs_cli_trace_close(o.cmd, &o.com, rc < 0 ? NULL : &res) < 0 && code == CS_EXIT_OK)
     code = CS_EXIT_ABORTED;
   if (code == CS_EXIT_OK) {
+    if (o.verbose_mode || controlled || c->bug)
+      printf("mode: %s%s%s%s, memory model %s%s%s\n",
+             controlled ? "controlled, schedule " : "free",
+             controlled ? th.schedule : "", "", "", cs_mm_name(o.sched.model),
+             c->bug ? ", bug " : "", c->bug ? cs_bug_table[c->bug].name : "");
     code = verify(&o, &w, fill, inputs);
     if (o.output) {
       uint8_t *res = malloc(bytes * n);
       if (!res) {
-        cs_cli_error("run", "out of memory for the output");
+        cs_cli_error(o.cmd, "out of memory for the output");
         code = CS_EXIT_ABORTED;
       } else {
         for (uint32_t r = 0; r < n; r++)
           memcpy(res + r * bytes, cs_world_output(&w, r), bytes);
         if (cs_npy_write(o.output, c->dtype, n, c->count, res, why, sizeof(why)) < 0) {
-          cs_cli_error("run", "--output %s", why);
+          cs_cli_error(o.cmd, "--output %s", why);
           code = CS_EXIT_USAGE;
         }
         free(res);

@@ -47,6 +47,8 @@ enum {
   CS_ABORT_SIGNAL = 4,  /* the launcher was interrupted */
   CS_ABORT_PEER = 5,    /* (reason only) stopped because another rank aborted */
   CS_ABORT_WRONG = 6,   /* (reason only) a rank-side check failed */
+  CS_ABORT_DEADLOCK = 7, /* controlled mode: no actor can run */
+  CS_ABORT_DIVERGED = 8, /* replay: the run left the recorded schedule */
 };
 
 /* Comparison of wait(): reference §6 WaitCmp ABI. */
@@ -90,7 +92,7 @@ typedef struct cs_ctl {
   uint32_t abort_word;   /* CS_ABORT_*: non-zero stops every rank */
   int32_t  abort_rank;   /* rank that set abort_word first, -1 = launcher */
   uint32_t spin_iters;   /* pause-loop iterations before FUTEX_WAIT */
-  uint32_t reserved;     /* zero */
+  uint32_t controlled;   /* 0 free mode; else 1 + memory model (sched.h) */
   uint64_t reserved2;    /* zero */
   char     abort_msg[256]; /* one line describing the first failure */
   cs_layout_t layout;    /* slot table shared by every window */

@@ -1,0 +1,109 @@
+/*
+ * sched.h - controlled execution: one actor at a time, memory models and
+ * schedules (DESIGN §6).
+ *
+ * Owns: the scheduler area in the shared region (per-rank posted event,
+ * semaphore, DMA queue and payload arena), the rank side of a scheduling
+ * point, posting of stores/puts/notifies under fifo and relaxed models,
+ * and the launcher-side scheduler that picks the next actor (a rank, or a
+ * rank's DMA engine landing one posted op) by strategy: random, pct,
+ * latest, replay, interactive. Does not own processes (launch.c calls
+ * cs__sched_step from its loop) or the trace format (trace.h).
+ *
+ * Handshake: a rank about to perform an event writes it to its slot, marks
+ * itself POSTED, posts the scheduler semaphore and sleeps on its own. The
+ * scheduler, once every live rank is POSTED or DONE, computes the enabled
+ * actors, picks one, and either performs a DMA landing itself or grants the
+ * rank (which runs until its next event). Exactly one actor runs at a time,
+ * so a run is a pure function of build, configuration and schedule.
+ *
+ * Enabled: a rank whose posted event is a wait with its condition true, a
+ * fence with its DMA queue empty, a post with room in its queue, or any
+ * other event; a DMA engine with a landable op: under fifo the oldest;
+ * under relaxed every op of the oldest fence epoch.
+ */
+#ifndef CS_SCHED_H
+#define CS_SCHED_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dev.h"
+
+typedef enum cs_mm {
+  CS_MM_SC = 0,      /* posted ops land at issue */
+  CS_MM_FIFO = 1,    /* they land later, in issue order */
+  CS_MM_RELAXED = 2, /* ops not separated by a fence land in any order */
+} cs_mm_t;
+
+typedef enum cs_strategy {
+  CS_SCHED_FREE = 0,   /* not controlled */
+  CS_SCHED_RANDOM,     /* random:SEED */
+  CS_SCHED_PCT,        /* pct:SEED:DEPTH[:STEPS] */
+  CS_SCHED_LATEST,     /* latest */
+  CS_SCHED_REPLAY,     /* replay:FILE */
+  CS_SCHED_INTERACTIVE,/* interactive */
+} cs_strategy_t;
+
+struct cs_trace_rec;
+
+typedef struct cs_sched_cfg {
+  cs_strategy_t strategy;
+  cs_mm_t       model;
+  uint64_t      seed;   /* random, pct */
+  uint32_t      depth;  /* pct: bug depth d (d-1 priority change points) */
+  uint64_t      steps;  /* pct: estimated run length in steps */
+  const struct cs_trace_rec *replay; /* replay: step records in order */
+  uint64_t      nreplay;
+  FILE         *tty_in, *tty_out;    /* interactive */
+} cs_sched_cfg_t;
+
+/* "sc", "fifo", "relaxed" -> 0..2, or -1. */
+int cs_mm_parse(const char *s);
+const char *cs_mm_name(cs_mm_t m);
+
+/* Parses random:SEED, pct:SEED:DEPTH[:STEPS], latest, interactive (and
+ * replay:FILE, whose FILE the caller loads). Returns 0 or -1 with one line
+ * in `why`. */
+int cs_sched_parse(const char *s, cs_sched_cfg_t *c, const char **replay_file,
+                   char *why, size_t whylen);
+
+/* Bytes of the scheduler area for n ranks whose posted payloads may reach
+ * arena_bytes each (pass as sched_bytes in cs_world_opts_t). */
+uint64_t cs_sched_area_bytes(uint32_t nranks, uint64_t arena_bytes);
+
+/* Record kinds that are schedule steps (replay follows them in seq order):
+ * every device event's main record and DMA landings. */
+int cs_sched_is_step(uint32_t kind);
+
+/* ---- rank side (dev.c) ---- */
+
+/* Blocks until the scheduler grants `ev`. Exits the rank on abort. */
+void cs__sched_point(cs_dev_t *d, cs_event_t *ev);
+/* Queues a store/put/notify for its DMA engine (fifo, relaxed); copies
+ * `bytes` of payload. Sets ev->dma_id. */
+void cs__sched_post(cs_dev_t *d, cs_event_t *ev, const void *data,
+                    uint32_t bytes);
+/* Called as the rank's body returns: marks it DONE for the scheduler. */
+void cs__sched_done(cs_dev_t *d);
+
+/* ---- launcher side (launch.c) ---- */
+
+typedef struct cs_sched cs_sched_t;
+
+enum { CS_SCHED_RUNNING = 0, CS_SCHED_FINISHED = 1, CS_SCHED_STOPPED = 2 };
+
+/* Prepares the area of `w` (semaphores, queues). Returns 0 or -errno. */
+int cs__sched_init(cs_sched_t **s, cs_world_t *w, const cs_sched_cfg_t *cfg);
+/* Runs scheduling steps for up to ~10 ms. `alive` says which ranks still
+ * run (0 = reaped). Returns CS_SCHED_RUNNING, CS_SCHED_FINISHED (every rank
+ * done, every op landed) or CS_SCHED_STOPPED (deadlock or replay
+ * divergence: the abort word and message are set). */
+int cs__sched_step(cs_sched_t *s, const uint8_t *alive);
+/* Wakes every sleeping rank so it sees the abort word. */
+void cs__sched_wake_all(cs_sched_t *s);
+void cs__sched_fini(cs_sched_t *s);
+/* Steps taken so far. */
+uint64_t cs__sched_steps(const cs_sched_t *s);
+
+#endif

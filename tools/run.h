@@ -1,0 +1,44 @@
+/*
+ * run.h - the run pipeline shared by `collsim run` and `collsim replay`:
+ * options, world set-up, launch (free or controlled), verification and
+ * the summary.
+ */
+#ifndef CS_RUN_H
+#define CS_RUN_H
+
+#include <stdio.h>
+
+#include "../collectives/allreduce.h"
+#include "../sim/sched.h"
+#include "../sim/trace.h"
+#include "cli.h"
+
+typedef struct run_opts {
+  const char *cmd;          /* subcommand name for messages */
+  cs_ar_cfg_t cfg;
+  cs_cli_common_t com;
+  cs_fill_t fill;
+  uint64_t seed;
+  const char *input, *output;
+  int have_ranks, have_count, have_dtype;
+  cs_sched_cfg_t sched;     /* strategy CS_SCHED_FREE = free mode */
+  const char *schedule_str; /* as given */
+  int model_set;
+  int verbose_mode;
+  const char *replay_file;  /* --schedule replay:FILE */
+  cs_trace_t replay;        /* the loaded trace */
+  cs_trace_rec_t *steps;    /* its step records, in seq order */
+  uint64_t expect_hash;     /* replay: input hash the trace was made with */
+  /* results */
+  uint32_t abort_reason;    /* CS_ABORT_* if the run was aborted */
+  uint64_t sched_steps;     /* events recorded (global sequence numbers used) */
+} run_opts_t;
+
+/* Runs o (world, inputs, launch, verification, summary); returns the exit
+ * code. */
+int cs_run_execute(run_opts_t *o);
+/* Extracts the schedule steps of o->replay into o->steps / o->sched. */
+int cs_run_replay_steps(run_opts_t *o);
+void cs_run_list_bugs(FILE *out);
+
+#endif
