@@ -1,0 +1,458 @@
+/*
+ * test_sched.c - controlled mode: memory models, schedules, replay and the
+ * bug mutations, with real forked ranks. The algorithms must verify under
+ * every model and many schedules; every mutation must fail under its
+ * documented recipe, the same way every time; the same schedule must give
+ * the same trace; replay must reproduce runs and catch edited events.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../collectives/allreduce.h"
+#include "../sim/launch.h"
+#include "../sim/sched.h"
+#include "../sim/trace.h"
+
+/* ------------------------------------------------ in-process sweep */
+
+/* Runs c under cfg; returns wrong elements (all ranks) or -1 if aborted. */
+static int64_t run_controlled(const cs_ar_cfg_t *c, const cs_sched_cfg_t *sc,
+                              uint64_t seed)
+{
+  uint32_t n = c->nranks, es = cs_dtype_size(c->dtype);
+  uint64_t bytes = c->count * es;
+  cs_layout_t l;
+  cs_world_t w;
+  cr_assert_eq(cs_ar_layout(c, &l), 0);
+  cs_world_opts_t wo = {.io_bytes = cs_ar_io_bytes(c), .timeout_ns = 20000000000ull,
+                        .sched_bytes = cs_sched_area_bytes(n, 1u << 20)};
+  cr_assert_eq(cs_world_create(&w, &l, n, &wo), 0);
+  uint8_t *in = malloc(bytes * n), *want = malloc(bytes);
+  for (uint32_t r = 0; r < n; r++) {
+    cs_ar_fill(CS_FILL_RANDOM, c, seed, r, in + r * bytes);
+    memcpy(cs_world_input(&w, r), in + r * bytes, bytes);
+  }
+  FILE *rep = tmpfile();
+  cs_launch_opts_t lo = {.report = rep, .sched = sc};
+  int rc = cs_launch(&w, cs_ar_rank_main, (void *)c, &lo, NULL);
+  int64_t wrong = 0;
+  if (rc != 0) {
+    wrong = -1;
+  } else {
+    for (uint32_t r = 0; r < n; r++) {
+      cs_oracle_expect(c->algo, c->dtype, c->op, n, c->count, in, r, want);
+      for (uint64_t i = 0; i < c->count; i++)
+        wrong += !cs_oracle_same(c->dtype, cs_world_output(&w, r), want, i);
+      const int32_t *sig = (const int32_t *)(cs_world_window(&w, r) +
+                                             l.slot[CS_AR_SLOT_SIGNAL].off);
+      for (uint64_t k = 0; k < cs_ar_signal_cells(c); k++)
+        wrong += sig[k] != 0; /* every cell back to 0 */
+    }
+  }
+  fclose(rep);
+  free(in);
+  free(want);
+  cs_world_destroy(&w);
+  cr_assert_eq(cs_world_count_names(getpid()), 0);
+  return wrong;
+}
+
+static void sweep_model(cs_mm_t model)
+{
+  static const uint64_t counts[] = {1, 5, 17, 40};
+  for (int a = 0; a < CS_NALGOS; a++)
+    for (uint32_t n = 2; n <= 4; n++)
+      for (size_t ci = 0; ci < 4; ci++)
+        for (int dt = 0; dt < 2; dt++)
+          for (int s = 0; s < 4; s++) {
+            cs_ar_cfg_t c = {.algo = (cs_algo_t)a, .dtype = dt ? CS_FP16 : CS_FP32,
+                             .op = CS_SUM, .nranks = n, .count = counts[ci],
+                             .tile_bytes = 1024, .iters = 2};
+            cs_sched_cfg_t sc = {.model = model, .seed = 100 * ci + 10 * n + s};
+            if (s < 2) {
+              sc.strategy = CS_SCHED_RANDOM;
+            } else {
+              sc.strategy = CS_SCHED_PCT;
+              sc.depth = (uint32_t)s; /* 2 or 3 */
+              sc.steps = 400;
+            }
+            int64_t wrong = run_controlled(&c, &sc, sc.seed);
+            cr_assert_eq(wrong, 0, "%s n=%u count=%llu %s %s %s seed %llu: %lld",
+                         cs_algo_name(c.algo), n, (unsigned long long)c.count,
+                         cs_dtype_name(c.dtype), cs_mm_name(model),
+                         s < 2 ? "random" : "pct", (unsigned long long)sc.seed,
+                         (long long)wrong);
+          }
+}
+
+Test(controlled, correct_algorithms_verify_under_sc, .timeout = 600) { sweep_model(CS_MM_SC); }
+Test(controlled, correct_algorithms_verify_under_fifo, .timeout = 600) { sweep_model(CS_MM_FIFO); }
+Test(controlled, correct_algorithms_verify_under_relaxed, .timeout = 600) { sweep_model(CS_MM_RELAXED); }
+
+Test(controlled, latest_schedule_verifies_every_algorithm_and_model, .timeout = 120)
+{
+  for (int a = 0; a < CS_NALGOS; a++)
+    for (int m = 0; m < 3; m++) {
+      cs_ar_cfg_t c = {.algo = (cs_algo_t)a, .dtype = CS_FP16, .op = CS_SUM,
+                       .nranks = 3, .count = 333, .tile_bytes = 1024, .iters = 2};
+      cs_sched_cfg_t sc = {.strategy = CS_SCHED_LATEST, .model = (cs_mm_t)m};
+      cr_assert_eq(run_controlled(&c, &sc, 5), 0, "%s %s", cs_algo_name(c.algo),
+                   cs_mm_name((cs_mm_t)m));
+    }
+}
+
+/* ------------------------------------------------ through the binary */
+
+typedef struct cli_out {
+  int  status;
+  char out[16384];
+  char err[16384];
+} cli_out_t;
+
+static const char *bin_path(void)
+{
+  const char *b = getenv("COLLSIM_BIN");
+  return b ? b : "./collsim";
+}
+
+static void slurp(int fd, char *buf, size_t cap)
+{
+  lseek(fd, 0, SEEK_SET);
+  ssize_t n = read(fd, buf, cap - 1);
+  buf[n > 0 ? n : 0] = 0;
+  close(fd);
+}
+
+/* Runs collsim with argv (NULL-terminated), killing it after timeout_s. */
+static void run_argv(cli_out_t *r, double timeout_s, char **args)
+{
+  char *argv[64] = {(char *)bin_path()};
+  int n = 1;
+  while (n < 63 && args[n - 1])
+    argv[n] = args[n - 1], n++;
+  argv[n] = NULL;
+  char to[] = "/tmp/collsim-sched-out-XXXXXX", te[] = "/tmp/collsim-sched-err-XXXXXX";
+  int fo = mkstemp(to), fe = mkstemp(te);
+  unlink(to);
+  unlink(te);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fo, 1);
+    dup2(fe, 2);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  int st = 0;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    if (waitpid(pid, &st, WNOHANG) == pid)
+      break;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (t1.tv_sec - t0.tv_sec > timeout_s) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      cr_assert_fail("collsim %s timed out", argv[1]);
+    }
+    usleep(2000);
+  }
+  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  slurp(fo, r->out, sizeof(r->out));
+  slurp(fe, r->err, sizeof(r->err));
+  cr_assert_eq(cs_world_count_names(pid), 0);
+}
+
+/* Splits a recipe string into args appended to `args` (static storage). */
+static int split(char *s, char **args, int k)
+{
+  for (char *tok = strtok(s, " "); tok; tok = strtok(NULL, " "))
+    args[k++] = tok;
+  return k;
+}
+
+static char tmpdir[64];
+static void mk_tmpdir(void)
+{
+  snprintf(tmpdir, sizeof(tmpdir), "/tmp/collsim-sched-XXXXXX");
+  cr_assert_not_null(mkdtemp(tmpdir));
+}
+static void rm_tmpdir(void)
+{
+  char cmd[128];
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+  if (system(cmd) != 0)
+    fprintf(stderr, "could not remove %s\n", tmpdir);
+}
+
+/* The line that names the first wrong element (bits included). */
+static void first_wrong(const char *out, char *buf, size_t n)
+{
+  const char *p = strstr(out, "result: ");
+  cr_assert_not_null(p, "%s", out);
+  const char *e = strchr(p, '\n');
+  snprintf(buf, n, "%.*s", (int)(e ? e - p : (long)strlen(p)), p);
+}
+
+Test(mutations, each_fails_under_its_recipe_the_same_way_every_time,
+     .timeout = 300, .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  for (int b = 1; b < CS_NBUGS; b++) {
+    char recipe[256], trace[128];
+    snprintf(recipe, sizeof(recipe), "%s", cs_bug_table[b].recipe);
+    char *tr = strstr(recipe, " --trace FILE");
+    if (tr)
+      *tr = 0;
+    snprintf(trace, sizeof(trace), "%s/%s.cstrace", tmpdir, cs_bug_table[b].name);
+    char *args[48] = {"run"};
+    int k = split(recipe, args, 1);
+    args[k++] = "--bug";
+    args[k++] = (char *)cs_bug_table[b].name;
+    args[k++] = "--trace";
+    args[k++] = trace;
+    args[k++] = "--timeout";
+    args[k++] = "10";
+    args[k] = NULL;
+    cli_out_t r1, r2;
+    run_argv(&r1, 60, args);
+    run_argv(&r2, 60, args);
+    cr_assert_eq(r1.status, r2.status, "%s: %d then %d", cs_bug_table[b].name,
+                 r1.status, r2.status);
+    if (b == CS_BUG_INACTIVE_LANE_REMOTE_READ) {
+      /* Results stay right; the defect is remote traffic on inactive lanes. */
+      cr_assert_eq(r1.status, 0, "%s", r1.err);
+      cs_trace_t t;
+      char why[256];
+      cr_assert_eq(cs_trace_load(trace, &t, why, sizeof(why)), 0, "%s", why);
+      uint64_t remote_short = 0;
+      for (uint64_t i = 0; i < t.n; i++)
+        if (t.rec[i].kind == CS_EV_LOAD && t.rec[i].peer != t.rec[i].rank &&
+            t.rec[i].phase == 2 && t.rec[i].valid == 1 && t.rec[i].elem_off == 0)
+          remote_short++;
+      cs_trace_free(&t);
+      cr_assert_gt(remote_short, 0, "no inactive-lane remote load in the trace");
+      continue;
+    }
+    cr_assert_neq(r1.status, 0, "%s did not fail:\n%s", cs_bug_table[b].name, r1.out);
+    if (r1.status == 1) {
+      char l1[512], l2[512];
+      first_wrong(r1.out, l1, sizeof(l1));
+      first_wrong(r2.out, l2, sizeof(l2));
+      cr_assert_str_eq(l1, l2, "%s", cs_bug_table[b].name);
+    }
+    if (b == CS_BUG_WAIT_EQ)
+      cr_assert(strstr(r1.err, "deadlock") && strstr(r1.err, "hang wavefront"),
+                "%s", r1.err);
+    if (b == CS_BUG_UNALIGNED_SLOTS)
+      cr_assert(strstr(r1.err, "out-of-slot fault"), "%s", r1.err);
+    /* The trace of the failure replays to the same failure. */
+    char *rargs[] = {"replay", trace, NULL};
+    cli_out_t rr;
+    run_argv(&rr, 60, rargs);
+    cr_assert_eq(rr.status, 0, "%s replay: %s%s", cs_bug_table[b].name, rr.out, rr.err);
+    cr_assert(strstr(rr.out, "identical"), "%s", rr.out);
+    cr_assert_null(strstr(rr.out, "outcome: verified"), "%s: %s", cs_bug_table[b].name, rr.out);
+  }
+}
+
+Test(replay, no_fence_bug_replays_to_the_same_wrong_bits_ten_times,
+     .timeout = 120, .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  char trace[128];
+  snprintf(trace, sizeof(trace), "%s/b.cstrace", tmpdir);
+  char *args[] = {"run", "--algo", "ring", "--ranks", "3", "--count", "40",
+                  "--bug", "no-fence-before-notify", "--schedule", "latest",
+                  "--memory-model", "relaxed", "--trace", trace, NULL};
+  cli_out_t r;
+  run_argv(&r, 60, args);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  char want[512], got[512];
+  first_wrong(r.out, want, sizeof(want));
+  for (int i = 0; i < 10; i++) {
+    char *rargs[] = {"replay", trace, NULL};
+    cli_out_t rr;
+    run_argv(&rr, 60, rargs);
+    cr_assert_eq(rr.status, 0, "%s%s", rr.out, rr.err);
+    cr_assert(strstr(rr.out, "events: identical; outcome: wrong result"), "%s", rr.out);
+    first_wrong(rr.out, got, sizeof(got));
+    cr_assert_str_eq(got, want);
+  }
+  /* Without the bug the same command verifies. */
+  char *ok[] = {"run", "--algo", "ring", "--ranks", "3", "--count", "40",
+                "--schedule", "latest", "--memory-model", "relaxed", NULL};
+  run_argv(&r, 60, ok);
+  cr_assert_eq(r.status, 0, "%s", r.out);
+}
+
+/* Same config and schedule: identical traces (timestamps aside), 20 runs. */
+Test(replay, same_schedule_gives_the_same_trace_twenty_times, .timeout = 300,
+     .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  cs_trace_t first = {0};
+  for (int i = 0; i < 20; i++) {
+    char trace[128], why[256];
+    snprintf(trace, sizeof(trace), "%s/d%d.cstrace", tmpdir, i);
+    char *args[] = {"run", "--algo", "mesh", "--ranks", "3", "--count", "300",
+                    "--dtype", "fp16", "--schedule", "pct:7:3", "--memory-model",
+                    "relaxed", "--tile-bytes", "1024", "--trace", trace, NULL};
+    cli_out_t r;
+    run_argv(&r, 60, args);
+    cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+    cs_trace_t t;
+    cr_assert_eq(cs_trace_load(trace, &t, why, sizeof(why)), 0, "%s", why);
+    if (i == 0) {
+      first = t;
+      cr_assert_gt(first.n, 100);
+      continue;
+    }
+    cr_assert_eq(t.n, first.n, "run %d: %llu records, first had %llu", i,
+                 (unsigned long long)t.n, (unsigned long long)first.n);
+    for (uint64_t k = 0; k < t.n; k++) {
+      cs_trace_rec_t a = first.rec[k], b = t.rec[k];
+      a.t_ns = b.t_ns = 0;
+      a.checksum = b.checksum = 0;
+      cr_assert(memcmp(&a, &b, sizeof(a)) == 0, "run %d differs at record %llu", i,
+                (unsigned long long)k);
+    }
+    cs_trace_free(&t);
+  }
+  cs_trace_free(&first);
+}
+
+Test(replay, an_edited_event_replays_to_a_divergence_at_that_event,
+     .timeout = 120, .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  char trace[128], edited[128], why[256];
+  snprintf(trace, sizeof(trace), "%s/e.cstrace", tmpdir);
+  snprintf(edited, sizeof(edited), "%s/e2.cstrace", tmpdir);
+  for (int controlled = 0; controlled < 2; controlled++) {
+    char *args[] = {"run", "--algo", "ring", "--ranks", "4", "--count", "100",
+                    "--trace", trace, controlled ? "--schedule" : NULL, "random:4", NULL};
+    cli_out_t r;
+    run_argv(&r, 60, args);
+    cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+    cs_trace_t t;
+    cr_assert_eq(cs_trace_load(trace, &t, why, sizeof(why)), 0, "%s", why);
+    /* Pick the 30th load by seq and change its element offset in the file. */
+    uint64_t target_seq = 0;
+    int seen = 0;
+    for (uint64_t i = 0; i < t.n && !target_seq; i++)
+      if (t.rec[i].kind == CS_EV_LOAD && ++seen == 30)
+        target_seq = t.rec[i].seq;
+    cs_trace_free(&t);
+    cr_assert_neq(target_seq, 0);
+    FILE *f = fopen(trace, "rb");
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    rewind(f);
+    uint8_t *buf = malloc((size_t)size);
+    cr_assert_eq(fread(buf, 1, (size_t)size, f), (size_t)size);
+    fclose(f);
+    for (long off = CS_TRACE_HEADER_BYTES; off < size; off += CS_TRACE_RECORD_BYTES) {
+      cs_trace_rec_t *x = (cs_trace_rec_t *)(buf + off);
+      if (x->seq == target_seq)
+        x->elem_off += 1; /* checksum left stale, as a hand edit would */
+    }
+    f = fopen(edited, "wb");
+    fwrite(buf, 1, (size_t)size, f);
+    fclose(f);
+    free(buf);
+    char *rargs[] = {"replay", edited, NULL};
+    cli_out_t rr;
+    run_argv(&rr, 60, rargs);
+    cr_assert_eq(rr.status, 1, "%s%s", rr.out, rr.err);
+    char needle[64];
+    snprintf(needle, sizeof(needle), "(seq %llu)", (unsigned long long)target_seq);
+    cr_assert(strstr(rr.err, needle), "divergence not at %s: %s", needle, rr.err);
+    cr_assert(strstr(rr.err, "edited"), "%s", rr.err);
+    /* The unedited trace replays identically. */
+    char *oargs[] = {"replay", trace, NULL};
+    run_argv(&rr, 60, oargs);
+    cr_assert_eq(rr.status, 0, "%s%s", rr.out, rr.err);
+    cr_assert(strstr(rr.out, "identical; outcome: verified"), "%s", rr.out);
+  }
+}
+
+Test(replay, bad_traces_and_usage_exit_2_with_one_line, .init = mk_tmpdir,
+     .fini = rm_tmpdir)
+{
+  char path[128];
+  snprintf(path, sizeof(path), "%s/junk.cstrace", tmpdir);
+  FILE *f = fopen(path, "w");
+  fputs("garbage", f);
+  fclose(f);
+  char *a1[] = {"replay", path, NULL};
+  cli_out_t r;
+  run_argv(&r, 20, a1);
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "not a collsim trace"), "%s", r.err);
+  char *a2[] = {"replay", NULL};
+  run_argv(&r, 20, a2);
+  cr_assert_eq(r.status, 2);
+  char *a3[] = {"run", "--schedule", "sometimes", NULL};
+  run_argv(&r, 20, a3);
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "--schedule 'sometimes'"), "%s", r.err);
+  char *a4[] = {"run", "--memory-model", "relaxed", NULL};
+  run_argv(&r, 20, a4);
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "needs --schedule"), "%s", r.err);
+  char *a5[] = {"run", "--bug", "typo", NULL};
+  run_argv(&r, 20, a5);
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "--list-bugs"), "%s", r.err);
+}
+
+Test(interactive, a_person_can_choose_every_step_from_stdin, .timeout = 60)
+{
+  /* Answer every prompt with Enter (the first enabled actor). */
+  int p[2];
+  cr_assert_eq(pipe(p), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(p[0], 0);
+    close(p[1]);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    execl(bin_path(), bin_path(), "run", "--ranks", "2", "--count", "3",
+          "--schedule", "interactive", NULL);
+    _exit(127);
+  }
+  close(p[0]);
+  for (int i = 0; i < 400; i++)
+    if (write(p[1], "\n", 1) != 1)
+      break;
+  close(p[1]);
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+}
+
+/* Every shipped trace in traces/bugs/ replays identically to its failure. */
+Test(replay, every_shipped_bug_trace_replays_to_the_same_failure, .timeout = 300)
+{
+  for (int b = 1; b < CS_NBUGS; b++) {
+    char path[512];
+    snprintf(path, sizeof(path), "%s/traces/bugs/%s.cstrace", COLLSIM_SOURCE_DIR,
+             cs_bug_table[b].name);
+    cr_assert_eq(access(path, R_OK), 0, "missing %s", path);
+    char *args[] = {"replay", path, NULL};
+    cli_out_t r;
+    run_argv(&r, 60, args);
+    cr_assert_eq(r.status, 0, "%s: %s%s", path, r.out, r.err);
+    cr_assert(strstr(r.out, "identical"), "%s", r.out);
+    if (b == CS_BUG_INACTIVE_LANE_REMOTE_READ)
+      cr_assert(strstr(r.out, "outcome: verified"), "%s", r.out);
+    else
+      cr_assert_null(strstr(r.out, "outcome: verified"), "%s: %s", path, r.out);
+  }
+}

@@ -1,0 +1,1030 @@
+/*
+ * test_trace.c - the transfer log end to end: a traced run reads back, the
+ * shipped sample traces still parse and carry the algorithms' byte
+ * volumes, sequence numbers are causal (every wait-end sorts after the
+ * notifies it observed), a crashed run's trace ends with its fault, every
+ * export is valid JSON, and the reader survives thousands of corrupt
+ * files. Runs the real binary (COLLSIM_BIN, set by ctest) with a kill
+ * timer; loads traces in-process with cs_trace_load. No python: the JSON
+ * checker is below.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../sim/trace.h"
+#include "../window/world.h"
+
+#ifndef COLLSIM_SOURCE_DIR
+#error "COLLSIM_SOURCE_DIR must name the source tree (CMakeLists.txt sets it)"
+#endif
+#define SAMPLE_RING COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace"
+#define SAMPLE_MESH COLLSIM_SOURCE_DIR "/traces/mesh-n3-c4097-fp32-max.cstrace"
+
+/* ------------------------------------------------------------ running */
+
+static const char *bin_path(void)
+{
+  const char *b = getenv("COLLSIM_BIN");
+  return b ? b : "./collsim";
+}
+
+typedef struct cli_out {
+  int   status; /* exit code, or 128+signal */
+  char  out[65536];
+  char  err[16384];
+} cli_out_t;
+
+static void slurp(int fd, char *buf, size_t cap)
+{
+  lseek(fd, 0, SEEK_SET);
+  size_t got = 0;
+  ssize_t k;
+  while (got + 1 < cap && (k = read(fd, buf + got, cap - 1 - got)) > 0)
+    got += (size_t)k;
+  buf[got] = 0;
+  close(fd);
+}
+
+/* Runs `collsim ARGS...` (NULL-terminated), killing it after timeout_s;
+ * asserts that no /collsim-<pid>-* name is left behind. */
+static void run_cli(cli_out_t *r, double timeout_s, ...)
+{
+  const char *bin = bin_path();
+  char *argv[40] = {(char *)bin};
+  va_list ap;
+  va_start(ap, timeout_s);
+  int n = 1;
+  while (n < 39 && (argv[n] = va_arg(ap, char *)) != NULL)
+    n++;
+  va_end(ap);
+  char tout[] = "/tmp/collsim-trace-out-XXXXXX", terr[] = "/tmp/collsim-trace-err-XXXXXX";
+  int fo = mkstemp(tout), fe = mkstemp(terr);
+  cr_assert(fo >= 0 && fe >= 0);
+  unlink(tout);
+  unlink(terr);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    dup2(fo, 1);
+    dup2(fe, 2);
+    execv(bin, argv);
+    _exit(127);
+  }
+  int st = 0;
+  for (;;) {
+    if (waitpid(pid, &st, WNOHANG) == pid)
+      break;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9 > timeout_s) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      cr_assert_fail("collsim %s did not finish within %.0f s", argv[1], timeout_s);
+    }
+    usleep(2000);
+  }
+  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  slurp(fo, r->out, sizeof(r->out));
+  slurp(fe, r->err, sizeof(r->err));
+  cr_assert_eq(cs_world_count_names(pid), 0, "a /collsim-%d-* name leaked", pid);
+}
+
+static int count_lines(const char *s)
+{
+  int n = 0;
+  for (; *s; s++)
+    n += *s == '\n';
+  return n;
+}
+
+/* A per-test temporary path (tests run in parallel). */
+static void tmp_path(char *buf, size_t n, const char *what)
+{
+  snprintf(buf, n, "/tmp/collsim-test-trace-%d-%s", (int)getpid(), what);
+}
+
+/* Whole file into a NUL-terminated heap buffer. */
+static char *read_all(const char *path, size_t *len)
+{
+  FILE *f = fopen(path, "rb");
+  cr_assert_not_null(f, "cannot open %s", path);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)n + 1);
+  cr_assert_not_null(b);
+  cr_assert_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+  b[n] = 0;
+  fclose(f);
+  if (len)
+    *len = (size_t)n;
+  return b;
+}
+
+static void write_all(const char *path, const void *p, size_t n)
+{
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f);
+  cr_assert_eq(fwrite(p, 1, n, f), n);
+  cr_assert_eq(fclose(f), 0);
+}
+
+static cli_out_t r;
+
+/* ------------------------------------------------------------ JSON */
+
+/* A strict JSON (RFC 8259) syntax checker: returns 1 if s[0..n) is exactly
+ * one JSON value with optional surrounding white space. */
+typedef struct js {
+  const char *p, *end;
+  int depth;
+} js_t;
+
+static void js_ws(js_t *j)
+{
+  while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' ||
+                           *j->p == '\r'))
+    j->p++;
+}
+
+static int js_lit(js_t *j, const char *w)
+{
+  size_t n = strlen(w);
+  if ((size_t)(j->end - j->p) < n || memcmp(j->p, w, n))
+    return 0;
+  j->p += n;
+  return 1;
+}
+
+static int js_string(js_t *j)
+{
+  if (j->p >= j->end || *j->p != '"')
+    return 0;
+  j->p++;
+  while (j->p < j->end) {
+    unsigned char c = (unsigned char)*j->p++;
+    if (c == '"')
+      return 1;
+    if (c < 0x20)
+      return 0;
+    if (c == '\\') {
+      if (j->p >= j->end)
+        return 0;
+      char e = *j->p++;
+      if (e == 'u') {
+        for (int i = 0; i < 4; i++, j->p++)
+          if (j->p >= j->end || !strchr("0123456789abcdefABCDEF", *j->p) || !*j->p)
+            return 0;
+      } else if (!strchr("\"\\/bfnrt", e) || !e) {
+        return 0;
+      }
+    }
+  }
+  return 0;
+}
+
+static int js_digits(js_t *j)
+{
+  const char *s = j->p;
+  while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
+    j->p++;
+  return j->p > s;
+}
+
+static int js_number(js_t *j)
+{
+  if (j->p < j->end && *j->p == '-')
+    j->p++;
+  if (j->p < j->end && *j->p == '0')
+    j->p++;
+  else if (!js_digits(j))
+    return 0;
+  if (j->p < j->end && *j->p == '.') {
+    j->p++;
+    if (!js_digits(j))
+      return 0;
+  }
+  if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+    j->p++;
+    if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
+      j->p++;
+    if (!js_digits(j))
+      return 0;
+  }
+  return 1;
+}
+
+static int js_value(js_t *j);
+
+static int js_container(js_t *j, char open, char close, int object)
+{
+  if (++j->depth > 64)
+    return 0;
+  j->p++; /* open */
+  js_ws(j);
+  if (j->p < j->end && *j->p == close) {
+    j->p++;
+    j->depth--;
+    return 1;
+  }
+  for (;;) {
+    js_ws(j);
+    if (object) {
+      if (!js_string(j))
+        return 0;
+      js_ws(j);
+      if (j->p >= j->end || *j->p++ != ':')
+        return 0;
+    }
+    if (!js_value(j))
+      return 0;
+    js_ws(j);
+    if (j->p >= j->end)
+      return 0;
+    char c = *j->p++;
+    if (c == close)
+      break;
+    if (c != ',')
+      return 0;
+  }
+  (void)open;
+  j->depth--;
+  return 1;
+}
+
+static int js_value(js_t *j)
+{
+  js_ws(j);
+  if (j->p >= j->end)
+    return 0;
+  switch (*j->p) {
+  case '{': return js_container(j, '{', '}', 1);
+  case '[': return js_container(j, '[', ']', 0);
+  case '"': return js_string(j);
+  case 't': return js_lit(j, "true");
+  case 'f': return js_lit(j, "false");
+  case 'n': return js_lit(j, "null");
+  default: return js_number(j);
+  }
+}
+
+static int json_valid(const char *s, size_t n)
+{
+  js_t j = {s, s + n, 0};
+  if (!js_value(&j))
+    return 0;
+  js_ws(&j);
+  return j.p == j.end;
+}
+
+static int json_valid_str(const char *s)
+{
+  return json_valid(s, strlen(s));
+}
+
+Test(trace, json_checker_rejects_what_is_not_json)
+{
+  cr_assert(json_valid_str("{\"a\":[1,2.5,-3e4,true,false,null,\"x\\u00e9\\n\"]}"));
+  cr_assert(json_valid_str(" [ ] "));
+  cr_assert(!json_valid_str("{\"a\":1,}"), "trailing comma");
+  cr_assert(!json_valid_str("[1,2,]"), "trailing comma");
+  cr_assert(!json_valid_str("{\"a\":1"), "unclosed");
+  cr_assert(!json_valid_str("{a:1}"), "bare key");
+  cr_assert(!json_valid_str("\"tab\there\""), "raw control character");
+  cr_assert(!json_valid_str("\"\\x\""), "bad escape");
+  cr_assert(!json_valid_str("01"), "leading zero");
+  cr_assert(!json_valid_str("1."), "bare point");
+  cr_assert(!json_valid_str("{} {}"), "two values");
+  cr_assert(!json_valid_str(""), "empty");
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static void load_ok(const char *path, cs_trace_t *t)
+{
+  char why[512] = "";
+  int rc = cs_trace_load(path, t, why, sizeof(why));
+  cr_assert_eq(rc, 0, "%s does not load: %s", path, why);
+}
+
+static const cs_trace_rec_t *last_rec(const cs_trace_t *t)
+{
+  cr_assert_gt(t->n, 0);
+  return &t->rec[t->n - 1];
+}
+
+/* Runs a traced allreduce into `path`; asserts it succeeded. */
+static void traced_run(const char *path, const char *algo, const char *ranks,
+                       const char *count, const char *dtype, const char *op,
+                       const char *tile, const char *iters)
+{
+  run_cli(&r, 120, "run", "--algo", algo, "--ranks", ranks, "--count", count,
+          "--dtype", dtype, "--op", op, "--tile-bytes", tile, "--iters", iters,
+          "--trace", path, NULL);
+  cr_assert_eq(r.status, 0, "run failed (%d): %s%s", r.status, r.out, r.err);
+}
+
+/* The value of "key":NUMBER in the JSON line of rank `rank` of
+ * `--stats --format jsonl` output. */
+static long long stat_of(const char *out, unsigned rank, const char *key)
+{
+  char want[64], k[64];
+  snprintf(want, sizeof(want), "{\"type\":\"stats\",\"rank\":%u,", rank);
+  snprintf(k, sizeof(k), "\"%s\":", key);
+  const char *line = strstr(out, want);
+  cr_assert_not_null(line, "no stats line for rank %u in:\n%s", rank, out);
+  const char *eol = strchr(line, '\n');
+  const char *v = strstr(line, k);
+  cr_assert(v && (!eol || v < eol), "no %s for rank %u", key, rank);
+  return strtoll(v + strlen(k), NULL, 10);
+}
+
+/* ------------------------------------------------------------ reading */
+
+Test(trace, traced_run_reads_back_whole_and_in_causal_order, .timeout = 120)
+{
+  char path[128], txt[128], jsl[128];
+  tmp_path(path, sizeof(path), "run.cstrace");
+  tmp_path(txt, sizeof(txt), "run.txt");
+  tmp_path(jsl, sizeof(jsl), "run.jsonl");
+  traced_run(path, "ring", "4", "4097", "fp32", "sum", "1024", "2");
+  cs_trace_t t;
+  load_ok(path, &t);
+  cr_assert_eq(t.hdr.version, CS_TRACE_VERSION);
+  cr_assert_eq(t.hdr.nranks, 4);
+  cr_assert_eq(t.hdr.count, 4097);
+  cr_assert_eq(t.hdr.iters, 2);
+  cr_assert_eq(t.hdr.tile_bytes, 1024);
+  cr_assert_str_eq(t.hdr.schedule, "free");
+  uint64_t per_rank[4] = {0};
+  for (uint64_t i = 0; i < t.n; i++) {
+    if (i)
+      cr_assert_gt(t.rec[i].seq, t.rec[i - 1].seq, "not sorted at %llu",
+                   (unsigned long long)i);
+    cr_assert_lt(t.rec[i].rank, 4);
+    per_rank[t.rec[i].rank]++;
+    cr_assert(t.rec[i].kind != CS_TR_FAULT && t.rec[i].kind != CS_TR_ABORT);
+  }
+  for (int k = 0; k < 4; k++)
+    cr_assert_gt(per_rank[k], 100, "rank %d recorded %llu events", k,
+                 (unsigned long long)per_rank[k]);
+
+  run_cli(&r, 60, "trace", path, "-o", txt, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  size_t len;
+  char *s = read_all(txt, &len);
+  cr_assert(strstr(s, "program   allreduce ring, 4 ranks, count 4097 x fp32"), "%.600s", s);
+  cr_assert(strstr(s, "slots"), "%.600s", s);
+  cr_assert(strstr(s, "wait-end"));
+  cr_assert(strstr(s, "AG t2 j4"), "ring tags missing");
+  free(s);
+
+  run_cli(&r, 60, "trace", "--format", "jsonl", path, "-o", jsl, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  s = read_all(jsl, &len);
+  uint64_t lines = 0;
+  for (char *p = s, *e; *p; p = e + 1) {
+    e = strchr(p, '\n');
+    cr_assert_not_null(e, "last line unterminated");
+    cr_assert(json_valid(p, (size_t)(e - p)), "line %llu is not JSON: %.*s",
+              (unsigned long long)lines, (int)(e - p), p);
+    if (lines == 0)
+      cr_assert(!strncmp(p, "{\"type\":\"header\"", 16));
+    else
+      cr_assert(!strncmp(p, "{\"type\":\"event\"", 15));
+    lines++;
+  }
+  cr_assert_eq(lines, t.n + 1, "%llu lines for %llu events",
+               (unsigned long long)lines, (unsigned long long)t.n);
+  free(s);
+  cs_trace_free(&t);
+  unlink(path);
+  unlink(txt);
+  unlink(jsl);
+}
+
+Test(trace, sample_traces_still_parse)
+{
+  cs_trace_t t;
+  load_ok(SAMPLE_RING, &t);
+  cr_assert_eq(t.hdr.nranks, 4);
+  cr_assert_eq(t.hdr.count, 17);
+  cr_assert_eq(t.hdr.dtype, 1); /* fp16 */
+  cr_assert_eq(t.hdr.op, 0);    /* sum */
+  cr_assert_eq(t.hdr.algo, 1);  /* ring */
+  cr_assert_gt(t.n, 100);
+  cs_trace_free(&t);
+  load_ok(SAMPLE_MESH, &t);
+  cr_assert_eq(t.hdr.nranks, 3);
+  cr_assert_eq(t.hdr.count, 4097);
+  cr_assert_eq(t.hdr.dtype, 0); /* fp32 */
+  cr_assert_eq(t.hdr.op, 1);    /* max */
+  cr_assert_eq(t.hdr.algo, 0);  /* mesh */
+  cs_trace_free(&t);
+  run_cli(&r, 30, "trace", SAMPLE_RING, "--kind", "notify", "--rank", "2", NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "notify     -> r"), "%.2000s", r.out);
+  cr_assert_null(strstr(r.out, "  r1   "), "--rank 2 shows rank 1");
+  cr_assert_null(strstr(r.out, " load "), "--kind notify shows a load");
+}
+
+/* Ring segment lengths of the reference (§4.2) for 2-byte dtypes, written
+ * out again here: B(i) = min(S, ceil(i*S/(16*N))*16). */
+static uint64_t seg_len_fp16(uint64_t k, uint64_t size, uint64_t n)
+{
+  uint64_t b0 = (k * size + 16 * n - 1) / (16 * n) * 16;
+  uint64_t b1 = ((k + 1) * size + 16 * n - 1) / (16 * n) * 16;
+  b0 = b0 < size ? b0 : size;
+  b1 = b1 < size ? b1 : size;
+  return b1 - b0;
+}
+
+Test(trace, stats_bytes_equal_the_reference_volumes)
+{
+  /* Ring, N = 4, count 17 fp16: segments 16, 0, 0, 1 elements. Rank r
+   * reads every segment but r-1 (reduce-scatter) and every segment but r
+   * (all-gather) from its left neighbour: 2S - |seg r-1| - |seg r|. */
+  const uint64_t n = 4, count = 17, es = 2;
+  const long long by_hand[4] = {34, 36, 68, 66};
+  cr_assert_eq(seg_len_fp16(0, count, n), 16);
+  cr_assert_eq(seg_len_fp16(1, count, n), 0);
+  cr_assert_eq(seg_len_fp16(2, count, n), 0);
+  cr_assert_eq(seg_len_fp16(3, count, n), 1);
+  run_cli(&r, 30, "trace", "--stats", "--format", "jsonl", SAMPLE_RING, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  long long total = 0;
+  for (unsigned k = 0; k < n; k++) {
+    uint64_t want = (2 * count - seg_len_fp16((k + n - 1) % n, count, n) -
+                     seg_len_fp16(k, count, n)) * es;
+    cr_assert_eq((long long)want, by_hand[k]);
+    long long got = stat_of(r.out, k, "load_remote_bytes");
+    cr_assert_eq(got, by_hand[k], "rank %u loaded %lld B remotely, expected %lld",
+                 k, got, by_hand[k]);
+    cr_assert_eq(stat_of(r.out, k, "segment_table_bytes"), by_hand[k]);
+    total += got;
+  }
+  /* Summed over ranks the ring volume is exact: N * 2(N-1)/N * S. */
+  cr_assert_eq(total, (long long)(2 * (n - 1) * count * es));
+  cr_assert(strstr(r.out, "\"reference_bytes\":51,"), "2(N-1)/N*S = 51: %s", r.out);
+
+  /* Mesh, N = 3, count 4097 fp32: (N-1) * S per rank. */
+  run_cli(&r, 30, "trace", "--stats", "--format", "jsonl", SAMPLE_MESH, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  for (unsigned k = 0; k < 3; k++) {
+    cr_assert_eq(stat_of(r.out, k, "load_remote_bytes"), 2 * 4097 * 4);
+    cr_assert_eq(stat_of(r.out, k, "store_bytes"), 2 * 4097 * 4,
+                 "stage-in + result store");
+  }
+  cr_assert(strstr(r.out, "\"verdict\":\"matches\""), "%s", r.out);
+
+  /* The text table says the same. */
+  run_cli(&r, 30, "trace", "--stats", SAMPLE_RING, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "2(N-1)*S = 204 B: matches"), "%s", r.out);
+  cr_assert(strstr(r.out, "every rank matches its segment table"), "%s", r.out);
+}
+
+/* ------------------------------------------------------------ causality */
+
+typedef struct cell_sum {
+  uint32_t rank, slot, cell;
+  int64_t  sum;
+  int32_t  notifiers; /* bit mask of remote notifier ranks (< 32) */
+} cell_sum_t;
+
+static cell_sum_t *cell_of(cell_sum_t *c, size_t *n, size_t cap, uint32_t rank,
+                           uint32_t slot, uint32_t cell)
+{
+  for (size_t i = 0; i < *n; i++)
+    if (c[i].rank == rank && c[i].slot == slot && c[i].cell == cell)
+      return &c[i];
+  cr_assert_lt(*n, cap);
+  c[*n] = (cell_sum_t){rank, slot, cell, 0, 0};
+  return &c[(*n)++];
+}
+
+/* Every wait-end observed v on its own cell. Sequence numbers are taken
+ * before a producer's effect and after a consumer's observation, so every
+ * notify that had landed when the wait looked has a smaller seq. The sum A
+ * of the AtomicAdds with smaller seq (the owner's epilogue subtractions
+ * included: they precede the wait in program order) therefore counts every
+ * landed add plus at most one in-flight +1 per other notifier rank: with
+ * one notifier per cell (ring, mesh), 0 <= A - v <= 1. After the run
+ * every cell sums to 0 (the self-clearing epilogue). */
+static void check_causality(const char *path, uint64_t min_waits)
+{
+  cs_trace_t t;
+  load_ok(path, &t);
+  size_t cap = 4096, ncell = 0;
+  cell_sum_t *cells = calloc(cap, sizeof(*cells));
+  int64_t *open = calloc(t.hdr.nranks, sizeof(int64_t));
+  for (uint32_t k = 0; k < t.hdr.nranks; k++)
+    open[k] = -1;
+  uint64_t checked = 0, in_flight = 0;
+  for (uint64_t i = 0; i < t.n; i++) {
+    const cs_trace_rec_t *x = &t.rec[i];
+    if (x->kind == CS_EV_NOTIFY) {
+      cr_assert_eq(x->opcmp & 0x7f, CS_NOTIFY_ADD);
+      cell_sum_t *c = cell_of(cells, &ncell, cap, x->peer, x->slot, x->cell);
+      c->sum += x->value;
+      if (x->rank != x->peer) {
+        cr_assert_eq(x->value, 1, "barrier notifies add 1");
+        c->notifiers |= 1 << x->rank;
+      } else {
+        cr_assert_lt(x->value, 0, "only the epilogue notifies its own cell");
+      }
+    } else if (x->kind == CS_TR_WAIT_BEGIN) {
+      open[x->rank] = (int64_t)i;
+    } else if (x->kind == CS_EV_WAIT) {
+      cr_assert_geq(open[x->rank], 0, "wait-end #%llu without a wait-begin",
+                    (unsigned long long)x->seq);
+      const cs_trace_rec_t *b = &t.rec[open[x->rank]];
+      cr_assert(b->seq < x->seq && b->cell == x->cell && b->slot == x->slot);
+      open[x->rank] = -1;
+      cr_assert_eq(x->opcmp & 0x7f, CS_CMP_GE);
+      cr_assert_geq(x->observed, x->value, "wait #%llu returned unsatisfied",
+                    (unsigned long long)x->seq);
+      cell_sum_t *c = cell_of(cells, &ncell, cap, x->rank, x->slot, x->cell);
+      int64_t slack = c->sum - x->observed;
+      cr_assert(slack >= 0 && slack <= __builtin_popcount((unsigned)c->notifiers)
+                && slack <= 1,
+                "wait-end #%llu on r%u cell %u saw %d but the notifies with "
+                "smaller seq sum to %lld", (unsigned long long)x->seq, x->rank,
+                x->cell, x->observed, (long long)c->sum);
+      in_flight += slack != 0;
+      checked++;
+    }
+  }
+  for (size_t i = 0; i < ncell; i++)
+    cr_assert_eq(cells[i].sum, 0, "cell %u of r%u ends at %lld", cells[i].cell,
+                 cells[i].rank, (long long)cells[i].sum);
+  cr_assert_geq(checked, min_waits, "%s: only %llu waits checked", path,
+                (unsigned long long)checked);
+  cr_log_info("%s: %llu waits consistent, %llu saw an in-flight notify", path,
+              (unsigned long long)checked, (unsigned long long)in_flight);
+  free(cells);
+  free(open);
+  cs_trace_free(&t);
+}
+
+Test(trace, every_wait_end_sorts_after_the_notifies_it_observed, .timeout = 180)
+{
+  char ring[128], mesh[128];
+  tmp_path(ring, sizeof(ring), "causal-ring.cstrace");
+  tmp_path(mesh, sizeof(mesh), "causal-mesh.cstrace");
+  /* Several subchunks (small tile) and repeated calls: the epilogue's
+   * subtractions interleave with the next call's notifies. */
+  traced_run(ring, "ring", "4", "4097", "fp32", "sum", "1024", "4");
+  traced_run(mesh, "mesh", "3", "3000", "fp16", "max", "1024", "3");
+  check_causality(ring, 4 * 720); /* 2 barriers x K 5 x 6 rounds x 3 peers x 4 calls */
+  check_causality(mesh, 3 * 42);  /* 7 barriers x 2 peers x 3 calls */
+  check_causality(SAMPLE_RING, 4 * 36);
+  check_causality(SAMPLE_MESH, 3 * 6);
+  unlink(ring);
+  unlink(mesh);
+}
+
+/* ------------------------------------------------------------ crashes */
+
+Test(trace, crashed_run_exits_3_and_its_trace_ends_with_the_fault, .timeout = 60)
+{
+  char path[128];
+  tmp_path(path, sizeof(path), "crash.cstrace");
+  run_cli(&r, 30, "run", "--algo", "ring", "--ranks", "4", "--count", "17",
+          "--dtype", "fp16", "--fault", "1:segv:20", "--trace", path, NULL);
+  cr_assert_eq(r.status, 3, "%s", r.err);
+  cs_trace_t t;
+  load_ok(path, &t);
+  cr_assert_geq(t.n, 3);
+  const cs_trace_rec_t *ab = last_rec(&t), *fa = &t.rec[t.n - 2];
+  cr_assert_eq(ab->kind, CS_TR_ABORT, "last record is %s", cs_trace_kind_name(ab->kind));
+  cr_assert_eq(ab->rank, 1, "first failing rank");
+  cr_assert_eq(fa->kind, CS_TR_FAULT, "before it: %s", cs_trace_kind_name(fa->kind));
+  cr_assert_eq(fa->rank, 1);
+  cr_assert_eq(fa->value, SIGSEGV);
+  cr_assert_eq(fa->step, 1, "killed by a signal");
+  cr_assert_eq(fa->observed, 20, "event index");
+  uint64_t faults = 0, r1 = 0;
+  for (uint64_t i = 0; i < t.n; i++) {
+    faults += t.rec[i].kind == CS_TR_FAULT;
+    r1 += t.rec[i].rank == 1 && t.rec[i].kind < CS_TR_FAULT &&
+          t.rec[i].kind != CS_TR_WAIT_BEGIN;
+  }
+  cr_assert_eq(faults, 1, "only the crashed rank has a fault record");
+  /* Events 0..19 completed and were recorded; 20 struck at its start. */
+  cr_assert_eq(r1, 20, "rank 1 recorded %llu events before event 20",
+               (unsigned long long)r1);
+  cs_trace_free(&t);
+
+  run_cli(&r, 30, "trace", path, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "rank 1 killed by SIGSEGV at event 20"), "%s", r.out);
+  cr_assert(strstr(r.out, "run aborted (a rank died), first failing rank 1"), "%s", r.out);
+  unlink(path);
+}
+
+/* ------------------------------------------------------------ chrome */
+
+static uint64_t count_str(const char *s, const char *needle)
+{
+  uint64_t n = 0;
+  for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+    n++;
+  return n;
+}
+
+/* Valid JSON, the Trace Event object shape, a named process per rank,
+ * waits as slices of positive duration, and every flow start ('s') paired
+ * with a finish ('f') of the same id. Returns the number of flows. */
+static uint64_t check_chrome(const char *json, size_t len, unsigned nranks)
+{
+  cr_assert(json_valid(json, len), "not valid JSON");
+  cr_assert(!strncmp(json, "{\"displayTimeUnit\":\"ns\"", 23), "%.100s", json);
+  cr_assert(strstr(json, "\"traceEvents\":["));
+  cr_assert_geq(count_str(json, "\"name\":\"process_name\""), nranks);
+  cr_assert_geq(count_str(json, "\"name\":\"thread_name\""), 4 * nranks);
+  cr_assert_null(strstr(json, "\"dur\":0.000"), "a slice without duration");
+  uint64_t s = count_str(json, "\"ph\":\"s\""), f = count_str(json, "\"ph\":\"f\"");
+  cr_assert_eq(s, f, "%llu flow starts, %llu finishes", (unsigned long long)s,
+               (unsigned long long)f);
+  for (const char *p = json; (p = strstr(p, "\"ph\":\"s\",\"id\":")); p++) {
+    unsigned long long id = strtoull(p + 14, NULL, 10);
+    cr_assert_gt(id, 0);
+    char want[64];
+    snprintf(want, sizeof(want), "\"ph\":\"f\",\"id\":%llu,", id);
+    cr_assert(strstr(json, want), "flow %llu has no finish", id);
+  }
+  cr_assert_null(strstr(json, ",]"), "trailing comma");
+  cr_assert_null(strstr(json, ",}"), "trailing comma");
+  return s;
+}
+
+Test(trace, chrome_export_is_valid_trace_event_json, .timeout = 120)
+{
+  char path[128], out[128];
+  tmp_path(path, sizeof(path), "chrome.cstrace");
+  tmp_path(out, sizeof(out), "chrome.json");
+  traced_run(path, "ring", "4", "4097", "fp32", "sum", "1024", "1");
+  cs_trace_t t;
+  load_ok(path, &t);
+  uint64_t waits = 0;
+  for (uint64_t i = 0; i < t.n; i++)
+    waits += t.rec[i].kind == CS_EV_WAIT;
+  cs_trace_free(&t);
+
+  run_cli(&r, 60, "trace", "--format", "chrome", path, "-o", out, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  size_t len;
+  char *json = read_all(out, &len);
+  uint64_t flows = check_chrome(json, len, 4);
+  /* Every wait of a barrier was satisfied by a peer's notify. */
+  cr_assert_eq(flows, waits, "%llu arrows for %llu waits",
+               (unsigned long long)flows, (unsigned long long)waits);
+  cr_assert_eq(count_str(json, "\"name\":\"wait\""), waits);
+  cr_assert(strstr(json, "\"name\":\"RS t0\""), "phase slices");
+  free(json);
+
+  /* Filtered exports and a crashed run's export stay valid. */
+  run_cli(&r, 60, "trace", "--format", "chrome", "--rank", "1", "--kind",
+          "wait,notify", path, "-o", out, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  json = read_all(out, &len);
+  check_chrome(json, len, 1);
+  free(json);
+  run_cli(&r, 30, "run", "--ranks", "3", "--count", "100", "--fault", "2:segv:7",
+          "--trace", path, NULL);
+  cr_assert_eq(r.status, 3);
+  run_cli(&r, 60, "trace", "--format", "chrome", path, "-o", out, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  json = read_all(out, &len);
+  check_chrome(json, len, 3);
+  cr_assert(strstr(json, "rank 2 killed by SIGSEGV at event 7"));
+  free(json);
+  const char *samples[2] = {SAMPLE_RING, SAMPLE_MESH};
+  for (int k = 0; k < 2; k++) {
+    run_cli(&r, 60, "trace", "--format", "chrome", samples[k], "-o", out, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    json = read_all(out, &len);
+    cr_assert_gt(check_chrome(json, len, k == 0 ? 4 : 3), 0);
+    free(json);
+  }
+  unlink(path);
+  unlink(out);
+}
+
+/* ------------------------------------------------------------ bad files */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+typedef struct fuzz {
+  char     path[128];
+  uint64_t loads, refused;
+} fuzz_t;
+
+/* Writes buf as a trace, loads it: must return 0 (sorted, whole) or -1
+ * with one line and an empty result. Returns the rc. */
+static int try_load(fuzz_t *fz, const void *buf, size_t n, const char *what)
+{
+  write_all(fz->path, buf, n);
+  cs_trace_t t;
+  char why[512];
+  memset(why, 0, sizeof(why));
+  memset(&t, 0x5a, sizeof(t));
+  int rc = cs_trace_load(fz->path, &t, why, sizeof(why));
+  fz->loads++;
+  cr_assert(rc == 0 || rc == -1, "%s: rc %d", what, rc);
+  if (rc < 0) {
+    fz->refused++;
+    cr_assert_neq(why[0], 0, "%s: no reason", what);
+    cr_assert_null(strchr(why, '\n'), "%s: reason is not one line: %s", what, why);
+    cr_assert(t.rec == NULL && t.n == 0, "%s: refused but not left empty", what);
+  } else {
+    cr_assert_geq(n, CS_TRACE_HEADER_BYTES);
+    cr_assert_eq(t.n, (n - CS_TRACE_HEADER_BYTES) / CS_TRACE_RECORD_BYTES, "%s", what);
+    for (uint64_t i = 1; i < t.n; i++)
+      cr_assert_gt(t.rec[i].seq, t.rec[i - 1].seq, "%s: unsorted", what);
+    cs_trace_free(&t);
+  }
+  return rc;
+}
+
+static void expect_refused(fuzz_t *fz, const void *buf, size_t n,
+                           const char *what, const char *needle)
+{
+  write_all(fz->path, buf, n);
+  cs_trace_t t;
+  char why[512] = "";
+  int rc = cs_trace_load(fz->path, &t, why, sizeof(why));
+  cr_assert_eq(rc, -1, "%s: accepted", what);
+  cr_assert(strstr(why, needle), "%s: '%s' not in: %s", what, needle, why);
+  cr_assert_null(strchr(why, '\n'));
+}
+
+static void reseal_header(uint8_t *b)
+{
+  cs_trace_header_t h;
+  memcpy(&h, b, sizeof(h));
+  h.checksum = 0;
+  h.checksum = cs_trace_fnv32(&h, sizeof(h));
+  memcpy(b, &h, sizeof(h));
+}
+
+static void reseal_record(uint8_t *b, uint64_t i)
+{
+  cs_trace_rec_t x;
+  uint8_t *p = b + CS_TRACE_HEADER_BYTES + i * CS_TRACE_RECORD_BYTES;
+  memcpy(&x, p, sizeof(x));
+  x.checksum = cs_trace_fnv32(&x, offsetof(cs_trace_rec_t, checksum));
+  memcpy(p, &x, sizeof(x));
+}
+
+static cs_trace_rec_t *rec_at(uint8_t *b, uint64_t i)
+{
+  return (cs_trace_rec_t *)(b + CS_TRACE_HEADER_BYTES + i * CS_TRACE_RECORD_BYTES);
+}
+
+Test(trace, reader_refuses_corrupt_files_with_one_line_and_never_crashes,
+     .timeout = 300)
+{
+  fuzz_t fz = {0};
+  tmp_path(fz.path, sizeof(fz.path), "fuzz.cstrace");
+  size_t size;
+  char *orig = read_all(SAMPLE_RING, &size);
+  cr_assert_eq((size - CS_TRACE_HEADER_BYTES) % CS_TRACE_RECORD_BYTES, 0);
+  uint64_t nrec = (size - CS_TRACE_HEADER_BYTES) / CS_TRACE_RECORD_BYTES;
+  cr_assert_gt(nrec, 10);
+  uint8_t *b = malloc(size + 4096);
+  cr_assert_not_null(b);
+  char what[96];
+
+  cr_assert_eq(try_load(&fz, orig, size, "original"), 0);
+  /* Empty and truncated: every length through the header and the first
+   * records, and every length near the end. */
+  expect_refused(&fz, orig, 0, "empty", "empty file");
+  for (size_t n = 1; n < CS_TRACE_HEADER_BYTES + 3 * CS_TRACE_RECORD_BYTES; n++) {
+    snprintf(what, sizeof(what), "truncated to %zu", n);
+    int rc = try_load(&fz, orig, n, what);
+    int whole = n >= CS_TRACE_HEADER_BYTES &&
+                (n - CS_TRACE_HEADER_BYTES) % CS_TRACE_RECORD_BYTES == 0;
+    cr_assert_eq(rc, whole ? 0 : -1, "%s", what);
+  }
+  expect_refused(&fz, orig, 7, "shorter than the magic", "wrong magic");
+  expect_refused(&fz, orig, 100, "short", "truncated: 100 bytes, shorter than the 1024-byte header");
+  expect_refused(&fz, orig, 1000, "short header", "shorter than the 1024-byte header");
+  expect_refused(&fz, orig, size - 1, "last byte gone", "truncated: last record has 79 of 80");
+  for (size_t n = size - 3 * CS_TRACE_RECORD_BYTES; n < size; n++) {
+    snprintf(what, sizeof(what), "truncated to %zu of %zu", n, size);
+    try_load(&fz, orig, n, what);
+  }
+  /* Every single changed byte is caught: the header and each record are
+   * checksummed. */
+  for (int k = 0; k < 3000; k++) {
+    memcpy(b, orig, size);
+    size_t at = k < 1024 ? (size_t)k : (size_t)(rnd() % size);
+    b[at] ^= (uint8_t)(1 + rnd() % 255);
+    snprintf(what, sizeof(what), "byte %zu changed", at);
+    cr_assert_eq(try_load(&fz, b, size, what), -1, "%s: accepted", what);
+  }
+  /* Several random changes, random lengths, appended garbage. */
+  for (int k = 0; k < 2000; k++) {
+    memcpy(b, orig, size);
+    int flips = 2 + (int)(rnd() % 30);
+    for (int i = 0; i < flips; i++)
+      b[rnd() % size] = (uint8_t)rnd();
+    size_t n = k % 3 == 0 ? (size_t)(rnd() % (size + 200)) : size;
+    if (n > size)
+      for (size_t i = size; i < n; i++)
+        b[i] = (uint8_t)rnd();
+    snprintf(what, sizeof(what), "%d changes, %zu bytes", flips, n);
+    try_load(&fz, b, n, what);
+  }
+  for (int k = 0; k < 200; k++) {
+    size_t n = (size_t)(rnd() % (size + 1000));
+    for (size_t i = 0; i < n; i++)
+      b[i] = (uint8_t)rnd();
+    if (k % 2 && n >= 8)
+      memcpy(b, "CSTRACE", 8); /* garbage behind a good magic */
+    snprintf(what, sizeof(what), "garbage of %zu bytes", n);
+    try_load(&fz, b, n, what);
+  }
+  /* Targeted: each check of the reader fires with its own message. */
+  memcpy(b, orig, size);
+  memcpy(b, "CSTRACX", 8);
+  expect_refused(&fz, b, size, "wrong magic", "wrong magic");
+  cs_trace_header_t *h = (cs_trace_header_t *)b;
+  memcpy(b, orig, size);
+  h->version = CS_TRACE_VERSION + 1;
+  reseal_header(b);
+  expect_refused(&fz, b, size, "future version", "is newer than this collsim reads");
+  memcpy(b, orig, size);
+  h->version = 0;
+  reseal_header(b);
+  expect_refused(&fz, b, size, "version 0", "corrupt header");
+  memcpy(b, orig, size);
+  h->record_bytes = 96;
+  reseal_header(b);
+  expect_refused(&fz, b, size, "record size", "corrupt header");
+  memcpy(b, orig, size);
+  h->nranks = 0;
+  reseal_header(b);
+  expect_refused(&fz, b, size, "0 ranks", "corrupt header");
+  memcpy(b, orig, size);
+  h->nranks = 100000;
+  reseal_header(b);
+  expect_refused(&fz, b, size, "too many ranks", "corrupt header");
+  memcpy(b, orig, size);
+  h->layout.nslots = CS_MAX_SLOTS + 1;
+  reseal_header(b);
+  expect_refused(&fz, b, size, "too many slots", "corrupt header");
+  memcpy(b, orig, size);
+  h->count ^= 1; /* not resealed */
+  expect_refused(&fz, b, size, "header changed", "checksum mismatch");
+
+  struct { const char *what, *needle; } rc_cases[] = {
+      {"kind 0", "unknown kind"}, {"kind 99", "unknown kind"},
+      {"rank 4", "rank out of range"}, {"peer 9", "peer or slot out of range"},
+      {"slot 7", "peer or slot out of range"}};
+  for (int c = 0; c < 5; c++) {
+    memcpy(b, orig, size);
+    uint64_t i = 5; /* a load, store, notify or wait: peer and slot checked */
+    while (i < nrec && (rec_at(b, i)->kind < CS_EV_LOAD || rec_at(b, i)->kind > CS_EV_WAIT))
+      i++;
+    cr_assert_lt(i, nrec);
+    cs_trace_rec_t *x = rec_at(b, i);
+    switch (c) {
+    case 0: x->kind = 0; break;
+    case 1: x->kind = 99; break;
+    case 2: x->rank = 4; break;
+    case 3: x->peer = 9; break;
+    default: x->slot = 7; break;
+    }
+    reseal_record(b, i);
+    expect_refused(&fz, b, size, rc_cases[c].what, rc_cases[c].needle);
+    expect_refused(&fz, b, size, rc_cases[c].what, "corrupt record");
+  }
+  /* Records out of order are fine (the file is in drain order); the same
+   * record twice is not. */
+  memcpy(b, orig, size);
+  cs_trace_rec_t tmp = *rec_at(b, 1);
+  *rec_at(b, 1) = *rec_at(b, nrec - 1);
+  *rec_at(b, nrec - 1) = tmp;
+  cr_assert_eq(try_load(&fz, b, size, "swapped"), 0);
+  memcpy(b, orig, size);
+  *rec_at(b, 2) = *rec_at(b, 3);
+  expect_refused(&fz, b, size, "duplicate", "appears twice");
+  cr_assert_eq(try_load(&fz, orig, CS_TRACE_HEADER_BYTES, "header only"), 0);
+
+  cr_assert_gt(fz.loads, 5000, "only %llu loads", (unsigned long long)fz.loads);
+  cr_log_info("%llu corrupt loads, %llu refused", (unsigned long long)fz.loads,
+              (unsigned long long)fz.refused);
+
+  /* The command: exit 2, one line on stderr, nothing on stdout. */
+  struct { size_t n; const char *needle; } cmd[] = {
+      {0, "empty"}, {500, "wrong magic"}, {2000, "truncated"}};
+  for (int c = 0; c < 3; c++) {
+    memcpy(b, orig, size);
+    if (c == 1)
+      memset(b, 'x', 500);
+    write_all(fz.path, b, cmd[c].n);
+    run_cli(&r, 30, "trace", fz.path, NULL);
+    cr_assert_eq(r.status, 2, "%s", cmd[c].needle);
+    cr_assert_eq(count_lines(r.err), 1, "not one line: %s", r.err);
+    cr_assert(strstr(r.err, cmd[c].needle), "%s", r.err);
+    cr_assert_eq(r.out[0], 0, "printed: %.200s", r.out);
+  }
+  const char *fmts[] = {"text", "jsonl", "chrome"};
+  for (int c = 0; c < 3; c++) {
+    memcpy(b, orig, size);
+    b[CS_TRACE_HEADER_BYTES + 7 * CS_TRACE_RECORD_BYTES + 3] ^= 0x40;
+    write_all(fz.path, b, size);
+    run_cli(&r, 30, "trace", "--format", fmts[c], fz.path, NULL);
+    cr_assert_eq(r.status, 2);
+    cr_assert_eq(count_lines(r.err), 1, "not one line: %s", r.err);
+    cr_assert(strstr(r.err, "corrupt record 7"), "%s", r.err);
+    cr_assert_eq(r.out[0], 0);
+  }
+  memcpy(b, orig, size);
+  h->version = 7;
+  reseal_header(b);
+  write_all(fz.path, b, size);
+  run_cli(&r, 30, "trace", "--stats", fz.path, NULL);
+  cr_assert_eq(r.status, 2);
+  cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+  cr_assert(strstr(r.err, "version 7 is newer"), "%s", r.err);
+  free(b);
+  free(orig);
+  unlink(fz.path);
+}
+
+/* ------------------------------------------------------------ options */
+
+static void expect_usage(const char *needle, const char *a1, const char *a2,
+                         const char *a3)
+{
+  run_cli(&r, 10, "trace", a1, a2, a3, NULL);
+  cr_assert_eq(r.status, 2, "%s %s %s -> %d", a1, a2 ? a2 : "", a3 ? a3 : "",
+               r.status);
+  cr_assert_eq(count_lines(r.err), 1, "not one line:\n%s", r.err);
+  cr_assert(strstr(r.err, needle), "'%s' not in: %s", needle, r.err);
+  cr_assert_eq(r.out[0], 0, "printed to stdout: %s", r.out);
+}
+
+Test(trace, bad_options_get_one_line_and_exit_2)
+{
+  expect_usage("missing FILE", NULL, NULL, NULL);
+  expect_usage("--format 'xml'", "--format", "xml", SAMPLE_RING);
+  expect_usage("--kind 'loads'", "--kind", "loads", SAMPLE_RING);
+  expect_usage("--rank 4 is not accepted: the trace has ranks 0..3", "--rank",
+               "4", SAMPLE_RING);
+  expect_usage("--rank '-1'", "--rank", "-1", SAMPLE_RING);
+  expect_usage("--from 'x'", "--from", "x", SAMPLE_RING);
+  expect_usage("unexpected argument", SAMPLE_RING, SAMPLE_MESH, NULL);
+  expect_usage("cannot open", "/nonexistent/trace.cstrace", NULL, NULL);
+  expect_usage("not a regular file", "/tmp", NULL, NULL);
+  run_cli(&r, 10, "trace", "--help", NULL);
+  cr_assert_eq(r.status, 0);
+  cr_assert(strstr(r.out, "--format text|jsonl|chrome"), "%s", r.out);
+  run_cli(&r, 10, "--help", NULL);
+  cr_assert(strstr(r.out, "trace"), "not in the subcommand list: %s", r.out);
+}
+
+Test(trace, filters_select_rank_kind_and_sequence_range)
+{
+  run_cli(&r, 30, "trace", "--format", "jsonl", "--rank", "2", "--kind",
+          "wait-end,mark", "--from", "100", "--to", "400", SAMPLE_RING, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  int events = 0;
+  for (char *p = strstr(r.out, "{\"type\":\"event\""); p;
+       p = strstr(p + 1, "{\"type\":\"event\"")) {
+    char *e = strchr(p, '\n');
+    cr_assert_not_null(e);
+    *e = 0;
+    cr_assert(strstr(p, "\"rank\":2,"), "%s", p);
+    cr_assert(strstr(p, "\"kind\":\"wait-end\"") || strstr(p, "\"kind\":\"mark\""), "%s", p);
+    unsigned long long seq = strtoull(strstr(p, "\"seq\":") + 6, NULL, 10);
+    cr_assert(seq >= 100 && seq <= 400, "seq %llu", seq);
+    *e = '\n';
+    events++;
+  }
+  cr_assert_gt(events, 5, "%s", r.out);
+}
