@@ -315,6 +315,8 @@ int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
   if (satisfied(v, cmp, value))
     goto done;
 
+  if (__builtin_expect(d->hooks != 0, 0) && d->hooks->block)
+    d->hooks->block(d, &ev, v, d->hook_arg);
   cs_rank_status_t *st = d->st;
   st->wait_slot = slot;
   st->wait_cell = cell;

@@ -88,6 +88,8 @@ typedef struct cs_dev_hooks {
   /* The current event failed (out-of-slot fault, timeout); the rank exits
    * right after. observed: the cell's value for a wait, else 0. */
   void (*fail)(cs_dev_t *d, const cs_event_t *ev, int32_t observed, void *arg);
+  /* A wait found its condition false and starts blocking (free mode). */
+  void (*block)(cs_dev_t *d, const cs_event_t *ev, int32_t observed, void *arg);
 } cs_dev_hooks_t;
 
 /* Rank-private staging memory (the "UB"): width physical elements, valid

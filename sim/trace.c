@@ -52,6 +52,51 @@ uint64_t cs_trace_fnv64(const void *p, size_t n)
   return h;
 }
 
+/* CRC-32C (Castagnoli, reflected 0x82f63b78) of a record's first 76
+ * bytes: with SSE4.2 nine crc32q and one crc32l, else a table. */
+static uint32_t crc_table[256];
+
+static void crc_table_init(void)
+{
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++)
+      c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+    crc_table[i] = c;
+  }
+}
+
+static uint32_t crc_soft(const uint8_t *p, size_t n)
+{
+  if (!crc_table[1])
+    crc_table_init();
+  uint32_t c = ~0u;
+  for (size_t i = 0; i < n; i++)
+    c = crc_table[(c ^ p[i]) & 0xff] ^ (c >> 8);
+  return ~c;
+}
+
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(const uint8_t *p)
+{
+  uint64_t c = ~0u, w;
+  for (int i = 0; i < 9; i++) {
+    memcpy(&w, p + 8 * i, 8);
+    c = __builtin_ia32_crc32di(c, w);
+  }
+  uint32_t t;
+  memcpy(&t, p + 72, 4);
+  return ~__builtin_ia32_crc32si((uint32_t)c, t);
+}
+
+uint32_t cs_trace_rec_sum(const cs_trace_rec_t *x)
+{
+  static int hw = -1;
+  if (hw < 0)
+    hw = __builtin_cpu_supports("sse4.2");
+  _Static_assert(offsetof(cs_trace_rec_t, checksum) == 76, "76 bytes");
+  return hw ? crc_hw((const uint8_t *)x) : crc_soft((const uint8_t *)x, 76);
+}
+
 const char *cs_trace_kind_name(uint32_t kind)
 {
   static const char *const names[CS_TR_NKINDS] = {
@@ -94,12 +139,17 @@ static inline uint64_t next_seq(cs_dev_t *d)
   return __atomic_fetch_add(&d->world->ctl->event_seq, 1, __ATOMIC_SEQ_CST);
 }
 
+/* The launcher's tail as this rank last read it: re-read only when the ring
+ * looks full, so an append does not pull the launcher's cache line over. */
+static uint64_t tail_seen;
+
 static void append(cs_dev_t *d, uint32_t kind, const cs_event_t *ev,
                    uint64_t seq, int32_t value, int32_t observed, uint8_t flags)
 {
   cs_trace_ring_t *r = ring_of(d->world, d->rank);
   uint64_t cap = ring_cap(d->world), h = r->head;
-  while (h - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= cap) {
+  while (h - tail_seen >= cap &&
+         h - (tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE)) >= cap) {
     if (__atomic_load_n(&d->world->ctl->abort_word, __ATOMIC_ACQUIRE))
       return; /* the launcher may never drain again */
     struct timespec ts = {0, 20000};
@@ -135,10 +185,18 @@ static int is_consumer(uint32_t kind)
 static void hook_begin(cs_dev_t *d, const cs_event_t *ev, void *arg)
 {
   (void)arg;
-  if (ev->kind == CS_EV_WAIT)
-    append(d, CS_TR_WAIT_BEGIN, ev, next_seq(d), ev->value, 0, 0);
-  else if (!is_consumer(ev->kind))
+  if (!is_consumer(ev->kind))
     d->hook_seq = next_seq(d); /* before the effect */
+}
+
+/* A wait that blocks gets a wait-begin record (value = target, observed =
+ * the cell when it started waiting); one satisfied at once has only its
+ * wait-end. */
+static void hook_block(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
+                       void *arg)
+{
+  (void)arg;
+  append(d, CS_TR_WAIT_BEGIN, ev, next_seq(d), ev->value, observed, 0);
 }
 
 static void hook_end(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
@@ -156,7 +214,8 @@ static void hook_fail(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
   append(d, ev->kind, ev, next_seq(d), ev->value, observed, CS_TR_FAILED);
 }
 
-const cs_dev_hooks_t cs_trace_hooks = {hook_begin, hook_end, hook_fail};
+const cs_dev_hooks_t cs_trace_hooks = {hook_begin, hook_end, hook_fail,
+                                       hook_block};
 
 void cs__trace_land(cs_world_t *w, uint32_t rank, uint32_t kind, uint32_t peer,
                     uint32_t slot, uint32_t cell, uint64_t elem_off,
@@ -265,7 +324,7 @@ static void put_rec(cs_tracer_t *t, const cs_trace_rec_t *x)
   wbuf_t *b = &t->buf[t->cur];
   cs_trace_rec_t *y = &b->rec[b->n++];
   *y = *x;
-  y->checksum = cs_trace_fnv32(y, offsetof(cs_trace_rec_t, checksum));
+  y->checksum = cs_trace_rec_sum(y);
   t->nrec++;
   if (b->n == WBUF_RECS)
     submit_cur(t);

@@ -43,7 +43,7 @@
  *   32  u32 rank       40  u32 slot       48  u32 valid   56  i32 value
  *   36  u32 peer       44  u32 cell       52  u32 phys    60  i32 observed
  *   64  u16 kind       66  u8 opcmp  67 u8 phase   68 u32 round
- *   72  u32 step       76  u32 checksum (FNV-1a 32 of bytes 0..75)
+ *   72  u32 step       76  u32 checksum (CRC-32C of bytes 0..75)
  */
 #ifndef CS_TRACE_H
 #define CS_TRACE_H
@@ -131,13 +131,15 @@ typedef struct cs_trace_rec {
   uint8_t  phase;    /* 0 none, 1 main/RS, 2 AG */
   uint32_t round;    /* RS/AG round or chunk */
   uint32_t step;     /* subchunk */
-  uint32_t checksum; /* FNV-1a 32 of bytes [0, 76) */
+  uint32_t checksum; /* CRC-32C (Castagnoli) of bytes [0, 76) */
 } cs_trace_rec_t;
 _Static_assert(sizeof(cs_trace_rec_t) == CS_TRACE_RECORD_BYTES, "record");
 _Static_assert(offsetof(cs_trace_rec_t, kind) == 64, "record.kind");
 _Static_assert(offsetof(cs_trace_rec_t, checksum) == 76, "record.checksum");
 
 uint32_t cs_trace_fnv32(const void *p, size_t n);
+/* A record's checksum: CRC-32C of its bytes [0, 76). */
+uint32_t cs_trace_rec_sum(const cs_trace_rec_t *x);
 uint64_t cs_trace_fnv64(const void *p, size_t n);
 const char *cs_trace_kind_name(uint32_t kind);
 

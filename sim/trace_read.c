@@ -119,7 +119,7 @@ static int load(const char *path, cs_trace_t *t, char *why, size_t whylen,
   for (uint64_t i = 0; i < n; i++) {
     const cs_trace_rec_t *x = &t->rec[i];
     const char *what = NULL;
-    if (cs_trace_fnv32(x, offsetof(cs_trace_rec_t, checksum)) != x->checksum) {
+    if (cs_trace_rec_sum(x) != x->checksum) {
       if (edited)
         (*edited)++; /* tolerated: an edited record, still range-checked */
       else
