@@ -42,6 +42,35 @@ static inline void cs__ar_reduce(cs_dev_t *d, cs_tile_t *acc,
   cs__dev_end(d, &ev, 0);
 }
 
+static void cs__ar_consume(cs_tile_t *acc, const void *src, uint32_t n,
+                           const void *arg)
+{
+  const cs_ar_cfg_t *c = arg;
+  cs_reduce_kernel(c->dtype, c->op, acc->buf, src, n);
+}
+
+/* acc = acc op (peer's elements [off, off+v), read as `phys`): a remote
+ * load and a reduce, two events. In free mode the reduce reads the window
+ * in place (one pass over the data, no copy into the receive tile); in
+ * controlled mode the load copies and the reduce runs as its own step, since
+ * other actors may run in between. Same bits either way. */
+static inline void cs__ar_load_reduce(cs_dev_t *d, cs_ar_tiles_t *t,
+                                      uint32_t peer, uint64_t off, uint32_t v,
+                                      uint32_t phys, const cs_ar_cfg_t *c)
+{
+  if (d->controlled) {
+    cs_load(d, &t->recv, peer, CS_AR_SLOT_DATA, off, v, phys);
+    cs__ar_reduce(d, &t->acc, &t->recv, c);
+    return;
+  }
+  cs_load_fused(d, &t->acc, peer, CS_AR_SLOT_DATA, off, v, phys,
+                cs__ar_consume, c);
+  cs_event_t ev = {.kind = CS_EV_REDUCE, .peer = d->rank, .valid = v,
+                   .phys = v, .opcmp = c->op};
+  cs__dev_begin(d, &ev); /* the work happened inside the load */
+  cs__dev_end(d, &ev, 0);
+}
+
 /* Self-clearing epilogue (reference §2.3 LATER, #2175/#2279): after the
  * last barrier, for rows [0, nrows) and every src != me, AtomicAdd -total to
  * the own cell [row, src] (-last_total on the last row). Every peer's

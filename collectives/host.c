@@ -45,8 +45,7 @@ void cs__ar_host(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
     for (uint32_t p = 0; p < n; p++) {
       if (p == me)
         continue;
-      cs_load(d, &t->recv, p, CS_AR_SLOT_DATA, base, chunk, xfer);
-      cs__ar_reduce(d, &t->acc, &t->recv, c);
+      cs__ar_load_reduce(d, t, p, base, chunk, xfer, c);
     }
     if (!(base + CS_HOST_CHUNK >= size && c->bug == CS_BUG_EARLY_RETURN))
       cs__ar_barrier(d, c, 0, read_done++);

@@ -49,9 +49,7 @@ void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
     for (uint32_t p = 0; p < n; p++) {
       if (p == me)
         continue;
-      cs_load(d, &t->recv, p, CS_AR_SLOT_DATA, off, v,
-              (uint32_t)cs_remote_phys(v, es));
-      cs__ar_reduce(d, &t->acc, &t->recv, c);
+      cs__ar_load_reduce(d, t, p, off, v, (uint32_t)cs_remote_phys(v, es), c);
     }
     int last = ci + 1 == nchunks;
     if (c->bug != CS_BUG_MESH_NO_CHUNK_BARRIER &&

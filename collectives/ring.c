@@ -70,13 +70,17 @@ static void ring_round(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
 
     if (!no_ready)
       cs__ar_barrier(d, c, row, (int32_t)(2 * j + 1)); /* READY */
-    if (active) {
+    if (active && phase == PHASE_RS) {
+      /* The reference's order: remote load, local load, local op received.
+       * IEEE + and x commute bitwise (and max/min as defined in reduce.h),
+       * so the received data goes into acc and, in free mode, the local
+       * copy is folded in straight from the window. */
+      cs_load(d, &t->acc, left, CS_AR_SLOT_DATA, b + sub, lv,
+              (uint32_t)cs_remote_phys(lv, es));
+      cs__ar_load_reduce(d, t, me, b + sub, lv, lv, c);
+    } else if (active) {
       cs_load(d, &t->recv, left, CS_AR_SLOT_DATA, b + sub, lv,
               (uint32_t)cs_remote_phys(lv, es));
-      if (phase == PHASE_RS) {
-        cs_load(d, &t->acc, me, CS_AR_SLOT_DATA, b + sub, lv, lv);
-        cs__ar_reduce(d, &t->acc, &t->recv, c); /* local op received */
-      }
     } else if (phase == PHASE_AG && c->bug == CS_BUG_INACTIVE_LANE_REMOTE_READ) {
       cs_load(d, &t->recv, left, CS_AR_SLOT_DATA, 0, 1,
               (uint32_t)cs_remote_phys(1, es)); /* earlier revision */

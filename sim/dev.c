@@ -231,6 +231,25 @@ void cs_load(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
   cs__dev_end(d, &ev, 0);
 }
 
+void cs_load_fused(cs_dev_t *d, cs_tile_t *acc, uint32_t peer, uint32_t slot,
+                   uint64_t elem_off, uint32_t valid, uint32_t phys,
+                   void (*consume)(cs_tile_t *acc, const void *src,
+                                   uint32_t n, const void *arg),
+                   const void *arg)
+{
+  cs_event_t ev = {.kind = CS_EV_LOAD, .peer = peer, .slot = slot,
+                   .elem_off = elem_off, .valid = valid, .phys = phys};
+  cs__dev_begin(d, &ev);
+  const cs_slot_t *s = check(d, &ev, slot, peer, elem_off, phys);
+  check_tile(d, &ev, acc, s, phys);
+  if (__builtin_expect(valid > phys, 0))
+    cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
+                 "rank %u: bad load at event %llu: valid %u > physical %u",
+                 d->rank, (unsigned long long)ev.index, valid, phys);
+  consume(acc, cs_dev_addr(d, peer, slot, elem_off), valid, arg);
+  cs__dev_end(d, &ev, 0);
+}
+
 static inline void write_to(cs_dev_t *d, uint32_t kind, const cs_tile_t *t,
                             uint32_t peer, uint32_t slot, uint64_t elem_off,
                             uint32_t valid)

@@ -168,6 +168,17 @@ static inline void cs__dev_end(cs_dev_t *d, const cs_event_t *ev,
 void cs_load(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
              uint64_t elem_off, uint32_t valid, uint32_t phys);
 
+/* Free mode only: a load whose `valid` elements are consumed in place
+ * instead of copied into a tile: `consume(acc, src, valid, arg)` runs on the
+ * window memory inside the load event (bounds-checked and traced exactly
+ * like cs_load). Saves a pass over the data when the next step is a reduce;
+ * controlled mode must use cs_load, since other actors run between events. */
+void cs_load_fused(cs_dev_t *d, cs_tile_t *acc, uint32_t peer, uint32_t slot,
+                   uint64_t elem_off, uint32_t valid, uint32_t phys,
+                   void (*consume)(cs_tile_t *acc, const void *src,
+                                   uint32_t n, const void *arg),
+                   const void *arg);
+
 /* Writes the first `valid` elements of `t` to element `elem_off` of `slot`
  * in the own window (store) or `peer`'s window (put). */
 void cs_store(cs_dev_t *d, const cs_tile_t *t, uint32_t slot,

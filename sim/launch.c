@@ -28,11 +28,15 @@
 uint32_t cs_launch_spin_default(uint32_t nranks)
 {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  /* ~20k pauses is some hundreds of microseconds: far above a spin hop
-   * (0.05-0.2 us) and a cross-core futex wake (21 us), so a waiter with its
-   * own CPU almost never sleeps. Oversubscribed, spin just long enough to
-   * catch a notify already in flight, then give the CPU away. */
-  return (cpus > 0 && nranks <= (uint32_t)cpus) ? 20000u : 64u;
+  /* A pause costs ~25 ns on the 2-core development machine (AMD EPYC), so
+   * 2000 pauses are ~50 us: far above a spin hop (0.05-0.2 us) and twice a
+   * cross-core futex wake (21 us), so a waiter with its own CPU rarely
+   * sleeps; yet when something else wants the CPU (another process, a
+   * slow peer) it gives the core away after 50 us instead of burning a
+   * scheduler slice (20000 pauses made every contended hop cost ~1 ms).
+   * Oversubscribed, spin just long enough to catch a notify already in
+   * flight (64 pauses, ~1.6 us), then sleep. */
+  return (cpus > 0 && nranks <= (uint32_t)cpus) ? 2000u : 64u;
 }
 
 typedef struct rank_proc {
