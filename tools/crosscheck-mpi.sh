@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# crosscheck-mpi.sh - checks collsim's results against Open MPI's
+# MPI_Allreduce on the same inputs: for every rank count, algorithm and op,
+# max and min must be bit-identical, sum and prod within the reference's
+# tolerance (rtol 1e-5, atol 1e-8).
+#
+#   tools/crosscheck-mpi.sh [--ranks "2 3 5 8"] [--count 70001] [--seed 1]
+#
+# Installs Open MPI with apt-get if missing (as root or through sudo),
+# builds collsim (tools/setup.sh build) and tools/mpi_crosscheck.c (mpicc,
+# into build/). Per rank count: the MPI program writes random fp32 inputs
+# in [1, 100) as IN.npy (N, count); `collsim run --input IN.npy --output
+# OUT.npy` reduces them; the MPI program reduces the same rows with
+# MPI_Allreduce and compares every element. Exit 0 when all agree.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ranks="2 3 5 8"; count=70001; seed=1
+die() { echo "crosscheck-mpi: $*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --ranks) ranks=${2:?}; shift 2 ;;
+    --count) count=${2:?}; shift 2 ;;
+    --seed) seed=${2:?}; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown option '$1' (see --help)" ;;
+  esac
+done
+[[ $count =~ ^[0-9]+$ ]] && [ "$count" -ge 1 ] || die "--count '$count' is not accepted: expected a whole number >= 1"
+if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
+  sudo=; [ "$(id -u)" -ne 0 ] && sudo=sudo
+  echo "crosscheck-mpi: installing Open MPI" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    openmpi-bin libopenmpi-dev >/dev/null
+fi
+bash tools/setup.sh build
+mpicc -O2 -o build/mpi_crosscheck tools/mpi_crosscheck.c -lm
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+for n in $ranks; do
+  mpirun --oversubscribe -n "$n" build/mpi_crosscheck gen "$tmp/in.npy" "$count" "$seed"
+  for algo in mesh ring host; do
+    for op in max min sum prod; do
+      build/collsim run --algo "$algo" --op "$op" --input "$tmp/in.npy" \
+        --output "$tmp/out.npy" >/dev/null
+      if ! line=$(mpirun --oversubscribe -n "$n" build/mpi_crosscheck check \
+                    "$tmp/in.npy" "$tmp/out.npy" "$op" 2>&1); then
+        fail=1
+      fi
+      echo "$algo $(echo "$line" | grep -v '^rank' | head -1)"
+    done
+  done
+done
+[ $fail -eq 0 ] && echo "crosscheck-mpi: every result agrees with MPI_Allreduce" \
+  || { echo "crosscheck-mpi: MISMATCHES (above)"; exit 1; }
