@@ -1,0 +1,350 @@
+/*
+ * test_bench.c - `collsim bench` as a user runs it: the table and the CSV
+ * parse, every row is checked (#wrong 0), busbw = algbw * 2(N-1)/N, sizes
+ * round down to whole elements, bad flags get one line and exit 2, faults
+ * exit 3, and no shm name leaks. Runs the real binary (COLLSIM_BIN, set by
+ * ctest) in a child with a kill timer. No timing assertions: machines are
+ * noisy.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../window/world.h"
+
+static const char *bin_path(void)
+{
+  const char *b = getenv("COLLSIM_BIN");
+  return b ? b : "./collsim";
+}
+
+typedef struct cli_out {
+  int  status; /* exit code, or 128+signal */
+  char out[65536];
+  char err[16384];
+} cli_out_t;
+
+static void slurp(int fd, char *buf, size_t cap)
+{
+  lseek(fd, 0, SEEK_SET);
+  ssize_t n = read(fd, buf, cap - 1);
+  buf[n > 0 ? n : 0] = 0;
+  close(fd);
+}
+
+/* Runs `collsim ARGS...` (NULL-terminated), killing it after timeout_s;
+ * asserts that no /collsim-<pid>-* name is left. */
+static void run_cli(cli_out_t *r, double timeout_s, ...)
+{
+  const char *bin = bin_path();
+  char *argv[40] = {(char *)bin};
+  va_list ap;
+  va_start(ap, timeout_s);
+  int n = 1;
+  while (n < 39 && (argv[n] = va_arg(ap, char *)) != NULL)
+    n++;
+  va_end(ap);
+  char tout[] = "/tmp/collsim-bench-out-XXXXXX", terr[] = "/tmp/collsim-bench-err-XXXXXX";
+  int fo = mkstemp(tout), fe = mkstemp(terr);
+  cr_assert(fo >= 0 && fe >= 0);
+  unlink(tout);
+  unlink(terr);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    dup2(fo, 1);
+    dup2(fe, 2);
+    execv(bin, argv);
+    _exit(127);
+  }
+  int st = 0;
+  for (;;) {
+    if (waitpid(pid, &st, WNOHANG) == pid)
+      break;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9 > timeout_s) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      cr_assert_fail("collsim %s did not finish within %.0f s", argv[1], timeout_s);
+    }
+    usleep(2000);
+  }
+  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  slurp(fo, r->out, sizeof(r->out));
+  slurp(fe, r->err, sizeof(r->err));
+  cr_assert_eq(cs_world_count_names(pid), 0, "a /collsim-%d-* name leaked", pid);
+}
+
+static int count_lines(const char *s)
+{
+  int n = 0;
+  for (; *s; s++)
+    n += *s == '\n';
+  return n;
+}
+
+static double bus_factor(int n)
+{
+  return n > 1 ? 2.0 * (n - 1) / n : 0.0;
+}
+
+/* One parsed table row. */
+typedef struct row {
+  unsigned long long size, count;
+  char type[8], redop[8], algo[8], wrong[16];
+  double us, algbw, busbw;
+} row_t;
+
+/* Parses the table rows (lines not starting with '#'); every one must have
+ * the nine columns. Returns the count. */
+static int parse_table(const char *out, row_t *rows, int cap)
+{
+  int n = 0;
+  const char *p = out;
+  while (*p) {
+    const char *eol = strchr(p, '\n');
+    size_t len = eol ? (size_t)(eol - p) : strlen(p);
+    char line[512];
+    cr_assert_lt(len, sizeof(line));
+    memcpy(line, p, len);
+    line[len] = 0;
+    p += len + (eol != NULL);
+    if (line[0] == '#' || line[0] == 0)
+      continue;
+    cr_assert_lt(n, cap, "more rows than expected:\n%s", out);
+    row_t *r = &rows[n++];
+    char extra[8];
+    int got = sscanf(line, "%llu %llu %7s %7s %7s %lf %lf %lf %15s %7s", &r->size,
+                     &r->count, r->type, r->redop, r->algo, &r->us, &r->algbw,
+                     &r->busbw, r->wrong, extra);
+    cr_assert_eq(got, 9, "not the nine columns: '%s'", line);
+  }
+  return n;
+}
+
+/* Parses CSV rows after the header; every one must have ten fields. */
+static int parse_csv(const char *out, row_t *rows, int *ranks, int cap)
+{
+  const char *hdr = "size,count,type,redop,algo,ranks,time_us,algbw_gbps,busbw_gbps,wrong\n";
+  cr_assert(strncmp(out, hdr, strlen(hdr)) == 0, "CSV header missing:\n%s", out);
+  const char *p = out + strlen(hdr);
+  int n = 0;
+  while (*p) {
+    const char *eol = strchr(p, '\n');
+    cr_assert_not_null(eol, "unterminated CSV line");
+    char line[512];
+    size_t len = (size_t)(eol - p);
+    cr_assert_lt(len, sizeof(line));
+    memcpy(line, p, len);
+    line[len] = 0;
+    p = eol + 1;
+    cr_assert_lt(n, cap);
+    row_t *r = &rows[n++];
+    int commas = 0;
+    for (char *c = line; *c; c++)
+      if (*c == ',') {
+        *c = ' ';
+        commas++;
+      }
+    cr_assert_eq(commas, 9, "not ten fields: '%s'", line);
+    r->wrong[0] = 0;
+    int got = sscanf(line, "%llu %llu %7s %7s %7s %d %lf %lf %lf %15s", &r->size,
+                     &r->count, r->type, r->redop, r->algo, ranks, &r->us,
+                     &r->algbw, &r->busbw, r->wrong);
+    cr_assert(got == 9 || got == 10, "bad CSV row '%s'", line);
+  }
+  return n;
+}
+
+static cli_out_t r;
+
+Test(bench, table_rows_have_the_columns_and_are_all_right, .timeout = 60)
+{
+  run_cli(&r, 50, "bench", "--ranks", "3", "-b", "8", "-e", "4K", "-f", "8",
+          "-n", "3", "-w", "1", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "# collsim bench: allreduce, 3 ranks"), "%s", r.out);
+  cr_assert(strstr(r.out, "online CPU"), "%s", r.out);
+  cr_assert(strstr(r.out, "slowest rank"), "%s", r.out);
+  cr_assert(strstr(r.out, "size  ") && strstr(r.out, "#wrong"), "%s", r.out);
+  row_t rows[16];
+  int n = parse_table(r.out, rows, 16);
+  cr_assert_eq(n, 4 * 3, "4 sizes x 3 algos:\n%s", r.out);
+  static const unsigned long long sizes[] = {8, 64, 512, 4096};
+  static const char *algos[] = {"mesh", "ring", "host"};
+  for (int i = 0; i < n; i++) {
+    cr_assert_eq(rows[i].size, sizes[i / 3], "%s", r.out);
+    cr_assert_eq(rows[i].count, sizes[i / 3] / 4);
+    cr_assert_str_eq(rows[i].algo, algos[i % 3]);
+    cr_assert_str_eq(rows[i].type, "fp32");
+    cr_assert_str_eq(rows[i].redop, "sum");
+    cr_assert_str_eq(rows[i].wrong, "0", "row %d: #wrong %s", i, rows[i].wrong);
+    cr_assert_gt(rows[i].us, 0);
+    /* Printed with 3 decimals: within one rounding step each. */
+    cr_assert(fabs(rows[i].busbw - rows[i].algbw * bus_factor(3)) <= 0.0015 * 3,
+              "busbw %g vs algbw %g", rows[i].busbw, rows[i].algbw);
+    cr_assert(fabs(rows[i].algbw - rows[i].size / (rows[i].us * 1e3)) <=
+                  0.0006 + 0.01 * rows[i].algbw,
+              "algbw %g vs size/time %g", rows[i].algbw,
+              rows[i].size / (rows[i].us * 1e3));
+  }
+  cr_assert(strstr(r.out, "# Wrong elements: 0 OK"), "%s", r.out);
+  for (int a = 0; a < 3; a++) {
+    char want[64];
+    snprintf(want, sizeof(want), "# Avg bus bandwidth (%s): ", algos[a]);
+    cr_assert(strstr(r.out, want), "'%s' missing:\n%s", want, r.out);
+  }
+  cr_assert_eq(r.err[0], 0, "stderr not clean: %s", r.err);
+}
+
+Test(bench, csv_has_a_header_and_one_exact_row_per_size_and_algo, .timeout = 60)
+{
+  run_cli(&r, 50, "bench", "--csv", "--ranks", "5", "-b", "2", "-e", "8K",
+          "-f", "64", "-d", "bf16", "-o", "prod", "--algo", "mesh", "-n", "2",
+          "-w", "0", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert_null(strchr(r.out, '#'), "comments in CSV:\n%s", r.out);
+  row_t rows[8];
+  int ranks = 0, n = parse_csv(r.out, rows, &ranks, 8);
+  cr_assert_eq(n, 3, "sizes 2, 128, 8192:\n%s", r.out);
+  static const unsigned long long sizes[] = {2, 128, 8192};
+  for (int i = 0; i < n; i++) {
+    cr_assert_eq(rows[i].size, sizes[i]);
+    cr_assert_eq(rows[i].count, sizes[i] / 2);
+    cr_assert_str_eq(rows[i].type, "bf16");
+    cr_assert_str_eq(rows[i].redop, "prod");
+    cr_assert_str_eq(rows[i].algo, "mesh");
+    cr_assert_eq(ranks, 5);
+    /* mesh prod on 5 ranks: results differ between ranks in the last bit,
+     * so the per-rank oracle is what makes this 0. */
+    cr_assert_str_eq(rows[i].wrong, "0", "%s", r.out);
+    cr_assert(fabs(rows[i].busbw - rows[i].algbw * bus_factor(5)) <=
+                  1e-6 + 1e-4 * rows[i].busbw,
+              "busbw %g vs algbw %g", rows[i].busbw, rows[i].algbw);
+  }
+}
+
+Test(bench, sizes_round_down_to_whole_elements_at_least_one, .timeout = 60)
+{
+  /* 1 -> 1 element (4 B), 3 -> 1 element again (dropped), 9 -> 2 elements. */
+  run_cli(&r, 50, "bench", "--csv", "-b", "1", "-e", "9", "-f", "3", "--algo",
+          "ring", "-n", "1", "-w", "0", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  row_t rows[8];
+  int ranks = 0, n = parse_csv(r.out, rows, &ranks, 8);
+  cr_assert_eq(n, 2, "%s", r.out);
+  cr_assert(rows[0].size == 4 && rows[0].count == 1, "%s", r.out);
+  cr_assert(rows[1].size == 8 && rows[1].count == 2, "%s", r.out);
+  cr_assert_eq(ranks, 2, "default ranks");
+}
+
+Test(bench, staging_and_no_check_show_na_in_wrong, .timeout = 60)
+{
+  run_cli(&r, 50, "bench", "--staging", "-c", "0", "-b", "64K", "-e", "64K",
+          "--algo", "host", "-n", "2", "-w", "1", "--tile-bytes", "1024", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "including stage-in and stage-out"), "%s", r.out);
+  cr_assert(strstr(r.out, "# Wrong elements: not checked"), "%s", r.out);
+  row_t rows[4];
+  cr_assert_eq(parse_table(r.out, rows, 4), 1, "%s", r.out);
+  cr_assert_str_eq(rows[0].wrong, "N/A");
+  /* --staging with -c 1 checks the last timed call. */
+  run_cli(&r, 50, "bench", "--staging", "-b", "4K", "-e", "4K", "-d", "fp16",
+          "--ranks", "3", "-n", "2", "-w", "1", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert_eq(parse_table(r.out, rows, 4), 3, "%s", r.out);
+  for (int i = 0; i < 3; i++)
+    cr_assert_str_eq(rows[i].wrong, "0", "%s", r.out);
+}
+
+Test(bench, host_is_skipped_above_16_ranks_with_algo_all, .timeout = 60)
+{
+  run_cli(&r, 50, "bench", "--ranks", "17", "-b", "8", "-e", "8", "-n", "1",
+          "-w", "0", "--timeout", "20", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "# host: skipped"), "%s", r.out);
+  row_t rows[4];
+  cr_assert_eq(parse_table(r.out, rows, 4), 2, "%s", r.out);
+  cr_assert_str_eq(rows[0].algo, "mesh");
+  cr_assert_str_eq(rows[1].algo, "ring");
+  cr_assert(fabs(rows[0].busbw - rows[0].algbw * bus_factor(17)) <= 0.01);
+}
+
+static void expect_usage(const char *needle, const char *a1, const char *a2,
+                         const char *a3, const char *a4)
+{
+  run_cli(&r, 20, "bench", a1, a2, a3, a4, NULL);
+  cr_assert_eq(r.status, 2, "%s %s %s %s -> %d: %s", a1, a2 ? a2 : "",
+               a3 ? a3 : "", a4 ? a4 : "", r.status, r.err);
+  cr_assert_eq(count_lines(r.err), 1, "not one line:\n%s", r.err);
+  cr_assert(strstr(r.err, needle), "'%s' not in: %s", needle, r.err);
+  cr_assert_eq(r.out[0], 0, "printed to stdout: %s", r.out);
+}
+
+Test(bench, bad_flags_get_one_line_and_exit_2, .timeout = 60)
+{
+  expect_usage("-b '0' is not accepted: expected bytes from 1 to 64G", "-b",
+               "0", NULL, NULL);
+  expect_usage("-e '4X'", "-e", "4X", NULL, NULL);
+  expect_usage("-b '1T'", "-b", "1T", NULL, NULL);
+  expect_usage("expected at least -b", "-b", "8M", "-e", "4M");
+  expect_usage("-f '1' is not accepted: expected a whole number from 2 to 1024",
+               "-f", "1", NULL, NULL);
+  expect_usage("-n '0'", "-n", "0", NULL, NULL);
+  expect_usage("-w 'x'", "-w", "x", NULL, NULL);
+  expect_usage("-c '2' is not accepted", "-c", "2", NULL, NULL);
+  expect_usage("-d 'fp8' is not accepted: expected fp32, fp16 or bf16", "-d",
+               "fp8", NULL, NULL);
+  expect_usage("-o 'avg'", "-o", "avg", NULL, NULL);
+  expect_usage("--ranks '65' is not accepted: expected a whole number from 1 to 64",
+               "--ranks", "65", NULL, NULL);
+  expect_usage("--ranks 17 is not accepted for --algo host", "--algo", "host",
+               "--ranks", "17");
+  expect_usage("--algo 'tree' is not accepted: expected mesh, ring, host or all",
+               "--algo", "tree", NULL, NULL);
+  expect_usage("--tile-bytes '1000'", "--tile-bytes", "1000", NULL, NULL);
+  expect_usage("unknown option '--bogus'", "--bogus", NULL, NULL, NULL);
+  expect_usage("option '-n' needs a value", "-n", NULL, NULL, NULL);
+  expect_usage("unexpected argument 'extra'", "extra", NULL, NULL, NULL);
+  expect_usage("rank 5 is not accepted", "--fault", "5:segv", NULL, NULL);
+  expect_usage("--timeout '0'", "--timeout", "0", NULL, NULL);
+  /* 2 windows of 64G plus staging fit in no test machine's /dev/shm. */
+  expect_usage("does not fit", "-b", "64G", "-e", "64G");
+}
+
+Test(bench, fault_aborts_the_sweep_with_exit_3, .timeout = 60)
+{
+  run_cli(&r, 30, "bench", "--ranks", "3", "-b", "8", "-e", "64K", "-n", "2",
+          "-w", "0", "--fault", "1:segv:5", NULL);
+  cr_assert_eq(r.status, 3, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.err, "rank 1: killed by SIGSEGV at event 5"), "%s", r.err);
+  cr_assert_null(strstr(r.out, "# Avg bus bandwidth"), "%s", r.out);
+}
+
+Test(bench, help_lists_the_flags_and_the_subcommand_is_registered)
+{
+  run_cli(&r, 10, "bench", "--help", NULL);
+  cr_assert_eq(r.status, 0);
+  static const char *flags[] = {"-b, --minbytes", "-e, --maxbytes", "-f,",
+                                "-n, --iters", "-w,", "-c, --check", "-d,",
+                                "-o,", "--ranks N", "--algo A", "--csv",
+                                "--staging", "--tile-bytes", "--fault",
+                                "--timeout", "Exit status"};
+  for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+    cr_assert(strstr(r.out, flags[i]), "'%s' missing from help", flags[i]);
+  run_cli(&r, 10, "--help", NULL);
+  cr_assert(strstr(r.out, "  bench "), "%s", r.out);
+  run_cli(&r, 10, "help", "bench", NULL);
+  cr_assert_eq(r.status, 0);
+  cr_assert(strstr(r.out, "usage: collsim bench"), "%s", r.out);
+}

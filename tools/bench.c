@@ -1,0 +1,696 @@
+/*
+ * bench.c - `collsim bench`: the nccl-tests table for the allreduce
+ * collectives (DESIGN §10). Sweeps message sizes from -b to -e by factor -f
+ * and, for each size and algorithm, builds one world, launches the ranks
+ * once and lets each rank stage its input in, run the warmup calls and then
+ * the timed calls on the data already in its window (or with stage-in/out
+ * inside the timed region, --staging). Per call the time is the slowest
+ * rank's; the table shows the median over the timed calls, algbw = size /
+ * time and busbw = algbw * 2(N-1)/N, as nccl-tests defines them.
+ *
+ * With -c 1 the last call is checked: each rank stages its original input
+ * in again (repeated calls reduce already-reduced data), runs one more
+ * allreduce, stages the result out, and the launcher compares every element
+ * of every rank with the oracle (collectives/oracle.h) for those inputs;
+ * #wrong is the count of elements that differ. With --staging every timed
+ * call starts from the original input, so the last timed call is the
+ * checked one.
+ *
+ * Owns: the command line, the size sweep, the bench rank body and its io
+ * protocol, the table/CSV output. Does not own the algorithms, the world or
+ * the launcher (collectives/, window/, sim/). Called from tools/main.c.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <stdarg.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../collectives/allreduce.h"
+#include "../collectives/geometry.h"
+#include "../collectives/oracle.h"
+#include "../sim/launch.h"
+#include "../window/cs_error.h"
+#include "cli.h"
+
+static const char bench_help[] =
+    "usage: collsim bench [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-n ITERS]\n"
+    "                     [-w WARMUP] [-c 0|1] [-d fp32|fp16|bf16]\n"
+    "                     [-o sum|max|min|prod] [--ranks N]\n"
+    "                     [--algo mesh|ring|host|all] [--csv] [--staging]\n"
+    "                     [--tile-bytes B] [--fault RANK:KIND[:EVENT]]\n"
+    "                     [--timeout SECONDS]\n"
+    "\n"
+    "Times the allreduce of PyPTO PR #2161 on N forked rank processes and\n"
+    "prints the nccl-tests table: one row per size and algorithm with size,\n"
+    "count, type, redop, algo, time(us), algbw(GB/s), busbw(GB/s), #wrong.\n"
+    "For each size and algorithm: one world, one launch; every rank stages\n"
+    "its (seeded random) input in once, runs WARMUP calls, then ITERS timed\n"
+    "calls. time is the median over the timed calls of the slowest rank's\n"
+    "time per call, with the data already in the windows (--staging: stage-in\n"
+    "and stage-out inside the timed region). algbw = size / time, busbw =\n"
+    "algbw * 2(N-1)/N (GB = 1e9 bytes). With -c 1 each rank stages its\n"
+    "original input in again after the timed calls, runs one more call and\n"
+    "#wrong counts the elements, over all ranks, that differ from the oracle\n"
+    "for those inputs (with --staging the last timed call is the checked one).\n"
+    "\n"
+    "  -b, --minbytes B  smallest size per rank, bytes (default 8)\n"
+    "  -e, --maxbytes B  largest size per rank, bytes (default 32M)\n"
+    "                    sizes take a binary K, M or G suffix (4K = 4096);\n"
+    "                    each is rounded down to whole elements, at least one\n"
+    "  -f, --stepfactor F  multiply the size by F, 2..1024 (default 4); the\n"
+    "                    sweep stops at the last size <= MAXBYTES\n"
+    "  -n, --iters K     timed calls per size and algorithm, 1..1000000\n"
+    "                    (default 20)\n"
+    "  -w, --warmup_iters W  untimed calls before them, 0..1000000 (default 5)\n"
+    "  -c, --check 0|1   verify the result of the last call (default 1)\n"
+    "  -d, --datatype D  fp32, fp16 or bf16 (default fp32)\n"
+    "  -o, --op O        sum, max, min or prod (default sum)\n"
+    "  --ranks N         ranks, 1..64 (default 2)\n"
+    "  --algo A          mesh, ring, host or all (default all; host runs at\n"
+    "                    most 16 ranks: with all and more ranks it is skipped)\n"
+    "  --csv             print CSV instead of the table: a header row\n"
+    "                    size,count,type,redop,algo,ranks,time_us,algbw_gbps,\n"
+    "                    busbw_gbps,wrong then one row per size and algorithm\n"
+    "                    (wrong is empty with -c 0)\n"
+    "  --staging         include stage-in and stage-out in the timed region\n"
+    "  --tile-bytes B    UB tile size (default 16384, the reference's)\n"
+    CS_CLI_COMMON_HELP
+    "\n"
+    "A progress line goes to stderr while it is a terminal.\n"
+    "\n"
+    "Exit status: 0 success (every checked result right), 1 wrong result\n"
+    "(#wrong > 0 somewhere), 2 bad usage or input, 3 run aborted (a rank\n"
+    "crashed, hung or faulted).\n";
+
+#define BENCH_MAX_BYTES (1ull << 36) /* 64G per rank: beyond any window */
+#define BENCH_SEED 1u
+
+enum { OPT_RANKS = 2000, OPT_ALGO, OPT_CSV, OPT_STAGING, OPT_TILE };
+
+typedef struct bench_opts {
+  uint64_t   minbytes, maxbytes; /* bytes per rank, as given */
+  uint32_t   factor;
+  uint32_t   iters, warmup;
+  uint32_t   check;
+  cs_dtype_t dtype;
+  cs_op_t    op;
+  uint32_t   nranks;
+  int        algo;       /* cs_algo_t, or -1 = all */
+  int        csv, staging;
+  uint32_t   tile_bytes;
+  cs_cli_common_t com;
+} bench_opts_t;
+
+/* What every rank of one (size, algorithm) launch does; lives in the
+ * launcher and reaches the ranks through fork. */
+typedef struct bench_job {
+  cs_ar_cfg_t cfg;
+  uint32_t    warmup, iters;
+  int         staging, check;
+  uint64_t    ns_off; /* bytes: output buffer start -> per-call times (ns) */
+} bench_job_t;
+
+/* One row of the table. */
+typedef struct bench_row {
+  uint64_t  bytes, count;
+  cs_algo_t algo;
+  double    us, algbw, busbw; /* time per call; GB/s */
+  int64_t   wrong;            /* elements; -1 = not checked */
+} bench_row_t;
+
+/* ------------------------------------------------------------ parsing */
+
+/* Bytes with an optional binary K/M/G suffix (either case), in [1, hi].
+ * Returns 0, or -1 after one line naming the value and the range. */
+static int parse_bytes(const char *opt, const char *s, uint64_t *out)
+{
+  const char *p = s;
+  uint64_t v = 0;
+  int ok = isdigit((unsigned char)*p);
+  for (; ok && isdigit((unsigned char)*p); p++) {
+    if (v > (UINT64_MAX - 9) / 10)
+      ok = 0;
+    else
+      v = v * 10 + (uint64_t)(*p - '0');
+  }
+  unsigned shift = 0;
+  if (ok && *p) {
+    switch (toupper((unsigned char)*p)) {
+    case 'K': shift = 10; break;
+    case 'M': shift = 20; break;
+    case 'G': shift = 30; break;
+    default: ok = 0; break;
+    }
+    if (p[1])
+      ok = 0;
+  }
+  if (ok && v > (BENCH_MAX_BYTES >> shift))
+    ok = 0;
+  v <<= shift;
+  if (!ok || v < 1 || v > BENCH_MAX_BYTES) {
+    cs_cli_error("bench", "%s '%s' is not accepted: expected bytes from 1 to "
+                 "64G, a whole number with an optional K, M or G suffix "
+                 "(binary: 4K = 4096)", opt, s);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+/* Returns 0 to run, 1 after --help, -1 on bad usage (printed). */
+static int parse(int argc, char **argv, bench_opts_t *o)
+{
+  static const struct option longopts[] = {
+      {"minbytes", required_argument, 0, 'b'},
+      {"maxbytes", required_argument, 0, 'e'},
+      {"stepfactor", required_argument, 0, 'f'},
+      {"iters", required_argument, 0, 'n'},
+      {"warmup_iters", required_argument, 0, 'w'},
+      {"check", required_argument, 0, 'c'},
+      {"datatype", required_argument, 0, 'd'},
+      {"op", required_argument, 0, 'o'},
+      {"ranks", required_argument, 0, OPT_RANKS},
+      {"algo", required_argument, 0, OPT_ALGO},
+      {"csv", no_argument, 0, OPT_CSV},
+      {"staging", no_argument, 0, OPT_STAGING},
+      {"tile-bytes", required_argument, 0, OPT_TILE},
+      {"help", no_argument, 0, 'h'},
+      CS_CLI_COMMON_LONGOPTS,
+      {0, 0, 0, 0}};
+  int opt, bad = 0, v;
+  optind = 1;
+  opterr = 0; /* our own one-line messages */
+  while ((opt = getopt_long(argc, argv, ":b:e:f:n:w:c:d:o:h", longopts,
+                            NULL)) != -1) {
+    if (cs_cli_common_opt("bench", opt, optarg, &o->com, &bad)) {
+      if (bad)
+        return -1;
+      continue;
+    }
+    switch (opt) {
+    case 'b':
+      if (parse_bytes("-b", optarg, &o->minbytes) < 0)
+        return -1;
+      break;
+    case 'e':
+      if (parse_bytes("-e", optarg, &o->maxbytes) < 0)
+        return -1;
+      break;
+    case 'f':
+      if (cs_cli_u32("bench", "-f", optarg, 2, 1024, &o->factor) < 0)
+        return -1;
+      break;
+    case 'n':
+      if (cs_cli_u32("bench", "-n", optarg, 1, 1000000, &o->iters) < 0)
+        return -1;
+      break;
+    case 'w':
+      if (cs_cli_u32("bench", "-w", optarg, 0, 1000000, &o->warmup) < 0)
+        return -1;
+      break;
+    case 'c':
+      if (cs_cli_u32("bench", "-c", optarg, 0, 1, &o->check) < 0)
+        return -1;
+      break;
+    case 'd':
+      if ((v = cs_dtype_parse(optarg)) < 0) {
+        cs_cli_error("bench", "-d '%s' is not accepted: expected fp32, fp16 "
+                     "or bf16", optarg);
+        return -1;
+      }
+      o->dtype = (cs_dtype_t)v;
+      break;
+    case 'o':
+      if ((v = cs_op_parse(optarg)) < 0) {
+        cs_cli_error("bench", "-o '%s' is not accepted: expected sum, max, min "
+                     "or prod", optarg);
+        return -1;
+      }
+      o->op = (cs_op_t)v;
+      break;
+    case OPT_RANKS:
+      if (cs_cli_u32("bench", "--ranks", optarg, 1, CS_AR_MAX_RANKS, &o->nranks) < 0)
+        return -1;
+      break;
+    case OPT_ALGO:
+      if (!strcmp(optarg, "all"))
+        o->algo = -1;
+      else if ((o->algo = cs_algo_parse(optarg)) < 0) {
+        cs_cli_error("bench", "--algo '%s' is not accepted: expected mesh, "
+                     "ring, host or all", optarg);
+        return -1;
+      }
+      break;
+    case OPT_CSV: o->csv = 1; break;
+    case OPT_STAGING: o->staging = 1; break;
+    case OPT_TILE:
+      if (cs_cli_u32("bench", "--tile-bytes", optarg, 1024, 1u << 24,
+                     &o->tile_bytes) < 0)
+        return -1;
+      if (o->tile_bytes % 32) {
+        cs_cli_error("bench", "--tile-bytes '%s' is not accepted: expected a "
+                     "multiple of 32 from 1024 to %u", optarg, 1u << 24);
+        return -1;
+      }
+      break;
+    case 'h':
+      fputs(bench_help, stdout);
+      return 1;
+    case ':':
+      cs_cli_error("bench", "option '%s' needs a value (see 'collsim bench "
+                   "--help')", argv[optind - 1]);
+      return -1;
+    default:
+      cs_cli_error("bench", "unknown option '%s' (see 'collsim bench --help')",
+                   argv[optind - 1]);
+      return -1;
+    }
+  }
+  if (optind < argc) {
+    cs_cli_error("bench", "unexpected argument '%s'", argv[optind]);
+    return -1;
+  }
+  if (o->maxbytes < o->minbytes) {
+    cs_cli_error("bench", "-e (%llu bytes) is not accepted: expected at least -b "
+                 "(%llu bytes)", (unsigned long long)o->maxbytes,
+                 (unsigned long long)o->minbytes);
+    return -1;
+  }
+  if (o->algo == CS_ALGO_HOST && o->nranks > CS_HOST_MAX_RANKS) {
+    cs_cli_error("bench", "--ranks %u is not accepted for --algo host: "
+                 "expected 1 to %u (the host builtin supports at most 16)",
+                 o->nranks, CS_HOST_MAX_RANKS);
+    return -1;
+  }
+  return cs_cli_common_check("bench", &o->com, o->nranks) < 0 ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ rank body */
+
+static int bench_rank(cs_dev_t *d, void *arg)
+{
+  const bench_job_t *j = arg;
+  const cs_ar_cfg_t *c = &j->cfg;
+  cs_ar_tiles_t t;
+  if (cs_ar_tiles_init(&t, c) < 0)
+    return CS_RX_ERROR;
+  const uint8_t *in = cs_world_input(d->world, d->rank);
+  uint8_t *out = cs_world_output(d->world, d->rank);
+  uint64_t *ns = (uint64_t *)(out + j->ns_off);
+
+  if (!j->staging)
+    cs_ar_stage_in(d, c, &t, in);
+  for (uint32_t k = 0; k < j->warmup + j->iters; k++) {
+    uint64_t t0 = cs_now_ns();
+    if (j->staging)
+      cs_ar_stage_in(d, c, &t, in);
+    cs_allreduce(d, c, &t);
+    if (j->staging)
+      cs_ar_stage_out(d, c, &t, out);
+    uint64_t dt = cs_now_ns() - t0;
+    if (k >= j->warmup)
+      ns[k - j->warmup] = dt;
+  }
+  /* The checked call works on the original inputs: the timed calls have
+   * reduced the already-reduced data over and over. */
+  if (j->check && !j->staging) {
+    cs_ar_stage_in(d, c, &t, in);
+    cs_allreduce(d, c, &t);
+    cs_ar_stage_out(d, c, &t, out);
+  }
+  cs_ar_tiles_fini(&t);
+  return 0;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static int cmp_u64(const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void human_bytes(uint64_t b, char *out, size_t n)
+{
+  if (b >= (1ull << 30) && b % (1ull << 30) == 0)
+    snprintf(out, n, "%llu GiB", (unsigned long long)(b >> 30));
+  else if (b >= (1ull << 20) && b % (1ull << 20) == 0)
+    snprintf(out, n, "%llu MiB", (unsigned long long)(b >> 20));
+  else if (b >= 1024 && b % 1024 == 0)
+    snprintf(out, n, "%llu KiB", (unsigned long long)(b >> 10));
+  else
+    snprintf(out, n, "%llu B", (unsigned long long)b);
+}
+
+/* "model name" (x86) or "Model"/"Hardware" of /proc/cpuinfo; "unknown". */
+static void cpu_model(char *out, size_t n)
+{
+  snprintf(out, n, "unknown");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f)
+    return;
+  char line[512];
+  while (fgets(line, sizeof(line), f)) {
+    if (strncmp(line, "model name", 10) && strncmp(line, "Model", 5) &&
+        strncmp(line, "Hardware", 8))
+      continue;
+    char *colon = strchr(line, ':');
+    if (!colon)
+      continue;
+    colon++;
+    while (*colon == ' ' || *colon == '\t')
+      colon++;
+    colon[strcspn(colon, "\n")] = 0;
+    if (*colon) {
+      snprintf(out, n, "%s", colon);
+      break;
+    }
+  }
+  fclose(f);
+}
+
+/* Element counts of the sweep: sizes minbytes * factor^k <= maxbytes, each
+ * rounded down to whole elements (at least one), duplicates dropped.
+ * Returns how many (at most cap). */
+static uint32_t sweep_counts(const bench_opts_t *o, uint64_t *counts,
+                             uint32_t cap)
+{
+  uint32_t es = cs_dtype_size(o->dtype), n = 0;
+  for (uint64_t b = o->minbytes; b <= o->maxbytes && n < cap;) {
+    uint64_t c = b / es ? b / es : 1;
+    if (n == 0 || counts[n - 1] != c)
+      counts[n++] = c;
+    if (b > o->maxbytes / o->factor)
+      break;
+    b *= o->factor;
+  }
+  return n;
+}
+
+static int progress_on;
+
+static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void progress(const char *fmt, ...)
+{
+  if (!progress_on)
+    return;
+  va_list ap;
+  fputs("\r\033[K", stderr);
+  if (fmt) {
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+  }
+  fflush(stderr);
+}
+
+/* ------------------------------------------------------------ one row */
+
+/* Fills the input rows (count elements each, `inputs` holds nranks rows)
+ * once per size: the fill does not depend on the algorithm. */
+static void fill_inputs(const bench_opts_t *o, uint64_t count, uint8_t *inputs)
+{
+  cs_ar_cfg_t c = {.dtype = o->dtype, .op = o->op, .nranks = o->nranks,
+                   .count = count};
+  uint64_t bytes = count * cs_dtype_size(o->dtype);
+  for (uint32_t r = 0; r < o->nranks; r++)
+    cs_ar_fill(CS_FILL_RANDOM, &c, BENCH_SEED, r, inputs + r * bytes);
+}
+
+/* Runs one (size, algorithm): world, launch, times, check. Returns an exit
+ * code (CS_EXIT_OK with the row filled, or USAGE/ABORTED after a message);
+ * *signals_left counts signal cells not back to 0 after the last call. */
+static int bench_one(const bench_opts_t *o, cs_algo_t algo, uint64_t count,
+                     const uint8_t *inputs, uint8_t *want, bench_row_t *row,
+                     uint64_t *signals_left)
+{
+  uint32_t n = o->nranks, es = cs_dtype_size(o->dtype);
+  uint64_t bytes = count * es;
+  bench_job_t j = {
+      .cfg = {.algo = algo, .dtype = o->dtype, .op = o->op, .nranks = n,
+              .count = count, .tile_bytes = o->tile_bytes, .iters = 1},
+      .warmup = o->warmup, .iters = o->iters, .staging = o->staging,
+      .check = (int)o->check, .ns_off = cs_ceil_to(bytes, 64)};
+  char why[256] = "";
+  if (cs_ar_check(&j.cfg, why, sizeof(why)) < 0) {
+    cs_cli_error("bench", "%s", why);
+    return CS_EXIT_USAGE;
+  }
+  cs_layout_t l;
+  cs_world_t w;
+  cs_world_opts_t wo = {.io_bytes = j.ns_off + 8ull * o->iters,
+                        .timeout_ns = o->com.timeout_ns};
+  int rc;
+  if ((rc = cs_ar_layout(&j.cfg, &l)) < 0 ||
+      (rc = cs_world_create(&w, &l, n, &wo)) < 0) {
+    char hb[32];
+    human_bytes(bytes, hb, sizeof(hb));
+    cs_cli_error("bench", "size %s is not accepted: %u windows of %llu bytes "
+                 "plus staging buffers do not fit (%s); lower -e or --ranks",
+                 hb, n, (unsigned long long)l.win_bytes, cs_strerror(rc));
+    return rc == CS_ETOOBIG ? CS_EXIT_USAGE : CS_EXIT_ABORTED;
+  }
+  for (uint32_t r = 0; r < n; r++)
+    memcpy(cs_world_input(&w, r), inputs + r * bytes, bytes);
+
+  cs_launch_opts_t lo = {.fault = o->com.fault};
+  rc = cs_launch(&w, bench_rank, &j, &lo, NULL);
+  int code = cs_cli_launch_exit("bench", rc);
+  if (code != CS_EXIT_OK) {
+    cs_world_destroy(&w);
+    return code;
+  }
+
+  /* Time of call k: the slowest rank's; then the median over k. */
+  uint64_t *per = calloc(o->iters, sizeof(uint64_t));
+  if (!per) {
+    cs_world_destroy(&w);
+    cs_cli_error("bench", "out of memory");
+    return CS_EXIT_ABORTED;
+  }
+  for (uint32_t r = 0; r < n; r++) {
+    const uint64_t *ns = (const uint64_t *)(cs_world_output(&w, r) + j.ns_off);
+    for (uint32_t k = 0; k < o->iters; k++)
+      if (ns[k] > per[k])
+        per[k] = ns[k];
+  }
+  qsort(per, o->iters, sizeof(uint64_t), cmp_u64);
+  uint64_t med = per[o->iters / 2];
+  free(per);
+  if (med == 0)
+    med = 1;
+  row->bytes = bytes;
+  row->count = count;
+  row->algo = algo;
+  row->us = (double)med / 1e3;
+  row->algbw = (double)bytes / (double)med; /* bytes/ns = GB/s */
+  row->busbw = row->algbw * (n > 1 ? 2.0 * (n - 1) / n : 0.0);
+  row->wrong = -1;
+
+  if (o->check) {
+    row->wrong = 0;
+    for (uint32_t r = 0; r < n; r++) {
+      const uint8_t *got = cs_world_output(&w, r);
+      if (r == 0 || algo != CS_ALGO_RING) /* ring: the same on every rank */
+        cs_oracle_expect(algo, o->dtype, o->op, n, count, inputs, r, want);
+      for (uint64_t i = 0; i < count; i++)
+        row->wrong += !cs_oracle_same(o->dtype, got, want, i);
+    }
+    /* The self-clearing epilogue returns every cell to 0 after each call. */
+    const cs_slot_t *s = &w.ctl->layout.slot[CS_AR_SLOT_SIGNAL];
+    uint64_t cells = cs_ar_signal_cells(&j.cfg);
+    for (uint32_t r = 0; r < n; r++) {
+      const int32_t *sig = (const int32_t *)(cs_world_window(&w, r) + s->off);
+      for (uint64_t k = 0; k < cells; k++)
+        *signals_left += sig[k] != 0;
+    }
+  }
+  cs_world_destroy(&w);
+  return CS_EXIT_OK;
+}
+
+/* ------------------------------------------------------------ output */
+
+static void print_header(const bench_opts_t *o, const int *algos, int skipped_host,
+                         uint64_t first, uint64_t last)
+{
+  uint32_t n = o->nranks;
+  char cpu[256], b0[32], b1[32];
+  cpu_model(cpu, sizeof(cpu));
+  human_bytes(first, b0, sizeof(b0));
+  human_bytes(last, b1, sizeof(b1));
+  printf("# collsim bench: allreduce, %u rank%s (forked processes), algo", n,
+         n == 1 ? "" : "s");
+  for (int a = 0; a < CS_NALGOS; a++)
+    if (algos[a])
+      printf(" %s", cs_algo_name((cs_algo_t)a));
+  printf(", %s, %s\n", cs_dtype_name(o->dtype), cs_op_name(o->op));
+  if (skipped_host)
+    printf("# host: skipped, the host builtin supports at most %u ranks\n",
+           CS_HOST_MAX_RANKS);
+  printf("# sizes %s to %s per rank (x%u), %u warmup + %u timed calls per "
+         "size and algo, check %s\n", b0, b1, o->factor, o->warmup, o->iters,
+         o->check ? "1 (last call vs the oracle, random fill seed 1)" : "0");
+  printf("# time: median over the %u timed calls of the slowest rank's time "
+         "per call, %s\n", o->iters,
+         o->staging ? "including stage-in and stage-out (--staging)"
+                    : "data already in the windows (stage-in/out not timed)");
+  printf("# algbw = size / time, busbw = algbw * 2(N-1)/N = algbw * %.4g "
+         "(GB = 1e9 B)\n", n > 1 ? 2.0 * (n - 1) / n : 0.0);
+  printf("# machine: %ld online CPU%s, %s; wait spin %u pauses\n",
+         sysconf(_SC_NPROCESSORS_ONLN),
+         sysconf(_SC_NPROCESSORS_ONLN) == 1 ? "" : "s", cpu,
+         cs_launch_spin_default(n));
+  printf("#\n");
+  printf("# %10s  %12s  %5s  %5s  %4s  %11s  %11s  %11s  %6s\n", "size",
+         "count", "type", "redop", "algo", "time(us)", "algbw(GB/s)",
+         "busbw(GB/s)", "#wrong");
+}
+
+static void print_row(const bench_opts_t *o, const bench_row_t *r)
+{
+  const char *t = cs_dtype_name(o->dtype), *op = cs_op_name(o->op),
+             *a = cs_algo_name(r->algo);
+  if (o->csv) {
+    printf("%llu,%llu,%s,%s,%s,%u,%.3f,%.6f,%.6f,", (unsigned long long)r->bytes,
+           (unsigned long long)r->count, t, op, a, o->nranks, r->us, r->algbw,
+           r->busbw);
+    if (r->wrong >= 0)
+      printf("%lld", (long long)r->wrong);
+    printf("\n");
+  } else {
+    char wrong[24];
+    if (r->wrong >= 0)
+      snprintf(wrong, sizeof(wrong), "%lld", (long long)r->wrong);
+    else
+      snprintf(wrong, sizeof(wrong), "N/A");
+    printf("  %10llu  %12llu  %5s  %5s  %4s  %11.2f  %11.3f  %11.3f  %6s\n",
+           (unsigned long long)r->bytes, (unsigned long long)r->count, t, op, a,
+           r->us, r->algbw, r->busbw, wrong);
+  }
+  fflush(stdout);
+}
+
+/* ------------------------------------------------------------ command */
+
+int cs_cmd_bench(int argc, char **argv)
+{
+  bench_opts_t o = {.minbytes = 8, .maxbytes = 32ull << 20, .factor = 4,
+                    .iters = 20, .warmup = 5, .check = 1, .dtype = CS_FP32,
+                    .op = CS_SUM, .nranks = 2, .algo = -1,
+                    .tile_bytes = CS_TILE_BYTES};
+  int rc = parse(argc, argv, &o);
+  if (rc != 0)
+    return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+
+  int algos[CS_NALGOS] = {0}, skipped_host = 0;
+  for (int a = 0; a < CS_NALGOS; a++)
+    algos[a] = o.algo < 0 || o.algo == a;
+  if (o.algo < 0 && o.nranks > CS_HOST_MAX_RANKS) {
+    algos[CS_ALGO_HOST] = 0;
+    skipped_host = 1;
+  }
+  uint64_t counts[128];
+  uint32_t nsizes = sweep_counts(&o, counts, 128);
+  uint32_t n = o.nranks, es = cs_dtype_size(o.dtype);
+  uint64_t maxbytes = counts[nsizes - 1] * es;
+
+  /* The largest world must fit before anything runs. */
+  for (int a = 0; a < CS_NALGOS; a++) {
+    if (!algos[a])
+      continue;
+    cs_ar_cfg_t c = {.algo = (cs_algo_t)a, .dtype = o.dtype, .op = o.op,
+                     .nranks = n, .count = counts[nsizes - 1],
+                     .tile_bytes = o.tile_bytes, .iters = 1};
+    cs_layout_t l;
+    cs_world_t w;
+    cs_world_opts_t wo = {.io_bytes = cs_ceil_to(maxbytes, 64) + 8ull * o.iters};
+    if ((rc = cs_ar_layout(&c, &l)) < 0 || (rc = cs_world_create(&w, &l, n, &wo)) < 0) {
+      char hb[32];
+      human_bytes(maxbytes, hb, sizeof(hb));
+      cs_cli_error("bench", "-e %s is not accepted with %u ranks: the world "
+                   "(%u windows of %s plus 2 staging buffers each) does not "
+                   "fit in memory or free /dev/shm space (%s)", hb, n, n, hb,
+                   cs_strerror(rc));
+      return rc == CS_ETOOBIG ? CS_EXIT_USAGE : CS_EXIT_ABORTED;
+    }
+    cs_world_destroy(&w);
+  }
+  uint8_t *inputs = malloc(maxbytes * n), *want = malloc(maxbytes);
+  if (!inputs || !want) {
+    free(inputs);
+    free(want);
+    cs_cli_error("bench", "out of memory for %u x %llu bytes of input", n,
+                 (unsigned long long)maxbytes);
+    return CS_EXIT_ABORTED;
+  }
+
+  if (o.csv) {
+    if (skipped_host)
+      fprintf(stderr, "collsim bench: note: host skipped, the host builtin "
+              "supports at most %u ranks\n", CS_HOST_MAX_RANKS);
+    printf("size,count,type,redop,algo,ranks,time_us,algbw_gbps,busbw_gbps,"
+           "wrong\n");
+  } else {
+    print_header(&o, algos, skipped_host, counts[0] * es, maxbytes);
+  }
+  fflush(stdout);
+  progress_on = isatty(2);
+
+  double sum_busbw[CS_NALGOS] = {0};
+  uint32_t rows[CS_NALGOS] = {0}, nalgos = 0, done = 0;
+  for (int a = 0; a < CS_NALGOS; a++)
+    nalgos += algos[a] != 0;
+  uint64_t wrong = 0, signals_left = 0;
+  int code = CS_EXIT_OK;
+  for (uint32_t s = 0; s < nsizes && code == CS_EXIT_OK; s++) {
+    fill_inputs(&o, counts[s], inputs);
+    for (int a = 0; a < CS_NALGOS && code == CS_EXIT_OK; a++) {
+      if (!algos[a])
+        continue;
+      char hb[32];
+      human_bytes(counts[s] * es, hb, sizeof(hb));
+      progress("collsim bench: [%u/%u] %s %s", ++done, nsizes * nalgos, hb,
+               cs_algo_name((cs_algo_t)a));
+      bench_row_t row;
+      code = bench_one(&o, (cs_algo_t)a, counts[s], inputs, want, &row,
+                       &signals_left);
+      progress(NULL);
+      if (code != CS_EXIT_OK)
+        break;
+      print_row(&o, &row);
+      sum_busbw[a] += row.busbw;
+      rows[a]++;
+      if (row.wrong > 0)
+        wrong += (uint64_t)row.wrong;
+    }
+  }
+  free(inputs);
+  free(want);
+  if (code != CS_EXIT_OK)
+    return code;
+
+  if (!o.csv) {
+    if (o.check)
+      printf("# Wrong elements: %llu%s\n", (unsigned long long)wrong,
+             wrong ? " WRONG" : " OK");
+    else
+      printf("# Wrong elements: not checked (-c 0)\n");
+    for (int a = 0; a < CS_NALGOS; a++)
+      if (algos[a])
+        printf("# Avg bus bandwidth (%s): %.3f GB/s\n",
+               cs_algo_name((cs_algo_t)a), rows[a] ? sum_busbw[a] / rows[a] : 0);
+  }
+  if (signals_left)
+    fprintf(stderr, "collsim bench: WRONG: %llu signal cell%s not back to 0 "
+            "after the last call\n", (unsigned long long)signals_left,
+            signals_left == 1 ? "" : "s");
+  if (wrong && o.csv)
+    fprintf(stderr, "collsim bench: WRONG: %llu element%s differ from the "
+            "oracle\n", (unsigned long long)wrong, wrong == 1 ? "" : "s");
+  return (wrong || signals_left) ? CS_EXIT_WRONG : CS_EXIT_OK;
+}
