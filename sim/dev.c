@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -80,6 +81,7 @@ int cs_dev_init(cs_dev_t *d, cs_world_t *w, uint32_t rank,
     d->fault_kind = fault->kind;
   }
   d->spin_iters = w->ctl->spin_iters;
+  d->yield_iters = w->ctl->yield_iters;
   d->timeout_ns = w->ctl->timeout_ns;
   d->controlled = w->ctl->controlled != 0;
   d->posted = w->ctl->controlled > 1 + CS_MM_SC;
@@ -348,6 +350,16 @@ int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
     v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
     if (satisfied(v, cmp, value))
       goto woke;
+  }
+  /* Oversubscribed: hand the CPU to another runnable rank (likely the one
+   * this wait needs) instead of paying a futex sleep and wake. */
+  for (uint32_t i = 0; i < d->yield_iters; i++) {
+    sched_yield();
+    v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+    if (satisfied(v, cmp, value))
+      goto woke;
+    if (__atomic_load_n(&c->abort_word, __ATOMIC_ACQUIRE))
+      cs__dev_aborted(d);
   }
   uint64_t deadline = cs_now_ns() + d->timeout_ns;
   for (;;) {

@@ -113,6 +113,7 @@ struct cs_dev {
   uint64_t           fault_at; /* event index of the injected fault, or UINT64_MAX */
   cs_fault_kind_t    fault_kind;
   uint32_t           spin_iters; /* pause iterations before sleeping */
+  uint32_t           yield_iters; /* sched_yield rounds after the spin */
   uint64_t           timeout_ns;
   const cs_dev_hooks_t *hooks; /* NULL = free mode, no tracing */
   void              *hook_arg;

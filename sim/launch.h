@@ -54,6 +54,9 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
 /* Spin iterations a waiter uses before sleeping, for n ranks on this
  * machine (long when every rank has a CPU, short otherwise). */
 uint32_t cs_launch_spin_default(uint32_t nranks);
+/* sched_yield rounds a waiter makes after spinning, before FUTEX_WAIT
+ * (only when ranks outnumber CPUs). */
+uint32_t cs_launch_yield_default(uint32_t nranks);
 
 /* Prints the hang wavefront: one line per rank (what it is blocked on, the
  * cell's value and the expected value). */

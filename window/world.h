@@ -93,7 +93,8 @@ typedef struct cs_ctl {
   int32_t  abort_rank;   /* rank that set abort_word first, -1 = launcher */
   uint32_t spin_iters;   /* pause-loop iterations before FUTEX_WAIT */
   uint32_t controlled;   /* 0 free mode; else 1 + memory model (sched.h) */
-  uint64_t reserved2;    /* zero */
+  uint32_t yield_iters;  /* sched_yield rounds after the spin, before FUTEX_WAIT */
+  uint32_t reserved2;    /* zero */
   char     abort_msg[256]; /* one line describing the first failure */
   cs_layout_t layout;    /* slot table shared by every window */
   uint8_t  pad[48];      /* rank[] starts on a cache line */
