@@ -112,64 +112,7 @@ Test(controlled, latest_schedule_verifies_every_algorithm_and_model, .timeout = 
 
 /* ------------------------------------------------ through the binary */
 
-typedef struct cli_out {
-  int  status;
-  char out[16384];
-  char err[16384];
-} cli_out_t;
-
-static const char *bin_path(void)
-{
-  const char *b = getenv("COLLSIM_BIN");
-  return b ? b : "./collsim";
-}
-
-static void slurp(int fd, char *buf, size_t cap)
-{
-  lseek(fd, 0, SEEK_SET);
-  ssize_t n = read(fd, buf, cap - 1);
-  buf[n > 0 ? n : 0] = 0;
-  close(fd);
-}
-
-/* Runs collsim with argv (NULL-terminated), killing it after timeout_s. */
-static void run_argv(cli_out_t *r, double timeout_s, char **args)
-{
-  char *argv[64] = {(char *)bin_path()};
-  int n = 1;
-  while (n < 63 && args[n - 1])
-    argv[n] = args[n - 1], n++;
-  argv[n] = NULL;
-  char to[] = "/tmp/collsim-sched-out-XXXXXX", te[] = "/tmp/collsim-sched-err-XXXXXX";
-  int fo = mkstemp(to), fe = mkstemp(te);
-  unlink(to);
-  unlink(te);
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fo, 1);
-    dup2(fe, 2);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  int st = 0;
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (;;) {
-    if (waitpid(pid, &st, WNOHANG) == pid)
-      break;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (t1.tv_sec - t0.tv_sec > timeout_s) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      cr_assert_fail("collsim %s timed out", argv[1]);
-    }
-    usleep(2000);
-  }
-  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  slurp(fo, r->out, sizeof(r->out));
-  slurp(fe, r->err, sizeof(r->err));
-  cr_assert_eq(cs_world_count_names(pid), 0);
-}
+#include "harness.h"
 
 /* Splits a recipe string into args appended to `args` (static storage). */
 static int split(char *s, char **args, int k)

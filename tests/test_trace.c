@@ -34,83 +34,8 @@
 
 /* ------------------------------------------------------------ running */
 
-static const char *bin_path(void)
-{
-  const char *b = getenv("COLLSIM_BIN");
-  return b ? b : "./collsim";
-}
+#include "harness.h"
 
-typedef struct cli_out {
-  int   status; /* exit code, or 128+signal */
-  char  out[65536];
-  char  err[16384];
-} cli_out_t;
-
-static void slurp(int fd, char *buf, size_t cap)
-{
-  lseek(fd, 0, SEEK_SET);
-  size_t got = 0;
-  ssize_t k;
-  while (got + 1 < cap && (k = read(fd, buf + got, cap - 1 - got)) > 0)
-    got += (size_t)k;
-  buf[got] = 0;
-  close(fd);
-}
-
-/* Runs `collsim ARGS...` (NULL-terminated), killing it after timeout_s;
- * asserts that no /collsim-<pid>-* name is left behind. */
-static void run_cli(cli_out_t *r, double timeout_s, ...)
-{
-  const char *bin = bin_path();
-  char *argv[40] = {(char *)bin};
-  va_list ap;
-  va_start(ap, timeout_s);
-  int n = 1;
-  while (n < 39 && (argv[n] = va_arg(ap, char *)) != NULL)
-    n++;
-  va_end(ap);
-  char tout[] = "/tmp/collsim-trace-out-XXXXXX", terr[] = "/tmp/collsim-trace-err-XXXXXX";
-  int fo = mkstemp(tout), fe = mkstemp(terr);
-  cr_assert(fo >= 0 && fe >= 0);
-  unlink(tout);
-  unlink(terr);
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  pid_t pid = fork();
-  cr_assert_neq(pid, -1);
-  if (pid == 0) {
-    dup2(fo, 1);
-    dup2(fe, 2);
-    execv(bin, argv);
-    _exit(127);
-  }
-  int st = 0;
-  for (;;) {
-    if (waitpid(pid, &st, WNOHANG) == pid)
-      break;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9 > timeout_s) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      cr_assert_fail("collsim %s did not finish within %.0f s", argv[1], timeout_s);
-    }
-    usleep(2000);
-  }
-  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  slurp(fo, r->out, sizeof(r->out));
-  slurp(fe, r->err, sizeof(r->err));
-  cr_assert_eq(cs_world_count_names(pid), 0, "a /collsim-%d-* name leaked", pid);
-}
-
-static int count_lines(const char *s)
-{
-  int n = 0;
-  for (; *s; s++)
-    n += *s == '\n';
-  return n;
-}
-
-/* A per-test temporary path (tests run in parallel). */
 static void tmp_path(char *buf, size_t n, const char *what)
 {
   snprintf(buf, n, "/tmp/collsim-test-trace-%d-%s", (int)getpid(), what);

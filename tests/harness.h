@@ -1,0 +1,31 @@
+/*
+ * harness.h - running the real `collsim` binary from a Criterion test:
+ * stdout and stderr captured, a kill timer, the child reaped, and a check
+ * that it left no /collsim-<pid>-* name behind. Shared by the suites that
+ * test the command line (cli, bench, trace, sched).
+ */
+#ifndef CS_TEST_HARNESS_H
+#define CS_TEST_HARNESS_H
+
+#include <sys/types.h>
+
+typedef struct cli_out {
+  int    status;  /* exit code, or 128 + signal */
+  double seconds; /* wall time */
+  pid_t  pid;     /* the process that ran */
+  char   out[65536];
+  char   err[16384];
+} cli_out_t;
+
+/* The binary under test: COLLSIM_BIN (set by ctest), else ./collsim. */
+const char *bin_path(void);
+
+/* Runs `collsim ARGS...` (NULL-terminated list / array), killing it after
+ * timeout_s (a test failure). */
+void run_cli(cli_out_t *r, double timeout_s, ...);
+void run_argv(cli_out_t *r, double timeout_s, char *const args[]);
+
+/* Lines in s (newlines). */
+int count_lines(const char *s);
+
+#endif
