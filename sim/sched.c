@@ -373,24 +373,70 @@ static uint32_t enabled(cs_sched_t *s, const uint8_t *alive)
   return k;
 }
 
-static void describe_event(char *buf, size_t n, uint32_t rank, const cs_event_t *ev)
+/* One line for a person: "rank 1: load data[16..32) from rank 0 (16
+ * physical)". Used by the interactive prompt and replay divergences. */
+static void describe(char *buf, size_t n, const cs_layout_t *l, uint32_t rank,
+                     uint32_t kind, uint32_t peer, uint32_t slot, uint64_t off,
+                     uint32_t valid, uint32_t phys, uint32_t cell,
+                     uint32_t opcmp, int32_t value)
 {
-  snprintf(buf, n, "rank %u %s peer %u slot %u off %llu valid %u phys %u "
-           "cell %u op %u value %d", rank, cs_trace_kind_name(ev->kind),
-           ev->peer, ev->slot, (unsigned long long)ev->elem_off, ev->valid,
-           ev->phys, ev->cell, ev->opcmp, ev->value);
+  const char *sn = slot < l->nslots ? l->slot[slot].name : "?";
+  unsigned long long a = (unsigned long long)off, b = a + valid;
+  switch (kind) {
+  case CS_EV_LOAD:
+    if (peer == rank)
+      snprintf(buf, n, "rank %u: load %s[%llu..%llu) (local)", rank, sn, a, b);
+    else
+      snprintf(buf, n, "rank %u: load %s[%llu..%llu) from rank %u (%u physical)",
+               rank, sn, a, b, peer, phys);
+    break;
+  case CS_EV_STORE:
+    snprintf(buf, n, "rank %u: store %s[%llu..%llu)", rank, sn, a, b);
+    break;
+  case CS_EV_PUT:
+    snprintf(buf, n, "rank %u: put %s[%llu..%llu) to rank %u", rank, sn, a, b, peer);
+    break;
+  case CS_EV_NOTIFY:
+    snprintf(buf, n, "rank %u: notify rank %u %s[%u] %s%d", rank, peer, sn, cell,
+             opcmp == CS_NOTIFY_ADD ? (value >= 0 ? "+" : "") : "= ", value);
+    break;
+  case CS_EV_WAIT:
+    snprintf(buf, n, "rank %u: wait %s[%u] %s %d", rank, sn, cell,
+             opcmp == CS_CMP_EQ ? "==" : ">=", value);
+    break;
+  case CS_EV_FENCE:
+    snprintf(buf, n, "rank %u: fence", rank);
+    break;
+  case CS_EV_REDUCE:
+    snprintf(buf, n, "rank %u: reduce %u elements", rank, valid);
+    break;
+  case CS_EV_MARK:
+    snprintf(buf, n, "rank %u: enter %s round %d", rank,
+             cell == 1 ? "reduce-scatter/main" : cell == 2 ? "all-gather" : "phase",
+             value);
+    break;
+  default:
+    snprintf(buf, n, "rank %u: %s", rank, cs_trace_kind_name(kind));
+    break;
+  }
 }
 
-static void describe_rec(char *buf, size_t n, const cs_trace_rec_t *x)
+static void describe_event(char *buf, size_t n, const cs_world_t *w,
+                           uint32_t rank, const cs_event_t *ev)
+{
+  describe(buf, n, &w->ctl->layout, rank, ev->kind, ev->peer, ev->slot,
+           ev->elem_off, ev->valid, ev->phys, ev->cell, ev->opcmp, ev->value);
+}
+
+static void describe_rec(char *buf, size_t n, const cs_world_t *w,
+                         const cs_trace_rec_t *x)
 {
   if (x->kind == CS_TR_DMA_LAND)
-    snprintf(buf, n, "rank %u's DMA lands op %llu (%s to rank %u)", x->rank,
+    snprintf(buf, n, "rank %u's DMA lands op #%llu (%s to rank %u)", x->rank,
              (unsigned long long)x->dma_id, cs_trace_kind_name(x->round), x->peer);
   else
-    snprintf(buf, n, "rank %u %s peer %u slot %u off %llu valid %u phys %u "
-             "cell %u op %u value %d", x->rank, cs_trace_kind_name(x->kind),
-             x->peer, x->slot, (unsigned long long)x->elem_off, x->valid,
-             x->phys, x->cell, x->opcmp & 0x7fu, x->value);
+    describe(buf, n, &w->ctl->layout, x->rank, x->kind, x->peer, x->slot,
+             x->elem_off, x->valid, x->phys, x->cell, x->opcmp & 0x7fu, x->value);
 }
 
 static int stop(cs_sched_t *s, uint32_t reason, const char *fmt, ...)
@@ -504,12 +550,20 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
     for (uint32_t i = 0; i < k; i++) {
       char d[200];
       if (s->en[i].op < 0) {
-        describe_event(d, sizeof(d), s->en[i].rank, &slot_of(s->w, s->en[i].rank)->next);
+        describe_event(d, sizeof(d), s->w, s->en[i].rank, &slot_of(s->w, s->en[i].rank)->next);
       } else {
         const cs_dma_op_t *op = &slot_of(s->w, s->en[i].rank)->q[s->en[i].op];
-        snprintf(d, sizeof(d), "rank %u's DMA: land %s #%llu to rank %u", s->en[i].rank,
-                 op->kind == CS_EV_NOTIFY ? "notify" : "store",
-                 (unsigned long long)op->dma_id, op->peer);
+        const cs_layout_t *l = &s->w->ctl->layout;
+        if (op->kind == CS_EV_NOTIFY)
+          snprintf(d, sizeof(d), "rank %u's DMA: land notify #%llu: rank %u %s[%u] %+d",
+                   s->en[i].rank, (unsigned long long)op->dma_id, op->peer,
+                   l->slot[op->slot].name, op->cell, op->value);
+        else
+          snprintf(d, sizeof(d), "rank %u's DMA: land %s #%llu: rank %u %s[%llu..%llu)",
+                   s->en[i].rank, op->kind == CS_EV_PUT ? "put" : "store",
+                   (unsigned long long)op->dma_id, op->peer, l->slot[op->slot].name,
+                   (unsigned long long)op->elem_off,
+                   (unsigned long long)(op->elem_off + op->valid));
       }
       fprintf(out, "  [%u] %s\n", i, d);
     }
@@ -524,14 +578,14 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
   case CS_SCHED_REPLAY: {
     char a[256], b[256];
     if (s->replay_i >= s->cfg.nreplay) {
-      describe_event(b, sizeof(b), s->en[0].rank, &slot_of(s->w, s->en[0].rank)->next);
+      describe_event(b, sizeof(b), s->w, s->en[0].rank, &slot_of(s->w, s->en[0].rank)->next);
       stop(s, CS_ABORT_DIVERGED, "replay diverged at step %llu: the trace ends "
            "here, but the run goes on (%s)", (unsigned long long)s->replay_i,
            s->en[0].op < 0 ? b : "a DMA landing");
       return -1;
     }
     const cs_trace_rec_t *x = &s->cfg.replay[s->replay_i];
-    describe_rec(a, sizeof(a), x);
+    describe_rec(a, sizeof(a), s->w, x);
     for (uint32_t i = 0; i < k; i++) {
       if (s->en[i].rank != x->rank)
         continue;
@@ -545,7 +599,7 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
             ev->phys == x->phys && ev->cell == x->cell &&
             ev->opcmp == (x->opcmp & 0x7fu) && ev->value == x->value)
           return i;
-        describe_event(b, sizeof(b), x->rank, ev);
+        describe_event(b, sizeof(b), s->w, x->rank, ev);
         stop(s, CS_ABORT_DIVERGED, "replay diverged at step %llu (seq %llu): "
              "the trace has: %s; the run has: %s", (unsigned long long)s->replay_i,
              (unsigned long long)x->seq, a, b);
@@ -554,7 +608,7 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
     }
     const cs_sched_slot_t *sl = slot_of(s->w, x->rank);
     if (x->kind != CS_TR_DMA_LAND && sl->state == SR_POSTED)
-      describe_event(b, sizeof(b), x->rank, &sl->next);
+      describe_event(b, sizeof(b), s->w, x->rank, &sl->next);
     else
       snprintf(b, sizeof(b), "%s", sl->state == SR_DONE ? "it has finished"
                                                         : "nothing it can do now");
