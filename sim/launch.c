@@ -238,12 +238,20 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
     return -ENOMEM;
   }
 
-  sigset_t set, old;
+  /* SIGCHLD must not be ignored (the kernel would reap the ranks before
+   * waitpid sees them); SIGINT, SIGTERM and SIGHUP abort the run unless the
+   * caller ignores them (nohup, a background job). */
+  struct sigaction dfl = {.sa_handler = SIG_DFL}, old_chld, cur;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(SIGCHLD, &dfl, &old_chld);
+  sigset_t set, old, chld_only;
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
+  chld_only = set;
+  static const int stops[] = {SIGINT, SIGTERM, SIGHUP};
+  for (int i = 0; i < 3; i++)
+    if (sigaction(stops[i], NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
+      sigaddset(&set, stops[i]);
   sigprocmask(SIG_BLOCK, &set, &old);
   fflush(NULL); /* children must not flush the parent's buffers again */
 
@@ -354,11 +362,13 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
   }
   r0.wall_ns = cs_now_ns() - t0;
 
-  /* Drain any SIGCHLD left pending, then restore the caller's mask. */
+  /* Drain any SIGCHLD left pending, then restore the caller's mask (a
+   * SIGINT that came after the last rank stays pending and is delivered). */
   struct timespec zero = {0, 0};
-  while (sigtimedwait(&set, NULL, &zero) > 0)
+  while (sigtimedwait(&chld_only, NULL, &zero) > 0)
     ;
   sigprocmask(SIG_SETMASK, &old, NULL);
+  sigaction(SIGCHLD, &old_chld, NULL);
 
   cs_ctl_t *c = w->ctl;
   if (o.statuses)

@@ -13,12 +13,15 @@
 #include "sched.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../window/cs_error.h"
 #include "trace.h"
@@ -237,6 +240,8 @@ struct cs_sched {
   uint32_t      *prio;     /* pct: priority per actor (2n: ranks, DMA engines) */
   uint64_t      *change;   /* pct: change points (depth - 1) */
   actor_t       *en;       /* enabled actors, scratch */
+  char           ibuf[256]; /* interactive: answers read but not used yet */
+  size_t         ilen;
 };
 
 static uint64_t rng_next(uint64_t *s)
@@ -493,6 +498,45 @@ static int all_done(const cs_sched_t *s, const uint8_t *alive)
   return 1;
 }
 
+/* Reads one line of the person's answers from fd (unbuffered, so no
+ * answer is lost between prompts). Waits in poll() so that a SIGINT,
+ * SIGTERM or SIGHUP the launcher blocks is noticed. Returns the length,
+ * -1 at end of input, -2 when such a signal is pending. */
+static int read_line(cs_sched_t *s, int fd, char *line, size_t cap)
+{
+  for (;;) {
+    char *nl = memchr(s->ibuf, '\n', s->ilen);
+    if (nl || s->ilen == sizeof(s->ibuf)) {
+      size_t n = nl ? (size_t)(nl - s->ibuf) : s->ilen;
+      size_t k = n < cap - 1 ? n : cap - 1;
+      memcpy(line, s->ibuf, k);
+      line[k] = 0;
+      size_t used = nl ? n + 1 : n;
+      memmove(s->ibuf, s->ibuf + used, s->ilen - used);
+      s->ilen -= used;
+      return (int)k;
+    }
+    struct pollfd pfd = {fd, POLLIN, 0};
+    int pr = poll(&pfd, 1, 100);
+    sigset_t pend;
+    sigpending(&pend);
+    if (sigismember(&pend, SIGINT) || sigismember(&pend, SIGTERM) ||
+        sigismember(&pend, SIGHUP))
+      return -2;
+    if (pr <= 0)
+      continue;
+    ssize_t r = read(fd, s->ibuf + s->ilen, sizeof(s->ibuf) - s->ilen);
+    if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
+      if (s->ilen == 0)
+        return -1;
+      s->ibuf[s->ilen++] = '\n'; /* a last line without its newline */
+      continue;
+    }
+    if (r > 0)
+      s->ilen += (size_t)r;
+  }
+}
+
 /* Picks an index into s->en, or -1 to stop (replay divergence set). */
 static int64_t pick(cs_sched_t *s, uint32_t k)
 {
@@ -512,9 +556,10 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
       }
       uint32_t a = s->en[best].op < 0 ? s->en[best].rank : s->n + s->en[best].rank;
       int changed = 0;
-      for (uint32_t c = 1; c < s->cfg.depth; c++)
-        if (s->change[c] == s->steps && s->prio[a] != c) {
-          s->prio[a] = c; /* lower the running actor at change point c */
+      for (uint32_t c = 1; c < s->cfg.depth && !changed; c++)
+        if (s->change[c] == s->steps) {
+          s->prio[a] = c; /* lower the actor about to run at change point c */
+          s->change[c] = UINT64_MAX; /* each change point fires once */
           changed = 1;
         }
       if (!changed) {
@@ -570,8 +615,14 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
     fprintf(out, "choose [0-%u] (Enter = 0): ", k - 1);
     fflush(out);
     char line[64];
-    if (!fgets(line, sizeof(line), in))
-      return 0;
+    int got = read_line(s, fileno(in), line, sizeof(line));
+    if (got < 0) {
+      fputc('\n', out);
+      stop(s, CS_ABORT_SIGNAL, got == -1 ? "interactive schedule: end of input "
+           "at step %llu, the run stops here" : "interactive schedule: "
+           "interrupted at step %llu", (unsigned long long)s->steps);
+      return -1;
+    }
     unsigned long v = strtoul(line, NULL, 10);
     return v < k ? (int64_t)v : 0;
   }

@@ -354,9 +354,10 @@ Test(replay, bad_traces_and_usage_exit_2_with_one_line, .init = mk_tmpdir,
   cr_assert(strstr(r.err, "--list-bugs"), "%s", r.err);
 }
 
-Test(interactive, a_person_can_choose_every_step_from_stdin, .timeout = 60)
+/* Runs an interactive schedule with `answers` on stdin; returns the exit
+ * status. */
+static int interactive_run(const char *answers, size_t n, const char *trace)
 {
-  /* Answer every prompt with Enter (the first enabled actor). */
   int p[2];
   cr_assert_eq(pipe(p), 0);
   pid_t pid = fork();
@@ -367,17 +368,57 @@ Test(interactive, a_person_can_choose_every_step_from_stdin, .timeout = 60)
     dup2(devnull, 1);
     dup2(devnull, 2);
     execl(bin_path(), bin_path(), "run", "--ranks", "2", "--count", "3",
-          "--schedule", "interactive", NULL);
+          "--iters", "1", "--schedule", "interactive", "--trace", trace, NULL);
     _exit(127);
   }
   close(p[0]);
-  for (int i = 0; i < 400; i++)
-    if (write(p[1], "\n", 1) != 1)
-      break;
+  if (n && write(p[1], answers, n) != (ssize_t)n)
+    cr_assert_fail("cannot write the answers");
   close(p[1]);
   int st;
   cr_assert_eq(waitpid(pid, &st, 0), pid);
-  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+  cr_assert(WIFEXITED(st), "status %d", st);
+  cr_assert_eq(cs_world_count_names(pid), 0);
+  return WEXITSTATUS(st);
+}
+
+Test(interactive, the_person_decides_which_actor_runs, .timeout = 60,
+     .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  char trace[128], answers[512], why[256];
+  snprintf(trace, sizeof(trace), "%s/i.cstrace", tmpdir);
+  /* First answer 1 (rank 1's stage-in store before rank 0's), then Enter. */
+  memset(answers, '\n', sizeof(answers));
+  answers[0] = '1';
+  cr_assert_eq(interactive_run(answers, sizeof(answers), trace), 0);
+  cs_trace_t t;
+  cr_assert_eq(cs_trace_load(trace, &t, why, sizeof(why)), 0, "%s", why);
+  cr_assert_eq(t.rec[0].kind, CS_EV_STORE);
+  cr_assert_eq(t.rec[0].rank, 1, "the first event is rank %u's", t.rec[0].rank);
+  cs_trace_free(&t);
+  /* Answer 0 first: rank 0 goes first. */
+  answers[0] = '0';
+  cr_assert_eq(interactive_run(answers, sizeof(answers), trace), 0);
+  cr_assert_eq(cs_trace_load(trace, &t, why, sizeof(why)), 0, "%s", why);
+  cr_assert_eq(t.rec[0].rank, 0);
+  cs_trace_free(&t);
+  /* Input ends before the run does: the run stops (exit 3), nothing leaks. */
+  cr_assert_eq(interactive_run("\n\n\n", 3, trace), 3);
+}
+
+/* PCT with many change points on few steps must still finish (two change
+ * points on one step once looped forever). */
+Test(controlled, pct_with_colliding_change_points_finishes, .timeout = 60)
+{
+  cs_ar_cfg_t c = {.algo = CS_ALGO_RING, .dtype = CS_FP32, .op = CS_SUM,
+                   .nranks = 3, .count = 40, .tile_bytes = 1024, .iters = 1};
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    cs_sched_cfg_t sc = {.strategy = CS_SCHED_PCT, .model = CS_MM_RELAXED,
+                         .seed = seed, .depth = 64, .steps = 2};
+    cr_assert_eq(run_controlled(&c, &sc, seed), 0);
+    sc.steps = 200;
+    cr_assert_eq(run_controlled(&c, &sc, seed), 0);
+  }
 }
 
 /* Every shipped trace in traces/bugs/ replays identically to its failure. */

@@ -3,6 +3,8 @@
  * --version, `help SUB`, and `clean`.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -75,6 +77,14 @@ static const subcmd_t *find(const char *name)
 
 int main(int argc, char **argv)
 {
+  /* A file-size limit makes writes fail with EFBIG (reported on the normal
+   * error path) instead of killing the launcher mid-run. */
+  signal(SIGXFSZ, SIG_IGN);
+  /* Keep descriptors 0-2 taken: otherwise, with stdin closed, the world's
+   * shm descriptor would become fd 0 and be read as the user's input. */
+  for (int fd = 0; fd < 3; fd++)
+    if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) < 0)
+      return CS_EXIT_ABORTED;
   if (argc < 2) {
     usage(stderr);
     return CS_EXIT_USAGE;

@@ -47,6 +47,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -621,6 +622,14 @@ int cs_npy_write(const char *path, cs_dtype_t t, uint64_t rows, uint64_t cols,
   char *tmp = malloc(plen + sizeof ".tmpXXXXXX");
   if (tmp == NULL)
     return fail(why, whylen, path, "out of memory");
+  /* Ctrl-C while the temp file exists would leave it behind: hold the
+   * terminating signals until it is renamed or removed. */
+  sigset_t stops, old_mask;
+  sigemptyset(&stops);
+  sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGTERM);
+  sigaddset(&stops, SIGHUP);
+  sigprocmask(SIG_BLOCK, &stops, &old_mask);
   memcpy(tmp, path, plen);
   memcpy(tmp + plen, ".tmpXXXXXX", sizeof ".tmpXXXXXX");
   int fd = mkstemp(tmp);
@@ -655,5 +664,6 @@ unlink_tmp:
   unlink(tmp);
 free_tmp:
   free(tmp);
+  sigprocmask(SIG_SETMASK, &old_mask, NULL);
   return rc;
 }

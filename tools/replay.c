@@ -116,6 +116,16 @@ int cs_cmd_replay(int argc, char **argv)
     o.com.timeout_ns = h->timeout_ns;
   o.sched.model = (cs_mm_t)h->memory_model;
   o.schedule_str = "replay";
+  /* The run the header describes must be one `collsim run` would accept. */
+  char cwhy[256];
+  if (cs_ar_check(&o.cfg, cwhy, sizeof(cwhy)) < 0 || h->iters > 1000000 ||
+      (h->fault_kind && h->fault_rank >= h->nranks)) {
+    cs_cli_error("replay", "%s: its header describes a run collsim cannot "
+                 "make (%s)", path, h->iters > 1000000 ? "more than 1000000 calls"
+                 : h->fault_kind && h->fault_rank >= h->nranks
+                     ? "fault rank out of range" : cwhy);
+    goto out;
+  }
   if (cs_run_replay_steps(&o) < 0)
     goto out;
   uint64_t nsteps = o.sched.nreplay;

@@ -6,7 +6,11 @@
  * short summary.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -473,10 +477,31 @@ int cs_run_replay_steps(run_opts_t *o)
   return 0;
 }
 
+/* Refuses an --output path that cannot be written before the run, not
+ * after it. Returns 0 or -1 (printed). */
+static int output_ok(const char *cmd, const char *path)
+{
+  struct stat sb;
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    cs_cli_error(cmd, "--output %s is a directory: expected a file name", path);
+    return -1;
+  }
+  char *copy = strdup(path);
+  const char *dir = copy ? dirname(copy) : ".";
+  int ok = access(dir, W_OK | X_OK) == 0;
+  if (!ok)
+    cs_cli_error(cmd, "--output %s: cannot write in directory %s: %s", path,
+                 dir, strerror(errno));
+  free(copy);
+  return ok ? 0 : -1;
+}
+
 int cs_run_execute(run_opts_t *o_)
 {
   run_opts_t o = *o_; /* the fields below are shared with the caller's */
   int rc;
+  if (o.output && output_ok(o.cmd, o.output) < 0)
+    return CS_EXIT_USAGE;
   cs_npy_t a = {0};
   if (o.input && load_input(&o, &a) < 0)
     return CS_EXIT_USAGE;
@@ -505,7 +530,21 @@ int cs_run_execute(run_opts_t *o_)
   cs_world_opts_t wo = {.io_bytes = cs_ar_io_bytes(c), .timeout_ns = o.com.timeout_ns,
                         .trace_bytes = cs_cli_trace_bytes(&o.com, n),
                         .sched_bytes = controlled ? cs_sched_area_bytes(n, (1u << 20) + 2ull * c->tile_bytes) : 0};
-  if ((rc = cs_ar_layout(c, &l)) < 0 || (rc = cs_world_create(&w, &l, n, &wo)) < 0) {
+  /* The launcher also holds the inputs, one rank's expected result and the
+   * output copy beside the region: refuse up front what cannot fit. */
+  if ((rc = cs_ar_layout(c, &l)) == 0) {
+    uint64_t region = cs_world_region_bytes(&l, n, &wo);
+    uint64_t need = region + 2 * bytes * n + bytes, avail = cs_mem_available();
+    if (region == 0 || need > avail) {
+      cs_cli_error(o.cmd, "%u ranks x %llu elements need about %.1f GiB of "
+                   "memory; %.1f GiB are available", n,
+                   (unsigned long long)c->count, (double)need / (1ull << 30),
+                   (double)avail / (1ull << 30));
+      free(a.data);
+      return CS_EXIT_USAGE;
+    }
+  }
+  if (rc < 0 || (rc = cs_world_create(&w, &l, n, &wo)) < 0) {
     cs_cli_error(o.cmd, "cannot hold %u windows of %llu bytes: %s", n,
                  (unsigned long long)l.win_bytes, cs_strerror(rc));
     free(a.data);
@@ -571,7 +610,8 @@ int cs_run_execute(run_opts_t *o_)
           memcpy(res + r * bytes, cs_world_output(&w, r), bytes);
         if (cs_npy_write(o.output, c->dtype, n, c->count, res, why, sizeof(why)) < 0) {
           cs_cli_error(o.cmd, "--output %s", why);
-          code = CS_EXIT_USAGE;
+          if (code == CS_EXIT_OK)
+            code = CS_EXIT_USAGE; /* a wrong result stays the verdict */
         }
         free(res);
       }

@@ -56,10 +56,25 @@ uint64_t cs_world_region_bytes(const cs_layout_t *l, uint32_t nranks,
 
 /* Refuses regions the machine cannot back: more than physical memory or
  * than /dev/shm has free (a later page fault would SIGBUS every rank). */
+uint64_t cs_mem_available(void)
+{
+  FILE *f = fopen("/proc/meminfo", "re");
+  unsigned long long kb = 0;
+  char line[256];
+  while (f && fgets(line, sizeof(line), f))
+    if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+      break;
+  if (f)
+    fclose(f);
+  if (kb)
+    return (uint64_t)kb * 1024;
+  long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+  return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : UINT64_MAX;
+}
+
 static int check_capacity(uint64_t bytes)
 {
-  long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && psz > 0 && bytes > (uint64_t)pages * (uint64_t)psz)
+  if (bytes > cs_mem_available())
     return CS_ETOOBIG;
   struct statvfs vfs;
   if (statvfs("/dev/shm", &vfs) == 0 &&
@@ -87,18 +102,20 @@ int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
   w->fd = shm_open(w->name, O_CREAT | O_EXCL | O_RDWR, 0600);
   if (w->fd < 0)
     return -errno;
+  /* Every process reaches the region through the descriptor (ranks inherit
+   * it), so the name goes at once: nothing named survives even a launcher
+   * killed while sizing the region. */
+  shm_unlink(w->name);
   if (ftruncate(w->fd, (off_t)bytes) < 0) {
     err = -errno;
-    goto err_unlink;
+    goto err_close;
   }
   w->base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
   if (w->base == MAP_FAILED) {
     w->base = NULL;
     err = -errno;
-    goto err_unlink;
+    goto err_close;
   }
-  /* Every process now reaches the region through the descriptor. */
-  shm_unlink(w->name);
   w->bytes = bytes;
   w->ctl = (cs_ctl_t *)w->base;
 
@@ -120,8 +137,7 @@ int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
   c->layout = *l;
   return 0;
 
-err_unlink:
-  shm_unlink(w->name);
+err_close:
   close(w->fd);
   w->fd = -1;
   return err;

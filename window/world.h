@@ -156,6 +156,9 @@ int cs_world_remap(cs_world_t *w);
 /* Unmaps and closes. Safe on a zeroed or half-created world. */
 void cs_world_destroy(cs_world_t *w);
 
+/* Memory available for new allocations now (MemAvailable), bytes. */
+uint64_t cs_mem_available(void);
+
 /* Bytes needed for a region; 0 on overflow. Pure. */
 uint64_t cs_world_region_bytes(const cs_layout_t *l, uint32_t nranks,
                                const cs_world_opts_t *opts);
