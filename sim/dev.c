@@ -211,19 +211,27 @@ static inline void check_tile(cs_dev_t *d, const cs_event_t *ev,
 
 /* ------------------------------------------------------------ data */
 
+/* Begins load event ev into tile t: bounds of the physical range, tile
+ * capacity, valid <= phys. Returns the source address. */
+static inline const uint8_t *load_begin(cs_dev_t *d, cs_event_t *ev,
+                                        const cs_tile_t *t)
+{
+  cs__dev_begin(d, ev);
+  const cs_slot_t *s = check(d, ev, ev->slot, ev->peer, ev->elem_off, ev->phys);
+  check_tile(d, ev, t, s, ev->phys);
+  if (__builtin_expect(ev->valid > ev->phys, 0))
+    cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
+                 "rank %u: bad load at event %llu: valid %u > physical %u",
+                 d->rank, (unsigned long long)ev->index, ev->valid, ev->phys);
+  return cs_dev_addr(d, ev->peer, ev->slot, ev->elem_off);
+}
+
 void cs_load(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
              uint64_t elem_off, uint32_t valid, uint32_t phys)
 {
   cs_event_t ev = {.kind = CS_EV_LOAD, .peer = peer, .slot = slot,
                    .elem_off = elem_off, .valid = valid, .phys = phys};
-  cs__dev_begin(d, &ev);
-  const cs_slot_t *s = check(d, &ev, slot, peer, elem_off, phys);
-  check_tile(d, &ev, t, s, phys);
-  if (__builtin_expect(valid > phys, 0))
-    cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
-                 "rank %u: bad load at event %llu: valid %u > physical %u",
-                 d->rank, (unsigned long long)ev.index, valid, phys);
-  const uint8_t *src = cs_dev_addr(d, peer, slot, elem_off);
+  const uint8_t *src = load_begin(d, &ev, t);
   size_t es = t->esize;
   memcpy(t->buf, src, (size_t)valid * es);
   if (valid < t->width)
@@ -241,14 +249,7 @@ void cs_load_fused(cs_dev_t *d, cs_tile_t *acc, uint32_t peer, uint32_t slot,
 {
   cs_event_t ev = {.kind = CS_EV_LOAD, .peer = peer, .slot = slot,
                    .elem_off = elem_off, .valid = valid, .phys = phys};
-  cs__dev_begin(d, &ev);
-  const cs_slot_t *s = check(d, &ev, slot, peer, elem_off, phys);
-  check_tile(d, &ev, acc, s, phys);
-  if (__builtin_expect(valid > phys, 0))
-    cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
-                 "rank %u: bad load at event %llu: valid %u > physical %u",
-                 d->rank, (unsigned long long)ev.index, valid, phys);
-  consume(acc, cs_dev_addr(d, peer, slot, elem_off), valid, arg);
+  consume(acc, load_begin(d, &ev, acc), valid, arg);
   cs__dev_end(d, &ev, 0);
 }
 
