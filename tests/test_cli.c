@@ -258,3 +258,33 @@ Test(cli, npy_input_and_output_round_trip_through_the_oracle, .timeout = 120)
   unlink(out);
   rmdir(dir);
 }
+
+/* teach: the contents it reports come from the trace; the expected ones
+ * here from the algorithm's closed form: after reduce-scatter round t rank
+ * r holds segment (r-t-2) mod N folded from ranks r-t-1, ..., r. */
+Test(cli, teach_shows_each_round_as_the_transfers_made_it, .timeout = 60)
+{
+  run_cli(&r, 30, "teach", "--ranks", "5", "--count", "23", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "bit-exact on all 5 ranks"), "%s", r.out);
+  for (unsigned t = 0; t < 4; t++)
+    for (unsigned rk = 0; rk < 5; rk++) {
+      char want[64];
+      int o = snprintf(want, sizeof(want), "s%u=[", (rk + 10 - t - 2) % 5);
+      for (unsigned j = 0; j <= t + 1; j++)
+        o += snprintf(want + o, sizeof(want) - (size_t)o, "%s%u", j ? "+" : "",
+                      (rk + 10 - t - 1 + j) % 5);
+      snprintf(want + o, sizeof(want) - (size_t)o, "]");
+      char row[16];
+      snprintf(row, sizeof(row), "RS t%u", t);
+      const char *line = strstr(r.out, row);
+      cr_assert_not_null(line, "%s", r.out);
+      const char *end = strchr(line, '\n');
+      cr_assert(strstr(line, want) && strstr(line, want) < end,
+                "round %u rank %u: '%s' not in: %.*s", t, rk, want,
+                (int)(end - line), line);
+    }
+  run_cli(&r, 10, "teach", "--ranks", "9", NULL);
+  cr_assert_eq(r.status, 2);
+  cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+}
