@@ -204,9 +204,19 @@ Test(cli, run_fault_exits_3_naming_the_rank, .timeout = 60)
 
 /* --input/--output: the output file holds, for every rank, exactly the
  * oracle's bits computed here from the input file. */
-Test(cli, npy_input_and_output_round_trip_through_the_oracle, .timeout = 120)
+static char npy_dir[] = "/tmp/collsim-npy-XXXXXX";
+static void rm_npy_dir(void)
 {
-  char dir[] = "/tmp/collsim-npy-XXXXXX";
+  char cmd[64];
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", npy_dir);
+  if (strcmp(npy_dir + strlen(npy_dir) - 6, "XXXXXX") && system(cmd) != 0)
+    fprintf(stderr, "could not remove %s\n", npy_dir);
+}
+
+Test(cli, npy_input_and_output_round_trip_through_the_oracle, .timeout = 120,
+     .fini = rm_npy_dir)
+{
+  char *dir = npy_dir;
   cr_assert_not_null(mkdtemp(dir));
   char in[256], out[256], why[256];
   snprintf(in, sizeof(in), "%s/in.npy", dir);

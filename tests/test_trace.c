@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <glob.h>
 #include <criterion/logging.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +41,20 @@ static void tmp_path(char *buf, size_t n, const char *what)
 {
   snprintf(buf, n, "/tmp/collsim-test-trace-%d-%s", (int)getpid(), what);
 }
+
+/* Every test's files go, whether it passed or not (each test is its own
+ * process, so the pid names them). */
+static void remove_tmp_files(void)
+{
+  char pattern[64];
+  snprintf(pattern, sizeof(pattern), "/tmp/collsim-test-trace-%d-*", (int)getpid());
+  glob_t g;
+  if (glob(pattern, 0, NULL, &g) == 0)
+    for (size_t i = 0; i < g.gl_pathc; i++)
+      unlink(g.gl_pathv[i]);
+  globfree(&g);
+}
+TestSuite(trace, .fini = remove_tmp_files);
 
 /* Whole file into a NUL-terminated heap buffer. */
 static char *read_all(const char *path, size_t *len)
