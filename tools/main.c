@@ -51,8 +51,9 @@ int cs_cmd_clean(int argc, char **argv)
   if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
     printf("usage: collsim clean\n\n"
            "Removes /dev/shm/collsim-<pid>-<n> names whose launcher (pid) no\n"
-           "longer exists. A run unlinks its region as soon as it is mapped,\n"
-           "so only a launcher killed in that instant leaves one behind.\n");
+           "longer exists. A run unlinks its region's name right after\n"
+           "creating it, so only a launcher killed in that instant leaves one\n"
+           "behind.\n");
     return CS_EXIT_OK;
   }
   if (argc > 1) {
