@@ -181,7 +181,7 @@ static int parse(int argc, char **argv, bench_opts_t *o)
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
-  int opt, bad = 0, v;
+  int opt, bad = 0;
   optind = 1;
   opterr = 0; /* our own one-line messages */
   while ((opt = getopt_long(argc, argv, ":b:e:f:n:w:c:d:o:h", longopts,
@@ -217,20 +217,12 @@ static int parse(int argc, char **argv, bench_opts_t *o)
         return -1;
       break;
     case 'd':
-      if ((v = cs_dtype_parse(optarg)) < 0) {
-        cs_cli_error("bench", "-d '%s' is not accepted: expected fp32, fp16 "
-                     "or bf16", optarg);
+      if (cs_cli_dtype("bench", "-d", optarg, &o->dtype) < 0)
         return -1;
-      }
-      o->dtype = (cs_dtype_t)v;
       break;
     case 'o':
-      if ((v = cs_op_parse(optarg)) < 0) {
-        cs_cli_error("bench", "-o '%s' is not accepted: expected sum, max, min "
-                     "or prod", optarg);
+      if (cs_cli_op("bench", "-o", optarg, &o->op) < 0)
         return -1;
-      }
-      o->op = (cs_op_t)v;
       break;
     case OPT_RANKS:
       if (cs_cli_u32("bench", "--ranks", optarg, 1, CS_AR_MAX_RANKS, &o->nranks) < 0)

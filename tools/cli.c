@@ -54,6 +54,41 @@ int cs_cli_u32(const char *cmd, const char *opt, const char *s, uint32_t lo,
   return 0;
 }
 
+int cs_cli_dtype(const char *cmd, const char *opt, const char *s, cs_dtype_t *out)
+{
+  int v = cs_dtype_parse(s);
+  if (v < 0) {
+    cs_cli_error(cmd, "%s '%s' is not accepted: expected fp32, fp16 or bf16", opt, s);
+    return -1;
+  }
+  *out = (cs_dtype_t)v;
+  return 0;
+}
+
+int cs_cli_op(const char *cmd, const char *opt, const char *s, cs_op_t *out)
+{
+  int v = cs_op_parse(s);
+  if (v < 0) {
+    cs_cli_error(cmd, "%s '%s' is not accepted: expected sum, max, min or prod",
+                 opt, s);
+    return -1;
+  }
+  *out = (cs_op_t)v;
+  return 0;
+}
+
+int cs_cli_mm(const char *cmd, const char *opt, const char *s, cs_mm_t *out)
+{
+  int v = cs_mm_parse(s);
+  if (v < 0) {
+    cs_cli_error(cmd, "%s '%s' is not accepted: expected sc, fifo or relaxed",
+                 opt, s);
+    return -1;
+  }
+  *out = (cs_mm_t)v;
+  return 0;
+}
+
 int cs_cli_seconds(const char *cmd, const char *opt, const char *s, double hi,
                    uint64_t *ns)
 {

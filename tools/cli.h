@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "../collectives/dtype.h"
 #include "../sim/launch.h"
 #include "../sim/trace.h"
 
@@ -31,6 +32,12 @@ int cs_cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo,
                uint64_t hi, uint64_t *out);
 int cs_cli_u32(const char *cmd, const char *opt, const char *s, uint32_t lo,
                uint32_t hi, uint32_t *out);
+/* A dtype, op or memory-model name for option `opt`. On failure prints
+ * one line naming the value and the accepted names; returns -1. */
+int cs_cli_dtype(const char *cmd, const char *opt, const char *s, cs_dtype_t *out);
+int cs_cli_op(const char *cmd, const char *opt, const char *s, cs_op_t *out);
+int cs_cli_mm(const char *cmd, const char *opt, const char *s, cs_mm_t *out);
+
 /* Positive seconds (decimal fraction allowed), up to `hi`. */
 int cs_cli_seconds(const char *cmd, const char *opt, const char *s, double hi,
                    uint64_t *ns);

@@ -132,21 +132,13 @@ static int parse(int argc, char **argv, run_opts_t *o)
       o->have_count = 1;
       break;
     case OPT_DTYPE:
-      if ((v = cs_dtype_parse(optarg)) < 0) {
-        cs_cli_error("run", "--dtype '%s' is not accepted: expected fp32, fp16 "
-                     "or bf16", optarg);
+      if (cs_cli_dtype("run", "--dtype", optarg, &o->cfg.dtype) < 0)
         return -1;
-      }
-      o->cfg.dtype = (cs_dtype_t)v;
       o->have_dtype = 1;
       break;
     case OPT_OP:
-      if ((v = cs_op_parse(optarg)) < 0) {
-        cs_cli_error("run", "--op '%s' is not accepted: expected sum, max, min "
-                     "or prod", optarg);
+      if (cs_cli_op("run", "--op", optarg, &o->cfg.op) < 0)
         return -1;
-      }
-      o->cfg.op = (cs_op_t)v;
       break;
     case OPT_FILL:
       if (!strcmp(optarg, "arange"))
@@ -192,12 +184,8 @@ static int parse(int argc, char **argv, run_opts_t *o)
       break;
     }
     case OPT_MM:
-      if ((v = cs_mm_parse(optarg)) < 0) {
-        cs_cli_error("run", "--memory-model '%s' is not accepted: expected sc, "
-                     "fifo or relaxed", optarg);
+      if (cs_cli_mm("run", "--memory-model", optarg, &o->sched.model) < 0)
         return -1;
-      }
-      o->sched.model = (cs_mm_t)v;
       o->model_set = 1;
       break;
     case OPT_BUG:

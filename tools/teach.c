@@ -84,7 +84,7 @@ int cs_cmd_teach(int argc, char **argv)
                         .iters = 1};
   o.seed = 1;
   o.fill = CS_FILL_ARANGE;
-  int step = 0, opt, v;
+  int step = 0, opt;
   char why[512];
   optind = 1;
   while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -98,12 +98,8 @@ int cs_cmd_teach(int argc, char **argv)
         return CS_EXIT_USAGE;
       break;
     case 'd':
-      if ((v = cs_dtype_parse(optarg)) < 0) {
-        cs_cli_error("teach", "--dtype '%s' is not accepted: expected fp32, "
-                     "fp16 or bf16", optarg);
+      if (cs_cli_dtype("teach", "--dtype", optarg, &o.cfg.dtype) < 0)
         return CS_EXIT_USAGE;
-      }
-      o.cfg.dtype = (cs_dtype_t)v;
       break;
     case 's': step = 1; break;
     case 'S':
@@ -114,12 +110,8 @@ int cs_cmd_teach(int argc, char **argv)
       o.schedule_str = optarg;
       break;
     case 'M':
-      if ((v = cs_mm_parse(optarg)) < 0) {
-        cs_cli_error("teach", "--memory-model '%s' is not accepted: expected "
-                     "sc, fifo or relaxed", optarg);
+      if (cs_cli_mm("teach", "--memory-model", optarg, &o.sched.model) < 0)
         return CS_EXIT_USAGE;
-      }
-      o.sched.model = (cs_mm_t)v;
       break;
     case 'h': fputs(teach_help, stdout); return CS_EXIT_OK;
     default:
