@@ -26,7 +26,7 @@
 #define CS_MAX_RANKS     256
 #define CS_ABI_MAX_RANKS 64 /* COMM_MAX_RANK_NUM of the reference ABI */
 #define CS_CTL_MAGIC     0x4d49534c4c4f4343ull /* "CCOLLSIM" little-endian */
-#define CS_CTL_VERSION   1u
+#define CS_CTL_VERSION   2u
 
 /* Per-rank state word. */
 enum {
@@ -88,7 +88,7 @@ typedef struct cs_ctl {
   uint64_t off_sched;    /* bytes: region start -> scheduler area */
   uint64_t sched_bytes;  /* bytes of the scheduler area */
   uint64_t timeout_ns;   /* ns: wait timeout */
-  uint64_t event_seq;    /* global event sequence counter (atomic) */
+  uint64_t reserved3;    /* zero (event_seq lives on its own line below) */
   uint32_t abort_word;   /* CS_ABORT_*: non-zero stops every rank */
   int32_t  abort_rank;   /* rank that set abort_word first, -1 = launcher */
   uint32_t spin_iters;   /* pause-loop iterations before FUTEX_WAIT */
@@ -99,13 +99,20 @@ typedef struct cs_ctl {
   cs_layout_t layout;    /* slot table shared by every window */
   uint8_t  pad[48];      /* rank[] starts on a cache line */
   cs_rank_status_t rank[CS_MAX_RANKS]; /* per-rank status, 64 B each */
+  /* The trace's global event counter, alone on its cache line: every traced
+   * event of every rank takes a number from it, and sharing the line with
+   * abort_word or the offsets above made every rank's next read of them a
+   * miss. */
+  uint64_t event_seq;
+  uint8_t  pad_seq[56];
 } cs_ctl_t;
-_Static_assert(offsetof(cs_ctl_t, event_seq) == 96, "cs_ctl_t.event_seq");
 _Static_assert(offsetof(cs_ctl_t, abort_word) == 104, "cs_ctl_t.abort_word");
 _Static_assert(offsetof(cs_ctl_t, abort_msg) == 128, "cs_ctl_t.abort_msg");
 _Static_assert(offsetof(cs_ctl_t, layout) == 384, "cs_ctl_t.layout");
 _Static_assert(offsetof(cs_ctl_t, rank) == 832, "rank status on a cache line");
-_Static_assert(sizeof(cs_ctl_t) == 832 + 64 * CS_MAX_RANKS, "cs_ctl_t size");
+_Static_assert(offsetof(cs_ctl_t, event_seq) == 832 + 64 * CS_MAX_RANKS,
+               "cs_ctl_t.event_seq on its own cache line");
+_Static_assert(sizeof(cs_ctl_t) == 896 + 64 * CS_MAX_RANKS, "cs_ctl_t size");
 
 /* CommContext of the reference ABI (§1.1): 1056 bytes, little-endian. */
 typedef struct cs_commctx {
