@@ -68,15 +68,17 @@ const char *cs_fault_kind_name(cs_fault_kind_t k);
 typedef struct cs_event {
   uint64_t index;    /* this rank's event index */
   uint32_t kind;     /* cs_ev_kind_t */
+  uint32_t opcmp;    /* notify op (CS_NOTIFY_*), wait cmp (CS_CMP_*), reduce op */
+  /* The two runs below have the order and widths of the trace record's
+   * fields (sim/trace.h), so recording an event copies them as blocks. */
+  uint64_t elem_off; /* first element accessed */
+  uint64_t dma_id;   /* controlled fifo/relaxed: id of the posted op, else 0 */
   uint32_t peer;     /* peer rank (own rank for local access) */
   uint32_t slot;     /* slot index */
   uint32_t cell;     /* signal cell index (notify, wait) */
-  uint64_t elem_off; /* first element accessed */
   uint32_t valid;    /* logical elements */
   uint32_t phys;     /* physical elements (>= valid: FP16 tail rounding) */
-  uint32_t opcmp;    /* notify op (CS_NOTIFY_*), wait cmp (CS_CMP_*), reduce op */
   int32_t  value;    /* notify value, wait target */
-  uint64_t dma_id;   /* controlled fifo/relaxed: id of the posted op, else 0 */
 } cs_event_t;
 
 typedef struct cs_dev cs_dev_t;

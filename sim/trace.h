@@ -95,7 +95,7 @@ typedef struct cs_trace_header {
   uint32_t program;       /* 0 allreduce, 1 ping */
   uint32_t bug;           /* mutation id, 0 none */
   uint32_t rounds;        /* ping rounds, else 0 */
-  uint64_t reserved0;     /* zero */
+  double   tick_ns;       /* ns per tick of the records' t_ns; 0: t_ns is ns */
   char     schedule[64];  /* "free", "random:SEED", ... NUL-terminated */
   char     version_str[16]; /* collsim version, NUL-terminated */
   cs_layout_t layout;     /* slot table */
@@ -115,7 +115,8 @@ _Static_assert(offsetof(cs_trace_header_t, checksum) == 592, "checksum");
 
 typedef struct cs_trace_rec {
   uint64_t seq;      /* global sequence number */
-  uint64_t t_ns;     /* ns since the header's start_ns */
+  uint64_t t_ns;     /* on disk: ticks since the start (x tick_ns = ns);
+                        loaded (cs_trace_load): ns since start_ns */
   uint64_t elem_off; /* first element */
   uint64_t dma_id;   /* 0 in free mode */
   uint32_t rank;     /* acting rank */

@@ -356,6 +356,44 @@ Test(trace, traced_run_reads_back_whole_and_in_causal_order, .timeout = 120)
   unlink(jsl);
 }
 
+/* A trace of several MiB (the writer stages 1 MiB chunks and writes the
+ * last one rounded up, then cuts the file back) reads back whole, and its
+ * clock-tick times convert to ns that grow along each rank and fit inside
+ * the run's wall time as this test measured it. */
+Test(trace, multi_chunk_trace_reads_back_with_ns_times_inside_the_run,
+     .timeout = 120)
+{
+  char path[128];
+  tmp_path(path, sizeof(path), "big.cstrace");
+  run_cli(&r, 60, "run", "--algo", "ring", "--ranks", "2", "--count", "262144",
+          "--iters", "40", "--trace", path, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  struct stat sb;
+  cr_assert_eq(stat(path, &sb), 0);
+  cs_trace_t t;
+  load_ok(path, &t);
+  cr_assert_eq((uint64_t)sb.st_size, CS_TRACE_HEADER_BYTES + t.n * CS_TRACE_RECORD_BYTES);
+  cr_assert_gt(sb.st_size, 3 << 20, "only %lld bytes: not several chunks",
+               (long long)sb.st_size);
+  cr_assert(t.hdr.tick_ns == 0 || (t.hdr.tick_ns > 0.01 && t.hdr.tick_ns < 100),
+            "tick_ns %g", t.hdr.tick_ns);
+  uint64_t last[2] = {0, 0}, max_t = 0;
+  for (uint64_t i = 0; i < t.n; i++) {
+    const cs_trace_rec_t *x = &t.rec[i];
+    cr_assert_lt(x->rank, 2);
+    cr_assert_geq(x->t_ns, last[x->rank], "rank %u goes back in time at seq %llu",
+                  x->rank, (unsigned long long)x->seq);
+    last[x->rank] = x->t_ns;
+    if (x->t_ns > max_t)
+      max_t = x->t_ns;
+  }
+  cr_assert_gt(max_t, 0);
+  cr_assert_lt((double)max_t, r.seconds * 1e9, "the trace spans %.3f s, the run "
+               "took %.3f s", (double)max_t / 1e9, r.seconds);
+  cs_trace_free(&t);
+  unlink(path);
+}
+
 Test(trace, sample_traces_still_parse)
 {
   cs_trace_t t;
@@ -950,6 +988,25 @@ Test(trace, bad_options_get_one_line_and_exit_2)
   cr_assert(strstr(r.out, "--format text|jsonl|chrome"), "%s", r.out);
   run_cli(&r, 10, "--help", NULL);
   cr_assert(strstr(r.out, "trace"), "not in the subcommand list: %s", r.out);
+}
+
+/* A trace target that cannot be written gets one line and exit 2, and the
+ * writer leaves it alone: it once unlinked whatever path it failed on, so
+ * `--trace /dev/full` deleted the device node. */
+Test(trace, unwritable_target_gets_one_line_and_is_not_deleted, .timeout = 60)
+{
+  struct stat sb;
+  if (stat("/dev/full", &sb) != 0 || !S_ISCHR(sb.st_mode) ||
+      access("/dev/full", W_OK) != 0)
+    cr_skip_test("no writable /dev/full here");
+  cli_out_t r;
+  run_cli(&r, 30, "run", "--count", "100", "--trace", "/dev/full", NULL);
+  cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+  cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+  cr_assert(strstr(r.err, "--trace /dev/full: cannot create: No space left"),
+            "%s", r.err);
+  cr_assert(stat("/dev/full", &sb) == 0 && S_ISCHR(sb.st_mode),
+            "/dev/full is gone");
 }
 
 Test(trace, filters_select_rank_kind_and_sequence_range)
