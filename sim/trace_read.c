@@ -146,8 +146,12 @@ static int load(const char *path, cs_trace_t *t, char *why, size_t whylen,
    * clock_gettime takes 30); the header's rate, measured over the whole
    * run, turns them into ns. */
   if (h->tick_ns > 0)
-    for (uint64_t i = 0; i < n; i++)
-      t->rec[i].t_ns = (uint64_t)((double)t->rec[i].t_ns * h->tick_ns + 0.5);
+    for (uint64_t i = 0; i < n; i++) {
+      double ns = (double)t->rec[i].t_ns * h->tick_ns + 0.5;
+      /* An edited record (replay keeps those) may hold any value: no
+       * out-of-range conversion. */
+      t->rec[i].t_ns = ns < 0x1p64 ? (uint64_t)ns : UINT64_MAX;
+    }
   qsort(t->rec, n, sizeof(cs_trace_rec_t), cmp_seq);
   for (uint64_t i = 1; i < n; i++)
     if (t->rec[i].seq == t->rec[i - 1].seq) {
