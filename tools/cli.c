@@ -89,6 +89,15 @@ int cs_cli_mm(const char *cmd, const char *opt, const char *s, cs_mm_t *out)
   return 0;
 }
 
+int cs_cli_mm_scheduled(const char *cmd, cs_mm_t model, int scheduled)
+{
+  if (model == CS_MM_SC || scheduled)
+    return 0;
+  cs_cli_error(cmd, "--memory-model %s needs --schedule (posted stores and "
+               "notifies land later only in controlled mode)", cs_mm_name(model));
+  return -1;
+}
+
 int cs_cli_seconds(const char *cmd, const char *opt, const char *s, double hi,
                    uint64_t *ns)
 {

@@ -37,6 +37,9 @@ int cs_cli_u32(const char *cmd, const char *opt, const char *s, uint32_t lo,
 int cs_cli_dtype(const char *cmd, const char *opt, const char *s, cs_dtype_t *out);
 int cs_cli_op(const char *cmd, const char *opt, const char *s, cs_op_t *out);
 int cs_cli_mm(const char *cmd, const char *opt, const char *s, cs_mm_t *out);
+/* A memory model other than sc only means something in controlled mode:
+ * without a schedule, prints one line saying so and returns -1. */
+int cs_cli_mm_scheduled(const char *cmd, cs_mm_t model, int scheduled);
 
 /* Positive seconds (decimal fraction allowed), up to `hi`. */
 int cs_cli_seconds(const char *cmd, const char *opt, const char *s, double hi,

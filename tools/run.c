@@ -215,12 +215,9 @@ static int parse(int argc, char **argv, run_opts_t *o)
     cs_cli_error("run", "--fill and --input are exclusive: give one");
     return -1;
   }
-  if (o->model_set && o->sched.model != CS_MM_SC && !o->schedule_str) {
-    cs_cli_error("run", "--memory-model %s needs --schedule (posted stores "
-                 "and notifies land later only in controlled mode)",
-                 cs_mm_name(o->sched.model));
+  if (o->model_set &&
+      cs_cli_mm_scheduled("run", o->sched.model, o->schedule_str != NULL) < 0)
     return -1;
-  }
   return 0;
 }
 

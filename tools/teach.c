@@ -123,11 +123,9 @@ int cs_cmd_teach(int argc, char **argv)
     cs_cli_error("teach", "unexpected argument '%s'", argv[optind]);
     return CS_EXIT_USAGE;
   }
-  if (o.sched.model != CS_MM_SC && o.sched.strategy == CS_SCHED_FREE) {
-    cs_cli_error("teach", "--memory-model %s needs --schedule",
-                 cs_mm_name(o.sched.model));
+  if (cs_cli_mm_scheduled("teach", o.sched.model,
+                          o.sched.strategy != CS_SCHED_FREE) < 0)
     return CS_EXIT_USAGE;
-  }
   uint32_t n = o.cfg.nranks, es = cs_dtype_size(o.cfg.dtype);
   uint64_t count = o.cfg.count;
 
