@@ -252,13 +252,22 @@ static cs_trace_ring_t *my_ring;
 static uint64_t my_cap;
 static uint64_t tail_seen;
 
-/* The event's two field runs land at these record offsets (see cs_event_t). */
-_Static_assert(offsetof(cs_trace_rec_t, dma_id) == offsetof(cs_trace_rec_t, elem_off) + 8 &&
-               offsetof(cs_event_t, dma_id) == offsetof(cs_event_t, elem_off) + 8,
-               "elem_off, dma_id");
-_Static_assert(offsetof(cs_trace_rec_t, value) - offsetof(cs_trace_rec_t, peer) ==
-                   offsetof(cs_event_t, value) - offsetof(cs_event_t, peer),
-               "peer .. value");
+/* The event's two field runs land at these record offsets (see cs_event_t):
+ * every field at the same distance from its run's start, same width. */
+#define SAME_PLACE(f, base)                                                     \
+  _Static_assert(offsetof(cs_trace_rec_t, f) - offsetof(cs_trace_rec_t, base) ==  \
+                         offsetof(cs_event_t, f) - offsetof(cs_event_t, base) &&  \
+                     sizeof(((cs_trace_rec_t *)0)->f) ==                         \
+                         sizeof(((cs_event_t *)0)->f),                           \
+                 #f " is not where append copies it")
+SAME_PLACE(elem_off, elem_off);
+SAME_PLACE(dma_id, elem_off);
+SAME_PLACE(peer, peer);
+SAME_PLACE(slot, peer);
+SAME_PLACE(cell, peer);
+SAME_PLACE(valid, peer);
+SAME_PLACE(phys, peer);
+SAME_PLACE(value, peer);
 
 /* A full ring: wait for the launcher to drain it (bounded memory). */
 static __attribute__((noinline)) int ring_full(cs_dev_t *d, cs_trace_ring_t *r,
@@ -402,6 +411,8 @@ struct cs_tracer {
   cs_world_t *w;
   uint8_t  *stage;    /* NCHUNK * CHUNK_BYTES */
   int       inflight[NCHUNK]; /* chunk submitted, completion not reaped */
+  int       was_direct[NCHUNK]; /* submitted while fd had O_DIRECT */
+  int       sync_only; /* io_uring failed: plain pwrite from then on */
   uint32_t  len[NCHUNK];      /* bytes submitted */
   uint64_t  off[NCHUNK];      /* file offset submitted at */
   uint64_t  pos;      /* stream bytes so far: the file's final size */
@@ -459,7 +470,7 @@ static void reap_one(cs_tracer_t *t, int wait)
   uint32_t c = (uint32_t)(uintptr_t)io_uring_cqe_get_data(cqe);
   int res = cqe->res;
   io_uring_cqe_seen(&t->ring, cqe);
-  if (res == -EINVAL && t->direct)
+  if (res == -EINVAL && t->was_direct[c])
     write_sync(t, c, 0); /* direct I/O refused: through the page cache */
   else if (res < 0) {
     if (!t->err)
@@ -474,6 +485,13 @@ static void reap_one(cs_tracer_t *t, int wait)
  * offset off. */
 static void submit_chunk(cs_tracer_t *t, uint32_t c, uint32_t len, uint64_t off)
 {
+  t->len[c] = len;
+  t->off[c] = off;
+  t->was_direct[c] = t->direct;
+  if (t->sync_only) {
+    write_sync(t, c, 0);
+    return;
+  }
   struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
   while (!sqe) {
     reap_one(t, 1);
@@ -481,10 +499,19 @@ static void submit_chunk(cs_tracer_t *t, uint32_t c, uint32_t len, uint64_t off)
   }
   io_uring_prep_write(sqe, t->fd, t->stage + (uint64_t)c * CHUNK_BYTES, len, off);
   io_uring_sqe_set_data(sqe, (void *)(uintptr_t)c);
-  io_uring_submit(&t->ring);
+  int rc, tries = 0;
+  while (((rc = io_uring_submit(&t->ring)) == -EINTR || rc == -EAGAIN) &&
+         ++tries < 1000)
+    ;
+  if (rc < 0) {
+    /* The ring is unusable (no completion will come, and the entry might
+     * go out later with other data): write this chunk and every later
+     * one with pwrite. */
+    t->sync_only = 1;
+    write_sync(t, c, 0);
+    return;
+  }
   t->inflight[c] = 1;
-  t->len[c] = len;
-  t->off[c] = off;
 }
 
 /* Appends n bytes to the stream, submitting every chunk it fills. */
@@ -506,7 +533,7 @@ static void stream_put(cs_tracer_t *t, const void *src, uint64_t n)
   }
 }
 
-/* A record made by the launcher (t_ns already in ns). */
+/* A record made by the launcher (t_ns in the ranks' ticks already). */
 static void put_rec(cs_tracer_t *t, cs_trace_rec_t *x)
 {
   x->checksum = cs_trace_rec_sum(x);
@@ -587,7 +614,7 @@ int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
 #if defined(__x86_64__)
   t->use_tsc = invariant_tsc();
   if (t->use_tsc) {
-    /* A first calibration over 2 ms; drains refine it over the whole run. */
+    /* A first calibration over 2 ms; close measures the whole run. */
     uint64_t c0 = __rdtsc(), n0 = cs_now_ns();
     struct timespec ts = {0, 2000000};
     nanosleep(&ts, NULL);
@@ -735,7 +762,7 @@ int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
       reap_one(t, 1);
   int err = t->err;
   if (!err && ftruncate(t->fd, (off_t)t->pos) < 0 && errno != EINVAL)
-    err = -errno; /* EINVAL: not a regular file (a pipe, /dev/null) */
+    err = -errno; /* EINVAL: not a regular file (/dev/null) */
 #if defined(__x86_64__)
   /* The clock rate over the whole run (the first estimate spanned 2 ms):
    * the header is written once more, through the page cache. */
