@@ -1,5 +1,5 @@
 /*
- * trace.h - the transfer log: binary format v1, recording in the ranks,
+ * trace.h - the transfer log: binary format v2, recording in the ranks,
  * writing in the launcher (liburing), and reading it back.
  *
  * Owns: the on-disk layout (documented in traces/FORMAT.md), the per-rank
@@ -12,7 +12,7 @@
  *
  * Header:
  *   0   u8[8]  magic "CSTRACE\0"         96   char[64] schedule
- *   8   u32    version (1)               160  char[16] collsim version
+ *   8   u32    version (2; 1 read)       160  char[16] collsim version
  *   12  u32    header_bytes (1024)       176  cs_layout_t slot table (400 B)
  *   16  u32    record_bytes (80)         576  u64 timeout_ns
  *   20  u32    nranks                    584  u64 start_ns (CLOCK_MONOTONIC)
@@ -55,7 +55,7 @@
 #include "launch.h"
 
 #define CS_TRACE_MAGIC "CSTRACE"
-#define CS_TRACE_VERSION 1u
+#define CS_TRACE_VERSION 2u /* 1: t_ns in ns, no tick_ns; still read */
 #define CS_TRACE_HEADER_BYTES 1024u
 #define CS_TRACE_RECORD_BYTES 80u
 

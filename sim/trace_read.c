@@ -52,7 +52,7 @@ static int header_ok(const cs_trace_header_t *h, char *why, size_t n,
       h->record_bytes != CS_TRACE_RECORD_BYTES)
     return bad(why, n, path, "corrupt header: header %u / record %u bytes",
                h->header_bytes, h->record_bytes);
-  if (!(h->tick_ns >= 0 && h->tick_ns < 1e6))
+  if (!(h->tick_ns >= 0 && h->tick_ns < 1e6) || (h->version == 1 && h->tick_ns != 0))
     return bad(why, n, path, "corrupt header: %g ns per clock tick", h->tick_ns);
   if (h->nranks < 1 || h->nranks > CS_MAX_RANKS || h->layout.nslots > CS_MAX_SLOTS)
     return bad(why, n, path, "corrupt header: %u ranks, %u slots", h->nranks,

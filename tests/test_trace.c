@@ -14,6 +14,7 @@
 #include <criterion/logging.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -253,6 +254,31 @@ Test(trace, json_checker_rejects_what_is_not_json)
 
 /* ------------------------------------------------------------ helpers */
 
+/* Raw access to a trace file's bytes (header, record i), and resealing
+ * after an edit. */
+static void reseal_header(uint8_t *b)
+{
+  cs_trace_header_t h;
+  memcpy(&h, b, sizeof(h));
+  h.checksum = 0;
+  h.checksum = cs_trace_fnv32(&h, sizeof(h));
+  memcpy(b, &h, sizeof(h));
+}
+
+static void reseal_record(uint8_t *b, uint64_t i)
+{
+  cs_trace_rec_t x;
+  uint8_t *p = b + CS_TRACE_HEADER_BYTES + i * CS_TRACE_RECORD_BYTES;
+  memcpy(&x, p, sizeof(x));
+  x.checksum = cs_trace_rec_sum(&x);
+  memcpy(p, &x, sizeof(x));
+}
+
+static cs_trace_rec_t *rec_at(uint8_t *b, uint64_t i)
+{
+  return (cs_trace_rec_t *)(b + CS_TRACE_HEADER_BYTES + i * CS_TRACE_RECORD_BYTES);
+}
+
 static void load_ok(const char *path, cs_trace_t *t)
 {
   char why[512] = "";
@@ -370,11 +396,23 @@ Test(trace, multi_chunk_trace_reads_back_with_ns_times_inside_the_run,
   cr_assert_eq(r.status, 0, "%s", r.err);
   struct stat sb;
   cr_assert_eq(stat(path, &sb), 0);
-  cs_trace_t t;
-  load_ok(path, &t);
-  cr_assert_eq((uint64_t)sb.st_size, CS_TRACE_HEADER_BYTES + t.n * CS_TRACE_RECORD_BYTES);
   cr_assert_gt(sb.st_size, 3 << 20, "only %lld bytes: not several chunks",
                (long long)sb.st_size);
+  cs_trace_t t;
+  load_ok(path, &t);
+  /* The rate applied to the raw ticks, computed here from the file. */
+  size_t raw_size;
+  uint8_t *raw = (uint8_t *)read_all(path, &raw_size);
+  double rate = ((cs_trace_header_t *)raw)->tick_ns;
+  uint64_t raw_max = 0;
+  for (uint64_t i = 0; i < t.n; i++)
+    if (rec_at(raw, i)->t_ns > raw_max)
+      raw_max = rec_at(raw, i)->t_ns;
+  free(raw);
+  /* The calls alone took at least iters x half the median time per call. */
+  const char *tpc = strstr(r.out, "time per call: ");
+  cr_assert_not_null(tpc, "%s", r.out);
+  double per_call_us = strtod(tpc + 15, NULL);
   cr_assert(t.hdr.tick_ns == 0 || (t.hdr.tick_ns > 0.01 && t.hdr.tick_ns < 100),
             "tick_ns %g", t.hdr.tick_ns);
   uint64_t last[2] = {0, 0}, max_t = 0;
@@ -387,7 +425,12 @@ Test(trace, multi_chunk_trace_reads_back_with_ns_times_inside_the_run,
     if (x->t_ns > max_t)
       max_t = x->t_ns;
   }
-  cr_assert_gt(max_t, 0);
+  double want = rate > 0 ? (double)raw_max * rate : (double)raw_max;
+  cr_assert(fabs((double)max_t - want) <= 1, "last time %llu ns, ticks x rate %.0f",
+            (unsigned long long)max_t, want);
+  cr_assert_gt((double)max_t, 40 * per_call_us * 1e3 / 2, "the trace spans %.6f s, "
+               "the 40 calls alone took about %.6f s", (double)max_t / 1e9,
+               40 * per_call_us / 1e6);
   cr_assert_lt((double)max_t, r.seconds * 1e9, "the trace spans %.3f s, the run "
                "took %.3f s", (double)max_t / 1e9, r.seconds);
   cs_trace_free(&t);
@@ -762,28 +805,8 @@ static void expect_refused(fuzz_t *fz, const void *buf, size_t n,
   cr_assert_null(strchr(why, '\n'));
 }
 
-static void reseal_header(uint8_t *b)
-{
-  cs_trace_header_t h;
-  memcpy(&h, b, sizeof(h));
-  h.checksum = 0;
-  h.checksum = cs_trace_fnv32(&h, sizeof(h));
-  memcpy(b, &h, sizeof(h));
-}
 
-static void reseal_record(uint8_t *b, uint64_t i)
-{
-  cs_trace_rec_t x;
-  uint8_t *p = b + CS_TRACE_HEADER_BYTES + i * CS_TRACE_RECORD_BYTES;
-  memcpy(&x, p, sizeof(x));
-  x.checksum = cs_trace_rec_sum(&x);
-  memcpy(p, &x, sizeof(x));
-}
 
-static cs_trace_rec_t *rec_at(uint8_t *b, uint64_t i)
-{
-  return (cs_trace_rec_t *)(b + CS_TRACE_HEADER_BYTES + i * CS_TRACE_RECORD_BYTES);
-}
 
 Test(trace, reader_refuses_corrupt_files_with_one_line_and_never_crashes,
      .timeout = 300)
@@ -881,6 +904,38 @@ Test(trace, reader_refuses_corrupt_files_with_one_line_and_never_crashes,
   memcpy(b, orig, size);
   h->count ^= 1; /* not resealed */
   expect_refused(&fz, b, size, "header changed", "checksum mismatch");
+  /* The clock rate: finite, not negative, below 10^6 ns per tick; zero in
+   * a version-1 file. */
+  double rates[] = {-1.0, 1e6, 1.0 / 0.0, 0.0 / 0.0};
+  for (int c = 0; c < 4; c++) {
+    memcpy(b, orig, size);
+    h->tick_ns = rates[c];
+    reseal_header(b);
+    snprintf(what, sizeof(what), "tick_ns %g", rates[c]);
+    expect_refused(&fz, b, size, what, "ns per clock tick");
+  }
+  memcpy(b, orig, size);
+  h->version = 1;
+  h->tick_ns = 0.5;
+  reseal_header(b);
+  expect_refused(&fz, b, size, "version 1 with tick_ns", "ns per clock tick");
+  /* A time beyond 2^64 ns after conversion (an edited record) saturates. */
+  memcpy(b, orig, size);
+  h->tick_ns = 999999.0;
+  reseal_header(b);
+  rec_at(b, 4)->t_ns = 1ull << 60;
+  reseal_record(b, 4);
+  {
+    write_all(fz.path, b, size);
+    cs_trace_t t;
+    char why[256];
+    cr_assert_eq(cs_trace_load(fz.path, &t, why, sizeof(why)), 0, "%s", why);
+    uint64_t sat = 0;
+    for (uint64_t i = 0; i < t.n; i++)
+      sat += t.rec[i].t_ns == UINT64_MAX;
+    cr_assert_eq(sat, 1, "%llu saturated times", (unsigned long long)sat);
+    cs_trace_free(&t);
+  }
 
   struct { const char *what, *needle; } rc_cases[] = {
       {"kind 0", "unknown kind"}, {"kind 99", "unknown kind"},
@@ -991,22 +1046,66 @@ Test(trace, bad_options_get_one_line_and_exit_2)
 }
 
 /* A trace target that cannot be written gets one line and exit 2, and the
- * writer leaves it alone: it once unlinked whatever path it failed on, so
- * `--trace /dev/full` deleted the device node. */
+ * writer leaves the path alone: it once unlinked whatever path it failed
+ * on, and `--trace /dev/full` deleted the device. The path here is a
+ * symlink to /dev/full, so a regression deletes the link, not the device,
+ * and shows as root or not. */
 Test(trace, unwritable_target_gets_one_line_and_is_not_deleted, .timeout = 60)
 {
   struct stat sb;
   if (stat("/dev/full", &sb) != 0 || !S_ISCHR(sb.st_mode) ||
       access("/dev/full", W_OK) != 0)
     cr_skip_test("no writable /dev/full here");
+  char link[128];
+  tmp_path(link, sizeof(link), "full.cstrace");
+  cr_assert_eq(symlink("/dev/full", link), 0, "%s", strerror(errno));
   cli_out_t r;
-  run_cli(&r, 30, "run", "--count", "100", "--trace", "/dev/full", NULL);
+  run_cli(&r, 30, "run", "--count", "100", "--trace", link, NULL);
   cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
   cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
-  cr_assert(strstr(r.err, "--trace /dev/full: cannot create: No space left"),
-            "%s", r.err);
-  cr_assert(stat("/dev/full", &sb) == 0 && S_ISCHR(sb.st_mode),
-            "/dev/full is gone");
+  cr_assert(strstr(r.err, "cannot create: No space left on device"), "%s", r.err);
+  cr_assert_eq(lstat(link, &sb), 0, "the run deleted the path it could not write");
+  cr_assert(S_ISLNK(sb.st_mode));
+  cr_assert(stat("/dev/full", &sb) == 0 && S_ISCHR(sb.st_mode), "/dev/full is gone");
+  unlink(link);
+}
+
+/* Version 1 stored times in ns, with zero at byte 88. A version-2 trace
+ * rewritten as version 1 — times converted here from the file's ticks
+ * and rate, header and records resealed — loads to the same records with
+ * the same times (to the ns) as the original. */
+Test(trace, version_1_files_still_read_with_their_ns_times)
+{
+  char path[128];
+  tmp_path(path, sizeof(path), "v1.cstrace");
+  size_t size;
+  uint8_t *b = (uint8_t *)read_all(SAMPLE_RING, &size);
+  cs_trace_header_t *h = (cs_trace_header_t *)b;
+  cr_assert_eq(h->version, 2);
+  cr_assert_gt(h->tick_ns, 0, "the sample has no clock rate: regenerate it");
+  uint64_t n = (size - CS_TRACE_HEADER_BYTES) / CS_TRACE_RECORD_BYTES;
+  for (uint64_t i = 0; i < n; i++) {
+    rec_at(b, i)->t_ns = (uint64_t)llround((double)rec_at(b, i)->t_ns * h->tick_ns);
+    reseal_record(b, i);
+  }
+  h->version = 1;
+  h->tick_ns = 0;
+  reseal_header(b);
+  write_all(path, b, size);
+  cs_trace_t v1, v2;
+  load_ok(path, &v1);
+  load_ok(SAMPLE_RING, &v2);
+  cr_assert_eq(v1.hdr.version, 1);
+  cr_assert_eq(v1.n, v2.n);
+  for (uint64_t i = 0; i < v1.n; i++) {
+    cr_assert_eq(v1.rec[i].seq, v2.rec[i].seq);
+    cr_assert_eq(v1.rec[i].kind, v2.rec[i].kind);
+    cr_assert_eq(v1.rec[i].t_ns, v2.rec[i].t_ns, "record %llu", (unsigned long long)i);
+  }
+  cs_trace_free(&v1);
+  cs_trace_free(&v2);
+  free(b);
+  unlink(path);
 }
 
 /* Sequence numbers of rank 2's wait-end and mark events in `out` (jsonl),
