@@ -397,7 +397,7 @@ void cs__trace_land(cs_world_t *w, uint32_t rank, uint32_t kind, uint32_t peer,
 #define CHUNK_BYTES (1u << 20)
 #define NCHUNK 8
 #define DIO_ALIGN 4096u
-#define SEAL_BATCH 64 /* records converted and sealed per step */
+#define SEAL_BATCH 64 /* records sealed per step */
 
 struct cs_tracer {
   struct io_uring ring;
