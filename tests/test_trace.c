@@ -368,7 +368,8 @@ Test(trace, traced_run_reads_back_whole_and_in_causal_order, .timeout = 120)
     cr_assert(json_valid(p, (size_t)(e - p)), "line %llu is not JSON: %.*s",
               (unsigned long long)lines, (int)(e - p), p);
     if (lines == 0)
-      cr_assert(!strncmp(p, "{\"type\":\"header\"", 16));
+      cr_assert(!strncmp(p, "{\"type\":\"header\"", 16) &&
+                strstr(p, "\"tick_ns\":"), "%.*s", (int)(e - p), p);
     else
       cr_assert(!strncmp(p, "{\"type\":\"event\"", 15));
     lines++;

@@ -889,10 +889,12 @@ static void jsonl_header(FILE *f, const cs_trace_t *t)
   json_str(f, sched);
   fprintf(f, ",\"collsim_version\":");
   json_str(f, ver);
-  fprintf(f, ",\"timeout_ns\":%llu,\"start_ns\":%llu,\"checksum\":\"0x%08x\","
+  /* tick_ns: the file's clock rate; the events' t_ns here are already ns. */
+  fprintf(f, ",\"timeout_ns\":%llu,\"start_ns\":%llu,\"tick_ns\":%.9g,"
+          "\"checksum\":\"0x%08x\","
           "\"records\":%llu,\"slot_align\":%u,\"win_bytes\":%llu,\"slots\":[",
           (unsigned long long)h->timeout_ns, (unsigned long long)h->start_ns,
-          h->checksum, (unsigned long long)t->n, h->layout.align,
+          h->tick_ns, h->checksum, (unsigned long long)t->n, h->layout.align,
           (unsigned long long)h->layout.win_bytes);
   for (uint32_t s = 0; s < h->layout.nslots; s++) {
     const cs_slot_t *sl = &h->layout.slot[s];
