@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ar_internal.h"
+#include "../sim/rng.h"
 
 static const char *const algo_names[] = {"mesh", "ring", "host"};
 
@@ -213,14 +214,6 @@ cs_fill_t cs_ar_default_fill(const cs_ar_cfg_t *c)
   return CS_FILL_ARANGE;
 }
 
-static uint64_t splitmix64(uint64_t *s)
-{
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 static void put_elem(cs_dtype_t t, void *dst, uint64_t i, float v)
 {
   if (t == CS_FP32)
@@ -244,7 +237,7 @@ void cs_ar_fill(cs_fill_t f, const cs_ar_cfg_t *c, uint64_t seed, uint32_t r,
     case CS_FILL_ARANGE: v = 100.0 * r + (double)i; break;
     case CS_FILL_PTO: v = 1.0 + 0.125 * r + 0.0625 * (double)(i % 5); break;
     default:
-      v = lo + (hi - lo) * (double)(splitmix64(&state) >> 11) * 0x1p-53;
+      v = lo + (hi - lo) * (double)(cs_splitmix64(&state) >> 11) * 0x1p-53;
       break;
     }
     put_elem(c->dtype, dst, i, (float)v);

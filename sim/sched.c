@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../window/cs_error.h"
+#include "rng.h"
 #include "trace.h"
 
 #define QCAP 256u
@@ -244,14 +245,6 @@ struct cs_sched {
   size_t         ilen;
 };
 
-static uint64_t rng_next(uint64_t *s)
-{
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 int cs__sched_init(cs_sched_t **out, cs_world_t *w, const cs_sched_cfg_t *cfg)
 {
   uint32_t n = w->ctl->nranks;
@@ -288,12 +281,12 @@ int cs__sched_init(cs_sched_t **out, cs_world_t *w, const cs_sched_cfg_t *cfg)
     for (uint32_t i = 0; i < 2 * n; i++)
       s->prio[i] = cfg->depth + i;
     for (uint32_t i = 2 * n; i > 1; i--) {
-      uint32_t j = (uint32_t)(rng_next(&s->rng) % i), t = s->prio[i - 1];
+      uint32_t j = (uint32_t)(cs_splitmix64(&s->rng) % i), t = s->prio[i - 1];
       s->prio[i - 1] = s->prio[j];
       s->prio[j] = t;
     }
     for (uint32_t i = 1; i < cfg->depth; i++)
-      s->change[i] = rng_next(&s->rng) % cfg->steps;
+      s->change[i] = cs_splitmix64(&s->rng) % cfg->steps;
   }
   w->ctl->controlled = 1 + (uint32_t)cfg->model;
   *out = s;
@@ -542,7 +535,7 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
 {
   switch (s->cfg.strategy) {
   case CS_SCHED_RANDOM:
-    return (int64_t)(rng_next(&s->rng) % k);
+    return (int64_t)(cs_splitmix64(&s->rng) % k);
   case CS_SCHED_PCT: {
     for (;;) {
       int64_t best = -1;
@@ -570,7 +563,7 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
             first--;
           while (first + cnt < k && s->en[first + cnt].rank == r && s->en[first + cnt].op >= 0)
             cnt++;
-          return first + (int64_t)(rng_next(&s->rng) % cnt);
+          return first + (int64_t)(cs_splitmix64(&s->rng) % cnt);
         }
         return best;
       }
