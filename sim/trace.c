@@ -131,12 +131,18 @@ __attribute__((target("sse4.2"))) static void seal_hw(cs_trace_rec_t *x,
     x[i].checksum = crc_hw((const uint8_t *)&x[i]);
 }
 
-static void seal(cs_trace_rec_t *x, size_t n)
+/* Whether this CPU has the crc32 instruction (asked once). */
+static int crc_hw_ok(void)
 {
   static int hw = -1;
   if (hw < 0)
     hw = __builtin_cpu_supports("sse4.2");
-  if (hw) {
+  return hw;
+}
+
+static void seal(cs_trace_rec_t *x, size_t n)
+{
+  if (crc_hw_ok()) {
     seal_hw(x, n);
     return;
   }
@@ -146,11 +152,8 @@ static void seal(cs_trace_rec_t *x, size_t n)
 
 uint32_t cs_trace_rec_sum(const cs_trace_rec_t *x)
 {
-  static int hw = -1;
-  if (hw < 0)
-    hw = __builtin_cpu_supports("sse4.2");
   _Static_assert(offsetof(cs_trace_rec_t, checksum) == 76, "76 bytes");
-  return hw ? crc_hw((const uint8_t *)x) : crc_soft((const uint8_t *)x, 76);
+  return crc_hw_ok() ? crc_hw((const uint8_t *)x) : crc_soft((const uint8_t *)x, 76);
 }
 
 const char *cs_trace_kind_name(uint32_t kind)
@@ -416,7 +419,6 @@ struct cs_tracer {
   uint32_t  len[NCHUNK];      /* bytes submitted */
   uint64_t  off[NCHUNK];      /* file offset submitted at */
   uint64_t  pos;      /* stream bytes so far: the file's final size */
-  uint64_t  nrec;     /* records staged */
   int       err;      /* first write error, -errno */
 };
 
@@ -557,7 +559,6 @@ static void put_rec(cs_tracer_t *t, cs_trace_rec_t *x)
 {
   x->checksum = cs_trace_rec_sum(x);
   stream_put(t, x, sizeof(*x));
-  t->nrec++;
 }
 
 /* Appends n consecutive ring records: copied out in small batches (the
@@ -571,10 +572,16 @@ static void put_span(cs_tracer_t *t, const cs_trace_rec_t *src, uint64_t n)
     memcpy(y, src, k * sizeof(*y));
     seal(y, k);
     stream_put(t, y, k * sizeof(*y));
-    t->nrec += k;
     src += k;
     n -= k;
   }
+}
+
+/* The header's checksum, over all of it with the field itself 0. */
+static void seal_header(cs_trace_header_t *h)
+{
+  h->checksum = 0;
+  h->checksum = cs_trace_fnv32(h, sizeof(*h));
 }
 
 /* Whether the TSC ticks at a constant rate in every state and core
@@ -655,8 +662,7 @@ int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
   h->layout = w->ctl->layout;
   h->timeout_ns = w->ctl->timeout_ns;
   h->start_ns = start;
-  h->checksum = 0;
-  h->checksum = cs_trace_fnv32(h, sizeof(*h));
+  seal_header(h);
   t->hdr = *h;
   /* The header goes out at once, through the page cache, so an unwritable
    * target fails here with a clear message; it also starts the stream, and
@@ -710,11 +716,6 @@ void cs_tracer_drain(void *arg)
   struct io_uring_cqe *cqe;
   while (io_uring_peek_cqe(&t->ring, &cqe) == 0)
     reap_one(t, 0);
-}
-
-uint64_t cs_tracer_records(const cs_tracer_t *t)
-{
-  return t->nrec;
 }
 
 void cs_tracer_launch_opts(cs_tracer_t *t, cs_launch_opts_t *o)
@@ -789,8 +790,7 @@ int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
     uint64_t c = __rdtsc(), n = cs_now_ns();
     if (c > t->tsc0 && n > t->ns0) {
       t->hdr.tick_ns = (double)(n - t->ns0) / (double)(c - t->tsc0);
-      t->hdr.checksum = 0;
-      t->hdr.checksum = cs_trace_fnv32(&t->hdr, sizeof(t->hdr));
+      seal_header(&t->hdr);
       buffered(t);
       err = pwrite_all(t->fd, &t->hdr, sizeof(t->hdr), 0);
     }

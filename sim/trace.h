@@ -178,8 +178,6 @@ void cs_tracer_drain(void *tracer);
  * 0, or -errno if any write failed. Frees t. */
 int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
                     const int *statuses);
-/* Records written so far. */
-uint64_t cs_tracer_records(const cs_tracer_t *t);
 
 /* Sets the launch options that make a run record into `t`. */
 void cs_tracer_launch_opts(cs_tracer_t *t, cs_launch_opts_t *o);
