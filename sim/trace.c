@@ -34,6 +34,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -399,6 +400,7 @@ void cs__trace_land(cs_world_t *w, uint32_t rank, uint32_t kind, uint32_t peer,
  * is written rounded up to DIO_ALIGN and the file truncated to its size. */
 #define CHUNK_BYTES (1u << 20)
 #define NCHUNK 8
+#define STAGE_BYTES ((size_t)NCHUNK * CHUNK_BYTES)
 #define DIO_ALIGN 4096u
 #define SEAL_BATCH 64 /* records sealed per step */
 
@@ -610,13 +612,22 @@ int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
   if (!t)
     return -ENOMEM;
   t->fd = -1;
-  /* Touch the stage and the launcher's view of the rings now, so the run
-   * does not pay for first-touch page faults. */
-  if (!(t->stage = aligned_alloc(DIO_ALIGN, (size_t)NCHUNK * CHUNK_BYTES))) {
+  /* The stage is the launcher's alone: MADV_DONTFORK keeps it out of the
+   * ranks. Inherited, every page of it would be copy-on-write once the
+   * ranks are forked, and the launcher's first write to each would fault,
+   * copy 4 KiB and flush the TLB of the CPU a rank runs on (measured: 5 of
+   * the 7 ms the drains of a 2-rank, 4 MiB, 12-call run took). Touch it and
+   * the launcher's view of the rings now, so the run does not pay for
+   * first-touch page faults either. */
+  t->stage = mmap(NULL, STAGE_BYTES, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (t->stage == MAP_FAILED) {
+    t->stage = NULL;
     err = -ENOMEM;
     goto err_free;
   }
-  memset(t->stage, 0, (size_t)NCHUNK * CHUNK_BYTES);
+  (void)madvise(t->stage, STAGE_BYTES, MADV_DONTFORK); /* best effort */
+  memset(t->stage, 0, STAGE_BYTES);
   {
     volatile uint8_t *p = (volatile uint8_t *)ring_of(w, 0);
     uint64_t n = w->ctl->trace_bytes * w->ctl->nranks;
@@ -689,7 +700,8 @@ err_close:
 err_ring:
   io_uring_queue_exit(&t->ring);
 err_free:
-  free(t->stage);
+  if (t->stage)
+    munmap(t->stage, STAGE_BYTES);
   free(t);
   return err;
 }
@@ -799,7 +811,8 @@ int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
   if (close(t->fd) < 0 && !err)
     err = -errno;
   io_uring_queue_exit(&t->ring);
-  free(t->stage);
+  if (t->stage)
+    munmap(t->stage, STAGE_BYTES);
   free(t);
   return err;
 }
