@@ -247,7 +247,9 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
   sigset_t set, old, chld_only;
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);
-  chld_only = set;
+  if (o.tick)
+    sigaddset(&set, CS_LAUNCH_DOORBELL);
+  chld_only = set; /* drained before the caller's mask comes back */
   static const int stops[] = {SIGINT, SIGTERM, SIGHUP};
   for (int i = 0; i < 3; i++)
     if (sigaction(stops[i], NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
@@ -275,6 +277,7 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
 
   int aborted = err < 0;
   uint64_t tick_ns = o.tick_ns ? o.tick_ns : 1000000ull, next_tick = 0;
+  int doorbell = 0;
   int sched_state = CS_SCHED_RUNNING, sched_woken = 0;
   uint64_t kill_at = aborted ? cs_now_ns() : UINT64_MAX;
   int first_reported = 0;
@@ -322,7 +325,8 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
                                                         : kill_at - now)
                                : 1000000000ull;
     if (o.tick) {
-      if (now >= next_tick) {
+      if (now >= next_tick || doorbell) {
+        doorbell = 0;
         o.tick(o.tick_arg);
         next_tick = now + tick_ns;
       }
@@ -342,6 +346,8 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
                           (long)(wait_ns % 1000000000ull)};
     siginfo_t si;
     int sig = sigtimedwait(&set, &si, &ts);
+    if (sig == CS_LAUNCH_DOORBELL)
+      doorbell = 1; /* a rank asks for the tick now */
     if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && !r0.signo) {
       r0.signo = sig;
       if (!aborted) {
@@ -362,8 +368,9 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
   }
   r0.wall_ns = cs_now_ns() - t0;
 
-  /* Drain any SIGCHLD left pending, then restore the caller's mask (a
-   * SIGINT that came after the last rank stays pending and is delivered). */
+  /* Drain any SIGCHLD (and doorbell) left pending, then restore the
+   * caller's mask (a SIGINT that came after the last rank stays pending and
+   * is delivered). */
   struct timespec zero = {0, 0};
   while (sigtimedwait(&chld_only, NULL, &zero) > 0)
     ;

@@ -10,6 +10,7 @@
 #ifndef CS_LAUNCH_H
 #define CS_LAUNCH_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -20,6 +21,11 @@
  * other value becomes the rank's exit status and fails the run. */
 typedef int (*cs_rank_fn)(cs_dev_t *d, void *arg);
 
+/* A rank that needs the launcher's tick now (a trace chunk is full) sends
+ * this signal to the launcher: SIGURG, whose default action is to be
+ * ignored, so one that arrives after cs_launch returned does no harm. */
+#define CS_LAUNCH_DOORBELL SIGURG
+
 typedef struct cs_launch_opts {
   cs_fault_t fault;           /* injected fault (kind NONE = none) */
   uint32_t   spin_iters;      /* 0 = choose from ranks vs online CPUs */
@@ -27,7 +33,8 @@ typedef struct cs_launch_opts {
   const cs_dev_hooks_t *hooks; /* per-event hooks in every rank, or NULL */
   void      *hook_arg;
   FILE      *report;          /* where failure lines go; NULL = stderr */
-  void     (*tick)(void *arg); /* called every tick_ns while ranks run */
+  void     (*tick)(void *arg); /* called every tick_ns while ranks run, and
+                                 at once when a rank rings the doorbell */
   void      *tick_arg;
   uint64_t   tick_ns;         /* 0 = 1 ms */
   int       *statuses;        /* if set: each rank's wait status (nranks) */

@@ -2,28 +2,26 @@
  * trace.c - recording and writing the transfer log (format: trace.h,
  * traces/FORMAT.md).
  *
- * Recording: each rank appends fixed-size records to its own ring in the
- * shared region (single producer, single consumer: head written by the
- * rank, tail by the launcher). Sequence numbers come from the control
- * block's atomic counter, taken before a producer's effect (store, put,
- * notify, fence, reduce, mark) and after a consumer's observation (load,
- * wait-begin, wait-end), so sorting by them is causally consistent: a
- * wait-end sorts after every notify it saw. Consumers reserve a block of
- * numbers for the events after them (see SEQ_BLOCK). Times are TSC ticks
- * where the TSC is invariant; the header carries the rate. A full ring
- * makes the rank wait for the launcher (bounded memory).
+ * Recording: each rank appends fixed-size records, checksummed as they are
+ * written, to its own ring of chunks in the shared region. Sequence numbers
+ * come from the control block's atomic counter, taken before a producer's
+ * effect (store, put, notify, fence, reduce, mark) and after a consumer's
+ * observation (load, wait-begin, wait-end), so sorting by them is causally
+ * consistent: a wait-end sorts after every notify it saw. Consumers reserve
+ * a block of numbers for the events after them (see SEQ_BLOCK). Times are
+ * TSC ticks where the TSC is invariant; the header carries the rate.
  *
- * Writing: the launcher drains every ring each tick, checksums the records
- * and stages them in 1 MiB chunks written with liburing, asynchronously and
- * with O_DIRECT where the file system allows, while the run goes on; the
- * final drain after the ranks are reaped adds FAULT and ABORT records, so
- * the trace of a crashed run ends with its cause. The file is in drain
- * order; readers sort by seq.
- *
- * Cost (2-core VM, 2 ranks, 1 MiB ring allreduce, ~770 records per rank
- * per call): what a record costs a rank is mostly reading the TSC (~10 ns)
- * and, for consumers, moving the counter's cache line; see
- * traces/README.md for the measured overhead.
+ * Writing: a rank that fills a chunk hands it to the launcher and rings its
+ * doorbell (CS_LAUNCH_DOORBELL); the launcher writes the chunk with liburing
+ * straight from the shared memory (O_DIRECT where the file system allows),
+ * asynchronously, while the run goes on, and frees the slot when the write
+ * completes. A rank whose next slot is not free yet waits: memory stays
+ * bounded (CS_TRACE_CHUNKS chunks per rank). The launcher never reads a
+ * record: on a 2-core machine every cycle it spends is taken from a rank,
+ * and copying and checksumming records in the launcher made a 4 MiB run
+ * 1.6-2x slower (traces/README.md). The final pass after the ranks are
+ * reaped appends each rank's partial chunk and the FAULT and ABORT records,
+ * so the trace of a crashed run ends with its cause. Readers sort by seq.
  */
 #define _GNU_SOURCE
 #include "trace.h"
@@ -102,36 +100,6 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(const uint8_t *p)
   return ~__builtin_ia32_crc32si((uint32_t)c, t);
 }
 
-/* The checksums of n records, four at a time: crc32 has a latency of three
- * cycles and a throughput of one, so four independent chains run in the
- * time of one (the launcher seals ~1500 records per 1 MiB call). */
-__attribute__((target("sse4.2"))) static void seal_hw(cs_trace_rec_t *x,
-                                                      size_t n)
-{
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const uint8_t *p[4];
-    uint64_t c[4];
-    for (int j = 0; j < 4; j++) {
-      p[j] = (const uint8_t *)&x[i + j];
-      c[j] = ~0u;
-    }
-    for (int k = 0; k < 9; k++)
-      for (int j = 0; j < 4; j++) {
-        uint64_t w;
-        memcpy(&w, p[j] + 8 * k, 8);
-        c[j] = __builtin_ia32_crc32di(c[j], w);
-      }
-    for (int j = 0; j < 4; j++) {
-      uint32_t w;
-      memcpy(&w, p[j] + 72, 4);
-      x[i + j].checksum = ~__builtin_ia32_crc32si((uint32_t)c[j], w);
-    }
-  }
-  for (; i < n; i++)
-    x[i].checksum = crc_hw((const uint8_t *)&x[i]);
-}
-
 /* Whether this CPU has the crc32 instruction (asked once). */
 static int crc_hw_ok(void)
 {
@@ -141,13 +109,38 @@ static int crc_hw_ok(void)
   return hw;
 }
 
-static void seal(cs_trace_rec_t *x, size_t n)
+/* The checksums of n records, four at a time: crc32 has a latency of three
+ * cycles and a throughput of one, so four independent chains run in the
+ * time of one. */
+__attribute__((target("sse4.2"))) static void seal_hw(cs_trace_rec_t *x,
+                                                      uint64_t n)
+{
+  uint64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    uint64_t c[4] = {~0u, ~0u, ~0u, ~0u};
+    for (int k = 0; k < 9; k++)
+      for (int j = 0; j < 4; j++) {
+        uint64_t w;
+        memcpy(&w, (const uint8_t *)&x[i + j] + 8 * k, 8);
+        c[j] = __builtin_ia32_crc32di(c[j], w);
+      }
+    for (int j = 0; j < 4; j++) {
+      uint32_t w;
+      memcpy(&w, (const uint8_t *)&x[i + j] + 72, 4);
+      x[i + j].checksum = ~__builtin_ia32_crc32si((uint32_t)c[j], w);
+    }
+  }
+  for (; i < n; i++)
+    x[i].checksum = crc_hw((const uint8_t *)&x[i]);
+}
+
+static void seal(cs_trace_rec_t *x, uint64_t n)
 {
   if (crc_hw_ok()) {
     seal_hw(x, n);
     return;
   }
-  for (size_t i = 0; i < n; i++)
+  for (uint64_t i = 0; i < n; i++)
     x[i].checksum = crc_soft((const uint8_t *)&x[i], 76);
 }
 
@@ -167,35 +160,42 @@ const char *cs_trace_kind_name(uint32_t kind)
 
 /* ------------------------------------------------------------ rings */
 
-/* One rank's ring in the shared region. POD. */
+/* A rank's ring: a 4 KiB header, then CS_TRACE_CHUNKS chunks of chunk_rec
+ * records, each chunk a whole number of 4 KiB blocks, so a full chunk goes
+ * to the file straight from the shared memory (O_DIRECT, no copy). A chunk
+ * slot is FILLING (the rank appends to it), FULL (waiting for the
+ * launcher), WRITING (its write is in flight) or FREE. POD. */
+enum { SLOT_FREE = 0, SLOT_FILLING, SLOT_FULL, SLOT_WRITING };
+
 typedef struct cs_trace_ring {
+  /* The rank's line: read and written on every append. */
   uint64_t head;      /* records published by the rank */
-  uint64_t start_ns;  /* CLOCK_MONOTONIC of the trace start */
-  uint64_t start_tsc; /* TSC at the trace start */
+  uint64_t end;       /* head at which the current chunk is full */
+  uint32_t cur;       /* the current chunk's slot */
+  uint32_t chunk_rec; /* records per chunk */
   uint32_t use_tsc;   /* 1: records carry TSC ticks since start_tsc in t_ns
                          (the header's tick_ns converts them), 0: ns */
-  uint8_t  pad0[36];  /* head and tail on separate cache lines */
-  uint64_t tail;      /* records consumed by the launcher */
-  uint8_t  pad1[56];
-  cs_trace_rec_t rec[]; /* capacity records */
+  int32_t  launcher;  /* pid that gets the doorbell */
+  uint64_t start_tsc; /* TSC at the trace start */
+  uint64_t start_ns;  /* CLOCK_MONOTONIC of the trace start */
+  uint64_t sealed;    /* records whose checksum is written (<= head) */
+  uint8_t  pad0[8];
+  /* The slots' states: the rank fills and hands over, the launcher frees. */
+  uint32_t state[CS_TRACE_CHUNKS];
+  uint8_t  pad1[4096 - 64 - 4 * CS_TRACE_CHUNKS];
+  cs_trace_rec_t rec[]; /* CS_TRACE_CHUNKS * chunk_rec records */
 } cs_trace_ring_t;
-_Static_assert(sizeof(cs_trace_ring_t) == 128, "cs_trace_ring_t header");
+_Static_assert(offsetof(cs_trace_ring_t, state) == 64, "state line");
+_Static_assert(sizeof(cs_trace_ring_t) == 4096, "ring header: one block");
 
-/* A timestamp for a record: TSC ticks when the launcher found an invariant
- * TSC (7-10 ns to read here, against 30 ns for clock_gettime: recording
- * cost matters, there is one record per device event), else ns. */
-static inline uint64_t rec_clock(const cs_trace_ring_t *r)
-{
-#if defined(__x86_64__)
-  if (r->use_tsc)
-    return __rdtsc() - r->start_tsc;
-#endif
-  return cs_now_ns() - r->start_ns;
-}
+/* Records per chunk: a multiple of 256, so a chunk is 80 * 256 = 20 KiB =
+ * five 4 KiB blocks times a whole number. */
+#define CHUNK_GRAIN 256u
 
-uint64_t cs_trace_ring_bytes(uint64_t cap)
+uint64_t cs_trace_ring_bytes(uint64_t chunk_rec)
 {
-  return sizeof(cs_trace_ring_t) + cap * sizeof(cs_trace_rec_t);
+  chunk_rec = (chunk_rec + CHUNK_GRAIN - 1) / CHUNK_GRAIN * CHUNK_GRAIN;
+  return sizeof(cs_trace_ring_t) + CS_TRACE_CHUNKS * chunk_rec * sizeof(cs_trace_rec_t);
 }
 
 static inline cs_trace_ring_t *ring_of(const cs_world_t *w, uint32_t rank)
@@ -204,13 +204,38 @@ static inline cs_trace_ring_t *ring_of(const cs_world_t *w, uint32_t rank)
                              (uint64_t)rank * w->ctl->trace_bytes);
 }
 
-/* Records a ring holds: a power of two, so positions are masked, not
- * divided (a 64-bit division per record cost more than the rest of an
- * append). */
-static inline uint64_t ring_cap(const cs_world_t *w)
+static inline cs_trace_rec_t *slot_rec(cs_trace_ring_t *r, uint32_t slot)
 {
-  uint64_t n = (w->ctl->trace_bytes - sizeof(cs_trace_ring_t)) / sizeof(cs_trace_rec_t);
-  return n ? 1ull << (63 - __builtin_clzll(n)) : 0;
+  return r->rec + (uint64_t)slot * r->chunk_rec;
+}
+
+/* Checksums the records from r->sealed up to `upto`, all in the current
+ * chunk. Records are sealed in batches of SEAL_BATCH, while they are still
+ * in the L1 cache (a checksum per record, computed as it was written, cost
+ * a 2-rank 4 MiB run ~10%: thirty cycles of latency on the ranks' critical
+ * path, per event); whoever writes a chunk seals what is left first (the
+ * rank before handing it over, the launcher for a partial one). */
+#define SEAL_BATCH 16
+static __attribute__((noinline)) void seal_upto(cs_trace_ring_t *r, uint64_t upto)
+{
+  uint64_t from = r->sealed;
+  if (upto <= from)
+    return;
+  uint64_t first = r->end - r->chunk_rec; /* the current chunk's first record */
+  seal(slot_rec(r, r->cur) + (from - first), upto - from);
+  __atomic_store_n(&r->sealed, upto, __ATOMIC_RELEASE);
+}
+
+/* A timestamp for a record: TSC ticks when the launcher found an invariant
+ * TSC (7-10 ns to read here, against 24-30 ns for clock_gettime: recording
+ * cost matters, there is one record per device event), else ns. */
+static inline uint64_t rec_clock(const cs_trace_ring_t *r)
+{
+#if defined(__x86_64__)
+  if (r->use_tsc)
+    return __rdtsc() - r->start_tsc;
+#endif
+  return cs_now_ns() - r->start_ns;
 }
 
 /* Sequence numbers. A consumer (load, wait-end, wait-begin) takes its
@@ -247,16 +272,55 @@ static inline uint64_t producer_seq(cs_dev_t *d)
   return consumer_seq(d);
 }
 
-/* This process's rank ring, its capacity and the launcher's tail as this
- * rank last read it, kept in process memory: an append reads no line of the
- * control block (the other ranks' seq increments would make that a miss),
- * and re-reads the tail only when the ring looks full. Each rank is its own
- * process, so one copy per process is one per rank. */
-static cs_trace_ring_t *my_ring;
-static uint64_t my_cap;
-static uint64_t tail_seen;
+/* The tracer of a traced run, in the launcher (the scheduler appends
+ * dma-land records there; forked ranks inherit the pointer but never use
+ * it). */
+static cs_tracer_t *launcher_tracer;
+static void reap_one(cs_tracer_t *t, int wait);
 
-/* The event's two field runs land at these record offsets (see cs_event_t):
+/* The current chunk is full: hand it to the launcher and move to the next
+ * slot once that one is free (bounded memory: a rank that outruns the disk
+ * waits). A rank rings the doorbell, so the launcher writes the chunk now,
+ * and rings again every millisecond while it waits; the launcher itself
+ * (dma-land records) writes at once. The stores are ordered so that a rank
+ * killed between any two of them leaves a state the launcher's final pass
+ * reads right: the chunk FULL with no records after it, or the next slot
+ * current and empty. -1: the run is aborting, drop the record. */
+static __attribute__((noinline)) int next_chunk(cs_world_t *w,
+                                                cs_trace_ring_t *r,
+                                                int in_launcher)
+{
+  uint32_t c = r->cur, n = (c + 1) % CS_TRACE_CHUNKS;
+  seal_upto(r, r->head);
+  __atomic_store_n(&r->state[c], SLOT_FULL, __ATOMIC_RELEASE);
+  for (uint32_t spins = 0;
+       __atomic_load_n(&r->state[n], __ATOMIC_ACQUIRE) != SLOT_FREE; spins++) {
+    if (in_launcher) {
+      if (!launcher_tracer)
+        return -1;
+      cs_tracer_drain(launcher_tracer);
+      if (__atomic_load_n(&r->state[n], __ATOMIC_ACQUIRE) != SLOT_FREE)
+        reap_one(launcher_tracer, 1);
+      continue;
+    }
+    if (spins % 50 == 0)
+      kill(r->launcher, CS_LAUNCH_DOORBELL);
+    if (__atomic_load_n(&w->ctl->abort_word, __ATOMIC_ACQUIRE))
+      return -1; /* the launcher may never write again */
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
+  }
+  __atomic_store_n(&r->state[n], SLOT_FILLING, __ATOMIC_RELAXED);
+  __atomic_store_n(&r->end, r->end + r->chunk_rec, __ATOMIC_RELEASE);
+  __atomic_store_n(&r->cur, n, __ATOMIC_RELEASE);
+  if (!in_launcher)
+    kill(r->launcher, CS_LAUNCH_DOORBELL); /* chunk c: write it */
+  else if (launcher_tracer)
+    cs_tracer_drain(launcher_tracer);
+  return 0;
+}
+
+/* The event's field runs land at these record offsets (see cs_event_t):
  * every field at the same distance from its run's start, same width. */
 #define SAME_PLACE(f, base)                                                     \
   _Static_assert(offsetof(cs_trace_rec_t, f) - offsetof(cs_trace_rec_t, base) ==  \
@@ -266,55 +330,54 @@ static uint64_t tail_seen;
                  #f " is not where append copies it")
 SAME_PLACE(elem_off, elem_off);
 SAME_PLACE(dma_id, elem_off);
-SAME_PLACE(peer, peer);
-SAME_PLACE(slot, peer);
-SAME_PLACE(cell, peer);
-SAME_PLACE(valid, peer);
-SAME_PLACE(phys, peer);
-SAME_PLACE(value, peer);
+SAME_PLACE(slot, slot);
+SAME_PLACE(cell, slot);
+SAME_PLACE(valid, slot);
+SAME_PLACE(phys, slot);
 
-/* A full ring: wait for the launcher to drain it (bounded memory). */
-static __attribute__((noinline)) int ring_full(cs_dev_t *d, cs_trace_ring_t *r,
-                                               uint64_t h)
-{
-  while (h - (tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE)) >= my_cap) {
-    if (__atomic_load_n(&d->world->ctl->abort_word, __ATOMIC_ACQUIRE))
-      return -1; /* the launcher may never drain again */
-    struct timespec ts = {0, 20000};
-    nanosleep(&ts, NULL);
-  }
-  return 0;
-}
-
-/* One record per event, on the hot path of every traced run: the event's
- * fields are copied as two blocks, the rest is a handful of stores. */
+/* One record per event, on the hot path of every traced run: whole 8-byte
+ * words, the event's fields copied as blocks; every SEAL_BATCH records the
+ * batch is checksummed. Records are sealed in the rank: the launcher never
+ * reads a record, it only writes chunks. */
 static inline __attribute__((always_inline)) void
-append(cs_dev_t *d, uint32_t kind, const cs_event_t *ev, uint64_t seq,
-       int32_t value, int32_t observed, uint8_t flags)
+append(cs_world_t *w, cs_trace_ring_t *r, int in_launcher, uint32_t rank,
+       uint32_t kind, const cs_event_t *ev, uint64_t seq, int32_t value,
+       int32_t observed, uint32_t opcmp, uint32_t phase, uint32_t round,
+       uint32_t step)
 {
-  if (__builtin_expect(!my_ring, 0)) {
-    my_ring = ring_of(d->world, d->rank);
-    my_cap = ring_cap(d->world);
-  }
-  cs_trace_ring_t *r = my_ring;
   uint64_t h = r->head;
-  if (__builtin_expect(h - tail_seen >= my_cap, 0) && ring_full(d, r, h) < 0)
+  if (__builtin_expect(h == r->end, 0) && next_chunk(w, r, in_launcher) < 0)
     return;
-  cs_trace_rec_t *x = &r->rec[h & (my_cap - 1)];
+  cs_trace_rec_t *x = slot_rec(r, r->cur) + (h + r->chunk_rec - r->end);
+  uint64_t w4 = rank | (uint64_t)ev->peer << 32;
+  uint64_t w7 = (uint32_t)value | (uint64_t)(uint32_t)observed << 32;
+  uint64_t w8 = (kind & 0xffff) | (opcmp & 0xff) << 16 | (phase & 0xff) << 24 |
+                (uint64_t)round << 32;
   x->seq = seq;
   x->t_ns = rec_clock(r);
   memcpy(&x->elem_off, &ev->elem_off, 16);
-  x->rank = d->rank;
-  memcpy(&x->peer, &ev->peer, offsetof(cs_trace_rec_t, value) - offsetof(cs_trace_rec_t, peer));
-  x->value = value;
-  x->observed = observed;
-  x->kind = (uint16_t)kind;
-  x->opcmp = (uint8_t)(ev->opcmp | flags);
-  x->phase = (uint8_t)d->tag_phase;
-  x->round = d->tag_round;
-  x->step = d->tag_step;
+  memcpy(&x->rank, &w4, 8);
+  memcpy(&x->slot, &ev->slot, 16);
+  memcpy(&x->value, &w7, 8);
+  memcpy(&x->kind, &w8, 8);
+  x->step = step;
   x->checksum = 0;
   __atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
+  if (__builtin_expect((h + 1) % SEAL_BATCH == 0, 0))
+    seal_upto(r, h + 1);
+}
+
+/* This process's rank ring (each rank is its own process). */
+static cs_trace_ring_t *my_ring;
+
+static inline void rank_append(cs_dev_t *d, uint32_t kind, const cs_event_t *ev,
+                               uint64_t seq, int32_t value, int32_t observed,
+                               uint32_t flags)
+{
+  if (__builtin_expect(!my_ring, 0))
+    my_ring = ring_of(d->world, d->rank);
+  append(d->world, my_ring, 0, d->rank, kind, ev, seq, value, observed,
+         ev->opcmp | flags, d->tag_phase, d->tag_round, d->tag_step);
 }
 
 static int is_consumer(uint32_t kind)
@@ -336,7 +399,7 @@ static void hook_block(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
                        void *arg)
 {
   (void)arg;
-  append(d, CS_TR_WAIT_BEGIN, ev, consumer_seq(d), ev->value, observed, 0);
+  rank_append(d, CS_TR_WAIT_BEGIN, ev, consumer_seq(d), ev->value, observed, 0);
 }
 
 static void hook_end(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
@@ -344,14 +407,14 @@ static void hook_end(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
 {
   (void)arg;
   uint64_t seq = is_consumer(ev->kind) ? consumer_seq(d) : d->hook_seq;
-  append(d, ev->kind, ev, seq, ev->value, observed, 0);
+  rank_append(d, ev->kind, ev, seq, ev->value, observed, 0);
 }
 
 static void hook_fail(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
                       void *arg)
 {
   (void)arg;
-  append(d, ev->kind, ev, consumer_seq(d), ev->value, observed, CS_TR_FAILED);
+  rank_append(d, ev->kind, ev, consumer_seq(d), ev->value, observed, CS_TR_FAILED);
 }
 
 const cs_dev_hooks_t cs_trace_hooks = {hook_begin, hook_end, hook_fail,
@@ -364,45 +427,24 @@ void cs__trace_land(cs_world_t *w, uint32_t rank, uint32_t kind, uint32_t peer,
 {
   /* The rank sleeps while its DMA engine lands an op (one actor at a time),
    * so the scheduler may append to the rank's ring. */
+  cs_event_t ev = {.elem_off = elem_off, .dma_id = dma_id, .peer = peer,
+                   .slot = slot, .cell = cell, .valid = valid, .phys = valid};
+  uint64_t seq = __atomic_fetch_add(&w->ctl->event_seq, 1, __ATOMIC_SEQ_CST);
   cs_trace_ring_t *r = ring_of(w, rank);
-  uint64_t cap = ring_cap(w), h = r->head;
-  if (h - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= cap)
-    return; /* cannot happen: the launcher drains between steps */
-  cs_trace_rec_t *x = &r->rec[h & (cap - 1)];
-  memset(x, 0, sizeof(*x));
-  x->seq = __atomic_fetch_add(&w->ctl->event_seq, 1, __ATOMIC_SEQ_CST);
-  x->t_ns = rec_clock(r);
-  x->elem_off = elem_off;
-  x->dma_id = dma_id;
-  x->rank = rank;
-  x->peer = peer;
-  x->slot = slot;
-  x->cell = cell;
-  x->valid = valid;
-  x->phys = valid;
-  x->value = value;
-  x->observed = observed;
-  x->kind = CS_TR_DMA_LAND;
-  x->opcmp = (uint8_t)op;
-  x->round = kind;
-  __atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
+  append(w, r, 1, rank, CS_TR_DMA_LAND, &ev, seq, value, observed, op, 0, kind, 0);
+  seal_upto(r, r->head);
 }
 
 /* ------------------------------------------------------------ writer */
 
-/* The file is one byte stream (header, then records) staged in NCHUNK
- * 4096-aligned chunks; a chunk is written once full, at its own file offset,
- * while the next ones fill. The file is opened with O_DIRECT where the file
- * system allows it: the page-cache copy of buffered writes cost this 2-core
- * machine ~1.7 ns per byte of kernel time (`dd bs=1M`: 0.56 s of sys time
- * for 320 MB buffered, 0.03 s with oflag=direct), more than recording the
- * records. A direct write must be block-aligned, so the last partial chunk
- * is written rounded up to DIO_ALIGN and the file truncated to its size. */
-#define CHUNK_BYTES (1u << 20)
-#define NCHUNK 8
-#define STAGE_BYTES ((size_t)NCHUNK * CHUNK_BYTES)
+/* The file: the header block, then the full chunks in the order the
+ * launcher wrote them (each at a 4 KiB-aligned offset, written with
+ * O_DIRECT from the shared memory where the file system allows: the
+ * page-cache copy of buffered writes cost this 2-core machine ~1.7 ns per
+ * byte of kernel time, `dd bs=1M`: 0.56 s of sys time for 320 MB buffered,
+ * 0.03 s with oflag=direct), then, written at close, each rank's last
+ * partial chunk and the launcher's fault/abort records. */
 #define DIO_ALIGN 4096u
-#define SEAL_BATCH 64 /* records sealed per step */
 
 struct cs_tracer {
   struct io_uring ring;
@@ -414,13 +456,13 @@ struct cs_tracer {
   int       direct;   /* fd has O_DIRECT */
   int       created;  /* this tracer created the file (unlink on failure) */
   cs_world_t *w;
-  uint8_t  *stage;    /* NCHUNK * CHUNK_BYTES */
-  int       inflight[NCHUNK]; /* chunk submitted, completion not reaped */
-  int       was_direct[NCHUNK]; /* submitted while fd had O_DIRECT */
+  uint32_t  nchunk;   /* nranks * CS_TRACE_CHUNKS: chunk c = rank c / 4, slot c % 4 */
+  uint64_t  chunk_bytes;
+  uint8_t  *was_direct; /* per chunk: submitted while fd had O_DIRECT */
+  uint64_t *off;      /* per chunk: file offset of its write in flight */
+  uint32_t  inflight; /* writes submitted, completion not reaped */
   int       sync_only; /* io_uring failed: plain pwrite from then on */
-  uint32_t  len[NCHUNK];      /* bytes submitted */
-  uint64_t  off[NCHUNK];      /* file offset submitted at */
-  uint64_t  pos;      /* stream bytes so far: the file's final size */
+  uint64_t  pos;      /* end of the file so far */
   int       err;      /* first write error, -errno */
 };
 
@@ -452,21 +494,36 @@ static void buffered(cs_tracer_t *t)
     t->direct = 0;
 }
 
+static uint8_t *chunk_mem(cs_tracer_t *t, uint32_t c)
+{
+  return (uint8_t *)slot_rec(ring_of(t->w, c / CS_TRACE_CHUNKS), c % CS_TRACE_CHUNKS);
+}
+
 /* Writes chunk c from byte `done` on synchronously, through the page cache:
  * the rest of a short write, or a chunk the file system would not take
  * with O_DIRECT. */
 static void write_sync(cs_tracer_t *t, uint32_t c, uint64_t done)
 {
   buffered(t);
-  int rc = pwrite_all(t->fd, t->stage + (uint64_t)c * CHUNK_BYTES + done,
-                      t->len[c] - done, t->off[c] + done);
+  int rc = pwrite_all(t->fd, chunk_mem(t, c) + done, t->chunk_bytes - done,
+                      t->off[c] + done);
   if (rc < 0 && !t->err)
     t->err = rc;
+}
+
+/* The chunk is on disk (or its write failed, reported at close): its slot
+ * is free for the rank again. */
+static void chunk_done(cs_tracer_t *t, uint32_t c)
+{
+  cs_trace_ring_t *r = ring_of(t->w, c / CS_TRACE_CHUNKS);
+  __atomic_store_n(&r->state[c % CS_TRACE_CHUNKS], SLOT_FREE, __ATOMIC_RELEASE);
 }
 
 static void reap_one(cs_tracer_t *t, int wait)
 {
   struct io_uring_cqe *cqe;
+  if (!t->inflight)
+    return;
   int rc = wait ? io_uring_wait_cqe(&t->ring, &cqe)
                 : io_uring_peek_cqe(&t->ring, &cqe);
   if (rc < 0)
@@ -479,24 +536,22 @@ static void reap_one(cs_tracer_t *t, int wait)
   else if (res < 0) {
     if (!t->err)
       t->err = res;
-  } else if ((uint32_t)res < t->len[c]) {
-    write_sync(t, c, (uint32_t)res); /* short write (rare on files) */
+  } else if ((uint64_t)res < t->chunk_bytes) {
+    write_sync(t, c, (uint64_t)res); /* short write (rare on files) */
   }
-  t->inflight[c] = 0;
+  t->inflight--;
+  chunk_done(t, c);
 }
 
-/* Submits the first len bytes of chunk c, which hold the stream from file
- * offset off. */
-static void submit_chunk(cs_tracer_t *t, uint32_t c, uint32_t len, uint64_t off)
+/* Writes full chunk c at the end of the file, asynchronously. */
+static void submit_chunk(cs_tracer_t *t, uint32_t c)
 {
-#if defined(__x86_64__)
-  _mm_sfence(); /* the chunk's non-temporal stores, before the kernel reads it */
-#endif
-  t->len[c] = len;
-  t->off[c] = off;
-  t->was_direct[c] = t->direct;
+  t->off[c] = t->pos;
+  t->pos += t->chunk_bytes;
+  t->was_direct[c] = (uint8_t)t->direct;
   if (t->sync_only) {
     write_sync(t, c, 0);
+    chunk_done(t, c);
     return;
   }
   struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
@@ -504,7 +559,7 @@ static void submit_chunk(cs_tracer_t *t, uint32_t c, uint32_t len, uint64_t off)
     reap_one(t, 1);
     sqe = io_uring_get_sqe(&t->ring);
   }
-  io_uring_prep_write(sqe, t->fd, t->stage + (uint64_t)c * CHUNK_BYTES, len, off);
+  io_uring_prep_write(sqe, t->fd, chunk_mem(t, c), (unsigned)t->chunk_bytes, t->off[c]);
   io_uring_sqe_set_data(sqe, (void *)(uintptr_t)c);
   int rc, tries = 0;
   while (((rc = io_uring_submit(&t->ring)) == -EINTR || rc == -EAGAIN) &&
@@ -516,67 +571,10 @@ static void submit_chunk(cs_tracer_t *t, uint32_t c, uint32_t len, uint64_t off)
      * one with pwrite. */
     t->sync_only = 1;
     write_sync(t, c, 0);
+    chunk_done(t, c);
     return;
   }
-  t->inflight[c] = 1;
-}
-
-/* Copies into the stage with non-temporal stores where both sides are
- * 16-byte aligned (records are 80 bytes, the header 1024): the stage is
- * only read again by the disk, and 8 MiB of it going through the caches
- * pushed out the ranks' data. */
-static void stage_copy(uint8_t *dst, const uint8_t *src, uint64_t n)
-{
-#if defined(__x86_64__)
-  if (((uintptr_t)dst | (uintptr_t)src | n) % 16 == 0) {
-    for (uint64_t i = 0; i < n; i += 16)
-      _mm_stream_si128((__m128i *)(dst + i), _mm_load_si128((const __m128i *)(src + i)));
-    return;
-  }
-#endif
-  memcpy(dst, src, n);
-}
-
-/* Appends n bytes to the stream, submitting every chunk it fills. */
-static void stream_put(cs_tracer_t *t, const void *src, uint64_t n)
-{
-  const uint8_t *p = src;
-  while (n) {
-    uint64_t in = t->pos % CHUNK_BYTES;
-    uint32_t c = (uint32_t)(t->pos / CHUNK_BYTES % NCHUNK);
-    while (in == 0 && t->inflight[c])
-      reap_one(t, 1); /* reuse a chunk only once it is on disk */
-    uint64_t k = CHUNK_BYTES - in < n ? CHUNK_BYTES - in : n;
-    stage_copy(t->stage + (uint64_t)c * CHUNK_BYTES + in, p, k);
-    t->pos += k;
-    p += k;
-    n -= k;
-    if (t->pos % CHUNK_BYTES == 0)
-      submit_chunk(t, c, CHUNK_BYTES, t->pos - CHUNK_BYTES);
-  }
-}
-
-/* A record made by the launcher (t_ns in the ranks' ticks already). */
-static void put_rec(cs_tracer_t *t, cs_trace_rec_t *x)
-{
-  x->checksum = cs_trace_rec_sum(x);
-  stream_put(t, x, sizeof(*x));
-}
-
-/* Appends n consecutive ring records: copied out in small batches (the
- * ring's lines are only read, so the rank's next lap does not pull them
- * back) and their checksums computed on the copies. */
-static void put_span(cs_tracer_t *t, const cs_trace_rec_t *src, uint64_t n)
-{
-  _Alignas(64) cs_trace_rec_t y[SEAL_BATCH];
-  while (n) {
-    uint64_t k = n < SEAL_BATCH ? n : SEAL_BATCH;
-    memcpy(y, src, k * sizeof(*y));
-    seal(y, k);
-    stream_put(t, y, k * sizeof(*y));
-    src += k;
-    n -= k;
-  }
+  t->inflight++;
 }
 
 /* The header's checksum, over all of it with the field itself 0. */
@@ -604,6 +602,27 @@ static int invariant_tsc(void)
   return ok;
 }
 
+/* Writes the header block (header, zeros) at offset 0, with O_DIRECT if
+ * the file takes it (which tells whether later chunks can go direct), else
+ * through the page cache. 0 or -errno. */
+static int write_header_block(cs_tracer_t *t, const cs_trace_header_t *h)
+{
+  uint8_t *b = aligned_alloc(DIO_ALIGN, CS_TRACE_HEADER_BYTES);
+  if (!b)
+    return -ENOMEM;
+  memset(b, 0, CS_TRACE_HEADER_BYTES);
+  memcpy(b, h, sizeof(*h));
+  int fl = fcntl(t->fd, F_GETFL);
+  t->direct = fl >= 0 && fcntl(t->fd, F_SETFL, fl | O_DIRECT) == 0;
+  int rc = pwrite_all(t->fd, b, CS_TRACE_HEADER_BYTES, 0);
+  if (rc == -EINVAL && t->direct) {
+    buffered(t);
+    rc = pwrite_all(t->fd, b, CS_TRACE_HEADER_BYTES, 0);
+  }
+  free(b);
+  return rc;
+}
+
 int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
                    cs_world_t *w)
 {
@@ -612,29 +631,28 @@ int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
   if (!t)
     return -ENOMEM;
   t->fd = -1;
-  /* The stage is the launcher's alone: MADV_DONTFORK keeps it out of the
-   * ranks. Inherited, every page of it would be copy-on-write once the
-   * ranks are forked, and the launcher's first write to each would fault,
-   * copy 4 KiB and flush the TLB of the CPU a rank runs on (measured: 5 of
-   * the 7 ms the drains of a 2-rank, 4 MiB, 12-call run took). Touch it and
-   * the launcher's view of the rings now, so the run does not pay for
-   * first-touch page faults either. */
-  t->stage = mmap(NULL, STAGE_BYTES, PROT_READ | PROT_WRITE,
-                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (t->stage == MAP_FAILED) {
-    t->stage = NULL;
-    err = -ENOMEM;
+  t->w = w;
+  uint32_t n = w->ctl->nranks;
+  t->nchunk = n * CS_TRACE_CHUNKS;
+  uint64_t chunk_rec = (w->ctl->trace_bytes - sizeof(cs_trace_ring_t)) /
+                       sizeof(cs_trace_rec_t) / CS_TRACE_CHUNKS / CHUNK_GRAIN * CHUNK_GRAIN;
+  t->chunk_bytes = chunk_rec * sizeof(cs_trace_rec_t);
+  t->was_direct = calloc(t->nchunk, 1);
+  t->off = calloc(t->nchunk, sizeof(uint64_t));
+  if (!chunk_rec || t->chunk_bytes > UINT32_MAX || !t->was_direct || !t->off) {
+    err = chunk_rec ? -ENOMEM : -EINVAL;
     goto err_free;
   }
-  (void)madvise(t->stage, STAGE_BYTES, MADV_DONTFORK); /* best effort */
-  memset(t->stage, 0, STAGE_BYTES);
+  /* Touch the rings now (the launcher's view of them), so the run does not
+   * pay for allocating their pages. */
   {
     volatile uint8_t *p = (volatile uint8_t *)ring_of(w, 0);
-    uint64_t n = w->ctl->trace_bytes * w->ctl->nranks;
-    for (uint64_t o = 0; o < n; o += 4096)
+    uint64_t bytes = w->ctl->trace_bytes * n;
+    for (uint64_t o = 0; o < bytes; o += 4096)
       (void)p[o];
   }
-  if ((err = io_uring_queue_init(NCHUNK * 2, &t->ring, 0)) < 0)
+  unsigned depth = t->nchunk < 256 ? t->nchunk : 256;
+  if ((err = io_uring_queue_init(depth, &t->ring, 0)) < 0)
     goto err_free;
   /* Unlink on failure only what this call created: never a file (or a
    * device such as /dev/full) that was there before. */
@@ -646,7 +664,6 @@ int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
     err = -errno;
     goto err_ring;
   }
-  t->w = w;
   uint64_t start = cs_now_ns();
 #if defined(__x86_64__)
   t->use_tsc = invariant_tsc();
@@ -669,27 +686,29 @@ int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
   h->version = CS_TRACE_VERSION;
   h->header_bytes = CS_TRACE_HEADER_BYTES;
   h->record_bytes = CS_TRACE_RECORD_BYTES;
-  h->nranks = w->ctl->nranks;
+  h->nranks = n;
   h->layout = w->ctl->layout;
   h->timeout_ns = w->ctl->timeout_ns;
   h->start_ns = start;
   seal_header(h);
   t->hdr = *h;
-  /* The header goes out at once, through the page cache, so an unwritable
-   * target fails here with a clear message; it also starts the stream, and
-   * chunk 0's direct write rewrites the same bytes. */
-  if ((err = pwrite_all(t->fd, h, sizeof(*h), 0)) < 0)
+  /* The header goes out at once, so an unwritable target fails here with a
+   * clear message. */
+  if ((err = write_header_block(t, h)) < 0)
     goto err_close;
-  stream_put(t, h, sizeof(*h));
-  int fl = fcntl(t->fd, F_GETFL);
-  t->direct = fl >= 0 && fcntl(t->fd, F_SETFL, fl | O_DIRECT) == 0;
-  for (uint32_t r = 0; r < w->ctl->nranks; r++) {
+  t->pos = CS_TRACE_HEADER_BYTES;
+  for (uint32_t r = 0; r < n; r++) {
     cs_trace_ring_t *ring = ring_of(w, r);
-    ring->head = ring->tail = 0;
-    ring->start_ns = start;
-    ring->start_tsc = t->tsc0;
+    memset(ring, 0, sizeof(*ring));
+    ring->end = chunk_rec;
+    ring->chunk_rec = (uint32_t)chunk_rec;
     ring->use_tsc = (uint32_t)t->use_tsc;
+    ring->launcher = (int32_t)getpid();
+    ring->start_tsc = t->tsc0;
+    ring->start_ns = start;
+    ring->state[0] = SLOT_FILLING;
   }
+  launcher_tracer = t;
   *out = t;
   return 0;
 
@@ -700,8 +719,8 @@ err_close:
 err_ring:
   io_uring_queue_exit(&t->ring);
 err_free:
-  if (t->stage)
-    munmap(t->stage, STAGE_BYTES);
+  free(t->was_direct);
+  free(t->off);
   free(t);
   return err;
 }
@@ -709,25 +728,25 @@ err_free:
 void cs_tracer_drain(void *arg)
 {
   cs_tracer_t *t = arg;
-  cs_world_t *w = t->w;
-  uint64_t cap = ring_cap(w);
-  for (uint32_t r = 0; r < w->ctl->nranks; r++) {
-    cs_trace_ring_t *ring = ring_of(w, r);
-    uint64_t h = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
-    uint64_t i = ring->tail;
-    while (i < h) {
-      uint64_t at = i & (cap - 1), n = h - i;
-      if (n > cap - at)
-        n = cap - at; /* up to the end of the ring, then from its start */
-      put_span(t, &ring->rec[at], n);
-      i += n;
-    }
-    __atomic_store_n(&ring->tail, h, __ATOMIC_RELEASE);
-  }
-  /* Reap whatever completed, without blocking the launcher. */
-  struct io_uring_cqe *cqe;
-  while (io_uring_peek_cqe(&t->ring, &cqe) == 0)
+  /* Completions first: a rank may be waiting for its next slot. */
+  while (t->inflight) {
+    struct io_uring_cqe *cqe;
+    if (io_uring_peek_cqe(&t->ring, &cqe) != 0)
+      break;
     reap_one(t, 0);
+  }
+  for (uint32_t r = 0; r < t->w->ctl->nranks; r++) {
+    cs_trace_ring_t *ring = ring_of(t->w, r);
+    /* Oldest first: the slots after the current one, round the ring. */
+    uint32_t cur = __atomic_load_n(&ring->cur, __ATOMIC_ACQUIRE);
+    for (uint32_t k = 1; k <= CS_TRACE_CHUNKS; k++) {
+      uint32_t s = (cur + k) % CS_TRACE_CHUNKS;
+      if (__atomic_load_n(&ring->state[s], __ATOMIC_ACQUIRE) == SLOT_FULL) {
+        ring->state[s] = SLOT_WRITING;
+        submit_chunk(t, r * CS_TRACE_CHUNKS + s);
+      }
+    }
+  }
 }
 
 void cs_tracer_launch_opts(cs_tracer_t *t, cs_launch_opts_t *o)
@@ -736,10 +755,19 @@ void cs_tracer_launch_opts(cs_tracer_t *t, cs_launch_opts_t *o)
   o->hook_arg = t;
   o->tick = cs_tracer_drain;
   o->tick_arg = t;
-  /* A ring holds 65536 records, ~8 ms of a 2-rank 1 MiB allreduce: a drain
-   * every 2 ms keeps it a quarter full and wakes the launcher half as often
-   * as every 1 ms did (each wake takes a CPU from a rank). */
-  o->tick_ns = 2000000ull;
+  /* A rank that fills a chunk rings the doorbell, so the tick is only a
+   * safety net: the launcher otherwise sleeps, as in an untraced run (each
+   * wake takes a CPU from a rank). */
+  o->tick_ns = 50000000ull;
+}
+
+/* Appends n bytes at the end of the file, through the page cache. */
+static void put_tail(cs_tracer_t *t, const void *p, uint64_t n)
+{
+  int rc = pwrite_all(t->fd, p, n, t->pos);
+  if (rc < 0 && !t->err)
+    t->err = rc;
+  t->pos += n;
 }
 
 static void launcher_rec(cs_tracer_t *t, uint32_t kind, uint32_t rank,
@@ -755,14 +783,32 @@ static void launcher_rec(cs_tracer_t *t, uint32_t kind, uint32_t rank,
   x.observed = observed;
   x.kind = (uint16_t)kind;
   x.step = step;
-  put_rec(t, &x);
+  x.checksum = cs_trace_rec_sum(&x);
+  put_tail(t, &x, sizeof(x));
 }
 
 int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
                     const int *statuses)
 {
+  /* The ranks are gone: write every full chunk, wait for every write, then
+   * append each rank's partial chunk (a rank that died mid-chunk leaves
+   * its records up to the last one it published). */
   cs_tracer_drain(t);
+  while (t->inflight)
+    reap_one(t, 1);
+  buffered(t);
   cs_ctl_t *c = t->w->ctl;
+  for (uint32_t r = 0; r < c->nranks; r++) {
+    cs_trace_ring_t *ring = ring_of(t->w, r);
+    uint32_t s = ring->cur;
+    uint64_t n = ring->head + ring->chunk_rec - ring->end;
+    if (ring->state[s] == SLOT_FILLING && n > 0 && n <= ring->chunk_rec) {
+      if (ring->sealed < ring->end - ring->chunk_rec)
+        ring->sealed = ring->end - ring->chunk_rec; /* killed mid-hand-over */
+      seal_upto(ring, ring->head); /* the rank's last batch */
+      put_tail(t, slot_rec(ring, s), n * sizeof(cs_trace_rec_t));
+    }
+  }
   if (statuses)
     for (uint32_t r = 0; r < c->nranks; r++) {
       int st = statuses[r];
@@ -777,33 +823,17 @@ int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
     launcher_rec(t, CS_TR_ABORT, res->abort_rank < 0 ? UINT32_MAX
                                                      : (uint32_t)res->abort_rank,
                  (int32_t)res->abort_reason, 0, 0);
-  /* The last, partial chunk: a direct write must cover whole blocks, so
-   * it goes out rounded up and the file is cut back to the stream's size. */
-  uint32_t tail = (uint32_t)(t->pos % CHUNK_BYTES);
-  if (tail) {
-    uint32_t ch = (uint32_t)(t->pos / CHUNK_BYTES % NCHUNK);
-    uint32_t len = tail;
-    if (t->direct) {
-      len = (tail + DIO_ALIGN - 1) / DIO_ALIGN * DIO_ALIGN;
-      memset(t->stage + (uint64_t)ch * CHUNK_BYTES + tail, 0, len - tail);
-    }
-    submit_chunk(t, ch, len, t->pos - tail);
-  }
-  for (int i = 0; i < NCHUNK; i++)
-    while (t->inflight[i])
-      reap_one(t, 1);
   int err = t->err;
   if (!err && ftruncate(t->fd, (off_t)t->pos) < 0 && errno != EINVAL)
     err = -errno; /* EINVAL: not a regular file (/dev/null) */
 #if defined(__x86_64__)
   /* The clock rate over the whole run (the first estimate spanned 2 ms):
-   * the header is written once more, through the page cache. */
+   * the header is written once more. */
   if (!err && t->use_tsc) {
-    uint64_t c = __rdtsc(), n = cs_now_ns();
-    if (c > t->tsc0 && n > t->ns0) {
-      t->hdr.tick_ns = (double)(n - t->ns0) / (double)(c - t->tsc0);
+    uint64_t now_c = __rdtsc(), now_n = cs_now_ns();
+    if (now_c > t->tsc0 && now_n > t->ns0) {
+      t->hdr.tick_ns = (double)(now_n - t->ns0) / (double)(now_c - t->tsc0);
       seal_header(&t->hdr);
-      buffered(t);
       err = pwrite_all(t->fd, &t->hdr, sizeof(t->hdr), 0);
     }
   }
@@ -811,8 +841,10 @@ int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
   if (close(t->fd) < 0 && !err)
     err = -errno;
   io_uring_queue_exit(&t->ring);
-  if (t->stage)
-    munmap(t->stage, STAGE_BYTES);
+  if (launcher_tracer == t)
+    launcher_tracer = NULL;
+  free(t->was_direct);
+  free(t->off);
   free(t);
   return err;
 }

@@ -1,19 +1,22 @@
 /*
- * trace.h - the transfer log: binary format v2, recording in the ranks,
+ * trace.h - the transfer log: binary format v3, recording in the ranks,
  * writing in the launcher (liburing), and reading it back.
  *
  * Owns: the on-disk layout (documented in traces/FORMAT.md), the per-rank
- * rings in the shared region, the device-API hooks that fill them, the
- * writer that drains them while the run goes, and the validating reader.
+ * rings of chunks in the shared region, the device-API hooks that fill
+ * them, the writer that writes full chunks while the run goes, and the
+ * validating reader.
  * Does not own what the records mean to an algorithm (collectives/) or how
  * they are shown (tools/trace.c).
  *
- * File = header (1024 bytes) + records (80 bytes each), little-endian.
+ * File = header block (4096 bytes: the 1024-byte header, then zeros) +
+ * records (80 bytes each), little-endian. Versions 1 and 2 (still read)
+ * have a 1024-byte header block.
  *
  * Header:
  *   0   u8[8]  magic "CSTRACE\0"         96   char[64] schedule
- *   8   u32    version (2; 1 read)       160  char[16] collsim version
- *   12  u32    header_bytes (1024)       176  cs_layout_t slot table (400 B)
+ *   8   u32    version (3; 1, 2 read)    160  char[16] collsim version
+ *   12  u32    header_bytes (4096)       176  cs_layout_t slot table (400 B)
  *   16  u32    record_bytes (80)         576  u64 timeout_ns
  *   20  u32    nranks                    584  u64 start_ns (CLOCK_MONOTONIC)
  *   24  u64    count (elements)          592  u32 header checksum (FNV-1a 32
@@ -55,8 +58,10 @@
 #include "launch.h"
 
 #define CS_TRACE_MAGIC "CSTRACE"
-#define CS_TRACE_VERSION 2u /* 1: t_ns in ns, no tick_ns; still read */
-#define CS_TRACE_HEADER_BYTES 1024u
+#define CS_TRACE_VERSION 3u /* 2: 1024-byte header block; 1: also t_ns in
+                               ns, no tick_ns. Both still read. */
+#define CS_TRACE_HEADER_BYTES 4096u /* the header block: header, zeros */
+#define CS_TRACE_HEADER_STRUCT 1024u /* the header itself (v1, v2: the block) */
 #define CS_TRACE_RECORD_BYTES 80u
 
 /* Record kinds: the device events (cs_ev_kind_t, WAIT = wait-end) and the
@@ -79,7 +84,7 @@ enum {
 typedef struct cs_trace_header {
   char     magic[8];      /* "CSTRACE\0" */
   uint32_t version;       /* CS_TRACE_VERSION */
-  uint32_t header_bytes;  /* 1024 */
+  uint32_t header_bytes;  /* 4096 (v1, v2: 1024) */
   uint32_t record_bytes;  /* 80 */
   uint32_t nranks;        /* ranks */
   uint64_t count;         /* elements per rank */
@@ -108,7 +113,7 @@ typedef struct cs_trace_header {
   uint64_t fault_event;   /* its event index */
   uint8_t  reserved[408]; /* zero */
 } cs_trace_header_t;
-_Static_assert(sizeof(cs_trace_header_t) == CS_TRACE_HEADER_BYTES, "header");
+_Static_assert(sizeof(cs_trace_header_t) == CS_TRACE_HEADER_STRUCT, "header");
 _Static_assert(offsetof(cs_trace_header_t, schedule) == 96, "schedule");
 _Static_assert(offsetof(cs_trace_header_t, layout) == 176, "layout");
 _Static_assert(offsetof(cs_trace_header_t, checksum) == 592, "checksum");
@@ -146,9 +151,11 @@ const char *cs_trace_kind_name(uint32_t kind);
 
 /* ---- recording (ranks) ---- */
 
-/* Bytes of one rank's ring holding `cap` records (pass as trace_bytes in
- * cs_world_opts_t). */
-uint64_t cs_trace_ring_bytes(uint64_t cap);
+/* Bytes of one rank's ring of CS_TRACE_CHUNKS chunks of `chunk_rec`
+ * records each, rounded up to a multiple of 256 so a chunk is whole 4 KiB
+ * blocks (pass as trace_bytes in cs_world_opts_t). */
+#define CS_TRACE_CHUNKS 4u
+uint64_t cs_trace_ring_bytes(uint64_t chunk_rec);
 
 /* Hooks that record every device event of a rank into its ring. */
 extern const cs_dev_hooks_t cs_trace_hooks;
@@ -169,8 +176,10 @@ typedef struct cs_tracer cs_tracer_t;
  * world must have been created with trace rings. Returns 0 or -errno. */
 int cs_tracer_open(cs_tracer_t **t, const char *path, cs_trace_header_t *h,
                    cs_world_t *w);
-/* Moves every record the ranks have published into asynchronous writes.
- * Called periodically while the run goes (cs_launch_opts_t.tick). */
+/* Submits every full chunk of every ring as an asynchronous write (from
+ * the shared memory itself: O_DIRECT where the file system allows) and
+ * frees the chunks whose writes completed. Called while the run goes
+ * (cs_launch_opts_t.tick: a rank that fills a chunk rings the doorbell). */
 void cs_tracer_drain(void *tracer);
 /* Final drain; appends a FAULT record for every rank that died and an
  * ABORT record if the run was aborted; waits for every write; closes.

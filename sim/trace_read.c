@@ -48,7 +48,8 @@ static int header_ok(const cs_trace_header_t *h, char *why, size_t n,
   c.checksum = 0;
   if (cs_trace_fnv32(&c, sizeof(c)) != h->checksum)
     return bad(why, n, path, "corrupt header (checksum mismatch)");
-  if (h->header_bytes != CS_TRACE_HEADER_BYTES ||
+  if (h->header_bytes != (h->version >= 3 ? CS_TRACE_HEADER_BYTES
+                                          : CS_TRACE_HEADER_STRUCT) ||
       h->record_bytes != CS_TRACE_RECORD_BYTES)
     return bad(why, n, path, "corrupt header: header %u / record %u bytes",
                h->header_bytes, h->record_bytes);
@@ -84,7 +85,7 @@ static int load(const char *path, cs_trace_t *t, char *why, size_t whylen,
     if (got < 8 || memcmp(magic, CS_TRACE_MAGIC, 8) != 0)
       return bad(why, whylen, path, "not a collsim trace (wrong magic)");
     return bad(why, whylen, path, "truncated: %llu bytes, shorter than the "
-               "%u-byte header", (unsigned long long)size, CS_TRACE_HEADER_BYTES);
+               "%u-byte header", (unsigned long long)size, CS_TRACE_HEADER_STRUCT);
   }
   if (fread(&t->hdr, sizeof(t->hdr), 1, f) != 1) {
     fclose(f);
@@ -95,7 +96,29 @@ static int load(const char *path, cs_trace_t *t, char *why, size_t whylen,
     memset(t, 0, sizeof(*t));
     return -1;
   }
-  uint64_t body = size - sizeof(cs_trace_header_t);
+  /* Version 3 pads the header to a 4 KiB block (records written straight
+   * from memory with O_DIRECT must start on one): all zero. */
+  uint32_t hb = t->hdr.header_bytes;
+  if (size < hb) {
+    fclose(f);
+    memset(t, 0, sizeof(*t));
+    return bad(why, whylen, path, "truncated: %llu bytes, shorter than the "
+               "%u-byte header block", (unsigned long long)size, hb);
+  }
+  for (uint32_t o = sizeof(cs_trace_header_t); o < hb; o += 64) {
+    uint8_t pad[64];
+    size_t k = hb - o < sizeof(pad) ? hb - o : sizeof(pad);
+    int nz = fread(pad, 1, k, f) != k;
+    for (size_t i = 0; i < k && !nz; i++)
+      nz = pad[i] != 0;
+    if (nz) {
+      fclose(f);
+      memset(t, 0, sizeof(*t));
+      return bad(why, whylen, path, "corrupt header (padding bytes %u..%u "
+                 "are not all zero)", o, o + (uint32_t)k - 1);
+    }
+  }
+  uint64_t body = size - hb;
   if (body % sizeof(cs_trace_rec_t)) {
     fclose(f);
     memset(t, 0, sizeof(*t));

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../collectives/allreduce.h"
 #include "../sim/trace.h"
 #include "../window/world.h"
 
@@ -383,8 +384,9 @@ Test(trace, traced_run_reads_back_whole_and_in_causal_order, .timeout = 120)
   unlink(jsl);
 }
 
-/* A trace of several MiB (the writer stages 1 MiB chunks and writes the
- * last one rounded up, then cuts the file back) reads back whole, and its
+/* A trace of several chunks per rank (written while the run goes, each
+ * rank's last partial chunk appended at the end) reads back whole — every
+ * rank's remote loads add up to the ring's 2(N-1)/N*S per call — and its
  * clock-tick times convert to ns that grow along each rank and fit inside
  * the run's wall time as this test measured it. */
 Test(trace, multi_chunk_trace_reads_back_with_ns_times_inside_the_run,
@@ -434,6 +436,74 @@ Test(trace, multi_chunk_trace_reads_back_with_ns_times_inside_the_run,
                40 * per_call_us / 1e6);
   cr_assert_lt((double)max_t, r.seconds * 1e9, "the trace spans %.3f s, the run "
                "took %.3f s", (double)max_t / 1e9, r.seconds);
+  cs_trace_free(&t);
+  run_cli(&r, 60, "trace", "--stats", path, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "verdict: every rank matches 2(N-1)/N*S"), "%s", r.out);
+  unlink(path);
+}
+
+/* Remote-load bytes per rank in a loaded trace. */
+static void remote_load_bytes(const cs_trace_t *t, uint32_t esize, uint64_t *per_rank)
+{
+  for (uint32_t k = 0; k < t->hdr.nranks; k++)
+    per_rank[k] = 0;
+  for (uint64_t i = 0; i < t->n; i++)
+    if (t->rec[i].kind == CS_EV_LOAD && t->rec[i].peer != t->rec[i].rank)
+      per_rank[t->rec[i].rank] += (uint64_t)t->rec[i].valid * esize;
+}
+
+/* Rings far smaller than the run — 4 chunks of 256 records per rank, for
+ * a run that records ~2300 per rank — so every rank hands over chunk after
+ * chunk and waits for slots the launcher has not written yet: still no
+ * record is lost (each rank's remote loads are the ring's 2(N-1)/N*S per
+ * call, N = 2), none is doubled (the reader refuses repeated sequence
+ * numbers), and every rank's events are there in order. */
+Test(trace, small_rings_cycle_through_their_chunks_and_lose_nothing, .timeout = 120)
+{
+  char path[128];
+  tmp_path(path, sizeof(path), "small.cstrace");
+  cs_ar_cfg_t c = {.algo = CS_ALGO_RING, .dtype = CS_FP32, .op = CS_SUM,
+                   .nranks = 2, .count = 262144, .tile_bytes = 16384, .iters = 3};
+  cs_layout_t l;
+  cr_assert_eq(cs_ar_layout(&c, &l), 0);
+  cs_world_opts_t wo = {.io_bytes = cs_ar_io_bytes(&c), .timeout_ns = 20000000000ull,
+                        .trace_bytes = cs_trace_ring_bytes(256)};
+  cs_world_t w;
+  cr_assert_eq(cs_world_create(&w, &l, c.nranks, &wo), 0);
+  for (uint32_t k = 0; k < c.nranks; k++)
+    cs_ar_fill(CS_FILL_ARANGE, &c, 1, k, cs_world_input(&w, k));
+  cs_trace_header_t th = {.count = c.count, .algo = c.algo, .iters = c.iters,
+                          .tile_bytes = c.tile_bytes};
+  cs_tracer_t *tr;
+  cr_assert_eq(cs_tracer_open(&tr, path, &th, &w), 0);
+  int st[2];
+  cs_launch_opts_t lo = {.statuses = st};
+  cs_tracer_launch_opts(tr, &lo);
+  cs_launch_result_t res;
+  cr_assert_eq(cs_launch(&w, cs_ar_rank_main, &c, &lo, &res), 0);
+  cr_assert_eq(cs_tracer_close(tr, &res, st), 0);
+  cs_world_destroy(&w);
+  cs_trace_t t;
+  load_ok(path, &t);
+  cr_assert_gt(t.n, 2 * 8 * 256, "%llu records: not several laps of the rings",
+               (unsigned long long)t.n);
+  uint64_t got[2];
+  remote_load_bytes(&t, 4, got);
+  for (int k = 0; k < 2; k++)
+    cr_assert_eq(got[k], c.count * 4 * c.iters, "rank %d: %llu remote bytes", k,
+                 (unsigned long long)got[k]);
+  uint64_t last[2] = {0, 0}, marks[2] = {0, 0};
+  for (uint64_t i = 0; i < t.n; i++) {
+    const cs_trace_rec_t *x = &t.rec[i];
+    cr_assert_lt(x->rank, 2);
+    cr_assert_geq(x->t_ns, last[x->rank]);
+    last[x->rank] = x->t_ns;
+    marks[x->rank] += x->kind == CS_EV_MARK;
+  }
+  /* Per call: a reduce-scatter and an all-gather marker per round. */
+  cr_assert_eq(marks[0], marks[1]);
+  cr_assert_gt(marks[0], 0);
   cs_trace_free(&t);
   unlink(path);
 }
@@ -662,6 +732,34 @@ Test(trace, crashed_run_exits_3_and_its_trace_ends_with_the_fault, .timeout = 60
   unlink(path);
 }
 
+/* A rank that dies after its trace has filled several chunks: the chunks
+ * written during the run, the ones handed over but not yet written and the
+ * partial one it was filling all reach the file — exactly its events
+ * before the fault — and the trace still ends with the fault. */
+Test(trace, crash_after_several_chunks_keeps_every_event_before_it, .timeout = 60)
+{
+  char path[128];
+  tmp_path(path, sizeof(path), "crash-late.cstrace");
+  run_cli(&r, 30, "run", "--algo", "ring", "--ranks", "2", "--count", "262144",
+          "--iters", "60", "--fault", "1:segv:30000", "--trace", path, NULL);
+  cr_assert_eq(r.status, 3, "%s", r.err);
+  cs_trace_t t;
+  load_ok(path, &t);
+  const cs_trace_rec_t *ab = last_rec(&t), *fa = &t.rec[t.n - 2];
+  cr_assert_eq(ab->kind, CS_TR_ABORT, "last record is %s", cs_trace_kind_name(ab->kind));
+  cr_assert_eq(fa->kind, CS_TR_FAULT);
+  cr_assert_eq(fa->rank, 1);
+  cr_assert_eq(fa->observed, 30000, "event index");
+  uint64_t r1 = 0;
+  for (uint64_t i = 0; i < t.n; i++)
+    r1 += t.rec[i].rank == 1 && t.rec[i].kind < CS_TR_FAULT &&
+          t.rec[i].kind != CS_TR_WAIT_BEGIN;
+  cr_assert_eq(r1, 30000, "rank 1 recorded %llu events before event 30000",
+               (unsigned long long)r1);
+  cs_trace_free(&t);
+  unlink(path);
+}
+
 /* ------------------------------------------------------------ chrome */
 
 static uint64_t count_str(const char *s, const char *needle)
@@ -837,16 +935,20 @@ Test(trace, reader_refuses_corrupt_files_with_one_line_and_never_crashes,
   expect_refused(&fz, orig, 7, "shorter than the magic", "wrong magic");
   expect_refused(&fz, orig, 100, "short", "truncated: 100 bytes, shorter than the 1024-byte header");
   expect_refused(&fz, orig, 1000, "short header", "shorter than the 1024-byte header");
+  expect_refused(&fz, orig, 4000, "short header block",
+                 "truncated: 4000 bytes, shorter than the 4096-byte header block");
   expect_refused(&fz, orig, size - 1, "last byte gone", "truncated: last record has 79 of 80");
   for (size_t n = size - 3 * CS_TRACE_RECORD_BYTES; n < size; n++) {
     snprintf(what, sizeof(what), "truncated to %zu of %zu", n, size);
     try_load(&fz, orig, n, what);
   }
   /* Every single changed byte is caught: the header and each record are
-   * checksummed. */
+   * checksummed, the header block's padding must be zero. */
   for (int k = 0; k < 3000; k++) {
     memcpy(b, orig, size);
     size_t at = k < 1024 ? (size_t)k : (size_t)(rnd() % size);
+    if (k >= 1024 && k < 1100)
+      at = 1024 + (size_t)(rnd() % (CS_TRACE_HEADER_BYTES - 1024)); /* padding */
     b[at] ^= (uint8_t)(1 + rnd() % 255);
     snprintf(what, sizeof(what), "byte %zu changed", at);
     cr_assert_eq(try_load(&fz, b, size, what), -1, "%s: accepted", what);
@@ -917,6 +1019,7 @@ Test(trace, reader_refuses_corrupt_files_with_one_line_and_never_crashes,
   }
   memcpy(b, orig, size);
   h->version = 1;
+  h->header_bytes = CS_TRACE_HEADER_STRUCT;
   h->tick_ns = 0.5;
   reseal_header(b);
   expect_refused(&fz, b, size, "version 1 with tick_ns", "ns per clock tick");
@@ -1071,42 +1174,69 @@ Test(trace, unwritable_target_gets_one_line_and_is_not_deleted, .timeout = 60)
   unlink(link);
 }
 
-/* Version 1 stored times in ns, with zero at byte 88. A version-2 trace
- * rewritten as version 1 — times converted here from the file's ticks
- * and rate, header and records resealed — loads to the same records with
- * the same times (to the ns) as the original. */
-Test(trace, version_1_files_still_read_with_their_ns_times)
+/* Versions 1 and 2 had a 1024-byte header block (no padding); version 1
+ * also stored times in ns, with zero at byte 88. The version-3 sample
+ * rewritten in each older layout — padding dropped, for version 1 the times
+ * converted here from the file's ticks and rate, header and records
+ * resealed — loads to the same records with the same times (to the ns) as
+ * the original. */
+static void check_old_version(uint32_t version)
 {
   char path[128];
-  tmp_path(path, sizeof(path), "v1.cstrace");
+  tmp_path(path, sizeof(path), version == 1 ? "v1.cstrace" : "v2.cstrace");
   size_t size;
   uint8_t *b = (uint8_t *)read_all(SAMPLE_RING, &size);
   cs_trace_header_t *h = (cs_trace_header_t *)b;
-  cr_assert_eq(h->version, 2);
+  cr_assert_eq(h->version, 3);
+  cr_assert_eq(h->header_bytes, CS_TRACE_HEADER_BYTES);
   cr_assert_gt(h->tick_ns, 0, "the sample has no clock rate: regenerate it");
   uint64_t n = (size - CS_TRACE_HEADER_BYTES) / CS_TRACE_RECORD_BYTES;
-  for (uint64_t i = 0; i < n; i++) {
+  for (uint64_t i = 0; i < n && version == 1; i++) {
     rec_at(b, i)->t_ns = (uint64_t)llround((double)rec_at(b, i)->t_ns * h->tick_ns);
     reseal_record(b, i);
   }
-  h->version = 1;
-  h->tick_ns = 0;
+  h->version = version;
+  h->header_bytes = CS_TRACE_HEADER_STRUCT;
+  if (version == 1)
+    h->tick_ns = 0;
   reseal_header(b);
-  write_all(path, b, size);
-  cs_trace_t v1, v2;
-  load_ok(path, &v1);
-  load_ok(SAMPLE_RING, &v2);
-  cr_assert_eq(v1.hdr.version, 1);
-  cr_assert_eq(v1.n, v2.n);
-  for (uint64_t i = 0; i < v1.n; i++) {
-    cr_assert_eq(v1.rec[i].seq, v2.rec[i].seq);
-    cr_assert_eq(v1.rec[i].kind, v2.rec[i].kind);
-    cr_assert_eq(v1.rec[i].t_ns, v2.rec[i].t_ns, "record %llu", (unsigned long long)i);
+  memmove(b + CS_TRACE_HEADER_STRUCT, b + CS_TRACE_HEADER_BYTES,
+          size - CS_TRACE_HEADER_BYTES);
+  write_all(path, b, size - (CS_TRACE_HEADER_BYTES - CS_TRACE_HEADER_STRUCT));
+  cs_trace_t old, cur;
+  load_ok(path, &old);
+  load_ok(SAMPLE_RING, &cur);
+  cr_assert_eq(old.hdr.version, version);
+  cr_assert_eq(old.n, cur.n);
+  cr_assert_gt(old.n, 10);
+  for (uint64_t i = 0; i < old.n; i++) {
+    cr_assert_eq(old.rec[i].seq, cur.rec[i].seq);
+    cr_assert_eq(old.rec[i].kind, cur.rec[i].kind);
+    cr_assert_eq(old.rec[i].t_ns, cur.rec[i].t_ns, "record %llu", (unsigned long long)i);
   }
-  cs_trace_free(&v1);
-  cs_trace_free(&v2);
+  cs_trace_free(&old);
+  cs_trace_free(&cur);
+  /* The old layout with the new version number is refused, and the other
+   * way round. */
+  h->version = 3;
+  reseal_header(b);
+  write_all(path, b, CS_TRACE_HEADER_STRUCT);
+  cs_trace_t t;
+  char why[512] = "";
+  cr_assert_eq(cs_trace_load(path, &t, why, sizeof(why)), -1);
+  cr_assert(strstr(why, "corrupt header: header 1024 / record 80 bytes"), "%s", why);
   free(b);
   unlink(path);
+}
+
+Test(trace, version_1_files_still_read_with_their_ns_times)
+{
+  check_old_version(1);
+}
+
+Test(trace, version_2_files_still_read_with_their_1024_byte_header)
+{
+  check_old_version(2);
 }
 
 /* Sequence numbers of rank 2's wait-end and mark events in `out` (jsonl),
