@@ -181,8 +181,9 @@ int cs_tracer_open(cs_tracer_t **t, const char *path, cs_trace_header_t *h,
  * frees the chunks whose writes completed. Called while the run goes
  * (cs_launch_opts_t.tick: a rank that fills a chunk rings the doorbell). */
 void cs_tracer_drain(void *tracer);
-/* Final drain; appends a FAULT record for every rank that died and an
- * ABORT record if the run was aborted; waits for every write; closes.
+/* After the ranks are reaped: writes every full chunk and waits for every
+ * write, appends each rank's partial chunk, a FAULT record for every rank
+ * that died and an ABORT record if the run was aborted; closes.
  * statuses: the launcher's per-rank wait statuses (may be NULL). Returns
  * 0, or -errno if any write failed. Frees t. */
 int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,

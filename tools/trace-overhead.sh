@@ -13,8 +13,10 @@ usage: tools/trace-overhead.sh [--pairs P] [--ranks N] [--algo A] [--sizes "C ..
 
 For each element count C (fp32, so 4*C bytes per rank), P interleaved
 pairs of `collsim run --count C --ranks N --algo A` without and with
-`--trace`; prints the median time per call of each and traced/untraced.
-Each run's time per call is itself the median over its calls.
+`--trace`; prints the median time per call of each, their ratio, and the
+median over the pairs of each pair's traced/untraced (robust when the
+machine's speed drifts between pairs). Each run's time per call is
+itself the median over its calls.
 
   --pairs P      pairs per size (default 21)
   --ranks N      ranks (default 2)
@@ -48,7 +50,7 @@ median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (
 
 echo "# $("$bin" --version | head -n 1); $(nproc) CPUs; $ranks ranks, $algo, fp32; $pairs interleaved pairs per size"
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%12s %10s %14s %14s %8s\n' count "bytes/rank" "untraced us" "traced us" ratio
+printf '%12s %10s %14s %14s %8s %12s\n' count "bytes/rank" "untraced us" "traced us" ratio "pair ratio"
 for c in $sizes; do
   iters=$(( 50 * 262144 / c )); [ "$iters" -lt 5 ] && iters=5
   : > "$tmp/u"; : > "$tmp/t"
@@ -58,6 +60,8 @@ for c in $sizes; do
       --trace "$tmp/t.cstrace" | per_call >> "$tmp/t"
   done
   u=$(median < "$tmp/u") t=$(median < "$tmp/t")
-  printf '%12s %10s %14.1f %14.1f %7.3fx\n' "$c" "$((4 * c))" "$u" "$t" "$(awk -v a="$u" -v b="$t" 'BEGIN {print b / a}')"
+  p=$(paste "$tmp/u" "$tmp/t" | awk '{print $2 / $1}' | median)
+  printf '%12s %10s %14.1f %14.1f %7.3fx %11.3fx\n' "$c" "$((4 * c))" "$u" "$t" \
+    "$(awk -v a="$u" -v b="$t" 'BEGIN {print b / a}')" "$p"
 done
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
