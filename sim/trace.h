@@ -156,6 +156,10 @@ const char *cs_trace_kind_name(uint32_t kind);
  * blocks (pass as trace_bytes in cs_world_opts_t). */
 #define CS_TRACE_CHUNKS 4u
 uint64_t cs_trace_ring_bytes(uint64_t chunk_rec);
+/* Records per chunk of the command-line tools' traces: 51200 (4 MB) up to
+ * 8 ranks, 6400 beyond (tools/cli.c). */
+#define CS_TRACE_CHUNK_REC 51200u
+#define CS_TRACE_CHUNK_REC_MANY 6400u
 
 /* Hooks that record every device event of a rank into its ring. */
 extern const cs_dev_hooks_t cs_trace_hooks;

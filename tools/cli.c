@@ -171,7 +171,7 @@ uint64_t cs_cli_trace_bytes(const cs_cli_common_t *c, uint32_t nranks)
    * rank fills costs a launcher wake-up and a write submission, tens of us
    * taken from the ranks on a 2-core machine (with 200 kB chunks a 4 MiB
    * ring allreduce ran 1.6-1.9x slower traced), so chunks are large. */
-  return cs_trace_ring_bytes(nranks <= 8 ? 51200 : 6400);
+  return cs_trace_ring_bytes(nranks <= 8 ? CS_TRACE_CHUNK_REC : CS_TRACE_CHUNK_REC_MANY);
 }
 
 int cs_cli_trace_open(const char *cmd, cs_cli_common_t *c,
