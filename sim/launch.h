@@ -22,8 +22,9 @@
 typedef int (*cs_rank_fn)(cs_dev_t *d, void *arg);
 
 /* A rank that needs the launcher's tick now (a trace chunk is full) sends
- * this signal to the launcher: SIGURG, whose default action is to be
- * ignored, so one that arrives after cs_launch returned does no harm. */
+ * this signal to the launcher: SIGURG (its default action is to ignore
+ * it). cs_launch blocks it while it runs, when a tick is set, and discards
+ * any left pending before it returns. */
 #define CS_LAUNCH_DOORBELL SIGURG
 
 typedef struct cs_launch_opts {
@@ -54,7 +55,8 @@ typedef struct cs_launch_result {
  * Returns 0 when every rank returned 0; 1 when the run was aborted (the
  * report has been printed); -errno when ranks could not be started (any
  * started ones are killed and reaped). Blocks. Not thread-safe: it blocks
- * SIGCHLD, SIGINT, SIGTERM and SIGHUP while it runs. */
+ * SIGCHLD, SIGINT, SIGTERM and SIGHUP (and CS_LAUNCH_DOORBELL with a tick)
+ * while it runs. */
 int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
               const cs_launch_opts_t *opts, cs_launch_result_t *res);
 

@@ -2,8 +2,8 @@
  * trace.c - recording and writing the transfer log (format: trace.h,
  * traces/FORMAT.md).
  *
- * Recording: each rank appends fixed-size records, checksummed as they are
- * written, to its own ring of chunks in the shared region. Sequence numbers
+ * Recording: each rank appends fixed-size records to its own ring of chunks
+ * in the shared region, checksumming them sixteen at a time. Sequence numbers
  * come from the control block's atomic counter, taken before a producer's
  * effect (store, put, notify, fence, reduce, mark) and after a consumer's
  * observation (load, wait-begin, wait-end), so sorting by them is causally
@@ -32,7 +32,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -198,6 +197,15 @@ uint64_t cs_trace_ring_bytes(uint64_t chunk_rec)
   return sizeof(cs_trace_ring_t) + CS_TRACE_CHUNKS * chunk_rec * sizeof(cs_trace_rec_t);
 }
 
+uint64_t cs_trace_chunk_rec(uint32_t nranks)
+{
+  uint64_t budget = 32ull << 20, lo = 1280, hi = 51200;
+  uint64_t n = budget / ((uint64_t)(nranks ? nranks : 1) * CS_TRACE_CHUNKS *
+                         sizeof(cs_trace_rec_t));
+  n = n / CHUNK_GRAIN * CHUNK_GRAIN;
+  return n < lo ? lo : n > hi ? hi : n;
+}
+
 static inline cs_trace_ring_t *ring_of(const cs_world_t *w, uint32_t rank)
 {
   return (cs_trace_ring_t *)(w->base + w->ctl->off_trace +
@@ -276,47 +284,53 @@ static inline uint64_t producer_seq(cs_dev_t *d)
  * dma-land records there; forked ranks inherit the pointer but never use
  * it). */
 static cs_tracer_t *launcher_tracer;
-static void reap_one(cs_tracer_t *t, int wait);
+static int reap_one(cs_tracer_t *t, int wait);
 
 /* The current chunk is full: hand it to the launcher and move to the next
  * slot once that one is free (bounded memory: a rank that outruns the disk
  * waits). A rank rings the doorbell, so the launcher writes the chunk now,
- * and rings again every millisecond while it waits; the launcher itself
- * (dma-land records) writes at once. The stores are ordered so that a rank
- * killed between any two of them leaves a state the launcher's final pass
- * reads right: the chunk FULL with no records after it, or the next slot
- * current and empty. -1: the run is aborting, drop the record. */
+ * and rings again after every 50 naps while it waits (completions wake
+ * nobody); the launcher itself (dma-land records) writes at once. The chunk
+ * is handed over once: after an abort a rank may call this again for the
+ * same full chunk (the record is dropped each time), and by then the
+ * launcher may be writing it. The stores are ordered so that a rank killed
+ * between any two of them leaves a state the launcher's final pass reads
+ * right: the chunk FULL with no records after it, or the next slot current
+ * and empty. -1: the run is aborting, drop the record. */
 static __attribute__((noinline)) int next_chunk(cs_world_t *w,
                                                 cs_trace_ring_t *r,
                                                 int in_launcher)
 {
   uint32_t c = r->cur, n = (c + 1) % CS_TRACE_CHUNKS;
-  seal_upto(r, r->head);
-  __atomic_store_n(&r->state[c], SLOT_FULL, __ATOMIC_RELEASE);
-  for (uint32_t spins = 0;
-       __atomic_load_n(&r->state[n], __ATOMIC_ACQUIRE) != SLOT_FREE; spins++) {
+  if (__atomic_load_n(&r->state[c], __ATOMIC_ACQUIRE) == SLOT_FILLING) {
+    seal_upto(r, r->head);
+    __atomic_store_n(&r->state[c], SLOT_FULL, __ATOMIC_RELEASE);
+    if (in_launcher && launcher_tracer)
+      cs_tracer_drain(launcher_tracer);
+    else if (!in_launcher)
+      kill(r->launcher, CS_LAUNCH_DOORBELL); /* chunk c: write it */
+  }
+  for (uint32_t naps = 0;
+       __atomic_load_n(&r->state[n], __ATOMIC_ACQUIRE) != SLOT_FREE; naps++) {
     if (in_launcher) {
       if (!launcher_tracer)
         return -1;
       cs_tracer_drain(launcher_tracer);
-      if (__atomic_load_n(&r->state[n], __ATOMIC_ACQUIRE) != SLOT_FREE)
-        reap_one(launcher_tracer, 1);
+      if (__atomic_load_n(&r->state[n], __ATOMIC_ACQUIRE) != SLOT_FREE &&
+          reap_one(launcher_tracer, 1) < 0)
+        return -1;
       continue;
     }
-    if (spins % 50 == 0)
-      kill(r->launcher, CS_LAUNCH_DOORBELL);
     if (__atomic_load_n(&w->ctl->abort_word, __ATOMIC_ACQUIRE))
       return -1; /* the launcher may never write again */
+    if (naps % 50 == 49)
+      kill(r->launcher, CS_LAUNCH_DOORBELL);
     struct timespec ts = {0, 20000};
     nanosleep(&ts, NULL);
   }
   __atomic_store_n(&r->state[n], SLOT_FILLING, __ATOMIC_RELAXED);
   __atomic_store_n(&r->end, r->end + r->chunk_rec, __ATOMIC_RELEASE);
   __atomic_store_n(&r->cur, n, __ATOMIC_RELEASE);
-  if (!in_launcher)
-    kill(r->launcher, CS_LAUNCH_DOORBELL); /* chunk c: write it */
-  else if (launcher_tracer)
-    cs_tracer_drain(launcher_tracer);
   return 0;
 }
 
@@ -461,6 +475,7 @@ struct cs_tracer {
   uint8_t  *was_direct; /* per chunk: submitted while fd had O_DIRECT */
   uint64_t *off;      /* per chunk: file offset of its write in flight */
   uint32_t  inflight; /* writes submitted, completion not reaped */
+  uint32_t  depth;    /* io_uring entries: at most this many in flight */
   int       sync_only; /* io_uring failed: plain pwrite from then on */
   uint64_t  pos;      /* end of the file so far */
   int       err;      /* first write error, -errno */
@@ -519,15 +534,45 @@ static void chunk_done(cs_tracer_t *t, uint32_t c)
   __atomic_store_n(&r->state[c % CS_TRACE_CHUNKS], SLOT_FREE, __ATOMIC_RELEASE);
 }
 
-static void reap_one(cs_tracer_t *t, int wait)
+/* io_uring stopped answering (waiting for a completion failed): write every
+ * chunk still in flight again with pwrite, free it, and use pwrite from
+ * now on (a late completion of the first write, if one comes, carries the
+ * same bytes unless the rank has refilled the slot by then: a risk taken
+ * only on a broken ring). */
+static void ring_failed(cs_tracer_t *t)
+{
+  t->sync_only = 1;
+  for (uint32_t c = 0; c < t->nchunk; c++) {
+    cs_trace_ring_t *r = ring_of(t->w, c / CS_TRACE_CHUNKS);
+    if (__atomic_load_n(&r->state[c % CS_TRACE_CHUNKS], __ATOMIC_ACQUIRE) ==
+        SLOT_WRITING) {
+      write_sync(t, c, 0);
+      chunk_done(t, c);
+    }
+  }
+  t->inflight = 0;
+}
+
+/* Reaps one completed write (waits for one if `wait`). Returns 0, or -1 if
+ * nothing was reaped: none in flight, none completed yet (no wait), or the
+ * ring failed, in which case every write in flight is redone with pwrite
+ * and the ring is not used again. */
+static int reap_one(cs_tracer_t *t, int wait)
 {
   struct io_uring_cqe *cqe;
   if (!t->inflight)
-    return;
-  int rc = wait ? io_uring_wait_cqe(&t->ring, &cqe)
-                : io_uring_peek_cqe(&t->ring, &cqe);
+    return -1;
+  int rc;
+  do
+    rc = wait ? io_uring_wait_cqe(&t->ring, &cqe)
+              : io_uring_peek_cqe(&t->ring, &cqe);
+  while (rc == -EINTR);
+  if (rc < 0 && (wait || rc != -EAGAIN)) {
+    ring_failed(t);
+    return -1;
+  }
   if (rc < 0)
-    return;
+    return -1;
   uint32_t c = (uint32_t)(uintptr_t)io_uring_cqe_get_data(cqe);
   int res = cqe->res;
   io_uring_cqe_seen(&t->ring, cqe);
@@ -541,6 +586,7 @@ static void reap_one(cs_tracer_t *t, int wait)
   }
   t->inflight--;
   chunk_done(t, c);
+  return 0;
 }
 
 /* Writes full chunk c at the end of the file, asynchronously. */
@@ -554,17 +600,23 @@ static void submit_chunk(cs_tracer_t *t, uint32_t c)
     chunk_done(t, c);
     return;
   }
-  struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
-  while (!sqe) {
+  /* No more writes in flight than the ring has entries, so completions
+   * never overflow. */
+  while (t->inflight >= t->depth && !t->sync_only)
     reap_one(t, 1);
-    sqe = io_uring_get_sqe(&t->ring);
+  struct io_uring_sqe *sqe = t->sync_only ? NULL : io_uring_get_sqe(&t->ring);
+  if (!sqe) {
+    write_sync(t, c, 0);
+    chunk_done(t, c);
+    return;
   }
   io_uring_prep_write(sqe, t->fd, chunk_mem(t, c), (unsigned)t->chunk_bytes, t->off[c]);
   io_uring_sqe_set_data(sqe, (void *)(uintptr_t)c);
   int rc, tries = 0;
-  while (((rc = io_uring_submit(&t->ring)) == -EINTR || rc == -EAGAIN) &&
-         ++tries < 1000)
-    ;
+  while (((rc = io_uring_submit(&t->ring)) == -EINTR || rc == -EAGAIN ||
+          rc == -EBUSY) && ++tries < 1000)
+    if (rc == -EBUSY)
+      reap_one(t, 1);
   if (rc < 0) {
     /* The ring is unusable (no completion will come, and the entry might
      * go out later with other data): write this chunk and every later
@@ -651,8 +703,8 @@ int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
     for (uint64_t o = 0; o < bytes; o += 4096)
       (void)p[o];
   }
-  unsigned depth = t->nchunk < 256 ? t->nchunk : 256;
-  if ((err = io_uring_queue_init(depth, &t->ring, 0)) < 0)
+  t->depth = t->nchunk < 256 ? t->nchunk : 256;
+  if ((err = io_uring_queue_init(t->depth, &t->ring, 0)) < 0)
     goto err_free;
   /* Unlink on failure only what this call created: never a file (or a
    * device such as /dev/full) that was there before. */
@@ -703,7 +755,6 @@ int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
     ring->end = chunk_rec;
     ring->chunk_rec = (uint32_t)chunk_rec;
     ring->use_tsc = (uint32_t)t->use_tsc;
-    ring->launcher = (int32_t)getpid();
     ring->start_tsc = t->tsc0;
     ring->start_ns = start;
     ring->state[0] = SLOT_FILLING;
@@ -729,12 +780,8 @@ void cs_tracer_drain(void *arg)
 {
   cs_tracer_t *t = arg;
   /* Completions first: a rank may be waiting for its next slot. */
-  while (t->inflight) {
-    struct io_uring_cqe *cqe;
-    if (io_uring_peek_cqe(&t->ring, &cqe) != 0)
-      break;
-    reap_one(t, 0);
-  }
+  while (reap_one(t, 0) == 0)
+    ;
   for (uint32_t r = 0; r < t->w->ctl->nranks; r++) {
     cs_trace_ring_t *ring = ring_of(t->w, r);
     /* Oldest first: the slots after the current one, round the ring. */
@@ -742,7 +789,7 @@ void cs_tracer_drain(void *arg)
     for (uint32_t k = 1; k <= CS_TRACE_CHUNKS; k++) {
       uint32_t s = (cur + k) % CS_TRACE_CHUNKS;
       if (__atomic_load_n(&ring->state[s], __ATOMIC_ACQUIRE) == SLOT_FULL) {
-        ring->state[s] = SLOT_WRITING;
+        __atomic_store_n(&ring->state[s], SLOT_WRITING, __ATOMIC_RELAXED);
         submit_chunk(t, r * CS_TRACE_CHUNKS + s);
       }
     }
@@ -751,6 +798,10 @@ void cs_tracer_drain(void *arg)
 
 void cs_tracer_launch_opts(cs_tracer_t *t, cs_launch_opts_t *o)
 {
+  /* Doorbells go to this process, which must be the one that calls
+   * cs_launch with these options. */
+  for (uint32_t r = 0; r < t->w->ctl->nranks; r++)
+    ring_of(t->w, r)->launcher = (int32_t)getpid();
   o->hooks = &cs_trace_hooks;
   o->hook_arg = t;
   o->tick = cs_tracer_drain;
@@ -795,7 +846,7 @@ int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
    * its records up to the last one it published). */
   cs_tracer_drain(t);
   while (t->inflight)
-    reap_one(t, 1);
+    reap_one(t, 1); /* a failed ring writes the rest with pwrite */
   buffered(t);
   cs_ctl_t *c = t->w->ctl;
   for (uint32_t r = 0; r < c->nranks; r++) {

@@ -156,10 +156,11 @@ const char *cs_trace_kind_name(uint32_t kind);
  * blocks (pass as trace_bytes in cs_world_opts_t). */
 #define CS_TRACE_CHUNKS 4u
 uint64_t cs_trace_ring_bytes(uint64_t chunk_rec);
-/* Records per chunk of the command-line tools' traces: 51200 (4 MB) up to
- * 8 ranks, 6400 beyond (tools/cli.c). */
-#define CS_TRACE_CHUNK_REC 51200u
-#define CS_TRACE_CHUNK_REC_MANY 6400u
+/* Records per chunk for a run of n ranks: as large as fits 32 MiB of
+ * rings in all, between 1280 (100 kB) and 51200 (4 MB) records. Each
+ * chunk a rank fills costs a launcher wake-up and a write submission, so
+ * large chunks are cheaper; 2 ranks get 4 MB, 8 ranks 1 MB. */
+uint64_t cs_trace_chunk_rec(uint32_t nranks);
 
 /* Hooks that record every device event of a rank into its ring. */
 extern const cs_dev_hooks_t cs_trace_hooks;
@@ -193,7 +194,9 @@ void cs_tracer_drain(void *tracer);
 int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
                     const int *statuses);
 
-/* Sets the launch options that make a run record into `t`. */
+/* Sets the launch options that make a run record into `t`; the process
+ * that calls this must be the one that calls cs_launch (the ranks ring its
+ * doorbell, CS_LAUNCH_DOORBELL). */
 void cs_tracer_launch_opts(cs_tracer_t *t, cs_launch_opts_t *o);
 
 /* ---- reading ---- */

@@ -167,11 +167,7 @@ uint64_t cs_cli_trace_bytes(const cs_cli_common_t *c, uint32_t nranks)
 {
   if (!c->trace)
     return 0;
-  /* Four chunks per rank of 4 MB (more than 8 ranks: 512 kB). Each chunk a
-   * rank fills costs a launcher wake-up and a write submission, tens of us
-   * taken from the ranks on a 2-core machine (with 200 kB chunks a 4 MiB
-   * ring allreduce ran 1.6-1.9x slower traced), so chunks are large. */
-  return cs_trace_ring_bytes(nranks <= 8 ? CS_TRACE_CHUNK_REC : CS_TRACE_CHUNK_REC_MANY);
+  return cs_trace_ring_bytes(cs_trace_chunk_rec(nranks));
 }
 
 int cs_cli_trace_open(const char *cmd, cs_cli_common_t *c,
