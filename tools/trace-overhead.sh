@@ -54,10 +54,18 @@ printf '%12s %10s %14s %14s %8s %12s\n' count "bytes/rank" "untraced us" "traced
 for c in $sizes; do
   iters=$(( 50 * 262144 / c )); [ "$iters" -lt 5 ] && iters=5
   : > "$tmp/u"; : > "$tmp/t"
-  for _ in $(seq "$pairs"); do
-    "$bin" run --algo "$algo" --ranks "$ranks" --count "$c" --iters "$iters" | per_call >> "$tmp/u"
-    "$bin" run --algo "$algo" --ranks "$ranks" --count "$c" --iters "$iters" \
-      --trace "$tmp/t.cstrace" | per_call >> "$tmp/t"
+  for k in $(seq "$pairs"); do
+    # Untraced first in odd pairs, traced first in even ones: neither
+    # always runs right after the other.
+    for which in $([ $((k % 2)) = 1 ] && echo "u t" || echo "t u"); do
+      if [ "$which" = u ]; then
+        "$bin" run --algo "$algo" --ranks "$ranks" --count "$c" --iters "$iters" | per_call >> "$tmp/u"
+      else
+        "$bin" run --algo "$algo" --ranks "$ranks" --count "$c" --iters "$iters" \
+          --trace "$tmp/t.cstrace" | per_call >> "$tmp/t"
+        rm -f "$tmp/t.cstrace"
+      fi
+    done
   done
   u=$(median < "$tmp/u") t=$(median < "$tmp/t")
   p=$(paste "$tmp/u" "$tmp/t" | awk '{print $2 / $1}' | median)
