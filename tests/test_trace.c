@@ -1126,7 +1126,7 @@ Test(trace, reader_refuses_corrupt_files_with_one_line_and_never_crashes,
     expect_refused(&fz, b, size, rc_cases[c].what, rc_cases[c].needle);
     expect_refused(&fz, b, size, rc_cases[c].what, "corrupt record");
   }
-  /* Records out of order are fine (the file is in drain order); the same
+  /* Records out of order are fine (the file is in write order); the same
    * record twice is not. */
   memcpy(b, orig, size);
   cs_trace_rec_t tmp = *rec_at(b, 1);
