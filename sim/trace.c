@@ -357,44 +357,91 @@ SAME_PLACE(phys, slot);
  * batch is checksummed. Records are sealed in the rank: the launcher never
  * reads a record, it only writes chunks. */
 static inline __attribute__((always_inline)) void
-append(cs_world_t *w, cs_trace_ring_t *r, int in_launcher, uint32_t rank,
-       uint32_t kind, const cs_event_t *ev, uint64_t seq, int32_t value,
-       int32_t observed, uint32_t opcmp, uint32_t phase, uint32_t round,
-       uint32_t step)
+fill(cs_trace_rec_t *x, uint64_t t, uint32_t rank, uint32_t kind,
+     const cs_event_t *ev, uint64_t seq, int32_t value, int32_t observed,
+     uint32_t opcmp, uint32_t phase, uint32_t round, uint32_t step)
 {
-  uint64_t h = r->head;
-  if (__builtin_expect(h == r->end, 0) && next_chunk(w, r, in_launcher) < 0)
-    return;
-  cs_trace_rec_t *x = slot_rec(r, r->cur) + (h + r->chunk_rec - r->end);
   uint64_t w4 = rank | (uint64_t)ev->peer << 32;
   uint64_t w7 = (uint32_t)value | (uint64_t)(uint32_t)observed << 32;
   uint64_t w8 = (kind & 0xffff) | (opcmp & 0xff) << 16 | (phase & 0xff) << 24 |
                 (uint64_t)round << 32;
   x->seq = seq;
-  x->t_ns = rec_clock(r);
+  x->t_ns = t;
   memcpy(&x->elem_off, &ev->elem_off, 16);
   memcpy(&x->rank, &w4, 8);
   memcpy(&x->slot, &ev->slot, 16);
   memcpy(&x->value, &w7, 8);
   memcpy(&x->kind, &w8, 8);
-  x->step = step;
-  x->checksum = 0;
+  x->step = step; /* the checksum comes with its batch (seal_upto) */
+}
+
+/* Appends one record to ring r, its position from the ring's header: the
+ * launcher's dma-land records, and a rank's in controlled mode (where the
+ * two alternate). */
+static void append(cs_world_t *w, cs_trace_ring_t *r, int in_launcher,
+                   uint32_t rank, uint32_t kind, const cs_event_t *ev,
+                   uint64_t seq, int32_t value, int32_t observed, uint32_t opcmp,
+                   uint32_t phase, uint32_t round, uint32_t step)
+{
+  uint64_t h = r->head;
+  if (h == r->end && next_chunk(w, r, in_launcher) < 0)
+    return;
+  fill(slot_rec(r, r->cur) + (h + r->chunk_rec - r->end), rec_clock(r), rank,
+       kind, ev, seq, value, observed, opcmp, phase, round, step);
   __atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
-  if (__builtin_expect((h + 1) % SEAL_BATCH == 0, 0))
+  if ((h + 1) % SEAL_BATCH == 0)
     seal_upto(r, h + 1);
 }
 
-/* This process's rank ring (each rank is its own process). */
+/* In free mode a rank is its ring's only writer, so it keeps its place in
+ * process memory (each rank is its own process): the next record, the
+ * records left in the chunk, the head, the clock's origin. */
 static cs_trace_ring_t *my_ring;
+static cs_trace_rec_t *my_next;
+static uint64_t my_left, my_head, my_tsc0;
+static int my_tsc;
+
+static __attribute__((noinline)) int rank_resync(cs_dev_t *d)
+{
+  if (!my_ring) {
+    my_ring = ring_of(d->world, d->rank);
+    my_tsc = (int)my_ring->use_tsc;
+    my_tsc0 = my_ring->start_tsc;
+  }
+  cs_trace_ring_t *r = my_ring;
+  my_head = r->head;
+  if (my_head == r->end && next_chunk(d->world, r, 0) < 0)
+    return -1;
+  my_next = slot_rec(r, r->cur) + (my_head + r->chunk_rec - r->end);
+  my_left = r->end - my_head;
+  return 0;
+}
 
 static inline void rank_append(cs_dev_t *d, uint32_t kind, const cs_event_t *ev,
                                uint64_t seq, int32_t value, int32_t observed,
                                uint32_t flags)
 {
-  if (__builtin_expect(!my_ring, 0))
-    my_ring = ring_of(d->world, d->rank);
-  append(d->world, my_ring, 0, d->rank, kind, ev, seq, value, observed,
-         ev->opcmp | flags, d->tag_phase, d->tag_round, d->tag_step);
+  if (__builtin_expect(d->controlled, 0)) {
+    append(d->world, ring_of(d->world, d->rank), 0, d->rank, kind, ev, seq,
+           value, observed, ev->opcmp | flags, d->tag_phase, d->tag_round,
+           d->tag_step);
+    return;
+  }
+  if (__builtin_expect(my_left == 0, 0) && rank_resync(d) < 0)
+    return;
+  uint64_t t;
+#if defined(__x86_64__)
+  if (__builtin_expect(my_tsc, 1))
+    t = __rdtsc() - my_tsc0;
+  else
+#endif
+    t = rec_clock(my_ring);
+  fill(my_next++, t, d->rank, kind, ev, seq, value, observed, ev->opcmp | flags,
+       d->tag_phase, d->tag_round, d->tag_step);
+  my_left--;
+  __atomic_store_n(&my_ring->head, ++my_head, __ATOMIC_RELEASE);
+  if (__builtin_expect(my_head % SEAL_BATCH == 0, 0))
+    seal_upto(my_ring, my_head);
 }
 
 static int is_consumer(uint32_t kind)
