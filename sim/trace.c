@@ -395,19 +395,15 @@ static void append(cs_world_t *w, cs_trace_ring_t *r, int in_launcher,
 
 /* In free mode a rank is its ring's only writer, so it keeps its place in
  * process memory (each rank is its own process): the next record, the
- * records left in the chunk, the head, the clock's origin. */
+ * records left in the chunk, the head. */
 static cs_trace_ring_t *my_ring;
 static cs_trace_rec_t *my_next;
-static uint64_t my_left, my_head, my_tsc0;
-static int my_tsc;
+static uint64_t my_left, my_head;
 
 static __attribute__((noinline)) int rank_resync(cs_dev_t *d)
 {
-  if (!my_ring) {
+  if (!my_ring)
     my_ring = ring_of(d->world, d->rank);
-    my_tsc = (int)my_ring->use_tsc;
-    my_tsc0 = my_ring->start_tsc;
-  }
   cs_trace_ring_t *r = my_ring;
   my_head = r->head;
   if (my_head == r->end && next_chunk(d->world, r, 0) < 0)
@@ -429,14 +425,7 @@ static inline void rank_append(cs_dev_t *d, uint32_t kind, const cs_event_t *ev,
   }
   if (__builtin_expect(my_left == 0, 0) && rank_resync(d) < 0)
     return;
-  uint64_t t;
-#if defined(__x86_64__)
-  if (__builtin_expect(my_tsc, 1))
-    t = __rdtsc() - my_tsc0;
-  else
-#endif
-    t = rec_clock(my_ring);
-  fill(my_next++, t, d->rank, kind, ev, seq, value, observed, ev->opcmp | flags,
+  fill(my_next++, rec_clock(my_ring), d->rank, kind, ev, seq, value, observed, ev->opcmp | flags,
        d->tag_phase, d->tag_round, d->tag_step);
   my_left--;
   __atomic_store_n(&my_ring->head, ++my_head, __ATOMIC_RELEASE);
