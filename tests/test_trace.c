@@ -455,6 +455,24 @@ static void remote_load_bytes(const cs_trace_t *t, uint32_t esize, uint64_t *per
       per_rank[t->rec[i].rank] += (uint64_t)t->rec[i].valid * esize;
 }
 
+/* Traces a launch of fn on w into path (header th; failures reported to
+ * `report`), closes the trace — asserted clean — and destroys w. Returns
+ * cs_launch's result. */
+static int launch_traced(cs_world_t *w, const char *path, cs_trace_header_t *th,
+                         cs_rank_fn fn, void *arg, FILE *report)
+{
+  cs_tracer_t *tr;
+  cr_assert_eq(cs_tracer_open(&tr, path, th, w), 0);
+  int st[CS_MAX_RANKS];
+  cs_launch_opts_t lo = {.statuses = st, .report = report};
+  cs_tracer_launch_opts(tr, &lo);
+  cs_launch_result_t res;
+  int rc = cs_launch(w, fn, arg, &lo, &res);
+  cr_assert_eq(cs_tracer_close(tr, &res, st), 0);
+  cs_world_destroy(w);
+  return rc;
+}
+
 /* Rings far smaller than the run — 4 chunks of 256 records per rank, for
  * a run that records ~2300 per rank — so every rank hands over chunk after
  * chunk and waits for slots the launcher has not written yet: still no
@@ -477,15 +495,7 @@ Test(trace, small_rings_cycle_through_their_chunks_and_lose_nothing, .timeout = 
     cs_ar_fill(CS_FILL_ARANGE, &c, 1, k, cs_world_input(&w, k));
   cs_trace_header_t th = {.count = c.count, .algo = c.algo, .iters = c.iters,
                           .tile_bytes = c.tile_bytes};
-  cs_tracer_t *tr;
-  cr_assert_eq(cs_tracer_open(&tr, path, &th, &w), 0);
-  int st[2];
-  cs_launch_opts_t lo = {.statuses = st};
-  cs_tracer_launch_opts(tr, &lo);
-  cs_launch_result_t res;
-  cr_assert_eq(cs_launch(&w, cs_ar_rank_main, &c, &lo, &res), 0);
-  cr_assert_eq(cs_tracer_close(tr, &res, st), 0);
-  cs_world_destroy(&w);
+  cr_assert_eq(launch_traced(&w, path, &th, cs_ar_rank_main, &c, stderr), 0);
   cs_trace_t t;
   load_ok(path, &t);
   cr_assert_gt(t.n, 2 * 8 * 256, "%llu records: not several laps of the rings",
@@ -697,6 +707,17 @@ Test(trace, every_wait_end_sorts_after_the_notifies_it_observed, .timeout = 180)
 
 /* ------------------------------------------------------------ crashes */
 
+/* The device events `rank` completed, as recorded in t: its records but its
+ * wait-begins and the launcher's fault and abort records. */
+static uint64_t events_of(const cs_trace_t *t, uint32_t rank)
+{
+  uint64_t n = 0;
+  for (uint64_t i = 0; i < t->n; i++)
+    n += t->rec[i].rank == rank && t->rec[i].kind < CS_TR_FAULT &&
+         t->rec[i].kind != CS_TR_WAIT_BEGIN;
+  return n;
+}
+
 Test(trace, crashed_run_exits_3_and_its_trace_ends_with_the_fault, .timeout = 60)
 {
   char path[128];
@@ -715,12 +736,9 @@ Test(trace, crashed_run_exits_3_and_its_trace_ends_with_the_fault, .timeout = 60
   cr_assert_eq(fa->value, SIGSEGV);
   cr_assert_eq(fa->step, 1, "killed by a signal");
   cr_assert_eq(fa->observed, 20, "event index");
-  uint64_t faults = 0, r1 = 0;
-  for (uint64_t i = 0; i < t.n; i++) {
+  uint64_t faults = 0, r1 = events_of(&t, 1);
+  for (uint64_t i = 0; i < t.n; i++)
     faults += t.rec[i].kind == CS_TR_FAULT;
-    r1 += t.rec[i].rank == 1 && t.rec[i].kind < CS_TR_FAULT &&
-          t.rec[i].kind != CS_TR_WAIT_BEGIN;
-  }
   cr_assert_eq(faults, 1, "only the crashed rank has a fault record");
   /* Events 0..19 completed and were recorded; 20 struck at its start. */
   cr_assert_eq(r1, 20, "rank 1 recorded %llu events before event 20",
@@ -770,17 +788,9 @@ Test(trace, a_rank_that_records_after_an_abort_writes_each_chunk_once,
     cs_world_t w;
     cr_assert_eq(cs_world_create(&w, &l, 2, &wo), 0);
     cs_trace_header_t th = {.algo = 255};
-    cs_tracer_t *tr;
-    cr_assert_eq(cs_tracer_open(&tr, path, &th, &w), 0);
-    int st[2];
     FILE *rep = tmpfile();
-    cs_launch_opts_t lo = {.statuses = st, .report = rep};
-    cs_tracer_launch_opts(tr, &lo);
-    cs_launch_result_t res;
-    cr_assert_eq(cs_launch(&w, fence_past_abort, NULL, &lo, &res), 1);
+    cr_assert_eq(launch_traced(&w, path, &th, fence_past_abort, NULL, rep), 1);
     fclose(rep);
-    cr_assert_eq(cs_tracer_close(tr, &res, st), 0);
-    cs_world_destroy(&w);
     cs_trace_t t;
     load_ok(path, &t);
     const cs_trace_rec_t *ab = last_rec(&t);
@@ -812,10 +822,7 @@ Test(trace, crash_after_several_chunks_keeps_every_event_before_it, .timeout = 6
   cr_assert_eq(fa->kind, CS_TR_FAULT);
   cr_assert_eq(fa->rank, 1);
   cr_assert_eq(fa->observed, 120000, "event index");
-  uint64_t r1 = 0;
-  for (uint64_t i = 0; i < t.n; i++)
-    r1 += t.rec[i].rank == 1 && t.rec[i].kind < CS_TR_FAULT &&
-          t.rec[i].kind != CS_TR_WAIT_BEGIN;
+  uint64_t r1 = events_of(&t, 1);
   cr_assert_gt(120000, 2 * cs_trace_chunk_rec(2), "not several chunks");
   cr_assert_eq(r1, 120000, "rank 1 recorded %llu events before event 120000",
                (unsigned long long)r1);
