@@ -515,7 +515,8 @@ struct cs_tracer {
   uint64_t *off;      /* per chunk: file offset of its write in flight */
   uint32_t  inflight; /* writes submitted, completion not reaped */
   uint32_t  depth;    /* io_uring entries: at most this many in flight */
-  int       sync_only; /* io_uring failed: plain pwrite from then on */
+  int       have_ring; /* the io_uring was set up (queue_exit at close) */
+  int       sync_only; /* no io_uring, or it failed: pwrite from then on */
   uint64_t  pos;      /* end of the file so far */
   int       err;      /* first write error, -errno */
 };
@@ -553,14 +554,30 @@ static uint8_t *chunk_mem(cs_tracer_t *t, uint32_t c)
   return (uint8_t *)slot_rec(ring_of(t->w, c / CS_TRACE_CHUNKS), c % CS_TRACE_CHUNKS);
 }
 
-/* Writes chunk c from byte `done` on synchronously, through the page cache:
- * the rest of a short write, or a chunk the file system would not take
- * with O_DIRECT. */
+/* Writes chunk c from byte `done` on synchronously: the rest of a short
+ * write, a chunk io_uring could not take, or every chunk when io_uring is
+ * unavailable. Straight from the shared memory while the file takes
+ * O_DIRECT, else (or once a direct write is refused) through the page
+ * cache. */
 static void write_sync(cs_tracer_t *t, uint32_t c, uint64_t done)
 {
-  buffered(t);
-  int rc = pwrite_all(t->fd, chunk_mem(t, c) + done, t->chunk_bytes - done,
-                      t->off[c] + done);
+  const uint8_t *p = chunk_mem(t, c);
+  int rc = 0;
+  while (t->direct && done < t->chunk_bytes && done % DIO_ALIGN == 0) {
+    ssize_t k = pwrite(t->fd, p + done, t->chunk_bytes - done,
+                       (off_t)(t->off[c] + done));
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0) {
+      rc = k < 0 ? -errno : -EIO;
+      break;
+    }
+    done += (uint64_t)k;
+  }
+  if (done < t->chunk_bytes && (rc == 0 || rc == -EINVAL)) {
+    buffered(t); /* refused (EINVAL) or a short write left an unaligned rest */
+    rc = pwrite_all(t->fd, p + done, t->chunk_bytes - done, t->off[c] + done);
+  }
   if (rc < 0 && !t->err)
     t->err = rc;
 }
@@ -742,9 +759,12 @@ int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
     for (uint64_t o = 0; o < bytes; o += 4096)
       (void)p[o];
   }
+  /* Without io_uring (a container's seccomp profile or the
+   * kernel.io_uring_disabled sysctl refuses it) the launcher writes each
+   * full chunk itself with pwrite: the same file, more launcher time. */
   t->depth = t->nchunk < 256 ? t->nchunk : 256;
-  if ((err = io_uring_queue_init(t->depth, &t->ring, 0)) < 0)
-    goto err_free;
+  t->have_ring = io_uring_queue_init(t->depth, &t->ring, 0) == 0;
+  t->sync_only = !t->have_ring;
   /* Unlink on failure only what this call created: never a file (or a
    * device such as /dev/full) that was there before. */
   t->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -807,7 +827,8 @@ err_close:
   if (t->created)
     unlink(path);
 err_ring:
-  io_uring_queue_exit(&t->ring);
+  if (t->have_ring)
+    io_uring_queue_exit(&t->ring);
 err_free:
   free(t->was_direct);
   free(t->off);
@@ -930,7 +951,8 @@ int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
 #endif
   if (close(t->fd) < 0 && !err)
     err = -errno;
-  io_uring_queue_exit(&t->ring);
+  if (t->have_ring)
+    io_uring_queue_exit(&t->ring);
   if (launcher_tracer == t)
     launcher_tracer = NULL;
   free(t->was_direct);

@@ -3,10 +3,18 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,7 +35,74 @@ static void slurp(int fd, char *buf, size_t cap)
   close(fd);
 }
 
+#if defined(__x86_64__)
+#define NATIVE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/* In the child, before exec: a seccomp filter that refuses what `deny`
+ * names the way the real refusals look: io_uring_setup fails with EPERM
+ * (Docker's default profile, kernel.io_uring_disabled), and setting
+ * O_DIRECT with fcntl or open fails with EINVAL (a file system without
+ * direct I/O). Then checks that the refusals are in force (a filter that
+ * did not apply would make the test prove nothing): exit 126 if not. */
+static void apply_deny(int deny)
+{
+  if (!deny)
+    return;
+#ifdef NATIVE_ARCH
+#define LD_(f) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, f))
+#define ARG_LO(i) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[i]))
+#define RET_(v) BPF_STMT(BPF_RET | BPF_K, (v))
+  uint32_t ring = deny & CS_DENY_IO_URING ? __NR_io_uring_setup : UINT32_MAX;
+  uint32_t dio = deny & CS_DENY_O_DIRECT ? O_DIRECT : 0;
+  struct sock_filter f[] = {
+    LD_(arch),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0),
+    RET_(SECCOMP_RET_ALLOW),
+    LD_(nr),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ring, 0, 1),           /* 4 */
+    RET_(SECCOMP_RET_ERRNO | EPERM),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_fcntl, 0, 4),     /* 6 */
+    ARG_LO(1),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETFL, 0, 7),
+    ARG_LO(2),
+    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, dio, 4, 5),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 0, 4),    /* 11 */
+    ARG_LO(2),
+    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, dio, 0, 2),
+    RET_(SECCOMP_RET_ERRNO | EINVAL),                         /* 14 */
+    RET_(SECCOMP_RET_ERRNO | EINVAL),
+    RET_(SECCOMP_RET_ALLOW),                                  /* 16 */
+  };
+  struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+      prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+    _exit(126);
+  if (deny & CS_DENY_IO_URING) {
+    char params[120] = {0}; /* struct io_uring_params */
+    if (syscall(__NR_io_uring_setup, 1, params) != -1 || errno != EPERM)
+      _exit(126);
+  }
+  if (deny & CS_DENY_O_DIRECT) {
+    int fd = open("/proc/self/exe", O_RDONLY);
+    if (fd < 0 || fcntl(fd, F_SETFL, O_DIRECT) != -1 || errno != EINVAL)
+      _exit(126);
+    close(fd);
+  }
+#else
+  _exit(126);
+#endif
+}
+
 void run_argv(cli_out_t *r, double timeout_s, char *const args[])
+{
+  run_argv_denied(r, timeout_s, 0, args);
+}
+
+void run_argv_denied(cli_out_t *r, double timeout_s, int deny,
+                     char *const args[])
 {
   const char *bin = bin_path();
   char *argv[64] = {(char *)bin};
@@ -47,6 +122,7 @@ void run_argv(cli_out_t *r, double timeout_s, char *const args[])
   if (pid == 0) {
     dup2(fo, 1);
     dup2(fe, 2);
+    apply_deny(deny);
     execv(bin, argv);
     _exit(127);
   }

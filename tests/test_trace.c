@@ -1244,6 +1244,59 @@ Test(trace, unwritable_target_gets_one_line_and_is_not_deleted, .timeout = 60)
   unlink(link);
 }
 
+/* Where io_uring is refused (Docker's default seccomp profile, the
+ * kernel.io_uring_disabled sysctl) or the file system refuses O_DIRECT,
+ * or both, a traced run still succeeds and writes the same trace: several
+ * chunks per rank written while the run goes (so through the fallback),
+ * every rank's remote loads equal to the ring's 2(N-1)/N*S per call, and
+ * per rank the same number of events of every kind as with nothing
+ * refused (wait-begin aside: whether a wait blocks is timing). The
+ * refusals are real kernel refusals, from a seccomp filter on the run. */
+Test(trace, runs_without_io_uring_or_o_direct_write_the_same_trace,
+     .timeout = 240)
+{
+  static const int modes[] = {0, CS_DENY_IO_URING, CS_DENY_O_DIRECT,
+                              CS_DENY_IO_URING | CS_DENY_O_DIRECT};
+  uint64_t base[2][CS_TR_ABORT + 1] = {{0}};
+  for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+    char path[128];
+    tmp_path(path, sizeof(path), "denied.cstrace");
+    char *args[] = {"run", "--algo", "ring", "--ranks", "2", "--count", "262144",
+                    "--iters", "200", "--trace", path, NULL};
+    run_argv_denied(&r, 120, modes[m], args);
+    cr_assert_neq(r.status, 126, "mode %d: the seccomp filter did not apply", modes[m]);
+    cr_assert_eq(r.status, 0, "mode %d: exit %d: %s", modes[m], r.status, r.err);
+    cs_trace_t t;
+    load_ok(path, &t);
+    uint64_t n[2][CS_TR_ABORT + 1] = {{0}}, per_rank[2] = {0, 0};
+    for (uint64_t i = 0; i < t.n; i++) {
+      cr_assert(t.rec[i].rank < 2 && t.rec[i].kind <= CS_TR_ABORT);
+      per_rank[t.rec[i].rank]++;
+      if (t.rec[i].kind != CS_TR_WAIT_BEGIN)
+        n[t.rec[i].rank][t.rec[i].kind]++;
+    }
+    cs_trace_free(&t);
+    for (int k = 0; k < 2; k++)
+      cr_assert_gt(per_rank[k], 2 * cs_trace_chunk_rec(2), "mode %d rank %d: "
+                   "%llu records, not several chunks", modes[m], k,
+                   (unsigned long long)per_rank[k]);
+    if (m == 0)
+      memcpy(base, n, sizeof(n));
+    else
+      for (int k = 0; k < 2; k++)
+        for (int kind = 0; kind <= CS_TR_ABORT; kind++)
+          cr_assert_eq(n[k][kind], base[k][kind], "mode %d rank %d: %llu %s "
+                       "events, %llu with nothing refused", modes[m], k,
+                       (unsigned long long)n[k][kind], cs_trace_kind_name(kind),
+                       (unsigned long long)base[k][kind]);
+    run_cli(&r, 60, "trace", "--stats", path, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "verdict: every rank matches 2(N-1)/N*S"), "mode %d: %s",
+              modes[m], r.out);
+    unlink(path);
+  }
+}
+
 /* Versions 1 and 2 had a 1024-byte header block (no padding); version 1
  * also stored times in ns, with zero at byte 88. The version-3 sample
  * rewritten in each older layout — padding dropped, for version 1 the times
