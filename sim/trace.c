@@ -856,6 +856,14 @@ void cs_tracer_drain(void *arg)
   }
 }
 
+uint64_t cs_tracer_records(const cs_tracer_t *t)
+{
+  uint64_t n = 0;
+  for (uint32_t r = 0; r < t->w->ctl->nranks; r++)
+    n += __atomic_load_n(&ring_of(t->w, r)->head, __ATOMIC_ACQUIRE);
+  return n;
+}
+
 void cs_tracer_launch_opts(cs_tracer_t *t, cs_launch_opts_t *o)
 {
   /* Doorbells go to this process, which must be the one that calls

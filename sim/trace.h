@@ -194,6 +194,9 @@ void cs_tracer_drain(void *tracer);
 int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
                     const int *statuses);
 
+/* Records the ranks have appended so far, all ranks (after the launch:
+ * every record of the run but the launcher's fault/abort ones). */
+uint64_t cs_tracer_records(const cs_tracer_t *t);
 /* Sets the launch options that make a run record into `t`; the process
  * that calls this must be the one that calls cs_launch (the ranks ring its
  * doorbell, CS_LAUNCH_DOORBELL). */

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -249,8 +250,74 @@ Test(bench, bad_flags_get_one_line_and_exit_2, .timeout = 60)
   expect_usage("unexpected argument 'extra'", "extra", NULL, NULL, NULL);
   expect_usage("rank 5 is not accepted", "--fault", "5:segv", NULL, NULL);
   expect_usage("--timeout '0'", "--timeout", "0", NULL, NULL);
+  expect_usage("--trace is not accepted: a sweep is many runs", "--trace",
+               "/tmp/collsim-test-bench-never.cstrace", NULL, NULL);
+  cr_assert_neq(access("/tmp/collsim-test-bench-never.cstrace", F_OK), 0);
+  expect_usage("-n 1 is not accepted with --trace-cost", "--trace-cost", "-n",
+               "1", NULL);
+  setenv("TMPDIR", "/nonexistent-collsim-dir", 1);
+  expect_usage("--trace-cost: cannot create a temporary trace in "
+               "'/nonexistent-collsim-dir' (TMPDIR): No such file or directory",
+               "--trace-cost", "-e", "1K", NULL);
+  unsetenv("TMPDIR");
   /* 2 windows of 64G plus staging fit in no test machine's /dev/shm. */
   expect_usage("does not fit", "-b", "64G", "-e", "64G");
+}
+
+/* --trace-cost: the CSV gains traced_us, trace_ratio (= traced_us /
+ * time_us), events_per_call and records; exactly the traced calls were
+ * recorded (timed calls 1, 2, 5, 6 of 0..7, warm-up call 1 of 0..1, the
+ * checked call, and the one stage-in: between the 4 timed traced calls'
+ * worth of records and all 11 calls' worth, with wait-begin records at most
+ * one per wait); the temporary trace is gone afterwards. */
+Test(bench, trace_cost_times_traced_calls_beside_untraced_ones, .timeout = 120)
+{
+  char dir[] = "/tmp/collsim-test-bench-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  setenv("TMPDIR", dir, 1);
+  run_cli(&r, 60, "bench", "--trace-cost", "--csv", "--ranks", "3", "-b", "64K",
+          "-e", "256K", "--algo", "all", "-n", "8", "-w", "2", NULL);
+  unsetenv("TMPDIR");
+  int left = 0;
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+    left += e->d_name[0] != '.';
+  closedir(d);
+  rmdir(dir);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert_eq(left, 0, "%d temporary file(s) left in %s", left, dir);
+  const char *hdr = "size,count,type,redop,algo,ranks,time_us,algbw_gbps,"
+                    "busbw_gbps,wrong,traced_us,trace_ratio,events_per_call,records\n";
+  cr_assert(strncmp(r.out, hdr, strlen(hdr)) == 0, "%s", r.out);
+  int rows = 0;
+  for (const char *p = strchr(r.out, '\n') + 1; *p; p = strchr(p, '\n') + 1) {
+    unsigned long long size, count, events, records;
+    char type[8], redop[8], algo[8];
+    int ranks, wrong;
+    double us, algbw, busbw, traced, ratio;
+    int got = sscanf(p, "%llu,%llu,%7[^,],%7[^,],%7[^,],%d,%lf,%lf,%lf,%d,%lf,%lf,%llu,%llu",
+                     &size, &count, type, redop, algo, &ranks, &us, &algbw, &busbw,
+                     &wrong, &traced, &ratio, &events, &records);
+    cr_assert_eq(got, 14, "bad row: %.200s", p);
+    cr_assert_eq(wrong, 0, "%.200s", p);
+    cr_assert(us > 0 && traced > 0);
+    cr_assert(fabs(ratio - traced / us) <= 1e-3 * ratio + 1e-4, "ratio %f, "
+              "%f / %f", ratio, traced, us);
+    cr_assert_gt(events, 0);
+    cr_assert_geq(records, 4 * events * 3, "%s: %llu records, %llu events per "
+                  "call: the traced calls were not all recorded", algo, records, events);
+    cr_assert_lt(records, 11 * events * 3, "%s: %llu records, %llu events per "
+                 "call: the untraced calls were recorded too", algo, records, events);
+    rows++;
+  }
+  cr_assert_eq(rows, 2 * 3, "%s", r.out);
+
+  run_cli(&r, 60, "bench", "--trace-cost", "-b", "64K", "-e", "64K", "--algo",
+          "ring", "-n", "4", "-w", "0", NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "traced(us)   ratio  ns/event"), "%s", r.out);
+  cr_assert(strstr(r.out, "untraced median (2 calls), traced(us) the traced "
+                   "median (2)"), "%s", r.out);
 }
 
 Test(bench, fault_aborts_the_sweep_with_exit_3, .timeout = 60)
@@ -269,10 +336,11 @@ Test(bench, help_lists_the_flags_and_the_subcommand_is_registered)
   static const char *flags[] = {"-b, --minbytes", "-e, --maxbytes", "-f,",
                                 "-n, --iters", "-w,", "-c, --check", "-d,",
                                 "-o,", "--ranks N", "--algo A", "--csv",
-                                "--staging", "--tile-bytes", "--fault",
-                                "--timeout", "Exit status"};
+                                "--staging", "--tile-bytes", "--trace-cost",
+                                "--fault", "--timeout", "Exit status"};
   for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
     cr_assert(strstr(r.out, flags[i]), "'%s' missing from help", flags[i]);
+  cr_assert_null(strstr(r.out, "--trace FILE"), "bench takes no --trace FILE");
   run_cli(&r, 10, "--help", NULL);
   cr_assert(strstr(r.out, "  bench "), "%s", r.out);
   run_cli(&r, 10, "help", "bench", NULL);

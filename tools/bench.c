@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -41,8 +42,8 @@ static const char bench_help[] =
     "                     [-w WARMUP] [-c 0|1] [-d fp32|fp16|bf16]\n"
     "                     [-o sum|max|min|prod] [--ranks N]\n"
     "                     [--algo mesh|ring|host|all] [--csv] [--staging]\n"
-    "                     [--tile-bytes B] [--fault RANK:KIND[:EVENT]]\n"
-    "                     [--timeout SECONDS]\n"
+    "                     [--tile-bytes B] [--trace-cost]\n"
+    "                     [--fault RANK:KIND[:EVENT]] [--timeout SECONDS]\n"
     "\n"
     "Times the allreduce of PyPTO PR #2161 on N forked rank processes and\n"
     "prints the nccl-tests table: one row per size and algorithm with size,\n"
@@ -78,7 +79,22 @@ static const char bench_help[] =
     "                    (wrong is empty with -c 0)\n"
     "  --staging         include stage-in and stage-out in the timed region\n"
     "  --tile-bytes B    UB tile size (default 16384, the reference's)\n"
-    CS_CLI_COMMON_HELP
+    "  --trace-cost      what recording costs (see 'collsim run --trace'):\n"
+    "                    in every launch the calls alternate untraced and\n"
+    "                    traced (U T T U U T T U ...; the traced ones are\n"
+    "                    recorded to a temporary file under $TMPDIR or /tmp,\n"
+    "                    deleted after); time(us) is then the untraced\n"
+    "                    median, and two columns follow: traced(us), the\n"
+    "                    traced median, ratio, traced / untraced, and\n"
+    "                    ns/event, the difference over the device events\n"
+    "                    of a call (the most of any rank). CSV adds\n"
+    "                    traced_us,trace_ratio,events_per_call,records\n"
+    "                    (records: all the ranks wrote in the launch).\n"
+    "                    Side by side in one run, so machine drift cancels;\n"
+    "                    -n 20 or more. Each traced call's events are\n"
+    "                    recorded whole; the launcher's writes may spill\n"
+    "                    into the untraced call after it\n"
+    CS_CLI_FAULT_TIMEOUT_HELP
     "\n"
     "A progress line goes to stderr while it is a terminal.\n"
     "\n"
@@ -89,7 +105,8 @@ static const char bench_help[] =
 #define BENCH_MAX_BYTES (1ull << 36) /* 64G per rank: beyond any window */
 #define BENCH_SEED 1u
 
-enum { OPT_RANKS = 2000, OPT_ALGO, OPT_CSV, OPT_STAGING, OPT_TILE };
+enum { OPT_RANKS = 2000, OPT_ALGO, OPT_CSV, OPT_STAGING, OPT_TILE,
+       OPT_TRACE_COST };
 
 typedef struct bench_opts {
   uint64_t   minbytes, maxbytes; /* bytes per rank, as given */
@@ -101,6 +118,7 @@ typedef struct bench_opts {
   uint32_t   nranks;
   int        algo;       /* cs_algo_t, or -1 = all */
   int        csv, staging;
+  int        trace_cost; /* alternate untraced and traced calls */
   uint32_t   tile_bytes;
   cs_cli_common_t com;
 } bench_opts_t;
@@ -111,14 +129,28 @@ typedef struct bench_job {
   cs_ar_cfg_t cfg;
   uint32_t    warmup, iters;
   int         staging, check;
-  uint64_t    ns_off; /* bytes: output buffer start -> per-call times (ns) */
+  int         alt;    /* --trace-cost: timed call k traced iff call_traced(k) */
+  uint64_t    ns_off; /* bytes: output buffer start -> per-call times (ns),
+                         then (--trace-cost) the device events of the rank's
+                         last traced timed call */
 } bench_job_t;
+
+/* --trace-cost: untraced, traced, traced, untraced, then again, so that
+ * neither kind always follows the other. */
+static int call_traced(uint32_t k)
+{
+  return (k + 1) / 2 % 2;
+}
 
 /* One row of the table. */
 typedef struct bench_row {
   uint64_t  bytes, count;
   cs_algo_t algo;
   double    us, algbw, busbw; /* time per call; GB/s */
+  double    us_traced;        /* --trace-cost: traced calls' median */
+  uint64_t  events;           /* --trace-cost: a traced call's events, most
+                                 of any rank */
+  uint64_t  records;          /* --trace-cost: records the ranks wrote */
   int64_t   wrong;            /* elements; -1 = not checked */
 } bench_row_t;
 
@@ -178,6 +210,7 @@ static int parse(int argc, char **argv, bench_opts_t *o)
       {"csv", no_argument, 0, OPT_CSV},
       {"staging", no_argument, 0, OPT_STAGING},
       {"tile-bytes", required_argument, 0, OPT_TILE},
+      {"trace-cost", no_argument, 0, OPT_TRACE_COST},
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
@@ -239,6 +272,7 @@ static int parse(int argc, char **argv, bench_opts_t *o)
       break;
     case OPT_CSV: o->csv = 1; break;
     case OPT_STAGING: o->staging = 1; break;
+    case OPT_TRACE_COST: o->trace_cost = 1; break;
     case OPT_TILE:
       if (cs_cli_u32("bench", "--tile-bytes", optarg, 1024, 1u << 24,
                      &o->tile_bytes) < 0)
@@ -264,6 +298,17 @@ static int parse(int argc, char **argv, bench_opts_t *o)
   }
   if (optind < argc) {
     cs_cli_error("bench", "unexpected argument '%s'", argv[optind]);
+    return -1;
+  }
+  if (o->trace_cost && o->iters < 2) {
+    cs_cli_error("bench", "-n %u is not accepted with --trace-cost: expected at "
+                 "least 2 timed calls (half of them traced)", o->iters);
+    return -1;
+  }
+  if (o->com.trace) {
+    cs_cli_error("bench", "--trace is not accepted: a sweep is many runs; "
+                 "record one with 'collsim run --trace FILE', or time "
+                 "tracing with 'collsim bench --trace-cost'");
     return -1;
   }
   if (o->maxbytes < o->minbytes) {
@@ -293,11 +338,14 @@ static int bench_rank(cs_dev_t *d, void *arg)
   const uint8_t *in = cs_world_input(d->world, d->rank);
   uint8_t *out = cs_world_output(d->world, d->rank);
   uint64_t *ns = (uint64_t *)(out + j->ns_off);
+  const cs_dev_hooks_t *hooks = d->hooks;
 
   if (!j->staging)
     cs_ar_stage_in(d, c, &t, in);
   for (uint32_t k = 0; k < j->warmup + j->iters; k++) {
-    uint64_t t0 = cs_now_ns();
+    if (j->alt) /* every rank switches at the same call */
+      d->hooks = call_traced(k < j->warmup ? k : k - j->warmup) ? hooks : NULL;
+    uint64_t t0 = cs_now_ns(), e0 = d->nevents;
     if (j->staging)
       cs_ar_stage_in(d, c, &t, in);
     cs_allreduce(d, c, &t);
@@ -306,7 +354,10 @@ static int bench_rank(cs_dev_t *d, void *arg)
     uint64_t dt = cs_now_ns() - t0;
     if (k >= j->warmup)
       ns[k - j->warmup] = dt;
+    if (j->alt && k >= j->warmup && d->hooks)
+      ns[j->iters] = d->nevents - e0;
   }
+  d->hooks = hooks;
   /* The checked call works on the original inputs: the timed calls have
    * reduced the already-reduced data over and over. */
   if (j->check && !j->staging) {
@@ -413,6 +464,54 @@ static void fill_inputs(const bench_opts_t *o, uint64_t count, uint8_t *inputs)
     cs_ar_fill(CS_FILL_RANDOM, &c, BENCH_SEED, r, inputs + r * bytes);
 }
 
+/* Trace ring bytes per rank: only with --trace-cost. */
+static uint64_t bench_trace_bytes(const bench_opts_t *o)
+{
+  return o->trace_cost ? cs_trace_ring_bytes(cs_trace_chunk_rec(o->nranks)) : 0;
+}
+
+/* Creates a new empty temporary file for --trace-cost under $TMPDIR or
+ * /tmp (its name in path). Returns 0, or -1 after one line. */
+static int bench_tmp_file(char *path, size_t cap)
+{
+  const char *dir = getenv("TMPDIR");
+  if (!dir || !*dir)
+    dir = "/tmp";
+  snprintf(path, cap, "%s/collsim-bench-trace-XXXXXX", dir);
+  int fd = mkstemp(path);
+  if (fd < 0) {
+    cs_cli_error("bench", "--trace-cost: cannot create a temporary trace in "
+                 "'%s' (TMPDIR): %s", dir, strerror(errno));
+    return -1;
+  }
+  close(fd);
+  return 0;
+}
+
+/* --trace-cost: records the traced calls of this launch to a new temporary
+ * file (its name in path; the caller unlinks it after closing). Returns 0,
+ * or -1 after one line. */
+static int bench_trace_open(const bench_opts_t *o, const cs_ar_cfg_t *c,
+                            cs_cli_common_t *com, char *path, size_t cap,
+                            cs_world_t *w, cs_launch_opts_t *lo)
+{
+  if (bench_tmp_file(path, cap) < 0)
+    return -1;
+  cs_trace_header_t th = {.count = c->count, .algo = c->algo, .dtype = c->dtype,
+                          .op = c->op, .fill = CS_FILL_RANDOM, .seed = BENCH_SEED,
+                          .tile_bytes = c->tile_bytes,
+                          .iters = o->warmup + o->iters + (o->check && !o->staging),
+                          .fault_kind = o->com.has_fault ? o->com.fault.kind : 0,
+                          .fault_rank = o->com.fault.rank,
+                          .fault_event = o->com.fault.event};
+  com->trace = path;
+  if (cs_cli_trace_open("bench", com, &th, w, lo) < 0) {
+    unlink(path);
+    return -1;
+  }
+  return 0;
+}
+
 /* Runs one (size, algorithm): world, launch, times, check. Returns an exit
  * code (CS_EXIT_OK with the row filled, or USAGE/ABORTED after a message);
  * *signals_left counts signal cells not back to 0 after the last call. */
@@ -426,7 +525,8 @@ static int bench_one(const bench_opts_t *o, cs_algo_t algo, uint64_t count,
       .cfg = {.algo = algo, .dtype = o->dtype, .op = o->op, .nranks = n,
               .count = count, .tile_bytes = o->tile_bytes, .iters = 1},
       .warmup = o->warmup, .iters = o->iters, .staging = o->staging,
-      .check = (int)o->check, .ns_off = cs_ceil_to(bytes, 64)};
+      .check = (int)o->check, .alt = o->trace_cost,
+      .ns_off = cs_ceil_to(bytes, 64)};
   char why[256] = "";
   if (cs_ar_check(&j.cfg, why, sizeof(why)) < 0) {
     cs_cli_error("bench", "%s", why);
@@ -434,8 +534,9 @@ static int bench_one(const bench_opts_t *o, cs_algo_t algo, uint64_t count,
   }
   cs_layout_t l;
   cs_world_t w;
-  cs_world_opts_t wo = {.io_bytes = j.ns_off + 8ull * o->iters,
-                        .timeout_ns = o->com.timeout_ns};
+  cs_world_opts_t wo = {.io_bytes = j.ns_off + 8ull * o->iters + 8,
+                        .timeout_ns = o->com.timeout_ns,
+                        .trace_bytes = bench_trace_bytes(o)};
   int rc;
   if ((rc = cs_ar_layout(&j.cfg, &l)) < 0 ||
       (rc = cs_world_create(&w, &l, n, &wo)) < 0) {
@@ -450,31 +551,66 @@ static int bench_one(const bench_opts_t *o, cs_algo_t algo, uint64_t count,
     memcpy(cs_world_input(&w, r), inputs + r * bytes, bytes);
 
   cs_launch_opts_t lo = {.fault = o->com.fault};
-  rc = cs_launch(&w, bench_rank, &j, &lo, NULL);
+  cs_cli_common_t com = {0};
+  char tpath[4096];
+  if (o->trace_cost &&
+      bench_trace_open(o, &j.cfg, &com, tpath, sizeof(tpath), &w, &lo) < 0) {
+    cs_world_destroy(&w);
+    return CS_EXIT_USAGE;
+  }
+  cs_launch_result_t res = {0};
+  rc = cs_launch(&w, bench_rank, &j, &lo, &res);
   int code = cs_cli_launch_exit("bench", rc);
+  if (o->trace_cost) {
+    row->records = cs_tracer_records(com.tracer);
+    if (cs_cli_trace_close("bench", &com, rc < 0 ? NULL : &res) < 0 &&
+        code == CS_EXIT_OK)
+      code = CS_EXIT_ABORTED;
+    unlink(tpath);
+  }
   if (code != CS_EXIT_OK) {
     cs_world_destroy(&w);
     return code;
   }
 
-  /* Time of call k: the slowest rank's; then the median over k. */
+  /* Time of call k: the slowest rank's; then the median over k (over the
+   * untraced and the traced calls apart with --trace-cost). */
   uint64_t *per = calloc(o->iters, sizeof(uint64_t));
-  if (!per) {
+  uint64_t *traced = calloc(o->iters, sizeof(uint64_t));
+  if (!per || !traced) {
+    free(per);
+    free(traced);
     cs_world_destroy(&w);
     cs_cli_error("bench", "out of memory");
     return CS_EXIT_ABORTED;
   }
-  for (uint32_t r = 0; r < n; r++) {
-    const uint64_t *ns = (const uint64_t *)(cs_world_output(&w, r) + j.ns_off);
-    for (uint32_t k = 0; k < o->iters; k++)
-      if (ns[k] > per[k])
-        per[k] = ns[k];
+  uint32_t nu = 0, nt = 0;
+  for (uint32_t k = 0; k < o->iters; k++) {
+    uint64_t slowest = 0;
+    for (uint32_t r = 0; r < n; r++) {
+      const uint64_t *ns = (const uint64_t *)(cs_world_output(&w, r) + j.ns_off);
+      if (ns[k] > slowest)
+        slowest = ns[k];
+    }
+    if (j.alt && call_traced(k))
+      traced[nt++] = slowest;
+    else
+      per[nu++] = slowest;
   }
-  qsort(per, o->iters, sizeof(uint64_t), cmp_u64);
-  uint64_t med = per[o->iters / 2];
+  qsort(per, nu, sizeof(uint64_t), cmp_u64);
+  qsort(traced, nt, sizeof(uint64_t), cmp_u64);
+  uint64_t med = nu ? per[nu / 2] : 0, med_t = nt ? traced[nt / 2] : 0;
   free(per);
+  free(traced);
   if (med == 0)
     med = 1;
+  row->us_traced = (double)med_t / 1e3;
+  row->events = 0;
+  for (uint32_t r = 0; j.alt && r < n; r++) {
+    const uint64_t *ns = (const uint64_t *)(cs_world_output(&w, r) + j.ns_off);
+    if (ns[o->iters] > row->events)
+      row->events = ns[o->iters];
+  }
   row->bytes = bytes;
   row->count = count;
   row->algo = algo;
@@ -537,10 +673,19 @@ static void print_header(const bench_opts_t *o, const int *algos, int skipped_ho
          sysconf(_SC_NPROCESSORS_ONLN),
          sysconf(_SC_NPROCESSORS_ONLN) == 1 ? "" : "s", cpu,
          cs_launch_spin_default(n));
+  if (o->trace_cost)
+    printf("# --trace-cost: the calls alternate untraced and traced (U T T U "
+           "...); time(us) is the\n# untraced median (%u calls), traced(us) "
+           "the traced median (%u), ratio traced / untraced,\n# ns/event "
+           "(traced - untraced) / device events per call and rank\n",
+           o->iters - o->iters / 2, o->iters / 2);
   printf("#\n");
-  printf("# %10s  %12s  %5s  %5s  %4s  %11s  %11s  %11s  %6s\n", "size",
+  printf("# %10s  %12s  %5s  %5s  %4s  %11s  %11s  %11s  %6s", "size",
          "count", "type", "redop", "algo", "time(us)", "algbw(GB/s)",
          "busbw(GB/s)", "#wrong");
+  if (o->trace_cost)
+    printf("  %10s  %6s  %8s", "traced(us)", "ratio", "ns/event");
+  printf("\n");
 }
 
 static void print_row(const bench_opts_t *o, const bench_row_t *r)
@@ -553,6 +698,9 @@ static void print_row(const bench_opts_t *o, const bench_row_t *r)
            r->busbw);
     if (r->wrong >= 0)
       printf("%lld", (long long)r->wrong);
+    if (o->trace_cost)
+      printf(",%.3f,%.4f,%llu,%llu", r->us_traced, r->us_traced / r->us,
+             (unsigned long long)r->events, (unsigned long long)r->records);
     printf("\n");
   } else {
     char wrong[24];
@@ -560,9 +708,13 @@ static void print_row(const bench_opts_t *o, const bench_row_t *r)
       snprintf(wrong, sizeof(wrong), "%lld", (long long)r->wrong);
     else
       snprintf(wrong, sizeof(wrong), "N/A");
-    printf("  %10llu  %12llu  %5s  %5s  %4s  %11.2f  %11.3f  %11.3f  %6s\n",
+    printf("  %10llu  %12llu  %5s  %5s  %4s  %11.2f  %11.3f  %11.3f  %6s",
            (unsigned long long)r->bytes, (unsigned long long)r->count, t, op, a,
            r->us, r->algbw, r->busbw, wrong);
+    if (o->trace_cost)
+      printf("  %10.2f  %5.3fx  %8.1f", r->us_traced, r->us_traced / r->us,
+             r->events ? (r->us_traced - r->us) * 1e3 / (double)r->events : 0.0);
+    printf("\n");
   }
   fflush(stdout);
 }
@@ -600,7 +752,8 @@ int cs_cmd_bench(int argc, char **argv)
                      .tile_bytes = o.tile_bytes, .iters = 1};
     cs_layout_t l;
     cs_world_t w;
-    cs_world_opts_t wo = {.io_bytes = cs_ceil_to(maxbytes, 64) + 8ull * o.iters};
+    cs_world_opts_t wo = {.io_bytes = cs_ceil_to(maxbytes, 64) + 8ull * o.iters,
+                          .trace_bytes = bench_trace_bytes(&o)};
     if ((rc = cs_ar_layout(&c, &l)) < 0 || (rc = cs_world_create(&w, &l, n, &wo)) < 0) {
       char hb[32];
       human_bytes(maxbytes, hb, sizeof(hb));
@@ -611,6 +764,13 @@ int cs_cmd_bench(int argc, char **argv)
       return rc == CS_ETOOBIG ? CS_EXIT_USAGE : CS_EXIT_ABORTED;
     }
     cs_world_destroy(&w);
+  }
+  /* So must a temporary trace. */
+  char tpath[4096];
+  if (o.trace_cost) {
+    if (bench_tmp_file(tpath, sizeof(tpath)) < 0)
+      return CS_EXIT_USAGE;
+    unlink(tpath);
   }
   uint8_t *inputs = malloc(maxbytes * n), *want = malloc(maxbytes);
   if (!inputs || !want) {
@@ -626,7 +786,8 @@ int cs_cmd_bench(int argc, char **argv)
       fprintf(stderr, "collsim bench: note: host skipped, the host builtin "
               "supports at most %u ranks\n", CS_HOST_MAX_RANKS);
     printf("size,count,type,redop,algo,ranks,time_us,algbw_gbps,busbw_gbps,"
-           "wrong\n");
+           "wrong%s\n",
+           o.trace_cost ? ",traced_us,trace_ratio,events_per_call,records" : "");
   } else {
     print_header(&o, algos, skipped_host, counts[0] * es, maxbytes);
   }
@@ -648,7 +809,7 @@ int cs_cmd_bench(int argc, char **argv)
       human_bytes(counts[s] * es, hb, sizeof(hb));
       progress("collsim bench: [%u/%u] %s %s", ++done, nsizes * nalgos, hb,
                cs_algo_name((cs_algo_t)a));
-      bench_row_t row;
+      bench_row_t row = {0};
       code = bench_one(&o, (cs_algo_t)a, counts[s], inputs, want, &row,
                        &signals_left);
       progress(NULL);

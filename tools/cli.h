@@ -84,7 +84,8 @@ int cs_cli_trace_open(const char *cmd, cs_cli_common_t *c,
 int cs_cli_trace_close(const char *cmd, cs_cli_common_t *c,
                        const cs_launch_result_t *res);
 
-#define CS_CLI_COMMON_HELP                                                     \
+/* --fault and --timeout; CS_CLI_COMMON_HELP adds --trace. */
+#define CS_CLI_FAULT_TIMEOUT_HELP                                              \
   "  --fault RANK:KIND[:EVENT]\n"                                              \
   "                   inject a fault: rank RANK, when it begins device-API\n"  \
   "                   event number EVENT (default 0; if the rank performs\n"   \
@@ -94,7 +95,11 @@ int cs_cli_trace_close(const char *cmd, cs_cli_common_t *c,
   "                   found by the wait timeout)\n"                            \
   "  --timeout SECONDS\n"                                                      \
   "                   wait timeout; a wait that exceeds it aborts the run\n"   \
-  "                   and prints the hang wavefront (default 30)\n"            \
+  "                   and prints the hang wavefront (default 30)\n"
+
+#define CS_CLI_COMMON_HELP CS_CLI_FAULT_TIMEOUT_HELP CS_CLI_TRACE_HELP
+
+#define CS_CLI_TRACE_HELP                                                      \
   "  --trace FILE     record every device event of every rank to FILE (the\n" \
   "                   transfer log; see 'collsim trace'); written even when\n" \
   "                   the run aborts, ending with the fault\n"
