@@ -856,6 +856,13 @@ void cs_tracer_drain(void *arg)
   }
 }
 
+uint64_t cs_trace_rank_records(const cs_dev_t *d)
+{
+  if (!d->world->ctl->trace_bytes)
+    return 0;
+  return __atomic_load_n(&ring_of(d->world, d->rank)->head, __ATOMIC_ACQUIRE);
+}
+
 uint64_t cs_tracer_records(const cs_tracer_t *t)
 {
   uint64_t n = 0;

@@ -197,6 +197,8 @@ int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
 /* Records the ranks have appended so far, all ranks (after the launch:
  * every record of the run but the launcher's fault/abort ones). */
 uint64_t cs_tracer_records(const cs_tracer_t *t);
+/* In a rank: the records it has appended so far (0 in an untraced run). */
+uint64_t cs_trace_rank_records(const cs_dev_t *d);
 /* Sets the launch options that make a run record into `t`; the process
  * that calls this must be the one that calls cs_launch (the ranks ring its
  * doorbell, CS_LAUNCH_DOORBELL). */

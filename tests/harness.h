@@ -26,7 +26,8 @@ void run_cli(cli_out_t *r, double timeout_s, ...);
 void run_argv(cli_out_t *r, double timeout_s, char *const args[]);
 
 /* Refusals a machine may impose, emulated with a seccomp filter on the
- * child (exit status 126 if the filter could not be set up or checked). */
+ * child: exit status 125 where seccomp filters are not available, 126 if
+ * the refusals were not in force. */
 enum {
   CS_DENY_IO_URING = 1, /* io_uring_setup: EPERM (Docker's default profile) */
   CS_DENY_O_DIRECT = 2, /* O_DIRECT via fcntl or openat: EINVAL */

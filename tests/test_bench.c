@@ -250,14 +250,16 @@ Test(bench, bad_flags_get_one_line_and_exit_2, .timeout = 60)
   expect_usage("unexpected argument 'extra'", "extra", NULL, NULL, NULL);
   expect_usage("rank 5 is not accepted", "--fault", "5:segv", NULL, NULL);
   expect_usage("--timeout '0'", "--timeout", "0", NULL, NULL);
-  expect_usage("--trace is not accepted: a sweep is many runs", "--trace",
+  expect_usage("--trace '/tmp/collsim-test-bench-never.cstrace' is not "
+               "accepted: a sweep is many runs", "--trace",
                "/tmp/collsim-test-bench-never.cstrace", NULL, NULL);
   cr_assert_neq(access("/tmp/collsim-test-bench-never.cstrace", F_OK), 0);
   expect_usage("-n 1 is not accepted with --trace-cost", "--trace-cost", "-n",
                "1", NULL);
   setenv("TMPDIR", "/nonexistent-collsim-dir", 1);
   expect_usage("--trace-cost: cannot create a temporary trace in "
-               "'/nonexistent-collsim-dir' (TMPDIR): No such file or directory",
+               "'/nonexistent-collsim-dir': No such file or directory; expected "
+               "$TMPDIR (or /tmp when it is unset) to name a writable directory",
                "--trace-cost", "-e", "1K", NULL);
   unsetenv("TMPDIR");
   /* 2 windows of 64G plus staging fit in no test machine's /dev/shm. */
@@ -281,7 +283,12 @@ Test(bench, trace_cost_times_traced_calls_beside_untraced_ones, .timeout = 120)
   int left = 0;
   DIR *d = opendir(dir);
   for (struct dirent *e; d && (e = readdir(d)) != NULL;)
-    left += e->d_name[0] != '.';
+    if (e->d_name[0] != '.') {
+      char f[300];
+      snprintf(f, sizeof(f), "%s/%s", dir, e->d_name);
+      unlink(f);
+      left++;
+    }
   closedir(d);
   rmdir(dir);
   cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);

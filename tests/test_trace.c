@@ -1264,6 +1264,8 @@ Test(trace, runs_without_io_uring_or_o_direct_write_the_same_trace,
     char *args[] = {"run", "--algo", "ring", "--ranks", "2", "--count", "262144",
                     "--iters", "200", "--trace", path, NULL};
     run_argv_denied(&r, 120, modes[m], args);
+    if (r.status == 125)
+      cr_skip_test("no seccomp filters here to refuse io_uring or O_DIRECT");
     cr_assert_neq(r.status, 126, "mode %d: the seccomp filter did not apply", modes[m]);
     cr_assert_eq(r.status, 0, "mode %d: exit %d: %s", modes[m], r.status, r.err);
     cs_trace_t t;

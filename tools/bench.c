@@ -83,8 +83,8 @@ static const char bench_help[] =
     "                    in every launch the calls alternate untraced and\n"
     "                    traced (U T T U U T T U ...; the traced ones are\n"
     "                    recorded to a temporary file under $TMPDIR or /tmp,\n"
-    "                    deleted after); time(us) is then the untraced\n"
-    "                    median, and two columns follow: traced(us), the\n"
+    "                    deleted at once); time(us) is then the untraced\n"
+    "                    median, and three columns follow: traced(us), the\n"
     "                    traced median, ratio, traced / untraced, and\n"
     "                    ns/event, the difference over the device events\n"
     "                    of a call (the most of any rank). CSV adds\n"
@@ -129,11 +129,18 @@ typedef struct bench_job {
   cs_ar_cfg_t cfg;
   uint32_t    warmup, iters;
   int         staging, check;
-  int         alt;    /* --trace-cost: timed call k traced iff call_traced(k) */
-  uint64_t    ns_off; /* bytes: output buffer start -> per-call times (ns),
-                         then (--trace-cost) the device events of the rank's
-                         last traced timed call */
+  int         alt;    /* --trace-cost: call k traced iff call_traced(k) */
+  uint64_t    ns_off; /* bytes: output buffer start -> per-call times (ns)
+                         [iters], then (--trace-cost) the device events of
+                         the rank's last traced timed call [1] and the
+                         records it wrote in each timed call [iters] */
 } bench_job_t;
+
+/* Bytes of a rank's results after ns_off. */
+static uint64_t bench_io_bytes(uint32_t iters)
+{
+  return 8ull * (2ull * iters + 1);
+}
 
 /* --trace-cost: untraced, traced, traced, untraced, then again, so that
  * neither kind always follows the other. */
@@ -306,9 +313,9 @@ static int parse(int argc, char **argv, bench_opts_t *o)
     return -1;
   }
   if (o->com.trace) {
-    cs_cli_error("bench", "--trace is not accepted: a sweep is many runs; "
+    cs_cli_error("bench", "--trace '%s' is not accepted: a sweep is many runs; "
                  "record one with 'collsim run --trace FILE', or time "
-                 "tracing with 'collsim bench --trace-cost'");
+                 "tracing with 'collsim bench --trace-cost'", o->com.trace);
     return -1;
   }
   if (o->maxbytes < o->minbytes) {
@@ -337,7 +344,7 @@ static int bench_rank(cs_dev_t *d, void *arg)
     return CS_RX_ERROR;
   const uint8_t *in = cs_world_input(d->world, d->rank);
   uint8_t *out = cs_world_output(d->world, d->rank);
-  uint64_t *ns = (uint64_t *)(out + j->ns_off);
+  uint64_t *ns = (uint64_t *)(out + j->ns_off), *recorded = ns + j->iters + 1;
   const cs_dev_hooks_t *hooks = d->hooks;
 
   if (!j->staging)
@@ -345,17 +352,19 @@ static int bench_rank(cs_dev_t *d, void *arg)
   for (uint32_t k = 0; k < j->warmup + j->iters; k++) {
     if (j->alt) /* every rank switches at the same call */
       d->hooks = call_traced(k < j->warmup ? k : k - j->warmup) ? hooks : NULL;
-    uint64_t t0 = cs_now_ns(), e0 = d->nevents;
+    uint64_t t0 = cs_now_ns(), e0 = d->nevents, r0 = cs_trace_rank_records(d);
     if (j->staging)
       cs_ar_stage_in(d, c, &t, in);
     cs_allreduce(d, c, &t);
     if (j->staging)
       cs_ar_stage_out(d, c, &t, out);
     uint64_t dt = cs_now_ns() - t0;
-    if (k >= j->warmup)
+    if (k >= j->warmup) {
       ns[k - j->warmup] = dt;
-    if (j->alt && k >= j->warmup && d->hooks)
-      ns[j->iters] = d->nevents - e0;
+      recorded[k - j->warmup] = cs_trace_rank_records(d) - r0;
+      if (d->hooks)
+        ns[j->iters] = d->nevents - e0;
+    }
   }
   d->hooks = hooks;
   /* The checked call works on the original inputs: the timed calls have
@@ -481,21 +490,24 @@ static int bench_tmp_file(char *path, size_t cap)
   int fd = mkstemp(path);
   if (fd < 0) {
     cs_cli_error("bench", "--trace-cost: cannot create a temporary trace in "
-                 "'%s' (TMPDIR): %s", dir, strerror(errno));
+                 "'%s': %s; expected $TMPDIR (or /tmp when it is unset) to "
+                 "name a writable directory", dir, strerror(errno));
     return -1;
   }
   close(fd);
   return 0;
 }
 
-/* --trace-cost: records the traced calls of this launch to a new temporary
- * file (its name in path; the caller unlinks it after closing). Returns 0,
- * or -1 after one line. */
+/* --trace-cost: records the traced calls of this launch into a new
+ * temporary file, unlinked at once (nothing is left behind even if bench
+ * is killed); points the launch options at the recorder. Returns 0, or -1
+ * after one line. */
 static int bench_trace_open(const bench_opts_t *o, const cs_ar_cfg_t *c,
-                            cs_cli_common_t *com, char *path, size_t cap,
-                            cs_world_t *w, cs_launch_opts_t *lo)
+                            cs_tracer_t **t, int *statuses, cs_world_t *w,
+                            cs_launch_opts_t *lo)
 {
-  if (bench_tmp_file(path, cap) < 0)
+  char path[4096];
+  if (bench_tmp_file(path, sizeof(path)) < 0)
     return -1;
   cs_trace_header_t th = {.count = c->count, .algo = c->algo, .dtype = c->dtype,
                           .op = c->op, .fill = CS_FILL_RANDOM, .seed = BENCH_SEED,
@@ -504,11 +516,17 @@ static int bench_trace_open(const bench_opts_t *o, const cs_ar_cfg_t *c,
                           .fault_kind = o->com.has_fault ? o->com.fault.kind : 0,
                           .fault_rank = o->com.fault.rank,
                           .fault_event = o->com.fault.event};
-  com->trace = path;
-  if (cs_cli_trace_open("bench", com, &th, w, lo) < 0) {
-    unlink(path);
+  snprintf(th.version_str, sizeof(th.version_str), "%s", CS_VERSION_STRING);
+  snprintf(th.schedule, sizeof(th.schedule), "free");
+  int rc = cs_tracer_open(t, path, &th, w);
+  unlink(path);
+  if (rc < 0) {
+    cs_cli_error("bench", "--trace-cost: cannot write a temporary trace in "
+                 "'%s': %s", path, cs_strerror(rc));
     return -1;
   }
+  cs_tracer_launch_opts(*t, lo);
+  lo->statuses = statuses;
   return 0;
 }
 
@@ -534,7 +552,7 @@ static int bench_one(const bench_opts_t *o, cs_algo_t algo, uint64_t count,
   }
   cs_layout_t l;
   cs_world_t w;
-  cs_world_opts_t wo = {.io_bytes = j.ns_off + 8ull * o->iters + 8,
+  cs_world_opts_t wo = {.io_bytes = j.ns_off + bench_io_bytes(o->iters),
                         .timeout_ns = o->com.timeout_ns,
                         .trace_bytes = bench_trace_bytes(o)};
   int rc;
@@ -551,30 +569,33 @@ static int bench_one(const bench_opts_t *o, cs_algo_t algo, uint64_t count,
     memcpy(cs_world_input(&w, r), inputs + r * bytes, bytes);
 
   cs_launch_opts_t lo = {.fault = o->com.fault};
-  cs_cli_common_t com = {0};
-  char tpath[4096];
+  cs_tracer_t *tracer = NULL;
+  int statuses[CS_MAX_RANKS];
   if (o->trace_cost &&
-      bench_trace_open(o, &j.cfg, &com, tpath, sizeof(tpath), &w, &lo) < 0) {
+      bench_trace_open(o, &j.cfg, &tracer, statuses, &w, &lo) < 0) {
     cs_world_destroy(&w);
     return CS_EXIT_USAGE;
   }
   cs_launch_result_t res = {0};
   rc = cs_launch(&w, bench_rank, &j, &lo, &res);
   int code = cs_cli_launch_exit("bench", rc);
-  if (o->trace_cost) {
-    row->records = cs_tracer_records(com.tracer);
-    if (cs_cli_trace_close("bench", &com, rc < 0 ? NULL : &res) < 0 &&
-        code == CS_EXIT_OK)
+  if (tracer) {
+    row->records = cs_tracer_records(tracer);
+    int err = cs_tracer_close(tracer, rc < 0 ? NULL : &res, statuses);
+    if (err < 0 && code == CS_EXIT_OK) {
+      cs_cli_error("bench", "--trace-cost: writing the temporary trace "
+                   "failed: %s", cs_strerror(err));
       code = CS_EXIT_ABORTED;
-    unlink(tpath);
+    }
   }
   if (code != CS_EXIT_OK) {
     cs_world_destroy(&w);
     return code;
   }
 
-  /* Time of call k: the slowest rank's; then the median over k (over the
-   * untraced and the traced calls apart with --trace-cost). */
+  /* Time of call k: the slowest rank's; then the median over k (with
+   * --trace-cost over the untraced and the traced calls apart: traced are
+   * those in which the ranks wrote records). */
   uint64_t *per = calloc(o->iters, sizeof(uint64_t));
   uint64_t *traced = calloc(o->iters, sizeof(uint64_t));
   if (!per || !traced) {
@@ -586,13 +607,14 @@ static int bench_one(const bench_opts_t *o, cs_algo_t algo, uint64_t count,
   }
   uint32_t nu = 0, nt = 0;
   for (uint32_t k = 0; k < o->iters; k++) {
-    uint64_t slowest = 0;
+    uint64_t slowest = 0, recorded = 0;
     for (uint32_t r = 0; r < n; r++) {
       const uint64_t *ns = (const uint64_t *)(cs_world_output(&w, r) + j.ns_off);
       if (ns[k] > slowest)
         slowest = ns[k];
+      recorded += ns[o->iters + 1 + k];
     }
-    if (j.alt && call_traced(k))
+    if (recorded)
       traced[nt++] = slowest;
     else
       per[nu++] = slowest;
@@ -663,8 +685,11 @@ static void print_header(const bench_opts_t *o, const int *algos, int skipped_ho
   printf("# sizes %s to %s per rank (x%u), %u warmup + %u timed calls per "
          "size and algo, check %s\n", b0, b1, o->factor, o->warmup, o->iters,
          o->check ? "1 (last call vs the oracle, random fill seed 1)" : "0");
-  printf("# time: median over the %u timed calls of the slowest rank's time "
-         "per call, %s\n", o->iters,
+  uint32_t nt = 0;
+  for (uint32_t k = 0; o->trace_cost && k < o->iters; k++)
+    nt += (uint32_t)call_traced(k);
+  printf("# time: median over the %u %stimed calls of the slowest rank's time "
+         "per call, %s\n", o->iters - nt, o->trace_cost ? "untraced " : "",
          o->staging ? "including stage-in and stage-out (--staging)"
                     : "data already in the windows (stage-in/out not timed)");
   printf("# algbw = size / time, busbw = algbw * 2(N-1)/N = algbw * %.4g "
@@ -678,7 +703,7 @@ static void print_header(const bench_opts_t *o, const int *algos, int skipped_ho
            "...); time(us) is the\n# untraced median (%u calls), traced(us) "
            "the traced median (%u), ratio traced / untraced,\n# ns/event "
            "(traced - untraced) / device events per call and rank\n",
-           o->iters - o->iters / 2, o->iters / 2);
+           o->iters - nt, nt);
   printf("#\n");
   printf("# %10s  %12s  %5s  %5s  %4s  %11s  %11s  %11s  %6s", "size",
          "count", "type", "redop", "algo", "time(us)", "algbw(GB/s)",
@@ -752,7 +777,7 @@ int cs_cmd_bench(int argc, char **argv)
                      .tile_bytes = o.tile_bytes, .iters = 1};
     cs_layout_t l;
     cs_world_t w;
-    cs_world_opts_t wo = {.io_bytes = cs_ceil_to(maxbytes, 64) + 8ull * o.iters,
+    cs_world_opts_t wo = {.io_bytes = cs_ceil_to(maxbytes, 64) + bench_io_bytes(o.iters),
                           .trace_bytes = bench_trace_bytes(&o)};
     if ((rc = cs_ar_layout(&c, &l)) < 0 || (rc = cs_world_create(&w, &l, n, &wo)) < 0) {
       char hb[32];
