@@ -3,7 +3,7 @@
  * traces/FORMAT.md).
  *
  * Recording: each rank appends fixed-size records to its own ring of chunks
- * in the shared region, checksumming them sixteen at a time. Sequence numbers
+ * in the shared region, checksumming each as it writes it. Sequence numbers
  * come from the control block's atomic counter, taken before a producer's
  * effect (store, put, notify, fence, reduce, mark) and after a consumer's
  * observation (load, wait-begin, wait-end), so sorting by them is causally
@@ -108,41 +108,6 @@ static int crc_hw_ok(void)
   return hw;
 }
 
-/* The checksums of n records, four at a time: crc32 has a latency of three
- * cycles and a throughput of one, so four independent chains run in the
- * time of one. */
-__attribute__((target("sse4.2"))) static void seal_hw(cs_trace_rec_t *x,
-                                                      uint64_t n)
-{
-  uint64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    uint64_t c[4] = {~0u, ~0u, ~0u, ~0u};
-    for (int k = 0; k < 9; k++)
-      for (int j = 0; j < 4; j++) {
-        uint64_t w;
-        memcpy(&w, (const uint8_t *)&x[i + j] + 8 * k, 8);
-        c[j] = __builtin_ia32_crc32di(c[j], w);
-      }
-    for (int j = 0; j < 4; j++) {
-      uint32_t w;
-      memcpy(&w, (const uint8_t *)&x[i + j] + 72, 4);
-      x[i + j].checksum = ~__builtin_ia32_crc32si((uint32_t)c[j], w);
-    }
-  }
-  for (; i < n; i++)
-    x[i].checksum = crc_hw((const uint8_t *)&x[i]);
-}
-
-static void seal(cs_trace_rec_t *x, uint64_t n)
-{
-  if (crc_hw_ok()) {
-    seal_hw(x, n);
-    return;
-  }
-  for (uint64_t i = 0; i < n; i++)
-    x[i].checksum = crc_soft((const uint8_t *)&x[i], 76);
-}
-
 uint32_t cs_trace_rec_sum(const cs_trace_rec_t *x)
 {
   _Static_assert(offsetof(cs_trace_rec_t, checksum) == 76, "76 bytes");
@@ -177,8 +142,7 @@ typedef struct cs_trace_ring {
   int32_t  launcher;  /* pid that gets the doorbell */
   uint64_t start_tsc; /* TSC at the trace start */
   uint64_t start_ns;  /* CLOCK_MONOTONIC of the trace start */
-  uint64_t sealed;    /* records whose checksum is written (<= head) */
-  uint8_t  pad0[8];
+  uint8_t  pad0[16];
   /* The slots' states: the rank fills and hands over, the launcher frees. */
   uint32_t state[CS_TRACE_CHUNKS];
   uint8_t  pad1[4096 - 64 - 4 * CS_TRACE_CHUNKS];
@@ -215,23 +179,6 @@ static inline cs_trace_ring_t *ring_of(const cs_world_t *w, uint32_t rank)
 static inline cs_trace_rec_t *slot_rec(cs_trace_ring_t *r, uint32_t slot)
 {
   return r->rec + (uint64_t)slot * r->chunk_rec;
-}
-
-/* Checksums the records from r->sealed up to `upto`, all in the current
- * chunk. Records are sealed in batches of SEAL_BATCH, while they are still
- * in the L1 cache (a checksum per record, computed as it was written, cost
- * a 2-rank 4 MiB run ~10%: thirty cycles of latency on the ranks' critical
- * path, per event); whoever writes a chunk seals what is left first (the
- * rank before handing it over, the launcher for a partial one). */
-#define SEAL_BATCH 16
-static __attribute__((noinline)) void seal_upto(cs_trace_ring_t *r, uint64_t upto)
-{
-  uint64_t from = r->sealed;
-  if (upto <= from)
-    return;
-  uint64_t first = r->end - r->chunk_rec; /* the current chunk's first record */
-  seal(slot_rec(r, r->cur) + (from - first), upto - from);
-  __atomic_store_n(&r->sealed, upto, __ATOMIC_RELEASE);
 }
 
 /* A timestamp for a record: TSC ticks when the launcher found an invariant
@@ -306,7 +253,6 @@ static __attribute__((noinline)) int next_chunk(cs_world_t *w,
 {
   uint32_t c = r->cur, n = (c + 1) % CS_TRACE_CHUNKS;
   if (__atomic_load_n(&r->state[c], __ATOMIC_ACQUIRE) == SLOT_FILLING) {
-    seal_upto(r, r->head);
     __atomic_store_n(&r->state[c], SLOT_FULL, __ATOMIC_RELEASE);
     if (in_launcher && launcher_tracer)
       cs_tracer_drain(launcher_tracer);
@@ -353,9 +299,12 @@ SAME_PLACE(valid, slot);
 SAME_PLACE(phys, slot);
 
 /* One record per event, on the hot path of every traced run: whole 8-byte
- * words, the event's fields copied as blocks; every SEAL_BATCH records the
- * batch is checksummed. Records are sealed in the rank: the launcher never
- * reads a record, it only writes chunks. */
+ * words, the event's fields copied as blocks, then the checksum, read back
+ * from the store buffer. Records are sealed in the rank as they are
+ * written (the launcher never reads a record, it only writes chunks): a
+ * record below the ring's head is whole and sealed. Sealing in batches of
+ * 16 instead re-read records that the tile copies in between had evicted:
+ * `bench --trace-cost`, pairs of runs, 2-4 ns per event more at 1-16 MiB. */
 static inline __attribute__((always_inline)) void
 fill(cs_trace_rec_t *x, uint64_t t, uint32_t rank, uint32_t kind,
      const cs_event_t *ev, uint64_t seq, int32_t value, int32_t observed,
@@ -372,7 +321,8 @@ fill(cs_trace_rec_t *x, uint64_t t, uint32_t rank, uint32_t kind,
   memcpy(&x->slot, &ev->slot, 16);
   memcpy(&x->value, &w7, 8);
   memcpy(&x->kind, &w8, 8);
-  x->step = step; /* the checksum comes with its batch (seal_upto) */
+  x->step = step;
+  x->checksum = cs_trace_rec_sum(x);
 }
 
 /* Appends one record to ring r, its position from the ring's header: the
@@ -389,8 +339,6 @@ static void append(cs_world_t *w, cs_trace_ring_t *r, int in_launcher,
   fill(slot_rec(r, r->cur) + (h + r->chunk_rec - r->end), rec_clock(r), rank,
        kind, ev, seq, value, observed, opcmp, phase, round, step);
   __atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
-  if ((h + 1) % SEAL_BATCH == 0)
-    seal_upto(r, h + 1);
 }
 
 /* In free mode a rank is its ring's only writer, so it keeps its place in
@@ -429,8 +377,6 @@ static inline void rank_append(cs_dev_t *d, uint32_t kind, const cs_event_t *ev,
        d->tag_phase, d->tag_round, d->tag_step);
   my_left--;
   __atomic_store_n(&my_ring->head, ++my_head, __ATOMIC_RELEASE);
-  if (__builtin_expect(my_head % SEAL_BATCH == 0, 0))
-    seal_upto(my_ring, my_head);
 }
 
 static int is_consumer(uint32_t kind)
@@ -485,7 +431,6 @@ void cs__trace_land(cs_world_t *w, uint32_t rank, uint32_t kind, uint32_t peer,
   uint64_t seq = __atomic_fetch_add(&w->ctl->event_seq, 1, __ATOMIC_SEQ_CST);
   cs_trace_ring_t *r = ring_of(w, rank);
   append(w, r, 1, rank, CS_TR_DMA_LAND, &ev, seq, value, observed, op, 0, kind, 0);
-  seal_upto(r, r->head);
 }
 
 /* ------------------------------------------------------------ writer */
@@ -928,12 +873,8 @@ int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
     cs_trace_ring_t *ring = ring_of(t->w, r);
     uint32_t s = ring->cur;
     uint64_t n = ring->head + ring->chunk_rec - ring->end;
-    if (ring->state[s] == SLOT_FILLING && n > 0 && n <= ring->chunk_rec) {
-      if (ring->sealed < ring->end - ring->chunk_rec)
-        ring->sealed = ring->end - ring->chunk_rec; /* killed mid-hand-over */
-      seal_upto(ring, ring->head); /* the rank's last batch */
+    if (ring->state[s] == SLOT_FILLING && n > 0 && n <= ring->chunk_rec)
       put_tail(t, slot_rec(ring, s), n * sizeof(cs_trace_rec_t));
-    }
   }
   if (statuses)
     for (uint32_t r = 0; r < c->nranks; r++) {
