@@ -304,7 +304,7 @@ SAME_PLACE(phys, slot);
  * written (the launcher never reads a record, it only writes chunks): a
  * record below the ring's head is whole and sealed. Sealing in batches of
  * 16 instead re-read records that the tile copies in between had evicted:
- * `bench --trace-cost`, pairs of runs, 2-4 ns per event more at 1-16 MiB. */
+ * `bench --trace-cost`, pairs of runs, 3-8 ns per event more at 1-16 MiB. */
 static inline __attribute__((always_inline)) void
 fill(cs_trace_rec_t *x, uint64_t t, uint32_t rank, uint32_t kind,
      const cs_event_t *ev, uint64_t seq, int32_t value, int32_t observed,
