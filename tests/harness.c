@@ -58,21 +58,23 @@ static void apply_deny(int deny)
 #define ARG_LO(i) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[i]))
 #define RET_(v) BPF_STMT(BPF_RET | BPF_K, (v))
   uint32_t ring = deny & CS_DENY_IO_URING ? __NR_io_uring_setup : UINT32_MAX;
+  uint32_t enter = deny & CS_DENY_IO_URING_ENTER ? __NR_io_uring_enter : UINT32_MAX;
   uint32_t dio = deny & CS_DENY_O_DIRECT ? O_DIRECT : 0;
   struct sock_filter f[] = {
     LD_(arch),
     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0),
     RET_(SECCOMP_RET_ALLOW),
     LD_(nr),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ring, 0, 1),           /* 4 */
-    RET_(SECCOMP_RET_ERRNO | EPERM),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_fcntl, 0, 5),     /* 6 */
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ring, 1, 0),           /* 4 */
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, enter, 0, 1),
+    RET_(SECCOMP_RET_ERRNO | EPERM),                          /* 6 */
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_fcntl, 0, 5),
     ARG_LO(1),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETFL, 0, 3),       /* 8 */
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETFL, 0, 3),       /* 9 */
     ARG_LO(2),
-    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, dio, 0, 1),          /* 10 */
+    BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, dio, 0, 1),          /* 11 */
     RET_(SECCOMP_RET_ERRNO | EINVAL),
-    RET_(SECCOMP_RET_ALLOW),                                  /* 12 */
+    RET_(SECCOMP_RET_ALLOW),                                  /* 13 */
   };
   struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
@@ -83,6 +85,9 @@ static void apply_deny(int deny)
     if (syscall(__NR_io_uring_setup, 1, params) != -1 || errno != EPERM)
       _exit(126);
   }
+  if ((deny & CS_DENY_IO_URING_ENTER) &&
+      (syscall(__NR_io_uring_enter, -1, 0, 0, 0, NULL, 0) != -1 || errno != EPERM))
+    _exit(126);
   if (deny & CS_DENY_O_DIRECT) {
     int fd = open("/proc/self/exe", O_RDONLY);
     if (fd < 0 || fcntl(fd, F_GETFL) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0 ||

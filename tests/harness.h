@@ -30,7 +30,9 @@ void run_argv(cli_out_t *r, double timeout_s, char *const args[]);
  * the refusals were not in force. */
 enum {
   CS_DENY_IO_URING = 1, /* io_uring_setup: EPERM (Docker's default profile) */
-  CS_DENY_O_DIRECT = 2, /* O_DIRECT via fcntl or openat: EINVAL */
+  CS_DENY_O_DIRECT = 2, /* O_DIRECT via fcntl: EINVAL */
+  CS_DENY_IO_URING_ENTER = 4, /* io_uring_enter: EPERM (a ring set up, then
+                                 every submission refused) */
 };
 void run_argv_denied(cli_out_t *r, double timeout_s, int deny,
                      char *const args[]);

@@ -1245,8 +1245,9 @@ Test(trace, unwritable_target_gets_one_line_and_is_not_deleted, .timeout = 60)
 }
 
 /* Where io_uring is refused (Docker's default seccomp profile, the
- * kernel.io_uring_disabled sysctl) or the file system refuses O_DIRECT,
- * or both, a traced run still succeeds and writes the same trace: several
+ * kernel.io_uring_disabled sysctl), or set up but every submission fails,
+ * or the file system refuses O_DIRECT, or both, a traced run still
+ * succeeds and writes the same trace: several
  * chunks per rank written while the run goes (so through the fallback),
  * every rank's remote loads equal to the ring's 2(N-1)/N*S per call, and
  * per rank the same number of events of every kind as with nothing
@@ -1255,8 +1256,8 @@ Test(trace, unwritable_target_gets_one_line_and_is_not_deleted, .timeout = 60)
 Test(trace, runs_without_io_uring_or_o_direct_write_the_same_trace,
      .timeout = 240)
 {
-  static const int modes[] = {0, CS_DENY_IO_URING, CS_DENY_O_DIRECT,
-                              CS_DENY_IO_URING | CS_DENY_O_DIRECT};
+  static const int modes[] = {0, CS_DENY_IO_URING, CS_DENY_IO_URING_ENTER,
+                              CS_DENY_O_DIRECT, CS_DENY_IO_URING | CS_DENY_O_DIRECT};
   uint64_t base[2][CS_TR_ABORT + 1] = {{0}};
   for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
     char path[128];
