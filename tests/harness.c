@@ -43,9 +43,10 @@ static void slurp(int fd, char *buf, size_t cap)
 
 /* In the child, before exec: a seccomp filter that refuses what `deny`
  * names the way the real refusals look: io_uring_setup fails with EPERM
- * (Docker's default profile, kernel.io_uring_disabled), and setting
- * O_DIRECT with fcntl fails with EINVAL (a file system without direct
- * I/O; the trace writer sets the flag that way). Exit 125 where seccomp
+ * (Docker's default profile, kernel.io_uring_disabled); io_uring_enter
+ * fails with EPERM (a ring that was set up but takes no submission);
+ * setting O_DIRECT with fcntl fails with EINVAL (a file system without
+ * direct I/O; the trace writer sets the flag that way). Exit 125 where seccomp
  * filters are not available (an unknown architecture, a kernel without
  * them); 126 if the refusals are not in force after all (a filter that
  * did not apply would make the test prove nothing). */
