@@ -352,7 +352,7 @@ static int bench_rank(cs_dev_t *d, void *arg)
   for (uint32_t k = 0; k < j->warmup + j->iters; k++) {
     if (j->alt) /* every rank switches at the same call */
       d->hooks = call_traced(k < j->warmup ? k : k - j->warmup) ? hooks : NULL;
-    uint64_t t0 = cs_now_ns(), e0 = d->nevents, r0 = cs_trace_rank_records(d);
+    uint64_t r0 = cs_trace_rank_records(d), e0 = d->nevents, t0 = cs_now_ns();
     if (j->staging)
       cs_ar_stage_in(d, c, &t, in);
     cs_allreduce(d, c, &t);
