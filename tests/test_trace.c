@@ -718,6 +718,23 @@ static uint64_t events_of(const cs_trace_t *t, uint32_t rank)
   return n;
 }
 
+/* The trace of a run in which `rank` was killed at the start of its event
+ * `event`: it ends with that rank's fault record then the abort record
+ * naming it, and holds exactly the rank's events before the fault. */
+static void check_ends_with_fault(const cs_trace_t *t, uint32_t rank, uint64_t event)
+{
+  cr_assert_geq(t->n, 3);
+  const cs_trace_rec_t *ab = last_rec(t), *fa = &t->rec[t->n - 2];
+  cr_assert_eq(ab->kind, CS_TR_ABORT, "last record is %s", cs_trace_kind_name(ab->kind));
+  cr_assert_eq(ab->rank, rank, "first failing rank");
+  cr_assert_eq(fa->kind, CS_TR_FAULT, "before it: %s", cs_trace_kind_name(fa->kind));
+  cr_assert_eq(fa->rank, rank);
+  cr_assert_eq((uint64_t)fa->observed, event, "event index");
+  uint64_t n = events_of(t, rank);
+  cr_assert_eq(n, event, "rank %u recorded %llu events before event %llu", rank,
+               (unsigned long long)n, (unsigned long long)event);
+}
+
 Test(trace, crashed_run_exits_3_and_its_trace_ends_with_the_fault, .timeout = 60)
 {
   char path[128];
@@ -727,22 +744,15 @@ Test(trace, crashed_run_exits_3_and_its_trace_ends_with_the_fault, .timeout = 60
   cr_assert_eq(r.status, 3, "%s", r.err);
   cs_trace_t t;
   load_ok(path, &t);
-  cr_assert_geq(t.n, 3);
-  const cs_trace_rec_t *ab = last_rec(&t), *fa = &t.rec[t.n - 2];
-  cr_assert_eq(ab->kind, CS_TR_ABORT, "last record is %s", cs_trace_kind_name(ab->kind));
-  cr_assert_eq(ab->rank, 1, "first failing rank");
-  cr_assert_eq(fa->kind, CS_TR_FAULT, "before it: %s", cs_trace_kind_name(fa->kind));
-  cr_assert_eq(fa->rank, 1);
+  /* Events 0..19 completed and were recorded; 20 struck at its start. */
+  check_ends_with_fault(&t, 1, 20);
+  const cs_trace_rec_t *fa = &t.rec[t.n - 2];
   cr_assert_eq(fa->value, SIGSEGV);
   cr_assert_eq(fa->step, 1, "killed by a signal");
-  cr_assert_eq(fa->observed, 20, "event index");
-  uint64_t faults = 0, r1 = events_of(&t, 1);
+  uint64_t faults = 0;
   for (uint64_t i = 0; i < t.n; i++)
     faults += t.rec[i].kind == CS_TR_FAULT;
   cr_assert_eq(faults, 1, "only the crashed rank has a fault record");
-  /* Events 0..19 completed and were recorded; 20 struck at its start. */
-  cr_assert_eq(r1, 20, "rank 1 recorded %llu events before event 20",
-               (unsigned long long)r1);
   cs_trace_free(&t);
 
   run_cli(&r, 30, "trace", path, NULL);
@@ -817,15 +827,8 @@ Test(trace, crash_after_several_chunks_keeps_every_event_before_it, .timeout = 6
   cr_assert_eq(r.status, 3, "%s", r.err);
   cs_trace_t t;
   load_ok(path, &t);
-  const cs_trace_rec_t *ab = last_rec(&t), *fa = &t.rec[t.n - 2];
-  cr_assert_eq(ab->kind, CS_TR_ABORT, "last record is %s", cs_trace_kind_name(ab->kind));
-  cr_assert_eq(fa->kind, CS_TR_FAULT);
-  cr_assert_eq(fa->rank, 1);
-  cr_assert_eq(fa->observed, 120000, "event index");
-  uint64_t r1 = events_of(&t, 1);
   cr_assert_gt(120000, 2 * cs_trace_chunk_rec(2), "not several chunks");
-  cr_assert_eq(r1, 120000, "rank 1 recorded %llu events before event 120000",
-               (unsigned long long)r1);
+  check_ends_with_fault(&t, 1, 120000);
   cs_trace_free(&t);
   unlink(path);
 }
