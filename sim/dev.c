@@ -1,39 +1,25 @@
 /*
- * dev.c - free-mode implementation of the device API (dev.h) and the wait
- * strategy.
- *
- * Wait strategy (DESIGN §5, measured on the 2-core target machine): a spin
- * hop costs 0.05-0.2 us, a cross-core FUTEX_WAKE about 21 us, a same-core
- * futex hand-off 2.5 us, and spinning while more ranks than CPUs are
- * runnable costs milliseconds per hop (the spinner burns the slice its
- * notifier needs). So a waiter spins long (spin_iters from the launcher,
- * large) when ranks <= online CPUs and only briefly otherwise, then
- * announces itself in its status word and sleeps on the cell with a shared
- * FUTEX_WAIT. notify() pays for FUTEX_WAKE only when the peer announced
- * itself: the announce/recheck pair is a Dekker handshake (both sides use
- * seq_cst), so no wake is lost. Sleeps are sliced (100 ms) so the abort word
- * and the deadline are seen even if a wake were missed.
+ * dev.c - the device core (dev.h): every device-API call's numbering,
+ * fault injection, hooks and bounds checks, then its effect through the
+ * rank's transport (d->ops). Owns the failure paths of a rank (out-of-slot
+ * faults, injected faults, aborts) and the parsing of --fault. Does not own
+ * how memory and signals move (transport_free.c, transport_ctl.c) or who
+ * schedules ranks (sched.c): it knows the ops table, not its
+ * implementations. Called by algorithm code in a rank process.
  */
 #define _GNU_SOURCE
 #include "dev.h"
 
 #include <errno.h>
-#include <limits.h>
-#include <linux/futex.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../window/cs_error.h"
-#include "sched.h"
-
-#define SLEEP_SLICE_NS (100ull * 1000000ull)
 
 uint64_t cs_now_ns(void)
 {
@@ -42,34 +28,17 @@ uint64_t cs_now_ns(void)
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static long futex_wait(int32_t *addr, int32_t val, uint64_t ns)
-{
-  struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
-  return syscall(SYS_futex, addr, FUTEX_WAIT, val, &ts, NULL, 0);
-}
-
-static long futex_wake(int32_t *addr)
-{
-  return syscall(SYS_futex, addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
 /* ------------------------------------------------------------ lifecycle */
 
 int cs_dev_init(cs_dev_t *d, cs_world_t *w, uint32_t rank,
-                const cs_fault_t *fault)
+                const cs_fault_t *fault, const cs_dev_ops_t *ops)
 {
   memset(d, 0, sizeof(*d));
   int err = cs_rankctx_init(&d->ctx, w, rank);
   if (err < 0)
     return err;
   d->world = w;
+  d->ops = ops;
   d->rank = rank;
   d->nranks = w->ctl->nranks;
   d->mywin = cs_world_window(w, rank);
@@ -84,7 +53,6 @@ int cs_dev_init(cs_dev_t *d, cs_world_t *w, uint32_t rank,
   d->yield_iters = w->ctl->yield_iters;
   d->timeout_ns = w->ctl->timeout_ns;
   d->controlled = w->ctl->controlled != 0;
-  d->posted = w->ctl->controlled > 1 + CS_MM_SC;
   return 0;
 }
 
@@ -212,9 +180,8 @@ static inline void check_tile(cs_dev_t *d, const cs_event_t *ev,
 /* ------------------------------------------------------------ data */
 
 /* Begins load event ev into tile t: bounds of the physical range, tile
- * capacity, valid <= phys. Returns the source address. */
-static inline const uint8_t *load_begin(cs_dev_t *d, cs_event_t *ev,
-                                        const cs_tile_t *t)
+ * capacity, valid <= phys. */
+static inline void load_begin(cs_dev_t *d, cs_event_t *ev, const cs_tile_t *t)
 {
   cs__dev_begin(d, ev);
   const cs_slot_t *s = check(d, ev, ev->slot, ev->peer, ev->elem_off, ev->phys);
@@ -223,7 +190,6 @@ static inline const uint8_t *load_begin(cs_dev_t *d, cs_event_t *ev,
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: bad load at event %llu: valid %u > physical %u",
                  d->rank, (unsigned long long)ev->index, ev->valid, ev->phys);
-  return cs_dev_addr(d, ev->peer, ev->slot, ev->elem_off);
 }
 
 void cs_load(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
@@ -231,9 +197,9 @@ void cs_load(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
 {
   cs_event_t ev = {.kind = CS_EV_LOAD, .peer = peer, .slot = slot,
                    .elem_off = elem_off, .valid = valid, .phys = phys};
-  const uint8_t *src = load_begin(d, &ev, t);
+  load_begin(d, &ev, t);
   size_t es = t->esize;
-  memcpy(t->buf, src, (size_t)valid * es);
+  d->ops->load(d, &ev, t->buf, (size_t)valid * es);
   if (valid < t->width)
     memset((uint8_t *)t->buf + (size_t)valid * es, 0,
            (size_t)(t->width - valid) * es);
@@ -249,7 +215,8 @@ void cs_load_fused(cs_dev_t *d, cs_tile_t *acc, uint32_t peer, uint32_t slot,
 {
   cs_event_t ev = {.kind = CS_EV_LOAD, .peer = peer, .slot = slot,
                    .elem_off = elem_off, .valid = valid, .phys = phys};
-  consume(acc, load_begin(d, &ev, acc), valid, arg);
+  load_begin(d, &ev, acc);
+  consume(acc, d->ops->view(d, &ev), valid, arg);
   cs__dev_end(d, &ev, 0);
 }
 
@@ -262,11 +229,7 @@ static inline void write_to(cs_dev_t *d, uint32_t kind, const cs_tile_t *t,
   cs__dev_begin(d, &ev);
   const cs_slot_t *s = check(d, &ev, slot, peer, elem_off, valid);
   check_tile(d, &ev, t, s, valid);
-  if (__builtin_expect(d->posted, 0))
-    cs__sched_post(d, &ev, t->buf, valid * t->esize);
-  else
-    memcpy(cs_dev_addr(d, peer, slot, elem_off), t->buf,
-           (size_t)valid * t->esize);
+  d->ops->write(d, &ev, t->buf, (size_t)valid * t->esize);
   cs__dev_end(d, &ev, 0);
 }
 
@@ -284,16 +247,15 @@ void cs_put(cs_dev_t *d, const cs_tile_t *t, uint32_t peer, uint32_t slot,
 
 /* ------------------------------------------------------------ signals */
 
-static inline int32_t *cell_addr(cs_dev_t *d, const cs_event_t *ev,
-                                 uint32_t peer, uint32_t slot, uint32_t cell)
+/* Bounds of a signal access: one int32 cell inside an int32 slot. */
+static inline void check_cell(cs_dev_t *d, const cs_event_t *ev)
 {
-  const cs_slot_t *s = check(d, ev, slot, peer, cell, 1);
+  const cs_slot_t *s = check(d, ev, ev->slot, ev->peer, ev->cell, 1);
   if (__builtin_expect(s->esize != sizeof(int32_t), 0))
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: %s at event %llu on slot '%s', which does not hold "
                  "int32 signal cells", d->rank, kind_name(ev->kind),
                  (unsigned long long)ev->index, s->name);
-  return cs_dev_addr(d, peer, slot, cell);
 }
 
 void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
@@ -302,27 +264,9 @@ void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
   cs_event_t ev = {.kind = CS_EV_NOTIFY, .peer = peer, .slot = slot,
                    .cell = cell, .opcmp = op, .value = value};
   cs__dev_begin(d, &ev);
-  int32_t *p = cell_addr(d, &ev, peer, slot, cell);
-  int32_t now;
-  if (__builtin_expect(d->posted, 0)) {
-    cs__sched_post(d, &ev, NULL, 0);
-    cs__dev_end(d, &ev, 0);
-    return;
-  }
-  if (op == CS_NOTIFY_ADD)
-    now = __atomic_add_fetch(p, value, __ATOMIC_SEQ_CST);
-  else {
-    __atomic_store_n(p, value, __ATOMIC_SEQ_CST);
-    now = value;
-  }
-  if (__atomic_load_n(&d->world->ctl->rank[peer].sleeping, __ATOMIC_SEQ_CST))
-    futex_wake(p);
+  check_cell(d, &ev);
+  int32_t now = d->ops->notify(d, &ev);
   cs__dev_end(d, &ev, now);
-}
-
-static inline bool satisfied(int32_t v, uint32_t cmp, int32_t want)
-{
-  return cmp == CS_CMP_EQ ? v == want : v >= want;
 }
 
 int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
@@ -331,64 +275,8 @@ int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
   cs_event_t ev = {.kind = CS_EV_WAIT, .peer = d->rank, .slot = slot,
                    .cell = cell, .opcmp = cmp, .value = value};
   cs__dev_begin(d, &ev);
-  int32_t *p = cell_addr(d, &ev, d->rank, slot, cell);
-  cs_ctl_t *c = d->world->ctl;
-  int32_t v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
-  if (satisfied(v, cmp, value))
-    goto done;
-
-  if (__builtin_expect(d->hooks != 0, 0) && d->hooks->block)
-    d->hooks->block(d, &ev, v, d->hook_arg);
-  cs_rank_status_t *st = d->st;
-  st->wait_slot = slot;
-  st->wait_cell = cell;
-  st->wait_value = value;
-  st->wait_cmp = cmp;
-  __atomic_store_n(&st->state, CS_RS_WAITING, __ATOMIC_RELEASE);
-
-  for (uint32_t i = 0; i < d->spin_iters; i++) {
-    cpu_relax();
-    v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
-    if (satisfied(v, cmp, value))
-      goto woke;
-  }
-  /* Oversubscribed: hand the CPU to another runnable rank (likely the one
-   * this wait needs) instead of paying a futex sleep and wake. */
-  for (uint32_t i = 0; i < d->yield_iters; i++) {
-    sched_yield();
-    v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
-    if (satisfied(v, cmp, value))
-      goto woke;
-    if (__atomic_load_n(&c->abort_word, __ATOMIC_ACQUIRE))
-      cs__dev_aborted(d);
-  }
-  uint64_t deadline = cs_now_ns() + d->timeout_ns;
-  for (;;) {
-    if (__atomic_load_n(&c->abort_word, __ATOMIC_ACQUIRE))
-      cs__dev_aborted(d);
-    uint64_t now = cs_now_ns();
-    if (now >= deadline)
-      cs__dev_fail(d, CS_ABORT_TIMEOUT, CS_RX_TIMEOUT,
-                   "rank %u: wait timed out after %.1f s at event %llu "
-                   "(slot '%s' cell %u %s %d, value %d)",
-                   d->rank, (double)d->timeout_ns / 1e9,
-                   (unsigned long long)ev.index, d->layout->slot[slot].name,
-                   cell, cmp == CS_CMP_EQ ? "==" : ">=", value,
-                   __atomic_load_n(p, __ATOMIC_ACQUIRE));
-    __atomic_store_n(&st->sleeping, 1, __ATOMIC_SEQ_CST);
-    v = __atomic_load_n(p, __ATOMIC_SEQ_CST);
-    if (!satisfied(v, cmp, value)) {
-      uint64_t left = deadline - now;
-      futex_wait(p, v, left < SLEEP_SLICE_NS ? left : SLEEP_SLICE_NS);
-      v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
-    }
-    __atomic_store_n(&st->sleeping, 0, __ATOMIC_RELAXED);
-    if (satisfied(v, cmp, value))
-      break;
-  }
-woke:
-  __atomic_store_n(&st->state, CS_RS_RUNNING, __ATOMIC_RELEASE);
-done:
+  check_cell(d, &ev);
+  int32_t v = d->ops->wait(d, &ev);
   cs__dev_end(d, &ev, v);
   return v;
 }
@@ -397,7 +285,7 @@ void cs_fence(cs_dev_t *d)
 {
   cs_event_t ev = {.kind = CS_EV_FENCE, .peer = d->rank};
   cs__dev_begin(d, &ev);
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  d->ops->fence(d, &ev);
   cs__dev_end(d, &ev, 0);
 }
 

@@ -1,17 +1,22 @@
 /*
  * dev.h - the device API: the only way an algorithm touches memory.
  *
- * Owns: load, store, put, notify, wait, fence (DESIGN §4) for one rank,
- * their bounds checks against the slot table, fault injection, and the one
- * choke point (cs__dev_begin) every call passes through, where tracing and
- * the controlled scheduler hook in. Does not own processes (launch.h) or
- * reductions (collectives/reduce.h adds cs_reduce on top of this API).
+ * Owns: load, store, put, notify, wait, fence, marks and reduce events for
+ * one rank; their bounds checks against the slot table, fault injection,
+ * and the one choke point (cs__dev_begin) every call passes through. Does
+ * not own how an event takes effect: that is the transport, one table of
+ * operations (cs_dev_ops_t) chosen once when the rank starts (the free
+ * shared-memory transport, transport_free.c; the controlled one,
+ * transport_ctl.c). Does not own processes (launch.h), the scheduler
+ * (sched.h) or the trace (trace.h): the tracer plugs in as hooks
+ * (cs_dev_hooks_t) on the same seam.
  *
- * Every call is one event. In free mode stores, puts and notifies land at
- * issue (sequentially consistent); fence() is an ordering point only.
- * Failures of the run (out-of-slot fault, wait timeout, abort by another
- * rank) do not return: the rank records why in its status and exits, so
- * algorithm code reads like device code.
+ * Every call is one event: the core numbers it, strikes an injected fault,
+ * lets the transport order it (ops->point), calls the hooks, checks its
+ * bounds, and then dispatches its effect to the transport. Failures of the
+ * run (out-of-slot fault, wait timeout, abort by another rank) do not
+ * return: the rank records why in its status and exits, so algorithm code
+ * reads like device code.
  */
 #ifndef CS_DEV_H
 #define CS_DEV_H
@@ -92,7 +97,43 @@ typedef struct cs_dev_hooks {
   void (*fail)(cs_dev_t *d, const cs_event_t *ev, int32_t observed, void *arg);
   /* A wait found its condition false and starts blocking (free mode). */
   void (*block)(cs_dev_t *d, const cs_event_t *ev, int32_t observed, void *arg);
+  /* In the launcher, controlled mode: the scheduler landed `op` (a store,
+   * put or notify that `rank` posted; op->dma_id ties it to its post) while
+   * that rank sleeps. observed: the cell after a notify, else 0. */
+  void (*land)(cs_world_t *w, uint32_t rank, const cs_event_t *op,
+               int32_t observed, void *arg);
 } cs_dev_hooks_t;
+
+/* How an event takes effect: one table per transport, chosen once when a
+ * rank starts and never looked at by algorithm code. Every operation runs
+ * after the core has numbered, ordered, hooked and bounds-checked the
+ * event, so it only performs the effect; the event (ev) says where
+ * (peer, slot, elem_off, cell). A transport that has no shared mapping
+ * (an MPI-3 RMA one) computes its targets from the event alone. */
+typedef struct cs_dev_ops {
+  const char *name;
+  /* Before the event is hooked and checked: a transport that runs one
+   * actor at a time blocks here until the event may run. NULL: none. */
+  void (*point)(cs_dev_t *d, cs_event_t *ev);
+  /* Copies nbytes of the event's source range into dst. */
+  void (*load)(cs_dev_t *d, const cs_event_t *ev, void *dst, size_t nbytes);
+  /* The source range itself, readable in place for the rest of the event
+   * (cs_load_fused), or NULL: this transport cannot (cs_dev_in_place). */
+  const void *(*view)(cs_dev_t *d, const cs_event_t *ev);
+  /* Store or put nbytes from src into the event's target range; may post
+   * it for later (then sets ev->dma_id). */
+  void (*write)(cs_dev_t *d, cs_event_t *ev, const void *src, size_t nbytes);
+  /* Applies the event's op and value to the target cell; returns the
+   * cell's value after it, or 0 when the notify was posted for later. */
+  int32_t (*notify)(cs_dev_t *d, cs_event_t *ev);
+  /* Blocks until the own cell satisfies the event's condition; returns the
+   * value seen. Times out and aborts through cs__dev_fail/_aborted. */
+  int32_t (*wait)(cs_dev_t *d, const cs_event_t *ev);
+  /* Orders: everything posted before lands before anything after. */
+  void (*fence)(cs_dev_t *d, const cs_event_t *ev);
+  /* The rank's body returned. NULL: nothing to do. */
+  void (*done)(cs_dev_t *d);
+} cs_dev_ops_t;
 
 /* Rank-private staging memory (the "UB"): width physical elements, valid
  * logical ones. */
@@ -117,7 +158,8 @@ struct cs_dev {
   uint32_t           spin_iters; /* pause iterations before sleeping */
   uint32_t           yield_iters; /* sched_yield rounds after the spin */
   uint64_t           timeout_ns;
-  const cs_dev_hooks_t *hooks; /* NULL = free mode, no tracing */
+  const cs_dev_ops_t *ops;     /* the transport */
+  const cs_dev_hooks_t *hooks; /* NULL = no tracing */
   void              *hook_arg;
   const cs_event_t  *cur_ev;   /* event in progress (set only with hooks) */
   uint64_t           hook_seq; /* scratch of the hooks (trace: pending seq) */
@@ -125,19 +167,17 @@ struct cs_dev {
   uint32_t           tag_round; /*   round or chunk, */
   uint32_t           tag_step;  /*   subchunk */
   uint32_t           controlled; /* every event waits for the scheduler */
-  uint32_t           posted;     /* stores/puts/notifies queue for the DMA */
 };
 
-/* Prepares the device of `rank` in this (forked) process. Returns 0 or
- * -ENOMEM. */
+/* Prepares the device of `rank` in this (forked) process, with the
+ * transport `ops`. Returns 0 or -ENOMEM. */
 int cs_dev_init(cs_dev_t *d, cs_world_t *w, uint32_t rank,
-                const cs_fault_t *fault);
+                const cs_fault_t *fault, const cs_dev_ops_t *ops);
 void cs_dev_fini(cs_dev_t *d);
 
 /* Slow paths of the choke point (not for algorithm code). */
 void cs__dev_strike(cs_dev_t *d);
 _Noreturn void cs__dev_aborted(cs_dev_t *d);
-void cs__sched_point(cs_dev_t *d, cs_event_t *ev);
 _Noreturn void cs__dev_fail(cs_dev_t *d, uint32_t reason, int rx,
                             const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -149,8 +189,8 @@ static inline void cs__dev_begin(cs_dev_t *d, cs_event_t *ev)
   __atomic_store_n(&d->st->event, ev->index, __ATOMIC_RELAXED);
   if (__builtin_expect(ev->index == d->fault_at, 0))
     cs__dev_strike(d);
-  if (__builtin_expect(d->controlled != 0, 0))
-    cs__sched_point(d, ev);
+  if (__builtin_expect(d->ops->point != 0, 0))
+    d->ops->point(d, ev);
   if (__builtin_expect(d->hooks != 0, 0)) {
     d->cur_ev = ev;
     d->hooks->begin(d, ev, d->hook_arg);
@@ -162,6 +202,20 @@ static inline void cs__dev_end(cs_dev_t *d, const cs_event_t *ev,
   if (__builtin_expect(d->hooks != 0, 0) && d->hooks->end)
     d->hooks->end(d, ev, observed, d->hook_arg);
 }
+/* For transports: a wait found its condition false and starts blocking. */
+static inline void cs__dev_block(cs_dev_t *d, const cs_event_t *ev,
+                                 int32_t observed)
+{
+  if (__builtin_expect(d->hooks != 0, 0) && d->hooks->block)
+    d->hooks->block(d, ev, observed, d->hook_arg);
+}
+
+/* Whether a load's data can be consumed in place (cs_load_fused): only
+ * where nothing else runs between events and memory is mapped. */
+static inline int cs_dev_in_place(const cs_dev_t *d)
+{
+  return d->ops->view != 0;
+}
 
 /* Copies `phys` elements starting at element `elem_off` of `slot` in
  * `peer`'s window (peer == own rank: local) into `t`; the first `valid` are
@@ -171,11 +225,12 @@ static inline void cs__dev_end(cs_dev_t *d, const cs_event_t *ev,
 void cs_load(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
              uint64_t elem_off, uint32_t valid, uint32_t phys);
 
-/* Free mode only: a load whose `valid` elements are consumed in place
- * instead of copied into a tile: `consume(acc, src, valid, arg)` runs on the
- * window memory inside the load event (bounds-checked and traced exactly
- * like cs_load). Saves a pass over the data when the next step is a reduce;
- * controlled mode must use cs_load, since other actors run between events. */
+/* Where cs_dev_in_place(d): a load whose `valid` elements are consumed in
+ * place instead of copied into a tile: `consume(acc, src, valid, arg)` runs
+ * on the window memory inside the load event (bounds-checked and traced
+ * exactly like cs_load). Saves a pass over the data when the next step is
+ * a reduce; elsewhere (controlled mode, where other actors run between
+ * events) use cs_load. */
 void cs_load_fused(cs_dev_t *d, cs_tile_t *acc, uint32_t peer, uint32_t slot,
                    uint64_t elem_off, uint32_t valid, uint32_t phys,
                    void (*consume)(cs_tile_t *acc, const void *src,

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "../window/cs_error.h"
+#include "transport.h"
 
 uint32_t cs_launch_spin_default(uint32_t nranks)
 {
@@ -96,7 +97,8 @@ static _Noreturn void rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn,
   if (cs_world_remap(w) < 0)
     _exit(CS_RX_ERROR);
   cs_dev_t d;
-  if (cs_dev_init(&d, w, rank, &o->fault) < 0)
+  if (cs_dev_init(&d, w, rank, &o->fault,
+                  o->sched ? &cs_transport_controlled : &cs_transport_free) < 0)
     _exit(CS_RX_ERROR);
   d.hooks = o->hooks;
   d.hook_arg = o->hook_arg;
@@ -109,8 +111,8 @@ static _Noreturn void rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn,
     d.nevents = d.fault_at;
     cs__dev_strike(&d);
   }
-  if (d.controlled)
-    cs__sched_done(&d);
+  if (d.ops->done)
+    d.ops->done(&d);
   __atomic_store_n(&d.st->state, rc == 0 ? CS_RS_DONE : CS_RS_FAILED,
                    __ATOMIC_RELEASE);
   cs_dev_fini(&d);
@@ -227,7 +229,13 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
   uint8_t *alive_ranks = calloc(n, 1);
   cs_sched_t *sched = NULL;
   int serr = 0;
-  if (p && alive_ranks && o.sched && (serr = cs__sched_init(&sched, w, o.sched)) < 0) {
+  cs_sched_cfg_t scfg;
+  if (o.sched) {
+    scfg = *o.sched;
+    scfg.hooks = o.hooks; /* the scheduler's landings are hooked too */
+    scfg.hook_arg = o.hook_arg;
+  }
+  if (p && alive_ranks && o.sched && (serr = cs__sched_init(&sched, w, &scfg)) < 0) {
     free(p);
     free(alive_ranks);
     return serr;

@@ -476,9 +476,13 @@ static void land(cs_sched_t *s, uint32_t r, uint32_t i)
   memmove(&sl->q[i], &sl->q[i + 1], (sl->nops - i - 1) * sizeof(cs_dma_op_t));
   if (--sl->nops == 0)
     sl->arena_used = 0;
-  if (w->ctl->trace_bytes)
-    cs__trace_land(w, r, op.kind, op.peer, op.slot, op.cell, op.elem_off,
-                   op.valid, op.op, op.value, op.dma_id, observed);
+  if (s->cfg.hooks && s->cfg.hooks->land) {
+    cs_event_t landed = {.kind = op.kind, .opcmp = op.op,
+                         .elem_off = op.elem_off, .dma_id = op.dma_id,
+                         .peer = op.peer, .slot = op.slot, .cell = op.cell,
+                         .valid = op.valid, .phys = op.valid, .value = op.value};
+    s->cfg.hooks->land(w, r, &landed, observed, s->cfg.hook_arg);
+  }
 }
 
 static int all_done(const cs_sched_t *s, const uint8_t *alive)

@@ -56,6 +56,8 @@ typedef struct cs_sched_cfg {
   const struct cs_trace_rec *replay; /* replay: step records in order */
   uint64_t      nreplay;
   FILE         *tty_in, *tty_out;    /* interactive */
+  const cs_dev_hooks_t *hooks;       /* set by the launcher: land() */
+  void         *hook_arg;
 } cs_sched_cfg_t;
 
 /* "sc", "fifo", "relaxed" -> 0..2, or -1. */

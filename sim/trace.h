@@ -55,7 +55,9 @@
 #include <stdint.h>
 
 #include "dev.h"
-#include "launch.h"
+
+struct cs_launch_opts;
+struct cs_launch_result;
 
 #define CS_TRACE_MAGIC "CSTRACE"
 #define CS_TRACE_VERSION 3u /* 2: 1024-byte header block; 1: also t_ns in
@@ -162,16 +164,9 @@ uint64_t cs_trace_ring_bytes(uint64_t chunk_rec);
  * large chunks are cheaper; 2 ranks get 4 MB, 8 ranks 1 MB. */
 uint64_t cs_trace_chunk_rec(uint32_t nranks);
 
-/* Hooks that record every device event of a rank into its ring. */
+/* Hooks that record every device event of a rank into its ring, and the
+ * scheduler's DMA landings (hook_arg: the tracer). */
 extern const cs_dev_hooks_t cs_trace_hooks;
-
-/* Scheduler side: records a DMA landing in `rank`'s ring (dma-land
- * record: round = kind of the landed op, opcmp = notify op, value = notify
- * value, observed = cell after a notify). Only while the rank sleeps. */
-void cs__trace_land(cs_world_t *w, uint32_t rank, uint32_t kind, uint32_t peer,
-                    uint32_t slot, uint32_t cell, uint64_t elem_off,
-                    uint32_t valid, uint32_t op, int32_t value, uint64_t dma_id,
-                    int32_t observed);
 
 /* ---- writing (launcher) ---- */
 
@@ -191,7 +186,7 @@ void cs_tracer_drain(void *tracer);
  * that died and an ABORT record if the run was aborted; closes.
  * statuses: the launcher's per-rank wait statuses (may be NULL). Returns
  * 0, or -errno if any write failed. Frees t. */
-int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
+int cs_tracer_close(cs_tracer_t *t, const struct cs_launch_result *res,
                     const int *statuses);
 
 /* Records the ranks have appended so far, all ranks (after the launch:
@@ -202,7 +197,7 @@ uint64_t cs_trace_rank_records(const cs_dev_t *d);
 /* Sets the launch options that make a run record into `t`; the process
  * that calls this must be the one that calls cs_launch (the ranks ring its
  * doorbell, CS_LAUNCH_DOORBELL). */
-void cs_tracer_launch_opts(cs_tracer_t *t, cs_launch_opts_t *o);
+void cs_tracer_launch_opts(cs_tracer_t *t, struct cs_launch_opts *o);
 
 /* ---- reading ---- */
 

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "../collectives/allreduce.h"
+#include "../sim/launch.h"
 #include "../sim/trace.h"
 #include "../window/world.h"
 
