@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -419,6 +420,24 @@ Test(controlled, pct_with_colliding_change_points_finishes, .timeout = 60)
     sc.steps = 200;
     cr_assert_eq(run_controlled(&c, &sc, seed), 0);
   }
+}
+
+/* Every golden trace shipped in traces/ replays identically and verifies:
+ * the engine still makes, event for event, the run it recorded. */
+Test(replay, every_shipped_golden_trace_replays_identically, .timeout = 300)
+{
+  glob_t g;
+  cr_assert_eq(glob(COLLSIM_SOURCE_DIR "/traces/*.cstrace", 0, NULL, &g), 0);
+  cr_assert_geq(g.gl_pathc, 2, "the golden traces are missing");
+  for (size_t i = 0; i < g.gl_pathc; i++) {
+    char *args[] = {"replay", g.gl_pathv[i], NULL};
+    cli_out_t r;
+    run_argv(&r, 60, args);
+    cr_assert_eq(r.status, 0, "%s: %s%s", g.gl_pathv[i], r.out, r.err);
+    cr_assert(strstr(r.out, "identical"), "%s", r.out);
+    cr_assert(strstr(r.out, "outcome: verified"), "%s: %s", g.gl_pathv[i], r.out);
+  }
+  globfree(&g);
 }
 
 /* Every shipped trace in traces/bugs/ replays identically to its failure. */
