@@ -61,6 +61,12 @@ void cs_dev_fini(cs_dev_t *d)
   cs_rankctx_fini(&d->ctx);
 }
 
+int cs_dev_error(cs_dev_t *d, int err)
+{
+  d->st->start_err = err;
+  return CS_RX_ERROR;
+}
+
 /* ------------------------------------------------------------ failures */
 
 void cs__dev_fail(cs_dev_t *d, uint32_t reason, int rx, const char *fmt, ...)

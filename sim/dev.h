@@ -175,6 +175,12 @@ int cs_dev_init(cs_dev_t *d, cs_world_t *w, uint32_t rank,
                 const cs_fault_t *fault, const cs_dev_ops_t *ops);
 void cs_dev_fini(cs_dev_t *d);
 
+/* For a rank body that cannot go on for a reason of its own (err: -errno
+ * or CS_E*, e.g. -ENOMEM from allocating its tiles): records the cause,
+ * which the launcher reports, and returns CS_RX_ERROR for the body to
+ * return. */
+int cs_dev_error(cs_dev_t *d, int err);
+
 /* Slow paths of the choke point (not for algorithm code). */
 void cs__dev_strike(cs_dev_t *d);
 _Noreturn void cs__dev_aborted(cs_dev_t *d);

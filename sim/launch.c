@@ -84,6 +84,14 @@ static void pin_rank(uint32_t rank, uint32_t nranks)
   }
 }
 
+/* A rank that cannot start or run records why (start_err) and exits with
+ * CS_RX_ERROR; the launcher reports the cause. */
+static _Noreturn void rank_error(cs_world_t *w, uint32_t rank, int err)
+{
+  w->ctl->rank[rank].start_err = err;
+  _exit(CS_RX_ERROR);
+}
+
 static _Noreturn void rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn,
                                 void *arg, const cs_launch_opts_t *o,
                                 pid_t parent, const sigset_t *oldmask)
@@ -94,12 +102,14 @@ static _Noreturn void rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn,
   if (getppid() != parent)
     _exit(CS_RX_ABORTED);
   pin_rank(rank, w->ctl->nranks);
-  if (cs_world_remap(w) < 0)
-    _exit(CS_RX_ERROR);
+  int err = cs_world_remap(w);
+  if (err < 0)
+    rank_error(w, rank, err);
   cs_dev_t d;
-  if (cs_dev_init(&d, w, rank, &o->fault,
-                  o->sched ? &cs_transport_controlled : &cs_transport_free) < 0)
-    _exit(CS_RX_ERROR);
+  err = cs_dev_init(&d, w, rank, &o->fault,
+                    o->sched ? &cs_transport_controlled : &cs_transport_free);
+  if (err < 0)
+    rank_error(w, rank, err);
   d.hooks = o->hooks;
   d.hook_arg = o->hook_arg;
   d.st->pid = (int32_t)getpid();
@@ -202,6 +212,10 @@ static void report_rank(FILE *out, const cs_world_t *w, uint32_t r, int status)
     fprintf(out, "rank %u: killed by SIG%s at event %llu\n", r,
             sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?",
             ev);
+  else if (WIFEXITED(status) && WEXITSTATUS(status) == CS_RX_ERROR &&
+           w->ctl->rank[r].start_err < 0)
+    fprintf(out, "rank %u: internal error at event %llu: %s\n", r, ev,
+            cs_strerror(w->ctl->rank[r].start_err));
   else if (WIFEXITED(status) && WEXITSTATUS(status) == CS_RX_ERROR)
     fprintf(out, "rank %u: internal error (out of memory?) at event %llu\n", r, ev);
   else if (WIFEXITED(status))
@@ -209,215 +223,294 @@ static void report_rank(FILE *out, const cs_world_t *w, uint32_t r, int status)
             WEXITSTATUS(status), ev);
 }
 
-int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
-              const cs_launch_opts_t *opts, cs_launch_result_t *res)
+/* The launcher's state of one run. */
+typedef struct launch {
+  cs_world_t        *w;
+  cs_launch_opts_t   o;
+  FILE              *out;
+  uint32_t           n;
+  rank_proc_t       *p;           /* per rank */
+  uint8_t           *alive_ranks; /* per rank: forked and not reaped */
+  uint32_t           alive;
+  cs_sched_t        *sched;       /* controlled mode, else NULL */
+  int                aborted;
+  uint64_t           grace_ns;
+  uint64_t           kill_at;     /* SIGKILL the rest at this time */
+  uint64_t           next_tick;
+  int                doorbell;    /* a rank asked for the tick */
+  int                sched_state, sched_woken;
+  sigset_t           set, old, chld_only;
+  struct sigaction   old_chld;
+  cs_launch_result_t res;
+} launch_t;
+
+static void start_grace(launch_t *L)
 {
-  cs_launch_opts_t o = {0};
+  L->aborted = 1;
+  L->kill_at = cs_now_ns() + L->grace_ns;
+}
+
+/* Memory and the scheduler. 0 or -errno. */
+static int launch_init(launch_t *L, cs_world_t *w, const cs_launch_opts_t *opts)
+{
+  memset(L, 0, sizeof(*L));
   if (opts)
-    o = *opts;
-  FILE *out = o.report ? o.report : stderr;
-  uint32_t n = w->ctl->nranks;
-  uint64_t grace_ns = (o.grace_ms ? o.grace_ms : 250) * 1000000ull;
-  cs_launch_result_t r0 = {0};
-  r0.abort_rank = -1;
-  w->ctl->spin_iters = o.spin_iters ? o.spin_iters : cs_launch_spin_default(n);
-  w->ctl->yield_iters = cs_launch_yield_default(n);
-  for (uint32_t r = 0; r < n; r++)
+    L->o = *opts;
+  L->w = w;
+  L->out = L->o.report ? L->o.report : stderr;
+  L->n = w->ctl->nranks;
+  L->grace_ns = (L->o.grace_ms ? L->o.grace_ms : 250) * 1000000ull;
+  L->kill_at = UINT64_MAX;
+  L->res.abort_rank = -1;
+  w->ctl->spin_iters = L->o.spin_iters ? L->o.spin_iters : cs_launch_spin_default(L->n);
+  w->ctl->yield_iters = cs_launch_yield_default(L->n);
+  for (uint32_t r = 0; r < L->n; r++)
     w->ctl->rank[r].wait_slot = UINT32_MAX;
+  L->p = calloc(L->n, sizeof(*L->p));
+  L->alive_ranks = calloc(L->n, 1);
+  if (!L->p || !L->alive_ranks)
+    goto out_mem;
+  if (L->o.sched) {
+    cs_sched_cfg_t scfg = *L->o.sched;
+    scfg.hooks = L->o.hooks; /* the scheduler's landings are hooked too */
+    scfg.hook_arg = L->o.hook_arg;
+    int err = cs__sched_init(&L->sched, w, &scfg);
+    if (err < 0) {
+      free(L->p);
+      free(L->alive_ranks);
+      return err;
+    }
+  }
+  return 0;
+out_mem:
+  free(L->p);
+  free(L->alive_ranks);
+  return -ENOMEM;
+}
 
-  rank_proc_t *p = calloc(n, sizeof(*p));
-  uint8_t *alive_ranks = calloc(n, 1);
-  cs_sched_t *sched = NULL;
-  int serr = 0;
-  cs_sched_cfg_t scfg;
-  if (o.sched) {
-    scfg = *o.sched;
-    scfg.hooks = o.hooks; /* the scheduler's landings are hooked too */
-    scfg.hook_arg = o.hook_arg;
-  }
-  if (p && alive_ranks && o.sched && (serr = cs__sched_init(&sched, w, &scfg)) < 0) {
-    free(p);
-    free(alive_ranks);
-    return serr;
-  }
-  if (!p || !alive_ranks) {
-    free(p);
-    free(alive_ranks);
-    return -ENOMEM;
-  }
-
-  /* SIGCHLD must not be ignored (the kernel would reap the ranks before
-   * waitpid sees them); SIGINT, SIGTERM and SIGHUP abort the run unless the
-   * caller ignores them (nohup, a background job). */
-  struct sigaction dfl = {.sa_handler = SIG_DFL}, old_chld, cur;
+/* SIGCHLD must not be ignored (the kernel would reap the ranks before
+ * waitpid sees them); SIGINT, SIGTERM and SIGHUP abort the run unless the
+ * caller ignores them (nohup, a background job). */
+static void block_signals(launch_t *L)
+{
+  struct sigaction dfl = {.sa_handler = SIG_DFL}, cur;
   sigemptyset(&dfl.sa_mask);
-  sigaction(SIGCHLD, &dfl, &old_chld);
-  sigset_t set, old, chld_only;
-  sigemptyset(&set);
-  sigaddset(&set, SIGCHLD);
-  if (o.tick)
-    sigaddset(&set, CS_LAUNCH_DOORBELL);
-  chld_only = set; /* drained before the caller's mask comes back */
+  sigaction(SIGCHLD, &dfl, &L->old_chld);
+  sigemptyset(&L->set);
+  sigaddset(&L->set, SIGCHLD);
+  if (L->o.tick)
+    sigaddset(&L->set, CS_LAUNCH_DOORBELL);
+  L->chld_only = L->set; /* drained before the caller's mask comes back */
   static const int stops[] = {SIGINT, SIGTERM, SIGHUP};
   for (int i = 0; i < 3; i++)
     if (sigaction(stops[i], NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
-      sigaddset(&set, stops[i]);
-  sigprocmask(SIG_BLOCK, &set, &old);
-  fflush(NULL); /* children must not flush the parent's buffers again */
+      sigaddset(&L->set, stops[i]);
+  sigprocmask(SIG_BLOCK, &L->set, &L->old);
+}
 
+/* Drains any SIGCHLD (and doorbell) left pending, then restores the
+ * caller's mask (a SIGINT that came after the last rank stays pending and
+ * is delivered). */
+static void restore_signals(launch_t *L)
+{
+  struct timespec zero = {0, 0};
+  while (sigtimedwait(&L->chld_only, NULL, &zero) > 0)
+    ;
+  sigprocmask(SIG_SETMASK, &L->old, NULL);
+  sigaction(SIGCHLD, &L->old_chld, NULL);
+}
+
+/* Forks every rank. 0, or -errno when a fork failed (the run is then
+ * aborted and the forked ones are reaped by the watch loop). */
+static int fork_ranks(launch_t *L, cs_rank_fn fn, void *arg)
+{
+  fflush(NULL); /* children must not flush the parent's buffers again */
   pid_t parent = getpid();
-  uint64_t t0 = cs_now_ns();
-  int err = 0;
-  uint32_t alive = 0;
-  for (uint32_t r = 0; r < n; r++) {
+  for (uint32_t r = 0; r < L->n; r++) {
     pid_t pid = fork();
     if (pid == 0)
-      rank_main(w, r, fn, arg, &o, parent, &old);
+      rank_main(L->w, r, fn, arg, &L->o, parent, &L->old);
     if (pid < 0) {
-      err = -errno;
-      set_abort(w, CS_ABORT_SIGNAL, -1, "could not fork every rank");
-      break;
+      int err = -errno;
+      set_abort(L->w, CS_ABORT_SIGNAL, -1, "could not fork every rank");
+      L->aborted = 1;
+      L->kill_at = cs_now_ns();
+      return err;
     }
-    p[r].pid = pid;
-    alive_ranks[r] = 1;
-    alive++;
+    L->p[r].pid = pid;
+    L->alive_ranks[r] = 1;
+    L->alive++;
   }
+  return 0;
+}
 
-  int aborted = err < 0;
-  uint64_t tick_ns = o.tick_ns ? o.tick_ns : 1000000ull, next_tick = 0;
-  int doorbell = 0;
-  int sched_state = CS_SCHED_RUNNING, sched_woken = 0;
-  uint64_t kill_at = aborted ? cs_now_ns() : UINT64_MAX;
-  int first_reported = 0;
-  while (alive > 0) {
-    int status;
-    pid_t pid;
-    /* Reap our ranks only: the caller may have children of its own. */
-    for (uint32_t r = 0; r < n && alive > 0; r++) {
-      if (p[r].pid <= 0 || p[r].reaped ||
-          (pid = waitpid(p[r].pid, &status, WNOHANG)) != p[r].pid)
-        continue;
-      p[r].reaped = 1;
-      p[r].status = status;
-      alive_ranks[r] = 0;
-      alive--;
-      if (failed(status) && !aborted) {
-        aborted = 1;
-        kill_at = cs_now_ns() + grace_ns;
-        if (!secondary(status)) {
-          char msg[128];
-          snprintf(msg, sizeof(msg), "rank %u died", r);
-          set_abort(w, CS_ABORT_CRASH, (int32_t)r, msg);
-        } else {
-          wake_all(w);
-        }
-      }
+/* Reaps our ranks only (the caller may have children of its own); the
+ * first failure aborts the run. */
+static void reap_ranks(launch_t *L)
+{
+  int status;
+  for (uint32_t r = 0; r < L->n && L->alive > 0; r++) {
+    rank_proc_t *p = &L->p[r];
+    if (p->pid <= 0 || p->reaped || waitpid(p->pid, &status, WNOHANG) != p->pid)
+      continue;
+    p->reaped = 1;
+    p->status = status;
+    L->alive_ranks[r] = 0;
+    L->alive--;
+    if (!failed(status) || L->aborted)
+      continue;
+    start_grace(L);
+    if (!secondary(status)) {
+      char msg[128];
+      snprintf(msg, sizeof(msg), "rank %u died", r);
+      set_abort(L->w, CS_ABORT_CRASH, (int32_t)r, msg);
+    } else {
+      wake_all(L->w);
     }
-    if (alive == 0)
+  }
+}
+
+static void kill_ranks(launch_t *L)
+{
+  for (uint32_t r = 0; r < L->n; r++)
+    if (L->p[r].pid > 0 && !L->p[r].reaped) {
+      kill(L->p[r].pid, SIGKILL);
+      L->p[r].killed = 1;
+    }
+  L->kill_at = UINT64_MAX; /* reap them next; SIGKILL cannot be ignored */
+}
+
+/* The tick, the scheduler's share of the loop; returns how long the loop
+ * may sleep in sigtimedwait. */
+static uint64_t run_parts(launch_t *L, uint64_t now)
+{
+  uint64_t wait_ns = L->aborted && L->kill_at != UINT64_MAX ? L->kill_at - now
+                                                            : 1000000000ull;
+  if (L->o.tick) {
+    uint64_t tick_ns = L->o.tick_ns ? L->o.tick_ns : 1000000ull;
+    if (now >= L->next_tick || L->doorbell) {
+      L->doorbell = 0;
+      L->o.tick(L->o.tick_arg);
+      L->next_tick = now + tick_ns;
+    }
+    if (wait_ns > L->next_tick - now)
+      wait_ns = L->next_tick - now;
+  }
+  if (L->sched && !L->aborted && L->sched_state == CS_SCHED_RUNNING) {
+    /* Controlled mode: schedule for a while, then look at signals. */
+    L->sched_state = cs__sched_step(L->sched, L->alive_ranks);
+    if (L->sched_state == CS_SCHED_STOPPED)
+      start_grace(L);
+    wait_ns = 0;
+  }
+  return wait_ns;
+}
+
+/* Sleeps until a signal or wait_ns: a rank's death, the doorbell, or a
+ * person's SIGINT/SIGTERM/SIGHUP (which aborts the run). */
+static void take_signal(launch_t *L, uint64_t wait_ns)
+{
+  struct timespec ts = {(time_t)(wait_ns / 1000000000ull),
+                        (long)(wait_ns % 1000000000ull)};
+  siginfo_t si;
+  int sig = sigtimedwait(&L->set, &si, &ts);
+  if (sig == CS_LAUNCH_DOORBELL)
+    L->doorbell = 1;
+  if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && !L->res.signo) {
+    L->res.signo = sig;
+    if (!L->aborted)
+      start_grace(L);
+    char msg[128];
+    snprintf(msg, sizeof(msg), "launcher interrupted by SIG%s", sigabbrev_np(sig));
+    set_abort(L->w, CS_ABORT_SIGNAL, -1, msg);
+  }
+}
+
+/* Watches the ranks until every one is reaped. */
+static void watch(launch_t *L)
+{
+  while (L->alive > 0) {
+    reap_ranks(L);
+    if (L->alive == 0)
       break;
     uint64_t now = cs_now_ns();
-    if (sched && aborted && !sched_woken) {
-      cs__sched_wake_all(sched); /* sleepers in sem_wait see the abort */
-      sched_woken = 1;
+    if (L->sched && L->aborted && !L->sched_woken) {
+      cs__sched_wake_all(L->sched); /* sleepers in sem_wait see the abort */
+      L->sched_woken = 1;
     }
-    if (aborted && now >= kill_at) {
-      for (uint32_t r = 0; r < n; r++)
-        if (p[r].pid > 0 && !p[r].reaped) {
-          kill(p[r].pid, SIGKILL);
-          p[r].killed = 1;
-        }
-      kill_at = UINT64_MAX; /* reap below; SIGKILL cannot be ignored */
+    if (L->aborted && now >= L->kill_at) {
+      kill_ranks(L);
       continue;
     }
-    uint64_t wait_ns = aborted ? (kill_at == UINT64_MAX ? 1000000000ull
-                                                        : kill_at - now)
-                               : 1000000000ull;
-    if (o.tick) {
-      if (now >= next_tick || doorbell) {
-        doorbell = 0;
-        o.tick(o.tick_arg);
-        next_tick = now + tick_ns;
-      }
-      if (wait_ns > next_tick - now)
-        wait_ns = next_tick - now;
-    }
-    if (sched && !aborted && sched_state == CS_SCHED_RUNNING) {
-      /* Controlled mode: schedule for a while, then look at signals. */
-      sched_state = cs__sched_step(sched, alive_ranks);
-      if (sched_state == CS_SCHED_STOPPED) {
-        aborted = 1;
-        kill_at = cs_now_ns() + grace_ns;
-      }
-      wait_ns = 0;
-    }
-    struct timespec ts = {(time_t)(wait_ns / 1000000000ull),
-                          (long)(wait_ns % 1000000000ull)};
-    siginfo_t si;
-    int sig = sigtimedwait(&set, &si, &ts);
-    if (sig == CS_LAUNCH_DOORBELL)
-      doorbell = 1; /* a rank asks for the tick now */
-    if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && !r0.signo) {
-      r0.signo = sig;
-      if (!aborted) {
-        aborted = 1;
-        kill_at = cs_now_ns() + grace_ns;
-      }
-      char msg[128];
-      snprintf(msg, sizeof(msg), "launcher interrupted by SIG%s",
-               sigabbrev_np(sig));
-      set_abort(w, CS_ABORT_SIGNAL, -1, msg);
-    }
+    take_signal(L, run_parts(L, now));
     /* Abort requested by a rank itself (fault, timeout): start the grace. */
-    if (!aborted && __atomic_load_n(&w->ctl->abort_word, __ATOMIC_ACQUIRE)) {
-      aborted = 1;
-      kill_at = cs_now_ns() + grace_ns;
-      wake_all(w);
+    if (!L->aborted && __atomic_load_n(&L->w->ctl->abort_word, __ATOMIC_ACQUIRE)) {
+      start_grace(L);
+      wake_all(L->w);
     }
   }
-  r0.wall_ns = cs_now_ns() - t0;
+}
 
-  /* Drain any SIGCHLD (and doorbell) left pending, then restore the
-   * caller's mask (a SIGINT that came after the last rank stays pending and
-   * is delivered). */
-  struct timespec zero = {0, 0};
-  while (sigtimedwait(&chld_only, NULL, &zero) > 0)
-    ;
-  sigprocmask(SIG_SETMASK, &old, NULL);
-  sigaction(SIGCHLD, &old_chld, NULL);
+/* Whether a failed rank's exit is explained by the abort message or by
+ * the launcher's own SIGKILL, so it needs no line of its own. */
+static int explained(const rank_proc_t *p)
+{
+  if (p->killed)
+    return 1;
+  if (!WIFEXITED(p->status))
+    return 0;
+  int st = WEXITSTATUS(p->status);
+  return st == CS_RX_ABORTED || st == CS_RX_FAULT || st == CS_RX_TIMEOUT;
+}
 
-  cs_ctl_t *c = w->ctl;
-  if (o.statuses)
-    for (uint32_t r = 0; r < n; r++)
-      o.statuses[r] = p[r].pid > 0 ? p[r].status : 0;
-  if (aborted || c->abort_word) {
-    r0.aborted = 1;
-    r0.abort_reason = c->abort_word ? c->abort_word : CS_ABORT_CRASH;
-    r0.abort_rank = c->abort_rank;
-    if (c->abort_word && c->abort_msg[0] && c->abort_word != CS_ABORT_CRASH)
-      fprintf(out, "%s\n", c->abort_msg);
-    for (uint32_t r = 0; r < n; r++) {
-      if (!p[r].pid || !failed(p[r].status))
-        continue;
-      if (WIFEXITED(p[r].status) &&
-          (WEXITSTATUS(p[r].status) == CS_RX_ABORTED ||
-           WEXITSTATUS(p[r].status) == CS_RX_FAULT ||
-           WEXITSTATUS(p[r].status) == CS_RX_TIMEOUT))
-        continue; /* explained by the abort message */
-      if (p[r].killed)
-        continue; /* killed by us after the grace period */
-      if (!first_reported && r0.abort_rank < 0)
-        r0.abort_rank = (int32_t)r;
-      first_reported = 1;
-      report_rank(out, w, r, p[r].status);
-    }
-    if (r0.abort_reason == CS_ABORT_TIMEOUT || r0.abort_reason == CS_ABORT_DEADLOCK)
-      cs_launch_print_wavefront(w, out);
+/* The failure report of an aborted run. */
+static void report_abort(launch_t *L)
+{
+  cs_ctl_t *c = L->w->ctl;
+  L->res.aborted = 1;
+  L->res.abort_reason = c->abort_word ? c->abort_word : CS_ABORT_CRASH;
+  L->res.abort_rank = c->abort_rank;
+  if (c->abort_word && c->abort_msg[0] && c->abort_word != CS_ABORT_CRASH)
+    fprintf(L->out, "%s\n", c->abort_msg);
+  int first_reported = 0;
+  for (uint32_t r = 0; r < L->n; r++) {
+    if (!L->p[r].pid || !failed(L->p[r].status) || explained(&L->p[r]))
+      continue;
+    if (!first_reported && L->res.abort_rank < 0)
+      L->res.abort_rank = (int32_t)r;
+    first_reported = 1;
+    report_rank(L->out, L->w, r, L->p[r].status);
+  }
+  if (L->res.abort_reason == CS_ABORT_TIMEOUT ||
+      L->res.abort_reason == CS_ABORT_DEADLOCK)
+    cs_launch_print_wavefront(L->w, L->out);
+}
+
+int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
+              const cs_launch_opts_t *opts, cs_launch_result_t *res)
+{
+  launch_t L;
+  int err = launch_init(&L, w, opts);
+  if (err < 0)
+    return err;
+  block_signals(&L);
+  uint64_t t0 = cs_now_ns();
+  err = fork_ranks(&L, fn, arg);
+  watch(&L);
+  L.res.wall_ns = cs_now_ns() - t0;
+  restore_signals(&L);
+
+  if (L.o.statuses)
+    for (uint32_t r = 0; r < L.n; r++)
+      L.o.statuses[r] = L.p[r].pid > 0 ? L.p[r].status : 0;
+  if (L.aborted || w->ctl->abort_word) {
+    report_abort(&L);
     err = err < 0 ? err : 1;
   }
-  cs__sched_fini(sched);
-  free(alive_ranks);
-  free(p);
+  cs__sched_fini(L.sched);
+  free(L.alive_ranks);
+  free(L.p);
   if (res)
-    *res = r0;
+    *res = L.res;
   return err;
 }

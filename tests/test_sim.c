@@ -251,6 +251,40 @@ Test(launch, a_crash_at_any_position_ends_the_run_fast_with_its_report,
   crash_at(3, CS_FAULT_SEGV, 100000, "rank 3: killed by SIGSEGV");
 }
 
+static int no_space_body(cs_dev_t *d, void *arg)
+{
+  (void)arg;
+  return d->rank == 1 ? cs_dev_error(d, -ENOSPC) : 0;
+}
+
+/* A rank that cannot go on says why: its cause reaches the report. */
+Test(launch, a_rank_error_reaches_the_report_with_its_cause, .timeout = 30,
+     .fini = teardown_world)
+{
+  setup_world(3, 5);
+  cs_launch_result_t res;
+  cr_assert_eq(launch(no_space_body, NULL, NULL, &res), 1);
+  char *t = report_text();
+  cr_assert(strstr(t, "rank 1: internal error at event 0: No space left on device"),
+            "%s", t);
+}
+
+/* A rank that cannot map the world reports the system's reason. */
+Test(launch, a_rank_that_cannot_start_reports_why, .timeout = 30,
+     .fini = teardown_world)
+{
+  setup_world(2, 5);
+  int fd = world.fd;
+  world.fd = -1; /* the ranks' mmap of the region fails: EBADF */
+  cs_launch_result_t res;
+  int rc = launch(ring_body, NULL, NULL, &res);
+  world.fd = fd;
+  cr_assert_eq(rc, 1);
+  char *t = report_text();
+  cr_assert(strstr(t, "rank 0: internal error at event 0: Bad file descriptor"),
+            "%s", t);
+}
+
 Test(launch, injected_hang_is_reported_within_the_timeout, .timeout = 30,
      .fini = teardown_world)
 {

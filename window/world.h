@@ -68,7 +68,9 @@ typedef struct cs_rank_status {
   uint32_t wait_cmp;   /* CS_CMP_* */
   uint32_t sleeping;   /* 1 while in FUTEX_WAIT: notifiers must wake it */
   uint32_t reason;     /* CS_ABORT_* once the rank stopped itself, else 0 */
-  uint8_t  pad[24];    /* to 64 bytes */
+  int32_t  start_err;  /* -errno or CS_E*: why the rank could not start or
+                          run (it exits with CS_RX_ERROR), else 0 */
+  uint8_t  pad[20];    /* to 64 bytes */
 } cs_rank_status_t;
 _Static_assert(sizeof(cs_rank_status_t) == 64, "cs_rank_status_t");
 _Static_assert(offsetof(cs_rank_status_t, sleeping) == 32, "sleeping");
