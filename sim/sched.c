@@ -1,7 +1,10 @@
 /*
  * sched.c - controlled execution (sched.h): the scheduler area, the rank
  * side of a scheduling point, DMA posting, and the launcher-side scheduler
- * with its strategies.
+ * core: the enabled actors, DMA landing and the step loop. Which enabled
+ * actor runs is the strategy's choice (strategy.h, one file per strategy
+ * in sim/sched/), chosen once at init; this file never names one after.
+ * dev.c calls the rank side, launch.c the launcher side.
  *
  * A fence is enabled only when its rank's DMA queue is empty, so every op
  * in a queue was posted since the last fence: under relaxed any of them may
@@ -13,74 +16,16 @@
 #include "sched.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <semaphore.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "../window/cs_error.h"
-#include "rng.h"
+#include "sched/internal.h"
 #include "trace.h"
-
-#define QCAP 256u
-
-enum { SR_RUNNING = 0, SR_POSTED = 1, SR_DONE = 2 };
-
-/* One op waiting for its rank's DMA engine. POD. */
-typedef struct cs_dma_op {
-  uint64_t dma_id;   /* rank-local id, from 1 */
-  uint64_t elem_off; /* first element (store/put) */
-  uint64_t data_off; /* payload offset in the rank's arena, bytes */
-  uint32_t kind;     /* CS_EV_STORE, CS_EV_PUT or CS_EV_NOTIFY */
-  uint32_t peer;     /* target rank */
-  uint32_t slot;     /* target slot */
-  uint32_t cell;     /* notify: cell */
-  uint32_t bytes;    /* payload bytes (store/put) */
-  uint32_t valid;    /* elements (store/put) */
-  uint32_t op;       /* notify op */
-  int32_t  value;    /* notify value */
-  uint32_t pad[2];
-} cs_dma_op_t;
-_Static_assert(sizeof(cs_dma_op_t) == 64, "cs_dma_op_t");
-
-/* One rank's part of the scheduler area. POD (sem_t is process-shared). */
-typedef struct cs_sched_slot {
-  sem_t      sem;        /* the rank sleeps here until granted */
-  uint32_t   state;      /* SR_* */
-  uint32_t   nops;       /* ops queued */
-  uint64_t   arena_used; /* payload bytes in use */
-  uint64_t   next_id;    /* last DMA id assigned */
-  uint64_t   pad;
-  cs_event_t next;       /* the posted event (state SR_POSTED) */
-  cs_dma_op_t q[QCAP];   /* queued ops, oldest first */
-} cs_sched_slot_t;
-
-typedef struct cs_sched_area {
-  sem_t    wake;        /* ranks post it after posting an event or finishing */
-  uint64_t arena_bytes; /* payload arena per rank, bytes */
-  uint64_t slot_stride; /* bytes from one rank's slot to the next */
-  uint8_t  pad[16];
-} cs_sched_area_t;
-_Static_assert(sizeof(cs_sched_area_t) == 64, "cs_sched_area_t");
-
-static inline cs_sched_area_t *area_of(const cs_world_t *w)
-{
-  return (cs_sched_area_t *)(w->base + w->ctl->off_sched);
-}
-static inline cs_sched_slot_t *slot_of(const cs_world_t *w, uint32_t r)
-{
-  cs_sched_area_t *a = area_of(w);
-  return (cs_sched_slot_t *)((uint8_t *)a + sizeof(*a) + r * a->slot_stride);
-}
-static inline uint8_t *arena_of(const cs_world_t *w, uint32_t r)
-{
-  return (uint8_t *)slot_of(w, r) + sizeof(cs_sched_slot_t);
-}
 
 uint64_t cs_sched_area_bytes(uint32_t nranks, uint64_t arena_bytes)
 {
@@ -225,29 +170,21 @@ void cs__sched_done(cs_dev_t *d)
 
 /* ------------------------------------------------------------ scheduler */
 
-typedef struct actor {
-  uint32_t rank;
-  int32_t  op; /* -1: the rank itself; else index into its DMA queue */
-} actor_t;
-
-struct cs_sched {
-  cs_sched_cfg_t cfg;
-  cs_world_t    *w;
-  uint32_t       n;
-  uint64_t       rng;
-  uint64_t       steps;
-  int            waiting;  /* rank granted and not yet posted again, or -1 */
-  uint64_t       replay_i; /* next replay record */
-  uint32_t      *prio;     /* pct: priority per actor (2n: ranks, DMA engines) */
-  uint64_t      *change;   /* pct: change points (depth - 1) */
-  actor_t       *en;       /* enabled actors, scratch */
-  char           ibuf[256]; /* interactive: answers read but not used yet */
-  size_t         ilen;
+/* The strategy for each cs_strategy_t; NULL: not a controlled schedule. */
+static const cs_strategy_ops_t *const strategies[] = {
+  [CS_SCHED_RANDOM] = &cs__strategy_random,
+  [CS_SCHED_PCT] = &cs__strategy_pct,
+  [CS_SCHED_LATEST] = &cs__strategy_latest,
+  [CS_SCHED_REPLAY] = &cs__strategy_replay,
+  [CS_SCHED_INTERACTIVE] = &cs__strategy_interactive,
 };
 
 int cs__sched_init(cs_sched_t **out, cs_world_t *w, const cs_sched_cfg_t *cfg)
 {
   uint32_t n = w->ctl->nranks;
+  if ((unsigned)cfg->strategy >= sizeof(strategies) / sizeof(strategies[0]) ||
+      !strategies[cfg->strategy])
+    return -EINVAL;
   cs_sched_t *s = calloc(1, sizeof(*s));
   if (!s)
     return -ENOMEM;
@@ -256,10 +193,8 @@ int cs__sched_init(cs_sched_t **out, cs_world_t *w, const cs_sched_cfg_t *cfg)
   s->n = n;
   s->waiting = -1;
   s->rng = cfg->seed * 0x2545f4914f6cdd1dull + 12345;
-  s->en = calloc((size_t)n * (QCAP + 1), sizeof(actor_t));
-  s->prio = calloc(2 * (size_t)n, sizeof(uint32_t));
-  s->change = calloc(cfg->depth + 1, sizeof(uint64_t));
-  if (!s->en || !s->prio || !s->change) {
+  s->en = calloc((size_t)n * (QCAP + 1), sizeof(cs_actor_t));
+  if (!s->en) {
     cs__sched_fini(s);
     return -ENOMEM;
   }
@@ -275,18 +210,11 @@ int cs__sched_init(cs_sched_t **out, cs_world_t *w, const cs_sched_cfg_t *cfg)
     memset(sl, 0, sizeof(*sl));
     sem_init(&sl->sem, 1, 0);
   }
-  if (cfg->strategy == CS_SCHED_PCT) {
-    /* Burckhardt et al.: distinct random priorities >= depth for every
-     * actor, and depth-1 change points in [0, steps). */
-    for (uint32_t i = 0; i < 2 * n; i++)
-      s->prio[i] = cfg->depth + i;
-    for (uint32_t i = 2 * n; i > 1; i--) {
-      uint32_t j = (uint32_t)(cs_splitmix64(&s->rng) % i), t = s->prio[i - 1];
-      s->prio[i - 1] = s->prio[j];
-      s->prio[j] = t;
-    }
-    for (uint32_t i = 1; i < cfg->depth; i++)
-      s->change[i] = cs_splitmix64(&s->rng) % cfg->steps;
+  s->ops = strategies[cfg->strategy];
+  int err = s->ops->init ? s->ops->init(s) : 0;
+  if (err < 0) {
+    cs__sched_fini(s);
+    return err;
   }
   w->ctl->controlled = 1 + (uint32_t)cfg->model;
   *out = s;
@@ -297,9 +225,9 @@ void cs__sched_fini(cs_sched_t *s)
 {
   if (!s)
     return;
+  if (s->ops && s->ops->fini)
+    s->ops->fini(s);
   free(s->en);
-  free(s->prio);
-  free(s->change);
   free(s);
 }
 
@@ -361,85 +289,17 @@ static uint32_t enabled(cs_sched_t *s, const uint8_t *alive)
   uint32_t k = 0;
   for (uint32_t r = 0; r < s->n; r++)
     if (alive[r] && rank_enabled(s, r))
-      s->en[k++] = (actor_t){r, -1};
+      s->en[k++] = (cs_actor_t){r, -1};
   for (uint32_t r = 0; r < s->n; r++) {
     const cs_sched_slot_t *sl = slot_of(s->w, r);
     uint32_t nl = s->cfg.model == CS_MM_RELAXED ? sl->nops : (sl->nops ? 1 : 0);
     for (uint32_t i = 0; i < nl; i++)
-      s->en[k++] = (actor_t){r, (int32_t)i};
+      s->en[k++] = (cs_actor_t){r, (int32_t)i};
   }
   return k;
 }
 
-/* One line for a person: "rank 1: load data[16..32) from rank 0 (16
- * physical)". Used by the interactive prompt and replay divergences. */
-static void describe(char *buf, size_t n, const cs_layout_t *l, uint32_t rank,
-                     uint32_t kind, uint32_t peer, uint32_t slot, uint64_t off,
-                     uint32_t valid, uint32_t phys, uint32_t cell,
-                     uint32_t opcmp, int32_t value)
-{
-  const char *sn = slot < l->nslots ? l->slot[slot].name : "?";
-  unsigned long long a = (unsigned long long)off, b = a + valid;
-  switch (kind) {
-  case CS_EV_LOAD:
-    if (peer == rank)
-      snprintf(buf, n, "rank %u: load %s[%llu..%llu) (local)", rank, sn, a, b);
-    else
-      snprintf(buf, n, "rank %u: load %s[%llu..%llu) from rank %u (%u physical)",
-               rank, sn, a, b, peer, phys);
-    break;
-  case CS_EV_STORE:
-    snprintf(buf, n, "rank %u: store %s[%llu..%llu)", rank, sn, a, b);
-    break;
-  case CS_EV_PUT:
-    snprintf(buf, n, "rank %u: put %s[%llu..%llu) to rank %u", rank, sn, a, b, peer);
-    break;
-  case CS_EV_NOTIFY:
-    snprintf(buf, n, "rank %u: notify rank %u %s[%u] %s%d", rank, peer, sn, cell,
-             opcmp == CS_NOTIFY_ADD ? (value >= 0 ? "+" : "") : "= ", value);
-    break;
-  case CS_EV_WAIT:
-    snprintf(buf, n, "rank %u: wait %s[%u] %s %d", rank, sn, cell,
-             opcmp == CS_CMP_EQ ? "==" : ">=", value);
-    break;
-  case CS_EV_FENCE:
-    snprintf(buf, n, "rank %u: fence", rank);
-    break;
-  case CS_EV_REDUCE:
-    snprintf(buf, n, "rank %u: reduce %u elements", rank, valid);
-    break;
-  case CS_EV_MARK:
-    snprintf(buf, n, "rank %u: enter %s round %d", rank,
-             cell == 1 ? "reduce-scatter/main" : cell == 2 ? "all-gather" : "phase",
-             value);
-    break;
-  default:
-    snprintf(buf, n, "rank %u: %s", rank, cs_trace_kind_name(kind));
-    break;
-  }
-}
-
-static void describe_event(char *buf, size_t n, const cs_world_t *w,
-                           uint32_t rank, const cs_event_t *ev)
-{
-  describe(buf, n, &w->ctl->layout, rank, ev->kind, ev->peer, ev->slot,
-           ev->elem_off, ev->valid, ev->phys, ev->cell, ev->opcmp, ev->value);
-}
-
-static void describe_rec(char *buf, size_t n, const cs_world_t *w,
-                         const cs_trace_rec_t *x)
-{
-  if (x->kind == CS_TR_DMA_LAND)
-    snprintf(buf, n, "rank %u's DMA lands op #%llu (%s to rank %u)", x->rank,
-             (unsigned long long)x->dma_id, cs_trace_kind_name(x->round), x->peer);
-  else
-    describe(buf, n, &w->ctl->layout, x->rank, x->kind, x->peer, x->slot,
-             x->elem_off, x->valid, x->phys, x->cell, x->opcmp & 0x7fu, x->value);
-}
-
-static int stop(cs_sched_t *s, uint32_t reason, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int stop(cs_sched_t *s, uint32_t reason, const char *fmt, ...)
+int cs__sched_stop(cs_sched_t *s, uint32_t reason, const char *fmt, ...)
 {
   cs_ctl_t *c = s->w->ctl;
   uint32_t expect = CS_ABORT_NONE;
@@ -495,182 +355,6 @@ static int all_done(const cs_sched_t *s, const uint8_t *alive)
   return 1;
 }
 
-/* Reads one line of the person's answers from fd (unbuffered, so no
- * answer is lost between prompts). Waits in poll() so that a SIGINT,
- * SIGTERM or SIGHUP the launcher blocks is noticed. Returns the length,
- * -1 at end of input, -2 when such a signal is pending. */
-static int read_line(cs_sched_t *s, int fd, char *line, size_t cap)
-{
-  for (;;) {
-    char *nl = memchr(s->ibuf, '\n', s->ilen);
-    if (nl || s->ilen == sizeof(s->ibuf)) {
-      size_t n = nl ? (size_t)(nl - s->ibuf) : s->ilen;
-      size_t k = n < cap - 1 ? n : cap - 1;
-      memcpy(line, s->ibuf, k);
-      line[k] = 0;
-      size_t used = nl ? n + 1 : n;
-      memmove(s->ibuf, s->ibuf + used, s->ilen - used);
-      s->ilen -= used;
-      return (int)k;
-    }
-    struct pollfd pfd = {fd, POLLIN, 0};
-    int pr = poll(&pfd, 1, 100);
-    sigset_t pend;
-    sigpending(&pend);
-    if (sigismember(&pend, SIGINT) || sigismember(&pend, SIGTERM) ||
-        sigismember(&pend, SIGHUP))
-      return -2;
-    if (pr <= 0)
-      continue;
-    ssize_t r = read(fd, s->ibuf + s->ilen, sizeof(s->ibuf) - s->ilen);
-    if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
-      if (s->ilen == 0)
-        return -1;
-      s->ibuf[s->ilen++] = '\n'; /* a last line without its newline */
-      continue;
-    }
-    if (r > 0)
-      s->ilen += (size_t)r;
-  }
-}
-
-/* Picks an index into s->en, or -1 to stop (replay divergence set). */
-static int64_t pick(cs_sched_t *s, uint32_t k)
-{
-  switch (s->cfg.strategy) {
-  case CS_SCHED_RANDOM:
-    return (int64_t)(cs_splitmix64(&s->rng) % k);
-  case CS_SCHED_PCT: {
-    for (;;) {
-      int64_t best = -1;
-      uint32_t bp = 0;
-      for (uint32_t i = 0; i < k; i++) {
-        uint32_t a = s->en[i].op < 0 ? s->en[i].rank : s->n + s->en[i].rank;
-        if (best < 0 || s->prio[a] > bp) {
-          best = i;
-          bp = s->prio[a];
-        }
-      }
-      uint32_t a = s->en[best].op < 0 ? s->en[best].rank : s->n + s->en[best].rank;
-      int changed = 0;
-      for (uint32_t c = 1; c < s->cfg.depth && !changed; c++)
-        if (s->change[c] == s->steps) {
-          s->prio[a] = c; /* lower the actor about to run at change point c */
-          s->change[c] = UINT64_MAX; /* each change point fires once */
-          changed = 1;
-        }
-      if (!changed) {
-        /* Relaxed: the engine lands one of its ops, chosen at random. */
-        if (s->en[best].op >= 0 && s->cfg.model == CS_MM_RELAXED) {
-          uint32_t r = s->en[best].rank, first = (uint32_t)best, cnt = 0;
-          while (first > 0 && s->en[first - 1].op >= 0 && s->en[first - 1].rank == r)
-            first--;
-          while (first + cnt < k && s->en[first + cnt].rank == r && s->en[first + cnt].op >= 0)
-            cnt++;
-          return first + (int64_t)(cs_splitmix64(&s->rng) % cnt);
-        }
-        return best;
-      }
-    }
-  }
-  case CS_SCHED_LATEST: {
-    /* Run ranks while any can run; land ops only when forced, notifies
-     * before the data they were meant to follow. */
-    if (s->en[0].op < 0)
-      return 0;
-    for (uint32_t i = 0; i < k; i++) {
-      const cs_dma_op_t *op = &slot_of(s->w, s->en[i].rank)->q[s->en[i].op];
-      if (op->kind == CS_EV_NOTIFY)
-        return i;
-    }
-    return 0;
-  }
-  case CS_SCHED_INTERACTIVE: {
-    FILE *out = s->cfg.tty_out ? s->cfg.tty_out : stderr;
-    FILE *in = s->cfg.tty_in ? s->cfg.tty_in : stdin;
-    fprintf(out, "step %llu: enabled actors:\n", (unsigned long long)s->steps);
-    for (uint32_t i = 0; i < k; i++) {
-      char d[200];
-      if (s->en[i].op < 0) {
-        describe_event(d, sizeof(d), s->w, s->en[i].rank, &slot_of(s->w, s->en[i].rank)->next);
-      } else {
-        const cs_dma_op_t *op = &slot_of(s->w, s->en[i].rank)->q[s->en[i].op];
-        const cs_layout_t *l = &s->w->ctl->layout;
-        if (op->kind == CS_EV_NOTIFY)
-          snprintf(d, sizeof(d), "rank %u's DMA: land notify #%llu: rank %u %s[%u] %+d",
-                   s->en[i].rank, (unsigned long long)op->dma_id, op->peer,
-                   l->slot[op->slot].name, op->cell, op->value);
-        else
-          snprintf(d, sizeof(d), "rank %u's DMA: land %s #%llu: rank %u %s[%llu..%llu)",
-                   s->en[i].rank, op->kind == CS_EV_PUT ? "put" : "store",
-                   (unsigned long long)op->dma_id, op->peer, l->slot[op->slot].name,
-                   (unsigned long long)op->elem_off,
-                   (unsigned long long)(op->elem_off + op->valid));
-      }
-      fprintf(out, "  [%u] %s\n", i, d);
-    }
-    fprintf(out, "choose [0-%u] (Enter = 0): ", k - 1);
-    fflush(out);
-    char line[64];
-    int got = read_line(s, fileno(in), line, sizeof(line));
-    if (got < 0) {
-      fputc('\n', out);
-      stop(s, CS_ABORT_SIGNAL, got == -1 ? "interactive schedule: end of input "
-           "at step %llu, the run stops here" : "interactive schedule: "
-           "interrupted at step %llu", (unsigned long long)s->steps);
-      return -1;
-    }
-    unsigned long v = strtoul(line, NULL, 10);
-    return v < k ? (int64_t)v : 0;
-  }
-  case CS_SCHED_REPLAY: {
-    char a[256], b[256];
-    if (s->replay_i >= s->cfg.nreplay) {
-      describe_event(b, sizeof(b), s->w, s->en[0].rank, &slot_of(s->w, s->en[0].rank)->next);
-      stop(s, CS_ABORT_DIVERGED, "replay diverged at step %llu: the trace ends "
-           "here, but the run goes on (%s)", (unsigned long long)s->replay_i,
-           s->en[0].op < 0 ? b : "a DMA landing");
-      return -1;
-    }
-    const cs_trace_rec_t *x = &s->cfg.replay[s->replay_i];
-    describe_rec(a, sizeof(a), s->w, x);
-    for (uint32_t i = 0; i < k; i++) {
-      if (s->en[i].rank != x->rank)
-        continue;
-      if (x->kind == CS_TR_DMA_LAND && s->en[i].op >= 0 &&
-          slot_of(s->w, x->rank)->q[s->en[i].op].dma_id == x->dma_id)
-        return i;
-      if (x->kind != CS_TR_DMA_LAND && s->en[i].op < 0) {
-        const cs_event_t *ev = &slot_of(s->w, x->rank)->next;
-        if (ev->kind == x->kind && ev->peer == x->peer && ev->slot == x->slot &&
-            ev->elem_off == x->elem_off && ev->valid == x->valid &&
-            ev->phys == x->phys && ev->cell == x->cell &&
-            ev->opcmp == (x->opcmp & 0x7fu) && ev->value == x->value)
-          return i;
-        describe_event(b, sizeof(b), s->w, x->rank, ev);
-        stop(s, CS_ABORT_DIVERGED, "replay diverged at step %llu (seq %llu): "
-             "the trace has: %s; the run has: %s", (unsigned long long)s->replay_i,
-             (unsigned long long)x->seq, a, b);
-        return -1;
-      }
-    }
-    const cs_sched_slot_t *sl = slot_of(s->w, x->rank);
-    if (x->kind != CS_TR_DMA_LAND && sl->state == SR_POSTED)
-      describe_event(b, sizeof(b), s->w, x->rank, &sl->next);
-    else
-      snprintf(b, sizeof(b), "%s", sl->state == SR_DONE ? "it has finished"
-                                                        : "nothing it can do now");
-    stop(s, CS_ABORT_DIVERGED, "replay diverged at step %llu (seq %llu): the "
-         "trace has: %s; but rank %u is not enabled (posted: %s)",
-         (unsigned long long)s->replay_i, (unsigned long long)x->seq, a,
-         x->rank, b);
-    return -1;
-  }
-  default:
-    return 0;
-  }
-}
-
 int cs__sched_step(cs_sched_t *s, const uint8_t *alive)
 {
   cs_sched_area_t *a = area_of(s->w);
@@ -697,23 +381,17 @@ int cs__sched_step(cs_sched_t *s, const uint8_t *alive)
     uint32_t k = enabled(s, alive);
     if (k == 0) {
       if (all_done(s, alive)) {
-        if (s->cfg.strategy == CS_SCHED_REPLAY && s->replay_i < s->cfg.nreplay)
-          return stop(s, CS_ABORT_DIVERGED, "replay diverged at step %llu: the "
-                      "run ended, but the trace has %llu more steps",
-                      (unsigned long long)s->replay_i,
-                      (unsigned long long)(s->cfg.nreplay - s->replay_i));
-        return CS_SCHED_FINISHED;
+        return s->ops->finish ? s->ops->finish(s) : CS_SCHED_FINISHED;
       }
-      return stop(s, CS_ABORT_DEADLOCK, "deadlock at step %llu: no rank can "
-                  "run and no posted op is left to land",
-                  (unsigned long long)s->steps);
+      return cs__sched_stop(s, CS_ABORT_DEADLOCK, "deadlock at step %llu: no "
+                            "rank can run and no posted op is left to land",
+                            (unsigned long long)s->steps);
     }
-    int64_t i = pick(s, k);
+    int64_t i = s->ops->pick(s, k);
     if (i < 0)
       return CS_SCHED_STOPPED;
-    actor_t act = s->en[i];
+    cs_actor_t act = s->en[i];
     s->steps++;
-    s->replay_i++;
     if (act.op >= 0) {
       land(s, act.rank, (uint32_t)act.op);
     } else {

@@ -1,0 +1,112 @@
+/*
+ * internal.h - the scheduler's internals, shared by sim/sched.c and the
+ * strategies in sim/sched/ (never included outside sim/).
+ *
+ * Owns the layout of the scheduler area in the shared region (one slot per
+ * rank: semaphore, state, posted event, DMA queue, payload arena), the
+ * launcher-side scheduler struct (world, enabled-actor list, step count,
+ * rng, the chosen strategy and its state) and the helpers the strategies
+ * share: stopping the run with a message and describing an event for a
+ * person. Does not own the strategies' state (each strategy file does) or
+ * the step loop (sched.c).
+ */
+#ifndef CS_SCHED_INTERNAL_H
+#define CS_SCHED_INTERNAL_H
+
+#include <semaphore.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../sched.h"
+#include "../trace.h"
+#include "strategy.h"
+
+#define QCAP 256u
+
+enum { SR_RUNNING = 0, SR_POSTED = 1, SR_DONE = 2 };
+
+/* One op waiting for its rank's DMA engine. POD. */
+typedef struct cs_dma_op {
+  uint64_t dma_id;   /* rank-local id, from 1 */
+  uint64_t elem_off; /* first element (store/put) */
+  uint64_t data_off; /* payload offset in the rank's arena, bytes */
+  uint32_t kind;     /* CS_EV_STORE, CS_EV_PUT or CS_EV_NOTIFY */
+  uint32_t peer;     /* target rank */
+  uint32_t slot;     /* target slot */
+  uint32_t cell;     /* notify: cell */
+  uint32_t bytes;    /* payload bytes (store/put) */
+  uint32_t valid;    /* elements (store/put) */
+  uint32_t op;       /* notify op */
+  int32_t  value;    /* notify value */
+  uint32_t pad[2];
+} cs_dma_op_t;
+_Static_assert(sizeof(cs_dma_op_t) == 64, "cs_dma_op_t");
+
+/* One rank's part of the scheduler area. POD (sem_t is process-shared). */
+typedef struct cs_sched_slot {
+  sem_t      sem;        /* the rank sleeps here until granted */
+  uint32_t   state;      /* SR_* */
+  uint32_t   nops;       /* ops queued */
+  uint64_t   arena_used; /* payload bytes in use */
+  uint64_t   next_id;    /* last DMA id assigned */
+  uint64_t   pad;
+  cs_event_t next;       /* the posted event (state SR_POSTED) */
+  cs_dma_op_t q[QCAP];   /* queued ops, oldest first */
+} cs_sched_slot_t;
+
+typedef struct cs_sched_area {
+  sem_t    wake;        /* ranks post it after posting an event or finishing */
+  uint64_t arena_bytes; /* payload arena per rank, bytes */
+  uint64_t slot_stride; /* bytes from one rank's slot to the next */
+  uint8_t  pad[16];
+} cs_sched_area_t;
+_Static_assert(sizeof(cs_sched_area_t) == 64, "cs_sched_area_t");
+
+static inline cs_sched_area_t *area_of(const cs_world_t *w)
+{
+  return (cs_sched_area_t *)(w->base + w->ctl->off_sched);
+}
+static inline cs_sched_slot_t *slot_of(const cs_world_t *w, uint32_t r)
+{
+  cs_sched_area_t *a = area_of(w);
+  return (cs_sched_slot_t *)((uint8_t *)a + sizeof(*a) + r * a->slot_stride);
+}
+static inline uint8_t *arena_of(const cs_world_t *w, uint32_t r)
+{
+  return (uint8_t *)slot_of(w, r) + sizeof(cs_sched_slot_t);
+}
+
+/* ------------------------------------------------------------ scheduler */
+
+typedef struct cs_actor {
+  uint32_t rank;
+  int32_t  op; /* -1: the rank itself; else index into its DMA queue */
+} cs_actor_t;
+
+struct cs_sched {
+  cs_sched_cfg_t cfg;
+  cs_world_t    *w;
+  uint32_t       n;
+  uint64_t       rng;      /* splitmix64 state, seeded from cfg.seed */
+  uint64_t       steps;    /* steps taken; the index of the one being picked */
+  int            waiting;  /* rank granted and not yet posted again, or -1 */
+  cs_actor_t    *en;       /* enabled actors: ranks by index, then DMA ops */
+  const cs_strategy_ops_t *ops; /* chosen once from cfg.strategy */
+  void          *state;    /* the strategy's own, or NULL */
+};
+
+/* Sets the abort word to `reason` with a message (unless an abort came
+ * first) and wakes every rank. Returns CS_SCHED_STOPPED. */
+int cs__sched_stop(cs_sched_t *s, uint32_t reason, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* One line for a person, into buf of n bytes: "rank 1: load data[16..32)
+ * from rank 0 (16 physical)" for the event rank `rank` posted, or for a
+ * trace record (a DMA landing included). Used by the interactive prompt
+ * and replay divergences (describe.c). */
+void cs__sched_describe_event(char *buf, size_t n, const cs_world_t *w,
+                              uint32_t rank, const cs_event_t *ev);
+void cs__sched_describe_rec(char *buf, size_t n, const cs_world_t *w,
+                            const cs_trace_rec_t *x);
+
+#endif
