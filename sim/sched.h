@@ -78,17 +78,6 @@ uint64_t cs_sched_area_bytes(uint32_t nranks, uint64_t arena_bytes);
  * every device event's main record and DMA landings. */
 int cs_sched_is_step(uint32_t kind);
 
-/* ---- rank side (dev.c) ---- */
-
-/* Blocks until the scheduler grants `ev`. Exits the rank on abort. */
-void cs__sched_point(cs_dev_t *d, cs_event_t *ev);
-/* Queues a store/put/notify for its DMA engine (fifo, relaxed); copies
- * `bytes` of payload. Sets ev->dma_id. */
-void cs__sched_post(cs_dev_t *d, cs_event_t *ev, const void *data,
-                    uint32_t bytes);
-/* Called as the rank's body returns: marks it DONE for the scheduler. */
-void cs__sched_done(cs_dev_t *d);
-
 /* ---- launcher side (launch.c) ---- */
 
 typedef struct cs_sched cs_sched_t;

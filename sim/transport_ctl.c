@@ -12,9 +12,72 @@
  */
 #include "transport.h"
 
+#include <errno.h>
+#include <semaphore.h>
 #include <string.h>
 
 #include "sched.h"
+#include "sched/internal.h"
+
+/* The rank's half of the handshake: post the event, sleep until granted. */
+static void ctl_point(cs_dev_t *d, cs_event_t *ev)
+{
+  cs_world_t *w = d->world;
+  cs_sched_slot_t *sl = slot_of(w, d->rank);
+  sl->next = *ev;
+  if (ev->kind == CS_EV_WAIT) {
+    d->st->wait_slot = ev->slot;
+    d->st->wait_cell = ev->cell;
+    d->st->wait_value = ev->value;
+    d->st->wait_cmp = ev->opcmp;
+    __atomic_store_n(&d->st->state, CS_RS_WAITING, __ATOMIC_RELEASE);
+  }
+  __atomic_store_n(&sl->state, SR_POSTED, __ATOMIC_RELEASE);
+  sem_post(&area_of(w)->wake);
+  while (sem_wait(&sl->sem) < 0 && errno == EINTR)
+    ;
+  if (__atomic_load_n(&w->ctl->abort_word, __ATOMIC_ACQUIRE))
+    cs__dev_aborted(d);
+  if (ev->kind == CS_EV_WAIT)
+    __atomic_store_n(&d->st->state, CS_RS_RUNNING, __ATOMIC_RELEASE);
+}
+
+/* Queues a store/put/notify for the rank's DMA engine (fifo, relaxed),
+ * with a copy of its payload; sets ev->dma_id. The scheduler enabled this
+ * post only with room in the queue and the arena. */
+static void ctl_post(cs_dev_t *d, cs_event_t *ev, const void *data,
+                     uint32_t bytes)
+{
+  cs_sched_slot_t *sl = slot_of(d->world, d->rank);
+  /* The scheduler enabled this post only with room in queue and arena. */
+  cs_dma_op_t *op = &sl->q[sl->nops++];
+  memset(op, 0, sizeof(*op));
+  op->dma_id = ++sl->next_id;
+  op->elem_off = ev->elem_off;
+  op->kind = ev->kind;
+  op->peer = ev->peer;
+  op->slot = ev->slot;
+  op->cell = ev->cell;
+  op->op = ev->opcmp;
+  op->value = ev->value;
+  op->valid = ev->valid;
+  op->bytes = bytes;
+  op->data_off = sl->arena_used;
+  if (bytes) {
+    memcpy(arena_of(d->world, d->rank) + sl->arena_used, data, bytes);
+    sl->arena_used += (bytes + 63) / 64 * 64;
+  }
+  ev->dma_id = op->dma_id;
+}
+
+/* The rank's body returned: DONE for the scheduler. */
+static void ctl_done(cs_dev_t *d)
+{
+  cs_sched_slot_t *sl = slot_of(d->world, d->rank);
+  __atomic_store_n(&sl->state, SR_DONE, __ATOMIC_RELEASE);
+  sem_post(&area_of(d->world)->wake);
+}
+
 
 static void ctl_load(cs_dev_t *d, const cs_event_t *ev, void *dst,
                      size_t nbytes)
@@ -32,7 +95,7 @@ static void ctl_write(cs_dev_t *d, cs_event_t *ev, const void *src,
                       size_t nbytes)
 {
   if (posted(d))
-    cs__sched_post(d, ev, src, (uint32_t)nbytes);
+    ctl_post(d, ev, src, (uint32_t)nbytes);
   else
     cs__free_write(d, ev, src, nbytes);
 }
@@ -41,18 +104,18 @@ static int32_t ctl_notify(cs_dev_t *d, cs_event_t *ev)
 {
   if (!posted(d))
     return cs__free_notify(d, ev);
-  cs__sched_post(d, ev, NULL, 0);
+  ctl_post(d, ev, NULL, 0);
   return 0;
 }
 
 const cs_dev_ops_t cs_transport_controlled = {
     .name = "controlled",
-    .point = cs__sched_point,
+    .point = ctl_point,
     .load = ctl_load,
     .view = NULL,
     .write = ctl_write,
     .notify = ctl_notify,
     .wait = cs__free_wait, /* granted only when satisfied: returns at once */
     .fence = cs__free_fence, /* granted only with an empty queue */
-    .done = cs__sched_done,
+    .done = ctl_done,
 };

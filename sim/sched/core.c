@@ -13,7 +13,7 @@
  * how a missing fence shows on x86, whose hardware never reorders stores.
  */
 #define _GNU_SOURCE
-#include "sched.h"
+#include "../sched.h"
 
 #include <errno.h>
 #include <semaphore.h>
@@ -23,9 +23,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../window/cs_error.h"
-#include "sched/internal.h"
-#include "trace.h"
+#include "../../window/cs_error.h"
+#include "internal.h"
 
 uint64_t cs_sched_area_bytes(uint32_t nranks, uint64_t arena_bytes)
 {
@@ -112,62 +111,6 @@ bad:
   return -1;
 }
 
-/* ------------------------------------------------------------ rank side */
-
-void cs__sched_point(cs_dev_t *d, cs_event_t *ev)
-{
-  cs_world_t *w = d->world;
-  cs_sched_slot_t *sl = slot_of(w, d->rank);
-  sl->next = *ev;
-  if (ev->kind == CS_EV_WAIT) {
-    d->st->wait_slot = ev->slot;
-    d->st->wait_cell = ev->cell;
-    d->st->wait_value = ev->value;
-    d->st->wait_cmp = ev->opcmp;
-    __atomic_store_n(&d->st->state, CS_RS_WAITING, __ATOMIC_RELEASE);
-  }
-  __atomic_store_n(&sl->state, SR_POSTED, __ATOMIC_RELEASE);
-  sem_post(&area_of(w)->wake);
-  while (sem_wait(&sl->sem) < 0 && errno == EINTR)
-    ;
-  if (__atomic_load_n(&w->ctl->abort_word, __ATOMIC_ACQUIRE))
-    cs__dev_aborted(d);
-  if (ev->kind == CS_EV_WAIT)
-    __atomic_store_n(&d->st->state, CS_RS_RUNNING, __ATOMIC_RELEASE);
-}
-
-void cs__sched_post(cs_dev_t *d, cs_event_t *ev, const void *data,
-                    uint32_t bytes)
-{
-  cs_sched_slot_t *sl = slot_of(d->world, d->rank);
-  /* The scheduler enabled this post only with room in queue and arena. */
-  cs_dma_op_t *op = &sl->q[sl->nops++];
-  memset(op, 0, sizeof(*op));
-  op->dma_id = ++sl->next_id;
-  op->elem_off = ev->elem_off;
-  op->kind = ev->kind;
-  op->peer = ev->peer;
-  op->slot = ev->slot;
-  op->cell = ev->cell;
-  op->op = ev->opcmp;
-  op->value = ev->value;
-  op->valid = ev->valid;
-  op->bytes = bytes;
-  op->data_off = sl->arena_used;
-  if (bytes) {
-    memcpy(arena_of(d->world, d->rank) + sl->arena_used, data, bytes);
-    sl->arena_used += (bytes + 63) / 64 * 64;
-  }
-  ev->dma_id = op->dma_id;
-}
-
-void cs__sched_done(cs_dev_t *d)
-{
-  cs_sched_slot_t *sl = slot_of(d->world, d->rank);
-  __atomic_store_n(&sl->state, SR_DONE, __ATOMIC_RELEASE);
-  sem_post(&area_of(d->world)->wake);
-}
-
 /* ------------------------------------------------------------ scheduler */
 
 /* The strategy for each cs_strategy_t; NULL: not a controlled schedule. */
@@ -236,12 +179,6 @@ uint64_t cs__sched_steps(const cs_sched_t *s)
   return s->steps;
 }
 
-void cs__sched_wake_all(cs_sched_t *s)
-{
-  for (uint32_t r = 0; r < s->n; r++)
-    sem_post(&slot_of(s->w, r)->sem);
-}
-
 static int cell_satisfied(const cs_world_t *w, uint32_t r, const cs_event_t *ev,
                           int32_t *val)
 {
@@ -297,22 +234,6 @@ static uint32_t enabled(cs_sched_t *s, const uint8_t *alive)
       s->en[k++] = (cs_actor_t){r, (int32_t)i};
   }
   return k;
-}
-
-int cs__sched_stop(cs_sched_t *s, uint32_t reason, const char *fmt, ...)
-{
-  cs_ctl_t *c = s->w->ctl;
-  uint32_t expect = CS_ABORT_NONE;
-  if (__atomic_compare_exchange_n(&c->abort_word, &expect, reason, 0,
-                                  __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-    c->abort_rank = -1;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->abort_msg, sizeof(c->abort_msg), fmt, ap);
-    va_end(ap);
-  }
-  cs__sched_wake_all(s);
-  return CS_SCHED_STOPPED;
 }
 
 /* Performs DMA op i of rank r: the data or signal lands in its target. */

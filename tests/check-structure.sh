@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# check-structure.sh - the engine's shape, checked on the tree as it stands:
+#
+#  1. layers: a file includes or calls only files of its own layer or the
+#     layers below it: tools -> collectives -> sim -> window;
+#  2. no circle between files: a file and its header (foo.c, foo.h) are one
+#     unit; an arrow A -> B means A includes B's header or calls (links to)
+#     a symbol B defines; every strongly connected group of two or more
+#     units is a circle and fails the check;
+#  3. no function longer than MAX_FN lines in sim/ and tools/ (option and
+#     help tables are data, not functions, and are not counted).
+#
+# Usage: tests/check-structure.sh SOURCE_DIR BUILD_DIR
+# Calls are read from the object files the build made (nm), includes from
+# the sources. Exit 0 when the shape holds; else one line per defect, exit 1.
+set -euo pipefail
+src=${1:?usage: check-structure.sh SOURCE_DIR BUILD_DIR}
+bld=${2:?usage: check-structure.sh SOURCE_DIR BUILD_DIR}
+MAX_FN=${MAX_FN:-80}
+cd "$src"
+edges=$(mktemp)
+trap 'rm -f "$edges"' EXIT
+
+unit() { local f=${1%.c}; echo "${f%.h}"; }
+
+# Include arrows: "#include "relative/path.h"" resolved against the file.
+for f in $(find window sim collectives tools -name '*.[ch]' | sort); do
+  dir=$(dirname "$f")
+  { grep -oE '^#include "[^"]+"' "$f" || true; } | sed -E 's/^#include "(.*)"/\1/' |
+  while read -r inc; do
+    target=$(realpath -m --relative-to=. "$dir/$inc")
+    if [ -f "$target" ]; then echo "$(unit "$f") $(unit "$target")"; fi
+  done
+done >> "$edges"
+
+# Call arrows: an object's undefined symbols resolved to the object that
+# defines them, among the project's own libraries.
+objs=$(for o in $(find "$bld/CMakeFiles" -path '*/cs_*.dir/*' -name '*.c.o' | sort); do
+  # only objects of sources that still exist (a moved file leaves one)
+  s=$(echo "$o" | sed -E 's|.*/cs_[a-z]+\.dir/||; s|\.o$||')
+  if [ -f "$s" ]; then echo "$o"; fi
+done)
+[ -n "$objs" ] || { echo "check-structure: no object files under $bld (build first)"; exit 1; }
+declare -A def
+for o in $objs; do
+  u=$(unit "$(echo "$o" | sed -E 's|.*/cs_[a-z]+\.dir/||; s|\.o$||')")
+  for s in $(nm --defined-only -g "$o" | awk '$2 ~ /[TDRB]/ {print $3}'); do def[$s]=$u; done
+done
+for o in $objs; do
+  u=$(unit "$(echo "$o" | sed -E 's|.*/cs_[a-z]+\.dir/||; s|\.o$||')")
+  for s in $(nm -u "$o" | awk '{print $2}'); do
+    if [ -n "${def[$s]:-}" ]; then echo "$u ${def[$s]}"; fi
+  done
+done >> "$edges"
+
+fail=0
+layer() { case $1 in window/*) echo 0;; sim/*) echo 1;; collectives/*) echo 2;; tools/*) echo 3;; *) echo 9;; esac; }
+while read -r a b; do
+  [ "$a" = "$b" ] && continue
+  if [ "$(layer "$a")" -lt "$(layer "$b")" ]; then
+    echo "layering: $a uses $b (arrows point down only: tools -> collectives -> sim -> window)"
+    fail=1
+  fi
+done < <(sort -u "$edges")
+
+# Circles: strongly connected components (Tarjan), in awk.
+circles=$(sort -u "$edges" | awk '
+  $1 != $2 { adj[$1] = adj[$1] " " $2; nodes[$1]; nodes[$2] }
+  function strong(v,   i, n, w, ws, c) {
+    idx[v] = low[v] = ++counter; stack[++sp] = v; on[v] = 1
+    n = split(adj[v], ws, " ")
+    for (i = 1; i <= n; i++) { w = ws[i]
+      if (!(w in idx)) { strong(w); if (low[w] < low[v]) low[v] = low[w] }
+      else if (on[w] && idx[w] < low[v]) low[v] = idx[w] }
+    if (low[v] == idx[v]) { c = ""; k = 0
+      do { w = stack[sp--]; on[w] = 0; c = c " " w; k++ } while (w != v)
+      if (k > 1) print "circle:" c }
+  }
+  END { for (v in nodes) if (!(v in idx)) strong(v) }')
+if [ -n "$circles" ]; then echo "$circles"; fail=1; fi
+
+# Function length: from a line "name(...)" at column 0 followed by "{" at
+# column 0, to the next "}" at column 0.
+long=$(find sim tools -name '*.c' | sort | xargs awk -v max="$MAX_FN" '
+  FNR == 1 { infn = 0 }
+  /^[A-Za-z_].*\(/ && !/;[[:space:]]*$/ { cand = $0; candline = FNR; next }
+  /^\{/ && cand != "" { infn = 1; start = FNR; name = cand; cand = ""; next }
+  /^\}/ && infn { n = FNR - start - 1; infn = 0
+    if (n > max) { sub(/\(.*/, "", name); sub(/.*[ *]/, "", name)
+      printf "function too long: %s:%d %s (%d lines > %d)\n", FILENAME, start, name, n, max } }
+  !/^[[:space:]]/ && !/^\{/ && !/^\}/ && !/\(/ { cand = "" }')
+if [ -n "$long" ]; then echo "$long"; fail=1; fi
+
+[ $fail = 0 ] && echo "check-structure: layers hold, no circle, no function over $MAX_FN lines"
+exit $fail
