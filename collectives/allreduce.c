@@ -13,21 +13,6 @@
 #include "ar_internal.h"
 #include "../sim/rng.h"
 
-static const char *const algo_names[] = {"mesh", "ring", "host"};
-
-const char *cs_algo_name(cs_algo_t a)
-{
-  return (unsigned)a < CS_NALGOS ? algo_names[a] : "?";
-}
-
-int cs_algo_parse(const char *s)
-{
-  for (int i = 0; i < CS_NALGOS; i++)
-    if (strcmp(s, algo_names[i]) == 0)
-      return i;
-  return -1;
-}
-
 const char *cs_fill_name(cs_fill_t f)
 {
   static const char *const n[] = {"default", "arange", "pto", "random", "input"};

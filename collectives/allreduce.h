@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "../sim/dev.h"
+#include "algo.h"
 #include "dtype.h"
 #include "bugs.h"
 #include "oracle.h"
@@ -85,8 +86,6 @@ void cs_ar_fill(cs_fill_t f, const cs_ar_cfg_t *c, uint64_t seed, uint32_t r,
 /* The fill the reference's tests use for this configuration. */
 cs_fill_t cs_ar_default_fill(const cs_ar_cfg_t *c);
 const char *cs_fill_name(cs_fill_t f);
-const char *cs_algo_name(cs_algo_t a);
-int cs_algo_parse(const char *s);
 
 /* ---- the rank body and its io-buffer protocol (used by tools/run) ---- */
 
