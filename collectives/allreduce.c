@@ -1,8 +1,9 @@
 /*
  * allreduce.c - what the three algorithms share: configuration checks,
- * window layout, signal shapes and final values, tiles, the self-clearing
- * epilogue, stage-in/out, input fills and the rank body of `collsim run`.
- * The algorithms themselves: mesh.c, ring.c, host.c.
+ * window layout, signal shapes and final values, tiles, stage-in/out,
+ * input fills, the dispatch to an algorithm and the rank body of `collsim
+ * run`. The algorithms themselves: mesh.c, ring.c, host.c, which call down
+ * into barrier.c for their shared steps; nothing here is called back.
  */
 #include "allreduce.h"
 
@@ -11,6 +12,8 @@
 #include <string.h>
 
 #include "ar_internal.h"
+#include "geometry.h"
+#include "reduce.h"
 #include "../sim/rng.h"
 
 const char *cs_fill_name(cs_fill_t f)
@@ -114,31 +117,6 @@ void cs_ar_tiles_fini(cs_ar_tiles_t *t)
   free(t->acc.buf);
   free(t->recv.buf);
   t->acc.buf = t->recv.buf = NULL;
-}
-
-void cs__ar_epilogue(cs_dev_t *d, const cs_ar_cfg_t *c, uint32_t nrows,
-                     int32_t row_total, int32_t last_total, uint32_t *bad)
-{
-  uint32_t n = d->nranks, me = d->rank;
-  if (bad) {
-    /* Harness check, not a device event: the own cells right before the
-     * reset must hold exactly the reference's final values. */
-    const int32_t *cells = cs_dev_addr(d, me, CS_AR_SLOT_SIGNAL, 0);
-    for (uint32_t row = 0; row < nrows; row++)
-      for (uint32_t s = 0; s < n; s++) {
-        int32_t total = row + 1 == nrows ? last_total : row_total;
-        int32_t want = s == me ? 0 : total;
-        if (__atomic_load_n(&cells[row * n + s], __ATOMIC_ACQUIRE) != want)
-          (*bad)++;
-      }
-  }
-  if (c->no_epilogue || c->bug == CS_BUG_SIGNAL_REUSE)
-    return;
-  for (uint32_t row = 0; row < nrows; row++)
-    for (uint32_t s = 0; s < n; s++)
-      if (s != me)
-        cs_notify(d, me, CS_AR_SLOT_SIGNAL, row * n + s, CS_NOTIFY_ADD,
-                  row + 1 == nrows ? -last_total : -row_total);
 }
 
 static void allreduce_checked(cs_dev_t *d, const cs_ar_cfg_t *c,

@@ -4,9 +4,11 @@
  * algorithm, stage-in/out, input fills, the signal shapes and their final
  * values, and the rank body the launcher runs.
  *
- * Algorithms: collectives/allreduce.c (the files' headers describe each one
- * with its cost and a 4-rank picture). Index math: geometry.h. Expected
- * results: oracle.h (independent of all of this).
+ * Algorithms: mesh.c, ring.c and host.c (the files' headers describe each
+ * one with its cost and a 4-rank picture), built from the steps of
+ * barrier.h. The configuration and tile types: ar_config.h. Named defects:
+ * bugs.h. Index math: geometry.h. Expected results: oracle.h (independent
+ * of all of this).
  */
 #ifndef CS_ALLREDUCE_H
 #define CS_ALLREDUCE_H
@@ -16,11 +18,10 @@
 
 #include "../sim/dev.h"
 #include "algo.h"
-#include "dtype.h"
+#include "ar_config.h"
 #include "bugs.h"
+#include "dtype.h"
 #include "oracle.h"
-
-#define CS_AR_MAX_RANKS 64u /* the CommContext ABI's COMM_MAX_RANK_NUM */
 
 typedef enum cs_fill {
   CS_FILL_DEFAULT = 0, /* what the reference's tests choose (§7) */
@@ -30,25 +31,12 @@ typedef enum cs_fill {
   CS_FILL_INPUT,       /* from a file */
 } cs_fill_t;
 
-typedef struct cs_ar_cfg {
-  cs_algo_t  algo;
-  cs_dtype_t dtype;
-  cs_op_t    op;
-  uint32_t   nranks;     /* 1..64 (host: 1..16) */
-  uint64_t   count;      /* elements per rank, >= 1 */
-  uint32_t   tile_bytes; /* UB tile, CS_TILE_BYTES unless asked otherwise */
-  uint32_t   iters;      /* allreduce calls on one world, >= 1 */
-  uint32_t   no_epilogue;/* 1: leave signals at their final values (single use) */
-  uint32_t   bug;        /* cs_bug_t: a named defect, 0 = none (bugs.h) */
-} cs_ar_cfg_t;
-
 /* Checks a configuration. Returns 0, or -1 with one line in `why` naming
  * the value and what is accepted. */
 int cs_ar_check(const cs_ar_cfg_t *c, char *why, size_t whylen);
 
 /* Declares the window of the algorithm: slot 0 "data" (count elements),
  * slot 1 "signal" (int32 cells), in that order, 32-byte rounded. */
-enum { CS_AR_SLOT_DATA = 0, CS_AR_SLOT_SIGNAL = 1 };
 int cs_ar_layout(const cs_ar_cfg_t *c, cs_layout_t *l);
 
 /* Signal cells of the algorithm: mesh [NR,1], ring [2(NR-1), NR], host [NR]. */
@@ -60,11 +48,7 @@ int32_t cs_ar_signal_final(const cs_ar_cfg_t *c);
 /* Whether cell `cell` of rank `rank`'s signal slot is a self cell. */
 int cs_ar_signal_is_self(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell);
 
-/* Rank-private staging tiles (the UB) of one rank. */
-typedef struct cs_ar_tiles {
-  cs_tile_t acc;  /* accumulator */
-  cs_tile_t recv; /* received data */
-} cs_ar_tiles_t;
+/* Rank-private staging tiles (the UB) of one rank, sized for c. */
 int  cs_ar_tiles_init(cs_ar_tiles_t *t, const cs_ar_cfg_t *c);
 void cs_ar_tiles_fini(cs_ar_tiles_t *t);
 

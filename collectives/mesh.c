@@ -29,6 +29,9 @@
  *   barrier, store  rank0 [0+1+2+3]  rank1 [1+0+2+3]  rank2 [2+0+1+3]  rank3 [3+0+1+2]
  */
 #include "ar_internal.h"
+#include "barrier.h"
+#include "bugs.h"
+#include "geometry.h"
 
 void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
                  uint32_t *bad)

@@ -38,6 +38,9 @@
  *   AG t2  s1: all four segments reduced on every rank
  */
 #include "ar_internal.h"
+#include "barrier.h"
+#include "bugs.h"
+#include "geometry.h"
 
 enum { PHASE_RS = 1, PHASE_AG = 2 };
 
