@@ -81,7 +81,7 @@ int cs_ar_signal_is_self(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell)
 int cs_ar_layout(const cs_ar_cfg_t *c, cs_layout_t *l)
 {
   int rc;
-  cs_layout_init(l, c->bug == CS_BUG_UNALIGNED_SLOTS ? 1 : CS_SLOT_ALIGN);
+  cs_layout_init(l, cs_bug_knobs(c->bug, c->no_epilogue).slot_align);
   uint32_t es = cs_dtype_size(c->dtype);
   if ((rc = cs_layout_add(l, "data", c->count * es, es)) < 0)
     return rc;
@@ -120,19 +120,21 @@ void cs_ar_tiles_fini(cs_ar_tiles_t *t)
 }
 
 static void allreduce_checked(cs_dev_t *d, const cs_ar_cfg_t *c,
-                              cs_ar_tiles_t *t, uint32_t *bad)
+                              const cs_knobs_t *k, cs_ar_tiles_t *t,
+                              uint32_t *bad)
 {
   switch (c->algo) {
-  case CS_ALGO_MESH: cs__ar_mesh(d, c, t, bad); break;
-  case CS_ALGO_RING: cs__ar_ring(d, c, t, bad); break;
-  case CS_ALGO_HOST: cs__ar_host(d, c, t, bad); break;
+  case CS_ALGO_MESH: cs__ar_mesh(d, c, k, t, bad); break;
+  case CS_ALGO_RING: cs__ar_ring(d, c, k, t, bad); break;
+  case CS_ALGO_HOST: cs__ar_host(d, c, k, t, bad); break;
   default: break;
   }
 }
 
 void cs_allreduce(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t)
 {
-  allreduce_checked(d, c, t, NULL);
+  cs_knobs_t k = cs_bug_knobs(c->bug, c->no_epilogue);
+  allreduce_checked(d, c, &k, t, NULL);
 }
 
 void cs_ar_stage_in(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
@@ -234,10 +236,12 @@ int cs_ar_rank_main(cs_dev_t *d, void *arg)
     cs_ar_tiles_fini(&t);
     return CS_RX_ERROR;
   }
+  cs_knobs_t k = cs_bug_knobs(c->bug, c->no_epilogue);
   for (uint32_t it = 0; it < c->iters; it++) {
     cs_ar_stage_in(d, c, &t, in);
     uint64_t t0 = cs_now_ns();
-    allreduce_checked(d, c, &t, it + 1 == c->iters ? &st->signal_bad : NULL);
+    allreduce_checked(d, c, &k, &t, it + 1 == c->iters ? &st->signal_bad
+                                                       : NULL);
     st->ns[it] = cs_now_ns() - t0;
     cs_ar_stage_out(d, c, &t, out);
     if (first && it == 0)

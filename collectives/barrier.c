@@ -5,25 +5,22 @@
  */
 #include "barrier.h"
 
-#include "bugs.h"
-
-void cs__ar_barrier(cs_dev_t *d, const cs_ar_cfg_t *c, uint32_t row,
+void cs__ar_barrier(cs_dev_t *d, const cs_knobs_t *k, uint32_t row,
                     int32_t expect)
 {
   uint32_t n = d->nranks, me = d->rank;
   uint32_t base = row * n;
-  uint32_t cmp = c->bug == CS_BUG_WAIT_EQ ? CS_CMP_EQ : CS_CMP_GE;
-  if (c->bug != CS_BUG_NO_FENCE_BEFORE_NOTIFY)
+  if (k->fence_before_notify)
     cs_fence(d);
   for (uint32_t p = 0; p < n; p++)
     if (p != me)
       cs_notify(d, p, CS_AR_SLOT_SIGNAL, base + me, CS_NOTIFY_ADD, 1);
   for (uint32_t s = 0; s < n; s++)
     if (s != me)
-      cs_wait(d, CS_AR_SLOT_SIGNAL, base + s, cmp, expect);
+      cs_wait(d, CS_AR_SLOT_SIGNAL, base + s, k->wait_cmp, expect);
 }
 
-void cs__ar_epilogue(cs_dev_t *d, const cs_ar_cfg_t *c, uint32_t nrows,
+void cs__ar_epilogue(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
                      int32_t row_total, int32_t last_total, uint32_t *bad)
 {
   uint32_t n = d->nranks, me = d->rank;
@@ -39,7 +36,7 @@ void cs__ar_epilogue(cs_dev_t *d, const cs_ar_cfg_t *c, uint32_t nrows,
           (*bad)++;
       }
   }
-  if (c->no_epilogue || c->bug == CS_BUG_SIGNAL_REUSE)
+  if (!k->epilogue)
     return;
   for (uint32_t row = 0; row < nrows; row++)
     for (uint32_t s = 0; s < n; s++)

@@ -13,14 +13,15 @@
 
 #include "../sim/dev.h"
 #include "ar_config.h"
+#include "bugs.h"
 #include "reduce.h"
 
 /* The reference's all-to-all barrier on signal row `row` (cells [row, s],
  * row 0 for mesh and host): pipe barrier (drain every posted store before
- * the signal, as PyPTO's PIPE_ALL before TNOTIFY), +1 to cell [row, me] of
- * every peer ascending, then wait for cell [row, s] >= expect of every peer
- * ascending. */
-void cs__ar_barrier(cs_dev_t *d, const cs_ar_cfg_t *c, uint32_t row,
+ * the signal, as PyPTO's PIPE_ALL before TNOTIFY; k->fence_before_notify),
+ * +1 to cell [row, me] of every peer ascending, then wait for cell [row, s]
+ * >= expect (k->wait_cmp) of every peer ascending. */
+void cs__ar_barrier(cs_dev_t *d, const cs_knobs_t *k, uint32_t row,
                     int32_t expect);
 
 /* acc = acc op x over acc->valid elements: one device event. */
@@ -68,9 +69,10 @@ static inline void cs__ar_load_reduce(cs_dev_t *d, cs_ar_tiles_t *t,
  * the own cell [row, src] (-last_total on the last row). Every peer's
  * notifies of this call have landed (the last wait saw them), so the cells
  * return to 0; adds commute, so a peer already in its next call keeps its
- * +1. `bad` (may be NULL) counts non-self cells that were not exactly their
- * total before the reset. */
-void cs__ar_epilogue(cs_dev_t *d, const cs_ar_cfg_t *c, uint32_t nrows,
+ * +1. Skipped (the cells keep their totals) unless k->epilogue. `bad` (may
+ * be NULL) counts non-self cells that were not exactly their total before
+ * the reset. */
+void cs__ar_epilogue(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
                      int32_t total, int32_t last_total, uint32_t *bad);
 
 #endif
