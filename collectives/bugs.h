@@ -124,6 +124,13 @@ static inline int cs_bug_parse(const char *s)
   return -1;
 }
 
+/* Allreduce calls on one world a run of defect `bug` needs for it to show
+ * (2 for the defects of signal and window reuse), 1 out of range. */
+static inline uint32_t cs_bug_min_calls(uint32_t bug)
+{
+  return bug < CS_NBUGS ? cs_bug_table[bug].min_calls : 1;
+}
+
 /* How the algorithms run: the reference's choices, or a defect's. */
 typedef struct cs_knobs {
   bool     ready_barrier;       /* ring: READY barrier before each read */
