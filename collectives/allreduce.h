@@ -52,8 +52,9 @@ int cs_ar_signal_is_self(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell);
 int  cs_ar_tiles_init(cs_ar_tiles_t *t, const cs_ar_cfg_t *c);
 void cs_ar_tiles_fini(cs_ar_tiles_t *t);
 
-/* One allreduce call on the data already in the own window's data slot.
- * Ends with the self-clearing signal epilogue unless c->no_epilogue. */
+/* One allreduce call on the data already in the own window's data slot,
+ * with the knobs of c->bug (bugs.h). Ends with the self-clearing signal
+ * epilogue unless c->no_epilogue or the bug leaves it out. */
 void cs_allreduce(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t);
 
 /* Stage-in: stores `count` elements from rank-private `src` into the own

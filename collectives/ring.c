@@ -43,8 +43,8 @@
 
 enum { PHASE_RS = 1, PHASE_AG = 2 };
 
-/* One round on signal row `row`; returns the barriers it took, the value
- * every non-self cell of the row reaches. */
+/* One round of `phase` on its own signal row; returns the barriers it
+ * took there, the value every non-self cell of that row reaches. */
 static int32_t ring_round(cs_dev_t *d, const cs_ar_cfg_t *c,
                           const cs_knobs_t *k, cs_ar_tiles_t *t, int phase,
                           uint32_t round, uint64_t w, uint64_t k_sub)
