@@ -1,8 +1,9 @@
 /*
  * allreduce.c - what the three algorithms share: configuration checks,
- * window layout, signal shapes and final values, tiles, the self-clearing
- * epilogue, stage-in/out, input fills and the rank body of `collsim run`.
- * The algorithms themselves: mesh.c, ring.c, host.c.
+ * window layout, signal shapes and final values, tiles, stage-in/out,
+ * input fills, the dispatch to an algorithm and the rank body of `collsim
+ * run`. The algorithms themselves: mesh.c, ring.c, host.c, which call down
+ * into barrier.c for their shared steps; nothing here is called back.
  */
 #include "allreduce.h"
 
@@ -11,22 +12,9 @@
 #include <string.h>
 
 #include "ar_internal.h"
+#include "geometry.h"
+#include "reduce.h"
 #include "../sim/rng.h"
-
-static const char *const algo_names[] = {"mesh", "ring", "host"};
-
-const char *cs_algo_name(cs_algo_t a)
-{
-  return (unsigned)a < CS_NALGOS ? algo_names[a] : "?";
-}
-
-int cs_algo_parse(const char *s)
-{
-  for (int i = 0; i < CS_NALGOS; i++)
-    if (strcmp(s, algo_names[i]) == 0)
-      return i;
-  return -1;
-}
 
 const char *cs_fill_name(cs_fill_t f)
 {
@@ -93,7 +81,7 @@ int cs_ar_signal_is_self(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell)
 int cs_ar_layout(const cs_ar_cfg_t *c, cs_layout_t *l)
 {
   int rc;
-  cs_layout_init(l, c->bug == CS_BUG_UNALIGNED_SLOTS ? 1 : CS_SLOT_ALIGN);
+  cs_layout_init(l, cs_bug_knobs(c->bug, c->no_epilogue).slot_align);
   uint32_t es = cs_dtype_size(c->dtype);
   if ((rc = cs_layout_add(l, "data", c->count * es, es)) < 0)
     return rc;
@@ -131,45 +119,22 @@ void cs_ar_tiles_fini(cs_ar_tiles_t *t)
   t->acc.buf = t->recv.buf = NULL;
 }
 
-void cs__ar_epilogue(cs_dev_t *d, const cs_ar_cfg_t *c, uint32_t nrows,
-                     int32_t row_total, int32_t last_total, uint32_t *bad)
-{
-  uint32_t n = d->nranks, me = d->rank;
-  if (bad) {
-    /* Harness check, not a device event: the own cells right before the
-     * reset must hold exactly the reference's final values. */
-    const int32_t *cells = cs_dev_addr(d, me, CS_AR_SLOT_SIGNAL, 0);
-    for (uint32_t row = 0; row < nrows; row++)
-      for (uint32_t s = 0; s < n; s++) {
-        int32_t total = row + 1 == nrows ? last_total : row_total;
-        int32_t want = s == me ? 0 : total;
-        if (__atomic_load_n(&cells[row * n + s], __ATOMIC_ACQUIRE) != want)
-          (*bad)++;
-      }
-  }
-  if (c->no_epilogue || c->bug == CS_BUG_SIGNAL_REUSE)
-    return;
-  for (uint32_t row = 0; row < nrows; row++)
-    for (uint32_t s = 0; s < n; s++)
-      if (s != me)
-        cs_notify(d, me, CS_AR_SLOT_SIGNAL, row * n + s, CS_NOTIFY_ADD,
-                  row + 1 == nrows ? -last_total : -row_total);
-}
-
 static void allreduce_checked(cs_dev_t *d, const cs_ar_cfg_t *c,
-                              cs_ar_tiles_t *t, uint32_t *bad)
+                              const cs_knobs_t *k, cs_ar_tiles_t *t,
+                              uint32_t *bad)
 {
   switch (c->algo) {
-  case CS_ALGO_MESH: cs__ar_mesh(d, c, t, bad); break;
-  case CS_ALGO_RING: cs__ar_ring(d, c, t, bad); break;
-  case CS_ALGO_HOST: cs__ar_host(d, c, t, bad); break;
+  case CS_ALGO_MESH: cs__ar_mesh(d, c, k, t, bad); break;
+  case CS_ALGO_RING: cs__ar_ring(d, c, k, t, bad); break;
+  case CS_ALGO_HOST: cs__ar_host(d, c, k, t, bad); break;
   default: break;
   }
 }
 
 void cs_allreduce(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t)
 {
-  allreduce_checked(d, c, t, NULL);
+  cs_knobs_t k = cs_bug_knobs(c->bug, c->no_epilogue);
+  allreduce_checked(d, c, &k, t, NULL);
 }
 
 void cs_ar_stage_in(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
@@ -271,10 +236,12 @@ int cs_ar_rank_main(cs_dev_t *d, void *arg)
     cs_ar_tiles_fini(&t);
     return CS_RX_ERROR;
   }
+  cs_knobs_t k = cs_bug_knobs(c->bug, c->no_epilogue);
   for (uint32_t it = 0; it < c->iters; it++) {
     cs_ar_stage_in(d, c, &t, in);
     uint64_t t0 = cs_now_ns();
-    allreduce_checked(d, c, &t, it + 1 == c->iters ? &st->signal_bad : NULL);
+    allreduce_checked(d, c, &k, &t, it + 1 == c->iters ? &st->signal_bad
+                                                       : NULL);
     st->ns[it] = cs_now_ns() - t0;
     cs_ar_stage_out(d, c, &t, out);
     if (first && it == 0)

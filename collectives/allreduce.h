@@ -4,9 +4,11 @@
  * algorithm, stage-in/out, input fills, the signal shapes and their final
  * values, and the rank body the launcher runs.
  *
- * Algorithms: collectives/allreduce.c (the files' headers describe each one
- * with its cost and a 4-rank picture). Index math: geometry.h. Expected
- * results: oracle.h (independent of all of this).
+ * Algorithms: mesh.c, ring.c and host.c (the files' headers describe each
+ * one with its cost and a 4-rank picture), built from the steps of
+ * barrier.h. The configuration and tile types: ar_config.h. Named defects:
+ * bugs.h. Index math: geometry.h. Expected results: oracle.h (independent
+ * of all of this).
  */
 #ifndef CS_ALLREDUCE_H
 #define CS_ALLREDUCE_H
@@ -15,11 +17,11 @@
 #include <stdint.h>
 
 #include "../sim/dev.h"
-#include "dtype.h"
+#include "algo.h"
+#include "ar_config.h"
 #include "bugs.h"
+#include "dtype.h"
 #include "oracle.h"
-
-#define CS_AR_MAX_RANKS 64u /* the CommContext ABI's COMM_MAX_RANK_NUM */
 
 typedef enum cs_fill {
   CS_FILL_DEFAULT = 0, /* what the reference's tests choose (§7) */
@@ -29,25 +31,12 @@ typedef enum cs_fill {
   CS_FILL_INPUT,       /* from a file */
 } cs_fill_t;
 
-typedef struct cs_ar_cfg {
-  cs_algo_t  algo;
-  cs_dtype_t dtype;
-  cs_op_t    op;
-  uint32_t   nranks;     /* 1..64 (host: 1..16) */
-  uint64_t   count;      /* elements per rank, >= 1 */
-  uint32_t   tile_bytes; /* UB tile, CS_TILE_BYTES unless asked otherwise */
-  uint32_t   iters;      /* allreduce calls on one world, >= 1 */
-  uint32_t   no_epilogue;/* 1: leave signals at their final values (single use) */
-  uint32_t   bug;        /* cs_bug_t: a named defect, 0 = none (bugs.h) */
-} cs_ar_cfg_t;
-
 /* Checks a configuration. Returns 0, or -1 with one line in `why` naming
  * the value and what is accepted. */
 int cs_ar_check(const cs_ar_cfg_t *c, char *why, size_t whylen);
 
 /* Declares the window of the algorithm: slot 0 "data" (count elements),
  * slot 1 "signal" (int32 cells), in that order, 32-byte rounded. */
-enum { CS_AR_SLOT_DATA = 0, CS_AR_SLOT_SIGNAL = 1 };
 int cs_ar_layout(const cs_ar_cfg_t *c, cs_layout_t *l);
 
 /* Signal cells of the algorithm: mesh [NR,1], ring [2(NR-1), NR], host [NR]. */
@@ -59,16 +48,13 @@ int32_t cs_ar_signal_final(const cs_ar_cfg_t *c);
 /* Whether cell `cell` of rank `rank`'s signal slot is a self cell. */
 int cs_ar_signal_is_self(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell);
 
-/* Rank-private staging tiles (the UB) of one rank. */
-typedef struct cs_ar_tiles {
-  cs_tile_t acc;  /* accumulator */
-  cs_tile_t recv; /* received data */
-} cs_ar_tiles_t;
+/* Rank-private staging tiles (the UB) of one rank, sized for c. */
 int  cs_ar_tiles_init(cs_ar_tiles_t *t, const cs_ar_cfg_t *c);
 void cs_ar_tiles_fini(cs_ar_tiles_t *t);
 
-/* One allreduce call on the data already in the own window's data slot.
- * Ends with the self-clearing signal epilogue unless c->no_epilogue. */
+/* One allreduce call on the data already in the own window's data slot,
+ * with the knobs of c->bug (bugs.h). Ends with the self-clearing signal
+ * epilogue unless c->no_epilogue or the bug leaves it out. */
 void cs_allreduce(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t);
 
 /* Stage-in: stores `count` elements from rank-private `src` into the own
@@ -85,8 +71,6 @@ void cs_ar_fill(cs_fill_t f, const cs_ar_cfg_t *c, uint64_t seed, uint32_t r,
 /* The fill the reference's tests use for this configuration. */
 cs_fill_t cs_ar_default_fill(const cs_ar_cfg_t *c);
 const char *cs_fill_name(cs_fill_t f);
-const char *cs_algo_name(cs_algo_t a);
-int cs_algo_parse(const char *s);
 
 /* ---- the rank body and its io-buffer protocol (used by tools/run) ---- */
 

@@ -1,91 +1,25 @@
 /*
- * ar_internal.h - pieces shared by mesh.c, ring.c and host.c: the
- * all-to-all barrier, the reduce event and the self-clearing epilogue.
- * Internal to collectives/.
+ * ar_internal.h - the three algorithm bodies as cs_allreduce (allreduce.c)
+ * dispatches to them; each is defined in its own file (mesh.c, ring.c,
+ * host.c) and built from the steps of barrier.h. Internal to collectives/.
  */
 #ifndef CS_AR_INTERNAL_H
 #define CS_AR_INTERNAL_H
 
-#include "allreduce.h"
-#include "geometry.h"
-#include "reduce.h"
+#include <stdint.h>
 
-/* The reference's all-to-all barrier on signal row `row` (cells [row, s],
- * row 0 for mesh and host): pipe barrier (drain every posted store before
- * the signal, as PyPTO's PIPE_ALL before TNOTIFY), +1 to cell [row, me] of
- * every peer ascending, then wait for cell [row, s] >= expect of every peer
- * ascending. */
-static inline void cs__ar_barrier(cs_dev_t *d, const cs_ar_cfg_t *c,
-                                  uint32_t row, int32_t expect)
-{
-  uint32_t n = d->nranks, me = d->rank;
-  uint32_t base = row * n;
-  uint32_t cmp = c->bug == CS_BUG_WAIT_EQ ? CS_CMP_EQ : CS_CMP_GE;
-  if (c->bug != CS_BUG_NO_FENCE_BEFORE_NOTIFY)
-    cs_fence(d);
-  for (uint32_t p = 0; p < n; p++)
-    if (p != me)
-      cs_notify(d, p, CS_AR_SLOT_SIGNAL, base + me, CS_NOTIFY_ADD, 1);
-  for (uint32_t s = 0; s < n; s++)
-    if (s != me)
-      cs_wait(d, CS_AR_SLOT_SIGNAL, base + s, cmp, expect);
-}
+#include "../sim/dev.h"
+#include "ar_config.h"
+#include "bugs.h"
 
-/* acc = acc op x over acc->valid elements: one device event. */
-static inline void cs__ar_reduce(cs_dev_t *d, cs_tile_t *acc,
-                                 const cs_tile_t *x, const cs_ar_cfg_t *c)
-{
-  cs_event_t ev = {.kind = CS_EV_REDUCE, .peer = d->rank,
-                   .valid = acc->valid, .phys = acc->valid, .opcmp = c->op};
-  cs__dev_begin(d, &ev);
-  cs_reduce_kernel(c->dtype, c->op, acc->buf, x->buf, acc->valid);
-  cs__dev_end(d, &ev, 0);
-}
-
-static void cs__ar_consume(cs_tile_t *acc, const void *src, uint32_t n,
-                           const void *arg)
-{
-  const cs_ar_cfg_t *c = arg;
-  cs_reduce_kernel(c->dtype, c->op, acc->buf, src, n);
-}
-
-/* acc = acc op (peer's elements [off, off+v), read as `phys`): a remote
- * load and a reduce, two events. In free mode the reduce reads the window
- * in place (one pass over the data, no copy into the receive tile); in
- * controlled mode the load copies and the reduce runs as its own step, since
- * other actors may run in between. Same bits either way. */
-static inline void cs__ar_load_reduce(cs_dev_t *d, cs_ar_tiles_t *t,
-                                      uint32_t peer, uint64_t off, uint32_t v,
-                                      uint32_t phys, const cs_ar_cfg_t *c)
-{
-  if (d->controlled) {
-    cs_load(d, &t->recv, peer, CS_AR_SLOT_DATA, off, v, phys);
-    cs__ar_reduce(d, &t->acc, &t->recv, c);
-    return;
-  }
-  cs_load_fused(d, &t->acc, peer, CS_AR_SLOT_DATA, off, v, phys,
-                cs__ar_consume, c);
-  cs_event_t ev = {.kind = CS_EV_REDUCE, .peer = d->rank, .valid = v,
-                   .phys = v, .opcmp = c->op};
-  cs__dev_begin(d, &ev); /* the work happened inside the load */
-  cs__dev_end(d, &ev, 0);
-}
-
-/* Self-clearing epilogue (reference §2.3 LATER, #2175/#2279): after the
- * last barrier, for rows [0, nrows) and every src != me, AtomicAdd -total to
- * the own cell [row, src] (-last_total on the last row). Every peer's
- * notifies of this call have landed (the last wait saw them), so the cells
- * return to 0; adds commute, so a peer already in its next call keeps its
- * +1. `bad` (may be NULL) counts non-self cells that were not exactly their
- * total before the reset. */
-void cs__ar_epilogue(cs_dev_t *d, const cs_ar_cfg_t *c, uint32_t nrows,
-                     int32_t total, int32_t last_total, uint32_t *bad);
-
-void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
-                 uint32_t *bad);
-void cs__ar_ring(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
-                 uint32_t *bad);
-void cs__ar_host(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
-                 uint32_t *bad);
+/* One call of the algorithm on the data in the own window's data slot,
+ * run with knobs k (cs_bug_knobs of c, computed once by the caller),
+ * ending with the epilogue; `bad` as for cs__ar_epilogue. */
+void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
+                 cs_ar_tiles_t *t, uint32_t *bad);
+void cs__ar_ring(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
+                 cs_ar_tiles_t *t, uint32_t *bad);
+void cs__ar_host(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
+                 cs_ar_tiles_t *t, uint32_t *bad);
 
 #endif

@@ -5,11 +5,20 @@
  * says what it breaks, which reference item it is, and the schedule and
  * memory model under which it fails deterministically (its recipe, also
  * used for traces/bugs/ and the tests).
+ *
+ * A defect is a departure from the reference algorithm (cs_mutation_t, one
+ * per table row). The algorithms never test a bug's name: cs_bug_knobs()
+ * turns the row into named knobs once per call configuration (cs_knobs_t),
+ * and the bodies read those (`if (k->ready_barrier)`). Pure, header-only.
  */
 #ifndef CS_BUGS_H
 #define CS_BUGS_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
+
+#include "../sim/dev.h"
 
 typedef enum cs_bug {
   CS_BUG_NONE = 0,
@@ -25,61 +34,85 @@ typedef enum cs_bug {
   CS_NBUGS
 } cs_bug_t;
 
+/* What a defect changes; all zero is the reference algorithm. */
+typedef struct cs_mutation {
+  bool no_chunk_barrier;     /* mesh: no read-complete barrier per chunk */
+  bool no_ready_barrier;     /* ring: no READY barrier before the read */
+  bool no_final_barrier;     /* no last read-complete barrier of the call */
+  bool no_fence;             /* barriers notify without draining stores */
+  bool no_epilogue;          /* signals keep their values across calls */
+  bool wait_eq;              /* barrier waits compare Eq, not Ge */
+  bool packed_slots;         /* slots packed, no 32-byte rounding */
+  bool inactive_remote_read; /* ring AG inactive lanes read the left peer */
+  bool drop_tail;            /* ring segments SIZE/NR, tail unowned */
+} cs_mutation_t;
+
 typedef struct cs_bug_info {
   const char *name;
   const char *what;   /* one line: what it breaks (reference item) */
   const char *recipe; /* run options under which it fails */
   const char *fails;  /* how it fails */
+  cs_mutation_t mut;  /* what it changes in the algorithms */
+  uint32_t min_calls; /* allreduce calls on one world it needs to show */
 } cs_bug_info_t;
 
 static const cs_bug_info_t cs_bug_table[CS_NBUGS] = {
-    {"none", "", "", ""},
+    {"none", "", "", "", .min_calls = 1},
     {"mesh-no-chunk-barrier",
      "mesh without the per-chunk read-complete barrier: a fast rank stores its "
      "reduced chunk while a slow peer still reads it (WAR, §8 item 1)",
      "--algo mesh --ranks 3 --count 40 --schedule random:3",
-     "wrong result (a contribution counted twice)"},
+     "wrong result (a contribution counted twice)",
+     .mut = {.no_chunk_barrier = true}, .min_calls = 1},
     {"ring-no-ready-barrier",
      "ring without the READY barrier: the right neighbour reads a segment "
      "before the left rank's previous-round store (RAW, §8 item 2)",
      "--algo ring --ranks 3 --count 40 --schedule random:1",
-     "wrong result (stale partial sums)"},
+     "wrong result (stale partial sums)",
+     .mut = {.no_ready_barrier = true}, .min_calls = 1},
     {"no-fence-before-notify",
      "barriers notify without draining posted stores first: the signal can "
      "overtake the data it announces (§8 items 3-4)",
      "--algo ring --ranks 3 --count 40 --schedule latest --memory-model relaxed",
-     "wrong result (a peer reads stale data)"},
+     "wrong result (a peer reads stale data)",
+     .mut = {.no_fence = true}, .min_calls = 1},
     {"signal-reuse",
      "two calls on one signal buffer without the self-clearing epilogue: the "
      "second call's waits pass on stale credits (§8 item 6)",
      "--algo mesh --ranks 3 --count 40 --schedule random:1",
-     "wrong result in the second call"},
+     "wrong result in the second call",
+     .mut = {.no_epilogue = true}, .min_calls = 2},
     {"wait-eq",
      "waits compare with Eq instead of Ge: a late poller misses the exact "
      "value once a fast peer pushed the cell past it (§8 item 7)",
      "--algo mesh --ranks 2 --count 5000 --schedule pct:1:1",
-     "deadlock, reported with the wavefront"},
+     "deadlock, reported with the wavefront",
+     .mut = {.wait_eq = true}, .min_calls = 1},
     {"unaligned-slots",
      "slots packed without 32-byte rounding (pre-#2161): the FP16 tail "
      "over-read crosses the data slot's end (§8 item 10)",
      "--algo ring --ranks 2 --count 17 --dtype fp16",
-     "out-of-slot fault (exit 3)"},
+     "out-of-slot fault (exit 3)",
+     .mut = {.packed_slots = true}, .min_calls = 1},
     {"inactive-lane-remote-read",
      "all-gather inactive lanes read elements 0..15 from the left peer "
      "(earlier #2161 revision, §8 item 11); the value is discarded",
      "--algo ring --ranks 4 --count 17 --dtype fp16 --trace FILE",
      "no wrong result: extra remote loads on inactive lanes, visible in the "
-     "trace (a race for a happens-before checker)"},
+     "trace (a race for a happens-before checker)",
+     .mut = {.inactive_remote_read = true}, .min_calls = 1},
     {"ring-drop-tail",
      "pre-#1942 ring segments SIZE/NR: the SIZE % NR tail is never reduced "
      "(§8 item 14)",
      "--algo ring --ranks 3 --count 40",
-     "wrong result in the last SIZE % NR elements"},
+     "wrong result in the last SIZE % NR elements",
+     .mut = {.drop_tail = true}, .min_calls = 1},
     {"early-return",
      "no final read-complete barrier: a fast rank returns and reuses its "
      "window while a slow peer still reads it (§8 item 15); two calls",
      "--algo ring --ranks 3 --count 40 --schedule pct:1:1",
-     "wrong result"},
+     "wrong result",
+     .mut = {.no_final_barrier = true}, .min_calls = 2},
 };
 
 /* Name -> id, or -1. */
@@ -89,6 +122,46 @@ static inline int cs_bug_parse(const char *s)
     if (strcmp(s, cs_bug_table[i].name) == 0)
       return i;
   return -1;
+}
+
+/* Allreduce calls on one world a run of defect `bug` needs for it to show
+ * (2 for the defects of signal and window reuse), 1 out of range. */
+static inline uint32_t cs_bug_min_calls(uint32_t bug)
+{
+  return bug < CS_NBUGS ? cs_bug_table[bug].min_calls : 1;
+}
+
+/* How the algorithms run: the reference's choices, or a defect's. */
+typedef struct cs_knobs {
+  bool     ready_barrier;       /* ring: READY barrier before each read */
+  bool     chunk_barrier;       /* mesh: read-complete barrier per chunk */
+  bool     final_barrier;       /* the call's last read-complete barrier */
+  bool     fence_before_notify; /* barriers drain posted stores first */
+  bool     epilogue;            /* self-clearing epilogue ends the call */
+  bool     ring_tail;           /* ring segments cover the SIZE % NR tail */
+  bool     inactive_lane_remote_read; /* ring AG inactive lanes load from
+                                         the left peer, not locally */
+  uint32_t wait_cmp;            /* barrier waits: CS_CMP_GE or CS_CMP_EQ */
+  uint32_t slot_align;          /* bytes: CS_SLOT_ALIGN, or 1 (packed) */
+} cs_knobs_t;
+
+/* The knobs of defect `bug` (cs_bug_t; out of range reads as none), with
+ * the epilogue also off when `no_epilogue` (single-use signals). Pure. */
+static inline cs_knobs_t cs_bug_knobs(uint32_t bug, uint32_t no_epilogue)
+{
+  const cs_mutation_t m = bug < CS_NBUGS ? cs_bug_table[bug].mut
+                                         : (cs_mutation_t){0};
+  return (cs_knobs_t){
+      .ready_barrier = !m.no_ready_barrier,
+      .chunk_barrier = !m.no_chunk_barrier,
+      .final_barrier = !m.no_final_barrier,
+      .fence_before_notify = !m.no_fence,
+      .epilogue = !m.no_epilogue && !no_epilogue,
+      .ring_tail = !m.drop_tail,
+      .inactive_lane_remote_read = m.inactive_remote_read,
+      .wait_cmp = m.wait_eq ? CS_CMP_EQ : CS_CMP_GE,
+      .slot_align = m.packed_slots ? 1 : CS_SLOT_ALIGN,
+  };
 }
 
 #endif

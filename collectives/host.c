@@ -23,9 +23,11 @@
  *   rank0 [0+1+2+3]  rank1 [1+0+2+3]  rank2 [2+0+1+3]  rank3 [3+0+1+2]
  */
 #include "ar_internal.h"
+#include "barrier.h"
+#include "geometry.h"
 
-void cs__ar_host(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
-                 uint32_t *bad)
+void cs__ar_host(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
+                 cs_ar_tiles_t *t, uint32_t *bad)
 {
   uint32_t n = d->nranks, me = d->rank, es = cs_dtype_size(c->dtype);
   uint64_t size = c->count;
@@ -34,7 +36,7 @@ void cs__ar_host(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
   t->acc.width = t->recv.width = CS_HOST_CHUNK;
 
   cs_mark(d, 1, 0);
-  cs__ar_barrier(d, c, 0, 1);
+  cs__ar_barrier(d, k, 0, 1); /* ready */
   int32_t read_done = 2;
   for (uint64_t base = 0; base < size; base += CS_HOST_CHUNK) {
     uint32_t chunk = (uint32_t)(size - base < CS_HOST_CHUNK ? size - base
@@ -47,9 +49,10 @@ void cs__ar_host(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
         continue;
       cs__ar_load_reduce(d, t, p, base, chunk, xfer, c);
     }
-    if (!(base + CS_HOST_CHUNK >= size && c->bug == CS_BUG_EARLY_RETURN))
-      cs__ar_barrier(d, c, 0, read_done++);
+    int last = base + CS_HOST_CHUNK >= size;
+    if (k->final_barrier || !last)
+      cs__ar_barrier(d, k, 0, read_done++); /* read-done */
     cs_store(d, &t->acc, CS_AR_SLOT_DATA, base, chunk);
   }
-  cs__ar_epilogue(d, c, 1, read_done - 1, read_done - 1, bad);
+  cs__ar_epilogue(d, k, 1, read_done - 1, read_done - 1, bad);
 }

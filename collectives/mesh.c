@@ -29,9 +29,11 @@
  *   barrier, store  rank0 [0+1+2+3]  rank1 [1+0+2+3]  rank2 [2+0+1+3]  rank3 [3+0+1+2]
  */
 #include "ar_internal.h"
+#include "barrier.h"
+#include "geometry.h"
 
-void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
-                 uint32_t *bad)
+void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
+                 cs_ar_tiles_t *t, uint32_t *bad)
 {
   uint32_t n = d->nranks, me = d->rank, es = cs_dtype_size(c->dtype);
   uint64_t size = c->count;
@@ -40,7 +42,8 @@ void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
   t->acc.width = t->recv.width = (uint32_t)w;
 
   cs_mark(d, 1, 0);
-  cs__ar_barrier(d, c, 0, 1);
+  cs__ar_barrier(d, k, 0, 1); /* ready */
+  int32_t read_done = 2;
   for (uint64_t ci = 0; ci < nchunks; ci++) {
     uint64_t off = ci * w;
     cs_dev_step(d, (uint32_t)ci);
@@ -52,13 +55,9 @@ void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
       cs__ar_load_reduce(d, t, p, off, v, (uint32_t)cs_remote_phys(v, es), c);
     }
     int last = ci + 1 == nchunks;
-    if (c->bug != CS_BUG_MESH_NO_CHUNK_BARRIER &&
-        !(last && c->bug == CS_BUG_EARLY_RETURN))
-      cs__ar_barrier(d, c, 0, (int32_t)(ci + 2));
+    if (k->chunk_barrier && (k->final_barrier || !last))
+      cs__ar_barrier(d, k, 0, read_done++); /* read-complete */
     cs_store(d, &t->acc, CS_AR_SLOT_DATA, off, v);
   }
-  int32_t total = c->bug == CS_BUG_MESH_NO_CHUNK_BARRIER ? 1
-                  : c->bug == CS_BUG_EARLY_RETURN      ? (int32_t)nchunks
-                                                       : (int32_t)(1 + nchunks);
-  cs__ar_epilogue(d, c, 1, total, total, bad);
+  cs__ar_epilogue(d, k, 1, read_done - 1, read_done - 1, bad);
 }

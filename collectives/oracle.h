@@ -23,14 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algo.h"
 #include "dtype.h"
-
-typedef enum cs_algo {
-  CS_ALGO_MESH = 0,
-  CS_ALGO_RING = 1,
-  CS_ALGO_HOST = 2,
-  CS_NALGOS
-} cs_algo_t;
 
 /* Expected result bits of rank `rank`, element range [0, count).
  * `in` holds nranks rows of count elements (row r = rank r's input, dtype

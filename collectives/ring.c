@@ -38,27 +38,34 @@
  *   AG t2  s1: all four segments reduced on every rank
  */
 #include "ar_internal.h"
+#include "barrier.h"
+#include "geometry.h"
 
 enum { PHASE_RS = 1, PHASE_AG = 2 };
 
-static void ring_round(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
-                       int phase, uint32_t round, uint64_t w, uint64_t k_sub)
+/* One round of `phase` on its own signal row; returns the barriers it
+ * took there, the value every non-self cell of that row reaches. */
+static int32_t ring_round(cs_dev_t *d, const cs_ar_cfg_t *c,
+                          const cs_knobs_t *k, cs_ar_tiles_t *t, int phase,
+                          uint32_t round, uint64_t w, uint64_t k_sub)
 {
   uint32_t n = d->nranks, me = d->rank, es = cs_dtype_size(c->dtype);
   uint32_t left = (me + n - 1) % n;
   uint32_t row = phase == PHASE_RS ? round : round + n - 1;
-  uint32_t k = phase == PHASE_RS ? cs_ring_rs_seg(me, round, n)
-                                 : cs_ring_ag_seg(me, round, n);
-  uint64_t b = cs_ring_bound(k, c->count, n, es);
-  uint64_t len = cs_ring_bound(k + 1, c->count, n, es) - b;
-  if (c->bug == CS_BUG_RING_DROP_TAIL) {
+  uint32_t seg = phase == PHASE_RS ? cs_ring_rs_seg(me, round, n)
+                                   : cs_ring_ag_seg(me, round, n);
+  uint64_t b, len;
+  if (k->ring_tail) {
+    b = cs_ring_bound(seg, c->count, n, es);
+    len = cs_ring_bound(seg + 1, c->count, n, es) - b;
+  } else {
     /* Pre-#1942: chunk = SIZE / NR, the SIZE % NR tail belongs to nobody. */
     uint64_t chunk = c->count / n;
-    b = k * chunk;
+    b = seg * chunk;
     len = chunk;
   }
-  int no_ready = c->bug == CS_BUG_RING_NO_READY_BARRIER;
   int last_round = phase == PHASE_AG && round + 2 == n;
+  int32_t seen = 0; /* barriers taken on this row so far */
 
   cs_mark(d, (uint32_t)phase, round);
   for (uint64_t j = 0; j < k_sub; j++) {
@@ -66,10 +73,11 @@ static void ring_round(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
     int active = sub < len;
     uint32_t v = active ? (uint32_t)(len - sub < w ? len - sub : w) : 0;
     uint32_t lv = v ? v : 1; /* inactive lanes use one safe element */
+    int last = last_round && j + 1 == k_sub;
     cs_dev_step(d, (uint32_t)j);
 
-    if (!no_ready)
-      cs__ar_barrier(d, c, row, (int32_t)(2 * j + 1)); /* READY */
+    if (k->ready_barrier)
+      cs__ar_barrier(d, k, row, ++seen); /* READY */
     if (active && phase == PHASE_RS) {
       /* The reference's order: remote load, local load, local op received.
        * IEEE + and x commute bitwise (and max/min as defined in reduce.h),
@@ -81,35 +89,37 @@ static void ring_round(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
     } else if (active) {
       cs_load(d, &t->recv, left, CS_AR_SLOT_DATA, b + sub, lv,
               (uint32_t)cs_remote_phys(lv, es));
-    } else if (phase == PHASE_AG && c->bug == CS_BUG_INACTIVE_LANE_REMOTE_READ) {
+    } else if (phase == PHASE_AG && k->inactive_lane_remote_read) {
       cs_load(d, &t->recv, left, CS_AR_SLOT_DATA, 0, 1,
               (uint32_t)cs_remote_phys(1, es)); /* earlier revision */
     } else {
       cs_load(d, &t->acc, me, CS_AR_SLOT_DATA, 0, 1, 1); /* placeholder */
     }
-    if (!(last_round && j + 1 == k_sub && c->bug == CS_BUG_EARLY_RETURN))
-      cs__ar_barrier(d, c, row, (int32_t)(no_ready ? j + 1 : 2 * j + 2)); /* READ-COMPLETE */
+    if (k->final_barrier || !last)
+      cs__ar_barrier(d, k, row, ++seen); /* READ-COMPLETE */
     if (active)
       cs_store(d, phase == PHASE_RS ? &t->acc : &t->recv, CS_AR_SLOT_DATA,
                b + sub, v);
   }
+  return seen;
 }
 
-void cs__ar_ring(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
-                 uint32_t *bad)
+void cs__ar_ring(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
+                 cs_ar_tiles_t *t, uint32_t *bad)
 {
   uint32_t n = d->nranks, es = cs_dtype_size(c->dtype);
   uint64_t w = cs_ring_width(c->count, n, es, c->tile_bytes);
   uint64_t k_sub = cs_ring_subchunks(c->count, n, es, c->tile_bytes);
   t->acc.width = t->recv.width = (uint32_t)w;
 
+  /* Every row takes the same barriers, except that the call's last row may
+   * drop its final one: the epilogue clears `per_row` from all rows but the
+   * last and `last_row` from the last. */
+  int32_t per_row = 0, last_row = 0;
   for (uint32_t r = 0; r + 1 < n; r++)
-    ring_round(d, c, t, PHASE_RS, r, w, k_sub);
+    per_row = ring_round(d, c, k, t, PHASE_RS, r, w, k_sub);
   for (uint32_t r = 0; r + 1 < n; r++)
-    ring_round(d, c, t, PHASE_AG, r, w, k_sub);
-  if (n > 1) {
-    int32_t per_row = (int32_t)(c->bug == CS_BUG_RING_NO_READY_BARRIER ? k_sub : 2 * k_sub);
-    cs__ar_epilogue(d, c, 2 * (n - 1), per_row,
-                    c->bug == CS_BUG_EARLY_RETURN ? per_row - 1 : per_row, bad);
-  }
+    last_row = ring_round(d, c, k, t, PHASE_AG, r, w, k_sub);
+  if (n > 1)
+    cs__ar_epilogue(d, k, 2 * (n - 1), per_row, last_row, bad);
 }

@@ -490,9 +490,8 @@ int cs_run_execute(run_opts_t *o_)
   cs_npy_t a = {0};
   if (o.input && load_input(&o, &a) < 0)
     return CS_EXIT_USAGE;
-  if ((o.cfg.bug == CS_BUG_SIGNAL_REUSE || o.cfg.bug == CS_BUG_EARLY_RETURN) &&
-      o.cfg.iters < 2)
-    o.cfg.iters = 2; /* these defects show on the second call */
+  if (o.cfg.iters < cs_bug_min_calls(o.cfg.bug))
+    o.cfg.iters = cs_bug_min_calls(o.cfg.bug); /* some show on a second call */
   char why[256];
   why[0] = 0;
   if (cs_ar_check(&o.cfg, why, sizeof(why)) < 0 ||

@@ -1,0 +1,46 @@
+/*
+ * barrier.c - the signal steps every algorithm shares: the all-to-all
+ * barrier and the self-clearing epilogue (barrier.h has their contracts).
+ * Called by mesh.c, ring.c and host.c; calls only the device API.
+ */
+#include "barrier.h"
+
+void cs__ar_barrier(cs_dev_t *d, const cs_knobs_t *k, uint32_t row,
+                    int32_t expect)
+{
+  uint32_t n = d->nranks, me = d->rank;
+  uint32_t base = row * n;
+  if (k->fence_before_notify)
+    cs_fence(d);
+  for (uint32_t p = 0; p < n; p++)
+    if (p != me)
+      cs_notify(d, p, CS_AR_SLOT_SIGNAL, base + me, CS_NOTIFY_ADD, 1);
+  for (uint32_t s = 0; s < n; s++)
+    if (s != me)
+      cs_wait(d, CS_AR_SLOT_SIGNAL, base + s, k->wait_cmp, expect);
+}
+
+void cs__ar_epilogue(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
+                     int32_t row_total, int32_t last_total, uint32_t *bad)
+{
+  uint32_t n = d->nranks, me = d->rank;
+  if (bad) {
+    /* Harness check, not a device event: the own cells right before the
+     * reset must hold exactly the reference's final values. */
+    const int32_t *cells = cs_dev_addr(d, me, CS_AR_SLOT_SIGNAL, 0);
+    for (uint32_t row = 0; row < nrows; row++)
+      for (uint32_t s = 0; s < n; s++) {
+        int32_t total = row + 1 == nrows ? last_total : row_total;
+        int32_t want = s == me ? 0 : total;
+        if (__atomic_load_n(&cells[row * n + s], __ATOMIC_ACQUIRE) != want)
+          (*bad)++;
+      }
+  }
+  if (!k->epilogue)
+    return;
+  for (uint32_t row = 0; row < nrows; row++)
+    for (uint32_t s = 0; s < n; s++)
+      if (s != me)
+        cs_notify(d, me, CS_AR_SLOT_SIGNAL, row * n + s, CS_NOTIFY_ADD,
+                  row + 1 == nrows ? -last_total : -row_total);
+}

@@ -1,0 +1,78 @@
+/*
+ * barrier.h - the steps mesh.c, ring.c and host.c are built from: the
+ * all-to-all signal barrier, the reduce event, load-and-reduce and the
+ * self-clearing epilogue. Owns no algorithm and no dispatch; it knows only
+ * the device API and the configuration types (ar_config.h), so the
+ * algorithms call down into it and nothing here calls back up. Internal to
+ * collectives/.
+ */
+#ifndef CS_BARRIER_H
+#define CS_BARRIER_H
+
+#include <stdint.h>
+
+#include "../sim/dev.h"
+#include "ar_config.h"
+#include "bugs.h"
+#include "reduce.h"
+
+/* The reference's all-to-all barrier on signal row `row` (cells [row, s],
+ * row 0 for mesh and host): pipe barrier (drain every posted store before
+ * the signal, as PyPTO's PIPE_ALL before TNOTIFY; k->fence_before_notify),
+ * +1 to cell [row, me] of every peer ascending, then wait for cell [row, s]
+ * >= expect (k->wait_cmp) of every peer ascending. */
+void cs__ar_barrier(cs_dev_t *d, const cs_knobs_t *k, uint32_t row,
+                    int32_t expect);
+
+/* acc = acc op x over acc->valid elements: one device event. */
+static inline void cs__ar_reduce(cs_dev_t *d, cs_tile_t *acc,
+                                 const cs_tile_t *x, const cs_ar_cfg_t *c)
+{
+  cs_event_t ev = {.kind = CS_EV_REDUCE, .peer = d->rank,
+                   .valid = acc->valid, .phys = acc->valid, .opcmp = c->op};
+  cs__dev_begin(d, &ev);
+  cs_reduce_kernel(c->dtype, c->op, acc->buf, x->buf, acc->valid);
+  cs__dev_end(d, &ev, 0);
+}
+
+static void cs__ar_consume(cs_tile_t *acc, const void *src, uint32_t n,
+                           const void *arg)
+{
+  const cs_ar_cfg_t *c = arg;
+  cs_reduce_kernel(c->dtype, c->op, acc->buf, src, n);
+}
+
+/* acc = acc op (peer's elements [off, off+v), read as `phys`): a remote
+ * load and a reduce, two events. In free mode the reduce reads the window
+ * in place (one pass over the data, no copy into the receive tile); in
+ * controlled mode the load copies and the reduce runs as its own step, since
+ * other actors may run in between. Same bits either way. */
+static inline void cs__ar_load_reduce(cs_dev_t *d, cs_ar_tiles_t *t,
+                                      uint32_t peer, uint64_t off, uint32_t v,
+                                      uint32_t phys, const cs_ar_cfg_t *c)
+{
+  if (d->controlled) {
+    cs_load(d, &t->recv, peer, CS_AR_SLOT_DATA, off, v, phys);
+    cs__ar_reduce(d, &t->acc, &t->recv, c);
+    return;
+  }
+  cs_load_fused(d, &t->acc, peer, CS_AR_SLOT_DATA, off, v, phys,
+                cs__ar_consume, c);
+  cs_event_t ev = {.kind = CS_EV_REDUCE, .peer = d->rank, .valid = v,
+                   .phys = v, .opcmp = c->op};
+  cs__dev_begin(d, &ev); /* the work happened inside the load */
+  cs__dev_end(d, &ev, 0);
+}
+
+/* Self-clearing epilogue (reference §2.3 LATER, #2175/#2279): after the
+ * last barrier, for rows [0, nrows) and every src != me, AtomicAdd -total to
+ * the own cell [row, src] (-last_total on the last row). Every peer's
+ * notifies of this call have landed (the last wait saw them), so the cells
+ * return to 0; adds commute, so a peer already in its next call keeps its
+ * +1. Skipped (the cells keep their totals) unless k->epilogue. `bad` (may
+ * be NULL) counts non-self cells that were not exactly their total before
+ * the reset. */
+void cs__ar_epilogue(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
+                     int32_t total, int32_t last_total, uint32_t *bad);
+
+#endif
