@@ -8,6 +8,7 @@
 #include "allreduce.h"
 
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,7 +106,7 @@ int cs_ar_tiles_init(cs_ar_tiles_t *t, const cs_ar_cfg_t *c)
   t->recv.buf = aligned_alloc(64, (size_t)cap * es);
   if (!t->acc.buf || !t->recv.buf) {
     cs_ar_tiles_fini(t);
-    return -1;
+    return -ENOMEM;
   }
   t->acc.esize = t->recv.esize = es;
   t->acc.width = t->recv.width = cap;
@@ -225,8 +226,9 @@ int cs_ar_rank_main(cs_dev_t *d, void *arg)
 {
   const cs_ar_cfg_t *c = arg;
   cs_ar_tiles_t t;
-  if (cs_ar_tiles_init(&t, c) < 0)
-    return CS_RX_ERROR;
+  int err = cs_ar_tiles_init(&t, c);
+  if (err < 0)
+    return cs_dev_error(d, err);
   const uint8_t *in = cs_world_input(d->world, d->rank);
   uint8_t *out = cs_world_output(d->world, d->rank);
   cs_ar_stats_t *st = (cs_ar_stats_t *)(out + cs_ar_stats_off(c));
@@ -234,7 +236,7 @@ int cs_ar_rank_main(cs_dev_t *d, void *arg)
   uint8_t *first = NULL;
   if (c->iters > 1 && !(first = malloc(bytes))) {
     cs_ar_tiles_fini(&t);
-    return CS_RX_ERROR;
+    return cs_dev_error(d, -ENOMEM);
   }
   cs_knobs_t k = cs_bug_knobs(c->bug, c->no_epilogue);
   for (uint32_t it = 0; it < c->iters; it++) {

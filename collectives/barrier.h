@@ -24,15 +24,25 @@
 void cs__ar_barrier(cs_dev_t *d, const cs_knobs_t *k, uint32_t row,
                     int32_t expect);
 
+/* The operands of one tile reduce (cs__ar_reduce). */
+typedef struct cs__ar_red {
+  const cs_ar_cfg_t *c;
+  cs_tile_t         *acc;
+  const cs_tile_t   *x;
+} cs__ar_red_t;
+
+static void cs__ar_red_kernel(void *arg)
+{
+  const cs__ar_red_t *r = arg;
+  cs_reduce_kernel(r->c->dtype, r->c->op, r->acc->buf, r->x->buf, r->acc->valid);
+}
+
 /* acc = acc op x over acc->valid elements: one device event. */
 static inline void cs__ar_reduce(cs_dev_t *d, cs_tile_t *acc,
                                  const cs_tile_t *x, const cs_ar_cfg_t *c)
 {
-  cs_event_t ev = {.kind = CS_EV_REDUCE, .peer = d->rank,
-                   .valid = acc->valid, .phys = acc->valid, .opcmp = c->op};
-  cs__dev_begin(d, &ev);
-  cs_reduce_kernel(c->dtype, c->op, acc->buf, x->buf, acc->valid);
-  cs__dev_end(d, &ev, 0);
+  cs__ar_red_t r = {c, acc, x};
+  cs_reduce_event(d, c->op, acc->valid, cs__ar_red_kernel, &r);
 }
 
 static void cs__ar_consume(cs_tile_t *acc, const void *src, uint32_t n,
@@ -43,25 +53,23 @@ static void cs__ar_consume(cs_tile_t *acc, const void *src, uint32_t n,
 }
 
 /* acc = acc op (peer's elements [off, off+v), read as `phys`): a remote
- * load and a reduce, two events. In free mode the reduce reads the window
- * in place (one pass over the data, no copy into the receive tile); in
- * controlled mode the load copies and the reduce runs as its own step, since
- * other actors may run in between. Same bits either way. */
+ * load and a reduce, two events. Where the transport allows it (free
+ * mode) the reduce reads the window in place (one pass over the data, no
+ * copy into the receive tile); elsewhere (controlled mode, where other
+ * actors may run in between) the load copies and the reduce runs as its
+ * own event. Same bits either way. */
 static inline void cs__ar_load_reduce(cs_dev_t *d, cs_ar_tiles_t *t,
                                       uint32_t peer, uint64_t off, uint32_t v,
                                       uint32_t phys, const cs_ar_cfg_t *c)
 {
-  if (d->controlled) {
+  if (!cs_dev_in_place(d)) {
     cs_load(d, &t->recv, peer, CS_AR_SLOT_DATA, off, v, phys);
     cs__ar_reduce(d, &t->acc, &t->recv, c);
     return;
   }
   cs_load_fused(d, &t->acc, peer, CS_AR_SLOT_DATA, off, v, phys,
                 cs__ar_consume, c);
-  cs_event_t ev = {.kind = CS_EV_REDUCE, .peer = d->rank, .valid = v,
-                   .phys = v, .opcmp = c->op};
-  cs__dev_begin(d, &ev); /* the work happened inside the load */
-  cs__dev_end(d, &ev, 0);
+  cs_reduce_event(d, c->op, v, NULL, NULL); /* the work happened in the load */
 }
 
 /* Self-clearing epilogue (reference §2.3 LATER, #2175/#2279): after the

@@ -295,6 +295,17 @@ void cs_fence(cs_dev_t *d)
   cs__dev_end(d, &ev, 0);
 }
 
+void cs_reduce_event(cs_dev_t *d, uint32_t op, uint32_t valid,
+                     void (*kernel)(void *arg), void *arg)
+{
+  cs_event_t ev = {.kind = CS_EV_REDUCE, .peer = d->rank, .valid = valid,
+                   .phys = valid, .opcmp = op};
+  cs__dev_begin(d, &ev);
+  if (kernel)
+    kernel(arg);
+  cs__dev_end(d, &ev, 0);
+}
+
 void cs_mark(cs_dev_t *d, uint32_t phase, uint32_t round)
 {
   d->tag_phase = phase;

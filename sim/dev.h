@@ -264,6 +264,13 @@ int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
 /* Pipe barrier: everything posted before lands before anything after. */
 void cs_fence(cs_dev_t *d);
 
+/* A reduce event: `valid` elements of a tile combined with reduce op `op`
+ * by the caller's kernel, kernel(arg), run inside the event; NULL when the
+ * work already happened inside the cs_load_fused before it (the event then
+ * only records it). Touches no window. */
+void cs_reduce_event(cs_dev_t *d, uint32_t op, uint32_t valid,
+                     void (*kernel)(void *arg), void *arg);
+
 /* A phase marker: the algorithm enters `phase` (1 main/RS, 2 AG), round
  * `round`. One event, free of memory effects; later events are tagged with
  * it in traces. */
