@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "trace.h"
+#include "../trace.h"
 
 static int cmp_seq(const void *a, const void *b)
 {
