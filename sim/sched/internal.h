@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "../sched.h"
-#include "../trace.h"
+#include "../trace/format.h"
 #include "strategy.h"
 
 #define QCAP 256u

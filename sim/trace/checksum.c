@@ -6,7 +6,7 @@
 #define _GNU_SOURCE
 #include <string.h>
 
-#include "../trace.h"
+#include "format.h"
 
 uint32_t cs_trace_fnv32(const void *p, size_t n)
 {
