@@ -234,6 +234,44 @@ static int write_header_block(cs_tracer_t *t, const cs_trace_header_t *h)
   return rc;
 }
 
+/* The records' clock: TSC ticks where the TSC is invariant (the rate, a
+ * first estimate over 2 ms, goes in h->tick_ns; close measures it over the
+ * whole run), else ns. Returns the start time (CLOCK_MONOTONIC). */
+static uint64_t start_clock(cs_tracer_t *t, cs_trace_header_t *h)
+{
+  uint64_t start = cs_now_ns();
+#if defined(__x86_64__)
+  t->use_tsc = invariant_tsc();
+  if (t->use_tsc) {
+    uint64_t c0 = __rdtsc(), n0 = cs_now_ns();
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL);
+    uint64_t c1 = __rdtsc(), n1 = cs_now_ns();
+    h->tick_ns = c1 > c0 ? (double)(n1 - n0) / (double)(c1 - c0) : 0;
+    t->use_tsc = h->tick_ns > 0;
+    start = cs_now_ns();
+    t->tsc0 = __rdtsc();
+  }
+#endif
+  if (!t->use_tsc)
+    h->tick_ns = 0;
+  t->ns0 = start;
+  return start;
+}
+
+/* A rank's ring, empty, its first chunk filling. */
+static void ring_init(const cs_tracer_t *t, cs_trace_ring_t *ring,
+                      uint64_t chunk_rec, uint64_t start)
+{
+  memset(ring, 0, sizeof(*ring));
+  ring->end = chunk_rec;
+  ring->chunk_rec = (uint32_t)chunk_rec;
+  ring->use_tsc = (uint32_t)t->use_tsc;
+  ring->start_tsc = t->tsc0;
+  ring->start_ns = start;
+  ring->state[0] = SLOT_FILLING;
+}
+
 int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
                    cs_world_t *w)
 {
@@ -278,24 +316,7 @@ int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
     err = -errno;
     goto err_ring;
   }
-  uint64_t start = cs_now_ns();
-#if defined(__x86_64__)
-  t->use_tsc = invariant_tsc();
-  if (t->use_tsc) {
-    /* A first calibration over 2 ms; close measures the whole run. */
-    uint64_t c0 = __rdtsc(), n0 = cs_now_ns();
-    struct timespec ts = {0, 2000000};
-    nanosleep(&ts, NULL);
-    uint64_t c1 = __rdtsc(), n1 = cs_now_ns();
-    h->tick_ns = c1 > c0 ? (double)(n1 - n0) / (double)(c1 - c0) : 0;
-    t->use_tsc = h->tick_ns > 0;
-    start = cs_now_ns();
-    t->tsc0 = __rdtsc();
-  }
-#endif
-  if (!t->use_tsc)
-    h->tick_ns = 0;
-  t->ns0 = start;
+  uint64_t start = start_clock(t, h);
   memcpy(h->magic, CS_TRACE_MAGIC, 8);
   h->version = CS_TRACE_VERSION;
   h->header_bytes = CS_TRACE_HEADER_BYTES;
@@ -311,16 +332,8 @@ int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
   if ((err = write_header_block(t, h)) < 0)
     goto err_close;
   t->pos = CS_TRACE_HEADER_BYTES;
-  for (uint32_t r = 0; r < n; r++) {
-    cs_trace_ring_t *ring = ring_of(w, r);
-    memset(ring, 0, sizeof(*ring));
-    ring->end = chunk_rec;
-    ring->chunk_rec = (uint32_t)chunk_rec;
-    ring->use_tsc = (uint32_t)t->use_tsc;
-    ring->start_tsc = t->tsc0;
-    ring->start_ns = start;
-    ring->state[0] = SLOT_FILLING;
-  }
+  for (uint32_t r = 0; r < n; r++)
+    ring_init(t, ring_of(w, r), chunk_rec, start);
   *out = t;
   return 0;
 
