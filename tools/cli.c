@@ -1,4 +1,8 @@
-/* cli.c - number parsing, common options and error lines for tools/. */
+/*
+ * cli.c - number parsing, common options and error lines for tools/: the
+ * wordings the subcommands share, including those of the pipeline's
+ * tracer and launch steps. Called by every subcommand file.
+ */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -161,6 +165,24 @@ int cs_cli_launch_exit(const char *cmd, int rc)
   if (rc < 0)
     cs_cli_error(cmd, "could not start the ranks: %s", cs_strerror(rc));
   return CS_EXIT_ABORTED;
+}
+
+int cs_cli_tracer_open_exit(const char *cmd, const cs_pipe_t *p)
+{
+  cs_cli_error(cmd, "--trace %s: cannot create: %s", p->trace, cs_strerror(p->err));
+  return CS_EXIT_USAGE;
+}
+
+int cs_cli_pipe_launch_exit(const char *cmd, const cs_pipe_t *p)
+{
+  int code = cs_cli_launch_exit(cmd, p->launch_rc);
+  if (p->close_rc < 0) {
+    cs_cli_error(cmd, "--trace %s: write failed: %s", p->trace,
+                 cs_strerror(p->close_rc));
+    if (code == CS_EXIT_OK)
+      code = CS_EXIT_ABORTED;
+  }
+  return code;
 }
 
 uint64_t cs_cli_trace_bytes(const cs_cli_common_t *c, uint32_t nranks)
