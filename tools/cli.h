@@ -51,8 +51,6 @@ typedef struct cs_cli_common {
   int        has_fault;
   uint64_t   timeout_ns;
   const char *trace;      /* --trace FILE, or NULL */
-  cs_tracer_t *tracer;    /* open while the run goes */
-  int        statuses[CS_MAX_RANKS]; /* ranks' wait statuses */
 } cs_cli_common_t;
 
 /* Handles --fault and --timeout; returns 1 if `opt` was one of them (0 on
@@ -70,19 +68,6 @@ int cs_cli_common_check(const char *cmd, const cs_cli_common_t *c,
   {"fault", required_argument, 0, CS_OPT_FAULT},                               \
   {"timeout", required_argument, 0, CS_OPT_TIMEOUT},                           \
   {"trace", required_argument, 0, CS_OPT_TRACE}
-
-/* Trace ring bytes per rank for the world (0 without --trace). */
-uint64_t cs_cli_trace_bytes(const cs_cli_common_t *c, uint32_t nranks);
-/* With --trace: creates the file, writes the header `h` (caller fills the
- * run's configuration), points the launch options at the recorder.
- * Returns 0, or -1 after printing one line. */
-int cs_cli_trace_open(const char *cmd, cs_cli_common_t *c,
-                      cs_trace_header_t *h, cs_world_t *w,
-                      cs_launch_opts_t *lo);
-/* Finishes the trace (fault/abort records, pending writes). Returns 0 or
- * -1 after printing one line. No-op without --trace. */
-int cs_cli_trace_close(const char *cmd, cs_cli_common_t *c,
-                       const cs_launch_result_t *res);
 
 /* --fault and --timeout; CS_CLI_COMMON_HELP adds --trace. */
 #define CS_CLI_FAULT_TIMEOUT_HELP                                              \
