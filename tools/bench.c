@@ -497,19 +497,19 @@ static void tmp_error(const char *dir, int err)
 
 /* One (size, algorithm) on the pipeline: the job and what its verify step
  * found. */
-typedef struct bench_one {
+typedef struct row_job {
   const bench_opts_t *o;
   bench_job_t    j;
   const uint8_t *inputs; /* nranks rows of the size */
   uint8_t       *want;   /* scratch for one rank's expected result */
   bench_row_t   *row;
   uint64_t      *signals_left;
-} bench_one_t;
+} row_job_t;
 
 /* Time of call k: the slowest rank's; then the median over k (with
  * --trace-cost over the untraced and the traced calls apart: traced are
  * those in which the ranks wrote records). Returns 0 or -ENOMEM. */
-static int read_times(bench_one_t *b, const cs_world_t *w)
+static int read_times(row_job_t *b, const cs_world_t *w)
 {
   const bench_opts_t *o = b->o;
   bench_row_t *row = b->row;
@@ -559,7 +559,7 @@ static int read_times(bench_one_t *b, const cs_world_t *w)
  * cell to 0 after each call). */
 static int bench_verify(cs_pipe_t *p, void *ctx)
 {
-  bench_one_t *b = ctx;
+  row_job_t *b = ctx;
   int rc = read_times(b, &p->world);
   if (rc < 0)
     return rc;
@@ -589,7 +589,7 @@ static int world_failed(const bench_opts_t *o, uint64_t bytes,
 
 /* Words the step the pipeline of one row stopped at. Returns the exit
  * code. */
-static int bench_failed(const bench_one_t *b, const cs_pipe_t *p,
+static int bench_failed(const row_job_t *b, const cs_pipe_t *p,
                         const char *tmpdir)
 {
   int code;
@@ -629,7 +629,7 @@ static int bench_one(const bench_opts_t *o, cs_algo_t algo, uint64_t count,
 {
   uint32_t n = o->nranks;
   uint64_t bytes = count * cs_dtype_size(o->dtype);
-  bench_one_t b = {
+  row_job_t b = {
       .o = o, .inputs = inputs, .want = want, .row = row,
       .signals_left = signals_left,
       .j = {.cfg = {.algo = algo, .dtype = o->dtype, .op = o->op, .nranks = n,
