@@ -17,8 +17,10 @@
  * checked one.
  *
  * Owns: the command line, the size sweep, the bench rank body and its io
- * protocol, the table/CSV output. Does not own the algorithms, the world or
- * the launcher (collectives/, window/, sim/). Called from tools/main.c.
+ * protocol, the table/CSV output. Each row is one job on the run pipeline
+ * (tools/pipeline.h), whose verify step reads the times and checks the
+ * result (tools/verify.h). Does not own the algorithms, the world or the
+ * launcher (collectives/, window/, sim/). Called from tools/main.c.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -36,6 +38,8 @@
 #include "../sim/launch.h"
 #include "../window/cs_error.h"
 #include "cli.h"
+#include "pipeline.h"
+#include "verify.h"
 
 static const char bench_help[] =
     "usage: collsim bench [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-n ITERS]\n"
@@ -107,6 +111,7 @@ static const char bench_help[] =
 
 enum { OPT_RANKS = 2000, OPT_ALGO, OPT_CSV, OPT_STAGING, OPT_TILE,
        OPT_TRACE_COST };
+enum { OPT_NOT_MINE = 2 }; /* an option handler's "not one of mine" */
 
 typedef struct bench_opts {
   uint64_t   minbytes, maxbytes; /* bytes per rank, as given */
@@ -200,113 +205,70 @@ static int parse_bytes(const char *opt, const char *s, uint64_t *out)
   return 0;
 }
 
-/* Returns 0 to run, 1 after --help, -1 on bad usage (printed). */
-static int parse(int argc, char **argv, bench_opts_t *o)
+/* -b, -e, -f, -n, -w, -c, -d, -o: the sweep and the calls. Returns 0, -1
+ * after one line, or OPT_NOT_MINE. */
+static int opt_sweep(bench_opts_t *o, int opt, const char *arg)
 {
-  static const struct option longopts[] = {
-      {"minbytes", required_argument, 0, 'b'},
-      {"maxbytes", required_argument, 0, 'e'},
-      {"stepfactor", required_argument, 0, 'f'},
-      {"iters", required_argument, 0, 'n'},
-      {"warmup_iters", required_argument, 0, 'w'},
-      {"check", required_argument, 0, 'c'},
-      {"datatype", required_argument, 0, 'd'},
-      {"op", required_argument, 0, 'o'},
-      {"ranks", required_argument, 0, OPT_RANKS},
-      {"algo", required_argument, 0, OPT_ALGO},
-      {"csv", no_argument, 0, OPT_CSV},
-      {"staging", no_argument, 0, OPT_STAGING},
-      {"tile-bytes", required_argument, 0, OPT_TILE},
-      {"trace-cost", no_argument, 0, OPT_TRACE_COST},
-      {"help", no_argument, 0, 'h'},
-      CS_CLI_COMMON_LONGOPTS,
-      {0, 0, 0, 0}};
-  int opt, bad = 0;
-  optind = 1;
-  opterr = 0; /* our own one-line messages */
-  while ((opt = getopt_long(argc, argv, ":b:e:f:n:w:c:d:o:h", longopts,
-                            NULL)) != -1) {
-    if (cs_cli_common_opt("bench", opt, optarg, &o->com, &bad)) {
-      if (bad)
-        return -1;
-      continue;
-    }
-    switch (opt) {
-    case 'b':
-      if (parse_bytes("-b", optarg, &o->minbytes) < 0)
-        return -1;
-      break;
-    case 'e':
-      if (parse_bytes("-e", optarg, &o->maxbytes) < 0)
-        return -1;
-      break;
-    case 'f':
-      if (cs_cli_u32("bench", "-f", optarg, 2, 1024, &o->factor) < 0)
-        return -1;
-      break;
-    case 'n':
-      if (cs_cli_u32("bench", "-n", optarg, 1, 1000000, &o->iters) < 0)
-        return -1;
-      break;
-    case 'w':
-      if (cs_cli_u32("bench", "-w", optarg, 0, 1000000, &o->warmup) < 0)
-        return -1;
-      break;
-    case 'c':
-      if (cs_cli_u32("bench", "-c", optarg, 0, 1, &o->check) < 0)
-        return -1;
-      break;
-    case 'd':
-      if (cs_cli_dtype("bench", "-d", optarg, &o->dtype) < 0)
-        return -1;
-      break;
-    case 'o':
-      if (cs_cli_op("bench", "-o", optarg, &o->op) < 0)
-        return -1;
-      break;
-    case OPT_RANKS:
-      if (cs_cli_u32("bench", "--ranks", optarg, 1, CS_AR_MAX_RANKS, &o->nranks) < 0)
-        return -1;
-      break;
-    case OPT_ALGO:
-      if (!strcmp(optarg, "all"))
-        o->algo = -1;
-      else if ((o->algo = cs_algo_parse(optarg)) < 0) {
-        cs_cli_error("bench", "--algo '%s' is not accepted: expected mesh, "
-                     "ring, host or all", optarg);
-        return -1;
-      }
-      break;
-    case OPT_CSV: o->csv = 1; break;
-    case OPT_STAGING: o->staging = 1; break;
-    case OPT_TRACE_COST: o->trace_cost = 1; break;
-    case OPT_TILE:
-      if (cs_cli_u32("bench", "--tile-bytes", optarg, 1024, 1u << 24,
-                     &o->tile_bytes) < 0)
-        return -1;
-      if (o->tile_bytes % 32) {
-        cs_cli_error("bench", "--tile-bytes '%s' is not accepted: expected a "
-                     "multiple of 32 from 1024 to %u", optarg, 1u << 24);
-        return -1;
-      }
-      break;
-    case 'h':
-      fputs(bench_help, stdout);
-      return 1;
-    case ':':
-      cs_cli_error("bench", "option '%s' needs a value (see 'collsim bench "
-                   "--help')", argv[optind - 1]);
-      return -1;
-    default:
-      cs_cli_error("bench", "unknown option '%s' (see 'collsim bench --help')",
-                   argv[optind - 1]);
-      return -1;
-    }
+  switch (opt) {
+  case 'b': return parse_bytes("-b", arg, &o->minbytes);
+  case 'e': return parse_bytes("-e", arg, &o->maxbytes);
+  case 'f': return cs_cli_u32("bench", "-f", arg, 2, 1024, &o->factor);
+  case 'n': return cs_cli_u32("bench", "-n", arg, 1, 1000000, &o->iters);
+  case 'w': return cs_cli_u32("bench", "-w", arg, 0, 1000000, &o->warmup);
+  case 'c': return cs_cli_u32("bench", "-c", arg, 0, 1, &o->check);
+  case 'd': return cs_cli_dtype("bench", "-d", arg, &o->dtype);
+  case 'o': return cs_cli_op("bench", "-o", arg, &o->op);
+  default: return OPT_NOT_MINE;
   }
-  if (optind < argc) {
-    cs_cli_error("bench", "unexpected argument '%s'", argv[optind]);
+}
+
+/* --ranks, --algo, --csv, --staging, --trace-cost, --tile-bytes, --help
+ * and getopt's complaints. Returns 0, 1 after --help, -1 after one line. */
+static int opt_other(bench_opts_t *o, int opt, const char *arg,
+                     const char *argv_prev)
+{
+  switch (opt) {
+  case OPT_RANKS:
+    return cs_cli_u32("bench", "--ranks", arg, 1, CS_AR_MAX_RANKS, &o->nranks);
+  case OPT_ALGO:
+    if (!strcmp(arg, "all"))
+      o->algo = -1;
+    else if ((o->algo = cs_algo_parse(arg)) < 0) {
+      cs_cli_error("bench", "--algo '%s' is not accepted: expected mesh, "
+                   "ring, host or all", arg);
+      return -1;
+    }
+    return 0;
+  case OPT_CSV: o->csv = 1; return 0;
+  case OPT_STAGING: o->staging = 1; return 0;
+  case OPT_TRACE_COST: o->trace_cost = 1; return 0;
+  case OPT_TILE:
+    if (cs_cli_u32("bench", "--tile-bytes", arg, 1024, 1u << 24,
+                   &o->tile_bytes) < 0)
+      return -1;
+    if (o->tile_bytes % 32) {
+      cs_cli_error("bench", "--tile-bytes '%s' is not accepted: expected a "
+                   "multiple of 32 from 1024 to %u", arg, 1u << 24);
+      return -1;
+    }
+    return 0;
+  case 'h':
+    fputs(bench_help, stdout);
+    return 1;
+  case ':':
+    cs_cli_error("bench", "option '%s' needs a value (see 'collsim bench "
+                 "--help')", argv_prev);
+    return -1;
+  default:
+    cs_cli_error("bench", "unknown option '%s' (see 'collsim bench --help')",
+                 argv_prev);
     return -1;
   }
+}
+
+/* The options together. Returns 0 or -1 after one line. */
+static int parse_check(const bench_opts_t *o)
+{
   if (o->trace_cost && o->iters < 2) {
     cs_cli_error("bench", "-n %u is not accepted with --trace-cost: expected at "
                  "least 2 timed calls (half of them traced)", o->iters);
@@ -331,6 +293,49 @@ static int parse(int argc, char **argv, bench_opts_t *o)
     return -1;
   }
   return cs_cli_common_check("bench", &o->com, o->nranks) < 0 ? -1 : 0;
+}
+
+/* Returns 0 to run, 1 after --help, -1 on bad usage (printed). */
+static int parse(int argc, char **argv, bench_opts_t *o)
+{
+  static const struct option longopts[] = {
+      {"minbytes", required_argument, 0, 'b'},
+      {"maxbytes", required_argument, 0, 'e'},
+      {"stepfactor", required_argument, 0, 'f'},
+      {"iters", required_argument, 0, 'n'},
+      {"warmup_iters", required_argument, 0, 'w'},
+      {"check", required_argument, 0, 'c'},
+      {"datatype", required_argument, 0, 'd'},
+      {"op", required_argument, 0, 'o'},
+      {"ranks", required_argument, 0, OPT_RANKS},
+      {"algo", required_argument, 0, OPT_ALGO},
+      {"csv", no_argument, 0, OPT_CSV},
+      {"staging", no_argument, 0, OPT_STAGING},
+      {"tile-bytes", required_argument, 0, OPT_TILE},
+      {"trace-cost", no_argument, 0, OPT_TRACE_COST},
+      {"help", no_argument, 0, 'h'},
+      CS_CLI_COMMON_LONGOPTS,
+      {0, 0, 0, 0}};
+  int opt, bad = 0, rc;
+  optind = 1;
+  opterr = 0; /* our own one-line messages */
+  while ((opt = getopt_long(argc, argv, ":b:e:f:n:w:c:d:o:h", longopts,
+                            NULL)) != -1) {
+    if (cs_cli_common_opt("bench", opt, optarg, &o->com, &bad)) {
+      if (bad)
+        return -1;
+      continue;
+    }
+    if ((rc = opt_sweep(o, opt, optarg)) == OPT_NOT_MINE)
+      rc = opt_other(o, opt, optarg, argv[optind - 1]);
+    if (rc != 0)
+      return rc;
+  }
+  if (optind < argc) {
+    cs_cli_error("bench", "unexpected argument '%s'", argv[optind]);
+    return -1;
+  }
+  return parse_check(o);
 }
 
 /* ------------------------------------------------------------ rank body */
@@ -379,12 +384,6 @@ static int bench_rank(cs_dev_t *d, void *arg)
 }
 
 /* ------------------------------------------------------------ helpers */
-
-static int cmp_u64(const void *a, const void *b)
-{
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
 
 static void human_bytes(uint64_t b, char *out, size_t n)
 {
@@ -476,140 +475,57 @@ static void fill_inputs(const bench_opts_t *o, uint64_t count, uint8_t *inputs)
 /* Trace ring bytes per rank: only with --trace-cost. */
 static uint64_t bench_trace_bytes(const bench_opts_t *o)
 {
-  return o->trace_cost ? cs_trace_ring_bytes(cs_trace_chunk_rec(o->nranks)) : 0;
+  return o->trace_cost ? cs_pipe_trace_bytes(o->nranks) : 0;
 }
 
-/* Creates a new empty temporary file for --trace-cost under $TMPDIR or
- * /tmp (its name in path). Returns 0, or -1 after one line. */
-static int bench_tmp_file(char *path, size_t cap)
+/* The mkstemp template of a --trace-cost temporary trace, under $TMPDIR
+ * or /tmp (the directory in *dir). */
+static void bench_tmp_template(char *path, size_t cap, const char **dir)
 {
-  const char *dir = getenv("TMPDIR");
-  if (!dir || !*dir)
-    dir = "/tmp";
-  snprintf(path, cap, "%s/collsim-bench-trace-XXXXXX", dir);
-  int fd = mkstemp(path);
-  if (fd < 0) {
-    cs_cli_error("bench", "--trace-cost: cannot create a temporary trace in "
-                 "'%s': %s; expected $TMPDIR (or /tmp when it is unset) to "
-                 "name a writable directory", dir, strerror(errno));
-    return -1;
-  }
-  close(fd);
-  return 0;
+  *dir = getenv("TMPDIR");
+  if (!*dir || !**dir)
+    *dir = "/tmp";
+  snprintf(path, cap, "%s/collsim-bench-trace-XXXXXX", *dir);
 }
 
-/* --trace-cost: records the traced calls of this launch into a new
- * temporary file, unlinked at once (nothing is left behind even if bench
- * is killed); points the launch options at the recorder. Returns 0, or -1
- * after one line. */
-static int bench_trace_open(const bench_opts_t *o, const cs_ar_cfg_t *c,
-                            cs_tracer_t **t, int *statuses, cs_world_t *w,
-                            cs_launch_opts_t *lo)
+static void tmp_error(const char *dir, int err)
 {
-  char path[4096];
-  if (bench_tmp_file(path, sizeof(path)) < 0)
-    return -1;
-  cs_trace_header_t th = {.count = c->count, .algo = c->algo, .dtype = c->dtype,
-                          .op = c->op, .fill = CS_FILL_RANDOM, .seed = BENCH_SEED,
-                          .tile_bytes = c->tile_bytes,
-                          .iters = o->warmup + o->iters + (o->check && !o->staging),
-                          .fault_kind = o->com.has_fault ? o->com.fault.kind : 0,
-                          .fault_rank = o->com.fault.rank,
-                          .fault_event = o->com.fault.event};
-  snprintf(th.version_str, sizeof(th.version_str), "%s", CS_VERSION_STRING);
-  snprintf(th.schedule, sizeof(th.schedule), "free");
-  int rc = cs_tracer_open(t, path, &th, w);
-  unlink(path);
-  if (rc < 0) {
-    cs_cli_error("bench", "--trace-cost: cannot write a temporary trace in "
-                 "'%s': %s", path, cs_strerror(rc));
-    return -1;
-  }
-  cs_tracer_launch_opts(*t, lo);
-  lo->statuses = statuses;
-  return 0;
+  cs_cli_error("bench", "--trace-cost: cannot create a temporary trace in "
+               "'%s': %s; expected $TMPDIR (or /tmp when it is unset) to "
+               "name a writable directory", dir, cs_strerror(err));
 }
 
-/* Runs one (size, algorithm): world, launch, times, check. Returns an exit
- * code (CS_EXIT_OK with the row filled, or USAGE/ABORTED after a message);
- * *signals_left counts signal cells not back to 0 after the last call. */
-static int bench_one(const bench_opts_t *o, cs_algo_t algo, uint64_t count,
-                     const uint8_t *inputs, uint8_t *want, bench_row_t *row,
-                     uint64_t *signals_left)
+/* One (size, algorithm) on the pipeline: the job and what its verify step
+ * found. */
+typedef struct row_job {
+  const bench_opts_t *o;
+  bench_job_t    j;
+  const uint8_t *inputs; /* nranks rows of the size */
+  uint8_t       *want;   /* scratch for one rank's expected result */
+  bench_row_t   *row;
+  uint64_t      *signals_left;
+} row_job_t;
+
+/* Time of call k: the slowest rank's; then the median over k (with
+ * --trace-cost over the untraced and the traced calls apart: traced are
+ * those in which the ranks wrote records). Returns 0 or -ENOMEM. */
+static int read_times(row_job_t *b, const cs_world_t *w)
 {
-  uint32_t n = o->nranks, es = cs_dtype_size(o->dtype);
-  uint64_t bytes = count * es;
-  bench_job_t j = {
-      .cfg = {.algo = algo, .dtype = o->dtype, .op = o->op, .nranks = n,
-              .count = count, .tile_bytes = o->tile_bytes, .iters = 1},
-      .warmup = o->warmup, .iters = o->iters, .staging = o->staging,
-      .check = (int)o->check, .alt = o->trace_cost,
-      .ns_off = cs_ceil_to(bytes, 64)};
-  char why[256] = "";
-  if (cs_ar_check(&j.cfg, why, sizeof(why)) < 0) {
-    cs_cli_error("bench", "%s", why);
-    return CS_EXIT_USAGE;
-  }
-  cs_layout_t l;
-  cs_world_t w;
-  cs_world_opts_t wo = {.io_bytes = j.ns_off + bench_io_bytes(o->iters),
-                        .timeout_ns = o->com.timeout_ns,
-                        .trace_bytes = bench_trace_bytes(o)};
-  int rc;
-  if ((rc = cs_ar_layout(&j.cfg, &l)) < 0 ||
-      (rc = cs_world_create(&w, &l, n, &wo)) < 0) {
-    char hb[32];
-    human_bytes(bytes, hb, sizeof(hb));
-    cs_cli_error("bench", "size %s is not accepted: %u windows of %llu bytes "
-                 "plus staging buffers do not fit (%s); lower -e or --ranks",
-                 hb, n, (unsigned long long)l.win_bytes, cs_strerror(rc));
-    return rc == CS_ETOOBIG ? CS_EXIT_USAGE : CS_EXIT_ABORTED;
-  }
-  for (uint32_t r = 0; r < n; r++)
-    memcpy(cs_world_input(&w, r), inputs + r * bytes, bytes);
-
-  cs_launch_opts_t lo = {.fault = o->com.fault};
-  cs_tracer_t *tracer = NULL;
-  int statuses[CS_MAX_RANKS];
-  if (o->trace_cost &&
-      bench_trace_open(o, &j.cfg, &tracer, statuses, &w, &lo) < 0) {
-    cs_world_destroy(&w);
-    return CS_EXIT_USAGE;
-  }
-  cs_launch_result_t res = {0};
-  rc = cs_launch(&w, bench_rank, &j, &lo, &res);
-  int code = cs_cli_launch_exit("bench", rc);
-  if (tracer) {
-    row->records = cs_tracer_records(tracer);
-    int err = cs_tracer_close(tracer, rc < 0 ? NULL : &res, statuses);
-    if (err < 0 && code == CS_EXIT_OK) {
-      cs_cli_error("bench", "--trace-cost: writing the temporary trace "
-                   "failed: %s", cs_strerror(err));
-      code = CS_EXIT_ABORTED;
-    }
-  }
-  if (code != CS_EXIT_OK) {
-    cs_world_destroy(&w);
-    return code;
-  }
-
-  /* Time of call k: the slowest rank's; then the median over k (with
-   * --trace-cost over the untraced and the traced calls apart: traced are
-   * those in which the ranks wrote records). */
+  const bench_opts_t *o = b->o;
+  bench_row_t *row = b->row;
+  uint32_t n = o->nranks;
   uint64_t *per = calloc(o->iters, sizeof(uint64_t));
   uint64_t *traced = calloc(o->iters, sizeof(uint64_t));
   if (!per || !traced) {
     free(per);
     free(traced);
-    cs_world_destroy(&w);
-    cs_cli_error("bench", "out of memory");
-    return CS_EXIT_ABORTED;
+    return -ENOMEM;
   }
   uint32_t nu = 0, nt = 0;
   for (uint32_t k = 0; k < o->iters; k++) {
     uint64_t slowest = 0, recorded = 0;
     for (uint32_t r = 0; r < n; r++) {
-      const uint64_t *ns = (const uint64_t *)(cs_world_output(&w, r) + j.ns_off);
+      const uint64_t *ns = (const uint64_t *)(cs_world_output(w, r) + b->j.ns_off);
       if (ns[k] > slowest)
         slowest = ns[k];
       recorded += ns[o->iters + 1 + k];
@@ -619,48 +535,142 @@ static int bench_one(const bench_opts_t *o, cs_algo_t algo, uint64_t count,
     else
       per[nu++] = slowest;
   }
-  qsort(per, nu, sizeof(uint64_t), cmp_u64);
-  qsort(traced, nt, sizeof(uint64_t), cmp_u64);
-  uint64_t med = nu ? per[nu / 2] : 0, med_t = nt ? traced[nt / 2] : 0;
+  uint64_t med = cs_verify_median_ns(per, nu);
+  uint64_t med_t = cs_verify_median_ns(traced, nt);
   free(per);
   free(traced);
   if (med == 0)
     med = 1;
   row->us_traced = (double)med_t / 1e3;
   row->events = 0;
-  for (uint32_t r = 0; j.alt && r < n; r++) {
-    const uint64_t *ns = (const uint64_t *)(cs_world_output(&w, r) + j.ns_off);
+  for (uint32_t r = 0; b->j.alt && r < n; r++) {
+    const uint64_t *ns = (const uint64_t *)(cs_world_output(w, r) + b->j.ns_off);
     if (ns[o->iters] > row->events)
       row->events = ns[o->iters];
   }
+  row->us = (double)med / 1e3;
+  row->algbw = (double)row->bytes / (double)med; /* bytes/ns = GB/s */
+  row->busbw = row->algbw * (n > 1 ? 2.0 * (n - 1) / n : 0.0);
+  return 0;
+}
+
+/* The verify step: times, and with -c 1 the last call against the oracle
+ * and the signal cells against 0 (the self-clearing epilogue returns every
+ * cell to 0 after each call). */
+static int bench_verify(cs_pipe_t *p, void *ctx)
+{
+  row_job_t *b = ctx;
+  int rc = read_times(b, &p->world);
+  if (rc < 0)
+    return rc;
+  b->row->wrong = -1;
+  if (b->o->check) {
+    cs_verdict_t v;
+    cs_verify_allreduce(&b->j.cfg, &p->world, b->inputs, 0, b->want, &v);
+    b->row->wrong = (int64_t)v.wrong;
+    *b->signals_left += v.signals_left;
+  }
+  return 0;
+}
+
+static const cs_job_ops_t bench_ops = {NULL, bench_verify, NULL};
+
+/* The world of one row could not be made. Returns the exit code. */
+static int world_failed(const bench_opts_t *o, uint64_t bytes,
+                        const cs_layout_t *l, int rc)
+{
+  char hb[32];
+  human_bytes(bytes, hb, sizeof(hb));
+  cs_cli_error("bench", "size %s is not accepted: %u windows of %llu bytes "
+               "plus staging buffers do not fit (%s); lower -e or --ranks",
+               hb, o->nranks, (unsigned long long)l->win_bytes, cs_strerror(rc));
+  return rc == CS_ETOOBIG ? CS_EXIT_USAGE : CS_EXIT_ABORTED;
+}
+
+/* Words the step the pipeline of one row stopped at. Returns the exit
+ * code. */
+static int bench_failed(const row_job_t *b, const cs_pipe_t *p,
+                        const char *tmpdir)
+{
+  int code;
+  switch (p->failed) {
+  case CS_PIPE_WORLD:
+    return world_failed(b->o, b->row->bytes, p->job->layout, p->err);
+  case CS_PIPE_TRACE_TEMP:
+    tmp_error(tmpdir, p->err);
+    return CS_EXIT_USAGE;
+  case CS_PIPE_TRACER:
+    cs_cli_error("bench", "--trace-cost: cannot write a temporary trace in "
+                 "'%s': %s", p->trace, cs_strerror(p->err));
+    return CS_EXIT_USAGE;
+  case CS_PIPE_LAUNCH:
+  case CS_PIPE_TRACE_CLOSE:
+    code = cs_cli_launch_exit("bench", p->launch_rc);
+    if (p->close_rc < 0 && code == CS_EXIT_OK) {
+      cs_cli_error("bench", "--trace-cost: writing the temporary trace "
+                   "failed: %s", cs_strerror(p->close_rc));
+      code = CS_EXIT_ABORTED;
+    }
+    return code;
+  case CS_PIPE_VERIFY:
+    cs_cli_error("bench", "out of memory");
+    return CS_EXIT_ABORTED;
+  default:
+    return CS_EXIT_OK;
+  }
+}
+
+/* Runs one (size, algorithm): world, launch, times, check. Returns an exit
+ * code (CS_EXIT_OK with the row filled, or USAGE/ABORTED after a message);
+ * *signals_left counts signal cells not back to 0 after the last call. */
+static int bench_one(const bench_opts_t *o, cs_algo_t algo, uint64_t count,
+                     const uint8_t *inputs, uint8_t *want, bench_row_t *row,
+                     uint64_t *signals_left)
+{
+  uint32_t n = o->nranks;
+  uint64_t bytes = count * cs_dtype_size(o->dtype);
+  row_job_t b = {
+      .o = o, .inputs = inputs, .want = want, .row = row,
+      .signals_left = signals_left,
+      .j = {.cfg = {.algo = algo, .dtype = o->dtype, .op = o->op, .nranks = n,
+                    .count = count, .tile_bytes = o->tile_bytes, .iters = 1},
+            .warmup = o->warmup, .iters = o->iters, .staging = o->staging,
+            .check = (int)o->check, .alt = o->trace_cost,
+            .ns_off = cs_ceil_to(bytes, 64)}};
+  const cs_ar_cfg_t *c = &b.j.cfg;
+  char why[256] = "";
+  if (cs_ar_check(c, why, sizeof(why)) < 0) {
+    cs_cli_error("bench", "%s", why);
+    return CS_EXIT_USAGE;
+  }
+  cs_layout_t l;
+  int rc = cs_ar_layout(c, &l);
+  if (rc < 0)
+    return world_failed(o, bytes, &l, rc);
   row->bytes = bytes;
   row->count = count;
   row->algo = algo;
-  row->us = (double)med / 1e3;
-  row->algbw = (double)bytes / (double)med; /* bytes/ns = GB/s */
-  row->busbw = row->algbw * (n > 1 ? 2.0 * (n - 1) / n : 0.0);
-  row->wrong = -1;
-
-  if (o->check) {
-    row->wrong = 0;
-    for (uint32_t r = 0; r < n; r++) {
-      const uint8_t *got = cs_world_output(&w, r);
-      if (r == 0 || algo != CS_ALGO_RING) /* ring: the same on every rank */
-        cs_oracle_expect(algo, o->dtype, o->op, n, count, inputs, r, want);
-      for (uint64_t i = 0; i < count; i++)
-        row->wrong += !cs_oracle_same(o->dtype, got, want, i);
-    }
-    /* The self-clearing epilogue returns every cell to 0 after each call. */
-    const cs_slot_t *s = &w.ctl->layout.slot[CS_AR_SLOT_SIGNAL];
-    uint64_t cells = cs_ar_signal_cells(&j.cfg);
-    for (uint32_t r = 0; r < n; r++) {
-      const int32_t *sig = (const int32_t *)(cs_world_window(&w, r) + s->off);
-      for (uint64_t k = 0; k < cells; k++)
-        *signals_left += sig[k] != 0;
-    }
-  }
-  cs_world_destroy(&w);
-  return CS_EXIT_OK;
+  char tmpl[4096];
+  const char *tmpdir = NULL;
+  if (o->trace_cost)
+    bench_tmp_template(tmpl, sizeof(tmpl), &tmpdir);
+  cs_job_t job = {
+      .layout = &l, .nranks = n,
+      .wo = {.io_bytes = b.j.ns_off + bench_io_bytes(o->iters),
+             .timeout_ns = o->com.timeout_ns, .trace_bytes = bench_trace_bytes(o)},
+      .inputs = inputs, .input_bytes = bytes, .body = bench_rank, .arg = &b.j,
+      .fault = o->com.fault, .trace = o->trace_cost ? tmpl : NULL,
+      .trace_temp = o->trace_cost,
+      .th = {.count = count, .algo = algo, .dtype = o->dtype, .op = o->op,
+             .fill = CS_FILL_RANDOM, .seed = BENCH_SEED, .tile_bytes = o->tile_bytes,
+             .iters = o->warmup + o->iters + (o->check && !o->staging),
+             .fault_kind = o->com.has_fault ? o->com.fault.kind : 0,
+             .fault_rank = o->com.fault.rank, .fault_event = o->com.fault.event},
+      .ops = &bench_ops, .ctx = &b};
+  cs_pipe_t p;
+  cs_pipe_run(&p, &job);
+  row->records = p.records;
+  return bench_failed(&b, &p, tmpdir);
 }
 
 /* ------------------------------------------------------------ output */
@@ -746,39 +756,35 @@ static void print_row(const bench_opts_t *o, const bench_row_t *r)
 
 /* ------------------------------------------------------------ command */
 
-int cs_cmd_bench(int argc, char **argv)
+/* Which algorithms run; host is skipped by --algo all beyond its ranks. */
+static void pick_algos(const bench_opts_t *o, int *algos, int *skipped_host)
 {
-  bench_opts_t o = {.minbytes = 8, .maxbytes = 32ull << 20, .factor = 4,
-                    .iters = 20, .warmup = 5, .check = 1, .dtype = CS_FP32,
-                    .op = CS_SUM, .nranks = 2, .algo = -1,
-                    .tile_bytes = CS_TILE_BYTES};
-  int rc = parse(argc, argv, &o);
-  if (rc != 0)
-    return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
-
-  int algos[CS_NALGOS] = {0}, skipped_host = 0;
   for (int a = 0; a < CS_NALGOS; a++)
-    algos[a] = o.algo < 0 || o.algo == a;
-  if (o.algo < 0 && o.nranks > CS_HOST_MAX_RANKS) {
+    algos[a] = o->algo < 0 || o->algo == a;
+  *skipped_host = 0;
+  if (o->algo < 0 && o->nranks > CS_HOST_MAX_RANKS) {
     algos[CS_ALGO_HOST] = 0;
-    skipped_host = 1;
+    *skipped_host = 1;
   }
-  uint64_t counts[128];
-  uint32_t nsizes = sweep_counts(&o, counts, 128);
-  uint32_t n = o.nranks, es = cs_dtype_size(o.dtype);
-  uint64_t maxbytes = counts[nsizes - 1] * es;
+}
 
-  /* The largest world must fit before anything runs. */
+/* The largest world must fit before anything runs, and so must a
+ * temporary trace. Returns the exit code (CS_EXIT_OK to go on). */
+static int check_fits(const bench_opts_t *o, const int *algos, uint64_t count)
+{
+  uint32_t n = o->nranks;
+  uint64_t maxbytes = count * cs_dtype_size(o->dtype);
+  int rc;
   for (int a = 0; a < CS_NALGOS; a++) {
     if (!algos[a])
       continue;
-    cs_ar_cfg_t c = {.algo = (cs_algo_t)a, .dtype = o.dtype, .op = o.op,
-                     .nranks = n, .count = counts[nsizes - 1],
-                     .tile_bytes = o.tile_bytes, .iters = 1};
+    cs_ar_cfg_t c = {.algo = (cs_algo_t)a, .dtype = o->dtype, .op = o->op,
+                     .nranks = n, .count = count, .tile_bytes = o->tile_bytes,
+                     .iters = 1};
     cs_layout_t l;
     cs_world_t w;
-    cs_world_opts_t wo = {.io_bytes = cs_ceil_to(maxbytes, 64) + bench_io_bytes(o.iters),
-                          .trace_bytes = bench_trace_bytes(&o)};
+    cs_world_opts_t wo = {.io_bytes = cs_ceil_to(maxbytes, 64) + bench_io_bytes(o->iters),
+                          .trace_bytes = bench_trace_bytes(o)};
     if ((rc = cs_ar_layout(&c, &l)) < 0 || (rc = cs_world_create(&w, &l, n, &wo)) < 0) {
       char hb[32];
       human_bytes(maxbytes, hb, sizeof(hb));
@@ -790,44 +796,58 @@ int cs_cmd_bench(int argc, char **argv)
     }
     cs_world_destroy(&w);
   }
-  /* So must a temporary trace. */
-  char tpath[4096];
-  if (o.trace_cost) {
-    if (bench_tmp_file(tpath, sizeof(tpath)) < 0)
+  if (o->trace_cost) {
+    char tpath[4096];
+    const char *dir;
+    bench_tmp_template(tpath, sizeof(tpath), &dir);
+    int fd = mkstemp(tpath);
+    if (fd < 0) {
+      tmp_error(dir, -errno);
       return CS_EXIT_USAGE;
+    }
+    close(fd);
     unlink(tpath);
   }
-  uint8_t *inputs = malloc(maxbytes * n), *want = malloc(maxbytes);
-  if (!inputs || !want) {
-    free(inputs);
-    free(want);
-    cs_cli_error("bench", "out of memory for %u x %llu bytes of input", n,
-                 (unsigned long long)maxbytes);
-    return CS_EXIT_ABORTED;
-  }
+  return CS_EXIT_OK;
+}
 
-  if (o.csv) {
+/* The CSV header row or the table's header. */
+static void print_start(const bench_opts_t *o, const int *algos,
+                        int skipped_host, uint64_t first, uint64_t last)
+{
+  if (o->csv) {
     if (skipped_host)
       fprintf(stderr, "collsim bench: note: host skipped, the host builtin "
               "supports at most %u ranks\n", CS_HOST_MAX_RANKS);
     printf("size,count,type,redop,algo,ranks,time_us,algbw_gbps,busbw_gbps,"
            "wrong%s\n",
-           o.trace_cost ? ",traced_us,trace_ratio,events_per_call,records" : "");
+           o->trace_cost ? ",traced_us,trace_ratio,events_per_call,records" : "");
   } else {
-    print_header(&o, algos, skipped_host, counts[0] * es, maxbytes);
+    print_header(o, algos, skipped_host, first, last);
   }
   fflush(stdout);
-  progress_on = isatty(2);
+}
 
-  double sum_busbw[CS_NALGOS] = {0};
-  uint32_t rows[CS_NALGOS] = {0}, nalgos = 0, done = 0;
+/* What the sweep added up. */
+typedef struct bench_sum {
+  double   busbw[CS_NALGOS]; /* GB/s, over the rows of the algorithm */
+  uint32_t rows[CS_NALGOS];
+  uint64_t wrong;            /* elements, every row */
+  uint64_t signals_left;     /* cells, every row */
+} bench_sum_t;
+
+/* Every size, every algorithm: one row each. Returns the exit code of the
+ * first row that failed, or CS_EXIT_OK. */
+static int sweep(const bench_opts_t *o, const int *algos, const uint64_t *counts,
+                 uint32_t nsizes, uint8_t *inputs, uint8_t *want, bench_sum_t *sum)
+{
+  uint32_t es = cs_dtype_size(o->dtype), nalgos = 0, done = 0;
   for (int a = 0; a < CS_NALGOS; a++)
     nalgos += algos[a] != 0;
-  uint64_t wrong = 0, signals_left = 0;
-  int code = CS_EXIT_OK;
-  for (uint32_t s = 0; s < nsizes && code == CS_EXIT_OK; s++) {
-    fill_inputs(&o, counts[s], inputs);
-    for (int a = 0; a < CS_NALGOS && code == CS_EXIT_OK; a++) {
+  progress_on = isatty(2);
+  for (uint32_t s = 0; s < nsizes; s++) {
+    fill_inputs(o, counts[s], inputs);
+    for (int a = 0; a < CS_NALGOS; a++) {
       if (!algos[a])
         continue;
       char hb[32];
@@ -835,40 +855,79 @@ int cs_cmd_bench(int argc, char **argv)
       progress("collsim bench: [%u/%u] %s %s", ++done, nsizes * nalgos, hb,
                cs_algo_name((cs_algo_t)a));
       bench_row_t row = {0};
-      code = bench_one(&o, (cs_algo_t)a, counts[s], inputs, want, &row,
-                       &signals_left);
+      int code = bench_one(o, (cs_algo_t)a, counts[s], inputs, want, &row,
+                           &sum->signals_left);
       progress(NULL);
       if (code != CS_EXIT_OK)
-        break;
-      print_row(&o, &row);
-      sum_busbw[a] += row.busbw;
-      rows[a]++;
+        return code;
+      print_row(o, &row);
+      sum->busbw[a] += row.busbw;
+      sum->rows[a]++;
       if (row.wrong > 0)
-        wrong += (uint64_t)row.wrong;
+        sum->wrong += (uint64_t)row.wrong;
     }
   }
-  free(inputs);
-  free(want);
-  if (code != CS_EXIT_OK)
-    return code;
+  return CS_EXIT_OK;
+}
 
-  if (!o.csv) {
-    if (o.check)
+/* The table's footer and the WRONG lines. Returns the exit code. */
+static int print_end(const bench_opts_t *o, const int *algos,
+                     const bench_sum_t *sum)
+{
+  uint64_t wrong = sum->wrong, left = sum->signals_left;
+  if (!o->csv) {
+    if (o->check)
       printf("# Wrong elements: %llu%s\n", (unsigned long long)wrong,
              wrong ? " WRONG" : " OK");
     else
       printf("# Wrong elements: not checked (-c 0)\n");
     for (int a = 0; a < CS_NALGOS; a++)
       if (algos[a])
-        printf("# Avg bus bandwidth (%s): %.3f GB/s\n",
-               cs_algo_name((cs_algo_t)a), rows[a] ? sum_busbw[a] / rows[a] : 0);
+        printf("# Avg bus bandwidth (%s): %.3f GB/s\n", cs_algo_name((cs_algo_t)a),
+               sum->rows[a] ? sum->busbw[a] / sum->rows[a] : 0);
   }
-  if (signals_left)
+  if (left)
     fprintf(stderr, "collsim bench: WRONG: %llu signal cell%s not back to 0 "
-            "after the last call\n", (unsigned long long)signals_left,
-            signals_left == 1 ? "" : "s");
-  if (wrong && o.csv)
+            "after the last call\n", (unsigned long long)left, left == 1 ? "" : "s");
+  if (wrong && o->csv)
     fprintf(stderr, "collsim bench: WRONG: %llu element%s differ from the "
             "oracle\n", (unsigned long long)wrong, wrong == 1 ? "" : "s");
-  return (wrong || signals_left) ? CS_EXIT_WRONG : CS_EXIT_OK;
+  return (wrong || left) ? CS_EXIT_WRONG : CS_EXIT_OK;
+}
+
+int cs_cmd_bench(int argc, char **argv)
+{
+  bench_opts_t o = {.minbytes = 8, .maxbytes = 32ull << 20, .factor = 4,
+                    .iters = 20, .warmup = 5, .check = 1, .dtype = CS_FP32,
+                    .op = CS_SUM, .nranks = 2, .algo = -1,
+                    .tile_bytes = CS_TILE_BYTES};
+  int rc = parse(argc, argv, &o);
+  if (rc != 0)
+    return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+  int algos[CS_NALGOS], skipped_host;
+  bench_sum_t sum;
+  memset(&sum, 0, sizeof(sum));
+  pick_algos(&o, algos, &skipped_host);
+  uint64_t counts[128];
+  uint32_t nsizes = sweep_counts(&o, counts, 128);
+  uint32_t n = o.nranks, es = cs_dtype_size(o.dtype);
+  uint64_t maxbytes = counts[nsizes - 1] * es;
+  int code = check_fits(&o, algos, counts[nsizes - 1]);
+  if (code != CS_EXIT_OK)
+    return code;
+  uint8_t *inputs = malloc(maxbytes * n), *want = malloc(maxbytes);
+  if (!inputs || !want) {
+    cs_cli_error("bench", "out of memory for %u x %llu bytes of input", n,
+                 (unsigned long long)maxbytes);
+    code = CS_EXIT_ABORTED;
+    goto out_buffers;
+  }
+  print_start(&o, algos, skipped_host, counts[0] * es, maxbytes);
+  code = sweep(&o, algos, counts, nsizes, inputs, want, &sum);
+  if (code == CS_EXIT_OK)
+    code = print_end(&o, algos, &sum);
+out_buffers:
+  free(inputs);
+  free(want);
+  return code;
 }

@@ -1,4 +1,8 @@
-/* cli.c - number parsing, common options and error lines for tools/. */
+/*
+ * cli.c - number parsing, common options and error lines for tools/: the
+ * wordings the subcommands share, including those of the pipeline's
+ * tracer and launch steps. Called by every subcommand file.
+ */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -163,42 +167,20 @@ int cs_cli_launch_exit(const char *cmd, int rc)
   return CS_EXIT_ABORTED;
 }
 
-uint64_t cs_cli_trace_bytes(const cs_cli_common_t *c, uint32_t nranks)
+int cs_cli_tracer_open_exit(const char *cmd, const cs_pipe_t *p)
 {
-  if (!c->trace)
-    return 0;
-  return cs_trace_ring_bytes(cs_trace_chunk_rec(nranks));
+  cs_cli_error(cmd, "--trace %s: cannot create: %s", p->trace, cs_strerror(p->err));
+  return CS_EXIT_USAGE;
 }
 
-int cs_cli_trace_open(const char *cmd, cs_cli_common_t *c,
-                      cs_trace_header_t *h, cs_world_t *w,
-                      cs_launch_opts_t *lo)
+int cs_cli_pipe_launch_exit(const char *cmd, const cs_pipe_t *p)
 {
-  if (!c->trace)
-    return 0;
-  snprintf(h->version_str, sizeof(h->version_str), "%s", CS_VERSION_STRING);
-  if (!h->schedule[0])
-    snprintf(h->schedule, sizeof(h->schedule), "free");
-  int rc = cs_tracer_open(&c->tracer, c->trace, h, w);
-  if (rc < 0) {
-    cs_cli_error(cmd, "--trace %s: cannot create: %s", c->trace, cs_strerror(rc));
-    return -1;
+  int code = cs_cli_launch_exit(cmd, p->launch_rc);
+  if (p->close_rc < 0) {
+    cs_cli_error(cmd, "--trace %s: write failed: %s", p->trace,
+                 cs_strerror(p->close_rc));
+    if (code == CS_EXIT_OK)
+      code = CS_EXIT_ABORTED;
   }
-  cs_tracer_launch_opts(c->tracer, lo);
-  lo->statuses = c->statuses;
-  return 0;
-}
-
-int cs_cli_trace_close(const char *cmd, cs_cli_common_t *c,
-                       const cs_launch_result_t *res)
-{
-  if (!c->tracer)
-    return 0;
-  int rc = cs_tracer_close(c->tracer, res, c->statuses);
-  c->tracer = NULL;
-  if (rc < 0) {
-    cs_cli_error(cmd, "--trace %s: write failed: %s", c->trace, cs_strerror(rc));
-    return -1;
-  }
-  return 0;
+  return code;
 }

@@ -1,8 +1,10 @@
 /*
  * cli.h - shared command-line plumbing of the collsim tool: exit codes,
  * strict number parsing with one-line errors, the options every
- * rank-running subcommand takes (--fault, --timeout). Used by every
- * subcommand file in tools/.
+ * rank-running subcommand takes (--fault, --timeout, --trace), and the
+ * wordings of the run pipeline's failures (tools/pipeline.h) that several
+ * subcommands share. The edge where codes become messages: nothing below
+ * it prints. Used by every subcommand file in tools/.
  */
 #ifndef CS_CLI_H
 #define CS_CLI_H
@@ -11,7 +13,7 @@
 
 #include "../collectives/dtype.h"
 #include "../sim/launch.h"
-#include "../sim/trace.h"
+#include "pipeline.h"
 
 enum {
   CS_EXIT_OK = 0,      /* success, result verified */
@@ -19,8 +21,6 @@ enum {
   CS_EXIT_USAGE = 2,   /* bad usage or input */
   CS_EXIT_ABORTED = 3, /* run aborted: a rank crashed, hung or faulted */
 };
-
-#define CS_VERSION_STRING "0.1.0"
 
 /* Prints "collsim CMD: <message>" to stderr. */
 void cs_cli_error(const char *cmd, const char *fmt, ...)
@@ -51,8 +51,6 @@ typedef struct cs_cli_common {
   int        has_fault;
   uint64_t   timeout_ns;
   const char *trace;      /* --trace FILE, or NULL */
-  cs_tracer_t *tracer;    /* open while the run goes */
-  int        statuses[CS_MAX_RANKS]; /* ranks' wait statuses */
 } cs_cli_common_t;
 
 /* Handles --fault and --timeout; returns 1 if `opt` was one of them (0 on
@@ -70,19 +68,6 @@ int cs_cli_common_check(const char *cmd, const cs_cli_common_t *c,
   {"fault", required_argument, 0, CS_OPT_FAULT},                               \
   {"timeout", required_argument, 0, CS_OPT_TIMEOUT},                           \
   {"trace", required_argument, 0, CS_OPT_TRACE}
-
-/* Trace ring bytes per rank for the world (0 without --trace). */
-uint64_t cs_cli_trace_bytes(const cs_cli_common_t *c, uint32_t nranks);
-/* With --trace: creates the file, writes the header `h` (caller fills the
- * run's configuration), points the launch options at the recorder.
- * Returns 0, or -1 after printing one line. */
-int cs_cli_trace_open(const char *cmd, cs_cli_common_t *c,
-                      cs_trace_header_t *h, cs_world_t *w,
-                      cs_launch_opts_t *lo);
-/* Finishes the trace (fault/abort records, pending writes). Returns 0 or
- * -1 after printing one line. No-op without --trace. */
-int cs_cli_trace_close(const char *cmd, cs_cli_common_t *c,
-                       const cs_launch_result_t *res);
 
 /* --fault and --timeout; CS_CLI_COMMON_HELP adds --trace. */
 #define CS_CLI_FAULT_TIMEOUT_HELP                                              \
@@ -111,6 +96,13 @@ int cs_cli_trace_close(const char *cmd, cs_cli_common_t *c,
 /* Maps cs_launch()'s result to an exit code (0, or CS_EXIT_ABORTED after
  * the failure was reported; prints start-up errors). */
 int cs_cli_launch_exit(const char *cmd, int launch_rc);
+/* The wordings of a pipeline's tracer and launch steps shared by the
+ * subcommands with --trace FILE. After CS_PIPE_TRACER: one line, returns
+ * CS_EXIT_USAGE. After CS_PIPE_LAUNCH or CS_PIPE_TRACE_CLOSE: a line for
+ * ranks that could not start and one for a failed trace write, in that
+ * order; returns CS_EXIT_ABORTED. */
+int cs_cli_tracer_open_exit(const char *cmd, const cs_pipe_t *p);
+int cs_cli_pipe_launch_exit(const char *cmd, const cs_pipe_t *p);
 
 /* Subcommands. */
 int cs_cmd_ping(int argc, char **argv);

@@ -2,17 +2,18 @@
  * ping.c - `collsim ping`: a token goes around the ring of ranks through the
  * windows and signals; rank 0 times every round trip. The smallest honest
  * end-to-end check of the foundation (world, device API, futex signals,
- * launcher), and a latency probe of the wait strategy.
+ * launcher), and a latency probe of the wait strategy. Parses, describes
+ * the launch as a job for the pipeline (tools/pipeline.h) and prints.
  */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "../sim/launch.h"
 #include "../window/cs_error.h"
 #include "cli.h"
+#include "pipeline.h"
+#include "verify.h"
 
 static const char ping_help[] =
     "usage: collsim ping [--ranks N] [--rounds R] [--fault RANK:KIND[:EVENT]]\n"
@@ -69,13 +70,48 @@ static int ping_rank(cs_dev_t *d, void *arg)
   return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* What ping's verify step reads out of rank 0's io buffer. */
+typedef struct ping_job {
+  ping_args_t a;
+  uint32_t    nranks;
+  uint32_t    spin;         /* the world's wait spin */
+  double      med, p99;     /* hop latency, us */
+  uint32_t    wrong;        /* rounds whose token came back wrong */
+} ping_job_t;
+
+static int ping_verify(cs_pipe_t *p, void *ctx)
 {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
+  ping_job_t *pj = ctx;
+  uint32_t rounds = pj->a.rounds, n = pj->nranks;
+  uint64_t *rtt = (uint64_t *)cs_world_output(&p->world, 0);
+  pj->wrong = *(uint32_t *)(rtt + rounds);
+  pj->spin = p->world.ctl->spin_iters;
+  cs_verify_sort_ns(rtt, rounds);
+  pj->med = (double)rtt[rounds / 2] / n / 1000.0;
+  pj->p99 = (double)rtt[(uint64_t)rounds * 99 / 100] / n / 1000.0;
+  return (int)pj->wrong;
 }
 
-int cs_cmd_ping(int argc, char **argv)
+static int ping_report(cs_pipe_t *p, void *ctx)
+{
+  const ping_job_t *pj = ctx;
+  uint32_t rounds = pj->a.rounds, n = pj->nranks;
+  (void)p;
+  printf("collsim ping: %u ranks, %u rounds, %u hops, wait spin %u\n", n,
+         rounds, rounds * n, pj->spin);
+  printf("hop latency: median %.2f us, p99 %.2f us (round trip / %u)\n",
+         pj->med, pj->p99, n);
+  if (pj->wrong)
+    printf("token: WRONG in %u of %u rounds\n", pj->wrong, rounds);
+  else
+    printf("token: verified in every round\n");
+  return 0;
+}
+
+static const cs_job_ops_t ping_ops = {NULL, ping_verify, ping_report};
+
+/* Returns 0 to run, 1 after --help, -1 on bad usage (printed). */
+static int parse(int argc, char **argv, ping_job_t *pj, cs_cli_common_t *com)
 {
   static const struct option longopts[] = {
       {"ranks", required_argument, 0, 'n'},
@@ -83,82 +119,76 @@ int cs_cmd_ping(int argc, char **argv)
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
-  uint32_t nranks = 2;
-  ping_args_t a = {1000};
-  cs_cli_common_t com = {0};
   int bad = 0, opt;
   optind = 1;
   while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-    if (cs_cli_common_opt("ping", opt, optarg, &com, &bad)) {
+    if (cs_cli_common_opt("ping", opt, optarg, com, &bad)) {
       if (bad)
-        return CS_EXIT_USAGE;
+        return -1;
       continue;
     }
     switch (opt) {
     case 'n':
-      bad |= cs_cli_u32("ping", "--ranks", optarg, 1, CS_MAX_RANKS, &nranks) < 0;
+      bad |= cs_cli_u32("ping", "--ranks", optarg, 1, CS_MAX_RANKS, &pj->nranks) < 0;
       break;
     case 'r':
-      bad |= cs_cli_u32("ping", "--rounds", optarg, 1, 10000000, &a.rounds) < 0;
+      bad |= cs_cli_u32("ping", "--rounds", optarg, 1, 10000000, &pj->a.rounds) < 0;
       break;
     case 'h':
       fputs(ping_help, stdout);
-      return CS_EXIT_OK;
+      return 1;
     default:
       fprintf(stderr, "Try 'collsim ping --help'.\n");
-      return CS_EXIT_USAGE;
+      return -1;
     }
     if (bad)
-      return CS_EXIT_USAGE;
+      return -1;
   }
   if (optind < argc) {
     cs_cli_error("ping", "unexpected argument '%s'", argv[optind]);
-    return CS_EXIT_USAGE;
+    return -1;
   }
-  if (cs_cli_common_check("ping", &com, nranks) < 0)
-    return CS_EXIT_USAGE;
+  return cs_cli_common_check("ping", com, pj->nranks) < 0 ? -1 : 0;
+}
+
+/* Words the step the pipeline stopped at. Returns the exit code. */
+static int ping_failed(const cs_pipe_t *p)
+{
+  switch (p->failed) {
+  case CS_PIPE_WORLD:
+    cs_cli_error("ping", "cannot create the shared world: %s", cs_strerror(p->err));
+    return p->err == CS_ETOOBIG ? CS_EXIT_USAGE : CS_EXIT_ABORTED;
+  case CS_PIPE_TRACER:
+    return cs_cli_tracer_open_exit("ping", p);
+  case CS_PIPE_LAUNCH:
+  case CS_PIPE_TRACE_CLOSE:
+    return cs_cli_pipe_launch_exit("ping", p);
+  default:
+    return p->verdict ? CS_EXIT_WRONG : CS_EXIT_OK;
+  }
+}
+
+int cs_cmd_ping(int argc, char **argv)
+{
+  ping_job_t pj = {.a = {1000}, .nranks = 2};
+  cs_cli_common_t com = {0};
+  int rc = parse(argc, argv, &pj, &com);
+  if (rc != 0)
+    return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
 
   cs_layout_t l;
   cs_layout_init(&l, CS_SLOT_ALIGN);
   cs_layout_add(&l, "token", sizeof(int32_t), sizeof(int32_t));
   cs_layout_add(&l, "signal", sizeof(int32_t), sizeof(int32_t));
-  cs_world_opts_t wo = {.io_bytes = (uint64_t)a.rounds * 8 + 64,
-                        .timeout_ns = com.timeout_ns,
-                        .trace_bytes = cs_cli_trace_bytes(&com, nranks)};
-  cs_world_t w;
-  int rc = cs_world_create(&w, &l, nranks, &wo);
-  if (rc < 0) {
-    cs_cli_error("ping", "cannot create the shared world: %s", cs_strerror(rc));
-    return rc == CS_ETOOBIG ? CS_EXIT_USAGE : CS_EXIT_ABORTED;
-  }
-  cs_launch_opts_t lo = {.fault = com.fault};
-  cs_trace_header_t th = {.algo = 255, .program = 1, .rounds = a.rounds};
-  if (cs_cli_trace_open("ping", &com, &th, &w, &lo) < 0) {
-    cs_world_destroy(&w);
-    return CS_EXIT_USAGE;
-  }
-  cs_launch_result_t res;
-  rc = cs_launch(&w, ping_rank, &a, &lo, &res);
-  int code = cs_cli_launch_exit("ping", rc);
-  if (cs_cli_trace_close("ping", &com, rc < 0 ? NULL : &res) < 0 && code == CS_EXIT_OK)
-    code = CS_EXIT_ABORTED;
-  if (code == CS_EXIT_OK) {
-    uint64_t *rtt = (uint64_t *)cs_world_output(&w, 0);
-    uint32_t wrong = *(uint32_t *)(rtt + a.rounds);
-    qsort(rtt, a.rounds, sizeof(*rtt), cmp_u64);
-    double med = (double)rtt[a.rounds / 2] / nranks / 1000.0;
-    double p99 = (double)rtt[(uint64_t)a.rounds * 99 / 100] / nranks / 1000.0;
-    printf("collsim ping: %u ranks, %u rounds, %u hops, wait spin %u\n", nranks,
-           a.rounds, a.rounds * nranks, w.ctl->spin_iters);
-    printf("hop latency: median %.2f us, p99 %.2f us (round trip / %u)\n", med,
-           p99, nranks);
-    if (wrong) {
-      printf("token: WRONG in %u of %u rounds\n", wrong, a.rounds);
-      code = CS_EXIT_WRONG;
-    } else {
-      printf("token: verified in every round\n");
-    }
-  }
-  cs_world_destroy(&w);
-  return code;
+  cs_job_t j = {
+      .layout = &l, .nranks = pj.nranks,
+      .wo = {.io_bytes = (uint64_t)pj.a.rounds * 8 + 64,
+             .timeout_ns = com.timeout_ns,
+             .trace_bytes = com.trace ? cs_pipe_trace_bytes(pj.nranks) : 0},
+      .body = ping_rank, .arg = &pj.a, .fault = com.fault, .trace = com.trace,
+      .th = {.algo = 255, .program = 1, .rounds = pj.a.rounds},
+      .ops = &ping_ops, .ctx = &pj};
+  cs_pipe_t p;
+  cs_pipe_run(&p, &j);
+  return ping_failed(&p);
 }

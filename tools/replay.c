@@ -2,6 +2,8 @@
  * replay.c - `collsim replay TRACE`: rebuilds a run from a trace's header
  * and re-executes it in controlled mode with the recorded order as the
  * schedule, comparing every event with the recorded one before it runs.
+ * Parses, turns the trace's header into `collsim run` options, hands them
+ * to the run (tools/run.h) and prints the replay's verdict.
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -36,7 +38,8 @@ static const char replay_help[] =
     "\n"
     "Exit status: 0 identical, 1 diverged, 2 bad usage or a bad trace.\n";
 
-int cs_cmd_replay(int argc, char **argv)
+/* Returns 0 to replay *path, 1 after --help, -1 on bad usage (printed). */
+static int parse(int argc, char **argv, run_opts_t *o, const char **path)
 {
   static const struct option longopts[] = {
       {"input", required_argument, 0, 'i'},
@@ -44,120 +47,138 @@ int cs_cmd_replay(int argc, char **argv)
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
-  run_opts_t o;
-  memset(&o, 0, sizeof(o));
-  o.cmd = "replay";
   int opt, bad = 0;
   optind = 1;
   while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
     if (opt == CS_OPT_FAULT) {
       cs_cli_error("replay", "--fault is taken from the trace");
-      return CS_EXIT_USAGE;
+      return -1;
     }
-    if (cs_cli_common_opt("replay", opt, optarg, &o.com, &bad)) {
+    if (cs_cli_common_opt("replay", opt, optarg, &o->com, &bad)) {
       if (bad)
-        return CS_EXIT_USAGE;
+        return -1;
       continue;
     }
     switch (opt) {
-    case 'i': o.input = optarg; break;
-    case 'o': o.output = optarg; break;
-    case 'h': fputs(replay_help, stdout); return CS_EXIT_OK;
+    case 'i': o->input = optarg; break;
+    case 'o': o->output = optarg; break;
+    case 'h': fputs(replay_help, stdout); return 1;
     default:
       fprintf(stderr, "Try 'collsim replay --help'.\n");
-      return CS_EXIT_USAGE;
+      return -1;
     }
   }
   if (optind + 1 != argc) {
     cs_cli_error("replay", optind >= argc ? "a TRACE file is required"
                                           : "one TRACE file expected");
-    return CS_EXIT_USAGE;
+    return -1;
   }
-  const char *path = argv[optind];
-  char why[512];
-  uint64_t edited = 0;
-  if (cs_trace_load_edited(path, &o.replay, why, sizeof(why), &edited) < 0) {
-    cs_cli_error("replay", "%s", why);
-    return CS_EXIT_USAGE;
-  }
-  const cs_trace_header_t *h = &o.replay.hdr;
-  int code = CS_EXIT_USAGE;
+  *path = argv[optind];
+  return 0;
+}
+
+/* The run the loaded trace's header describes, as `collsim run` options;
+ * it must be one `collsim run` would accept. Returns 0 or -1 (printed). */
+static int from_header(run_opts_t *o, const char *path, uint64_t edited)
+{
+  const cs_trace_header_t *h = &o->replay.hdr;
   if (h->program != 0 || h->algo >= CS_NALGOS || h->dtype >= CS_NDTYPES ||
       h->op >= CS_NOPS || h->bug >= CS_NBUGS || h->memory_model > CS_MM_RELAXED ||
       h->fill > CS_FILL_INPUT || h->fault_kind > CS_FAULT_HANG) {
     cs_cli_error("replay", "%s: not the trace of an allreduce run (program %u, "
                  "algo %u): only 'collsim run' traces replay", path, h->program,
                  h->algo);
-    goto out;
+    return -1;
   }
-  if (h->fill == CS_FILL_INPUT && !o.input) {
+  if (h->fill == CS_FILL_INPUT && !o->input) {
     cs_cli_error("replay", "%s was recorded with --input: give the same file "
                  "with --input", path);
-    goto out;
+    return -1;
   }
   if (edited)
     fprintf(stderr, "collsim replay: %llu record%s of %s edited (checksum "
             "mismatch); replaying them as they are\n",
             (unsigned long long)edited, edited == 1 ? "" : "s", path);
-  o.cfg = (cs_ar_cfg_t){.algo = h->algo, .dtype = h->dtype, .op = h->op,
-                        .nranks = h->nranks, .count = h->count,
-                        .tile_bytes = h->tile_bytes, .iters = h->iters,
-                        .bug = h->bug};
-  o.have_ranks = o.have_count = o.have_dtype = 1;
-  o.fill = h->fill == CS_FILL_INPUT ? CS_FILL_DEFAULT : (cs_fill_t)h->fill;
-  o.seed = h->seed;
-  o.expect_hash = h->input_hash;
+  o->cfg = (cs_ar_cfg_t){.algo = h->algo, .dtype = h->dtype, .op = h->op,
+                         .nranks = h->nranks, .count = h->count,
+                         .tile_bytes = h->tile_bytes, .iters = h->iters,
+                         .bug = h->bug};
+  o->have_ranks = o->have_count = o->have_dtype = 1;
+  o->fill = h->fill == CS_FILL_INPUT ? CS_FILL_DEFAULT : (cs_fill_t)h->fill;
+  o->seed = h->seed;
+  o->expect_hash = h->input_hash;
   if (h->fault_kind) {
-    o.com.has_fault = 1;
-    o.com.fault = (cs_fault_t){.kind = h->fault_kind, .rank = h->fault_rank,
-                               .event = h->fault_event};
+    o->com.has_fault = 1;
+    o->com.fault = (cs_fault_t){.kind = h->fault_kind, .rank = h->fault_rank,
+                                .event = h->fault_event};
   }
-  if (!o.com.timeout_ns)
-    o.com.timeout_ns = h->timeout_ns;
-  o.sched.model = (cs_mm_t)h->memory_model;
-  o.schedule_str = "replay";
-  /* The run the header describes must be one `collsim run` would accept. */
-  char cwhy[256];
-  if (cs_ar_check(&o.cfg, cwhy, sizeof(cwhy)) < 0 || h->iters > 1000000 ||
+  if (!o->com.timeout_ns)
+    o->com.timeout_ns = h->timeout_ns;
+  o->sched.model = (cs_mm_t)h->memory_model;
+  o->schedule_str = "replay";
+  char why[256];
+  if (cs_ar_check(&o->cfg, why, sizeof(why)) < 0 || h->iters > 1000000 ||
       (h->fault_kind && h->fault_rank >= h->nranks)) {
     cs_cli_error("replay", "%s: its header describes a run collsim cannot "
                  "make (%s)", path, h->iters > 1000000 ? "more than 1000000 calls"
                  : h->fault_kind && h->fault_rank >= h->nranks
-                     ? "fault rank out of range" : cwhy);
-    goto out;
+                     ? "fault rank out of range" : why);
+    return -1;
   }
-  if (cs_run_replay_steps(&o) < 0)
-    goto out;
-  uint64_t nsteps = o.sched.nreplay;
+  return 0;
+}
+
+/* Prints how the replayed run ended (its exit code `rc`). Returns the
+ * replay's exit code. */
+static int outcome(const run_opts_t *o, const char *path, int rc)
+{
+  if (rc == CS_EXIT_USAGE)
+    return CS_EXIT_USAGE;
+  if (o->abort_reason == CS_ABORT_DIVERGED) {
+    printf("replay: DIVERGED from %s (the first divergence is above)\n", path);
+    return 1;
+  }
+  const char *what = rc == CS_EXIT_OK ? "verified"
+                     : rc == CS_EXIT_WRONG ? "wrong result"
+                     : o->abort_reason == CS_ABORT_DEADLOCK ? "deadlock"
+                     : o->abort_reason == CS_ABORT_TIMEOUT ? "hang (wait timeout)"
+                                                           : "fault";
+  if (o->abort_reason && o->abort_reason != CS_ABORT_DEADLOCK)
+    printf("replayed %llu recorded events up to the abort: identical; outcome: %s\n",
+           (unsigned long long)o->replay.n, what);
+  else
+    printf("replayed %llu events: identical; outcome: %s\n",
+           (unsigned long long)o->replay.n, what);
+  return CS_EXIT_OK;
+}
+
+int cs_cmd_replay(int argc, char **argv)
+{
+  run_opts_t o;
+  memset(&o, 0, sizeof(o));
+  o.cmd = "replay";
+  const char *path = NULL;
+  int rc = parse(argc, argv, &o, &path);
+  if (rc != 0)
+    return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+  char why[512];
+  uint64_t edited = 0;
+  if (cs_trace_load_edited(path, &o.replay, why, sizeof(why), &edited) < 0) {
+    cs_cli_error("replay", "%s", why);
+    return CS_EXIT_USAGE;
+  }
+  int code = CS_EXIT_USAGE;
+  if (from_header(&o, path, edited) < 0 || cs_run_replay_steps(&o) < 0)
+    goto out_trace;
+  const cs_trace_header_t *h = &o.replay.hdr;
   printf("collsim replay: %s (%s, recorded with schedule %.64s, memory model "
          "%s): %llu events, %llu schedule steps\n", path,
          h->schedule[0] == 'f' ? "free mode" : "controlled", h->schedule,
          cs_mm_name((cs_mm_t)h->memory_model), (unsigned long long)o.replay.n,
-         (unsigned long long)nsteps);
+         (unsigned long long)o.sched.nreplay);
   fflush(stdout);
-  int rc = cs_run_execute(&o);
-  if (rc == CS_EXIT_USAGE) {
-    code = CS_EXIT_USAGE;
-    goto out;
-  }
-  if (o.abort_reason == CS_ABORT_DIVERGED) {
-    printf("replay: DIVERGED from %s (the first divergence is above)\n", path);
-    code = 1;
-    goto out;
-  }
-  const char *outcome = rc == CS_EXIT_OK ? "verified"
-                        : rc == CS_EXIT_WRONG ? "wrong result"
-                        : o.abort_reason == CS_ABORT_DEADLOCK ? "deadlock"
-                        : o.abort_reason == CS_ABORT_TIMEOUT ? "hang (wait timeout)"
-                                                             : "fault";
-  if (o.abort_reason && o.abort_reason != CS_ABORT_DEADLOCK)
-    printf("replayed %llu recorded events up to the abort: identical; outcome: %s\n",
-           (unsigned long long)o.replay.n, outcome);
-  else
-    printf("replayed %llu events: identical; outcome: %s\n",
-           (unsigned long long)o.replay.n, outcome);
-  code = CS_EXIT_OK;
-out:
+  code = outcome(&o, path, cs_run_execute(&o));
+out_trace:
   free(o.steps);
   cs_trace_free(&o.replay);
   return code;

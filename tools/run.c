@@ -1,9 +1,11 @@
 /*
- * run.c - `collsim run`: one verified allreduce run. Builds the world for
- * the configuration, fills or reads the inputs, launches the ranks, checks
- * every rank's result bit for bit against the oracle (collectives/oracle.h)
- * and every signal cell against the reference's final values, and prints a
- * short summary.
+ * run.c - `collsim run`: one verified allreduce run. Parses the options,
+ * checks the configuration, hands the run to the pipeline (tools/
+ * pipeline.h) as a job whose verify step compares every rank's result bit
+ * for bit with the oracle (collectives/oracle.h) and every signal cell with
+ * the reference's final values (tools/verify.h), and prints the summary and
+ * every failure. cs_run_execute() is shared with `collsim replay` and
+ * `collsim teach`, which fill the options themselves.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -11,7 +13,6 @@
 #include <libgen.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +20,12 @@
 #include "../collectives/allreduce.h"
 #include "../collectives/geometry.h"
 #include "../collectives/oracle.h"
-#include "../sim/launch.h"
 #include "../window/cs_error.h"
 #include "cli.h"
 #include "npy.h"
+#include "pipeline.h"
 #include "run.h"
+#include "verify.h"
 
 static const char run_help[] =
     "usage: collsim run [--algo mesh|ring|host] [--ranks N] [--count C]\n"
@@ -82,7 +84,106 @@ enum { OPT_ALGO = 2000, OPT_RANKS, OPT_COUNT, OPT_DTYPE, OPT_OP, OPT_FILL,
        OPT_SEED, OPT_INPUT, OPT_OUTPUT, OPT_ITERS, OPT_TILE, OPT_SCHEDULE,
        OPT_MM, OPT_BUG, OPT_LIST_BUGS };
 
+enum { OPT_NOT_MINE = 2 }; /* an option handler's "not one of mine" */
 
+/* --algo, --ranks, --count, --dtype, --op, --fill, --seed, --iters,
+ * --tile-bytes. Returns 0, -1 after one line, or OPT_NOT_MINE. */
+static int opt_cfg(run_opts_t *o, int opt, const char *arg)
+{
+  int v;
+  switch (opt) {
+  case OPT_ALGO:
+    if ((v = cs_algo_parse(arg)) < 0) {
+      cs_cli_error("run", "--algo '%s' is not accepted: expected mesh, ring "
+                   "or host", arg);
+      return -1;
+    }
+    o->cfg.algo = (cs_algo_t)v;
+    return 0;
+  case OPT_RANKS:
+    o->have_ranks = 1;
+    return cs_cli_u32("run", "--ranks", arg, 1, CS_AR_MAX_RANKS, &o->cfg.nranks);
+  case OPT_COUNT:
+    o->have_count = 1;
+    return cs_cli_u64("run", "--count", arg, 1, 1ull << 36, &o->cfg.count);
+  case OPT_DTYPE:
+    o->have_dtype = 1;
+    return cs_cli_dtype("run", "--dtype", arg, &o->cfg.dtype);
+  case OPT_OP:
+    return cs_cli_op("run", "--op", arg, &o->cfg.op);
+  case OPT_FILL:
+    if (!strcmp(arg, "arange"))
+      o->fill = CS_FILL_ARANGE;
+    else if (!strcmp(arg, "pto"))
+      o->fill = CS_FILL_PTO;
+    else if (!strcmp(arg, "random"))
+      o->fill = CS_FILL_RANDOM;
+    else {
+      cs_cli_error("run", "--fill '%s' is not accepted: expected arange, pto "
+                   "or random", arg);
+      return -1;
+    }
+    return 0;
+  case OPT_SEED:
+    return cs_cli_u64("run", "--seed", arg, 0, UINT64_MAX - 1, &o->seed);
+  case OPT_ITERS:
+    return cs_cli_u32("run", "--iters", arg, 1, 1000000, &o->cfg.iters);
+  case OPT_TILE:
+    if (cs_cli_u32("run", "--tile-bytes", arg, 1024, 1u << 24, &o->cfg.tile_bytes) < 0)
+      return -1;
+    if (o->cfg.tile_bytes % 32) {
+      cs_cli_error("run", "--tile-bytes '%s' is not accepted: expected a "
+                   "multiple of 32", arg);
+      return -1;
+    }
+    return 0;
+  default:
+    return OPT_NOT_MINE;
+  }
+}
+
+/* --input, --output, --schedule, --memory-model, --bug, --list-bugs,
+ * --help. Returns 0, 1 when the command is done (a list or the help was
+ * printed), -1 after one line, or OPT_NOT_MINE. */
+static int opt_mode(run_opts_t *o, int opt, const char *arg)
+{
+  int v;
+  char why[256];
+  const char *file = NULL;
+  switch (opt) {
+  case OPT_INPUT: o->input = arg; return 0;
+  case OPT_OUTPUT: o->output = arg; return 0;
+  case OPT_SCHEDULE:
+    if (cs_sched_parse(arg, &o->sched, &file, why, sizeof(why)) < 0) {
+      cs_cli_error("run", "%s", why);
+      return -1;
+    }
+    o->schedule_str = arg;
+    o->replay_file = file;
+    return 0;
+  case OPT_MM:
+    o->model_set = 1;
+    return cs_cli_mm("run", "--memory-model", arg, &o->sched.model);
+  case OPT_BUG:
+    if ((v = cs_bug_parse(arg)) < 0) {
+      cs_cli_error("run", "--bug '%s' is not accepted: see 'collsim run "
+                   "--list-bugs'", arg);
+      return -1;
+    }
+    o->cfg.bug = (uint32_t)v;
+    return 0;
+  case OPT_LIST_BUGS:
+    cs_run_list_bugs(stdout);
+    return 1;
+  case 'h':
+    fputs(run_help, stdout);
+    return 1;
+  default:
+    return OPT_NOT_MINE;
+  }
+}
+
+/* Returns 0 to run, 1 when done (help, list), -1 on bad usage (printed). */
 static int parse(int argc, char **argv, run_opts_t *o)
 {
   static const struct option longopts[] = {
@@ -104,7 +205,7 @@ static int parse(int argc, char **argv, run_opts_t *o)
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
-  int opt, bad = 0, v;
+  int opt, bad = 0, rc;
   optind = 1;
   while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
     if (cs_cli_common_opt("run", opt, optarg, &o->com, &bad)) {
@@ -112,100 +213,13 @@ static int parse(int argc, char **argv, run_opts_t *o)
         return -1;
       continue;
     }
-    switch (opt) {
-    case OPT_ALGO:
-      if ((v = cs_algo_parse(optarg)) < 0) {
-        cs_cli_error("run", "--algo '%s' is not accepted: expected mesh, ring "
-                     "or host", optarg);
-        return -1;
-      }
-      o->cfg.algo = (cs_algo_t)v;
-      break;
-    case OPT_RANKS:
-      if (cs_cli_u32("run", "--ranks", optarg, 1, CS_AR_MAX_RANKS, &o->cfg.nranks) < 0)
-        return -1;
-      o->have_ranks = 1;
-      break;
-    case OPT_COUNT:
-      if (cs_cli_u64("run", "--count", optarg, 1, 1ull << 36, &o->cfg.count) < 0)
-        return -1;
-      o->have_count = 1;
-      break;
-    case OPT_DTYPE:
-      if (cs_cli_dtype("run", "--dtype", optarg, &o->cfg.dtype) < 0)
-        return -1;
-      o->have_dtype = 1;
-      break;
-    case OPT_OP:
-      if (cs_cli_op("run", "--op", optarg, &o->cfg.op) < 0)
-        return -1;
-      break;
-    case OPT_FILL:
-      if (!strcmp(optarg, "arange"))
-        o->fill = CS_FILL_ARANGE;
-      else if (!strcmp(optarg, "pto"))
-        o->fill = CS_FILL_PTO;
-      else if (!strcmp(optarg, "random"))
-        o->fill = CS_FILL_RANDOM;
-      else {
-        cs_cli_error("run", "--fill '%s' is not accepted: expected arange, pto "
-                     "or random", optarg);
-        return -1;
-      }
-      break;
-    case OPT_SEED:
-      if (cs_cli_u64("run", "--seed", optarg, 0, UINT64_MAX - 1, &o->seed) < 0)
-        return -1;
-      break;
-    case OPT_INPUT: o->input = optarg; break;
-    case OPT_OUTPUT: o->output = optarg; break;
-    case OPT_ITERS:
-      if (cs_cli_u32("run", "--iters", optarg, 1, 1000000, &o->cfg.iters) < 0)
-        return -1;
-      break;
-    case OPT_TILE:
-      if (cs_cli_u32("run", "--tile-bytes", optarg, 1024, 1u << 24, &o->cfg.tile_bytes) < 0)
-        return -1;
-      if (o->cfg.tile_bytes % 32) {
-        cs_cli_error("run", "--tile-bytes '%s' is not accepted: expected a "
-                     "multiple of 32", optarg);
-        return -1;
-      }
-      break;
-    case OPT_SCHEDULE: {
-      char why[256];
-      const char *file = NULL;
-      if (cs_sched_parse(optarg, &o->sched, &file, why, sizeof(why)) < 0) {
-        cs_cli_error("run", "%s", why);
-        return -1;
-      }
-      o->schedule_str = optarg;
-      o->replay_file = file;
-      break;
-    }
-    case OPT_MM:
-      if (cs_cli_mm("run", "--memory-model", optarg, &o->sched.model) < 0)
-        return -1;
-      o->model_set = 1;
-      break;
-    case OPT_BUG:
-      if ((v = cs_bug_parse(optarg)) < 0) {
-        cs_cli_error("run", "--bug '%s' is not accepted: see 'collsim run "
-                     "--list-bugs'", optarg);
-        return -1;
-      }
-      o->cfg.bug = (uint32_t)v;
-      break;
-    case OPT_LIST_BUGS:
-      cs_run_list_bugs(stdout);
-      return 1;
-    case 'h':
-      fputs(run_help, stdout);
-      return 1;
-    default:
+    if ((rc = opt_cfg(o, opt, optarg)) == OPT_NOT_MINE &&
+        (rc = opt_mode(o, opt, optarg)) == OPT_NOT_MINE) {
       fprintf(stderr, "Try 'collsim run --help'.\n");
       return -1;
     }
+    if (rc != 0)
+      return rc;
   }
   if (optind < argc) {
     cs_cli_error("run", "unexpected argument '%s'", argv[optind]);
@@ -230,10 +244,32 @@ void cs_run_list_bugs(FILE *out)
             cs_bug_table[i].fails, "", cs_bug_table[i].recipe);
 }
 
+/* ------------------------------------------------------------ the job */
+
+/* One run: a copy of the options (the input file and the bug may change
+ * the configuration, not the caller's), the pipeline job, and what the
+ * verify step found. Lives in cs_run_execute's frame. */
+typedef struct run_job {
+  run_opts_t  o;
+  cs_npy_t    in;         /* --input, or empty */
+  cs_fill_t   fill;       /* the fill used (CS_FILL_INPUT with --input) */
+  int         controlled; /* a schedule decides the order */
+  cs_layout_t l;
+  cs_job_t    job;
+  /* verify */
+  uint64_t    median_ns;  /* per call the slowest rank, median over calls */
+  uint32_t    signal_bad; /* cells that missed their final value */
+  uint32_t    differ;     /* calls unlike the first, on the rank with most */
+  cs_verdict_t v;
+  uint8_t    *want;       /* one rank's expected result (count elements) */
+} run_job_t;
+
 /* Takes N, C and the dtype from the input file, or checks them against
  * the options. Returns 0 or -1 (printed). */
-static int load_input(run_opts_t *o, cs_npy_t *a)
+static int load_input(run_job_t *rj)
 {
+  run_opts_t *o = &rj->o;
+  cs_npy_t *a = &rj->in;
   char why[512];
   if (cs_npy_read(o->input, a, why, sizeof(why)) < 0) {
     cs_cli_error("run", "--input %s", why);
@@ -262,22 +298,159 @@ static int load_input(run_opts_t *o, cs_npy_t *a)
   return 0;
 }
 
-static void print_bits(cs_dtype_t t, const void *buf, uint64_t i)
+/* Refuses an --output path that cannot be written before the run, not
+ * after it. Returns 0 or -1 (printed). */
+static int output_ok(const char *cmd, const char *path)
 {
-  if (t == CS_FP32) {
-    uint32_t b;
-    memcpy(&b, (const uint8_t *)buf + i * 4, 4);
-    printf("0x%08x (%.9g)", b, cs_oracle_decode(t, buf, i));
-  } else {
-    printf("0x%04x (%.6g)", ((const uint16_t *)buf)[i], cs_oracle_decode(t, buf, i));
+  struct stat sb;
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    cs_cli_error(cmd, "--output %s is a directory: expected a file name", path);
+    return -1;
   }
+  char *copy = strdup(path);
+  const char *dir = copy ? dirname(copy) : ".";
+  int ok = access(dir, W_OK | X_OK) == 0;
+  if (!ok)
+    cs_cli_error(cmd, "--output %s: cannot write in directory %s: %s", path,
+                 dir, strerror(errno));
+  free(copy);
+  return ok ? 0 : -1;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* The world the run needs, and whether the launcher can hold it with the
+ * inputs, one rank's expected result and the output copy beside it.
+ * Returns the exit code (CS_EXIT_OK to go on; otherwise printed). */
+static int check_world(run_job_t *rj)
 {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
+  const run_opts_t *o = &rj->o;
+  const cs_ar_cfg_t *c = &o->cfg;
+  uint32_t n = c->nranks;
+  uint64_t bytes = c->count * cs_dtype_size(c->dtype);
+  rj->controlled = o->sched.strategy != CS_SCHED_FREE;
+  rj->job.wo = (cs_world_opts_t){
+      .io_bytes = cs_ar_io_bytes(c), .timeout_ns = o->com.timeout_ns,
+      .trace_bytes = o->com.trace ? cs_pipe_trace_bytes(n) : 0,
+      .sched_bytes = rj->controlled
+                         ? cs_sched_area_bytes(n, (1u << 20) + 2ull * c->tile_bytes)
+                         : 0};
+  int rc = cs_ar_layout(c, &rj->l);
+  if (rc < 0) {
+    cs_cli_error(o->cmd, "cannot hold %u windows of %llu bytes: %s", n,
+                 (unsigned long long)rj->l.win_bytes, cs_strerror(rc));
+    return CS_EXIT_USAGE;
+  }
+  uint64_t region = cs_world_region_bytes(&rj->l, n, &rj->job.wo);
+  uint64_t need = region + 2 * bytes * n + bytes, avail = cs_mem_available();
+  if (region == 0 || need > avail) {
+    cs_cli_error(o->cmd, "%u ranks x %llu elements need about %.1f GiB of "
+                 "memory; %.1f GiB are available", n,
+                 (unsigned long long)c->count, (double)need / (1ull << 30),
+                 (double)avail / (1ull << 30));
+    return CS_EXIT_USAGE;
+  }
+  return CS_EXIT_OK;
 }
+
+/* Everything that can be refused before the world exists. Returns the
+ * exit code (CS_EXIT_OK to go on; otherwise printed). */
+static int check(run_job_t *rj)
+{
+  run_opts_t *o = &rj->o;
+  if (o->output && output_ok(o->cmd, o->output) < 0)
+    return CS_EXIT_USAGE;
+  if (o->input && load_input(rj) < 0)
+    return CS_EXIT_USAGE;
+  if (o->cfg.iters < cs_bug_min_calls(o->cfg.bug))
+    o->cfg.iters = cs_bug_min_calls(o->cfg.bug); /* some show on a second call */
+  char why[256];
+  why[0] = 0;
+  if (cs_ar_check(&o->cfg, why, sizeof(why)) < 0 ||
+      cs_cli_common_check(o->cmd, &o->com, o->cfg.nranks) < 0) {
+    if (why[0])
+      cs_cli_error(o->cmd, "%s", why);
+    return CS_EXIT_USAGE;
+  }
+  rj->fill = o->input ? CS_FILL_INPUT
+                      : (o->fill ? o->fill : cs_ar_default_fill(&o->cfg));
+  return check_world(rj);
+}
+
+static void fill_row(void *ctx, uint32_t r, uint8_t *row)
+{
+  const run_job_t *rj = ctx;
+  cs_ar_fill(rj->fill, &rj->o.cfg, rj->o.seed, r, row);
+}
+
+static int run_verify(cs_pipe_t *p, void *ctx);
+static int run_report(cs_pipe_t *p, void *ctx);
+
+static const cs_job_ops_t run_ops = {fill_row, run_verify, run_report};
+
+/* The pipeline job of the checked run (the world options are set). */
+static void make_job(run_job_t *rj)
+{
+  run_opts_t *o = &rj->o;
+  const cs_ar_cfg_t *c = &o->cfg;
+  cs_job_t *j = &rj->job;
+  j->layout = &rj->l;
+  j->nranks = c->nranks;
+  j->inputs = o->input ? rj->in.data : NULL;
+  j->input_bytes = c->count * cs_dtype_size(c->dtype);
+  j->expect_hash = o->expect_hash;
+  j->body = cs_ar_rank_main;
+  j->arg = &o->cfg;
+  j->fault = o->com.fault;
+  j->sched = rj->controlled ? &o->sched : NULL;
+  j->trace = o->com.trace;
+  j->th = (cs_trace_header_t){
+      .count = c->count, .algo = c->algo, .dtype = c->dtype, .op = c->op,
+      .fill = rj->fill, .seed = o->seed, .tile_bytes = c->tile_bytes,
+      .iters = c->iters, .program = 0, .memory_model = o->sched.model,
+      .bug = c->bug, .fault_kind = o->com.has_fault ? o->com.fault.kind : 0,
+      .fault_rank = o->com.fault.rank, .fault_event = o->com.fault.event};
+  snprintf(j->th.schedule, sizeof(j->th.schedule), "%s",
+           o->schedule_str ? o->schedule_str : rj->controlled ? "replay" : "free");
+  j->ops = &run_ops;
+  j->ctx = rj;
+}
+
+/* ------------------------------------------------------------ verify */
+
+/* The ranks' own counts (cs_ar_stats_t after each output) and per-call
+ * times. Returns 0 or -ENOMEM. */
+static int read_stats(run_job_t *rj, const cs_world_t *w)
+{
+  const cs_ar_cfg_t *c = &rj->o.cfg;
+  uint64_t *per = calloc(c->iters, sizeof(uint64_t));
+  if (!per)
+    return -ENOMEM;
+  for (uint32_t r = 0; r < c->nranks; r++) {
+    const cs_ar_stats_t *st =
+        (const cs_ar_stats_t *)(cs_world_output(w, r) + cs_ar_stats_off(c));
+    rj->signal_bad += st->signal_bad;
+    if (st->iters_differ > rj->differ)
+      rj->differ = st->iters_differ; /* calls, on the rank that saw most */
+    for (uint32_t it = 0; it < c->iters; it++)
+      if (st->ns[it] > per[it])
+        per[it] = st->ns[it];
+  }
+  rj->median_ns = cs_verify_median_ns(per, c->iters);
+  free(per);
+  return 0;
+}
+
+static int run_verify(cs_pipe_t *p, void *ctx)
+{
+  run_job_t *rj = ctx;
+  const cs_ar_cfg_t *c = &rj->o.cfg;
+  rj->want = malloc(c->count * cs_dtype_size(c->dtype));
+  if (!rj->want || read_stats(rj, &p->world) < 0)
+    return -ENOMEM;
+  cs_verify_allreduce(c, &p->world, p->inputs, 1, rj->want, &rj->v);
+  return 0;
+}
+
+/* ------------------------------------------------------------ report */
 
 static void human_bytes(uint64_t b, char *out, size_t n)
 {
@@ -289,128 +462,191 @@ static void human_bytes(uint64_t b, char *out, size_t n)
     snprintf(out, n, "%llu B", (unsigned long long)b);
 }
 
-/* Verifies, prints the summary. Returns the exit code. */
-static int verify(const run_opts_t *o, cs_world_t *w, cs_fill_t fill,
-                  const uint8_t *inputs)
+static void print_bits(cs_dtype_t t, const void *buf, uint64_t i)
 {
+  if (t == CS_FP32) {
+    uint32_t b;
+    memcpy(&b, (const uint8_t *)buf + i * 4, 4);
+    printf("0x%08x (%.9g)", b, cs_oracle_decode(t, buf, i));
+  } else {
+    printf("0x%04x (%.6g)", ((const uint16_t *)buf)[i], cs_oracle_decode(t, buf, i));
+  }
+}
+
+/* The run's line and the time per call. */
+static void print_head(const run_job_t *rj)
+{
+  const run_opts_t *o = &rj->o;
   const cs_ar_cfg_t *c = &o->cfg;
-  uint32_t n = c->nranks, es = cs_dtype_size(c->dtype);
-  uint64_t count = c->count, bytes = count * es;
+  uint32_t n = c->nranks;
+  uint64_t bytes = c->count * cs_dtype_size(c->dtype);
   char hb[32];
   human_bytes(bytes, hb, sizeof(hb));
   printf("collsim run: %s allreduce, %u rank%s, %llu x %s (%s per rank), %s, "
          "input %s%s%s, %u call%s\n",
-         cs_algo_name(c->algo), n, n == 1 ? "" : "s", (unsigned long long)count,
-         cs_dtype_name(c->dtype), hb, cs_op_name(c->op), cs_fill_name(fill),
+         cs_algo_name(c->algo), n, n == 1 ? "" : "s", (unsigned long long)c->count,
+         cs_dtype_name(c->dtype), hb, cs_op_name(c->op), cs_fill_name(rj->fill),
          o->input ? " " : "", o->input ? o->input : "", c->iters,
          c->iters == 1 ? "" : "s");
-
-  /* Time: per call the slowest rank, then the median over calls. */
-  uint64_t *per = calloc(c->iters, sizeof(uint64_t));
-  uint32_t signal_bad = 0, differ = 0;
-  for (uint32_t r = 0; r < n; r++) {
-    cs_ar_stats_t *st = (cs_ar_stats_t *)(cs_world_output(w, r) + cs_ar_stats_off(c));
-    signal_bad += st->signal_bad;
-    if (st->iters_differ > differ)
-      differ = st->iters_differ; /* calls, on the rank that saw most */
-    for (uint32_t it = 0; it < c->iters; it++)
-      if (st->ns[it] > per[it])
-        per[it] = st->ns[it];
-  }
-  qsort(per, c->iters, sizeof(uint64_t), cmp_u64);
-  double us = (double)per[c->iters / 2] / 1e3;
-  free(per);
+  double us = (double)rj->median_ns / 1e3;
   double algbw = (double)bytes / (us * 1e3); /* GB/s */
   double busbw = algbw * (n > 1 ? 2.0 * (n - 1) / n : 0.0);
   printf("time per call: %.1f us (median of %u, slowest rank), algbw %.3f GB/s, "
          "busbw %.3f GB/s\n", us, c->iters, algbw, busbw);
+}
 
-  /* Results against the oracle, and against float64. */
-  uint8_t *want = malloc(bytes);
-  uint64_t wrong = 0;
-  int64_t bad_rank = -1;
-  uint64_t bad_i = 0;
-  double max_abs = 0, max_rel = 0, rtol, atol;
-  uint64_t tol_fail = 0;
-  cs_oracle_tolerance(c->dtype, &rtol, &atol);
-  for (uint32_t r = 0; r < n; r++) {
-    const uint8_t *got = cs_world_output(w, r);
-    if (r == 0 || c->algo != CS_ALGO_RING)
-      cs_oracle_expect(c->algo, c->dtype, c->op, n, count, inputs, r, want);
-    for (uint64_t i = 0; i < count; i++) {
-      if (!cs_oracle_same(c->dtype, got, want, i)) {
-        if (wrong++ == 0) {
-          bad_rank = r;
-          bad_i = i;
-        }
-      }
-      if (r == 0 || c->algo != CS_ALGO_RING) {
-        double ref = cs_oracle_f64(c->dtype, c->op, n, count, inputs, i);
-        double g = cs_oracle_decode(c->dtype, got, i);
-        double err = fabs(g - ref);
-        if (isfinite(ref) && isfinite(g)) {
-          if (err > max_abs)
-            max_abs = err;
-          if (ref != 0 && err / fabs(ref) > max_rel)
-            max_rel = err / fabs(ref);
-          if (err > atol + rtol * fabs(ref))
-            tol_fail++;
-        } else if (!(isnan(ref) && isnan(g)) && g != ref) {
-          tol_fail++;
-        }
-      }
-    }
-  }
-  if (wrong == 0) {
+/* Results against the oracle, and against float64. */
+static void print_result(run_job_t *rj, const cs_pipe_t *p)
+{
+  const cs_ar_cfg_t *c = &rj->o.cfg;
+  const cs_verdict_t *v = &rj->v;
+  uint32_t n = c->nranks;
+  if (v->wrong == 0) {
     printf("result: bit-exact on all %u rank%s against the oracle (%s)\n",
            n, n == 1 ? "" : "s",
            c->algo == CS_ALGO_RING
                ? "ring fold order, identical on every rank"
                : "order: own value first, then peers ascending");
   } else {
-    const uint8_t *got = cs_world_output(w, (uint32_t)bad_rank);
-    cs_oracle_expect(c->algo, c->dtype, c->op, n, count, inputs,
-                     (uint32_t)bad_rank, want);
+    const uint8_t *got = cs_world_output(&p->world, (uint32_t)v->bad_rank);
+    cs_oracle_expect(c->algo, c->dtype, c->op, n, c->count, p->inputs,
+                     (uint32_t)v->bad_rank, rj->want);
     printf("result: WRONG: %llu element%s differ from the oracle; first: rank "
-           "%lld index %llu: expected ", (unsigned long long)wrong,
-           wrong == 1 ? "" : "s", (long long)bad_rank,
-           (unsigned long long)bad_i);
-    print_bits(c->dtype, want, bad_i);
+           "%lld index %llu: expected ", (unsigned long long)v->wrong,
+           v->wrong == 1 ? "" : "s", (long long)v->bad_rank,
+           (unsigned long long)v->bad_i);
+    print_bits(c->dtype, rj->want, v->bad_i);
     printf(", got ");
-    print_bits(c->dtype, got, bad_i);
+    print_bits(c->dtype, got, v->bad_i);
     printf("\n");
   }
-  free(want);
   printf("error vs float64: max abs %.3g, max rel %.3g; reference tolerance "
-         "(rtol %g, atol %g): %s\n", max_abs, max_rel, rtol, atol,
-         tol_fail ? "EXCEEDED" : "within");
+         "(rtol %g, atol %g): %s\n", v->max_abs, v->max_rel, v->rtol, v->atol,
+         v->tol_fail ? "EXCEEDED" : "within");
+}
 
-  /* Signals: final values before the last epilogue, 0 after it. */
-  uint64_t cells = cs_ar_signal_cells(c), not_zero = 0;
-  for (uint32_t r = 0; r < n; r++) {
-    const int32_t *sig = (const int32_t *)(cs_world_window(w, r) +
-                                           w->ctl->layout.slot[CS_AR_SLOT_SIGNAL].off);
-    for (uint64_t k = 0; k < cells; k++)
-      not_zero += sig[k] != 0;
-  }
+/* Signals: final values before the last epilogue, 0 after it; repeated
+ * calls alike. */
+static void print_signals(const run_job_t *rj)
+{
+  const cs_ar_cfg_t *c = &rj->o.cfg;
+  uint32_t n = c->nranks, bad = rj->signal_bad, differ = rj->differ;
+  uint64_t cells = cs_ar_signal_cells(c), not_zero = rj->v.signals_left;
   const char *what = c->algo == CS_ALGO_MESH ? "1+C" : c->algo == CS_ALGO_RING
                                                            ? "2K per row"
                                                            : "1+ceil(n/256)";
   if (n == 1)
     printf("signals: none (one rank)\n");
-  else if (signal_bad == 0 && not_zero == 0)
+  else if (bad == 0 && not_zero == 0)
     printf("signals: every non-self cell reached %s = %d, then the epilogue "
            "returned all %llu cells to 0\n", what, cs_ar_signal_final(c),
            (unsigned long long)(cells * n));
   else
     printf("signals: WRONG: %u cell%s missed %s = %d, %llu cell%s not back "
-           "to 0\n", signal_bad, signal_bad == 1 ? "" : "s", what,
-           cs_ar_signal_final(c), (unsigned long long)not_zero,
-           not_zero == 1 ? "" : "s");
+           "to 0\n", bad, bad == 1 ? "" : "s", what, cs_ar_signal_final(c),
+           (unsigned long long)not_zero, not_zero == 1 ? "" : "s");
   if (differ)
     printf("repeated calls: WRONG: %u call%s gave a result different from "
            "the first\n", differ, differ == 1 ? "" : "s");
-  return (wrong || signal_bad || not_zero || differ) ? CS_EXIT_WRONG : CS_EXIT_OK;
+}
+
+/* --output: every rank's result. Returns the exit code given the
+ * verdict `code` (a wrong result stays the verdict). */
+static int write_output(const run_job_t *rj, const cs_pipe_t *p, int code)
+{
+  const run_opts_t *o = &rj->o;
+  const cs_ar_cfg_t *c = &o->cfg;
+  uint32_t n = c->nranks;
+  uint64_t bytes = c->count * cs_dtype_size(c->dtype);
+  char why[256];
+  uint8_t *res = malloc(bytes * n);
+  if (!res) {
+    cs_cli_error(o->cmd, "out of memory for the output");
+    return CS_EXIT_ABORTED;
+  }
+  for (uint32_t r = 0; r < n; r++)
+    memcpy(res + r * bytes, cs_world_output(&p->world, r), bytes);
+  if (cs_npy_write(o->output, c->dtype, n, c->count, res, why, sizeof(why)) < 0) {
+    cs_cli_error(o->cmd, "--output %s", why);
+    if (code == CS_EXIT_OK)
+      code = CS_EXIT_USAGE;
+  }
+  free(res);
+  return code;
+}
+
+/* Prints the mode and the summary, writes --output. Returns the exit
+ * code. */
+static int run_report(cs_pipe_t *p, void *ctx)
+{
+  run_job_t *rj = ctx;
+  const run_opts_t *o = &rj->o;
+  const cs_ar_cfg_t *c = &o->cfg;
+  if (o->verbose_mode || rj->controlled || c->bug)
+    printf("mode: %s%s, memory model %s%s%s\n",
+           rj->controlled ? "controlled, schedule " : "free",
+           rj->controlled ? rj->job.th.schedule : "", cs_mm_name(o->sched.model),
+           c->bug ? ", bug " : "", c->bug ? cs_bug_table[c->bug].name : "");
+  print_head(rj);
+  print_result(rj, p);
+  print_signals(rj);
+  const cs_verdict_t *v = &rj->v;
+  int code = (v->wrong || rj->signal_bad || v->signals_left || rj->differ)
+                 ? CS_EXIT_WRONG : CS_EXIT_OK;
+  return o->output ? write_output(rj, p, code) : code;
+}
+
+/* ------------------------------------------------------------ the run */
+
+/* Words the step the pipeline stopped at. Returns the exit code. */
+static int run_failed(const run_job_t *rj, const cs_pipe_t *p)
+{
+  const run_opts_t *o = &rj->o;
+  const cs_ar_cfg_t *c = &o->cfg;
+  switch (p->failed) {
+  case CS_PIPE_WORLD:
+    cs_cli_error(o->cmd, "cannot hold %u windows of %llu bytes: %s", c->nranks,
+                 (unsigned long long)rj->l.win_bytes, cs_strerror(p->err));
+    return CS_EXIT_USAGE;
+  case CS_PIPE_INPUTS:
+    if (p->err == -ENOMEM) {
+      cs_cli_error(o->cmd, "out of memory for %u x %llu bytes of input",
+                   c->nranks, (unsigned long long)rj->job.input_bytes);
+      return CS_EXIT_ABORTED;
+    }
+    cs_cli_error(o->cmd, "the inputs differ from the recorded run's (input "
+                 "hash mismatch)%s", o->input ? ": is it the same --input file?" : "");
+    return CS_EXIT_USAGE;
+  case CS_PIPE_TRACER:
+    return cs_cli_tracer_open_exit(o->cmd, p);
+  case CS_PIPE_LAUNCH:
+  case CS_PIPE_TRACE_CLOSE:
+    return cs_cli_pipe_launch_exit(o->cmd, p);
+  case CS_PIPE_VERIFY:
+    cs_cli_error(o->cmd, "out of memory for the verification");
+    return CS_EXIT_ABORTED;
+  default:
+    return p->reported;
+  }
+}
+
+int cs_run_execute(run_opts_t *o_)
+{
+  run_job_t rj = {.o = *o_}; /* a copy: its pointers are the caller's */
+  int code = check(&rj);
+  if (code == CS_EXIT_OK) {
+    make_job(&rj);
+    cs_pipe_t p;
+    cs_pipe_run(&p, &rj.job);
+    if (cs_pipe_launched(&p)) {
+      o_->abort_reason = p.res.aborted ? p.res.abort_reason : 0;
+      o_->sched_steps = p.events;
+    }
+    code = run_failed(&rj, &p);
+  }
+  free(rj.want);
+  free(rj.in.data);
+  return code;
 }
 
 int cs_cmd_run(int argc, char **argv)
@@ -460,148 +696,4 @@ int cs_run_replay_steps(run_opts_t *o)
   o->sched.nreplay = k;
   o->sched.strategy = CS_SCHED_REPLAY;
   return 0;
-}
-
-/* Refuses an --output path that cannot be written before the run, not
- * after it. Returns 0 or -1 (printed). */
-static int output_ok(const char *cmd, const char *path)
-{
-  struct stat sb;
-  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-    cs_cli_error(cmd, "--output %s is a directory: expected a file name", path);
-    return -1;
-  }
-  char *copy = strdup(path);
-  const char *dir = copy ? dirname(copy) : ".";
-  int ok = access(dir, W_OK | X_OK) == 0;
-  if (!ok)
-    cs_cli_error(cmd, "--output %s: cannot write in directory %s: %s", path,
-                 dir, strerror(errno));
-  free(copy);
-  return ok ? 0 : -1;
-}
-
-int cs_run_execute(run_opts_t *o_)
-{
-  run_opts_t o = *o_; /* the fields below are shared with the caller's */
-  int rc;
-  if (o.output && output_ok(o.cmd, o.output) < 0)
-    return CS_EXIT_USAGE;
-  cs_npy_t a = {0};
-  if (o.input && load_input(&o, &a) < 0)
-    return CS_EXIT_USAGE;
-  if (o.cfg.iters < cs_bug_min_calls(o.cfg.bug))
-    o.cfg.iters = cs_bug_min_calls(o.cfg.bug); /* some show on a second call */
-  char why[256];
-  why[0] = 0;
-  if (cs_ar_check(&o.cfg, why, sizeof(why)) < 0 ||
-      cs_cli_common_check(o.cmd, &o.com, o.cfg.nranks) < 0) {
-    if (why[0])
-      cs_cli_error(o.cmd, "%s", why);
-    free(a.data);
-    return CS_EXIT_USAGE;
-  }
-  why[0] = 0;
-
-  const cs_ar_cfg_t *c = &o.cfg;
-  uint32_t n = c->nranks, es = cs_dtype_size(c->dtype);
-  uint64_t bytes = c->count * es;
-  cs_fill_t fill = o.input ? CS_FILL_INPUT
-                           : (o.fill ? o.fill : cs_ar_default_fill(c));
-  cs_layout_t l;
-  cs_world_t w;
-  int controlled = o.sched.strategy != CS_SCHED_FREE;
-  cs_world_opts_t wo = {.io_bytes = cs_ar_io_bytes(c), .timeout_ns = o.com.timeout_ns,
-                        .trace_bytes = cs_cli_trace_bytes(&o.com, n),
-                        .sched_bytes = controlled ? cs_sched_area_bytes(n, (1u << 20) + 2ull * c->tile_bytes) : 0};
-  /* The launcher also holds the inputs, one rank's expected result and the
-   * output copy beside the region: refuse up front what cannot fit. */
-  if ((rc = cs_ar_layout(c, &l)) == 0) {
-    uint64_t region = cs_world_region_bytes(&l, n, &wo);
-    uint64_t need = region + 2 * bytes * n + bytes, avail = cs_mem_available();
-    if (region == 0 || need > avail) {
-      cs_cli_error(o.cmd, "%u ranks x %llu elements need about %.1f GiB of "
-                   "memory; %.1f GiB are available", n,
-                   (unsigned long long)c->count, (double)need / (1ull << 30),
-                   (double)avail / (1ull << 30));
-      free(a.data);
-      return CS_EXIT_USAGE;
-    }
-  }
-  if (rc < 0 || (rc = cs_world_create(&w, &l, n, &wo)) < 0) {
-    cs_cli_error(o.cmd, "cannot hold %u windows of %llu bytes: %s", n,
-                 (unsigned long long)l.win_bytes, cs_strerror(rc));
-    free(a.data);
-    return CS_EXIT_USAGE;
-  }
-  /* Inputs: kept contiguous for the oracle, copied to each rank's io. */
-  uint8_t *inputs = o.input ? a.data : malloc(bytes * n);
-  if (!inputs) {
-    cs_cli_error(o.cmd, "out of memory for %u x %llu bytes of input", n,
-                 (unsigned long long)bytes);
-    cs_world_destroy(&w);
-    return CS_EXIT_ABORTED;
-  }
-  for (uint32_t r = 0; r < n; r++) {
-    if (!o.input)
-      cs_ar_fill(fill, c, o.seed, r, inputs + r * bytes);
-    memcpy(cs_world_input(&w, r), inputs + r * bytes, bytes);
-  }
-  if (o.expect_hash && cs_trace_fnv64(inputs, bytes * n) != o.expect_hash) {
-    cs_cli_error(o.cmd, "the inputs differ from the recorded run's (input "
-                 "hash mismatch)%s", o.input ? ": is it the same --input file?" : "");
-    free(inputs);
-    cs_world_destroy(&w);
-    return CS_EXIT_USAGE;
-  }
-
-  cs_launch_opts_t lo = {.fault = o.com.fault, .sched = controlled ? &o.sched : NULL};
-  cs_trace_header_t th = {.count = c->count, .algo = c->algo, .dtype = c->dtype,
-                          .op = c->op, .fill = fill, .seed = o.seed,
-                          .input_hash = cs_trace_fnv64(inputs, bytes * n),
-                          .tile_bytes = c->tile_bytes, .iters = c->iters,
-                          .program = 0, .memory_model = o.sched.model,
-                          .bug = c->bug, .fault_kind = o.com.has_fault ? o.com.fault.kind : 0,
-                          .fault_rank = o.com.fault.rank, .fault_event = o.com.fault.event};
-  snprintf(th.schedule, sizeof(th.schedule), "%s",
-           o.schedule_str ? o.schedule_str : controlled ? "replay" : "free");
-  if (cs_cli_trace_open(o.cmd, &o.com, &th, &w, &lo) < 0) {
-    free(inputs);
-    cs_world_destroy(&w);
-    return CS_EXIT_USAGE;
-  }
-  cs_launch_result_t res = {0};
-  rc = cs_launch(&w, cs_ar_rank_main, &o.cfg, &lo, &res);
-  o_->abort_reason = res.aborted ? res.abort_reason : 0;
-  o_->sched_steps = w.ctl->event_seq;
-  int code = cs_cli_launch_exit(o.cmd, rc);
-  if (cs_cli_trace_close(o.cmd, &o.com, rc < 0 ? NULL : &res) < 0 && code == CS_EXIT_OK)
-    code = CS_EXIT_ABORTED;
-  if (code == CS_EXIT_OK) {
-    if (o.verbose_mode || controlled || c->bug)
-      printf("mode: %s%s%s%s, memory model %s%s%s\n",
-             controlled ? "controlled, schedule " : "free",
-             controlled ? th.schedule : "", "", "", cs_mm_name(o.sched.model),
-             c->bug ? ", bug " : "", c->bug ? cs_bug_table[c->bug].name : "");
-    code = verify(&o, &w, fill, inputs);
-    if (o.output) {
-      uint8_t *res = malloc(bytes * n);
-      if (!res) {
-        cs_cli_error(o.cmd, "out of memory for the output");
-        code = CS_EXIT_ABORTED;
-      } else {
-        for (uint32_t r = 0; r < n; r++)
-          memcpy(res + r * bytes, cs_world_output(&w, r), bytes);
-        if (cs_npy_write(o.output, c->dtype, n, c->count, res, why, sizeof(why)) < 0) {
-          cs_cli_error(o.cmd, "--output %s", why);
-          if (code == CS_EXIT_OK)
-            code = CS_EXIT_USAGE; /* a wrong result stays the verdict */
-        }
-        free(res);
-      }
-    }
-  }
-  free(inputs);
-  cs_world_destroy(&w);
-  return code;
 }

@@ -1,7 +1,8 @@
 /*
- * run.h - the run pipeline shared by `collsim run` and `collsim replay`:
- * options, world set-up, launch (free or controlled), verification and
- * the summary.
+ * run.h - the verified allreduce run that `collsim run`, `collsim replay`
+ * and `collsim teach` share: the options, cs_run_execute() (checks, the
+ * run's job on the pipeline of tools/pipeline.h, the summary) and the
+ * replay schedule taken from a loaded trace.
  */
 #ifndef CS_RUN_H
 #define CS_RUN_H
@@ -34,10 +35,12 @@ typedef struct run_opts {
   uint64_t sched_steps;     /* events recorded (global sequence numbers used) */
 } run_opts_t;
 
-/* Runs o (world, inputs, launch, verification, summary); returns the exit
- * code. */
+/* Runs o (checks, world, inputs, launch, verification, summary); prints
+ * every message and returns the exit code. Sets o's results; leaves its
+ * other fields as they were. */
 int cs_run_execute(run_opts_t *o);
-/* Extracts the schedule steps of o->replay into o->steps / o->sched. */
+/* Extracts the schedule steps of o->replay into o->steps / o->sched.
+ * Returns 0 or -1 (printed). */
 int cs_run_replay_steps(run_opts_t *o);
 void cs_run_list_bugs(FILE *out);
 

@@ -6,7 +6,9 @@
  * now holds, in the [1+2+3] notation of collectives/ring.c (a left fold in
  * the order the ranks were folded in), with the bytes read from the left
  * neighbour. Nothing is drawn from the formulas alone: the contents are
- * tracked record by record (remote load from the left, store).
+ * tracked record by record (remote load from the left, store). Parses,
+ * runs through the shared run (tools/run.h) with a temporary trace, and
+ * prints. Called from tools/main.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -65,7 +67,8 @@ static uint32_t seg_of(uint64_t e, uint64_t count, uint32_t n, uint32_t es)
   return k;
 }
 
-int cs_cmd_teach(int argc, char **argv)
+/* Returns 0 to go on, 1 after --help, -1 on bad usage (printed). */
+static int parse(int argc, char **argv, run_opts_t *o, int *step)
 {
   static const struct option longopts[] = {
       {"ranks", required_argument, 0, 'n'},
@@ -76,61 +79,56 @@ int cs_cmd_teach(int argc, char **argv)
       {"memory-model", required_argument, 0, 'M'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
-  run_opts_t o;
-  memset(&o, 0, sizeof(o));
-  o.cmd = "teach";
-  o.cfg = (cs_ar_cfg_t){.algo = CS_ALGO_RING, .dtype = CS_FP32, .op = CS_SUM,
-                        .nranks = 4, .count = 10, .tile_bytes = CS_TILE_BYTES,
-                        .iters = 1};
-  o.seed = 1;
-  o.fill = CS_FILL_ARANGE;
-  int step = 0, opt;
+  int opt;
   char why[512];
   optind = 1;
   while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
     switch (opt) {
     case 'n':
-      if (cs_cli_u32("teach", "--ranks", optarg, 2, MAXR, &o.cfg.nranks) < 0)
-        return CS_EXIT_USAGE;
+      if (cs_cli_u32("teach", "--ranks", optarg, 2, MAXR, &o->cfg.nranks) < 0)
+        return -1;
       break;
     case 'c':
-      if (cs_cli_u64("teach", "--count", optarg, 1, 1u << 20, &o.cfg.count) < 0)
-        return CS_EXIT_USAGE;
+      if (cs_cli_u64("teach", "--count", optarg, 1, 1u << 20, &o->cfg.count) < 0)
+        return -1;
       break;
     case 'd':
-      if (cs_cli_dtype("teach", "--dtype", optarg, &o.cfg.dtype) < 0)
-        return CS_EXIT_USAGE;
+      if (cs_cli_dtype("teach", "--dtype", optarg, &o->cfg.dtype) < 0)
+        return -1;
       break;
-    case 's': step = 1; break;
+    case 's': *step = 1; break;
     case 'S':
-      if (cs_sched_parse(optarg, &o.sched, NULL, why, sizeof(why)) < 0) {
+      if (cs_sched_parse(optarg, &o->sched, NULL, why, sizeof(why)) < 0) {
         cs_cli_error("teach", "%s", why);
-        return CS_EXIT_USAGE;
+        return -1;
       }
-      o.schedule_str = optarg;
+      o->schedule_str = optarg;
       break;
     case 'M':
-      if (cs_cli_mm("teach", "--memory-model", optarg, &o.sched.model) < 0)
-        return CS_EXIT_USAGE;
+      if (cs_cli_mm("teach", "--memory-model", optarg, &o->sched.model) < 0)
+        return -1;
       break;
-    case 'h': fputs(teach_help, stdout); return CS_EXIT_OK;
+    case 'h': fputs(teach_help, stdout); return 1;
     default:
       fprintf(stderr, "Try 'collsim teach --help'.\n");
-      return CS_EXIT_USAGE;
+      return -1;
     }
   }
   if (optind < argc) {
     cs_cli_error("teach", "unexpected argument '%s'", argv[optind]);
-    return CS_EXIT_USAGE;
+    return -1;
   }
-  if (cs_cli_mm_scheduled("teach", o.sched.model,
-                          o.sched.strategy != CS_SCHED_FREE) < 0)
-    return CS_EXIT_USAGE;
-  uint32_t n = o.cfg.nranks, es = cs_dtype_size(o.cfg.dtype);
-  uint64_t count = o.cfg.count;
+  return cs_cli_mm_scheduled("teach", o->sched.model,
+                             o->sched.strategy != CS_SCHED_FREE) < 0 ? -1 : 0;
+}
 
+/* The segment table before the run. */
+static void print_intro(const cs_ar_cfg_t *c)
+{
+  uint32_t n = c->nranks, es = cs_dtype_size(c->dtype);
+  uint64_t count = c->count;
   printf("Ring allreduce, %u ranks, %llu x %s per rank, sum.\n\n", n,
-         (unsigned long long)count, cs_dtype_name(o.cfg.dtype));
+         (unsigned long long)count, cs_dtype_name(c->dtype));
   printf("Every rank's buffer is cut into %u segments\n(%s).\n"
          "Rank r ends the reduce-scatter owning segment r fully reduced; the\n"
          "all-gather then passes the owned segments around. Every step reads\n"
@@ -144,56 +142,77 @@ int cs_cmd_teach(int argc, char **argv)
            (unsigned long long)cs_ring_bound(k + 1, count, n, es));
   printf("\n  start:    rank r holds only its own input, [r], in every "
          "segment\n\n");
+}
 
-  char path[] = "/tmp/collsim-teach-XXXXXX";
+/* Runs the ring, traced into a temporary file, and loads the trace into
+ * *t. Returns the run's exit code; *loaded says whether *t holds the
+ * trace (then the caller frees it). */
+static int run_traced(run_opts_t *o, cs_trace_t *t, int *loaded)
+{
+  char path[] = "/tmp/collsim-teach-XXXXXX", why[512];
+  *loaded = 0;
   int fd = mkstemp(path);
   if (fd < 0) {
     cs_cli_error("teach", "cannot create a temp file: %s", strerror(errno));
     return CS_EXIT_ABORTED;
   }
   close(fd);
-  o.com.trace = path;
+  o->com.trace = path;
   printf("The run:\n");
   fflush(stdout);
-  int rc = cs_run_execute(&o);
-  cs_trace_t t;
-  int loaded = rc != CS_EXIT_USAGE && cs_trace_load(path, &t, why, sizeof(why)) == 0;
+  int rc = cs_run_execute(o);
+  o->com.trace = NULL;
+  *loaded = rc != CS_EXIT_USAGE && cs_trace_load(path, t, why, sizeof(why)) == 0;
   unlink(path);
-  if (!loaded) {
+  if (!*loaded) {
     if (rc != CS_EXIT_USAGE)
       cs_cli_error("teach", "%s", why);
     return rc ? rc : CS_EXIT_ABORTED;
   }
+  return rc;
+}
 
-  /* Track, record by record, whose inputs each rank's segments hold. */
-  static seq_list_t hold[MAXR][MAXR], pending[MAXR];
-  static char cell[2][MAXR][MAXR][64]; /* [phase][round][rank] */
-  static uint64_t moved[2][MAXR][MAXR];
+/* What the transfers did: per phase (RS, AG), round and rank the segment
+ * written with whose inputs it holds, and the bytes read from the left. */
+typedef struct teach_table {
+  seq_list_t hold[MAXR][MAXR], pending[MAXR];
+  char       cell[2][MAXR][MAXR][64]; /* [phase][round][rank] */
+  uint64_t   moved[2][MAXR][MAXR];    /* bytes */
+} teach_table_t;
+
+/* Tracks, record by record, whose inputs each rank's segments hold. */
+static void track(const cs_trace_t *t, const cs_ar_cfg_t *c, teach_table_t *tb)
+{
+  uint32_t n = c->nranks, es = cs_dtype_size(c->dtype);
+  uint64_t count = c->count;
   for (uint32_t r = 0; r < n; r++)
     for (uint32_t k = 0; k < n; k++)
-      hold[r][k] = (seq_list_t){1, {(uint8_t)r}};
-  for (uint64_t i = 0; i < t.n; i++) {
-    const cs_trace_rec_t *x = &t.rec[i];
+      tb->hold[r][k] = (seq_list_t){1, {(uint8_t)r}};
+  for (uint64_t i = 0; i < t->n; i++) {
+    const cs_trace_rec_t *x = &t->rec[i];
     if (x->phase < 1 || x->phase > 2 || x->round >= MAXR || x->slot != 0)
       continue;
     int ph = x->phase - 1;
     uint32_t r = x->rank, left = (r + n - 1) % n;
     if (x->kind == CS_EV_LOAD && x->peer == left && x->peer != r && x->valid) {
-      pending[r] = hold[left][seg_of(x->elem_off, count, n, es)];
-      moved[ph][x->round][r] += (uint64_t)x->valid * es;
+      tb->pending[r] = tb->hold[left][seg_of(x->elem_off, count, n, es)];
+      tb->moved[ph][x->round][r] += (uint64_t)x->valid * es;
     } else if (x->kind == CS_EV_STORE && x->valid) {
       uint32_t k = seg_of(x->elem_off, count, n, es);
-      seq_list_t nl = pending[r];
+      seq_list_t nl = tb->pending[r];
       if (ph == 0 && nl.n < MAXR) /* reduce-scatter: received op own */
         nl.r[nl.n++] = (uint8_t)r;
-      hold[r][k] = nl;
+      tb->hold[r][k] = nl;
       char s[48];
       show(s, sizeof(s), &nl);
-      snprintf(cell[ph][x->round][r], sizeof(cell[0][0][0]), "s%u=%s", k, s);
+      snprintf(tb->cell[ph][x->round][r], sizeof(tb->cell[0][0][0]), "s%u=%s", k, s);
     }
   }
-  cs_trace_free(&t);
+}
 
+/* The table, round by round (--step: after Enter on a terminal). */
+static void print_rounds(const teach_table_t *tb, uint32_t n, int step)
+{
   printf("\nWhat the transfers did (from the trace; '-' = nothing to do, an "
          "empty segment):\n\n%-8s", "round");
   for (uint32_t r = 0; r < n; r++) {
@@ -214,18 +233,43 @@ int cs_cmd_teach(int argc, char **argv)
       }
       printf("%s t%-4u", ph ? "AG" : "RS", round);
       for (uint32_t r = 0; r < n; r++)
-        printf("%-20s", cell[ph][round][r][0] ? cell[ph][round][r] : "-");
+        printf("%-20s", tb->cell[ph][round][r][0] ? tb->cell[ph][round][r] : "-");
       printf("\n%-8s", "");
       for (uint32_t r = 0; r < n; r++) {
         char b[32];
-        snprintf(b, sizeof(b), "%llu B from r%u", (unsigned long long)moved[ph][round][r],
-                 (r + n - 1) % n);
+        snprintf(b, sizeof(b), "%llu B from r%u",
+                 (unsigned long long)tb->moved[ph][round][r], (r + n - 1) % n);
         printf("%-20s", b);
       }
       printf("\n");
     }
+}
+
+int cs_cmd_teach(int argc, char **argv)
+{
+  run_opts_t o;
+  memset(&o, 0, sizeof(o));
+  o.cmd = "teach";
+  o.cfg = (cs_ar_cfg_t){.algo = CS_ALGO_RING, .dtype = CS_FP32, .op = CS_SUM,
+                        .nranks = 4, .count = 10, .tile_bytes = CS_TILE_BYTES,
+                        .iters = 1};
+  o.seed = 1;
+  o.fill = CS_FILL_ARANGE;
+  int step = 0, loaded;
+  int rc = parse(argc, argv, &o, &step);
+  if (rc != 0)
+    return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+  print_intro(&o.cfg);
+  cs_trace_t t;
+  rc = run_traced(&o, &t, &loaded);
+  if (!loaded)
+    return rc;
+  static teach_table_t tb;
+  track(&t, &o.cfg, &tb);
+  cs_trace_free(&t);
+  print_rounds(&tb, o.cfg.nranks, step);
   printf("\nAfter the last reduce-scatter round rank r owns segment r with all "
          "%u contributions;\nafter the all-gather every rank holds every "
-         "segment, bit-identical on all ranks.\n", n);
+         "segment, bit-identical on all ranks.\n", o.cfg.nranks);
   return rc;
 }

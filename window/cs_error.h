@@ -19,7 +19,8 @@
   X(CS_EBADPEER,   -10006, "peer rank out of range")                           \
   X(CS_ETILE,      -10007, "tile too small for the access")                    \
   X(CS_EFORMAT,    -10008, "malformed file")                                   \
-  X(CS_EVERSION,   -10009, "unsupported format version")
+  X(CS_EVERSION,   -10009, "unsupported format version")                       \
+  X(CS_EMISMATCH,  -10010, "does not match the recorded run")
 
 enum {
 #define CS_X_ENUM(name, val, msg) name = (val),

@@ -1,0 +1,144 @@
+/*
+ * pipeline.c - the one run pipeline of the collsim tool (see pipeline.h):
+ * world, inputs, tracer, launch, verify, report, and the unwinding, in one
+ * place for every subcommand that runs ranks. Prints nothing: each step's
+ * failure is a code in cs_pipe_t for the subcommand to word.
+ */
+#define _GNU_SOURCE
+#include "pipeline.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../window/cs_error.h"
+
+uint64_t cs_pipe_trace_bytes(uint32_t nranks)
+{
+  return cs_trace_ring_bytes(cs_trace_chunk_rec(nranks));
+}
+
+static int fail(cs_pipe_t *p, cs_pipe_step_t step, int err)
+{
+  if (p->failed == CS_PIPE_OK) {
+    p->failed = step;
+    p->err = err;
+  }
+  return err;
+}
+
+/* Inputs: the job's rows, or rows filled here; copied into every rank's
+ * input buffer, then hashed when a trace or the job's expected hash needs
+ * it. */
+static int inputs_in(cs_pipe_t *p)
+{
+  const cs_job_t *j = p->job;
+  uint64_t bytes = j->input_bytes;
+  if (bytes == 0)
+    return 0;
+  p->inputs = j->inputs;
+  if (!p->inputs) {
+    p->own_inputs = malloc(bytes * j->nranks);
+    if (!p->own_inputs)
+      return fail(p, CS_PIPE_INPUTS, -ENOMEM);
+    p->inputs = p->own_inputs;
+  }
+  for (uint32_t r = 0; r < j->nranks; r++) {
+    if (p->own_inputs)
+      j->ops->fill(j->ctx, r, p->own_inputs + r * bytes);
+    memcpy(cs_world_input(&p->world, r), p->inputs + r * bytes, bytes);
+  }
+  if (j->trace || j->expect_hash)
+    p->input_hash = cs_trace_fnv64(p->inputs, bytes * j->nranks);
+  if (j->expect_hash && p->input_hash != j->expect_hash)
+    return fail(p, CS_PIPE_INPUTS, CS_EMISMATCH);
+  return 0;
+}
+
+/* Creates the trace file (a temporary one: from the template, its name
+ * gone as soon as the tracer holds it) and writes the header. */
+static int tracer_open(cs_pipe_t *p)
+{
+  const cs_job_t *j = p->job;
+  if (!j->trace)
+    return 0;
+  p->trace = j->trace;
+  if (j->trace_temp) {
+    snprintf(p->trace_path, sizeof(p->trace_path), "%s", j->trace);
+    p->trace = p->trace_path;
+    int fd = mkstemp(p->trace_path);
+    if (fd < 0)
+      return fail(p, CS_PIPE_TRACE_TEMP, -errno);
+    close(fd);
+  }
+  p->th = j->th;
+  snprintf(p->th.version_str, sizeof(p->th.version_str), "%s", CS_VERSION_STRING);
+  if (!p->th.schedule[0])
+    snprintf(p->th.schedule, sizeof(p->th.schedule), "free");
+  p->th.input_hash = p->input_hash;
+  int rc = cs_tracer_open(&p->tracer, p->trace, &p->th, &p->world);
+  if (j->trace_temp)
+    unlink(p->trace);
+  return rc < 0 ? fail(p, CS_PIPE_TRACER, rc) : 0;
+}
+
+/* Launches the ranks, then finishes the trace whatever the launch did. */
+static int launch(cs_pipe_t *p)
+{
+  const cs_job_t *j = p->job;
+  cs_launch_opts_t lo = {.fault = j->fault, .sched = j->sched};
+  if (p->tracer) {
+    cs_tracer_launch_opts(p->tracer, &lo);
+    lo.statuses = p->statuses;
+  }
+  p->launch_rc = cs_launch(&p->world, j->body, j->arg, &lo, &p->res);
+  p->events = p->world.ctl->event_seq;
+  if (p->launch_rc != 0)
+    fail(p, CS_PIPE_LAUNCH, p->launch_rc);
+  if (p->tracer) {
+    p->records = cs_tracer_records(p->tracer);
+    p->close_rc = cs_tracer_close(p->tracer, p->launch_rc < 0 ? NULL : &p->res,
+                                  p->statuses);
+    p->tracer = NULL;
+    if (p->close_rc < 0)
+      fail(p, CS_PIPE_TRACE_CLOSE, p->close_rc);
+  }
+  return p->failed == CS_PIPE_OK ? 0 : p->err;
+}
+
+/* The job's verify, then its report. */
+static int results(cs_pipe_t *p)
+{
+  const cs_job_t *j = p->job;
+  if (!j->ops)
+    return 0;
+  if (j->ops->verify && (p->verdict = j->ops->verify(p, j->ctx)) < 0)
+    return fail(p, CS_PIPE_VERIFY, p->verdict);
+  if (j->ops->report && (p->reported = j->ops->report(p, j->ctx)) < 0)
+    return fail(p, CS_PIPE_REPORT, p->reported);
+  return 0;
+}
+
+int cs_pipe_run(cs_pipe_t *p, const cs_job_t *j)
+{
+  memset(p, 0, sizeof(*p));
+  p->job = j;
+  int rc = cs_world_create(&p->world, j->layout, j->nranks, &j->wo);
+  if (rc < 0)
+    return fail(p, CS_PIPE_WORLD, rc);
+  if ((rc = inputs_in(p)) < 0)
+    goto out_world;
+  if ((rc = tracer_open(p)) < 0)
+    goto out_inputs;
+  if ((rc = launch(p)) != 0)
+    goto out_inputs; /* launch() has closed the tracer */
+  rc = results(p);
+out_inputs:
+  free(p->own_inputs);
+  p->own_inputs = NULL;
+  p->inputs = NULL;
+out_world:
+  cs_world_destroy(&p->world);
+  return rc;
+}

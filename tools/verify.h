@@ -1,0 +1,46 @@
+/*
+ * verify.h - reads the results of a finished allreduce out of its world:
+ * every rank's output against the oracle (collectives/oracle.h) and,
+ * optionally, a float64 reduction; the signal cells against 0 (the
+ * self-clearing epilogue's end state); per-call times as medians.
+ *
+ * Owns: the comparison loops and their counts. Does not own the oracle,
+ * the rank bodies that put the results where they are (the caller says
+ * where), or any wording: nothing here prints. Called by the verify steps
+ * of tools/run.c and tools/bench.c, and tools/ping.c for its medians.
+ */
+#ifndef CS_VERIFY_H
+#define CS_VERIFY_H
+
+#include <stdint.h>
+
+#include "../collectives/allreduce.h"
+#include "../window/world.h"
+
+/* What the outputs of one allreduce run hold against the oracle. */
+typedef struct cs_verdict {
+  uint64_t wrong;        /* elements, over all ranks, that differ */
+  int64_t  bad_rank;     /* the first of them: rank (-1 = none) */
+  uint64_t bad_i;        /*   and element index */
+  double   max_abs;      /* float64 (with f64): largest absolute error */
+  double   max_rel;      /*   largest relative error */
+  double   rtol, atol;   /*   the reference's tolerance for the dtype */
+  uint64_t tol_fail;     /*   elements outside it */
+  uint64_t signals_left; /* signal cells, over all ranks, not back to 0 */
+} cs_verdict_t;
+
+/* Compares the first c->count elements of every rank's output buffer with
+ * the oracle's result for `inputs` (nranks rows of count elements; ring:
+ * computed once, the same for every rank), with f64 also with the float64
+ * reduction, and counts the non-zero cells of every rank's signal slot.
+ * want: scratch for count elements. Reads the world only; no allocation. */
+void cs_verify_allreduce(const cs_ar_cfg_t *c, const cs_world_t *w,
+                         const uint8_t *inputs, int f64, uint8_t *want,
+                         cs_verdict_t *v);
+
+/* Sorts v[0..n) ascending. */
+void cs_verify_sort_ns(uint64_t *v, uint64_t n);
+/* The median v[n/2] of v[0..n) after sorting it; 0 when n is 0. */
+uint64_t cs_verify_median_ns(uint64_t *v, uint64_t n);
+
+#endif
