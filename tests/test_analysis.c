@@ -329,6 +329,14 @@ Test(analysis, sentences_read_as_the_scheduler_prints_them)
   sentence_is(&l, (cs_trace_rec_t){.kind = CS_TR_DMA_LAND, .rank = 0, .peer = 2,
                                    .dma_id = 3, .round = CS_EV_PUT},
               "rank 0's DMA lands op #3 (put to rank 2)");
+  sentence_is(&l, (cs_trace_rec_t){.kind = CS_TR_DMA_POST, .rank = 0, .peer = 2,
+                                   .dma_id = 4, .round = CS_EV_NOTIFY,
+                                   .slot = 1, .cell = 3, .value = 1},
+              "rank 0's DMA: land notify #4: rank 2 signal[3] +1");
+  sentence_is(&l, (cs_trace_rec_t){.kind = CS_TR_DMA_POST, .rank = 1, .peer = 0,
+                                   .dma_id = 9, .round = CS_EV_STORE,
+                                   .elem_off = 8, .valid = 8},
+              "rank 1's DMA: land store #9: rank 0 data[8..16)");
   sentence_is(&l, (cs_trace_rec_t){.kind = CS_TR_WAIT_BEGIN, .rank = 2},
               "rank 2: wait-begin");
 }

@@ -235,6 +235,21 @@ static void sentence_access(char *buf, size_t n, int sl, const char *sn,
              sn, a, b, x->peer);
 }
 
+/* An op in a rank's DMA queue (round = its kind), as a landing to choose. */
+static void sentence_queued(char *buf, size_t n, int sl, const char *sn,
+                            const cs_trace_rec_t *x)
+{
+  unsigned long long a = (unsigned long long)x->elem_off, b = a + x->valid;
+  if (x->round == CS_EV_NOTIFY)
+    snprintf(buf, n, "rank %u's DMA: land notify #%llu: rank %u %.*s[%u] %+d",
+             x->rank, (unsigned long long)x->dma_id, x->peer, sl, sn, x->cell,
+             x->value);
+  else
+    snprintf(buf, n, "rank %u's DMA: land %s #%llu: rank %u %.*s[%llu..%llu)",
+             x->rank, x->round == CS_EV_PUT ? "put" : "store",
+             (unsigned long long)x->dma_id, x->peer, sl, sn, a, b);
+}
+
 void cs_trace_sentence(char *buf, size_t n, const cs_layout_t *l,
                        const cs_trace_rec_t *x)
 {
@@ -268,6 +283,9 @@ void cs_trace_sentence(char *buf, size_t n, const cs_layout_t *l,
              x->cell == 1 ? "reduce-scatter/main"
              : x->cell == 2 ? "all-gather" : "phase",
              x->value);
+    break;
+  case CS_TR_DMA_POST:
+    sentence_queued(buf, n, sl, sn, x);
     break;
   case CS_TR_DMA_LAND:
     snprintf(buf, n, "rank %u's DMA lands op #%llu (%s to rank %u)", x->rank,

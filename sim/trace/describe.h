@@ -38,10 +38,12 @@ void cs_trace_describe(char *buf, size_t n, const cs_trace_header_t *h,
 /* The same event as a sentence for a person, "rank 1: load data[16..32)
  * from rank 0 (16 physical)", the text the controlled scheduler's
  * interactive prompt and replay divergence reports print: a device event
- * (kinds load..mark, opcmp's CS_TR_FAILED bit ignored) or a dma-land
- * ("rank 0's DMA lands op #3 (put to rank 1)"); other kinds read
- * "rank R: KIND". Slot names are the layout's, unfiltered ("?" past the
- * table). Writes at most n bytes (n >= 1). */
+ * (kinds load..mark, opcmp's CS_TR_FAILED bit ignored), a dma-land
+ * ("rank 0's DMA lands op #3 (put to rank 1)") or a dma-post standing for
+ * an op still queued, round = its kind ("rank 0's DMA: land put #3: rank 1
+ * data[0..8)", "rank 0's DMA: land notify #4: rank 1 signal[2] +1"); other
+ * kinds read "rank R: KIND". Slot names are the layout's, unfiltered ("?"
+ * past the table). Writes at most n bytes (n >= 1). */
 void cs_trace_sentence(char *buf, size_t n, const cs_layout_t *l,
                        const cs_trace_rec_t *x);
 
