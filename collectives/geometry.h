@@ -138,4 +138,64 @@ static inline uint64_t cs_host_xfer(uint64_t chunk, uint32_t esize)
   return cs_ceil_to(chunk * esize, CS_ALIGN_BYTES) / esize;
 }
 
+/* ---------------------------------------------------------------- cost */
+
+/* The bytes a rank loads from other ranks' windows in `iters` allreduces of
+ * `size` elements of `esize` bytes (S = size * esize bytes), for checking a
+ * trace's remote loads against the algorithm (Gloo docs/algorithms.md). */
+
+/* Elements of ring segment k: B(k+1) - B(k). */
+static inline uint64_t cs_ring_seg_len(uint64_t k, uint64_t size, uint32_t nr,
+                                       uint32_t esize)
+{
+  return cs_ring_bound(k + 1, size, nr, esize) - cs_ring_bound(k, size, nr, esize);
+}
+
+/* Ring, the textbook figure per rank: 2(N-1)/N * S per call (fractional
+ * when N does not divide the segments evenly). */
+static inline double cs_ring_remote_bytes_formula(uint64_t size, uint32_t nr,
+                                                  uint32_t esize, uint32_t iters)
+{
+  uint64_t s = size * esize;
+  return (double)iters * 2.0 * (double)(nr - 1) * (double)s / (double)nr;
+}
+
+/* Ring, exactly, for rank r: it reads every segment but its left
+ * neighbour's and its own twice (reduce-scatter and all-gather), so
+ * 2S - |seg r-1| - |seg r| per call; 0 for one rank. */
+static inline uint64_t cs_ring_remote_bytes(uint32_t r, uint64_t size,
+                                            uint32_t nr, uint32_t esize,
+                                            uint32_t iters)
+{
+  if (nr == 1)
+    return 0;
+  uint32_t left = (uint32_t)(((uint64_t)r + nr - 1) % nr);
+  uint64_t lenl = cs_ring_seg_len(left, size, nr, esize);
+  uint64_t lenr = cs_ring_seg_len(r, size, nr, esize);
+  return (uint64_t)iters * (2 * size - lenl - lenr) * esize;
+}
+
+/* Ring, all ranks together: 2(N-1) * S per call. */
+static inline uint64_t cs_ring_total_remote_bytes(uint64_t size, uint32_t nr,
+                                                  uint32_t esize, uint32_t iters)
+{
+  return (uint64_t)iters * 2 * (nr - 1) * (size * esize);
+}
+
+/* Mesh, per rank: every peer's whole buffer, (N-1) * S per call. */
+static inline uint64_t cs_mesh_remote_bytes(uint64_t size, uint32_t nr,
+                                            uint32_t esize, uint32_t iters)
+{
+  return (uint64_t)iters * (nr - 1) * (size * esize);
+}
+
+/* Host, per rank: every peer's whole buffer chunk by chunk, (N-1) * S per
+ * call, as mesh (valid elements; a chunk's physical over-read is not
+ * counted). */
+static inline uint64_t cs_host_remote_bytes(uint64_t size, uint32_t nr,
+                                            uint32_t esize, uint32_t iters)
+{
+  return cs_mesh_remote_bytes(size, nr, esize, iters);
+}
+
 #endif

@@ -85,18 +85,8 @@ static void describe_actor(char *d, size_t n, const cs_sched_t *s, uint32_t i)
     cs__sched_describe_event(d, n, s->w, s->en[i].rank, &slot_of(s->w, s->en[i].rank)->next);
     return;
   }
-  const cs_dma_op_t *op = &slot_of(s->w, s->en[i].rank)->q[s->en[i].op];
-  const cs_layout_t *l = &s->w->ctl->layout;
-  if (op->kind == CS_EV_NOTIFY)
-    snprintf(d, n, "rank %u's DMA: land notify #%llu: rank %u %s[%u] %+d",
-             s->en[i].rank, (unsigned long long)op->dma_id, op->peer,
-             l->slot[op->slot].name, op->cell, op->value);
-  else
-    snprintf(d, n, "rank %u's DMA: land %s #%llu: rank %u %s[%llu..%llu)",
-             s->en[i].rank, op->kind == CS_EV_PUT ? "put" : "store",
-             (unsigned long long)op->dma_id, op->peer, l->slot[op->slot].name,
-             (unsigned long long)op->elem_off,
-             (unsigned long long)(op->elem_off + op->valid));
+  cs__sched_describe_op(d, n, s->w, s->en[i].rank,
+                        &slot_of(s->w, s->en[i].rank)->q[s->en[i].op]);
 }
 
 static int64_t pick(cs_sched_t *s, uint32_t k)

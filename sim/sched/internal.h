@@ -106,6 +106,10 @@ int cs__sched_stop(cs_sched_t *s, uint32_t reason, const char *fmt, ...)
  * and replay divergences (describe.c). */
 void cs__sched_describe_event(char *buf, size_t n, const cs_world_t *w,
                               uint32_t rank, const cs_event_t *ev);
+/* The same for a DMA op still in rank's queue (the interactive prompt's
+ * "rank 0's DMA: land put #3: rank 1 data[0..8)"). */
+void cs__sched_describe_op(char *buf, size_t n, const cs_world_t *w,
+                           uint32_t rank, const cs_dma_op_t *op);
 void cs__sched_describe_rec(char *buf, size_t n, const cs_world_t *w,
                             const cs_trace_rec_t *x);
 

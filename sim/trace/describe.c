@@ -1,0 +1,299 @@
+/*
+ * describe.c - the text of one event (describe.h).
+ *
+ * Owns: every wording of an event: the trace's "what" column, the
+ * scheduler's sentence, tags, marker names and the launcher's lines.
+ * Does not own the links between records (analysis.c) or any output
+ * stream; pure formatting into the caller's buffer, no state.
+ * Called by export.c and the tools.
+ */
+#define _GNU_SOURCE
+#include "describe.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *cs_trace_us_str(uint64_t ns, char *buf, size_t n)
+{
+  snprintf(buf, n, "%llu.%03llu", (unsigned long long)(ns / 1000),
+           (unsigned long long)(ns % 1000));
+  return buf;
+}
+
+const char *cs_trace_cmp_str(uint32_t opcmp)
+{
+  return (opcmp & ~CS_TR_FAILED) == CS_CMP_EQ ? "==" : ">=";
+}
+
+const char *cs_trace_tag_str(const cs_trace_header_t *h,
+                             const cs_trace_names_t *nm,
+                             const cs_trace_rec_t *x, char *buf, size_t n)
+{
+  if (x->phase == 0 || cs_trace_rec_is_launcher(x))
+    buf[0] = 0;
+  else if (cs_trace_is_ring(nm, h))
+    snprintf(buf, n, "%s t%u j%u",
+             x->phase == 1 ? "RS" : x->phase == 2 ? "AG" : "P?", x->round,
+             x->step);
+  else
+    snprintf(buf, n, "main c%u", x->step);
+  return buf;
+}
+
+const char *cs_trace_mark_str(const cs_trace_header_t *h,
+                              const cs_trace_names_t *nm,
+                              const cs_trace_rec_t *x, char *buf, size_t n)
+{
+  if (cs_trace_is_ring(nm, h) && (x->cell == 1 || x->cell == 2))
+    snprintf(buf, n, "%s t%d", x->cell == 1 ? "RS" : "AG", x->value);
+  else if (x->cell == 1 && x->value == 0)
+    snprintf(buf, n, "main");
+  else
+    snprintf(buf, n, "phase %u round %d", x->cell, x->value);
+  return buf;
+}
+
+static const char *sig_name(int32_t sig, char *buf, size_t n)
+{
+  const char *a = sig > 0 && sig < 65 ? sigabbrev_np(sig) : NULL;
+  if (a)
+    snprintf(buf, n, "SIG%s", a);
+  else
+    snprintf(buf, n, "signal %d", sig);
+  return buf;
+}
+
+void cs_trace_launcher_str(const cs_trace_rec_t *x, char *buf, size_t n)
+{
+  char sb[32];
+  if (x->kind == CS_TR_FAULT && x->step == 1)
+    snprintf(buf, n, "rank %u killed by %s at event %u", x->rank,
+             sig_name(x->value, sb, sizeof(sb)), (uint32_t)x->observed);
+  else if (x->kind == CS_TR_FAULT)
+    snprintf(buf, n, "rank %u exited with status %d (%s) at event %u", x->rank,
+             x->value, cs_trace_exit_meaning(x->value), (uint32_t)x->observed);
+  else if (x->rank == UINT32_MAX)
+    snprintf(buf, n, "run aborted by the launcher (%s)",
+             cs_trace_abort_name(x->value));
+  else
+    snprintf(buf, n, "run aborted (%s), first failing rank %u",
+             cs_trace_abort_name(x->value), x->rank);
+}
+
+/* ------------------------------------------------------------ column */
+
+/* ", posted as dma #N" for an op queued for the DMA engine, else "". */
+static const char *posted_str(const cs_trace_rec_t *x, char *buf, size_t n)
+{
+  buf[0] = 0;
+  if (x->dma_id)
+    snprintf(buf, n, ", posted as dma #%llu", (unsigned long long)x->dma_id);
+  return buf;
+}
+
+/* load, store, put: who, which elements. */
+static void describe_access(char *buf, size_t n, const cs_layout_t *l,
+                            const cs_trace_rec_t *x)
+{
+  char sn[24], from[16], post[40];
+  unsigned long long off = (unsigned long long)x->elem_off;
+  const char *slot = cs_trace_slot_name(l, x->slot, sn, sizeof(sn));
+  if (x->kind == CS_EV_LOAD) {
+    if (x->peer == x->rank)
+      snprintf(from, sizeof(from), "local  ");
+    else
+      snprintf(from, sizeof(from), "from r%-2u", x->peer);
+    snprintf(buf, n, "%s %s[%llu..%llu) valid %u phys %u", from, slot, off,
+             off + x->phys, x->valid, x->phys);
+  } else if (x->kind == CS_EV_STORE) {
+    snprintf(buf, n, "local   %s[%llu..%llu) valid %u%s", slot, off,
+             off + x->valid, x->valid, posted_str(x, post, sizeof(post)));
+  } else {
+    snprintf(buf, n, "to r%-4u %s[%llu..%llu) valid %u%s", x->peer, slot, off,
+             off + x->valid, x->valid, posted_str(x, post, sizeof(post)));
+  }
+}
+
+static void describe_notify(char *buf, size_t n, const cs_layout_t *l,
+                            const cs_trace_rec_t *x)
+{
+  char sn[24], post[40];
+  const char *slot = cs_trace_slot_name(l, x->slot, sn, sizeof(sn));
+  if (x->dma_id)
+    snprintf(buf, n, "-> r%u %s[%u] %s%d%s", x->peer, slot, x->cell,
+             cs_trace_rec_is_add(x) ? "+" : "= ", x->value,
+             posted_str(x, post, sizeof(post)));
+  else if (cs_trace_rec_is_add(x))
+    snprintf(buf, n, "-> r%u %s[%u] %+d (now %d)", x->peer, slot, x->cell,
+             x->value, x->observed);
+  else
+    snprintf(buf, n, "-> r%u %s[%u] = %d", x->peer, slot, x->cell, x->value);
+}
+
+static void describe_wait(char *buf, size_t n, const cs_layout_t *l,
+                          const cs_trace_rec_t *x, const cs_trace_rec_t *begin,
+                          const cs_trace_rec_t *by)
+{
+  char sn[24], us[32];
+  int len = snprintf(buf, n, "%s[%u] %s %d saw %d",
+                     cs_trace_slot_name(l, x->slot, sn, sizeof(sn)), x->cell,
+                     cs_trace_cmp_str(x->opcmp), x->value, x->observed);
+  if (begin && len > 0 && (size_t)len < n)
+    len += snprintf(buf + len, n - (size_t)len, ", waited %s us",
+                    cs_trace_us_str(x->t_ns - begin->t_ns, us, sizeof(us)));
+  if (by && len > 0 && (size_t)len < n)
+    snprintf(buf + len, n - (size_t)len, ", by #%llu r%u",
+             (unsigned long long)by->seq, by->rank);
+}
+
+static void describe_dma(char *buf, size_t n, const cs_layout_t *l,
+                         const cs_trace_rec_t *x)
+{
+  char sn[24];
+  const char *verb = x->kind == CS_TR_DMA_POST ? "posts" : "lands";
+  const char *slot = cs_trace_slot_name(l, x->slot, sn, sizeof(sn));
+  unsigned long long id = (unsigned long long)x->dma_id;
+  unsigned long long off = (unsigned long long)x->elem_off;
+  if (x->kind == CS_TR_DMA_LAND && x->round == CS_EV_NOTIFY &&
+      cs_trace_rec_is_add(x))
+    snprintf(buf, n, "dma #%llu %s notify -> r%u %s[%u] %+d (now %d)", id,
+             verb, x->peer, slot, x->cell, x->value, x->observed);
+  else if (x->round == CS_EV_NOTIFY)
+    snprintf(buf, n, "dma #%llu %s notify -> r%u %s[%u] = %d", id, verb,
+             x->peer, slot, x->cell, x->value);
+  else
+    snprintf(buf, n, "dma #%llu %s %s -> r%u %s[%llu..%llu) valid %u", id,
+             verb,
+             x->round == CS_EV_STORE || x->round == CS_EV_PUT
+                 ? cs_trace_kind_name(x->round) : "op",
+             x->peer, slot, off, off + x->valid, x->valid);
+}
+
+void cs_trace_describe(char *buf, size_t n, const cs_trace_header_t *h,
+                       const cs_trace_names_t *nm, const cs_trace_rec_t *x,
+                       const cs_trace_rec_t *begin, const cs_trace_rec_t *by)
+{
+  char sn[24];
+  buf[0] = 0;
+  switch (x->kind) {
+  case CS_EV_LOAD:
+  case CS_EV_STORE:
+  case CS_EV_PUT:
+    describe_access(buf, n, &h->layout, x);
+    break;
+  case CS_EV_NOTIFY:
+    describe_notify(buf, n, &h->layout, x);
+    break;
+  case CS_TR_WAIT_BEGIN:
+    snprintf(buf, n, "%s[%u] %s %d",
+             cs_trace_slot_name(&h->layout, x->slot, sn, sizeof(sn)), x->cell,
+             cs_trace_cmp_str(x->opcmp), x->value);
+    break;
+  case CS_EV_WAIT:
+    describe_wait(buf, n, &h->layout, x, begin, by);
+    break;
+  case CS_EV_FENCE:
+    snprintf(buf, n, "pipe barrier");
+    break;
+  case CS_EV_REDUCE:
+    snprintf(buf, n, "acc = acc %s recv, %u elements",
+             cs_trace_op_name(nm, x->opcmp & ~CS_TR_FAILED), x->valid);
+    break;
+  case CS_EV_MARK:
+    snprintf(buf, n, "phase %s", cs_trace_mark_str(h, nm, x, sn, sizeof(sn)));
+    break;
+  case CS_TR_DMA_POST:
+  case CS_TR_DMA_LAND:
+    describe_dma(buf, n, &h->layout, x);
+    break;
+  case CS_TR_FAULT:
+  case CS_TR_ABORT:
+    cs_trace_launcher_str(x, buf, n);
+    break;
+  default:
+    break;
+  }
+}
+
+/* ------------------------------------------------------------ sentence */
+
+/* load, store, put as a sentence. */
+static void sentence_access(char *buf, size_t n, int sl, const char *sn,
+                            const cs_trace_rec_t *x)
+{
+  unsigned long long a = (unsigned long long)x->elem_off, b = a + x->valid;
+  if (x->kind == CS_EV_LOAD && x->peer == x->rank)
+    snprintf(buf, n, "rank %u: load %.*s[%llu..%llu) (local)", x->rank, sl, sn,
+             a, b);
+  else if (x->kind == CS_EV_LOAD)
+    snprintf(buf, n, "rank %u: load %.*s[%llu..%llu) from rank %u (%u "
+             "physical)", x->rank, sl, sn, a, b, x->peer, x->phys);
+  else if (x->kind == CS_EV_STORE)
+    snprintf(buf, n, "rank %u: store %.*s[%llu..%llu)", x->rank, sl, sn, a, b);
+  else
+    snprintf(buf, n, "rank %u: put %.*s[%llu..%llu) to rank %u", x->rank, sl,
+             sn, a, b, x->peer);
+}
+
+/* An op in a rank's DMA queue (round = its kind), as a landing to choose. */
+static void sentence_queued(char *buf, size_t n, int sl, const char *sn,
+                            const cs_trace_rec_t *x)
+{
+  unsigned long long a = (unsigned long long)x->elem_off, b = a + x->valid;
+  if (x->round == CS_EV_NOTIFY)
+    snprintf(buf, n, "rank %u's DMA: land notify #%llu: rank %u %.*s[%u] %+d",
+             x->rank, (unsigned long long)x->dma_id, x->peer, sl, sn, x->cell,
+             x->value);
+  else
+    snprintf(buf, n, "rank %u's DMA: land %s #%llu: rank %u %.*s[%llu..%llu)",
+             x->rank, x->round == CS_EV_PUT ? "put" : "store",
+             (unsigned long long)x->dma_id, x->peer, sl, sn, a, b);
+}
+
+void cs_trace_sentence(char *buf, size_t n, const cs_layout_t *l,
+                       const cs_trace_rec_t *x)
+{
+  const char *sn = x->slot < l->nslots ? l->slot[x->slot].name : "?";
+  int sl = (int)CS_SLOT_NAMELEN;
+  uint32_t opcmp = x->opcmp & ~CS_TR_FAILED;
+  switch (x->kind) {
+  case CS_EV_LOAD:
+  case CS_EV_STORE:
+  case CS_EV_PUT:
+    sentence_access(buf, n, sl, sn, x);
+    break;
+  case CS_EV_NOTIFY:
+    snprintf(buf, n, "rank %u: notify rank %u %.*s[%u] %s%d", x->rank, x->peer,
+             sl, sn, x->cell,
+             opcmp == CS_NOTIFY_ADD ? (x->value >= 0 ? "+" : "") : "= ",
+             x->value);
+    break;
+  case CS_EV_WAIT:
+    snprintf(buf, n, "rank %u: wait %.*s[%u] %s %d", x->rank, sl, sn, x->cell,
+             cs_trace_cmp_str(opcmp), x->value);
+    break;
+  case CS_EV_FENCE:
+    snprintf(buf, n, "rank %u: fence", x->rank);
+    break;
+  case CS_EV_REDUCE:
+    snprintf(buf, n, "rank %u: reduce %u elements", x->rank, x->valid);
+    break;
+  case CS_EV_MARK:
+    snprintf(buf, n, "rank %u: enter %s round %d", x->rank,
+             x->cell == 1 ? "reduce-scatter/main"
+             : x->cell == 2 ? "all-gather" : "phase",
+             x->value);
+    break;
+  case CS_TR_DMA_POST:
+    sentence_queued(buf, n, sl, sn, x);
+    break;
+  case CS_TR_DMA_LAND:
+    snprintf(buf, n, "rank %u's DMA lands op #%llu (%s to rank %u)", x->rank,
+             (unsigned long long)x->dma_id, cs_trace_kind_name(x->round),
+             x->peer);
+    break;
+  default:
+    snprintf(buf, n, "rank %u: %s", x->rank, cs_trace_kind_name(x->kind));
+    break;
+  }
+}

@@ -1,0 +1,284 @@
+/*
+ * trace_stats.c - `collsim trace --stats` (trace_stats.h).
+ *
+ * Owns: the per-rank tally of a finished trace (bytes loaded locally and
+ * remotely, bytes stored, notifies, waits, total and longest wait) and its
+ * verdict against the algorithm's remote volume.
+ * Does not own the volumes (collectives/geometry.h), the links (the waits'
+ * durations come from sim/trace/analysis.h) or the header block
+ * (sim/trace/export.h). Called by tools/trace.c.
+ */
+#define _GNU_SOURCE
+#include "trace_stats.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../collectives/allreduce.h"
+#include "../collectives/geometry.h"
+#include "../sim/trace/describe.h"
+
+typedef struct rank_stats {
+  uint64_t events;
+  uint64_t load_local, load_remote, stored; /* bytes */
+  uint64_t notifies, waits;
+  uint64_t wait_total_ns, wait_max_ns;
+} rank_stats_t;
+
+/* The expected remote bytes of one rank. */
+typedef struct volume {
+  double      formula; /* the textbook figure, may be fractional */
+  uint64_t    exact;   /* from the segment table */
+  const char *what;    /* the formula's name */
+} volume_t;
+
+/* Expected remote bytes of rank r for the run's algorithm. Returns 0 if
+ * there is none (not an allreduce, or no slot table). */
+static int expected(const cs_trace_header_t *h, uint32_t r, volume_t *v)
+{
+  if (h->program != 0 || h->layout.nslots < 1 || h->algo > CS_ALGO_HOST)
+    return 0;
+  uint32_t nr = h->nranks, es = h->layout.slot[0].esize, it = h->iters;
+  if (h->algo == CS_ALGO_RING) {
+    v->what = "2(N-1)/N*S";
+    v->formula = cs_ring_remote_bytes_formula(h->count, nr, es, it);
+    v->exact = cs_ring_remote_bytes(r, h->count, nr, es, it);
+  } else {
+    v->what = "(N-1)*S";
+    v->exact = h->algo == CS_ALGO_HOST ? cs_host_remote_bytes(h->count, nr, es, it)
+                                       : cs_mesh_remote_bytes(h->count, nr, es, it);
+    v->formula = (double)v->exact;
+  }
+  return 1;
+}
+
+/* Bytes as "51" or "213.3". */
+static const char *num_str(double v, char *buf, size_t n)
+{
+  if (v == (double)(uint64_t)v)
+    snprintf(buf, n, "%llu", (unsigned long long)v);
+  else
+    snprintf(buf, n, "%.1f", v);
+  return buf;
+}
+
+static const char *verdict(uint64_t got, const volume_t *v)
+{
+  if ((double)got == v->formula)
+    return "matches";
+  if (got == v->exact)
+    return "matches the segment table (ragged segments)";
+  return "DIFFERS";
+}
+
+/* Adds record i to its rank's totals. */
+static void tally_one(const cs_trace_export_t *e, uint64_t i, rank_stats_t *st)
+{
+  const cs_trace_header_t *h = &e->t->hdr;
+  const cs_trace_rec_t *x = &e->t->rec[i];
+  rank_stats_t *s = &st[x->rank];
+  uint64_t es = x->slot < h->layout.nslots ? h->layout.slot[x->slot].esize : 0;
+  s->events++;
+  switch (x->kind) {
+  case CS_EV_LOAD:
+    if (x->peer == x->rank)
+      s->load_local += x->valid * es;
+    else
+      s->load_remote += x->valid * es;
+    break;
+  case CS_EV_STORE:
+  case CS_EV_PUT:
+    s->stored += x->valid * es;
+    break;
+  case CS_EV_NOTIFY:
+    s->notifies++;
+    break;
+  case CS_EV_WAIT:
+    s->waits++;
+    if (e->links->pair[i] >= 0) {
+      uint64_t w = x->t_ns - e->t->rec[e->links->pair[i]].t_ns;
+      s->wait_total_ns += w;
+      if (w > s->wait_max_ns)
+        s->wait_max_ns = w;
+    }
+    break;
+  default:
+    break;
+  }
+}
+
+/* Totals of every shown rank record; returns the shown fault records. */
+static uint64_t tally(const cs_trace_export_t *e, rank_stats_t *st)
+{
+  uint64_t faults = 0;
+  for (uint64_t i = 0; i < e->t->n; i++) {
+    const cs_trace_rec_t *x = &e->t->rec[i];
+    if (!cs_trace_shown(e->filter, x))
+      continue;
+    if (cs_trace_rec_is_launcher(x))
+      faults += x->kind == CS_TR_FAULT;
+    else
+      tally_one(e, i, st);
+  }
+  return faults;
+}
+
+static void stats_jsonl(FILE *f, const cs_trace_export_t *e,
+                        const rank_stats_t *st, uint64_t faults, int can)
+{
+  const cs_trace_header_t *h = &e->t->hdr;
+  const cs_trace_filter_t *o = e->filter;
+  volume_t v;
+  for (uint32_t r = 0; r < h->nranks; r++) {
+    if (o->has_rank && r != o->rank)
+      continue;
+    const rank_stats_t *s = &st[r];
+    fprintf(f, "{\"type\":\"stats\",\"rank\":%u,\"events\":%llu,"
+            "\"load_local_bytes\":%llu,\"load_remote_bytes\":%llu,"
+            "\"store_bytes\":%llu,\"notifies\":%llu,\"waits\":%llu,"
+            "\"wait_total_ns\":%llu,\"wait_max_ns\":%llu", r,
+            (unsigned long long)s->events, (unsigned long long)s->load_local,
+            (unsigned long long)s->load_remote, (unsigned long long)s->stored,
+            (unsigned long long)s->notifies, (unsigned long long)s->waits,
+            (unsigned long long)s->wait_total_ns,
+            (unsigned long long)s->wait_max_ns);
+    if (can && expected(h, r, &v))
+      fprintf(f, ",\"reference\":\"%s\",\"reference_bytes\":%.17g,"
+              "\"segment_table_bytes\":%llu,\"verdict\":\"%s\"", v.what,
+              v.formula, (unsigned long long)v.exact,
+              verdict(s->load_remote, &v));
+    fprintf(f, "}\n");
+  }
+  fprintf(f, "{\"type\":\"stats_summary\",\"records\":%llu,\"faults\":%llu}\n",
+          (unsigned long long)e->t->n, (unsigned long long)faults);
+}
+
+/* The text header block and the per-rank table. */
+static void stats_table(FILE *f, const cs_trace_export_t *e,
+                        const rank_stats_t *st, uint64_t faults)
+{
+  const cs_trace_filter_t *o = e->filter;
+  char a[32], b[32];
+  cs_trace_export_text_header(f, e, e->t->n);
+  fprintf(f, "\n%4s %8s %13s %13s %11s %8s %7s %15s %13s\n", "rank", "events",
+          "load local B", "load remote B", "stored B", "notifies", "waits",
+          "wait total us", "wait max us");
+  for (uint32_t r = 0; r < e->t->hdr.nranks; r++) {
+    if (o->has_rank && r != o->rank)
+      continue;
+    const rank_stats_t *s = &st[r];
+    fprintf(f, "%4u %8llu %13llu %13llu %11llu %8llu %7llu %15s %13s\n", r,
+            (unsigned long long)s->events, (unsigned long long)s->load_local,
+            (unsigned long long)s->load_remote, (unsigned long long)s->stored,
+            (unsigned long long)s->notifies, (unsigned long long)s->waits,
+            cs_trace_us_str(s->wait_total_ns, a, sizeof(a)),
+            cs_trace_us_str(s->wait_max_ns, b, sizeof(b)));
+  }
+  if (faults)
+    fprintf(f, "(the run crashed: %llu fault record%s; the volumes below are "
+            "of a partial run)\n", (unsigned long long)faults,
+            faults == 1 ? "" : "s");
+}
+
+/* What the shown ranks' remote loads add up to against the volumes. */
+typedef struct verdicts {
+  int      all_formula, all_exact, total_ok;
+  uint64_t total; /* bytes, shown ranks */
+} verdicts_t;
+
+/* One line per shown rank, and the ring's all-ranks line. */
+static void volume_lines(FILE *f, const cs_trace_export_t *e,
+                         const rank_stats_t *st, verdicts_t *vd)
+{
+  const cs_trace_header_t *h = &e->t->hdr;
+  const cs_trace_filter_t *o = e->filter;
+  uint32_t nr = h->nranks, es = h->layout.slot[0].esize;
+  char fb[32];
+  volume_t v;
+  for (uint32_t r = 0; r < nr; r++) {
+    if (o->has_rank && r != o->rank)
+      continue;
+    uint64_t got = st[r].load_remote;
+    expected(h, r, &v);
+    vd->total += got;
+    vd->all_formula &= (double)got == v.formula;
+    vd->all_exact &= got == v.exact;
+    if (h->algo == CS_ALGO_RING)
+      fprintf(f, "  rank %-3u %10llu B   %s = %s B, segment table %llu B: %s\n",
+              r, (unsigned long long)got, v.what,
+              num_str(v.formula, fb, sizeof(fb)), (unsigned long long)v.exact,
+              verdict(got, &v));
+    else
+      fprintf(f, "  rank %-3u %10llu B   %s = %llu B: %s\n", r,
+              (unsigned long long)got, v.what, (unsigned long long)v.exact,
+              verdict(got, &v));
+  }
+  if (h->algo == CS_ALGO_RING && nr > 1 && !o->has_rank) {
+    uint64_t want = cs_ring_total_remote_bytes(h->count, nr, es, h->iters);
+    vd->total_ok = vd->total == want;
+    fprintf(f, "  all ranks %8llu B   2(N-1)*S = %llu B: %s\n",
+            (unsigned long long)vd->total, (unsigned long long)want,
+            vd->total_ok ? "matches" : "DIFFERS");
+  }
+}
+
+/* The volume check of a whole allreduce trace and its verdict. */
+static void stats_volume(FILE *f, const cs_trace_export_t *e,
+                         const rank_stats_t *st, uint64_t faults)
+{
+  const cs_trace_header_t *h = &e->t->hdr;
+  int one = e->filter->has_rank;
+  uint32_t nr = h->nranks, es = h->layout.slot[0].esize;
+  char fb[32];
+  volume_t v;
+  expected(h, 0, &v);
+  fprintf(f, "\nremote loads per rank against %s (%s, N = %u, S = %llu x %llu B "
+          "= %llu B, %u call%s): %s B\n", v.what,
+          cs_algo_name((cs_algo_t)h->algo), nr, (unsigned long long)h->count,
+          (unsigned long long)es, (unsigned long long)(h->count * es), h->iters,
+          h->iters == 1 ? "" : "s", num_str(v.formula, fb, sizeof(fb)));
+  verdicts_t vd = {1, 1, 1, 0};
+  volume_lines(f, e, st, &vd);
+  if (h->algo == CS_ALGO_RING && !vd.all_formula && vd.all_exact) {
+    fprintf(f, "  segments (elements):");
+    for (uint32_t k = 0; k < nr; k++)
+      fprintf(f, " %llu", (unsigned long long)cs_ring_seg_len(k, h->count, nr, es));
+    fprintf(f, "; rank r reads all but segments r-1 and r, so per rank "
+            "2S - |seg r-1| - |seg r|\n");
+  }
+  const char *who = one ? "the rank matches" : "every rank matches";
+  if (vd.all_formula && vd.total_ok)
+    fprintf(f, "verdict: %s %s\n", who, v.what);
+  else if (vd.all_exact && vd.total_ok)
+    fprintf(f, "verdict: %s its segment table%s\n", who,
+            one ? "" : "; the total matches 2(N-1)*S");
+  else
+    fprintf(f, "verdict: DIFFERS from the algorithm's volume%s\n",
+            faults ? " (the run crashed)" : "");
+}
+
+int cs__trace_write_stats(FILE *f, const cs_trace_export_t *e, int jsonl)
+{
+  const cs_trace_header_t *h = &e->t->hdr;
+  const cs_trace_filter_t *o = e->filter;
+  rank_stats_t *st = calloc(h->nranks, sizeof(*st));
+  if (!st)
+    return -ENOMEM;
+  uint64_t faults = tally(e, st);
+  /* The volume check needs every load of the rank. */
+  int whole = !o->kinds && o->from == 0 && o->to == UINT64_MAX;
+  volume_t v;
+  int can = whole && expected(h, 0, &v);
+  if (jsonl) {
+    stats_jsonl(f, e, st, faults, can);
+  } else {
+    stats_table(f, e, st, faults);
+    if (can)
+      stats_volume(f, e, st, faults);
+    else if (!whole && h->program == 0)
+      fprintf(f, "\nvolume check: skipped (--kind/--from/--to hide events)\n");
+  }
+  free(st);
+  return 0;
+}
