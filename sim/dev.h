@@ -161,7 +161,8 @@ struct cs_dev {
   const cs_dev_ops_t *ops;     /* the transport */
   const cs_dev_hooks_t *hooks; /* NULL = no tracing */
   void              *hook_arg;
-  const cs_event_t  *cur_ev;   /* event in progress (set only with hooks) */
+  const cs_event_t  *cur_ev;   /* event in progress, NULL between events
+                                  (kept only with hooks) */
   uint64_t           hook_seq; /* scratch of the hooks (trace: pending seq) */
   uint32_t           tag_phase; /* algorithm position for traces: phase, */
   uint32_t           tag_round; /*   round or chunk, */
@@ -193,20 +194,24 @@ static inline void cs__dev_begin(cs_dev_t *d, cs_event_t *ev)
 {
   ev->index = d->nevents++;
   __atomic_store_n(&d->st->event, ev->index, __ATOMIC_RELAXED);
+  if (__builtin_expect(d->hooks != 0, 0))
+    d->cur_ev = ev; /* an injected hang below fails this event */
   if (__builtin_expect(ev->index == d->fault_at, 0))
     cs__dev_strike(d);
   if (__builtin_expect(d->ops->point != 0, 0))
     d->ops->point(d, ev);
-  if (__builtin_expect(d->hooks != 0, 0)) {
-    d->cur_ev = ev;
+  if (__builtin_expect(d->hooks != 0, 0))
     d->hooks->begin(d, ev, d->hook_arg);
-  }
 }
+/* cur_ev never outlives its event: it lives in the caller's frame. */
 static inline void cs__dev_end(cs_dev_t *d, const cs_event_t *ev,
                                int32_t observed)
 {
-  if (__builtin_expect(d->hooks != 0, 0) && d->hooks->end)
-    d->hooks->end(d, ev, observed, d->hook_arg);
+  if (__builtin_expect(d->hooks != 0, 0)) {
+    if (d->hooks->end)
+      d->hooks->end(d, ev, observed, d->hook_arg);
+    d->cur_ev = NULL;
+  }
 }
 /* For transports: a wait found its condition false and starts blocking. */
 static inline void cs__dev_block(cs_dev_t *d, const cs_event_t *ev,
