@@ -47,6 +47,104 @@ static unsigned long long parse_bytes(const char *s)
   return *end ? 0 : v;
 }
 
+/* Reads [-n ITERS] [-w WARMUP] into *iters and *warmup and the index of the
+ * first SIZE into *first. Returns 0, or -1 after rank 0 printed why. */
+static int parse_args(int argc, char **argv, int me, int *iters, int *warmup,
+                      int *first)
+{
+  for (*first = 1; *first < argc && argv[*first][0] == '-'; *first += 2) {
+    const char *opt = argv[*first];
+    if (*first + 1 >= argc || (strcmp(opt, "-n") && strcmp(opt, "-w"))) {
+      if (me == 0)
+        fprintf(stderr, "usage: mpi_allreduce_timer [-n ITERS] [-w WARMUP] SIZE...\n");
+      return -1;
+    }
+    int v = atoi(argv[*first + 1]);
+    if (opt[1] == 'n')
+      *iters = v;
+    else
+      *warmup = v;
+  }
+  if (*iters < 1 || *warmup < 0 || *first >= argc) {
+    if (me == 0)
+      fprintf(stderr, "mpi_allreduce_timer: need -n >= 1, -w >= 0 and at least one SIZE\n");
+    return -1;
+  }
+  return 0;
+}
+
+/* WARMUP untimed calls, then ITERS calls each after a barrier: per[k] gets
+ * the slowest rank's time of call k on rank 0, in seconds. */
+static void time_calls(const float *send, float *recv, size_t count,
+                       int warmup, int iters, double *per)
+{
+  for (int k = 0; k < warmup; k++)
+    MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  for (int k = 0; k < iters; k++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    double dt = MPI_Wtime() - t0, slowest = 0;
+    MPI_Reduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    per[k] = slowest;
+  }
+}
+
+/* Elements of recv that differ from the exact sum over n ranks, summed over
+ * all ranks (the total is valid on rank 0 only). */
+static long long count_wrong(const float *recv, size_t count, int n)
+{
+  long long wrong = 0, total = 0;
+  for (size_t i = 0; i < count; i++) {
+    /* sum over r of (r + 1 + i mod 7) = n(n+1)/2 + n*(i mod 7), exact */
+    float want = (float)(n * (n + 1) / 2 + n * (int)(i % 7));
+    wrong += recv[i] != want;
+  }
+  MPI_Reduce(&wrong, &total, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  return total;
+}
+
+/* The CSV row of one size from the per-call times (sorted here). */
+static void print_row(size_t count, int n, double *per, int iters,
+                      long long wrong)
+{
+  qsort(per, (size_t)iters, sizeof(double), cmp_double);
+  double sec = per[iters / 2], nbytes = (double)count * sizeof(float);
+  double algbw = nbytes / sec / 1e9;
+  double busbw = algbw * (n > 1 ? 2.0 * (n - 1) / n : 0.0);
+  printf("%zu,%zu,fp32,sum,ompi,%d,%.3f,%.6f,%.6f,%lld\n",
+         count * sizeof(float), count, n, sec * 1e6, algbw, busbw, wrong);
+  fflush(stdout);
+}
+
+/* Times and checks one size of count floats; rank 0 prints its row.
+ * Returns 1 on rank 0 when a result was wrong, else 0. */
+static int run_size(size_t count, int me, int n, int iters, int warmup)
+{
+  int code = 0;
+  float *send = malloc(count * sizeof(float)), *recv = malloc(count * sizeof(float));
+  double *per = malloc((size_t)iters * sizeof(double));
+  if (!send || !recv || !per) {
+    fprintf(stderr, "mpi_allreduce_timer: out of memory for %zu floats\n", count);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  for (size_t i = 0; i < count; i++) {
+    send[i] = (float)(me + 1 + (int)(i % 7));
+    recv[i] = 0;
+  }
+  time_calls(send, recv, count, warmup, iters, per);
+  long long total = count_wrong(recv, count, n);
+  if (me == 0) {
+    print_row(count, n, per, iters, total);
+    if (total)
+      code = 1;
+  }
+  free(send);
+  free(recv);
+  free(per);
+  return code;
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -54,27 +152,11 @@ int main(int argc, char **argv)
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
 
-  int iters = 20, warmup = 5, first = 1;
-  for (; first < argc && argv[first][0] == '-'; first += 2) {
-    if (first + 1 >= argc || (strcmp(argv[first], "-n") && strcmp(argv[first], "-w"))) {
-      if (me == 0)
-        fprintf(stderr, "usage: mpi_allreduce_timer [-n ITERS] [-w WARMUP] SIZE...\n");
-      MPI_Finalize();
-      return 2;
-    }
-    int v = atoi(argv[first + 1]);
-    if (argv[first][1] == 'n')
-      iters = v;
-    else
-      warmup = v;
-  }
-  if (iters < 1 || warmup < 0 || first >= argc) {
-    if (me == 0)
-      fprintf(stderr, "mpi_allreduce_timer: need -n >= 1, -w >= 0 and at least one SIZE\n");
+  int iters = 20, warmup = 5, first;
+  if (parse_args(argc, argv, me, &iters, &warmup, &first) < 0) {
     MPI_Finalize();
     return 2;
   }
-
   if (me == 0)
     printf("size,count,type,redop,algo,ranks,time_us,algbw_gbps,busbw_gbps,wrong\n");
   int code = 0;
@@ -88,47 +170,8 @@ int main(int argc, char **argv)
       return 2;
     }
     size_t count = bytes / sizeof(float) ? bytes / sizeof(float) : 1;
-    float *send = malloc(count * sizeof(float)), *recv = malloc(count * sizeof(float));
-    double *per = malloc((size_t)iters * sizeof(double));
-    if (!send || !recv || !per) {
-      fprintf(stderr, "mpi_allreduce_timer: out of memory for %zu floats\n", count);
-      MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    for (size_t i = 0; i < count; i++) {
-      send[i] = (float)(me + 1 + (int)(i % 7));
-      recv[i] = 0;
-    }
-    for (int k = 0; k < warmup; k++)
-      MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    for (int k = 0; k < iters; k++) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      double t0 = MPI_Wtime();
-      MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-      double dt = MPI_Wtime() - t0, slowest = 0;
-      MPI_Reduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-      per[k] = slowest;
-    }
-    long long wrong = 0, total = 0;
-    for (size_t i = 0; i < count; i++) {
-      /* sum over r of (r + 1 + i mod 7) = n(n+1)/2 + n*(i mod 7), exact */
-      float want = (float)(n * (n + 1) / 2 + n * (int)(i % 7));
-      wrong += recv[i] != want;
-    }
-    MPI_Reduce(&wrong, &total, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (me == 0) {
-      qsort(per, (size_t)iters, sizeof(double), cmp_double);
-      double sec = per[iters / 2], nbytes = (double)count * sizeof(float);
-      double algbw = nbytes / sec / 1e9;
-      double busbw = algbw * (n > 1 ? 2.0 * (n - 1) / n : 0.0);
-      printf("%zu,%zu,fp32,sum,ompi,%d,%.3f,%.6f,%.6f,%lld\n",
-             count * sizeof(float), count, n, sec * 1e6, algbw, busbw, total);
-      fflush(stdout);
-      if (total)
-        code = 1;
-    }
-    free(send);
-    free(recv);
-    free(per);
+    if (run_size(count, me, n, iters, warmup))
+      code = 1;
   }
   MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
   MPI_Finalize();

@@ -408,16 +408,12 @@ static int check_dict(const hdr_t *h, cs_dtype_t *t, char *why, size_t whylen,
 
 /* ---- read --------------------------------------------------------------- */
 
-int cs_npy_read(const char *path, cs_npy_t *a, char *why, size_t whylen)
+/* Opens path for reading, refusing directories, FIFOs and other non-regular
+ * files without blocking on them. Returns the fd (blocking again) and the
+ * file's size, or -1 with a reason (nothing left open). */
+static int open_regular(const char *path, uint64_t *fsize, char *why,
+                        size_t whylen)
 {
-  if (why && whylen)
-    why[0] = 0;
-  if (a)
-    memset(a, 0, sizeof *a);
-  if (path == NULL || a == NULL)
-    return fail(why, whylen, path, "no %s given", a ? "path" : "array");
-
-  int rc = -1;
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* FIFOs: no hang */
   if (fd < 0)
     return fail(why, whylen, path, "cannot open: %s", strerror(errno));
@@ -437,60 +433,69 @@ int cs_npy_read(const char *path, cs_npy_t *a, char *why, size_t whylen)
   int fl = fcntl(fd, F_GETFL);
   if (fl >= 0)
     fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-  uint64_t fsize = (uint64_t)st.st_size;
+  *fsize = (uint64_t)st.st_size;
+  return fd;
+close_fd:
+  close(fd);
+  return -1;
+}
 
+/* Reads and checks the fixed prefix (magic, version, HLEN) of a file of
+ * fsize bytes: *prefix gets its length (10 or 12 bytes) and *hlen the
+ * header's, which is known to fit in the file. Returns 0 or -1 with a
+ * reason. */
+static int read_prefix(int fd, uint64_t fsize, size_t *prefix, uint32_t *hlen,
+                       char *why, size_t whylen, const char *path)
+{
   unsigned char pre[12];
   size_t want = fsize < sizeof pre ? (size_t)fsize : sizeof pre;
   ssize_t got = pread_full(fd, pre, want, 0);
-  if (got < 0) {
-    fail(why, whylen, path, "cannot read: %s", strerror(errno));
-    goto close_fd;
-  }
-  if (got == 0) {
-    fail(why, whylen, path, "file is empty: expected a .npy file");
-    goto close_fd;
-  }
+  if (got < 0)
+    return fail(why, whylen, path, "cannot read: %s", strerror(errno));
+  if (got == 0)
+    return fail(why, whylen, path, "file is empty: expected a .npy file");
   size_t cmp = (size_t)got < NPY_MAGIC_LEN ? (size_t)got : NPY_MAGIC_LEN;
-  if (memcmp(pre, NPY_MAGIC, cmp) != 0) {
-    fail(why, whylen, path,
-         "not a .npy file: does not start with the magic \\x93NUMPY");
-    goto close_fd;
-  }
-  if ((size_t)got < NPY_MAGIC_LEN + 2) {
-    fail(why, whylen, path, "file ends inside the header (%zd bytes)", got);
-    goto close_fd;
-  }
+  if (memcmp(pre, NPY_MAGIC, cmp) != 0)
+    return fail(why, whylen, path,
+                "not a .npy file: does not start with the magic \\x93NUMPY");
+  if ((size_t)got < NPY_MAGIC_LEN + 2)
+    return fail(why, whylen, path, "file ends inside the header (%zd bytes)",
+                got);
   unsigned major = pre[6], minor = pre[7];
-  if (!(major >= 1 && major <= 3 && minor == 0)) {
-    fail(why, whylen, path,
-         ".npy format version %u.%u is not supported: expected 1.0, 2.0 or "
-         "3.0", major, minor);
-    goto close_fd;
-  }
-  size_t prefix = major == 1 ? 10 : 12; /* magic, version, HLEN */
-  if ((size_t)got < prefix) {
-    fail(why, whylen, path, "file ends inside the header (%zd bytes)", got);
-    goto close_fd;
-  }
-  uint32_t hlen = major == 1 ? le16(pre + 8) : le32(pre + 8);
-  uint64_t data_off = (uint64_t)prefix + hlen;
-  if (data_off > fsize) {
-    fail(why, whylen, path,
-         "header length %u runs past the end of the file (%llu bytes)", hlen,
-         (unsigned long long)fsize);
-    goto close_fd;
-  }
-  if (hlen > NPY_MAX_HEADER) {
-    fail(why, whylen, path, "header length %u is implausible (over %u bytes)",
-         hlen, NPY_MAX_HEADER);
-    goto close_fd;
-  }
+  if (!(major >= 1 && major <= 3 && minor == 0))
+    return fail(why, whylen, path,
+                ".npy format version %u.%u is not supported: expected 1.0, "
+                "2.0 or 3.0", major, minor);
+  *prefix = major == 1 ? 10 : 12; /* magic, version, HLEN */
+  if ((size_t)got < *prefix)
+    return fail(why, whylen, path, "file ends inside the header (%zd bytes)",
+                got);
+  *hlen = major == 1 ? le16(pre + 8) : le32(pre + 8);
+  uint64_t data_off = (uint64_t)*prefix + *hlen;
+  if (data_off > fsize)
+    return fail(why, whylen, path,
+                "header length %u runs past the end of the file (%llu bytes)",
+                *hlen, (unsigned long long)fsize);
+  if (*hlen > NPY_MAX_HEADER)
+    return fail(why, whylen, path,
+                "header length %u is implausible (over %u bytes)", *hlen,
+                NPY_MAX_HEADER);
+  return 0;
+}
+
+/* Reads the hlen-byte header dict at offset prefix, parses and checks it:
+ * the accepted dtype and the shape (rows, cols). Returns 0 or -1 with a
+ * reason. */
+static int read_dict(int fd, size_t prefix, uint32_t hlen, cs_dtype_t *t,
+                     uint64_t *rows, uint64_t *cols, char *why, size_t whylen,
+                     const char *path)
+{
+  int rc = -1;
   char *text = malloc(hlen ? hlen : 1);
-  if (text == NULL) {
-    fail(why, whylen, path, "out of memory for a %u-byte header", hlen);
-    goto close_fd;
-  }
-  got = pread_full(fd, text, hlen, (off_t)prefix);
+  if (text == NULL)
+    return fail(why, whylen, path, "out of memory for a %u-byte header",
+                hlen);
+  ssize_t got = pread_full(fd, text, hlen, (off_t)prefix);
   if (got != (ssize_t)hlen) {
     fail(why, whylen, path, "cannot read the header: %s",
          got < 0 ? strerror(errno) : "file shrank while reading");
@@ -504,52 +509,98 @@ int cs_npy_read(const char *path, cs_npy_t *a, char *why, size_t whylen)
     fail(why, whylen, path, "bad header: %s; " NPY_EXPECTED_DICT, h.err);
     goto free_text;
   }
-  cs_dtype_t t = CS_FP32;
-  if (check_dict(&h, &t, why, whylen, path) < 0)
+  *t = CS_FP32;
+  if (check_dict(&h, t, why, whylen, path) < 0)
     goto free_text;
+  *rows = h.dim[0];
+  *cols = h.dim[1];
+  rc = 0;
+free_text:
+  free(text);
+  return rc;
+}
 
-  uint64_t rows = h.dim[0], cols = h.dim[1], count, nbytes;
-  uint64_t avail = fsize - data_off;
+/* The data size of shape (rows, cols) of dtype t, which must be exactly the
+ * avail bytes after the header. Returns 0 with *nbytes, or -1 with a
+ * reason. */
+static int check_data_size(cs_dtype_t t, uint64_t rows, uint64_t cols,
+                           uint64_t avail, uint64_t *nbytes, char *why,
+                           size_t whylen, const char *path)
+{
+  uint64_t count;
   if (__builtin_mul_overflow(rows, cols, &count) ||
-      __builtin_mul_overflow(count, (uint64_t)cs_dtype_size(t), &nbytes) ||
-      nbytes > (uint64_t)SIZE_MAX) {
-    fail(why, whylen, path,
-         "shape (%llu, %llu) of '%s' is too large: its size overflows 64 "
-         "bits", (unsigned long long)rows, (unsigned long long)cols,
-         descr_of[t]);
-    goto free_text;
-  }
-  if (nbytes != avail) {
-    fail(why, whylen, path,
-         "%s: shape (%llu, %llu) of '%s' needs %llu data bytes, the file has "
-         "%llu after the header",
-         nbytes > avail ? "data is truncated" : "trailing bytes after the data",
-         (unsigned long long)rows, (unsigned long long)cols, descr_of[t],
-         (unsigned long long)nbytes, (unsigned long long)avail);
-    goto free_text;
-  }
+      __builtin_mul_overflow(count, (uint64_t)cs_dtype_size(t), nbytes) ||
+      *nbytes > (uint64_t)SIZE_MAX)
+    return fail(why, whylen, path,
+                "shape (%llu, %llu) of '%s' is too large: its size overflows "
+                "64 bits", (unsigned long long)rows, (unsigned long long)cols,
+                descr_of[t]);
+  if (*nbytes != avail)
+    return fail(why, whylen, path,
+                "%s: shape (%llu, %llu) of '%s' needs %llu data bytes, the "
+                "file has %llu after the header",
+                *nbytes > avail ? "data is truncated"
+                                : "trailing bytes after the data",
+                (unsigned long long)rows, (unsigned long long)cols,
+                descr_of[t], (unsigned long long)*nbytes,
+                (unsigned long long)avail);
+  return 0;
+}
+
+/* The nbytes of data at offset off, in a new malloc'ed buffer the caller
+ * frees; NULL with a reason. */
+static void *read_data(int fd, uint64_t nbytes, uint64_t off, char *why,
+                       size_t whylen, const char *path)
+{
   void *data = malloc((size_t)nbytes);
   if (data == NULL) {
     fail(why, whylen, path, "out of memory for %llu data bytes",
          (unsigned long long)nbytes);
-    goto free_text;
+    return NULL;
   }
-  got = pread_full(fd, data, (size_t)nbytes, (off_t)data_off);
+  ssize_t got = pread_full(fd, data, (size_t)nbytes, (off_t)off);
   if (got != (ssize_t)nbytes) {
     fail(why, whylen, path, "cannot read the data: %s",
          got < 0 ? strerror(errno) : "file shrank while reading");
-    goto free_data;
+    free(data);
+    return NULL;
   }
+  return data;
+}
+
+int cs_npy_read(const char *path, cs_npy_t *a, char *why, size_t whylen)
+{
+  if (why && whylen)
+    why[0] = 0;
+  if (a)
+    memset(a, 0, sizeof *a);
+  if (path == NULL || a == NULL)
+    return fail(why, whylen, path, "no %s given", a ? "path" : "array");
+
+  uint64_t fsize = 0;
+  int fd = open_regular(path, &fsize, why, whylen);
+  if (fd < 0)
+    return -1;
+  int rc = -1;
+  size_t prefix = 0;
+  uint32_t hlen = 0;
+  cs_dtype_t t = CS_FP32;
+  uint64_t rows = 0, cols = 0, nbytes = 0;
+  if (read_prefix(fd, fsize, &prefix, &hlen, why, whylen, path) < 0 ||
+      read_dict(fd, prefix, hlen, &t, &rows, &cols, why, whylen, path) < 0)
+    goto close_fd;
+  uint64_t data_off = (uint64_t)prefix + hlen;
+  if (check_data_size(t, rows, cols, fsize - data_off, &nbytes, why, whylen,
+                      path) < 0)
+    goto close_fd;
+  void *data = read_data(fd, nbytes, data_off, why, whylen, path);
+  if (data == NULL)
+    goto close_fd;
   a->dtype = t;
   a->rows = rows;
   a->cols = cols;
   a->data = data;
-  data = NULL;
   rc = 0;
-free_data:
-  free(data);
-free_text:
-  free(text);
 close_fd:
   close(fd);
   return rc;
@@ -575,11 +626,12 @@ static mode_t current_umask(void)
   return m;
 }
 
-int cs_npy_write(const char *path, cs_dtype_t t, uint64_t rows, uint64_t cols,
-                 const void *data, char *why, size_t whylen)
+/* Checks the arguments of cs_npy_write; returns 0 with the data size in
+ * *nbytes, or -1 with a reason. */
+static int check_write_args(const char *path, cs_dtype_t t, uint64_t rows,
+                            uint64_t cols, const void *data, uint64_t *nbytes,
+                            char *why, size_t whylen)
 {
-  if (why && whylen)
-    why[0] = 0;
   if (path == NULL || path[0] == 0)
     return fail(why, whylen, path, "no path given");
   if ((unsigned)t >= CS_NDTYPES)
@@ -591,21 +643,27 @@ int cs_npy_write(const char *path, cs_dtype_t t, uint64_t rows, uint64_t cols,
                 "shape (%llu, %llu) has a zero dimension: expected (N, C) "
                 "with N, C >= 1", (unsigned long long)rows,
                 (unsigned long long)cols);
-  uint64_t count, nbytes;
+  uint64_t count;
   if (__builtin_mul_overflow(rows, cols, &count) ||
-      __builtin_mul_overflow(count, (uint64_t)cs_dtype_size(t), &nbytes) ||
-      nbytes > (uint64_t)SIZE_MAX)
+      __builtin_mul_overflow(count, (uint64_t)cs_dtype_size(t), nbytes) ||
+      *nbytes > (uint64_t)SIZE_MAX)
     return fail(why, whylen, path,
                 "shape (%llu, %llu) is too large: its size overflows 64 bits",
                 (unsigned long long)rows, (unsigned long long)cols);
   if (data == NULL)
     return fail(why, whylen, path, "no data given");
+  return 0;
+}
 
-  /* 10 + dict (<= 97) + pad (<= 64) + '\n' < 256 */
-  char head[256];
+/* The version 1.0 prefix and padded dict of a (rows, cols) array of dtype t
+ * into head (cap >= 256: 10 + dict (<= 97) + pad (<= 64) + '\n' < 256);
+ * returns its length, a multiple of NPY_ALIGN. */
+static size_t format_header(char *head, size_t cap, cs_dtype_t t,
+                            uint64_t rows, uint64_t cols)
+{
   memcpy(head, NPY_MAGIC "\x01\x00", NPY_MAGIC_LEN + 2);
   size_t off = 10;
-  off += (size_t)snprintf(head + off, sizeof head - off,
+  off += (size_t)snprintf(head + off, cap - off,
                           "{'descr': '%s', 'fortran_order': False, "
                           "'shape': (%llu, %llu), }",
                           descr_of[t], (unsigned long long)rows,
@@ -616,7 +674,43 @@ int cs_npy_write(const char *path, cs_dtype_t t, uint64_t rows, uint64_t cols,
   head[off++] = '\n';
   head[8] = (char)((off - 10) & 0xff);
   head[9] = (char)((off - 10) >> 8);
+  return off;
+}
 
+/* Creates the temp file tmp (a mkstemp template), gives it the mode open(2)
+ * would and writes head then data into it. Returns 0 with the file closed,
+ * or -1 with a reason and the temp file removed. */
+static int write_temp(char *tmp, const char *head, size_t hlen,
+                      const void *data, size_t nbytes, char *why,
+                      size_t whylen, const char *path)
+{
+  int fd = mkstemp(tmp);
+  if (fd < 0)
+    return fail(why, whylen, path, "cannot create a temp file beside it: %s",
+                strerror(errno));
+  /* mkstemp makes 0600; give the file what open(2) would have. */
+  if (fchmod(fd, 0666 & ~current_umask()) < 0 ||
+      write_full(fd, head, hlen) < 0 || write_full(fd, data, nbytes) < 0) {
+    fail(why, whylen, path, "cannot write %s: %s", tmp, strerror(errno));
+    close(fd);
+    unlink(tmp);
+    return -1;
+  }
+  if (close(fd) < 0) {
+    fail(why, whylen, path, "cannot write %s: %s", tmp, strerror(errno));
+    unlink(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+/* Writes head and data to PATH.tmpXXXXXX and renames it over path, with
+ * the terminating signals held meanwhile. Returns 0, or -1 with a reason,
+ * path unchanged and no temp file left. */
+static int write_atomic(const char *path, const char *head, size_t hlen,
+                        const void *data, size_t nbytes, char *why,
+                        size_t whylen)
+{
   int rc = -1;
   size_t plen = strlen(path);
   char *tmp = malloc(plen + sizeof ".tmpXXXXXX");
@@ -632,38 +726,30 @@ int cs_npy_write(const char *path, cs_dtype_t t, uint64_t rows, uint64_t cols,
   sigprocmask(SIG_BLOCK, &stops, &old_mask);
   memcpy(tmp, path, plen);
   memcpy(tmp + plen, ".tmpXXXXXX", sizeof ".tmpXXXXXX");
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    fail(why, whylen, path, "cannot create a temp file beside it: %s",
-         strerror(errno));
+  if (write_temp(tmp, head, hlen, data, nbytes, why, whylen, path) < 0)
     goto free_tmp;
-  }
-  /* mkstemp makes 0600; give the file what open(2) would have. */
-  if (fchmod(fd, 0666 & ~current_umask()) < 0 ||
-      write_full(fd, head, off) < 0 ||
-      write_full(fd, data, (size_t)nbytes) < 0) {
-    fail(why, whylen, path, "cannot write %s: %s", tmp, strerror(errno));
-    goto close_fd;
-  }
-  int err = close(fd);
-  fd = -1;
-  if (err < 0) {
-    fail(why, whylen, path, "cannot write %s: %s", tmp, strerror(errno));
-    goto unlink_tmp;
-  }
   if (rename(tmp, path) < 0) {
     fail(why, whylen, path, "cannot rename %s over it: %s", tmp,
          strerror(errno));
-    goto unlink_tmp;
+    unlink(tmp);
+    goto free_tmp;
   }
   rc = 0;
-  goto free_tmp;
-close_fd:
-  close(fd);
-unlink_tmp:
-  unlink(tmp);
 free_tmp:
   free(tmp);
   sigprocmask(SIG_SETMASK, &old_mask, NULL);
   return rc;
+}
+
+int cs_npy_write(const char *path, cs_dtype_t t, uint64_t rows, uint64_t cols,
+                 const void *data, char *why, size_t whylen)
+{
+  if (why && whylen)
+    why[0] = 0;
+  uint64_t nbytes = 0;
+  if (check_write_args(path, t, rows, cols, data, &nbytes, why, whylen) < 0)
+    return -1;
+  char head[256];
+  size_t hlen = format_header(head, sizeof head, t, rows, cols);
+  return write_atomic(path, head, hlen, data, (size_t)nbytes, why, whylen);
 }
