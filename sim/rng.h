@@ -1,8 +1,8 @@
 /*
  * rng.h - splitmix64, the one pseudo-random generator collsim uses: the
  * random input fill (collectives/allreduce.c) and the controlled-mode
- * schedules (sim/sched.c). Deterministic per seed, so a recorded seed
- * reproduces a run.
+ * schedules (sim/sched/random.c, pct.c). Deterministic per seed, so a
+ * recorded seed reproduces a run.
  */
 #ifndef CS_RNG_H
 #define CS_RNG_H

@@ -1,14 +1,15 @@
 /*
  * sched.h - controlled execution: one actor at a time, memory models and
- * schedules (DESIGN §6).
+ * schedules.
  *
- * Owns: the scheduler area in the shared region (per-rank posted event,
- * semaphore, DMA queue and payload arena), the rank side of a scheduling
- * point, posting of stores/puts/notifies under fifo and relaxed models,
- * and the launcher-side scheduler that picks the next actor (a rank, or a
- * rank's DMA engine landing one posted op) by strategy: random, pct,
- * latest, replay, interactive. Does not own processes (launch.c calls
- * cs__sched_step from its loop) or the trace format (trace.h).
+ * The public face of the scheduler: memory models, schedule parsing, and
+ * the launcher-side scheduler (sim/sched/core.c) that picks the next actor
+ * (a rank, or a rank's DMA engine landing one posted op) by strategy
+ * (sim/sched/random.c, pct.c, latest.c, replay.c, interactive.c). The
+ * scheduler area's layout is in sim/sched/internal.h; the rank side of a
+ * scheduling point and DMA posting are the controlled transport
+ * (transport_ctl.c). Does not own processes (launch.c calls
+ * cs__sched_step from its loop) or the trace format (trace/format.h).
  *
  * Handshake: a rank about to perform an event writes it to its slot, marks
  * itself POSTED, posts the scheduler semaphore and sleeps on its own. The
