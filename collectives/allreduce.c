@@ -110,6 +110,7 @@ int cs_ar_tiles_init(cs_ar_tiles_t *t, const cs_ar_cfg_t *c)
   }
   t->acc.esize = t->recv.esize = es;
   t->acc.width = t->recv.width = cap;
+  t->knobs = cs_bug_knobs(c->bug, c->no_epilogue);
   return 0;
 }
 
@@ -134,8 +135,7 @@ static void allreduce_checked(cs_dev_t *d, const cs_ar_cfg_t *c,
 
 void cs_allreduce(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t)
 {
-  cs_knobs_t k = cs_bug_knobs(c->bug, c->no_epilogue);
-  allreduce_checked(d, c, &k, t, NULL);
+  allreduce_checked(d, c, &t->knobs, t, NULL);
 }
 
 void cs_ar_stage_in(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
@@ -238,11 +238,10 @@ int cs_ar_rank_main(cs_dev_t *d, void *arg)
     cs_ar_tiles_fini(&t);
     return cs_dev_error(d, -ENOMEM);
   }
-  cs_knobs_t k = cs_bug_knobs(c->bug, c->no_epilogue);
   for (uint32_t it = 0; it < c->iters; it++) {
     cs_ar_stage_in(d, c, &t, in);
     uint64_t t0 = cs_now_ns();
-    allreduce_checked(d, c, &k, &t, it + 1 == c->iters ? &st->signal_bad
+    allreduce_checked(d, c, &t.knobs, &t, it + 1 == c->iters ? &st->signal_bad
                                                        : NULL);
     st->ns[it] = cs_now_ns() - t0;
     cs_ar_stage_out(d, c, &t, out);

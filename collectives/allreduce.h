@@ -48,12 +48,15 @@ int32_t cs_ar_signal_final(const cs_ar_cfg_t *c);
 /* Whether cell `cell` of rank `rank`'s signal slot is a self cell. */
 int cs_ar_signal_is_self(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell);
 
-/* Rank-private staging tiles (the UB) of one rank, sized for c. */
+/* Rank-private staging tiles (the UB) of one rank, sized for c, and the
+ * knobs of c->bug, derived once here for every call with these tiles.
+ * Returns 0 or -ENOMEM. */
 int  cs_ar_tiles_init(cs_ar_tiles_t *t, const cs_ar_cfg_t *c);
 void cs_ar_tiles_fini(cs_ar_tiles_t *t);
 
 /* One allreduce call on the data already in the own window's data slot,
- * with the knobs of c->bug (bugs.h). Ends with the self-clearing signal
+ * with the knobs of c->bug (bugs.h; t->knobs, from cs_ar_tiles_init for
+ * the same c). Ends with the self-clearing signal
  * epilogue unless c->no_epilogue or the bug leaves it out. */
 void cs_allreduce(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t);
 

@@ -9,6 +9,7 @@
 #ifndef CS_AR_CONFIG_H
 #define CS_AR_CONFIG_H
 
+#include "bugs.h"
 #include <stdint.h>
 
 #include "../sim/dev.h"
@@ -35,8 +36,9 @@ enum { CS_AR_SLOT_DATA = 0, CS_AR_SLOT_SIGNAL = 1 };
 
 /* Rank-private staging tiles (the UB) of one rank. */
 typedef struct cs_ar_tiles {
-  cs_tile_t acc;  /* accumulator */
-  cs_tile_t recv; /* received data */
+  cs_tile_t  acc;   /* accumulator */
+  cs_tile_t  recv;  /* received data */
+  cs_knobs_t knobs; /* the configuration's mutation knobs (cs_ar_tiles_init) */
 } cs_ar_tiles_t;
 
 #endif

@@ -39,6 +39,7 @@ int cs_dev_init(cs_dev_t *d, cs_world_t *w, uint32_t rank,
     return err;
   d->world = w;
   d->ops = ops;
+  d->point = ops->point;
   d->rank = rank;
   d->nranks = w->ctl->nranks;
   d->mywin = cs_world_window(w, rank);
@@ -65,6 +66,18 @@ int cs_dev_error(cs_dev_t *d, int err)
 {
   d->st->start_err = err;
   return CS_RX_ERROR;
+}
+
+void cs__dev_begin_slow(cs_dev_t *d, cs_event_t *ev)
+{
+  if (d->hooks)
+    d->cur_ev = ev; /* an injected hang below fails this event */
+  if (ev->index == d->fault_at)
+    cs__dev_strike(d);
+  if (d->point)
+    d->point(d, ev);
+  if (d->hooks)
+    d->hooks->begin(d, ev, d->hook_arg);
 }
 
 /* ------------------------------------------------------------ failures */
@@ -186,8 +199,9 @@ static inline void check_tile(cs_dev_t *d, const cs_event_t *ev,
 /* ------------------------------------------------------------ data */
 
 /* Begins load event ev into tile t: bounds of the physical range, tile
- * capacity, valid <= phys. */
-static inline void load_begin(cs_dev_t *d, cs_event_t *ev, const cs_tile_t *t)
+ * capacity, valid <= phys. Returns the range's window offset. */
+static inline uint64_t load_begin(cs_dev_t *d, cs_event_t *ev,
+                                  const cs_tile_t *t)
 {
   cs__dev_begin(d, ev);
   const cs_slot_t *s = check(d, ev, ev->slot, ev->peer, ev->elem_off, ev->phys);
@@ -196,6 +210,7 @@ static inline void load_begin(cs_dev_t *d, cs_event_t *ev, const cs_tile_t *t)
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: bad load at event %llu: valid %u > physical %u",
                  d->rank, (unsigned long long)ev->index, ev->valid, ev->phys);
+  return s->off + ev->elem_off * s->esize;
 }
 
 void cs_load(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
@@ -203,9 +218,9 @@ void cs_load(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
 {
   cs_event_t ev = {.kind = CS_EV_LOAD, .peer = peer, .slot = slot,
                    .elem_off = elem_off, .valid = valid, .phys = phys};
-  load_begin(d, &ev, t);
+  uint64_t off = load_begin(d, &ev, t);
   size_t es = t->esize;
-  d->ops->load(d, &ev, t->buf, (size_t)valid * es);
+  d->ops->load(d, &ev, off, t->buf, (size_t)valid * es);
   if (valid < t->width)
     memset((uint8_t *)t->buf + (size_t)valid * es, 0,
            (size_t)(t->width - valid) * es);
@@ -221,8 +236,8 @@ void cs_load_fused(cs_dev_t *d, cs_tile_t *acc, uint32_t peer, uint32_t slot,
 {
   cs_event_t ev = {.kind = CS_EV_LOAD, .peer = peer, .slot = slot,
                    .elem_off = elem_off, .valid = valid, .phys = phys};
-  load_begin(d, &ev, acc);
-  consume(acc, d->ops->view(d, &ev), valid, arg);
+  uint64_t off = load_begin(d, &ev, acc);
+  consume(acc, d->ops->view(d, &ev, off), valid, arg);
   cs__dev_end(d, &ev, 0);
 }
 
@@ -235,7 +250,8 @@ static inline void write_to(cs_dev_t *d, uint32_t kind, const cs_tile_t *t,
   cs__dev_begin(d, &ev);
   const cs_slot_t *s = check(d, &ev, slot, peer, elem_off, valid);
   check_tile(d, &ev, t, s, valid);
-  d->ops->write(d, &ev, t->buf, (size_t)valid * t->esize);
+  d->ops->write(d, &ev, s->off + elem_off * s->esize, t->buf,
+                (size_t)valid * t->esize);
   cs__dev_end(d, &ev, 0);
 }
 
@@ -253,8 +269,9 @@ void cs_put(cs_dev_t *d, const cs_tile_t *t, uint32_t peer, uint32_t slot,
 
 /* ------------------------------------------------------------ signals */
 
-/* Bounds of a signal access: one int32 cell inside an int32 slot. */
-static inline void check_cell(cs_dev_t *d, const cs_event_t *ev)
+/* Bounds of a signal access: one int32 cell inside an int32 slot.
+ * Returns the cell's window offset. */
+static inline uint64_t check_cell(cs_dev_t *d, const cs_event_t *ev)
 {
   const cs_slot_t *s = check(d, ev, ev->slot, ev->peer, ev->cell, 1);
   if (__builtin_expect(s->esize != sizeof(int32_t), 0))
@@ -262,6 +279,7 @@ static inline void check_cell(cs_dev_t *d, const cs_event_t *ev)
                  "rank %u: %s at event %llu on slot '%s', which does not hold "
                  "int32 signal cells", d->rank, kind_name(ev->kind),
                  (unsigned long long)ev->index, s->name);
+  return s->off + (uint64_t)ev->cell * sizeof(int32_t);
 }
 
 void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
@@ -270,8 +288,8 @@ void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
   cs_event_t ev = {.kind = CS_EV_NOTIFY, .peer = peer, .slot = slot,
                    .cell = cell, .opcmp = op, .value = value};
   cs__dev_begin(d, &ev);
-  check_cell(d, &ev);
-  int32_t now = d->ops->notify(d, &ev);
+  uint64_t off = check_cell(d, &ev);
+  int32_t now = d->ops->notify(d, &ev, off);
   cs__dev_end(d, &ev, now);
 }
 
@@ -281,8 +299,8 @@ int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
   cs_event_t ev = {.kind = CS_EV_WAIT, .peer = d->rank, .slot = slot,
                    .cell = cell, .opcmp = cmp, .value = value};
   cs__dev_begin(d, &ev);
-  check_cell(d, &ev);
-  int32_t v = d->ops->wait(d, &ev);
+  uint64_t off = check_cell(d, &ev);
+  int32_t v = d->ops->wait(d, &ev, off);
   cs__dev_end(d, &ev, v);
   return v;
 }

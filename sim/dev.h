@@ -107,28 +107,33 @@ typedef struct cs_dev_hooks {
 /* How an event takes effect: one table per transport, chosen once when a
  * rank starts and never looked at by algorithm code. Every operation runs
  * after the core has numbered, ordered, hooked and bounds-checked the
- * event, so it only performs the effect; the event (ev) says where
- * (peer, slot, elem_off, cell). A transport that has no shared mapping
- * (an MPI-3 RMA one) computes its targets from the event alone. */
+ * event, so it only performs the effect. The event (ev) says which peer,
+ * slot, elements and cell; `off` is the checked byte offset of the target
+ * (the range's first byte, or the cell) inside a window, the same in every
+ * rank's window: a shared-memory transport adds it to the peer's mapping,
+ * an MPI-3 RMA one uses it as the target displacement. */
 typedef struct cs_dev_ops {
   const char *name;
   /* Before the event is hooked and checked: a transport that runs one
    * actor at a time blocks here until the event may run. NULL: none. */
   void (*point)(cs_dev_t *d, cs_event_t *ev);
-  /* Copies nbytes of the event's source range into dst. */
-  void (*load)(cs_dev_t *d, const cs_event_t *ev, void *dst, size_t nbytes);
-  /* The source range itself, readable in place for the rest of the event
+  /* Copies nbytes at `off` of the event's peer's window into dst. */
+  void (*load)(cs_dev_t *d, const cs_event_t *ev, uint64_t off, void *dst,
+               size_t nbytes);
+  /* The same source range, readable in place for the rest of the event
    * (cs_load_fused), or NULL: this transport cannot (cs_dev_in_place). */
-  const void *(*view)(cs_dev_t *d, const cs_event_t *ev);
-  /* Store or put nbytes from src into the event's target range; may post
-   * it for later (then sets ev->dma_id). */
-  void (*write)(cs_dev_t *d, cs_event_t *ev, const void *src, size_t nbytes);
-  /* Applies the event's op and value to the target cell; returns the
-   * cell's value after it, or 0 when the notify was posted for later. */
-  int32_t (*notify)(cs_dev_t *d, cs_event_t *ev);
-  /* Blocks until the own cell satisfies the event's condition; returns the
-   * value seen. Times out and aborts through cs__dev_fail/_aborted. */
-  int32_t (*wait)(cs_dev_t *d, const cs_event_t *ev);
+  const void *(*view)(cs_dev_t *d, const cs_event_t *ev, uint64_t off);
+  /* Store or put nbytes from src at `off` of the event's peer's window;
+   * may post it for later (then sets ev->dma_id). */
+  void (*write)(cs_dev_t *d, cs_event_t *ev, uint64_t off, const void *src,
+                size_t nbytes);
+  /* Applies the event's op and value to the peer's cell at `off`; returns
+   * the cell's value after it, or 0 when the notify was posted for later. */
+  int32_t (*notify)(cs_dev_t *d, cs_event_t *ev, uint64_t off);
+  /* Blocks until the own cell at `off` satisfies the event's condition;
+   * returns the value seen. Times out and aborts through
+   * cs__dev_fail/cs__dev_aborted. */
+  int32_t (*wait)(cs_dev_t *d, const cs_event_t *ev, uint64_t off);
   /* Orders: everything posted before lands before anything after. */
   void (*fence)(cs_dev_t *d, const cs_event_t *ev);
   /* The rank's body returned. NULL: nothing to do. */
@@ -159,6 +164,7 @@ struct cs_dev {
   uint32_t           yield_iters; /* sched_yield rounds after the spin */
   uint64_t           timeout_ns;
   const cs_dev_ops_t *ops;     /* the transport */
+  void (*point)(cs_dev_t *, cs_event_t *); /* == ops->point, read on every event */
   const cs_dev_hooks_t *hooks; /* NULL = no tracing */
   void              *hook_arg;
   const cs_event_t  *cur_ev;   /* event in progress, NULL between events
@@ -189,19 +195,20 @@ _Noreturn void cs__dev_fail(cs_dev_t *d, uint32_t reason, int rx,
                             const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* The choke point: every device-API call begins here. */
+void cs__dev_begin_slow(cs_dev_t *d, cs_event_t *ev);
+
+/* The choke point: every device-API call begins here. Untraced free mode
+ * (no hooks, no scheduling point) only numbers the event and looks for an
+ * injected fault; the rest is cs__dev_begin_slow: cur_ev, the fault, the
+ * transport's scheduling point, the begin hook, in that order. */
 static inline void cs__dev_begin(cs_dev_t *d, cs_event_t *ev)
 {
   ev->index = d->nevents++;
   __atomic_store_n(&d->st->event, ev->index, __ATOMIC_RELAXED);
-  if (__builtin_expect(d->hooks != 0, 0))
-    d->cur_ev = ev; /* an injected hang below fails this event */
-  if (__builtin_expect(ev->index == d->fault_at, 0))
+  if (__builtin_expect(((uintptr_t)d->hooks | (uintptr_t)d->point) != 0, 0))
+    cs__dev_begin_slow(d, ev);
+  else if (__builtin_expect(ev->index == d->fault_at, 0))
     cs__dev_strike(d);
-  if (__builtin_expect(d->ops->point != 0, 0))
-    d->ops->point(d, ev);
-  if (__builtin_expect(d->hooks != 0, 0))
-    d->hooks->begin(d, ev, d->hook_arg);
 }
 /* cur_ev never outlives its event: it lives in the caller's frame. */
 static inline void cs__dev_end(cs_dev_t *d, const cs_event_t *ev,

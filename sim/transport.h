@@ -23,9 +23,15 @@ extern const cs_dev_ops_t cs_transport_controlled;
 
 /* Pieces of the free transport that the controlled one shares: an effect
  * that lands at once in the shared windows. */
-void cs__free_write(cs_dev_t *d, cs_event_t *ev, const void *src, size_t nbytes);
-int32_t cs__free_notify(cs_dev_t *d, cs_event_t *ev);
-int32_t cs__free_wait(cs_dev_t *d, const cs_event_t *ev);
+/* The address of window offset `off` in `peer`'s window, in this process. */
+static inline void *cs__shm_at(const cs_dev_t *d, uint32_t peer, uint64_t off)
+{
+  return cs_win_remote(&d->ctx, d->mywin + off, peer);
+}
+void cs__free_write(cs_dev_t *d, cs_event_t *ev, uint64_t off,
+                    const void *src, size_t nbytes);
+int32_t cs__free_notify(cs_dev_t *d, cs_event_t *ev, uint64_t off);
+int32_t cs__free_wait(cs_dev_t *d, const cs_event_t *ev, uint64_t off);
 void cs__free_fence(cs_dev_t *d, const cs_event_t *ev);
 
 #endif

@@ -79,10 +79,10 @@ static void ctl_done(cs_dev_t *d)
 }
 
 
-static void ctl_load(cs_dev_t *d, const cs_event_t *ev, void *dst,
-                     size_t nbytes)
+static void ctl_load(cs_dev_t *d, const cs_event_t *ev, uint64_t off,
+                     void *dst, size_t nbytes)
 {
-  memcpy(dst, cs_dev_addr(d, ev->peer, ev->slot, ev->elem_off), nbytes);
+  memcpy(dst, cs__shm_at(d, ev->peer, off), nbytes);
 }
 
 /* Whether posted ops queue for the DMA engine (fifo, relaxed). */
@@ -91,19 +91,19 @@ static inline int posted(const cs_dev_t *d)
   return d->world->ctl->controlled > 1 + CS_MM_SC;
 }
 
-static void ctl_write(cs_dev_t *d, cs_event_t *ev, const void *src,
-                      size_t nbytes)
+static void ctl_write(cs_dev_t *d, cs_event_t *ev, uint64_t off,
+                      const void *src, size_t nbytes)
 {
   if (posted(d))
     ctl_post(d, ev, src, (uint32_t)nbytes);
   else
-    cs__free_write(d, ev, src, nbytes);
+    cs__free_write(d, ev, off, src, nbytes);
 }
 
-static int32_t ctl_notify(cs_dev_t *d, cs_event_t *ev)
+static int32_t ctl_notify(cs_dev_t *d, cs_event_t *ev, uint64_t off)
 {
   if (!posted(d))
-    return cs__free_notify(d, ev);
+    return cs__free_notify(d, ev, off);
   ctl_post(d, ev, NULL, 0);
   return 0;
 }

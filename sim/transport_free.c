@@ -47,31 +47,26 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static const void *free_view(cs_dev_t *d, const cs_event_t *ev)
+static const void *free_view(cs_dev_t *d, const cs_event_t *ev, uint64_t off)
 {
-  return cs_dev_addr(d, ev->peer, ev->slot, ev->elem_off);
+  return cs__shm_at(d, ev->peer, off);
 }
 
-static void free_load(cs_dev_t *d, const cs_event_t *ev, void *dst,
-                      size_t nbytes)
+static void free_load(cs_dev_t *d, const cs_event_t *ev, uint64_t off,
+                      void *dst, size_t nbytes)
 {
-  memcpy(dst, free_view(d, ev), nbytes);
+  memcpy(dst, cs__shm_at(d, ev->peer, off), nbytes);
 }
 
-void cs__free_write(cs_dev_t *d, cs_event_t *ev, const void *src,
-                    size_t nbytes)
+void cs__free_write(cs_dev_t *d, cs_event_t *ev, uint64_t off,
+                    const void *src, size_t nbytes)
 {
-  memcpy(cs_dev_addr(d, ev->peer, ev->slot, ev->elem_off), src, nbytes);
+  memcpy(cs__shm_at(d, ev->peer, off), src, nbytes);
 }
 
-static inline int32_t *cell_of(cs_dev_t *d, const cs_event_t *ev)
+int32_t cs__free_notify(cs_dev_t *d, cs_event_t *ev, uint64_t off)
 {
-  return cs_dev_addr(d, ev->peer, ev->slot, ev->cell);
-}
-
-int32_t cs__free_notify(cs_dev_t *d, cs_event_t *ev)
-{
-  int32_t *p = cell_of(d, ev), now;
+  int32_t *p = cs__shm_at(d, ev->peer, off), now;
   if (ev->opcmp == CS_NOTIFY_ADD)
     now = __atomic_add_fetch(p, ev->value, __ATOMIC_SEQ_CST);
   else {
@@ -120,9 +115,9 @@ static int32_t sleep_until(cs_dev_t *d, const cs_event_t *ev, int32_t *p)
   }
 }
 
-int32_t cs__free_wait(cs_dev_t *d, const cs_event_t *ev)
+int32_t cs__free_wait(cs_dev_t *d, const cs_event_t *ev, uint64_t off)
 {
-  int32_t *p = cell_of(d, ev);
+  int32_t *p = cs__shm_at(d, d->rank, off);
   uint32_t cmp = ev->opcmp;
   int32_t value = ev->value;
   int32_t v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
