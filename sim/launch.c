@@ -30,14 +30,11 @@
 uint32_t cs_launch_spin_default(uint32_t nranks)
 {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  /* A pause costs ~25 ns on the 2-core development machine (AMD EPYC), so
-   * 2000 pauses are ~50 us: far above a spin hop (0.05-0.2 us) and twice a
-   * cross-core futex wake (21 us), so a waiter with its own CPU rarely
-   * sleeps; yet when something else wants the CPU (another process, a
-   * slow peer) it gives the core away after 50 us instead of burning a
-   * scheduler slice (20000 pauses made every contended hop cost ~1 ms).
-   * Oversubscribed, do not spin at all: the notifier needs this CPU, so
-   * yield it at once (cs_launch_yield_default). */
+  /* With a CPU per rank, spin far longer than a spin hop and than a
+   * cross-core futex wake, so a waiter rarely sleeps, yet short enough to
+   * give the core away when something else wants it (docs/measurements.md
+   * has the figures). Oversubscribed, do not spin at all: the notifier
+   * needs this CPU, so yield it at once (cs_launch_yield_default). */
   return (cpus > 0 && nranks <= (uint32_t)cpus) ? 2000u : 0u;
 }
 
@@ -45,12 +42,9 @@ uint32_t cs_launch_yield_default(uint32_t nranks)
 {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   /* More ranks than CPUs: the rank a waiter needs is usually runnable but
-   * not running, and sched_yield hands it the CPU in a few microseconds;
-   * a futex sleep and wake costs about 21 us and two context switches.
-   * After this many yields without progress, sleep. Measured with
-   * `collsim bench --ranks 8 -b 8 -e 8 --algo mesh` on 2 cores: 160 us
-   * per call with spin-then-sleep, 19-30 us with 200 yields (Open MPI,
-   * which also yields: 28 us); 50 or 1000 yields were no better. */
+   * not running, and sched_yield hands it the CPU sooner than a futex
+   * sleep and wake (two context switches) would. After this many yields
+   * without progress, sleep (the count: docs/measurements.md). */
   return (cpus > 0 && nranks > (uint32_t)cpus) ? 200u : 0u;
 }
 
@@ -63,8 +57,7 @@ typedef struct rank_proc {
 
 /* With no more ranks than allowed CPUs, binds rank r to the r-th of them
  * (as Open MPI binds to cores for small runs): left to itself the kernel
- * sometimes keeps two spinning ranks on one CPU for a whole run, which made
- * a 14 us call take 330 us in 16 of 30 runs on the 2-core machine. */
+ * sometimes keeps two spinning ranks on one CPU for a whole run. */
 static void pin_rank(uint32_t rank, uint32_t nranks)
 {
   cpu_set_t allowed, one;

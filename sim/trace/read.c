@@ -256,9 +256,8 @@ int cs_trace_reader_next(cs_trace_reader_t *rd, cs_trace_rec_t *rec)
     rd->failed = 1;
     return fail(rd, "corrupt record %llu (%s)", (unsigned long long)rd->next, what);
   }
-  /* Times are stored as clock ticks (the TSC, read in ~10 ns where
-   * clock_gettime takes 30); the header's rate, measured over the whole
-   * run, turns them into ns. */
+  /* Times are stored as clock ticks (the TSC where it is invariant); the
+   * header's rate, measured over the whole run, turns them into ns. */
   if (rd->hdr.tick_ns > 0) {
     double ns = (double)x.t_ns * rd->hdr.tick_ns + 0.5;
     /* An edited record (replay keeps those) may hold any value: no

@@ -74,9 +74,7 @@ static inline uint64_t producer_seq(cs_dev_t *d, cs_trace_rank_t *k)
  * slot once that one is free (bounded memory: a rank that outruns the disk
  * waits). A rank rings the doorbell, so the launcher writes the chunk now,
  * and rings again after each nap while it waits: completions wake nobody,
- * and a waiting rank has nothing better to do (ringing every 50 naps, a
- * rank recording faster than the disk took 2.5 us per event with
- * 512-record chunks, 0.19 us ringing every nap); the launcher itself
+ * and a waiting rank has nothing better to do; the launcher itself
  * (dma-land records) writes at once. The chunk
  * is handed over once: after an abort a rank may call this again for the
  * same full chunk (the record is dropped each time), and by then the
@@ -138,9 +136,8 @@ SAME_PLACE(phys, slot);
  * words, the event's fields copied as blocks, then the checksum, read back
  * from the store buffer. Records are sealed in the rank as they are
  * written (the launcher never reads a record, it only writes chunks): a
- * record below the ring's head is whole and sealed. Sealing in batches of
- * 16 instead re-read records that the tile copies in between had evicted:
- * `bench --trace-cost`, pairs of runs, 3-8 ns per event more at 1-16 MiB. */
+ * record below the ring's head is whole and sealed. (Sealing in batches
+ * re-reads records that the tile copies in between have evicted.) */
 static inline __attribute__((always_inline)) void
 fill(cs_trace_rec_t *x, uint64_t t, uint32_t rank, uint32_t kind,
      const cs_event_t *ev, uint64_t seq, int32_t value, int32_t observed,

@@ -58,8 +58,8 @@ static inline cs_trace_rec_t *slot_rec(cs_trace_ring_t *r, uint32_t slot)
 }
 
 /* A timestamp for a record: TSC ticks when the launcher found an invariant
- * TSC (7-10 ns to read here, against 24-30 ns for clock_gettime: recording
- * cost matters, there is one record per device event), else ns. */
+ * TSC (far cheaper to read than clock_gettime, and there is one record per
+ * device event), else ns. */
 static inline uint64_t rec_clock(const cs_trace_ring_t *r)
 {
 #if defined(__x86_64__)
@@ -82,10 +82,9 @@ typedef struct cs_trace_rank {
 
 /* The file: the header block, then the full chunks in the order the
  * launcher wrote them (each at a 4 KiB-aligned offset, written with
- * O_DIRECT from the shared memory where the file system allows: the
- * page-cache copy of buffered writes cost this 2-core machine ~1.7 ns per
- * byte of kernel time, `dd bs=1M`: 0.56 s of sys time for 320 MB buffered,
- * 0.03 s with oflag=direct), then, written at close, each rank's last
+ * O_DIRECT from the shared memory where the file system allows, which
+ * spares the launcher the kernel's page-cache copy), then, written at
+ * close, each rank's last
  * partial chunk and the launcher's fault/abort records. */
 #define DIO_ALIGN 4096u
 
