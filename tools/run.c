@@ -154,7 +154,8 @@ static int opt_mode(run_opts_t *o, int opt, const char *arg)
   case OPT_INPUT: o->input = arg; return 0;
   case OPT_OUTPUT: o->output = arg; return 0;
   case OPT_SCHEDULE:
-    if (cs_sched_parse(arg, &o->sched, &file, why, sizeof(why)) < 0) {
+    if (cs_sched_parse(arg, &o->sched, &file) < 0) {
+      cs_cli_schedule_why(arg, why, sizeof(why));
       cs_cli_error("run", "%s", why);
       return -1;
     }

@@ -98,7 +98,8 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step)
       break;
     case 's': *step = 1; break;
     case 'S':
-      if (cs_sched_parse(optarg, &o->sched, NULL, why, sizeof(why)) < 0) {
+      if (cs_sched_parse(optarg, &o->sched, NULL) < 0) {
+        cs_cli_schedule_why(optarg, why, sizeof(why));
         cs_cli_error("teach", "%s", why);
         return -1;
       }
