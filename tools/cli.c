@@ -93,6 +93,32 @@ int cs_cli_mm(const char *cmd, const char *opt, const char *s, cs_mm_t *out)
   return 0;
 }
 
+void cs_cli_ar_why(const cs_ar_cfg_t *c, int rc, char *buf, size_t n)
+{
+  uint32_t maxr = cs_ar_max_ranks(c->algo);
+  switch (rc) {
+  case CS_EARRANKS:
+    snprintf(buf, n, "--ranks %u is not accepted for --algo %s: expected 1 "
+             "to %u%s", c->nranks, cs_algo_name(c->algo), maxr,
+             c->algo == CS_ALGO_HOST ? " (the host builtin supports at most 16)"
+                                     : "");
+    break;
+  case CS_EARCOUNT:
+    snprintf(buf, n, "--count %llu is not accepted: expected 1 to %llu "
+             "elements", (unsigned long long)c->count, CS_AR_MAX_COUNT);
+    break;
+  case CS_EARTILE:
+    snprintf(buf, n, "--tile-bytes %u is not accepted: expected a multiple "
+             "of 32 from %u to %u", c->tile_bytes, CS_AR_MIN_TILE, CS_AR_MAX_TILE);
+    break;
+  case CS_EARITERS:
+    snprintf(buf, n, "--iters 0 is not accepted: expected at least 1");
+    break;
+  default:
+    snprintf(buf, n, "unknown algorithm, dtype or op");
+  }
+}
+
 void cs_cli_schedule_why(const char *s, char *buf, size_t n)
 {
   snprintf(buf, n, "--schedule '%s' is not accepted: expected "

@@ -117,7 +117,10 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
   o->sched.model = (cs_mm_t)h->memory_model;
   o->schedule_str = "replay";
   char why[256];
-  if (cs_ar_check(&o->cfg, why, sizeof(why)) < 0 || h->iters > 1000000 ||
+  int rc = cs_ar_check(&o->cfg);
+  if (rc < 0)
+    cs_cli_ar_why(&o->cfg, rc, why, sizeof(why));
+  if (rc < 0 || h->iters > 1000000 ||
       (h->fault_kind && h->fault_rank >= h->nranks)) {
     cs_cli_error("replay", "%s: its header describes a run collsim cannot "
                  "make (%s)", path, h->iters > 1000000 ? "more than 1000000 calls"

@@ -364,13 +364,14 @@ static int check(run_job_t *rj)
   if (o->cfg.iters < cs_bug_min_calls(o->cfg.bug))
     o->cfg.iters = cs_bug_min_calls(o->cfg.bug); /* some show on a second call */
   char why[256];
-  why[0] = 0;
-  if (cs_ar_check(&o->cfg, why, sizeof(why)) < 0 ||
-      cs_cli_common_check(o->cmd, &o->com, o->cfg.nranks) < 0) {
-    if (why[0])
-      cs_cli_error(o->cmd, "%s", why);
+  int rc = cs_ar_check(&o->cfg);
+  if (rc < 0) {
+    cs_cli_ar_why(&o->cfg, rc, why, sizeof(why));
+    cs_cli_error(o->cmd, "%s", why);
     return CS_EXIT_USAGE;
   }
+  if (cs_cli_common_check(o->cmd, &o->com, o->cfg.nranks) < 0)
+    return CS_EXIT_USAGE;
   rj->fill = o->input ? CS_FILL_INPUT
                       : (o->fill ? o->fill : cs_ar_default_fill(&o->cfg));
   return check_world(rj);
