@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sim/trace/read.h"
 #include "../window/cs_error.h"
 #include "cli.h"
 #include "run.h"
@@ -166,7 +167,9 @@ int cs_cmd_replay(int argc, char **argv)
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
   char why[512];
   uint64_t edited = 0;
-  if (cs_trace_load_edited(path, &o.replay, why, sizeof(why), &edited) < 0) {
+  cs_trace_diag_t d;
+  if (cs_trace_load_edited(path, &o.replay, &d, &edited) < 0) {
+    cs_trace_strerror(&d, why, sizeof(why));
     cs_cli_error("replay", "%s", why);
     return CS_EXIT_USAGE;
   }

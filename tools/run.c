@@ -20,6 +20,7 @@
 #include "../collectives/allreduce.h"
 #include "../collectives/geometry.h"
 #include "../collectives/oracle.h"
+#include "../sim/trace/read.h"
 #include "../window/cs_error.h"
 #include "cli.h"
 #include "npy.h"
@@ -668,7 +669,9 @@ int cs_cmd_run(int argc, char **argv)
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
   if (o.replay_file) {
     char why[512];
-    if (cs_trace_load(o.replay_file, &o.replay, why, sizeof(why)) < 0) {
+    cs_trace_diag_t d;
+    if (cs_trace_load(o.replay_file, &o.replay, &d) < 0) {
+      cs_trace_strerror(&d, why, sizeof(why));
       cs_cli_error("run", "--schedule replay: %s", why);
       return CS_EXIT_USAGE;
     }
