@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "../window/cs_error.h"
+
 typedef enum cs_algo {
   CS_ALGO_MESH = 0,
   CS_ALGO_RING = 1,
@@ -23,13 +25,13 @@ static inline const char *cs_algo_name(cs_algo_t a)
   return (unsigned)a < CS_NALGOS ? names[a] : "?";
 }
 
-/* Name -> id, or -1. */
+/* Name -> id, or CS_EBADNAME. */
 static inline int cs_algo_parse(const char *s)
 {
   for (int i = 0; i < CS_NALGOS; i++)
     if (strcmp(s, cs_algo_name((cs_algo_t)i)) == 0)
       return i;
-  return -1;
+  return CS_EBADNAME;
 }
 
 #endif

@@ -23,35 +23,25 @@ const char *cs_fill_name(cs_fill_t f)
   return (unsigned)f <= CS_FILL_INPUT ? n[f] : "?";
 }
 
-int cs_ar_check(const cs_ar_cfg_t *c, char *why, size_t whylen)
+uint32_t cs_ar_max_ranks(cs_algo_t algo)
 {
-  uint32_t maxr = c->algo == CS_ALGO_HOST ? CS_HOST_MAX_RANKS : CS_AR_MAX_RANKS;
+  return algo == CS_ALGO_HOST ? CS_HOST_MAX_RANKS : CS_AR_MAX_RANKS;
+}
+
+int cs_ar_check(const cs_ar_cfg_t *c)
+{
   if ((unsigned)c->algo >= CS_NALGOS || (unsigned)c->dtype >= CS_NDTYPES ||
-      (unsigned)c->op >= CS_NOPS) {
-    snprintf(why, whylen, "unknown algorithm, dtype or op");
-    return -1;
-  }
-  if (c->nranks < 1 || c->nranks > maxr) {
-    snprintf(why, whylen, "--ranks %u is not accepted for --algo %s: "
-             "expected 1 to %u%s", c->nranks, cs_algo_name(c->algo), maxr,
-             c->algo == CS_ALGO_HOST ? " (the host builtin supports at most 16)"
-                                     : "");
-    return -1;
-  }
-  if (c->count < 1 || c->count > (1ull << 36)) {
-    snprintf(why, whylen, "--count %llu is not accepted: expected 1 to %llu "
-             "elements", (unsigned long long)c->count, 1ull << 36);
-    return -1;
-  }
-  if (c->tile_bytes < 1024 || c->tile_bytes > (1u << 24) || c->tile_bytes % 32) {
-    snprintf(why, whylen, "--tile-bytes %u is not accepted: expected a "
-             "multiple of 32 from 1024 to %u", c->tile_bytes, 1u << 24);
-    return -1;
-  }
-  if (c->iters < 1) {
-    snprintf(why, whylen, "--iters 0 is not accepted: expected at least 1");
-    return -1;
-  }
+      (unsigned)c->op >= CS_NOPS)
+    return CS_EARENUM;
+  if (c->nranks < 1 || c->nranks > cs_ar_max_ranks(c->algo))
+    return CS_EARRANKS;
+  if (c->count < 1 || c->count > CS_AR_MAX_COUNT)
+    return CS_EARCOUNT;
+  if (c->tile_bytes < CS_AR_MIN_TILE || c->tile_bytes > CS_AR_MAX_TILE ||
+      c->tile_bytes % 32)
+    return CS_EARTILE;
+  if (c->iters < 1)
+    return CS_EARITERS;
   return 0;
 }
 

@@ -31,9 +31,19 @@ typedef enum cs_fill {
   CS_FILL_INPUT,       /* from a file */
 } cs_fill_t;
 
-/* Checks a configuration. Returns 0, or -1 with one line in `why` naming
- * the value and what is accepted. */
-int cs_ar_check(const cs_ar_cfg_t *c, char *why, size_t whylen);
+/* Limits cs_ar_check holds a configuration to. */
+#define CS_AR_MAX_COUNT (1ull << 36)     /* elements per rank */
+#define CS_AR_MIN_TILE  1024u            /* bytes, a multiple of 32 */
+#define CS_AR_MAX_TILE  (1u << 24)       /* bytes */
+/* The most ranks `algo` accepts (the host builtin: CS_HOST_MAX_RANKS). */
+uint32_t cs_ar_max_ranks(cs_algo_t algo);
+
+/* Checks a configuration. Returns 0, or the first field out of range:
+ * CS_EARENUM (algo, dtype or op), CS_EARRANKS (1..cs_ar_max_ranks),
+ * CS_EARCOUNT (1..CS_AR_MAX_COUNT), CS_EARTILE (a multiple of 32 from
+ * CS_AR_MIN_TILE to CS_AR_MAX_TILE) or CS_EARITERS (0 calls). Words no
+ * message: the caller names the value from `c`. */
+int cs_ar_check(const cs_ar_cfg_t *c);
 
 /* Declares the window of the algorithm: slot 0 "data" (count elements),
  * slot 1 "signal" (int32 cells), in that order, 32-byte rounded. */

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../sim/dev.h"
+#include "../window/cs_error.h"
 
 typedef enum cs_bug {
   CS_BUG_NONE = 0,
@@ -115,13 +116,13 @@ static const cs_bug_info_t cs_bug_table[CS_NBUGS] = {
      .mut = {.no_final_barrier = true}, .min_calls = 2},
 };
 
-/* Name -> id, or -1. */
+/* Name -> id, or CS_EBADNAME. */
 static inline int cs_bug_parse(const char *s)
 {
   for (int i = 1; i < CS_NBUGS; i++)
     if (strcmp(s, cs_bug_table[i].name) == 0)
       return i;
-  return -1;
+  return CS_EBADNAME;
 }
 
 /* Allreduce calls on one world a run of defect `bug` needs for it to show

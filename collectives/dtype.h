@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../window/cs_error.h"
+
 typedef enum cs_dtype {
   CS_FP32 = 0, /* IEEE binary32 */
   CS_FP16 = 1, /* IEEE binary16 */
@@ -41,13 +43,13 @@ static inline const char *cs_op_name(cs_op_t o)
   return (unsigned)o < CS_NOPS ? n[o] : "?";
 }
 
-/* Name -> value; -1 when unknown. */
+/* Name -> value; CS_EBADNAME when unknown. */
 static inline int cs_dtype_parse(const char *s)
 {
   for (int i = 0; i < CS_NDTYPES; i++)
     if (strcmp(s, cs_dtype_name((cs_dtype_t)i)) == 0)
       return i;
-  return -1;
+  return CS_EBADNAME;
 }
 
 static inline int cs_op_parse(const char *s)
@@ -55,7 +57,7 @@ static inline int cs_op_parse(const char *s)
   for (int i = 0; i < CS_NOPS; i++)
     if (strcmp(s, cs_op_name((cs_op_t)i)) == 0)
       return i;
-  return -1;
+  return CS_EBADNAME;
 }
 
 #endif

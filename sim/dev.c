@@ -362,16 +362,13 @@ static int parse_u64(const char *s, size_t len, uint64_t *out)
   return 0;
 }
 
-int cs_fault_parse(const char *s, cs_fault_t *f, char *why, size_t whylen)
+int cs_fault_parse(const char *s, cs_fault_t *f)
 {
   const char *c1 = strchr(s, ':');
   uint64_t rank, event = 0;
   memset(f, 0, sizeof(*f));
-  if (!c1 || parse_u64(s, (size_t)(c1 - s), &rank) < 0 || rank >= CS_MAX_RANKS) {
-    snprintf(why, whylen, "bad fault '%s': expected RANK:KIND[:EVENT] with "
-             "RANK a number 0..%d", s, CS_MAX_RANKS - 1);
-    return -EINVAL;
-  }
+  if (!c1 || parse_u64(s, (size_t)(c1 - s), &rank) < 0 || rank >= CS_MAX_RANKS)
+    return CS_EFAULTRANK;
   const char *kind = c1 + 1, *c2 = strchr(kind, ':');
   size_t klen = c2 ? (size_t)(c2 - kind) : strlen(kind);
   static const cs_fault_kind_t kinds[] = {CS_FAULT_SEGV, CS_FAULT_ABORT,
@@ -381,16 +378,11 @@ int cs_fault_parse(const char *s, cs_fault_t *f, char *why, size_t whylen)
     if (strlen(name) == klen && strncmp(kind, name, klen) == 0)
       f->kind = kinds[i];
   }
-  if (f->kind == CS_FAULT_NONE) {
-    snprintf(why, whylen, "bad fault '%s': KIND '%.*s' is not one of segv, "
-             "abort, exit, hang", s, (int)klen, kind);
-    return -EINVAL;
-  }
+  if (f->kind == CS_FAULT_NONE)
+    return CS_EFAULTKIND;
   if (c2 && parse_u64(c2 + 1, strlen(c2 + 1), &event) < 0) {
-    snprintf(why, whylen, "bad fault '%s': EVENT '%s' is not a non-negative "
-             "event index", s, c2 + 1);
     f->kind = CS_FAULT_NONE;
-    return -EINVAL;
+    return CS_EFAULTEVENT;
   }
   f->rank = (uint32_t)rank;
   f->event = event;

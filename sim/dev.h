@@ -64,9 +64,11 @@ typedef struct cs_fault {
   uint64_t        event; /* device-API event index at which it strikes */
 } cs_fault_t;
 
-/* Parses "RANK:KIND[:EVENT]". Returns 0, or -EINVAL with a one-line reason
- * in `why` (which names the bad part and what is accepted). */
-int cs_fault_parse(const char *s, cs_fault_t *f, char *why, size_t whylen);
+/* Parses "RANK:KIND[:EVENT]" (RANK below CS_MAX_RANKS; KIND segv, abort,
+ * exit or hang; EVENT a decimal index, default 0). Returns 0, or the part
+ * that is wrong: CS_EFAULTRANK, CS_EFAULTKIND or CS_EFAULTEVENT, with *f
+ * zeroed (kind CS_FAULT_NONE). Words no message: the caller names `s`. */
+int cs_fault_parse(const char *s, cs_fault_t *f);
 const char *cs_fault_kind_name(cs_fault_kind_t k);
 
 /* One event as the hooks see it. */

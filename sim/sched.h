@@ -61,15 +61,15 @@ typedef struct cs_sched_cfg {
   void         *hook_arg;
 } cs_sched_cfg_t;
 
-/* "sc", "fifo", "relaxed" -> 0..2, or -1. */
+/* "sc", "fifo", "relaxed" -> 0..2, or CS_EBADNAME. */
 int cs_mm_parse(const char *s);
 const char *cs_mm_name(cs_mm_t m);
 
-/* Parses random:SEED, pct:SEED:DEPTH[:STEPS], latest, interactive (and
- * replay:FILE, whose FILE the caller loads). Returns 0 or -1 with one line
- * in `why`. */
-int cs_sched_parse(const char *s, cs_sched_cfg_t *c, const char **replay_file,
-                   char *why, size_t whylen);
+/* Parses random:SEED, pct:SEED:DEPTH[:STEPS] (DEPTH 1..64), latest,
+ * interactive (and replay:FILE, whose FILE the caller loads; refused when
+ * replay_file is NULL). Returns 0, or CS_EBADSCHED with *c possibly half
+ * set. Words no message: the caller names `s`. */
+int cs_sched_parse(const char *s, cs_sched_cfg_t *c, const char **replay_file);
 
 /* Bytes of the scheduler area for n ranks whose posted payloads may reach
  * arena_bytes each (pass as sched_bytes in cs_world_opts_t). */

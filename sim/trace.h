@@ -79,14 +79,18 @@ typedef struct cs_trace {
   uint64_t          n;   /* records */
 } cs_trace_t;
 
-/* Reads and validates a whole trace. Returns 0, or -1 with one line in
- * `why` (empty, truncated, wrong magic, future version, corrupt header or
- * record N) and `t` left empty. Never crashes on any input. */
-int cs_trace_load(const char *path, cs_trace_t *t, char *why, size_t whylen);
+/* Reads and validates a whole trace. Returns 0, or a negative code (those
+ * of cs_trace_reader_open and _next, -ENOMEM, CS_EDUPSEQ) with `t` left
+ * empty and, if `d` is not NULL, the defect in *d (empty, truncated, wrong
+ * magic, future version, corrupt header or record N, a repeated sequence
+ * number; d->path = path), which cs_trace_strerror (sim/trace/read.h)
+ * words in one line. Never crashes on any input. */
+struct cs_trace_diag; /* sim/trace/read.h */
+int cs_trace_load(const char *path, cs_trace_t *t, struct cs_trace_diag *d);
 void cs_trace_free(cs_trace_t *t);
 /* The same, but records whose checksum does not match (edited by hand)
  * are kept, if their fields are in range, and counted in *edited. */
-int cs_trace_load_edited(const char *path, cs_trace_t *t, char *why,
-                         size_t whylen, uint64_t *edited);
+int cs_trace_load_edited(const char *path, cs_trace_t *t,
+                         struct cs_trace_diag *d, uint64_t *edited);
 
 #endif

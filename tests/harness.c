@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../sim/trace.h"
+#include "../sim/trace/read.h"
 #include "../window/world.h"
 
 const char *bin_path(void)
@@ -171,4 +173,28 @@ int count_lines(const char *s)
   for (; *s; s++)
     n += *s == '\n';
   return n;
+}
+
+int load_trace(const char *path, cs_trace_t *t, char *why, size_t n)
+{
+  cs_trace_diag_t d;
+  int rc = cs_trace_load(path, t, &d);
+  cs_trace_strerror(&d, why, n);
+  return rc;
+}
+
+int open_reader(const char *path, unsigned flags, cs_trace_reader_t **rd,
+                char *why, size_t n)
+{
+  cs_trace_diag_t d;
+  int rc = cs_trace_reader_open(path, flags, rd, &d);
+  cs_trace_strerror(&d, why, n);
+  return rc;
+}
+
+const char *reader_why(const cs_trace_reader_t *rd)
+{
+  static char why[512];
+  cs_trace_strerror(cs_trace_reader_diag(rd), why, sizeof(why));
+  return why;
 }

@@ -1,12 +1,15 @@
 /*
  * harness.h - running the real `collsim` binary from a Criterion test:
  * stdout and stderr captured, a kill timer, the child reaped, and a check
- * that it left no /collsim-<pid>-* name behind. Shared by the suites that
- * test the command line (cli, bench, trace, sched).
+ * that it left no /collsim-<pid>-* name behind; and reading a trace
+ * in-process with its refusal worded as the tools word it. Shared by the
+ * suites that test the command line or read traces (cli, bench, trace,
+ * sched, reader, analysis).
  */
 #ifndef CS_TEST_HARNESS_H
 #define CS_TEST_HARNESS_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 typedef struct cli_out {
@@ -39,5 +42,17 @@ void run_argv_denied(cli_out_t *r, double timeout_s, int deny,
 
 /* Lines in s (newlines). */
 int count_lines(const char *s);
+
+/* In-process trace reading with the refusal worded as the tools word it
+ * (cs_trace_strerror) into why, "" when there is none. Each returns the
+ * reader's or loader's code. */
+struct cs_trace;
+struct cs_trace_reader;
+int load_trace(const char *path, struct cs_trace *t, char *why, size_t n);
+int open_reader(const char *path, unsigned flags, struct cs_trace_reader **rd,
+                char *why, size_t n);
+/* The refusal of the reader's last failed next(), worded; "" if none.
+ * Valid until the next call. */
+const char *reader_why(const struct cs_trace_reader *rd);
 
 #endif

@@ -15,6 +15,8 @@
 #include "../collectives/allreduce.h"
 #include "../collectives/geometry.h"
 #include "../sim/launch.h"
+#include "../tools/cli.h"
+#include "../window/cs_error.h"
 
 typedef struct outcome {
   uint64_t wrong;        /* elements differing from the oracle, all ranks */
@@ -40,7 +42,9 @@ static void run_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
 {
   char why[256];
   memset(o, 0, sizeof(*o));
-  cr_assert_eq(cs_ar_check(c, why, sizeof(why)), 0, "%s", why);
+  int checked = cs_ar_check(c);
+  cs_cli_ar_why(c, checked, why, sizeof(why));
+  cr_assert_eq(checked, 0, "%s", why);
   uint32_t n = c->nranks, es = cs_dtype_size(c->dtype);
   uint64_t bytes = c->count * es;
   cs_layout_t l;
@@ -306,11 +310,13 @@ Test(check, rejects_out_of_range_configurations)
 {
   char why[256];
   cs_ar_cfg_t c = cfg(CS_ALGO_HOST, CS_FP32, CS_SUM, 17, 10);
-  cr_assert_eq(cs_ar_check(&c, why, sizeof(why)), -1);
+  cr_assert_eq(cs_ar_check(&c), CS_EARRANKS);
+  cs_cli_ar_why(&c, CS_EARRANKS, why, sizeof(why));
   cr_assert(strstr(why, "--ranks 17") && strstr(why, "1 to 16"), "%s", why);
   c = cfg(CS_ALGO_RING, CS_FP32, CS_SUM, 65, 10);
-  cr_assert_eq(cs_ar_check(&c, why, sizeof(why)), -1);
+  cr_assert_eq(cs_ar_check(&c), CS_EARRANKS);
   c = cfg(CS_ALGO_RING, CS_FP32, CS_SUM, 4, 0);
-  cr_assert_eq(cs_ar_check(&c, why, sizeof(why)), -1);
+  cr_assert_eq(cs_ar_check(&c), CS_EARCOUNT);
+  cs_cli_ar_why(&c, CS_EARCOUNT, why, sizeof(why));
   cr_assert(strstr(why, "--count 0"), "%s", why);
 }

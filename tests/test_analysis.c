@@ -47,7 +47,7 @@ TestSuite(analysis, .fini = remove_tmp_files);
 static void load_ok(const char *path, cs_trace_t *t)
 {
   char why[512];
-  cr_assert_eq(cs_trace_load(path, t, why, sizeof(why)), 0, "%s: %s", path, why);
+  cr_assert_eq(load_trace(path, t, why, sizeof(why)), 0, "%s: %s", path, why);
 }
 
 /* A record that queued an op for the DMA engine. */

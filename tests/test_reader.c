@@ -20,6 +20,7 @@
 
 #include "../sim/trace.h"
 #include "../sim/trace/read.h"
+#include "../window/cs_error.h"
 #include "harness.h"
 
 #ifndef COLLSIM_SOURCE_DIR
@@ -86,10 +87,10 @@ Test(reader, yields_every_record_in_file_order_as_the_loader_has_them)
   uint64_t n = (size - CS_TRACE_HEADER_BYTES) / CS_TRACE_RECORD_BYTES;
   cs_trace_t t;
   char why[512] = "";
-  cr_assert_eq(cs_trace_load(SAMPLE_RING, &t, why, sizeof(why)), 0, "%s", why);
+  cr_assert_eq(load_trace(SAMPLE_RING, &t, why, sizeof(why)), 0, "%s", why);
   cr_assert_eq(t.n, n);
   cs_trace_reader_t *rd;
-  cr_assert_eq(cs_trace_reader_open(SAMPLE_RING, 0, &rd, why, sizeof(why)), 0,
+  cr_assert_eq(open_reader(SAMPLE_RING, 0, &rd, why, sizeof(why)), 0,
                "%s", why);
   cr_assert_eq(cs_trace_reader_records(rd), n);
   cr_assert_eq(memcmp(cs_trace_reader_header(rd), raw, sizeof(cs_trace_header_t)), 0);
@@ -119,7 +120,7 @@ Test(reader, yields_every_record_in_file_order_as_the_loader_has_them)
   cr_assert_eq(i, n);
   cr_assert_eq(cs_trace_reader_next(rd, &x), 0, "past the end");
   cr_assert_eq(cs_trace_reader_next(rd, &x), 0, "past the end, again");
-  cr_assert_str_empty(cs_trace_reader_why(rd));
+  cr_assert_str_empty(reader_why(rd));
   cs_trace_reader_close(rd);
   cs_trace_free(&t);
   free(raw);
@@ -134,7 +135,7 @@ Test(reader, refuses_a_bad_header_before_any_record)
   ((cs_trace_header_t *)b)->count ^= 1; /* not resealed */
   write_all(path, b, size);
   cs_trace_reader_t *rd = (cs_trace_reader_t *)b; /* not NULL */
-  cr_assert_eq(cs_trace_reader_open(path, 0, &rd, why, sizeof(why)), -1);
+  cr_assert_eq(open_reader(path, 0, &rd, why, sizeof(why)), CS_EBADHEADER);
   cr_assert_null(rd);
   cr_assert(strstr(why, path) == why && strstr(why, ": corrupt header (checksum mismatch)"),
             "%s", why);
@@ -151,26 +152,26 @@ Test(reader, refuses_a_bad_record_where_it_is_with_the_loaders_message)
   rec_at(b, 7)->elem_off ^= 1; /* its checksum no longer matches */
   write_all(path, b, size);
   cs_trace_reader_t *rd;
-  cr_assert_eq(cs_trace_reader_open(path, 0, &rd, why, sizeof(why)), 0, "%s", why);
+  cr_assert_eq(open_reader(path, 0, &rd, why, sizeof(why)), 0, "%s", why);
   cs_trace_rec_t x;
   for (int i = 0; i < 7; i++)
     cr_assert_eq(cs_trace_reader_next(rd, &x), 1, "record %d", i);
-  cr_assert_eq(cs_trace_reader_next(rd, &x), -1);
-  cr_assert_eq(cs_trace_reader_next(rd, &x), -1, "a refused stream goes on");
+  cr_assert_eq(cs_trace_reader_next(rd, &x), CS_EBADRECORD);
+  cr_assert_eq(cs_trace_reader_next(rd, &x), CS_EBADRECORD, "a refused stream goes on");
   cs_trace_t t;
-  cr_assert_eq(cs_trace_load(path, &t, lwhy, sizeof(lwhy)), -1);
-  cr_assert_str_eq(cs_trace_reader_why(rd), lwhy);
+  cr_assert_eq(load_trace(path, &t, lwhy, sizeof(lwhy)), CS_EBADRECORD);
+  cr_assert_str_eq(reader_why(rd), lwhy);
   cr_assert(strstr(lwhy, ": corrupt record 7 (checksum mismatch)"), "%s", lwhy);
   cs_trace_reader_close(rd);
 
   /* Asked to, it keeps the edited record and counts it. */
-  cr_assert_eq(cs_trace_reader_open(path, CS_TRACE_READ_EDITED, &rd, why,
+  cr_assert_eq(open_reader(path, CS_TRACE_READ_EDITED, &rd, why,
                                     sizeof(why)), 0, "%s", why);
   uint64_t n = 0;
   int rc;
   while ((rc = cs_trace_reader_next(rd, &x)) == 1)
     n++;
-  cr_assert_eq(rc, 0, "%s", cs_trace_reader_why(rd));
+  cr_assert_eq(rc, 0, "%s", reader_why(rd));
   cr_assert_eq(n, cs_trace_reader_records(rd));
   cr_assert_eq(cs_trace_reader_edited(rd), 1);
   cs_trace_reader_close(rd);
@@ -198,7 +199,7 @@ Test(reader, memory_stays_bounded_on_a_large_trace, .timeout = 120)
 
   size_t before = heap_in_use();
   cs_trace_reader_t *rd;
-  cr_assert_eq(cs_trace_reader_open(path, 0, &rd, why, sizeof(why)), 0, "%s", why);
+  cr_assert_eq(open_reader(path, 0, &rd, why, sizeof(why)), 0, "%s", why);
   size_t opened = heap_in_use(), bytes = cs_trace_reader_bytes(rd);
   uint64_t n = cs_trace_reader_records(rd);
   cs_trace_rec_t x;
@@ -213,7 +214,7 @@ Test(reader, memory_stays_bounded_on_a_large_trace, .timeout = 120)
     }
   }
   size_t after = heap_in_use();
-  cr_assert_eq(rc, 0, "%s", cs_trace_reader_why(rd));
+  cr_assert_eq(rc, 0, "%s", reader_why(rd));
   cr_assert_eq(cs_trace_reader_bytes(rd), bytes);
   cs_trace_reader_close(rd);
   size_t closed = heap_in_use();
@@ -232,7 +233,7 @@ Test(reader, memory_stays_bounded_on_a_large_trace, .timeout = 120)
   /* The loader, on the same stream, holds the records and nothing more
    * than an array of them. */
   cs_trace_t t;
-  cr_assert_eq(cs_trace_load(path, &t, why, sizeof(why)), 0, "%s", why);
+  cr_assert_eq(load_trace(path, &t, why, sizeof(why)), 0, "%s", why);
   cr_assert_eq(t.n, n);
   for (uint64_t i = 1; i < t.n; i++)
     if (t.rec[i].seq <= t.rec[i - 1].seq)

@@ -175,7 +175,7 @@ Test(mutations, each_fails_under_its_recipe_the_same_way_every_time,
       cr_assert_eq(r1.status, 0, "%s", r1.err);
       cs_trace_t t;
       char why[256];
-      cr_assert_eq(cs_trace_load(trace, &t, why, sizeof(why)), 0, "%s", why);
+      cr_assert_eq(load_trace(trace, &t, why, sizeof(why)), 0, "%s", why);
       uint64_t remote_short = 0;
       for (uint64_t i = 0; i < t.n; i++)
         if (t.rec[i].kind == CS_EV_LOAD && t.rec[i].peer != t.rec[i].rank &&
@@ -251,7 +251,7 @@ Test(replay, same_schedule_gives_the_same_trace_twenty_times, .timeout = 300,
     run_argv(&r, 60, args);
     cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
     cs_trace_t t;
-    cr_assert_eq(cs_trace_load(trace, &t, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(load_trace(trace, &t, why, sizeof(why)), 0, "%s", why);
     if (i == 0) {
       first = t;
       cr_assert_gt(first.n, 50);
@@ -284,7 +284,7 @@ Test(replay, an_edited_event_replays_to_a_divergence_at_that_event,
     run_argv(&r, 60, args);
     cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
     cs_trace_t t;
-    cr_assert_eq(cs_trace_load(trace, &t, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(load_trace(trace, &t, why, sizeof(why)), 0, "%s", why);
     /* Pick the 30th load by seq and change its element offset in the file. */
     uint64_t target_seq = 0;
     int seen = 0;
@@ -393,14 +393,14 @@ Test(interactive, the_person_decides_which_actor_runs, .timeout = 60,
   answers[0] = '1';
   cr_assert_eq(interactive_run(answers, sizeof(answers), trace), 0);
   cs_trace_t t;
-  cr_assert_eq(cs_trace_load(trace, &t, why, sizeof(why)), 0, "%s", why);
+  cr_assert_eq(load_trace(trace, &t, why, sizeof(why)), 0, "%s", why);
   cr_assert_eq(t.rec[0].kind, CS_EV_STORE);
   cr_assert_eq(t.rec[0].rank, 1, "the first event is rank %u's", t.rec[0].rank);
   cs_trace_free(&t);
   /* Answer 0 first: rank 0 goes first. */
   answers[0] = '0';
   cr_assert_eq(interactive_run(answers, sizeof(answers), trace), 0);
-  cr_assert_eq(cs_trace_load(trace, &t, why, sizeof(why)), 0, "%s", why);
+  cr_assert_eq(load_trace(trace, &t, why, sizeof(why)), 0, "%s", why);
   cr_assert_eq(t.rec[0].rank, 0);
   cs_trace_free(&t);
   /* Input ends before the run does: the run stops (exit 3), nothing leaks. */

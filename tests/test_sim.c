@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../sim/launch.h"
+#include "../tools/cli.h"
 #include "../window/cs_error.h"
 
 enum { DATA = 0, SIG = 1 };
@@ -446,14 +447,20 @@ Test(fault, parses_the_documented_forms_and_rejects_the_rest)
 {
   cs_fault_t f;
   char why[200];
-  cr_assert_eq(cs_fault_parse("2:segv:10", &f, why, sizeof(why)), 0);
+  cr_assert_eq(cs_fault_parse("2:segv:10", &f), 0);
   cr_assert(f.rank == 2 && f.kind == CS_FAULT_SEGV && f.event == 10);
-  cr_assert_eq(cs_fault_parse("0:hang", &f, why, sizeof(why)), 0);
+  cr_assert_eq(cs_fault_parse("0:hang", &f), 0);
   cr_assert(f.rank == 0 && f.kind == CS_FAULT_HANG && f.event == 0);
   const char *bad[] = {"x:y", "1", "1:", "1:boom", "1:segv:", "1:segv:x",
                        "-1:segv", "999:exit", ":segv", "1:segv:1:2"};
+  const int code[] = {CS_EFAULTRANK, CS_EFAULTRANK, CS_EFAULTKIND,
+                      CS_EFAULTKIND, CS_EFAULTEVENT, CS_EFAULTEVENT,
+                      CS_EFAULTRANK, CS_EFAULTRANK, CS_EFAULTRANK,
+                      CS_EFAULTEVENT};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-    cr_assert_eq(cs_fault_parse(bad[i], &f, why, sizeof(why)), -EINVAL, "%s", bad[i]);
+    int rc = cs_fault_parse(bad[i], &f);
+    cr_assert_eq(rc, code[i], "%s", bad[i]);
+    cs_cli_fault_why(bad[i], rc, why, sizeof(why));
     cr_assert(strstr(why, bad[i]), "message '%s' does not name '%s'", why, bad[i]);
   }
 }

@@ -639,12 +639,14 @@ static int bench_one(const bench_opts_t *o, cs_algo_t algo, uint64_t count,
             .ns_off = cs_ceil_to(bytes, 64)}};
   const cs_ar_cfg_t *c = &b.j.cfg;
   char why[256] = "";
-  if (cs_ar_check(c, why, sizeof(why)) < 0) {
+  int rc = cs_ar_check(c);
+  if (rc < 0) {
+    cs_cli_ar_why(c, rc, why, sizeof(why));
     cs_cli_error("bench", "%s", why);
     return CS_EXIT_USAGE;
   }
   cs_layout_t l;
-  int rc = cs_ar_layout(c, &l);
+  rc = cs_ar_layout(c, &l);
   if (rc < 0)
     return world_failed(o, bytes, &l, rc);
   row->bytes = bytes;

@@ -93,6 +93,39 @@ int cs_cli_mm(const char *cmd, const char *opt, const char *s, cs_mm_t *out)
   return 0;
 }
 
+void cs_cli_ar_why(const cs_ar_cfg_t *c, int rc, char *buf, size_t n)
+{
+  uint32_t maxr = cs_ar_max_ranks(c->algo);
+  switch (rc) {
+  case CS_EARRANKS:
+    snprintf(buf, n, "--ranks %u is not accepted for --algo %s: expected 1 "
+             "to %u%s", c->nranks, cs_algo_name(c->algo), maxr,
+             c->algo == CS_ALGO_HOST ? " (the host builtin supports at most 16)"
+                                     : "");
+    break;
+  case CS_EARCOUNT:
+    snprintf(buf, n, "--count %llu is not accepted: expected 1 to %llu "
+             "elements", (unsigned long long)c->count, CS_AR_MAX_COUNT);
+    break;
+  case CS_EARTILE:
+    snprintf(buf, n, "--tile-bytes %u is not accepted: expected a multiple "
+             "of 32 from %u to %u", c->tile_bytes, CS_AR_MIN_TILE, CS_AR_MAX_TILE);
+    break;
+  case CS_EARITERS:
+    snprintf(buf, n, "--iters 0 is not accepted: expected at least 1");
+    break;
+  default:
+    snprintf(buf, n, "unknown algorithm, dtype or op");
+  }
+}
+
+void cs_cli_schedule_why(const char *s, char *buf, size_t n)
+{
+  snprintf(buf, n, "--schedule '%s' is not accepted: expected "
+           "random:SEED, pct:SEED:DEPTH[:STEPS] (DEPTH 1..64), latest, "
+           "replay:FILE or interactive", s);
+}
+
 int cs_cli_mm_scheduled(const char *cmd, cs_mm_t model, int scheduled)
 {
   if (model == CS_MM_SC || scheduled)
@@ -119,13 +152,31 @@ int cs_cli_seconds(const char *cmd, const char *opt, const char *s, double hi,
   return 0;
 }
 
+void cs_cli_fault_why(const char *s, int rc, char *buf, size_t n)
+{
+  const char *kind = strchr(s, ':');
+  kind = kind ? kind + 1 : "";
+  size_t klen = strcspn(kind, ":");
+  if (rc == CS_EFAULTKIND)
+    snprintf(buf, n, "bad fault '%s': KIND '%.*s' is not one of segv, "
+             "abort, exit, hang", s, (int)klen, kind);
+  else if (rc == CS_EFAULTEVENT)
+    snprintf(buf, n, "bad fault '%s': EVENT '%s' is not a non-negative "
+             "event index", s, kind + klen + (kind[klen] == ':'));
+  else
+    snprintf(buf, n, "bad fault '%s': expected RANK:KIND[:EVENT] with "
+             "RANK a number 0..%d", s, CS_MAX_RANKS - 1);
+}
+
 int cs_cli_common_opt(const char *cmd, int opt, const char *arg,
                       cs_cli_common_t *c, int *bad)
 {
   char why[200];
+  int rc;
   switch (opt) {
   case CS_OPT_FAULT:
-    if (cs_fault_parse(arg, &c->fault, why, sizeof(why)) < 0) {
+    if ((rc = cs_fault_parse(arg, &c->fault)) < 0) {
+      cs_cli_fault_why(arg, rc, why, sizeof(why));
       cs_cli_error(cmd, "--fault: %s", why);
       *bad = 1;
     }

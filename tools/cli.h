@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "../collectives/allreduce.h"
 #include "../collectives/dtype.h"
 #include "../sim/launch.h"
 #include "pipeline.h"
@@ -37,6 +38,11 @@ int cs_cli_u32(const char *cmd, const char *opt, const char *s, uint32_t lo,
 int cs_cli_dtype(const char *cmd, const char *opt, const char *s, cs_dtype_t *out);
 int cs_cli_op(const char *cmd, const char *opt, const char *s, cs_op_t *out);
 int cs_cli_mm(const char *cmd, const char *opt, const char *s, cs_mm_t *out);
+/* The sentence for cs_ar_check's refusal `rc` of `c` ("--ranks 17 is not
+ * accepted ..."), into buf. */
+void cs_cli_ar_why(const cs_ar_cfg_t *c, int rc, char *buf, size_t n);
+/* The sentence for cs_sched_parse's refusal of `s`, into buf. */
+void cs_cli_schedule_why(const char *s, char *buf, size_t n);
 /* A memory model other than sc only means something in controlled mode:
  * without a schedule, prints one line saying so and returns -1. */
 int cs_cli_mm_scheduled(const char *cmd, cs_mm_t model, int scheduled);
@@ -53,6 +59,9 @@ typedef struct cs_cli_common {
   const char *trace;      /* --trace FILE, or NULL */
 } cs_cli_common_t;
 
+/* The sentence for cs_fault_parse's refusal `rc` of `s` ("bad fault 'S':
+ * ..."), into buf. */
+void cs_cli_fault_why(const char *s, int rc, char *buf, size_t n);
 /* Handles --fault and --timeout; returns 1 if `opt` was one of them (0 on
  * success, -1 on a bad value via *bad), 0 otherwise. */
 int cs_cli_common_opt(const char *cmd, int opt, const char *arg,

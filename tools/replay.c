@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sim/trace/read.h"
 #include "../window/cs_error.h"
 #include "cli.h"
 #include "run.h"
@@ -117,7 +118,10 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
   o->sched.model = (cs_mm_t)h->memory_model;
   o->schedule_str = "replay";
   char why[256];
-  if (cs_ar_check(&o->cfg, why, sizeof(why)) < 0 || h->iters > 1000000 ||
+  int rc = cs_ar_check(&o->cfg);
+  if (rc < 0)
+    cs_cli_ar_why(&o->cfg, rc, why, sizeof(why));
+  if (rc < 0 || h->iters > 1000000 ||
       (h->fault_kind && h->fault_rank >= h->nranks)) {
     cs_cli_error("replay", "%s: its header describes a run collsim cannot "
                  "make (%s)", path, h->iters > 1000000 ? "more than 1000000 calls"
@@ -163,7 +167,9 @@ int cs_cmd_replay(int argc, char **argv)
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
   char why[512];
   uint64_t edited = 0;
-  if (cs_trace_load_edited(path, &o.replay, why, sizeof(why), &edited) < 0) {
+  cs_trace_diag_t d;
+  if (cs_trace_load_edited(path, &o.replay, &d, &edited) < 0) {
+    cs_trace_strerror(&d, why, sizeof(why));
     cs_cli_error("replay", "%s", why);
     return CS_EXIT_USAGE;
   }

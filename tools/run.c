@@ -20,6 +20,7 @@
 #include "../collectives/allreduce.h"
 #include "../collectives/geometry.h"
 #include "../collectives/oracle.h"
+#include "../sim/trace/read.h"
 #include "../window/cs_error.h"
 #include "cli.h"
 #include "npy.h"
@@ -154,7 +155,8 @@ static int opt_mode(run_opts_t *o, int opt, const char *arg)
   case OPT_INPUT: o->input = arg; return 0;
   case OPT_OUTPUT: o->output = arg; return 0;
   case OPT_SCHEDULE:
-    if (cs_sched_parse(arg, &o->sched, &file, why, sizeof(why)) < 0) {
+    if (cs_sched_parse(arg, &o->sched, &file) < 0) {
+      cs_cli_schedule_why(arg, why, sizeof(why));
       cs_cli_error("run", "%s", why);
       return -1;
     }
@@ -363,13 +365,14 @@ static int check(run_job_t *rj)
   if (o->cfg.iters < cs_bug_min_calls(o->cfg.bug))
     o->cfg.iters = cs_bug_min_calls(o->cfg.bug); /* some show on a second call */
   char why[256];
-  why[0] = 0;
-  if (cs_ar_check(&o->cfg, why, sizeof(why)) < 0 ||
-      cs_cli_common_check(o->cmd, &o->com, o->cfg.nranks) < 0) {
-    if (why[0])
-      cs_cli_error(o->cmd, "%s", why);
+  int rc = cs_ar_check(&o->cfg);
+  if (rc < 0) {
+    cs_cli_ar_why(&o->cfg, rc, why, sizeof(why));
+    cs_cli_error(o->cmd, "%s", why);
     return CS_EXIT_USAGE;
   }
+  if (cs_cli_common_check(o->cmd, &o->com, o->cfg.nranks) < 0)
+    return CS_EXIT_USAGE;
   rj->fill = o->input ? CS_FILL_INPUT
                       : (o->fill ? o->fill : cs_ar_default_fill(&o->cfg));
   return check_world(rj);
@@ -666,7 +669,9 @@ int cs_cmd_run(int argc, char **argv)
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
   if (o.replay_file) {
     char why[512];
-    if (cs_trace_load(o.replay_file, &o.replay, why, sizeof(why)) < 0) {
+    cs_trace_diag_t d;
+    if (cs_trace_load(o.replay_file, &o.replay, &d) < 0) {
+      cs_trace_strerror(&d, why, sizeof(why));
       cs_cli_error("run", "--schedule replay: %s", why);
       return CS_EXIT_USAGE;
     }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../collectives/geometry.h"
+#include "../sim/trace/read.h"
 #include "cli.h"
 #include "run.h"
 
@@ -98,7 +99,8 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step)
       break;
     case 's': *step = 1; break;
     case 'S':
-      if (cs_sched_parse(optarg, &o->sched, NULL, why, sizeof(why)) < 0) {
+      if (cs_sched_parse(optarg, &o->sched, NULL) < 0) {
+        cs_cli_schedule_why(optarg, why, sizeof(why));
         cs_cli_error("teach", "%s", why);
         return -1;
       }
@@ -162,7 +164,10 @@ static int run_traced(run_opts_t *o, cs_trace_t *t, int *loaded)
   fflush(stdout);
   int rc = cs_run_execute(o);
   o->com.trace = NULL;
-  *loaded = rc != CS_EXIT_USAGE && cs_trace_load(path, t, why, sizeof(why)) == 0;
+  cs_trace_diag_t d;
+  *loaded = rc != CS_EXIT_USAGE && cs_trace_load(path, t, &d) == 0;
+  if (!*loaded && rc != CS_EXIT_USAGE)
+    cs_trace_strerror(&d, why, sizeof(why));
   unlink(path);
   if (!*loaded) {
     if (rc != CS_EXIT_USAGE)

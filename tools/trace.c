@@ -21,6 +21,7 @@
 #include "../collectives/allreduce.h"
 #include "../collectives/bugs.h"
 #include "../sim/trace/export.h"
+#include "../sim/trace/read.h"
 #include "cli.h"
 #include "trace_stats.h"
 
@@ -237,7 +238,9 @@ static const cs_trace_names_t ar_names = {
 static int load(const trace_opts_t *o, cs_trace_t *t)
 {
   char why[512];
-  if (cs_trace_load(o->path, t, why, sizeof(why)) < 0) {
+  cs_trace_diag_t d;
+  if (cs_trace_load(o->path, t, &d) < 0) {
+    cs_trace_strerror(&d, why, sizeof(why));
     for (char *p = why; *p; p++)
       if (*p == '\n' || *p == '\r')
         *p = '?';

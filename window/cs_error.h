@@ -12,15 +12,32 @@
 /* X-macro: name, value, message. Values stay stable: they reach exit paths. */
 #define CS_ERRNO_MAP(X)                                                        \
   X(CS_EOUTOFSLOT, -10001, "access outside its slot (out-of-slot fault)")     \
-  X(CS_ETIMEDOUT,  -10002, "wait timed out")                                   \
-  X(CS_EABORTED,   -10003, "run aborted by another rank")                      \
-  X(CS_EBADSLOT,   -10004, "no such slot")                                     \
-  X(CS_ETOOBIG,    -10005, "too large")                                        \
-  X(CS_EBADPEER,   -10006, "peer rank out of range")                           \
-  X(CS_ETILE,      -10007, "tile too small for the access")                    \
-  X(CS_EFORMAT,    -10008, "malformed file")                                   \
-  X(CS_EVERSION,   -10009, "unsupported format version")                       \
-  X(CS_EMISMATCH,  -10010, "does not match the recorded run")
+  X(CS_ETIMEDOUT,  -10002, "wait timed out")                                  \
+  X(CS_EABORTED,   -10003, "run aborted by another rank")                     \
+  X(CS_EBADSLOT,   -10004, "no such slot")                                    \
+  X(CS_ETOOBIG,    -10005, "too large")                                       \
+  X(CS_EBADPEER,   -10006, "peer rank out of range")                          \
+  X(CS_ETILE,      -10007, "tile too small for the access")                   \
+  X(CS_EFORMAT,    -10008, "malformed file")                                  \
+  X(CS_EVERSION,   -10009, "unsupported format version")                      \
+  X(CS_EMISMATCH,  -10010, "does not match the recorded run")                 \
+  X(CS_EBADNAME,   -10011, "not one of the known names")                      \
+  X(CS_EFAULTRANK, -10012, "fault: rank missing or out of range")             \
+  X(CS_EFAULTKIND, -10013, "fault: unknown kind")                             \
+  X(CS_EFAULTEVENT, -10014, "fault: event is not a non-negative index")       \
+  X(CS_EBADSCHED,  -10015, "not an accepted schedule")                        \
+  X(CS_EARENUM,    -10016, "unknown algorithm, dtype or op")                  \
+  X(CS_EARRANKS,   -10017, "rank count out of range for the algorithm")       \
+  X(CS_EARCOUNT,   -10018, "element count out of range")                      \
+  X(CS_EARTILE,    -10019, "tile size out of range or not a multiple of 32")  \
+  X(CS_EARITERS,   -10020, "no calls")                                        \
+  X(CS_ENOTREG,    -10021, "not a regular file")                              \
+  X(CS_EEMPTY,     -10022, "empty file")                                      \
+  X(CS_EMAGIC,     -10023, "wrong magic")                                     \
+  X(CS_ETRUNCATED, -10024, "truncated file")                                  \
+  X(CS_EBADHEADER, -10025, "corrupt header")                                  \
+  X(CS_EBADRECORD, -10026, "corrupt record")                                  \
+  X(CS_EDUPSEQ,    -10027, "a sequence number appears twice")
 
 enum {
 #define CS_X_ENUM(name, val, msg) name = (val),

@@ -45,7 +45,7 @@ int cs_mm_parse(const char *s)
   for (int i = 0; i < 3; i++)
     if (!strcmp(s, n[i]))
       return i;
-  return -1;
+  return CS_EBADNAME;
 }
 
 const char *cs_mm_name(cs_mm_t m)
@@ -64,8 +64,7 @@ static int parse_num(const char *s, uint64_t *v)
   return (errno || *end) ? -1 : 0;
 }
 
-int cs_sched_parse(const char *s, cs_sched_cfg_t *c, const char **replay_file,
-                   char *why, size_t whylen)
+int cs_sched_parse(const char *s, cs_sched_cfg_t *c, const char **replay_file)
 {
   char buf[256];
   snprintf(buf, sizeof(buf), "%s", s);
@@ -105,10 +104,7 @@ int cs_sched_parse(const char *s, cs_sched_cfg_t *c, const char **replay_file,
     return 0;
   }
 bad:
-  snprintf(why, whylen, "--schedule '%s' is not accepted: expected "
-           "random:SEED, pct:SEED:DEPTH[:STEPS] (DEPTH 1..64), latest, "
-           "replay:FILE or interactive", s);
-  return -1;
+  return CS_EBADSCHED;
 }
 
 /* ------------------------------------------------------------ scheduler */

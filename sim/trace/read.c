@@ -6,9 +6,10 @@
  * each record as it comes through one fixed 64 KiB buffer, and
  * cs_trace_load / cs_trace_load_edited (sim/trace.h), which collect the
  * stream's records, sort them by seq and refuse duplicates. Every file is
- * either read whole or refused with one line saying why: empty,
- * truncated, wrong magic, future version, corrupt header, corrupt record
- * N. Never trusts a length before checking it against the file's size;
+ * either read whole or refused with a code and a defect (cs_trace_diag_t):
+ * empty, truncated, wrong magic, future version, corrupt header, corrupt
+ * record N; cs_trace_strerror, at the end of this file, words it in one
+ * line. Never trusts a length before checking it against the file's size;
  * never allocates in proportion to the file before its records have been
  * read and checked. Does not own the layout (format.h) or the checksums
  * (sim/trace.c). Callers: tools (trace, replay, run, teach), tests.
@@ -16,13 +17,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../window/cs_error.h"
 #include "../trace.h"
 #include "read.h"
 
@@ -33,7 +34,7 @@
 struct cs_trace_reader {
   int               fd;
   unsigned          flags;  /* CS_TRACE_READ_* */
-  int               failed; /* 1 after next() returned -1 */
+  cs_trace_diag_t   diag;   /* the refusal; code 0 while none */
   cs_trace_header_t hdr;
   uint64_t          n;      /* records in the file */
   uint64_t          next;   /* index of the next record */
@@ -41,10 +42,9 @@ struct cs_trace_reader {
   size_t            pos;    /* bytes of buf handed out */
   size_t            len;    /* bytes of buf filled */
   size_t            bytes;  /* this allocation */
-  const char       *path;   /* points into why_path */
+  const char       *path;   /* points into path_buf */
   uint8_t           buf[BUF_RECORDS * CS_TRACE_RECORD_BYTES];
-  char             *why;    /* "PATH: reason", points into why_path */
-  char              why_path[]; /* the path, NUL, then the reason buffer */
+  char              path_buf[]; /* the path, NUL-terminated */
 };
 
 static int cmp_seq(const void *a, const void *b)
@@ -53,31 +53,45 @@ static int cmp_seq(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-static int bad(char *why, size_t n, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int bad(char *why, size_t n, const char *path, const char *fmt, ...)
+/* The code each defect is returned as. */
+static int defect_code(cs_trace_defect_t k, uint64_t err)
 {
-  char msg[REASON_BYTES];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
-  va_end(ap);
-  snprintf(why, n, "%s: %s", path, msg);
-  return -1;
+  switch (k) {
+  case CS_TRD_OK: return 0;
+  case CS_TRD_OPEN: return -(int)err;
+  case CS_TRD_NOT_REGULAR: return CS_ENOTREG;
+  case CS_TRD_EMPTY: return CS_EEMPTY;
+  case CS_TRD_MAGIC: return CS_EMAGIC;
+  case CS_TRD_SHORT_HEADER:
+  case CS_TRD_SHORT_BLOCK:
+  case CS_TRD_SHORT_RECORD: return CS_ETRUNCATED;
+  case CS_TRD_READ: return -EIO;
+  case CS_TRD_NEWER: return CS_EVERSION;
+  case CS_TRD_REC_SUM:
+  case CS_TRD_REC_KIND:
+  case CS_TRD_REC_RANK:
+  case CS_TRD_REC_PEER: return CS_EBADRECORD;
+  case CS_TRD_NOMEM_READER:
+  case CS_TRD_NOMEM_RECORDS: return -ENOMEM;
+  case CS_TRD_DUP_SEQ: return CS_EDUPSEQ;
+  default: return CS_EBADHEADER;
+  }
 }
 
-/* Fills the reader's reason: "PATH: reason". Returns -1. */
-static int fail(cs_trace_reader_t *rd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int fail(cs_trace_reader_t *rd, const char *fmt, ...)
+/* Fills *d with defect k and its values. Returns its code. */
+static int diag_set(cs_trace_diag_t *d, const char *path, cs_trace_defect_t k,
+                    uint64_t a, uint64_t b)
 {
-  char msg[REASON_BYTES];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
-  va_end(ap);
-  snprintf(rd->why, strlen(rd->path) + 2 + REASON_BYTES, "%s: %s", rd->path, msg);
-  return -1;
+  *d = (cs_trace_diag_t){.code = defect_code(k, a), .defect = k, .path = path,
+                         .a = a, .b = b};
+  return d->code;
+}
+
+/* Records the reader's refusal. Returns its code. */
+static int fail(cs_trace_reader_t *rd, cs_trace_defect_t k, uint64_t a,
+                uint64_t b)
+{
+  return diag_set(&rd->diag, rd->path, k, a, b);
 }
 
 /* Reads up to n bytes, retrying short reads; *got = bytes read. Returns 0
@@ -101,26 +115,26 @@ static int header_ok(cs_trace_reader_t *rd)
 {
   const cs_trace_header_t *h = &rd->hdr;
   if (memcmp(h->magic, CS_TRACE_MAGIC, 8) != 0)
-    return fail(rd, "not a collsim trace (wrong magic)");
+    return fail(rd, CS_TRD_MAGIC, 0, 0);
   if (h->version > CS_TRACE_VERSION)
-    return fail(rd, "trace format version %u is newer than this "
-                "collsim reads (%u): upgrade collsim", h->version, CS_TRACE_VERSION);
+    return fail(rd, CS_TRD_NEWER, h->version, CS_TRACE_VERSION);
   if (h->version == 0)
-    return fail(rd, "corrupt header: version 0");
+    return fail(rd, CS_TRD_VERSION0, 0, 0);
   cs_trace_header_t c = *h;
   c.checksum = 0;
   if (cs_trace_fnv32(&c, sizeof(c)) != h->checksum)
-    return fail(rd, "corrupt header (checksum mismatch)");
+    return fail(rd, CS_TRD_HEADER_SUM, 0, 0);
   if (h->header_bytes != (h->version >= 3 ? CS_TRACE_HEADER_BYTES
                                           : CS_TRACE_HEADER_STRUCT) ||
       h->record_bytes != CS_TRACE_RECORD_BYTES)
-    return fail(rd, "corrupt header: header %u / record %u bytes",
-                h->header_bytes, h->record_bytes);
-  if (!(h->tick_ns >= 0 && h->tick_ns < 1e6) || (h->version == 1 && h->tick_ns != 0))
-    return fail(rd, "corrupt header: %g ns per clock tick", h->tick_ns);
+    return fail(rd, CS_TRD_SIZES, h->header_bytes, h->record_bytes);
+  if (!(h->tick_ns >= 0 && h->tick_ns < 1e6) || (h->version == 1 && h->tick_ns != 0)) {
+    fail(rd, CS_TRD_TICK, 0, 0);
+    rd->diag.tick_ns = h->tick_ns;
+    return rd->diag.code;
+  }
   if (h->nranks < 1 || h->nranks > CS_MAX_RANKS || h->layout.nslots > CS_MAX_SLOTS)
-    return fail(rd, "corrupt header: %u ranks, %u slots", h->nranks,
-                h->layout.nslots);
+    return fail(rd, CS_TRD_RANKS, h->nranks, h->layout.nslots);
   return 0;
 }
 
@@ -130,24 +144,23 @@ static int read_header(cs_trace_reader_t *rd, uint64_t *size)
 {
   rd->fd = open(rd->path, O_RDONLY | O_CLOEXEC);
   if (rd->fd < 0)
-    return fail(rd, "cannot open: %s", strerror(errno));
+    return fail(rd, CS_TRD_OPEN, (uint64_t)errno, 0);
   struct stat sb;
   if (fstat(rd->fd, &sb) < 0 || !S_ISREG(sb.st_mode))
-    return fail(rd, "not a regular file");
+    return fail(rd, CS_TRD_NOT_REGULAR, 0, 0);
   *size = (uint64_t)sb.st_size;
   if (*size == 0)
-    return fail(rd, "empty file, not a collsim trace");
+    return fail(rd, CS_TRD_EMPTY, 0, 0);
   size_t got;
   if (*size < sizeof(cs_trace_header_t)) {
     char magic[8] = {0};
     if (read_full(rd->fd, magic, sizeof(magic), &got) < 0 ||
         memcmp(magic, CS_TRACE_MAGIC, 8) != 0)
-      return fail(rd, "not a collsim trace (wrong magic)");
-    return fail(rd, "truncated: %llu bytes, shorter than the %u-byte header",
-                (unsigned long long)*size, CS_TRACE_HEADER_STRUCT);
+      return fail(rd, CS_TRD_MAGIC, 0, 0);
+    return fail(rd, CS_TRD_SHORT_HEADER, *size, CS_TRACE_HEADER_STRUCT);
   }
   if (read_full(rd->fd, &rd->hdr, sizeof(rd->hdr), &got) < 0)
-    return fail(rd, "read error");
+    return fail(rd, CS_TRD_READ, 0, 0);
   return 0;
 }
 
@@ -158,8 +171,7 @@ static int padding_ok(cs_trace_reader_t *rd, uint64_t size)
 {
   uint32_t hb = rd->hdr.header_bytes;
   if (size < hb)
-    return fail(rd, "truncated: %llu bytes, shorter than the %u-byte header "
-                "block", (unsigned long long)size, hb);
+    return fail(rd, CS_TRD_SHORT_BLOCK, size, hb);
   size_t pad = hb - sizeof(cs_trace_header_t), got;
   _Static_assert(CS_TRACE_HEADER_BYTES - CS_TRACE_HEADER_STRUCT <= CS_TRACE_READER_BUF,
                  "the header block's padding fits the buffer");
@@ -171,71 +183,72 @@ static int padding_ok(cs_trace_reader_t *rd, uint64_t size)
       nz = rd->buf[o + i] != 0;
     if (nz) {
       uint32_t at = (uint32_t)(sizeof(cs_trace_header_t) + o);
-      return fail(rd, "corrupt header (padding bytes %u..%u are not all zero)",
-                  at, at + (uint32_t)k - 1);
+      return fail(rd, CS_TRD_PADDING, at, at + (uint32_t)k - 1);
     }
   }
   return 0;
 }
 
 int cs_trace_reader_open(const char *path, unsigned flags,
-                         cs_trace_reader_t **rd, char *why, size_t whylen)
+                         cs_trace_reader_t **rd, cs_trace_diag_t *d)
 {
+  cs_trace_diag_t none;
+  d = d ? d : &none;
   *rd = NULL;
   size_t plen = strlen(path);
-  size_t bytes = sizeof(cs_trace_reader_t) + plen + 1 + plen + 2 + REASON_BYTES;
+  size_t bytes = sizeof(cs_trace_reader_t) + plen + 1;
   cs_trace_reader_t *r = malloc(bytes);
   if (!r)
-    return bad(why, whylen, path, "out of memory for the reader");
+    return diag_set(d, path, CS_TRD_NOMEM_READER, 0, 0);
   memset(r, 0, sizeof(*r));
   r->fd = -1;
   r->flags = flags;
   r->bytes = bytes;
-  memcpy(r->why_path, path, plen + 1);
-  r->path = r->why_path;
-  r->why = r->why_path + plen + 1;
-  r->why[0] = 0;
+  memcpy(r->path_buf, path, plen + 1);
+  r->path = r->path_buf;
   uint64_t size = 0;
   if (read_header(r, &size) < 0 || header_ok(r) < 0 || padding_ok(r, size) < 0)
     goto fail_close;
   uint64_t body = size - r->hdr.header_bytes;
   if (body % sizeof(cs_trace_rec_t)) {
-    fail(r, "truncated: last record has %llu of %zu bytes",
-         (unsigned long long)(body % sizeof(cs_trace_rec_t)), sizeof(cs_trace_rec_t));
+    fail(r, CS_TRD_SHORT_RECORD, body % sizeof(cs_trace_rec_t),
+         sizeof(cs_trace_rec_t));
     goto fail_close;
   }
   r->n = body / sizeof(cs_trace_rec_t);
   *rd = r;
-  return 0;
+  return diag_set(d, path, CS_TRD_OK, 0, 0);
 fail_close:
-  snprintf(why, whylen, "%s", r->why);
+  *d = r->diag;
+  d->path = path;
   cs_trace_reader_close(r);
-  return -1;
+  return d->code;
 }
 
-/* Why record x (index i) is refused, or NULL. Counts a tolerated edit. */
-static const char *rec_fault(cs_trace_reader_t *rd, const cs_trace_rec_t *x)
+/* Why record x is refused, or CS_TRD_OK. Counts a tolerated edit. */
+static cs_trace_defect_t rec_fault(cs_trace_reader_t *rd,
+                                   const cs_trace_rec_t *x)
 {
   const cs_trace_header_t *h = &rd->hdr;
   if (cs_trace_rec_sum(x) != x->checksum) {
     if (!(rd->flags & CS_TRACE_READ_EDITED))
-      return "checksum mismatch";
+      return CS_TRD_REC_SUM;
     rd->edited++; /* tolerated: an edited record, still range-checked */
   }
   if (x->kind == 0 || x->kind >= CS_TR_NKINDS)
-    return "unknown kind";
+    return CS_TRD_REC_KIND;
   if (x->rank >= h->nranks && !(x->kind == CS_TR_ABORT && x->rank == UINT32_MAX))
-    return "rank out of range";
+    return CS_TRD_REC_RANK;
   if (x->kind < CS_TR_FAULT && x->kind != CS_EV_MARK && x->kind != CS_EV_FENCE &&
       x->kind != CS_EV_REDUCE && (x->peer >= h->nranks || x->slot >= h->layout.nslots))
-    return "peer or slot out of range";
-  return NULL;
+    return CS_TRD_REC_PEER;
+  return CS_TRD_OK;
 }
 
 int cs_trace_reader_next(cs_trace_reader_t *rd, cs_trace_rec_t *rec)
 {
-  if (rd->failed)
-    return -1;
+  if (rd->diag.code)
+    return rd->diag.code;
   if (rd->next == rd->n)
     return 0;
   if (rd->pos == rd->len) {
@@ -243,19 +256,15 @@ int cs_trace_reader_next(cs_trace_reader_t *rd, cs_trace_rec_t *rec)
     size_t want = (left < BUF_RECORDS ? (size_t)left : BUF_RECORDS) *
                   sizeof(cs_trace_rec_t);
     rd->pos = rd->len = 0;
-    if (read_full(rd->fd, rd->buf, want, &rd->len) < 0) {
-      rd->failed = 1;
-      return fail(rd, "read error");
-    }
+    if (read_full(rd->fd, rd->buf, want, &rd->len) < 0)
+      return fail(rd, CS_TRD_READ, 0, 0);
   }
   cs_trace_rec_t x;
   memcpy(&x, rd->buf + rd->pos, sizeof(x));
   rd->pos += sizeof(x);
-  const char *what = rec_fault(rd, &x);
-  if (what) {
-    rd->failed = 1;
-    return fail(rd, "corrupt record %llu (%s)", (unsigned long long)rd->next, what);
-  }
+  cs_trace_defect_t what = rec_fault(rd, &x);
+  if (what != CS_TRD_OK)
+    return fail(rd, what, rd->next, 0);
   /* Times are stored as clock ticks (the TSC where it is invariant); the
    * header's rate, measured over the whole run, turns them into ns. */
   if (rd->hdr.tick_ns > 0) {
@@ -269,9 +278,9 @@ int cs_trace_reader_next(cs_trace_reader_t *rd, cs_trace_rec_t *rec)
   return 1;
 }
 
-const char *cs_trace_reader_why(const cs_trace_reader_t *rd)
+const cs_trace_diag_t *cs_trace_reader_diag(const cs_trace_reader_t *rd)
 {
-  return rd->why;
+  return &rd->diag;
 }
 
 const cs_trace_header_t *cs_trace_reader_header(const cs_trace_reader_t *rd)
@@ -307,17 +316,19 @@ void cs_trace_reader_close(cs_trace_reader_t *rd)
 
 /* Collects the stream, growing the array as checked records arrive (never
  * past the file's count), then sorts by seq and refuses duplicates. */
-static int load(const char *path, cs_trace_t *t, char *why, size_t whylen,
+static int load(const char *path, cs_trace_t *t, cs_trace_diag_t *d,
                 uint64_t *edited)
 {
+  cs_trace_diag_t none;
+  d = d ? d : &none;
   memset(t, 0, sizeof(*t));
   cs_trace_reader_t *rd;
-  if (cs_trace_reader_open(path, edited ? CS_TRACE_READ_EDITED : 0, &rd, why,
-                           whylen) < 0)
-    return -1;
+  unsigned flags = edited ? CS_TRACE_READ_EDITED : 0;
+  int rc = cs_trace_reader_open(path, flags, &rd, d);
+  if (rc < 0)
+    return rc;
   uint64_t n = 0, cap = 0, total = cs_trace_reader_records(rd);
   cs_trace_rec_t *rec = NULL, x;
-  int rc;
   while ((rc = cs_trace_reader_next(rd, &x)) == 1) {
     if (n == cap) {
       uint64_t want = cap ? 2 * cap : 1024;
@@ -327,8 +338,7 @@ static int load(const char *path, cs_trace_t *t, char *why, size_t whylen,
       if (!grown) {
         free(rec);
         cs_trace_reader_close(rd);
-        return bad(why, whylen, path, "out of memory for %llu records",
-                   (unsigned long long)total);
+        return diag_set(d, path, CS_TRD_NOMEM_RECORDS, total, 0);
       }
       rec = grown;
       cap = want;
@@ -338,20 +348,20 @@ static int load(const char *path, cs_trace_t *t, char *why, size_t whylen,
   if (edited)
     *edited = cs_trace_reader_edited(rd);
   if (rc < 0) {
-    snprintf(why, whylen, "%s", cs_trace_reader_why(rd));
+    *d = *cs_trace_reader_diag(rd);
+    d->path = path;
     free(rec);
     cs_trace_reader_close(rd);
-    return -1;
+    return rc;
   }
   cs_trace_header_t hdr = *cs_trace_reader_header(rd);
   cs_trace_reader_close(rd);
   qsort(rec, n, sizeof(cs_trace_rec_t), cmp_seq);
   for (uint64_t i = 1; i < n; i++)
     if (rec[i].seq == rec[i - 1].seq) {
-      unsigned long long s = rec[i].seq;
+      uint64_t seq = rec[i].seq;
       free(rec);
-      return bad(why, whylen, path, "corrupt: sequence number %llu appears "
-                 "twice", s);
+      return diag_set(d, path, CS_TRD_DUP_SEQ, seq, 0);
     }
   t->hdr = hdr;
   t->rec = rec;
@@ -359,20 +369,71 @@ static int load(const char *path, cs_trace_t *t, char *why, size_t whylen,
   return 0;
 }
 
-int cs_trace_load(const char *path, cs_trace_t *t, char *why, size_t whylen)
+int cs_trace_load(const char *path, cs_trace_t *t, cs_trace_diag_t *d)
 {
-  return load(path, t, why, whylen, NULL);
+  return load(path, t, d, NULL);
 }
 
-int cs_trace_load_edited(const char *path, cs_trace_t *t, char *why,
-                         size_t whylen, uint64_t *edited)
+int cs_trace_load_edited(const char *path, cs_trace_t *t, cs_trace_diag_t *d,
+                         uint64_t *edited)
 {
   *edited = 0;
-  return load(path, t, why, whylen, edited);
+  return load(path, t, d, edited);
 }
 
 void cs_trace_free(cs_trace_t *t)
 {
   free(t->rec);
   memset(t, 0, sizeof(*t));
+}
+
+/* ------------------------------------------------------------ wording */
+
+/* Each defect's reason, without the path; %llu stand for a then b. */
+static const char *const reasons[] = {
+  [CS_TRD_OK] = "",
+  [CS_TRD_OPEN] = "cannot open: %s",
+  [CS_TRD_NOT_REGULAR] = "not a regular file",
+  [CS_TRD_EMPTY] = "empty file, not a collsim trace",
+  [CS_TRD_MAGIC] = "not a collsim trace (wrong magic)",
+  [CS_TRD_SHORT_HEADER] = "truncated: %llu bytes, shorter than the %llu-byte header",
+  [CS_TRD_SHORT_BLOCK] =
+      "truncated: %llu bytes, shorter than the %llu-byte header block",
+  [CS_TRD_SHORT_RECORD] = "truncated: last record has %llu of %llu bytes",
+  [CS_TRD_READ] = "read error",
+  [CS_TRD_NEWER] = "trace format version %llu is newer than this collsim "
+                   "reads (%llu): upgrade collsim",
+  [CS_TRD_VERSION0] = "corrupt header: version 0",
+  [CS_TRD_HEADER_SUM] = "corrupt header (checksum mismatch)",
+  [CS_TRD_SIZES] = "corrupt header: header %llu / record %llu bytes",
+  [CS_TRD_TICK] = "corrupt header: %g ns per clock tick",
+  [CS_TRD_RANKS] = "corrupt header: %llu ranks, %llu slots",
+  [CS_TRD_PADDING] =
+      "corrupt header (padding bytes %llu..%llu are not all zero)",
+  [CS_TRD_REC_SUM] = "corrupt record %llu (checksum mismatch)",
+  [CS_TRD_REC_KIND] = "corrupt record %llu (unknown kind)",
+  [CS_TRD_REC_RANK] = "corrupt record %llu (rank out of range)",
+  [CS_TRD_REC_PEER] = "corrupt record %llu (peer or slot out of range)",
+  [CS_TRD_NOMEM_READER] = "out of memory for the reader",
+  [CS_TRD_NOMEM_RECORDS] = "out of memory for %llu records",
+  [CS_TRD_DUP_SEQ] = "corrupt: sequence number %llu appears twice",
+};
+
+void cs_trace_strerror(const cs_trace_diag_t *d, char *buf, size_t n)
+{
+  char msg[REASON_BYTES];
+  unsigned k = (unsigned)d->defect;
+  const char *fmt = k < sizeof(reasons) / sizeof(reasons[0]) && reasons[k]
+                        ? reasons[k] : "unknown defect";
+  if (k == CS_TRD_OPEN)
+    snprintf(msg, sizeof(msg), fmt, strerror((int)d->a));
+  else if (k == CS_TRD_TICK)
+    snprintf(msg, sizeof(msg), fmt, d->tick_ns);
+  else /* a format names a, or a and b, or neither */
+    snprintf(msg, sizeof(msg), fmt, (unsigned long long)d->a,
+             (unsigned long long)d->b);
+  if (d->defect == CS_TRD_OK && n)
+    buf[0] = 0;
+  else
+    snprintf(buf, n, "%s: %s", d->path ? d->path : "", msg);
 }
