@@ -30,10 +30,15 @@ struct cs_launch_result;
  * blocks (pass as trace_bytes in cs_world_opts_t). */
 #define CS_TRACE_CHUNKS 4u
 uint64_t cs_trace_ring_bytes(uint64_t chunk_rec);
-/* Records per chunk for a run of n ranks: as large as fits 32 MiB of
- * rings in all, between 1280 (100 kB) and 51200 (4 MB) records. Each
- * chunk a rank fills costs a launcher wake-up and a write submission, so
- * large chunks are cheaper; 2 ranks get 4 MB, 8 ranks 1 MB. */
+/* Records per chunk for a free-mode run of n ranks: as large as fits
+ * 32 MiB of rings in all, between CS_TRACE_CHUNK_MIN (100 kB) and 51200
+ * (4 MB) records: each chunk a rank fills costs a launcher wake-up and a
+ * write submission, so large chunks are cheaper (2 ranks get 4 MB, 8
+ * ranks 1 MB). A controlled run (one event at a time; the launcher takes
+ * every step anyway) uses CS_TRACE_CHUNK_MIN, so a short run does not pay
+ * for setting up tens of MiB of rings. Chunks are the unit of writing
+ * only: a run's records are the same whatever their size. */
+#define CS_TRACE_CHUNK_MIN 1280u
 uint64_t cs_trace_chunk_rec(uint32_t nranks);
 
 /* Hooks that record every device event of a rank into its ring, and the

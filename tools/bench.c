@@ -475,7 +475,7 @@ static void fill_inputs(const bench_opts_t *o, uint64_t count, uint8_t *inputs)
 /* Trace ring bytes per rank: only with --trace-cost. */
 static uint64_t bench_trace_bytes(const bench_opts_t *o)
 {
-  return o->trace_cost ? cs_pipe_trace_bytes(o->nranks) : 0;
+  return o->trace_cost ? cs_pipe_trace_bytes(o->nranks, 0) : 0;
 }
 
 /* The mkstemp template of a --trace-cost temporary trace, under $TMPDIR

@@ -184,7 +184,7 @@ int cs_cmd_ping(int argc, char **argv)
       .layout = &l, .nranks = pj.nranks,
       .wo = {.io_bytes = (uint64_t)pj.a.rounds * 8 + 64,
              .timeout_ns = com.timeout_ns,
-             .trace_bytes = com.trace ? cs_pipe_trace_bytes(pj.nranks) : 0},
+             .trace_bytes = com.trace ? cs_pipe_trace_bytes(pj.nranks, 0) : 0},
       .body = ping_rank, .arg = &pj.a, .fault = com.fault, .trace = com.trace,
       .th = {.algo = 255, .program = 1, .rounds = pj.a.rounds},
       .ops = &ping_ops, .ctx = &pj};

@@ -14,9 +14,10 @@
 
 #include "../window/cs_error.h"
 
-uint64_t cs_pipe_trace_bytes(uint32_t nranks)
+uint64_t cs_pipe_trace_bytes(uint32_t nranks, int controlled)
 {
-  return cs_trace_ring_bytes(cs_trace_chunk_rec(nranks));
+  return cs_trace_ring_bytes(controlled ? CS_TRACE_CHUNK_MIN
+                                        : cs_trace_chunk_rec(nranks));
 }
 
 static int fail(cs_pipe_t *p, cs_pipe_step_t step, int err)

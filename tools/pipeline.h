@@ -123,8 +123,9 @@ struct cs_pipe {
 int cs_pipe_run(cs_pipe_t *p, const cs_job_t *j);
 
 /* Trace ring bytes per rank (cs_world_opts_t.trace_bytes) for a traced run
- * of nranks. Pure. */
-uint64_t cs_pipe_trace_bytes(uint32_t nranks);
+ * of nranks, free or controlled (cs_trace_chunk_rec, CS_TRACE_CHUNK_MIN).
+ * Pure. */
+uint64_t cs_pipe_trace_bytes(uint32_t nranks, int controlled);
 
 /* The launch returned (p->failed is CS_PIPE_OK, LAUNCH, TRACE_CLOSE,
  * VERIFY or REPORT). */

@@ -331,7 +331,7 @@ static int check_world(run_job_t *rj)
   rj->controlled = o->sched.strategy != CS_SCHED_FREE;
   rj->job.wo = (cs_world_opts_t){
       .io_bytes = cs_ar_io_bytes(c), .timeout_ns = o->com.timeout_ns,
-      .trace_bytes = o->com.trace ? cs_pipe_trace_bytes(n) : 0,
+      .trace_bytes = o->com.trace ? cs_pipe_trace_bytes(n, rj->controlled) : 0,
       .sched_bytes = rj->controlled
                          ? cs_sched_area_bytes(n, (1u << 20) + 2ull * c->tile_bytes)
                          : 0};

@@ -1,0 +1,602 @@
+/*
+ * explore.c - `collsim explore`: many controlled schedules of one run
+ * configuration, side by side, stopping at the first failure (or, with
+ * --keep-going, counting the distinct ones).
+ *
+ * Each schedule is one `collsim run` of the same configuration under a
+ * controlled schedule and memory model, started as a child process of
+ * this binary with its own trace file, so a schedule that crashes, hangs
+ * or corrupts memory can only end its own run; the parent only counts and
+ * keeps the trace of a failure. The portfolio interleaves `latest` (once
+ * per memory model), `pct` at depths 1-3 with STEPS = the measured length
+ * of a first run, and uniform `random`, round by round with a new seed, so
+ * that a defect any of them finds shows early. Owns: the portfolio, the
+ * children, failure signatures, the progress line and the summary. Does
+ * not own running a schedule (tools/run.c) or reading traces (sim/trace/).
+ * Called from tools/main.c.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../sim/sched.h"
+#include "../sim/trace.h"
+#include "cli.h"
+
+extern char **environ;
+
+static const char usage[] =
+    "usage: collsim explore [run options] [--schedules K] [--time SECONDS]\n"
+    "                       [--strategy S,...] [--memory-model M,...] [-j N]\n"
+    "                       [--keep-going] [-o DIR]\n"
+    "\n"
+    "Runs many controlled schedules of one configuration (every option of\n"
+    "collsim run, --bug included, except --schedule, --memory-model and\n"
+    "--trace, which explore sets) and stops at the first failure: a wrong\n"
+    "result, signals not at their final values, a deadlock or hang, an\n"
+    "out-of-slot fault or a rank crash. It writes that run's trace to DIR\n"
+    "and prints the outcome, the schedule and the collsim replay command\n"
+    "that reproduces it.\n"
+    "\n"
+    "  --schedules K     schedules to run at most (default 1000)\n"
+    "  --time SECONDS    stop starting schedules after this long (default: no limit)\n"
+    "  --strategy S,...  from latest, pct, random (default all three): latest\n"
+    "                    once per memory model; pct at depths 1, 2 and 3 with\n"
+    "                    STEPS = the length of a first run; random; a new seed\n"
+    "                    every round\n"
+    "  --memory-model M,...  from sc, fifo, relaxed (default all three)\n"
+    "  -j N              schedules at a time (default: the online CPUs)\n"
+    "  --keep-going      do not stop at a failure: count distinct failures\n"
+    "                    (by outcome and first bad rank and position) and keep\n"
+    "                    the first trace of each\n"
+    "  -o DIR            where failing traces go (default .): explore-N.cstrace,\n"
+    "                    never replacing a file\n"
+    "\n"
+    "Without --iters, each schedule runs one call (two for defects that show\n"
+    "on a second call). A progress line goes to stderr while it is a\n"
+    "terminal; a summary line always goes to stdout.\n"
+    "Exit status: 0 no failure found, 1 a failure found, 2 bad usage,\n"
+    "3 interrupted.\n";
+
+enum { ST_LATEST = 1, ST_PCT = 2, ST_RANDOM = 4 };
+#define MAX_SIGS 64
+#define MAX_JOBS 64
+
+typedef struct ex_opts {
+  char   **run_argv; /* the run options, passed through */
+  int      run_argc;
+  int      iters_given;
+  uint64_t schedules;
+  uint64_t time_ns;     /* 0: no limit */
+  uint32_t strategies;  /* ST_* */
+  uint32_t models;      /* bit m: cs_mm_t m */
+  uint32_t jobs;
+  int      keep_going;
+  const char *dir;
+} ex_opts_t;
+
+/* One schedule of the portfolio. */
+typedef struct ex_sched {
+  char sched[96];
+  char model[8];
+} ex_sched_t;
+
+/* A child running one schedule. */
+typedef struct ex_slot {
+  pid_t      pid;      /* 0: free */
+  int        out;      /* memfd holding its stdout and stderr */
+  uint64_t   index;    /* schedule number, from 1 */
+  ex_sched_t s;
+  char       trace[640];
+} ex_slot_t;
+
+typedef struct ex_sig {
+  char     what[200]; /* outcome kind and first bad rank/position */
+  uint64_t count;
+  char     trace[640]; /* kept trace of its first occurrence */
+  ex_sched_t s;
+  uint64_t index;
+} ex_sig_t;
+
+typedef struct explore {
+  ex_opts_t o;
+  uint64_t  steps;    /* pct STEPS: schedule steps of the first run */
+  uint64_t  started, done, failures;
+  uint64_t  t0;
+  int       stop;     /* no more schedules: a failure, the time, a signal */
+  int       signo;    /* SIGINT/SIGTERM that stopped it */
+  ex_slot_t slot[MAX_JOBS];
+  ex_sig_t  sig[MAX_SIGS];
+  uint32_t  nsig;
+  sigset_t  set, old;
+} explore_t;
+
+/* ------------------------------------------------------------ options */
+
+/* "a,b,c" against names[]; sets bit i for names[i]. */
+static int parse_list(const char *opt, const char *s, const char *const *names,
+                      uint32_t n, const uint32_t *bits, uint32_t *out)
+{
+  char buf[128];
+  snprintf(buf, sizeof(buf), "%s", s);
+  *out = 0;
+  for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    uint32_t i = 0;
+    while (i < n && strcmp(t, names[i]))
+      i++;
+    if (i == n) {
+      cs_cli_error("explore", "%s '%s': '%s' is not one of %s, %s, %s", opt, s,
+                   t, names[0], names[1], names[2]);
+      return -1;
+    }
+    *out |= bits[i];
+  }
+  if (!*out) {
+    cs_cli_error("explore", "%s '%s': expected a comma-separated list of %s, %s, %s",
+                 opt, s, names[0], names[1], names[2]);
+    return -1;
+  }
+  return 0;
+}
+
+/* explore's own options; returns 1 if argv[*i] was one (consumed), 0 if it
+ * belongs to run, -1 on a bad value (printed). */
+static int own_opt(ex_opts_t *o, int argc, char **argv, int *i)
+{
+  static const char *const st[] = {"latest", "pct", "random"};
+  static const char *const mm[] = {"sc", "fifo", "relaxed"};
+  static const uint32_t stb[] = {ST_LATEST, ST_PCT, ST_RANDOM}, mmb[] = {1, 2, 4};
+  const char *a = argv[*i];
+  static const char *const with_value[] = {"--schedules", "--time", "--strategy",
+                                           "--memory-model", "-j", "-o"};
+  int known = -1;
+  for (int k = 0; k < 6; k++)
+    if (!strcmp(a, with_value[k]))
+      known = k;
+  if (!strcmp(a, "--keep-going"))
+    return o->keep_going = 1;
+  if (known < 0)
+    return 0;
+  if (*i + 1 >= argc) {
+    cs_cli_error("explore", "%s needs a value (see collsim help explore)", a);
+    return -1;
+  }
+  const char *v = argv[++*i];
+  switch (known) {
+  case 0: return cs_cli_u64("explore", a, v, 1, 100000000, &o->schedules) < 0 ? -1 : 1;
+  case 1: return cs_cli_seconds("explore", a, v, 1e6, &o->time_ns) < 0 ? -1 : 1;
+  case 2: return parse_list(a, v, st, 3, stb, &o->strategies) < 0 ? -1 : 1;
+  case 3: return parse_list(a, v, mm, 3, mmb, &o->models) < 0 ? -1 : 1;
+  case 4: return cs_cli_u32("explore", a, v, 1, MAX_JOBS, &o->jobs) < 0 ? -1 : 1;
+  default: o->dir = v; return 1;
+  }
+}
+
+/* Options explore sets itself for every schedule. */
+static int refused(const char *a)
+{
+  static const char *const own[] = {"--schedule", "--memory-model", "--trace",
+                                    "--output", "--input"};
+  for (int k = 0; k < 5; k++) {
+    size_t n = strlen(own[k]);
+    if (!strncmp(a, own[k], n) && (a[n] == 0 || a[n] == '='))
+      return 1;
+  }
+  return 0;
+}
+
+static int parse(int argc, char **argv, ex_opts_t *o)
+{
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  *o = (ex_opts_t){.schedules = 1000, .strategies = ST_LATEST | ST_PCT | ST_RANDOM,
+                   .models = 7, .jobs = cpus > 0 && cpus < MAX_JOBS ? (uint32_t)cpus : 2,
+                   .dir = "."};
+  o->run_argv = calloc((size_t)argc + 1, sizeof(char *));
+  if (!o->run_argv)
+    return -1;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      fputs(usage, stdout);
+      exit(CS_EXIT_OK);
+    }
+    int r = own_opt(o, argc, argv, &i);
+    if (r < 0)
+      return -1;
+    if (r > 0)
+      continue;
+    if (refused(argv[i])) {
+      cs_cli_error("explore", "%s is set by explore for every schedule: leave "
+                   "it out (see collsim help explore)", argv[i]);
+      return -1;
+    }
+    if (!strcmp(argv[i], "--iters") || !strncmp(argv[i], "--iters=", 8))
+      o->iters_given = 1;
+    o->run_argv[o->run_argc++] = argv[i];
+  }
+  struct stat sb;
+  if (stat(o->dir, &sb) < 0 || !S_ISDIR(sb.st_mode) || access(o->dir, W_OK | X_OK) < 0) {
+    cs_cli_error("explore", "-o %s: expected a writable directory", o->dir);
+    return -1;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------ portfolio */
+
+/* Schedule i (from 0) of the portfolio: round 0 has latest under every
+ * model, then per round pct depth 1, 2, 3 and random, each under every
+ * model, with seed = round + 1. Returns 0, or -1 past the end (only
+ * latest was asked for). */
+static int portfolio(const explore_t *x, uint64_t i, ex_sched_t *s)
+{
+  static const char *const mm[] = {"sc", "fifo", "relaxed"};
+  const char *models[3];
+  uint32_t nm = 0;
+  for (uint32_t m = 0; m < 3; m++)
+    if (x->o.models & (1u << m))
+      models[nm++] = mm[m];
+  uint32_t per = (x->o.strategies & ST_PCT ? 3 : 0) + (x->o.strategies & ST_RANDOM ? 1 : 0);
+  uint64_t first = x->o.strategies & ST_LATEST ? nm : 0;
+  if (i < first) {
+    snprintf(s->sched, sizeof(s->sched), "latest");
+    snprintf(s->model, sizeof(s->model), "%s", models[i]);
+    return 0;
+  }
+  if (per == 0)
+    return -1;
+  i -= first;
+  uint64_t round = i / (per * nm), k = i % (per * nm);
+  uint32_t strat = (uint32_t)(k / nm);
+  snprintf(s->model, sizeof(s->model), "%s", models[k % nm]);
+  if (x->o.strategies & ST_PCT && strat < 3)
+    snprintf(s->sched, sizeof(s->sched), "pct:%llu:%u:%llu",
+             (unsigned long long)round + 1, strat + 1, (unsigned long long)x->steps);
+  else
+    snprintf(s->sched, sizeof(s->sched), "random:%llu", (unsigned long long)round + 1);
+  return 0;
+}
+
+/* ------------------------------------------------------------ children */
+
+static uint64_t now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Starts schedule s in slot sl: `collsim run` with its options. 0 or -errno. */
+static int spawn(explore_t *x, ex_slot_t *sl, const ex_sched_t *s, uint64_t index)
+{
+  snprintf(sl->trace, sizeof(sl->trace), "%.500s/.explore-%d-%ld.cstrace", x->o.dir,
+           (int)getpid(), (long)(sl - x->slot));
+  sl->out = memfd_create("collsim-explore", MFD_CLOEXEC);
+  if (sl->out < 0)
+    return -errno;
+  char *argv[x->o.run_argc + 12];
+  int n = 0;
+  argv[n++] = "collsim";
+  argv[n++] = "run";
+  for (int i = 0; i < x->o.run_argc; i++)
+    argv[n++] = x->o.run_argv[i];
+  argv[n++] = "--schedule";
+  argv[n++] = (char *)s->sched;
+  argv[n++] = "--memory-model";
+  argv[n++] = (char *)s->model;
+  argv[n++] = "--trace";
+  argv[n++] = sl->trace;
+  if (!x->o.iters_given) {
+    argv[n++] = "--iters";
+    argv[n++] = "1";
+  }
+  argv[n] = NULL;
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t at;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, sl->out, 1);
+  posix_spawn_file_actions_adddup2(&fa, sl->out, 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawnattr_init(&at);
+  posix_spawnattr_setsigmask(&at, &x->old);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK);
+  int rc = posix_spawn(&sl->pid, "/proc/self/exe", &fa, &at, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  if (rc != 0) {
+    close(sl->out);
+    sl->pid = 0;
+    return -rc;
+  }
+  sl->s = *s;
+  sl->index = index;
+  return 0;
+}
+
+/* The child's output (stdout and stderr), NUL-terminated, at most cap-1. */
+static void output_of(ex_slot_t *sl, char *buf, size_t cap)
+{
+  ssize_t n = pread(sl->out, buf, cap - 1, 0);
+  buf[n > 0 ? n : 0] = 0;
+  close(sl->out);
+}
+
+/* The line of `out` that starts with `key`, into line; 0 if none. */
+static int line_of(const char *out, const char *key, char *line, size_t cap)
+{
+  for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+    if (strncmp(p, key, strlen(key)))
+      continue;
+    size_t n = strcspn(p, "\n");
+    snprintf(line, cap, "%.*s", (int)(n < cap ? n : cap - 1), p);
+    return 1;
+  }
+  return 0;
+}
+
+/* The failure's signature: its kind and first bad rank and position, from
+ * what run printed. */
+static void signature(const char *out, int status, char *sig, size_t cap)
+{
+  char line[512];
+  const char *f;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == CS_EXIT_WRONG) {
+    if (line_of(out, "result: WRONG", line, sizeof(line)) && (f = strstr(line, "first: ")))
+      snprintf(sig, cap, "wrong result, %.*s", (int)strcspn(f + 7, ":"), f + 7);
+    else if (line_of(out, "signals: WRONG", line, sizeof(line)))
+      snprintf(sig, cap, "signals not at their final values");
+    else if (line_of(out, "repeated calls: WRONG", line, sizeof(line)))
+      snprintf(sig, cap, "repeated calls differ");
+    else
+      snprintf(sig, cap, "wrong result");
+    return;
+  }
+  /* Aborted: the first line that is not the run's own header. */
+  const char *p = out;
+  while (*p && (!strncmp(p, "mode:", 5) || !strncmp(p, "collsim run:", 12)))
+    p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p);
+  size_t n = strcspn(p, "\n");
+  const char *at = strstr(p, " at ");
+  if (at && (size_t)(at - p) < n)
+    n = (size_t)(at - p); /* "deadlock at step 16" -> "deadlock" */
+  snprintf(sig, cap, "%.*s", (int)(n < cap ? n : cap - 1), *p ? p : "run aborted");
+}
+
+/* Keeps the trace of a failure under a free name explore-N.cstrace in DIR
+ * (never replacing a file); writes the kept name into sl->trace. */
+static void keep_trace(explore_t *x, ex_slot_t *sl)
+{
+  char name[600];
+  for (unsigned k = 1; k < 100000; k++) {
+    snprintf(name, sizeof(name), "%.500s/explore-%u.cstrace", x->o.dir, k);
+    if (link(sl->trace, name) == 0) {
+      unlink(sl->trace);
+      snprintf(sl->trace, sizeof(sl->trace), "%s", name);
+      return;
+    }
+    if (errno != EEXIST)
+      return; /* the temporary name stays; it is printed as it is */
+  }
+}
+
+/* Counts a failure under its signature; keeps the trace of a new one. */
+static void record_failure(explore_t *x, ex_slot_t *sl, const char *sig)
+{
+  x->failures++;
+  for (uint32_t i = 0; i < x->nsig; i++)
+    if (!strcmp(x->sig[i].what, sig)) {
+      x->sig[i].count++;
+      unlink(sl->trace);
+      return;
+    }
+  if (x->nsig == MAX_SIGS) {
+    unlink(sl->trace);
+    return;
+  }
+  keep_trace(x, sl);
+  ex_sig_t *g = &x->sig[x->nsig++];
+  snprintf(g->what, sizeof(g->what), "%s", sig);
+  snprintf(g->trace, sizeof(g->trace), "%s", sl->trace);
+  g->s = sl->s;
+  g->index = sl->index;
+  g->count = 1;
+}
+
+/* A child ended with `status`. Returns -1 when its run refused the options
+ * (exit 2: explore stops and shows why), else 0. */
+static int finished(explore_t *x, ex_slot_t *sl, int status)
+{
+  char out[8192], sig[200];
+  output_of(sl, out, sizeof(out));
+  sl->pid = 0;
+  x->done++;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == CS_EXIT_USAGE) {
+    fputs(out, stderr);
+    unlink(sl->trace);
+    return -1;
+  }
+  if ((WIFEXITED(status) && WEXITSTATUS(status) == 0) || x->signo) {
+    unlink(sl->trace); /* passed, or stopped by the person's signal */
+    return 0;
+  }
+  signature(out, status, sig, sizeof(sig));
+  record_failure(x, sl, sig);
+  if (!x->o.keep_going)
+    x->stop = 1;
+  return 0;
+}
+
+/* Reaps every child that ended. -1 when a run refused the options. */
+static int reap(explore_t *x)
+{
+  int rc = 0, status;
+  for (uint32_t j = 0; j < x->o.jobs; j++) {
+    ex_slot_t *sl = &x->slot[j];
+    if (sl->pid > 0 && waitpid(sl->pid, &status, WNOHANG) == sl->pid &&
+        finished(x, sl, status) < 0)
+      rc = -1;
+  }
+  return rc;
+}
+
+/* ------------------------------------------------------------ the run */
+
+/* Steps of a controlled run's trace: the length PCT spreads its change
+ * points over. */
+static uint64_t steps_of(const char *path)
+{
+  cs_trace_t t;
+  char why[256];
+  uint64_t n = 0;
+  if (cs_trace_load(path, &t, why, sizeof(why)) < 0)
+    return 0;
+  for (uint64_t i = 0; i < t.n; i++)
+    n += cs_sched_is_step(t.rec[i].kind) != 0;
+  cs_trace_free(&t);
+  return n;
+}
+
+static void progress(const explore_t *x, int final)
+{
+  double s = (double)(now_ns() - x->t0) / 1e9;
+  FILE *f = final ? stdout : stderr;
+  fprintf(f, "%sexplore: %llu schedules in %.1f s (%.0f/s), %llu failure%s%s",
+          final ? "" : "\r", (unsigned long long)x->done, s, s > 0 ? x->done / s : 0,
+          (unsigned long long)x->failures, x->failures == 1 ? "" : "s",
+          final ? "\n" : "   ");
+  fflush(f);
+}
+
+/* Waits for the next child to end or a signal, up to 200 ms. */
+static void take_signal(explore_t *x)
+{
+  struct timespec ts = {0, 200 * 1000000};
+  int sig = sigtimedwait(&x->set, NULL, &ts);
+  if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && !x->signo) {
+    x->signo = sig;
+    x->stop = 1;
+    for (uint32_t j = 0; j < x->o.jobs; j++)
+      if (x->slot[j].pid > 0)
+        kill(x->slot[j].pid, SIGTERM); /* they abort and clean up */
+  }
+}
+
+static int any_running(const explore_t *x)
+{
+  for (uint32_t j = 0; j < x->o.jobs; j++)
+    if (x->slot[j].pid > 0)
+      return 1;
+  return 0;
+}
+
+/* Starts schedules into free slots while there are any to start. */
+static int fill_slots(explore_t *x)
+{
+  for (uint32_t j = 0; j < x->o.jobs && !x->stop; j++) {
+    if (x->slot[j].pid > 0)
+      continue;
+    ex_sched_t s;
+    if (x->started >= x->o.schedules || portfolio(x, x->started, &s) < 0 ||
+        (x->o.time_ns && now_ns() - x->t0 >= x->o.time_ns)) {
+      x->stop = 1;
+      break;
+    }
+    int err = spawn(x, &x->slot[j], &s, x->started + 1);
+    if (err < 0) {
+      cs_cli_error("explore", "cannot start a run: %s", strerror(-err));
+      return -1;
+    }
+    x->started++;
+  }
+  return 0;
+}
+
+/* The first schedule alone (latest, or the first of the portfolio): it
+ * checks the options and measures the run's length for pct. */
+static int first_run(explore_t *x)
+{
+  ex_sched_t s;
+  int status;
+  x->steps = 1;
+  if (portfolio(x, 0, &s) < 0)
+    return -1;
+  if (strncmp(s.sched, "latest", 6))
+    snprintf(s.sched, sizeof(s.sched), "latest"); /* measure with latest */
+  int err = spawn(x, &x->slot[0], &s, 1);
+  if (err < 0) {
+    cs_cli_error("explore", "cannot start a run: %s", strerror(-err));
+    return -1;
+  }
+  while (waitpid(x->slot[0].pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  uint64_t steps = steps_of(x->slot[0].trace);
+  if (finished(x, &x->slot[0], status) < 0)
+    return -1;
+  x->steps = steps ? steps : 1;
+  x->started = x->o.strategies & ST_LATEST ? 1 : 0;
+  return 0;
+}
+
+static void report(const explore_t *x)
+{
+  for (uint32_t i = 0; i < x->nsig; i++) {
+    const ex_sig_t *g = &x->sig[i];
+    printf("failure %u: %s (%llu time%s; first at schedule %llu)\n", i + 1,
+           g->what, (unsigned long long)g->count, g->count == 1 ? "" : "s",
+           (unsigned long long)g->index);
+    printf("  schedule %s, memory model %s\n", g->s.sched, g->s.model);
+    printf("  trace %s\n  reproduce: collsim replay %s\n", g->trace, g->trace);
+  }
+  progress(x, 1);
+}
+
+int cs_cmd_explore(int argc, char **argv)
+{
+  explore_t *x = calloc(1, sizeof(*x));
+  if (!x || parse(argc, argv, &x->o) < 0) {
+    if (x)
+      free(x->o.run_argv);
+    free(x);
+    return CS_EXIT_USAGE;
+  }
+  sigemptyset(&x->set);
+  sigaddset(&x->set, SIGCHLD);
+  sigaddset(&x->set, SIGINT);
+  sigaddset(&x->set, SIGTERM);
+  sigaddset(&x->set, SIGHUP);
+  sigprocmask(SIG_BLOCK, &x->set, &x->old);
+  x->t0 = now_ns();
+  int tty = isatty(2), rc = first_run(x);
+  while (rc == 0 && (!x->stop || any_running(x))) {
+    if (fill_slots(x) < 0 || reap(x) < 0)
+      rc = -1;
+    if (tty)
+      progress(x, 0);
+    if (any_running(x))
+      take_signal(x);
+  }
+  while (any_running(x)) { /* after an error: let the others end */
+    take_signal(x);
+    reap(x);
+  }
+  if (tty)
+    fputc('\n', stderr);
+  sigprocmask(SIG_SETMASK, &x->old, NULL);
+  int exit_code = rc < 0 ? CS_EXIT_USAGE : x->signo ? CS_EXIT_ABORTED
+                  : x->failures ? CS_EXIT_WRONG : CS_EXIT_OK;
+  if (rc == 0)
+    report(x);
+  free(x->o.run_argv);
+  free(x);
+  return exit_code;
+}
