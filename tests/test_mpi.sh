@@ -23,16 +23,19 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
 launcher_of() { # mpirun for the MPI library the binary links
-  if ldd "$1" | grep -q libmpich; then echo mpirun.mpich
+  local libs; libs=$(ldd "$1")
+  if [[ $libs == *libmpich* ]]; then echo mpirun.mpich
   else echo "mpirun.openmpi --oversubscribe"; fi
 }
 
-# run NAME EXPECT_RC MPIRUN_CMD... : one job, at most 120 s.
+# run NAME EXPECT_RC PATTERN MPIRUN_CMD... : one job, at most 120 s, whose
+# output must hold PATTERN (a fixed string; "" for any).
 run() {
-  local name=$1 want=$2; shift 2
+  local name=$1 want=$2 pat=$3; shift 3
   local out; out=$(timeout 120 "$@" 2>&1); local rc=$?
-  if [ "$rc" -ne "$want" ]; then
-    echo "FAIL $name: exit $rc, expected $want: $*"; echo "$out" | tail -5
+  if [ "$rc" -ne "$want" ] || [[ $out != *"$pat"* ]]; then
+    echo "FAIL $name: exit $rc, expected $want and '$pat': $*"
+    echo "$out" | tail -5
     fail=1
   fi
 }
@@ -44,7 +47,8 @@ sweep() { # sweep LABEL MPIRUN... BINARY
   local n=0
   for np in $ranks; do for algo in mesh ring host; do
     for dt in fp32 fp16; do for op in sum max; do for c in $counts; do
-      run "$label np=$np $algo $dt $op count=$c" 0 "${@:1:$#-1}" -np "$np" \
+      run "$label np=$np $algo $dt $op count=$c" 0 \
+        "bit-exact on all $np ranks" "${@:1:$#-1}" -np "$np" \
         "${@: -1}" run --algo "$algo" --dtype "$dt" --op "$op" --count "$c" \
         --iters 2 --fill random --seed "$c"
       n=$((n + 1))
@@ -92,11 +96,12 @@ hang() {
   local label=$1; shift
   local out; out=$(timeout 60 "${@:1:$#-1}" -np 3 "${@: -1}" run --algo mesh \
     --count 100 --iters 1 --fault 1:hang:5 --timeout 1 2>&1); local rc=$?
-  if [ $rc -eq 0 ] || ! echo "$out" | grep -q "collsim-mpi: rank [0-9]*: .*timed out\|hung"; then
+  local re='collsim-mpi: rank [0-9]+: .*(timed out|hung)'
+  if [ $rc -eq 0 ] || [[ ! $out =~ $re ]]; then
     echo "FAIL $label: exit $rc; output:"; echo "$out" | tail -5; fail=1
   fi
   if left_over; then echo "FAIL $label: collsim-mpi processes left"; fail=1; fi
-  echo "ok $label: exit $rc: $(echo "$out" | grep -m1 'collsim-mpi: rank')"
+  echo "ok $label: exit $rc: ${BASH_REMATCH[0]:-}"
 }
 
 # shellcheck disable=SC2086
@@ -110,8 +115,8 @@ for bin in "$@"; do
   if [ "$impl" = openmpi ]; then
     sweep "$impl-tcp" "${mpirun[@]}" --mca btl self,tcp --mca osc pt2pt "$bin"
   fi
-  run "$impl usage" 2 "${mpirun[@]}" -np 2 "$bin" run --algo nope
-  run "$impl wrong" 1 "${mpirun[@]}" -np 3 "$bin" run --algo ring --count 40 --bug ring-drop-tail --iters 1
+  run "$impl usage" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" run --algo nope
+  run "$impl wrong" 1 "result: WRONG" "${mpirun[@]}" -np 3 "$bin" run --algo ring --count 40 --bug ring-drop-tail --iters 1
   hang "$impl-hang" "${mpirun[@]}" "$bin"
   kill_rank "$impl-kill" "${mpirun[@]}" "$bin"
 done
