@@ -106,12 +106,16 @@ void cs__dev_fail(cs_dev_t *d, uint32_t reason, int rx, const char *fmt, ...)
   d->st->reason = reason;
   if (d->st->state != CS_RS_WAITING && d->st->state != CS_RS_HUNG)
     d->st->state = CS_RS_FAILED;
+  if (d->ops->stop)
+    d->ops->stop(d, rx);
   _exit(rx);
 }
 
 void cs__dev_aborted(cs_dev_t *d)
 {
   d->st->reason = CS_ABORT_PEER;
+  if (d->ops->stop)
+    d->ops->stop(d, CS_RX_ABORTED);
   _exit(CS_RX_ABORTED);
 }
 

@@ -140,6 +140,11 @@ typedef struct cs_dev_ops {
   void (*fence)(cs_dev_t *d, const cs_event_t *ev);
   /* The rank's body returned. NULL: nothing to do. */
   void (*done)(cs_dev_t *d);
+  /* The rank stops on a failure with exit code rx, the cause already in
+   * the control block (abort_msg, st->reason): a transport whose ranks no
+   * launcher watches reports it and ends the job here (MPI_Abort). Called
+   * right before the rank's _exit(rx). NULL: nothing to do. */
+  void (*stop)(cs_dev_t *d, int rx);
 } cs_dev_ops_t;
 
 /* Rank-private staging memory (the "UB"): width physical elements, valid
@@ -166,6 +171,7 @@ struct cs_dev {
   uint32_t           yield_iters; /* sched_yield rounds after the spin */
   uint64_t           timeout_ns;
   const cs_dev_ops_t *ops;     /* the transport */
+  void              *tport;    /* the transport's own state, or NULL */
   void (*point)(cs_dev_t *, cs_event_t *); /* == ops->point, read on every event */
   const cs_dev_hooks_t *hooks; /* NULL = no tracing */
   void              *hook_arg;

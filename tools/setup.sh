@@ -4,6 +4,11 @@
 #   tools/setup.sh demo [ARGS...]   install what is missing, build, run the main job
 #   tools/setup.sh test             install what is missing, build, run every test suite
 #   tools/setup.sh build            install what is missing and build
+#   tools/setup.sh mpi [ARGS...]    also install Open MPI and MPICH, build
+#                                   collsim-mpi against each (build-mpi/,
+#                                   build-mpich/) and run the MPI test
+#                                   (ctest -R mpi); the other modes never
+#                                   need MPI
 #
 # Installs with apt-get only the Debian packages that are not yet installed
 # (as root, or through sudo), configures with CMake into ./build and builds.
@@ -14,6 +19,7 @@ mode=${1:-demo}
 [ $# -gt 0 ] && shift
 
 pkgs=(gcc libc6-dev make cmake pkg-config liburing-dev libcriterion-dev libncurses-dev)
+[ "$mode" = mpi ] && pkgs+=(openmpi-bin libopenmpi-dev mpich libmpich-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
@@ -32,6 +38,20 @@ quiet() { # run quietly; show everything only if it fails
   local out
   if ! out=$("$@" 2>&1); then echo "$out" >&2; exit 1; fi
 }
+if [ "$mode" = mpi ]; then
+  # FindMPI takes one implementation per build tree: Open MPI in build-mpi
+  # (its ctest entry runs the test), MPICH in build-mpich (handed to the
+  # same test as a second binary).
+  quiet cmake -S . -B build-mpi -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCOLLSIM_MPI=ON -DMPI_C_COMPILER=mpicc.openmpi
+  quiet cmake --build build-mpi -j"$(nproc)"
+  quiet cmake -S . -B build-mpich -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCOLLSIM_MPI=ON -DCOLLSIM_TESTS=OFF -DMPI_C_COMPILER=mpicc.mpich
+  quiet cmake --build build-mpich -j"$(nproc)" --target collsim-mpi
+  cd build-mpi
+  COLLSIM_MPI_MORE=$PWD/../build-mpich/collsim-mpi exec ctest \
+    --output-on-failure -R '^mpi$' "$@"
+fi
 quiet cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 quiet cmake --build build -j"$(nproc)"
 
@@ -39,5 +59,5 @@ case "$mode" in
   demo)  exec ./build/collsim run "$@" ;;
   test)  cd build && exec ctest --output-on-failure "$@" ;;
   build) ;;
-  *) echo "usage: tools/setup.sh demo|test|build" >&2; exit 2 ;;
+  *) echo "usage: tools/setup.sh demo|test|build|mpi" >&2; exit 2 ;;
 esac

@@ -1,5 +1,7 @@
 /*
- * world.c - shm region lifecycle, window addresses and CommContext.
+ * world.c - shm region lifecycle, window addresses and CommContext; the
+ * process-local stand-in of the region for a transport without one
+ * (cs_world_local).
  *
  * The name /collsim-<pid>-<n> exists only between shm_open and the
  * shm_unlink a few lines later: every process works through the descriptor
@@ -83,6 +85,27 @@ static int check_capacity(uint64_t bytes)
   return 0;
 }
 
+/* The control block of a new region of `bytes` (zeroed memory). */
+static void ctl_fill(cs_ctl_t *c, const cs_layout_t *l, uint32_t nranks,
+                     uint64_t bytes, const cs_world_opts_t *o)
+{
+  c->magic = CS_CTL_MAGIC;
+  c->version = CS_CTL_VERSION;
+  c->nranks = nranks;
+  c->region_bytes = bytes;
+  c->win_stride = cs_round_up(l->win_bytes ? l->win_bytes : 1, CS_PAGE);
+  c->off_windows = cs_round_up(sizeof(cs_ctl_t), CS_PAGE);
+  c->io_bytes = cs_round_up(o ? o->io_bytes : 0, CS_PAGE);
+  c->off_io = c->off_windows + c->win_stride * nranks;
+  c->trace_bytes = cs_round_up(o ? o->trace_bytes : 0, CS_PAGE);
+  c->off_trace = c->off_io + 2 * c->io_bytes * nranks;
+  c->sched_bytes = cs_round_up(o ? o->sched_bytes : 0, CS_PAGE);
+  c->off_sched = c->off_trace + c->trace_bytes * nranks;
+  c->timeout_ns = (o && o->timeout_ns) ? o->timeout_ns : CS_DEFAULT_TIMEOUT_NS;
+  c->abort_rank = -1;
+  c->layout = *l;
+}
+
 int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
                     const cs_world_opts_t *o)
 {
@@ -118,29 +141,37 @@ int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
   }
   w->bytes = bytes;
   w->ctl = (cs_ctl_t *)w->base;
-
-  cs_ctl_t *c = w->ctl;
-  c->magic = CS_CTL_MAGIC;
-  c->version = CS_CTL_VERSION;
-  c->nranks = nranks;
-  c->region_bytes = bytes;
-  c->win_stride = cs_round_up(l->win_bytes ? l->win_bytes : 1, CS_PAGE);
-  c->off_windows = cs_round_up(sizeof(cs_ctl_t), CS_PAGE);
-  c->io_bytes = cs_round_up(o ? o->io_bytes : 0, CS_PAGE);
-  c->off_io = c->off_windows + c->win_stride * nranks;
-  c->trace_bytes = cs_round_up(o ? o->trace_bytes : 0, CS_PAGE);
-  c->off_trace = c->off_io + 2 * c->io_bytes * nranks;
-  c->sched_bytes = cs_round_up(o ? o->sched_bytes : 0, CS_PAGE);
-  c->off_sched = c->off_trace + c->trace_bytes * nranks;
-  c->timeout_ns = (o && o->timeout_ns) ? o->timeout_ns : CS_DEFAULT_TIMEOUT_NS;
-  c->abort_rank = -1;
-  c->layout = *l;
+  ctl_fill(w->ctl, l, nranks, bytes, o);
   return 0;
 
 err_close:
   close(w->fd);
   w->fd = -1;
   return err;
+}
+
+int cs_world_local(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
+                   const cs_world_opts_t *o)
+{
+  memset(w, 0, sizeof(*w));
+  w->fd = -1;
+  if (nranks < 1 || nranks > CS_MAX_RANKS)
+    return -EINVAL;
+  uint64_t bytes = cs_world_region_bytes(l, nranks, o);
+  if (bytes == 0 || bytes > (uint64_t)SIZE_MAX)
+    return CS_ETOOBIG;
+  /* Private and unreserved: only the pages this rank touches (the control
+   * block, its own io buffers) are ever backed. */
+  w->base = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (w->base == MAP_FAILED) {
+    w->base = NULL;
+    return -errno;
+  }
+  w->bytes = bytes;
+  w->ctl = (cs_ctl_t *)w->base;
+  ctl_fill(w->ctl, l, nranks, bytes, o);
+  return 0;
 }
 
 int cs_world_remap(cs_world_t *w)

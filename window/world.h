@@ -157,6 +157,16 @@ typedef struct cs_world_opts {
 int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
                     const cs_world_opts_t *opts);
 
+/* The same region in this process's private memory, for a transport
+ * without shared memory (MPI-3 RMA): the control block, the offsets and the
+ * io buffers of cs_world_create, anonymous and unreserved (only the pages
+ * touched are backed), so a single rank process keeps its own status,
+ * abort word and staging buffers in it. Its windows are never used for
+ * data: the transport's own windows are. Returns 0, -EINVAL, CS_ETOOBIG or
+ * -errno; cs_world_destroy() undoes it. */
+int cs_world_local(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
+                   const cs_world_opts_t *opts);
+
 /* In a forked rank: maps the region again at an address of this process's
  * own choosing (so windowsIn[] differ between processes, as on the device),
  * prefaults it, and drops the inherited mapping. Returns 0 or -errno. */

@@ -1,0 +1,58 @@
+/*
+ * transport_mpi.h - the MPI-3 RMA transport (transport_mpi.c): the device
+ * API over one MPI window per rank, for ranks that share no memory (one
+ * MPI process each, on one host or many). Built only with the CMake option
+ * COLLSIM_MPI; nothing in the default build includes this header.
+ *
+ * A rank process (tools/mpi_main.c) calls, in this order:
+ *
+ *   cs_world_local(&w, &layout, nranks, &opts)   its own control block
+ *   cs_mpi_open(&m, MPI_COMM_WORLD, &layout)     collective: the window
+ *   cs_mpi_dev_init(&d, &m, &w, &fault)          the device over it
+ *   ... the rank body (cs_ar_rank_main) ...
+ *   cs_dev_fini(&d); cs_mpi_close(&m)            collective
+ *
+ * Any failure of a rank (out-of-slot fault, wait timeout, an MPI error)
+ * ends the whole job with MPI_Abort after one line naming the rank.
+ */
+#ifndef CS_TRANSPORT_MPI_H
+#define CS_TRANSPORT_MPI_H
+
+#include <mpi.h>
+
+#include "dev.h"
+
+/* One rank's window and what the ops need to reach it. */
+typedef struct cs_mpi {
+  MPI_Comm comm;    /* the ranks; rank i of comm is collsim rank i */
+  MPI_Win  win;     /* MPI_Win_allocate'd, locked (lock_all) until close */
+  uint8_t *base;    /* this rank's window memory */
+  uint64_t bytes;   /* == the layout's win_bytes */
+  int      rank;    /* in comm */
+  int      nranks;  /* size of comm */
+  int      unified; /* MPI_WIN_MODEL is MPI_WIN_UNIFIED */
+  int      abort_code; /* MPI_Abort's error code on a failure; 0 (the
+                          default): the rank's CS_RX_* exit code */
+} cs_mpi_t;
+
+extern const cs_dev_ops_t cs_transport_mpi;
+
+/* Collective over comm: allocates this rank's window of l->win_bytes
+ * (zeroed), opens the passive-target epoch for the whole run
+ * (MPI_Win_lock_all, MPI_MODE_NOCHECK) and waits until every rank has.
+ * Returns 0 or -EINVAL (more ranks than CS_MAX_RANKS). MPI errors are
+ * fatal to the job (the window's default error handler). */
+int cs_mpi_open(cs_mpi_t *m, MPI_Comm comm, const cs_layout_t *l);
+
+/* cs_dev_init for rank m->rank of w (a cs_world_local world of the same
+ * layout and size), with the device's own window and the CommContext
+ * bases pointing at the MPI window: the ops reach peers only through MPI,
+ * never through an address. Returns 0 or -ENOMEM; cs_dev_fini undoes it. */
+int cs_mpi_dev_init(cs_dev_t *d, cs_mpi_t *m, cs_world_t *w,
+                    const cs_fault_t *fault);
+
+/* Collective: completes this rank's operations, closes the epoch once
+ * every rank is done with every window, frees the window. */
+void cs_mpi_close(cs_mpi_t *m);
+
+#endif

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# test_mpi.sh - the MPI-3 RMA transport under mpirun (ctest entry `mpi`,
+# registered only with -DCOLLSIM_MPI=ON).
+#
+#   tests/test_mpi.sh COLLSIM_MPI_BINARY [MORE_BINARIES...]
+#
+# (also every binary named in $COLLSIM_MPI_MORE, space-separated)
+# The binary is linked against one MPI implementation; the launcher used is
+# that implementation's (mpirun.openmpi or mpirun.mpich, found from the
+# binary's libmpi). A second binary built against the other implementation
+# may be given too (tools/setup.sh mpi builds both when both are installed).
+# For Open MPI two paths run: shared memory (the default osc sm) and TCP on
+# loopback (--mca btl self,tcp --mca osc pt2pt, standing in for a network).
+#
+# Sweep: N = 2..5 (oversubscribed) x mesh/ring/host x fp32/fp16 x sum/max x
+# ragged counts, each verified bit for bit by every rank (exit 0). Then a
+# rank killed with SIGKILL mid-run and an injected wait timeout must end
+# the job non-zero within seconds, with no collsim-mpi process left.
+# COLLSIM_QUICK=1 runs a smaller sweep.
+set -uo pipefail
+fail=0
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+
+launcher_of() { # mpirun for the MPI library the binary links
+  local libs; libs=$(ldd "$1")
+  if [[ $libs == *libmpich* ]]; then echo mpirun.mpich
+  else echo "mpirun.openmpi --oversubscribe"; fi
+}
+
+# run NAME EXPECT_RC PATTERN MPIRUN_CMD... : one job, at most 120 s, whose
+# output must hold PATTERN (a fixed string; "" for any).
+run() {
+  local name=$1 want=$2 pat=$3; shift 3
+  local out; out=$(timeout 120 "$@" 2>&1); local rc=$?
+  if [ "$rc" -ne "$want" ] || [[ $out != *"$pat"* ]]; then
+    echo "FAIL $name: exit $rc, expected $want and '$pat': $*"
+    echo "$out" | tail -5
+    fail=1
+  fi
+}
+
+sweep() { # sweep LABEL MPIRUN... BINARY
+  local label=$1; shift
+  local ranks="2 3 4 5" counts="1 17 4097"
+  [ "${COLLSIM_QUICK:-0}" = 1 ] && { ranks="2 3 5"; counts="17 4097"; }
+  local n=0
+  for np in $ranks; do for algo in mesh ring host; do
+    for dt in fp32 fp16; do for op in sum max; do for c in $counts; do
+      run "$label np=$np $algo $dt $op count=$c" 0 \
+        "bit-exact on all $np ranks" "${@:1:$#-1}" -np "$np" \
+        "${@: -1}" run --algo "$algo" --dtype "$dt" --op "$op" --count "$c" \
+        --iters 2 --fill random --seed "$c"
+      n=$((n + 1))
+    done; done; done
+  done; done
+  echo "ok $label: $n runs"
+}
+
+# A rank's command line starts with the binary (mpirun's does not).
+left_over() { pgrep -f "^$bin run" >/dev/null; }
+
+# kill_rank LABEL MPIRUN... BINARY: SIGKILL of one rank mid-run.
+kill_rank() {
+  local label=$1; shift
+  local t0; t0=$(date +%s)
+  "${@:1:$#-1}" -np 3 "${@: -1}" run --algo ring --count 4097 --iters 1000000 \
+    --timeout 60 >/dev/null 2>&1 &
+  local job=$!
+  local victim=""
+  for _ in $(seq 100); do # wait for the ranks, then pick one
+    victim=$(pgrep -f "^${*: -1} run --algo ring --count 4097 --iters 1000000" | tail -1)
+    [ -n "$victim" ] && break
+    sleep 0.1
+  done
+  sleep 1
+  [ -n "$victim" ] && kill -9 "$victim"
+  local waited=0
+  while kill -0 "$job" 2>/dev/null && [ $waited -lt 150 ]; do sleep 0.1; waited=$((waited + 1)); done
+  if kill -0 "$job" 2>/dev/null; then
+    echo "FAIL $label: job still running 15 s after a rank was killed"
+    kill -9 "$job"; fail=1
+  fi
+  wait "$job"; local rc=$?
+  if [ -z "$victim" ] || [ $rc -eq 0 ]; then
+    echo "FAIL $label: killed rank '${victim}', job exit $rc (expected non-zero)"; fail=1
+  fi
+  sleep 0.5
+  if left_over; then echo "FAIL $label: collsim-mpi processes left"; pgrep -a -f "^$bin run"; fail=1; fi
+  echo "ok $label: killed rank pid $victim, job exit $rc after $(( $(date +%s) - t0 )) s"
+}
+
+# hang LABEL MPIRUN... BINARY: an injected hang fails the waits at the
+# timeout: exit 3 and a line naming a rank.
+hang() {
+  local label=$1; shift
+  local out; out=$(timeout 60 "${@:1:$#-1}" -np 3 "${@: -1}" run --algo mesh \
+    --count 100 --iters 1 --fault 1:hang:5 --timeout 1 2>&1); local rc=$?
+  local re='collsim-mpi: rank [0-9]+: .*(timed out|hung)'
+  if [ $rc -eq 0 ] || [[ ! $out =~ $re ]]; then
+    echo "FAIL $label: exit $rc; output:"; echo "$out" | tail -5; fail=1
+  fi
+  if left_over; then echo "FAIL $label: collsim-mpi processes left"; fail=1; fi
+  echo "ok $label: exit $rc: ${BASH_REMATCH[0]:-}"
+}
+
+# shellcheck disable=SC2086
+set -- "$@" ${COLLSIM_MPI_MORE:-}
+for bin in "$@"; do
+  [ -x "$bin" ] || { echo "FAIL: $bin is not an executable"; fail=1; continue; }
+  read -r -a mpirun <<<"$(launcher_of "$bin")"
+  impl=${mpirun[0]#mpirun.}
+  command -v "${mpirun[0]}" >/dev/null || { echo "skip $impl: ${mpirun[0]} not found"; continue; }
+  sweep "$impl-shm" "${mpirun[@]}" "$bin"
+  if [ "$impl" = openmpi ]; then
+    sweep "$impl-tcp" "${mpirun[@]}" --mca btl self,tcp --mca osc pt2pt "$bin"
+  fi
+  run "$impl usage" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" run --algo nope
+  run "$impl wrong" 1 "result: WRONG" "${mpirun[@]}" -np 3 "$bin" run --algo ring --count 40 --bug ring-drop-tail --iters 1
+  hang "$impl-hang" "${mpirun[@]}" "$bin"
+  kill_rank "$impl-kill" "${mpirun[@]}" "$bin"
+done
+[ $fail = 0 ] && echo "test_mpi: all passed"
+exit $fail
