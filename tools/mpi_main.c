@@ -154,8 +154,10 @@ static int parse(int argc, char **argv, uint32_t nranks, mpi_opts_t *o)
     cs_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
     return CS_EXIT_USAGE;
   }
-  char why[256];
-  if (cs_ar_check(&o->cfg, why, sizeof(why)) != 0) {
+  int rc = cs_ar_check(&o->cfg);
+  if (rc < 0) {
+    char why[256];
+    cs_cli_ar_why(&o->cfg, rc, why, sizeof(why));
     cs_cli_error(CMD, "%s", why);
     return CS_EXIT_USAGE;
   }
