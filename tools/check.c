@@ -42,6 +42,8 @@ static void event_phrase(const out_t *o, const cs_trace_rec_t *x, char *buf,
     snprintf(where, sizeof(where), " from rank %u", x->peer);
   else if (x->kind == CS_EV_PUT)
     snprintf(where, sizeof(where), " to rank %u", x->peer);
+  if (!tag[0] && x->kind == CS_EV_STORE)
+    snprintf(tag, sizeof(tag), "stage-in"); /* before the first marker */
   snprintf(buf, n, "rank %u's %s of %s[%llu..%llu)%s%s%s", x->rank,
            cs_trace_kind_name(x->kind), slot, (unsigned long long)x->elem_off,
            (unsigned long long)(x->elem_off + len), where, tag[0] ? " at " : "",

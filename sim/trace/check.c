@@ -82,7 +82,10 @@ typedef struct ck {
   uint64_t  nfold;
   int64_t   last_a, last_b; /* dedupe inside one access */
   int       any_eq;    /* some wait of the run compares with Eq */
+  int32_t   max_eq;    /* the largest target of those waits */
   int       faulted;   /* a rank failed or died: its notifies stopped */
+  int       collective; /* an allreduce: every remote load feeds a reduce
+                           or a store before the rank's next one */
   int       oom;
 } ck_t;
 
@@ -441,9 +444,12 @@ static void land_notify(ck_t *c, int64_t i, int64_t pi, const uint32_t *k)
   }
   if (add && x->rank != x->peer) {
     /* In a run with Eq waits, a cell one rank adds to twice with no wait on
-     * it in between has passed a value an Eq wait needed. */
+     * it in between, past every Eq target, has passed a value an Eq wait
+     * may have needed (a controlled run does not record a wait it never
+     * granted). */
     if (c->any_eq && !ce->waited && ce->last_radd >= 0 &&
-        c->t->rec[ce->last_radd].rank == x->rank)
+        c->t->rec[ce->last_radd].rank == x->rank &&
+        ce->value + x->value > c->max_eq)
       found(c, CS_CHECK_WAIT_EQ, 0, ce->last_radd, pi, 0);
     ce->last_radd = pi;
     ce->waited = 0;
@@ -532,7 +538,7 @@ static void rank_event(ck_t *c, int64_t i)
   switch (x->kind) {
   case CS_EV_LOAD:
     access_read(c, i, k);
-    if (x->peer != r)
+    if (x->peer != r && c->collective)
       note_unused(c, r, i);
     break;
   case CS_EV_STORE:
@@ -639,6 +645,7 @@ static int ck_init(ck_t *c, const cs_trace_t *t, const cs_trace_links_t *l,
               .free_head = POOL_NONE, .last_a = -1,
               .last_b = -1};
   c->w = 2 * c->n;
+  c->collective = t->hdr.program == 0 && t->hdr.algo != 255;
   size_t nm = (size_t)c->n * t->hdr.layout.nslots, m = t->n ? t->n : 1;
   c->clk = calloc((size_t)c->n * c->w, sizeof(uint32_t));
   c->snap_of = malloc(m * sizeof(int32_t));
@@ -654,7 +661,10 @@ static int ck_init(ck_t *c, const cs_trace_t *t, const cs_trace_links_t *l,
   for (uint64_t i = 0; i < t->n; i++) {
     const cs_trace_rec_t *x = &t->rec[i];
     int wait = x->kind == CS_EV_WAIT || x->kind == CS_TR_WAIT_BEGIN;
-    c->any_eq |= wait && (x->opcmp & ~CS_TR_FAILED) == CS_CMP_EQ;
+    if (wait && (x->opcmp & ~CS_TR_FAILED) == CS_CMP_EQ) {
+      c->any_eq = 1;
+      c->max_eq = x->value > c->max_eq ? x->value : c->max_eq;
+    }
     c->faulted |= x->kind == CS_TR_FAULT ||
                   (!cs_trace_rec_is_launcher(x) && x->kind != CS_EV_REDUCE &&
                    (x->opcmp & CS_TR_FAILED));

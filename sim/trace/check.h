@@ -10,6 +10,7 @@
  * one window, one of them a write landing, not ordered), Set and AtomicAdd
  * mixed on one cell, Eq waits a cell can pass, cells not back to zero at
  * the end of a run that reuses them, waits nothing could satisfy, and
+ * (in an allreduce, where every remote load feeds a reduce or a store)
  * remote loads whose value the rank never uses.
  * The model is the weakest memory model the device offers (relaxed): a
  * landing is ordered before later events of its own rank only by a fence,
@@ -33,7 +34,8 @@ typedef enum cs_check_kind {
   CS_CHECK_WAIT_EQ,       /* a: the Eq wait, b: an add that can pass it */
   CS_CHECK_NOT_RESET,     /* a: the cell's last change; value = its end */
   CS_CHECK_UNSATISFIABLE, /* a: the wait (begin or failed end) */
-  CS_CHECK_DEAD_READ,     /* a: a remote load no reduce or store uses */
+  CS_CHECK_DEAD_READ,     /* a: a remote load no reduce or store uses
+                             (allreduce traces only) */
 } cs_check_kind_t;
 
 /* Why a race's two events are not ordered, in the algorithm's terms. */
