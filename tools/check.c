@@ -17,14 +17,12 @@
 
 #include "../sim/trace/check.h"
 #include "../sim/trace/describe.h"
+#include "../sim/trace/read.h"
 #include "cli.h"
-
-/* Records each way cs_check_bounds looks for the synchronisation points. */
-#define BOUNDS_REACH 100000u
 
 typedef struct out {
   FILE *f;
-  const cs_trace_t *t;
+  const cs_trace_header_t *h;
   const cs_trace_names_t *nm;
   int jsonl;
 } out_t;
@@ -34,8 +32,8 @@ static void event_phrase(const out_t *o, const cs_trace_rec_t *x, char *buf,
                          size_t n)
 {
   char slot[32], tag[48];
-  cs_trace_slot_name(&o->t->hdr.layout, x->slot, slot, sizeof(slot));
-  cs_trace_tag_str(&o->t->hdr, o->nm, x, tag, sizeof(tag));
+  cs_trace_slot_name(&o->h->layout, x->slot, slot, sizeof(slot));
+  cs_trace_tag_str(o->h, o->nm, x, tag, sizeof(tag));
   uint32_t len = x->kind == CS_EV_LOAD && x->phys > x->valid ? x->phys : x->valid;
   char where[64] = "";
   if (x->kind == CS_EV_LOAD && x->peer != x->rank)
@@ -51,16 +49,16 @@ static void event_phrase(const out_t *o, const cs_trace_rec_t *x, char *buf,
 }
 
 /* "#577 r2 store local data[0..16) valid 16  [RS t0 j0]" */
-static void event_line(const out_t *o, int64_t i, char *buf, size_t n)
+static void event_line(const out_t *o, const cs_trace_rec_t *x, char *buf,
+                       size_t n)
 {
-  if (i < 0) {
+  if (!x) {
     snprintf(buf, n, "-");
     return;
   }
-  const cs_trace_rec_t *x = &o->t->rec[i];
   char what[200], tag[48];
-  cs_trace_describe(what, sizeof(what), &o->t->hdr, o->nm, x, NULL, NULL);
-  cs_trace_tag_str(&o->t->hdr, o->nm, x, tag, sizeof(tag));
+  cs_trace_describe(what, sizeof(what), o->h, o->nm, x, NULL, NULL);
+  cs_trace_tag_str(o->h, o->nm, x, tag, sizeof(tag));
   snprintf(buf, n, "#%llu r%u %s %s%s%s%s", (unsigned long long)x->seq,
            x->rank, cs_trace_kind_name(x->kind), what, tag[0] ? "  [" : "",
            tag, tag[0] ? "]" : "");
@@ -70,7 +68,7 @@ static void event_line(const out_t *o, int64_t i, char *buf, size_t n)
 static void race_words(const out_t *o, const cs_check_finding_t *f,
                        char *head, char *fix, size_t n)
 {
-  const cs_trace_rec_t *a = &o->t->rec[f->a], *b = &o->t->rec[f->b];
+  const cs_trace_rec_t *a = &f->a, *b = &f->b;
   char pa[160], pb[160];
   event_phrase(o, a, pa, sizeof(pa));
   event_phrase(o, b, pb, sizeof(pb));
@@ -78,9 +76,15 @@ static void race_words(const out_t *o, const cs_check_finding_t *f,
   uint32_t p = a->rank, q = b->rank;
   switch (f->cause) {
   case CS_CHECK_NO_FENCE:
-    snprintf(fix, n, "rank %u notifies before the %s lands (rank %u hears "
-             "of the notify, not of the landing); a fence before the "
-             "notify orders them", p, cs_trace_kind_name(a->kind), q);
+    if (p == q)
+      snprintf(fix, n, "the %s may still be in rank %u's queue at the %s: "
+               "nothing drains it between them; a fence between them "
+               "orders them", cs_trace_kind_name(a->kind), p,
+               cs_trace_kind_name(b->kind));
+    else
+      snprintf(fix, n, "rank %u notifies before the %s lands (rank %u hears "
+               "of the notify, not of the landing); a fence before the "
+               "notify orders them", p, cs_trace_kind_name(a->kind), q);
     break;
   case CS_CHECK_NO_SIGNAL:
     snprintf(fix, n, "nothing rank %u does after the %s reaches rank %u "
@@ -104,10 +108,10 @@ static void race_words(const out_t *o, const cs_check_finding_t *f,
 static void other_words(const out_t *o, const cs_check_finding_t *f,
                         char *head, char *fix, size_t n)
 {
-  const cs_trace_rec_t *a = &o->t->rec[f->a];
-  const cs_trace_rec_t *b = f->b >= 0 ? &o->t->rec[f->b] : NULL;
+  const cs_trace_rec_t *a = &f->a;
+  const cs_trace_rec_t *b = f->has & CS_CHECK_HAS_B ? &f->b : NULL;
   char slot[32], pa[160];
-  cs_trace_slot_name(&o->t->hdr.layout, a->slot, slot, sizeof(slot));
+  cs_trace_slot_name(&o->h->layout, a->slot, slot, sizeof(slot));
   event_phrase(o, a, pa, sizeof(pa));
   uint32_t owner = a->kind == CS_EV_NOTIFY ? a->peer : a->rank;
   switch (f->kind) {
@@ -133,7 +137,7 @@ static void other_words(const out_t *o, const cs_check_finding_t *f,
   case CS_CHECK_NOT_RESET:
     snprintf(head, n, "rank %u's %s[%u] ends the run at %d, not 0, and the "
              "run makes %u calls on it", owner, slot, a->cell, f->value,
-             o->t->hdr.iters);
+             o->h->iters);
     snprintf(fix, n, "the next call's waits pass on stale credits; a "
              "self-clearing epilogue (each rank subtracts what it received "
              "after its last wait) resets the cells");
@@ -181,17 +185,19 @@ static const char *cause_name(uint32_t c)
   }
 }
 
-/* The synchronisation points around event i, as one phrase. */
-static void bounds_words(const out_t *o, int64_t i, char *buf, size_t n)
+/* The synchronisation points around one event of a finding. */
+static void bounds_words(const out_t *o, const cs_trace_rec_t *before,
+                         const cs_trace_rec_t *after, char *buf, size_t n)
 {
-  int64_t before, after;
-  cs_check_bounds(o->t, i, BOUNDS_REACH, &before, &after);
   char lb[260], la[260];
   event_line(o, before, lb, sizeof(lb));
   event_line(o, after, la, sizeof(la));
-  snprintf(buf, n, "after %s; before %s", before >= 0 ? lb : "the start",
-           after >= 0 ? la : "the end (no notify follows)");
+  snprintf(buf, n, "after %s; before %s",
+           before ? lb : "the start (or a sync no longer kept)",
+           after ? la : "the end (no notify follows)");
 }
+
+#define REC_IF(f, bit, field) ((f)->has & (bit) ? &(f)->field : NULL)
 
 static void print_finding(const out_t *o, const cs_check_finding_t *f,
                           uint64_t no)
@@ -201,10 +207,12 @@ static void print_finding(const out_t *o, const cs_check_finding_t *f,
     race_words(o, f, head, fix, sizeof(head));
   else
     other_words(o, f, head, fix, sizeof(head));
-  event_line(o, f->a, ea, sizeof(ea));
-  event_line(o, f->b, eb, sizeof(eb));
-  bounds_words(o, f->a, ba, sizeof(ba));
-  bounds_words(o, f->b, bb, sizeof(bb));
+  event_line(o, REC_IF(f, CS_CHECK_HAS_A, a), ea, sizeof(ea));
+  event_line(o, REC_IF(f, CS_CHECK_HAS_B, b), eb, sizeof(eb));
+  bounds_words(o, REC_IF(f, CS_CHECK_HAS_A_BEFORE, a_before),
+               REC_IF(f, CS_CHECK_HAS_A_AFTER, a_after), ba, sizeof(ba));
+  bounds_words(o, REC_IF(f, CS_CHECK_HAS_B_BEFORE, b_before),
+               REC_IF(f, CS_CHECK_HAS_B_AFTER, b_after), bb, sizeof(bb));
   if (o->jsonl) {
     fprintf(o->f, "{\"finding\":");
     json_str(o->f, cs_check_kind_name(f->kind));
@@ -217,6 +225,8 @@ static void print_finding(const out_t *o, const cs_check_finding_t *f,
     json_str(o->f, eb);
     fprintf(o->f, ",\"first_bounds\":");
     json_str(o->f, ba);
+    fprintf(o->f, ",\"second_bounds\":");
+    json_str(o->f, bb);
     fprintf(o->f, ",\"fix\":");
     json_str(o->f, fix);
     fprintf(o->f, "}\n");
@@ -226,7 +236,7 @@ static void print_finding(const out_t *o, const cs_check_finding_t *f,
   if (f->count > 1)
     fprintf(o->f, " (x%llu, same positions)", (unsigned long long)f->count);
   fprintf(o->f, ": %s\n   first   %s\n           %s\n", head, ea, ba);
-  if (f->b >= 0)
+  if (f->has & CS_CHECK_HAS_B)
     fprintf(o->f, "   second  %s\n           %s\n", eb, bb);
   fprintf(o->f, "   fix     %s\n", fix);
 }
@@ -238,7 +248,7 @@ static void print_summary(const out_t *o, const cs_check_report_t *r)
   if (o->jsonl) {
     fprintf(o->f, "{\"summary\":{\"records\":%llu,\"findings\":%llu,"
             "\"occurrences\":%llu,\"failed_events\":%llu,\"aborted\":%s}}\n",
-            (unsigned long long)o->t->n, (unsigned long long)r->n,
+            (unsigned long long)r->records, (unsigned long long)r->n,
             (unsigned long long)r->total, (unsigned long long)r->failed,
             r->aborted ? "true" : "false");
     return;
@@ -246,7 +256,7 @@ static void print_summary(const out_t *o, const cs_check_report_t *r)
   fprintf(o->f, "%llu finding%s (%llu occurrence%s) in %llu records\n",
           (unsigned long long)r->n, r->n == 1 ? "" : "s",
           (unsigned long long)r->total, r->total == 1 ? "" : "s",
-          (unsigned long long)o->t->n);
+          (unsigned long long)r->records);
   if (r->failed)
     fprintf(o->f, "note: %llu event%s FAILED (an out-of-slot access, a bad "
             "argument or a wait timeout): a bounds or liveness fault, which "
@@ -265,29 +275,35 @@ static void print_summary(const out_t *o, const cs_check_report_t *r)
 
 int cs__check_path(const char *path, int jsonl, FILE *f)
 {
-  char why[512];
-  cs_trace_t t;
-  if (cs_trace_load(path, &t, why, sizeof(why)) < 0) {
+  char why[512] = "";
+  cs_check_report_t r;
+  int rc = cs_check_file(path, &r, why, sizeof(why));
+  if (rc == -ENOMEM) {
+    cs_cli_error("check", "%s: out of memory", path);
+    return CS_EXIT_ABORTED;
+  }
+  if (rc < 0) {
+    for (char *p = why; *p; p++)
+      if (*p == '\n' || *p == '\r')
+        *p = '?';
     cs_cli_error("check", "%s", why);
     return CS_EXIT_USAGE;
   }
-  cs_trace_links_t l;
-  cs_check_report_t r;
-  if (cs_trace_links_init(&l, &t) < 0 || cs_check_run(&t, &l, &r) < 0) {
-    cs_cli_error("check", "out of memory for %llu records",
-                 (unsigned long long)t.n);
-    cs_trace_links_fini(&l);
-    cs_trace_free(&t);
-    return CS_EXIT_ABORTED;
+  /* The header again, for the names: the check has read it already. */
+  cs_trace_reader_t *rd;
+  if (cs_trace_reader_open(path, 0, &rd, why, sizeof(why)) < 0) {
+    cs_cli_error("check", "%s", why);
+    cs_check_report_fini(&r);
+    return CS_EXIT_USAGE;
   }
-  out_t o = {f, &t, cs__trace_names(), jsonl};
+  cs_trace_header_t h = *cs_trace_reader_header(rd);
+  cs_trace_reader_close(rd);
+  out_t o = {f, &h, cs__trace_names(), jsonl};
   for (uint64_t i = 0; i < r.n; i++)
     print_finding(&o, &r.f[i], i + 1);
   print_summary(&o, &r);
   int code = r.n ? CS_EXIT_WRONG : CS_EXIT_OK;
   cs_check_report_fini(&r);
-  cs_trace_links_fini(&l);
-  cs_trace_free(&t);
   return code;
 }
 
