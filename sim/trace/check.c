@@ -709,13 +709,15 @@ static void bounds(ck_t *c, cs_check_finding_t *f, uint64_t fi)
 }
 
 /* Records one occurrence: folded into an earlier finding of the same kind,
- * cause and positions of both events, else kept as a new one. */
+ * cause and positions of both events (and both on one rank, or not), else
+ * kept as a new one. */
 static void found(ck_t *c, uint32_t kind, uint32_t cause,
                   const cs_trace_rec_t *a, const cs_trace_rec_t *b,
                   int32_t value)
 {
   cs_check_report_t *rep = &c->rep;
-  uint64_t h = pos_key(pos_key(mix(mix(1, kind), cause), a), b);
+  int same = a && b && a->rank == b->rank; /* one rank or two: other fixes */
+  uint64_t h = pos_key(pos_key(mix(mix(mix(1, kind), cause), same), a), b);
   rep->total++;
   for (uint64_t k = 0; k < FOLD_SLOTS; k++) {
     int64_t *e = &c->fold[(h + k) % FOLD_SLOTS];
@@ -735,7 +737,9 @@ static void found(ck_t *c, uint32_t kind, uint32_t cause,
       return;
     }
     cs_check_finding_t *f = &rep->f[*e - 1];
-    if (f->kind == kind && f->cause == cause &&
+    int fsame = (f->has & CS_CHECK_HAS_A) && (f->has & CS_CHECK_HAS_B) &&
+                f->a.rank == f->b.rank;
+    if (f->kind == kind && f->cause == cause && fsame == same &&
         same_pos(&f->a, f->has & CS_CHECK_HAS_A, a) &&
         same_pos(&f->b, f->has & CS_CHECK_HAS_B, b)) {
       f->count++;
