@@ -39,6 +39,8 @@ static void mk_tmpdir(void)
 }
 static void rm_tmpdir(void)
 {
+  if (getenv("KEEPTMP"))
+    return;
   char cmd[128];
   snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
   if (system(cmd) != 0)
@@ -536,6 +538,20 @@ static void own_store_load(cs_dev_t *d, int fence)
 static int p_own_fenced(cs_dev_t *d, void *a) { (void)a; own_store_load(d, 1); return 0; }
 static int p_own_unfenced(cs_dev_t *d, void *a) { (void)a; own_store_load(d, 0); return 0; }
 
+/* r0 waits for its cell to reach 2; r1 adds 1 once (nothing else could
+ * ever add: a wait that times out), or twice. */
+static void wait_for_two(cs_dev_t *d, int adds)
+{
+  if (d->rank == 0) {
+    cs_wait(d, S_SIG, 0, CS_CMP_GE, 2);
+    return;
+  }
+  for (int i = 0; i < adds; i++)
+    cs_notify(d, 0, S_SIG, 0, CS_NOTIFY_ADD, 1);
+}
+static int p_unsatisfiable(cs_dev_t *d, void *a) { (void)a; wait_for_two(d, 1); return 0; }
+static int p_satisfiable(cs_dev_t *d, void *a) { (void)a; wait_for_two(d, 2); return 0; }
+
 typedef struct prog {
   const char *name;
   uint32_t    nranks;
@@ -568,8 +584,10 @@ static const prog_t progs[] = {
     {"padding over-read, no byte shared", 2, p_pad_disjoint, 0, 0, -1},
     {"wait Eq passed by a second add", 2, p_eq_hazard, 1, CS_CHECK_WAIT_EQ, -1},
     {"wait Eq, second add ordered after it", 2, p_eq_ordered, 0, 0, -1},
+    {"a wait the notifies satisfy", 2, p_satisfiable, 0, 0, -1},
     {"own store, fence, own load", 1, p_own_fenced, 0, 0, -1},
     {"own store, own load, no fence (relaxed)", 1, p_own_unfenced, 1, CS_CHECK_RACE, CS_MM_RELAXED},
+    {"a wait nothing can satisfy", 2, p_unsatisfiable, 1, CS_CHECK_UNSATISFIABLE, -1},
 };
 #define NPROGS (sizeof(progs) / sizeof(progs[0]))
 
@@ -646,4 +664,24 @@ Test(check, race_benchmark_precision_and_recall_are_one, .timeout = 300,
   cr_assert_eq(fn, 0);
   cr_assert_gt(tp, 0);
   cr_assert_gt(tn, 0);
+}
+
+/* A crashed run's trace is checked up to the crash: the races before it
+ * are there, and a correct run that crashed has none. */
+Test(check, crashed_runs_are_checked_up_to_the_crash, .timeout = 120,
+     .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  char trace[128];
+  snprintf(trace, sizeof(trace), "%s/crash.cstrace", tmpdir);
+  int st;
+  cr_assert_eq(run_and_check("--algo ring --ranks 3 --count 40 --iters 2 "
+                             "--bug no-fence-before-notify --fault 1:segv:150",
+                             trace, &st), 1);
+  cr_assert_eq(st, 3, "the run did not crash");
+  cr_assert_eq(run_and_check("--algo mesh --ranks 3 --count 40 --iters 2 "
+                             "--fault 2:segv:40", trace, &st), 0);
+  cr_assert_eq(st, 3, "the run did not crash");
+  cr_assert_eq(run_and_check("--algo ring --ranks 3 --count 40 --iters 2 "
+                             "--fault 0:hang:30 --timeout 1", trace, &st), 0);
+  cr_assert_eq(st, 3, "the run did not hang");
 }

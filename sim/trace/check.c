@@ -112,14 +112,16 @@ struct cs_check {
   uint8_t  *has_open;
   cs_trace_rec_t *failed_wait; /* per rank: a wait-end that failed */
   uint8_t  *has_failed;
-  uint32_t *pending_after; /* per finding: ranks whose next notify it needs
-                              (bit 0: a's, bit 1: b's) */
+  uint32_t *pending_after; /* per finding: the next notify it needs of a's
+                              rank (bit 0) and of b's (bit 1) */
+  uint32_t *npending;  /* per rank: findings waiting for its next notify */
   int64_t  *fold;      /* hash of findings: index + 1, 0 empty */
   uint64_t  last_seq;
   uint64_t  last_a, last_b; /* dedupe inside one access: seqs */
   int32_t   max_eq;    /* the largest target of the run's Eq waits seen */
   int       any_eq;    /* some wait so far compares with Eq */
-  int       faulted;   /* a rank failed or died: its notifies stopped */
+  int       faulted;   /* a rank died or faulted: its notifies stopped */
+  int32_t   abort_reason; /* CS_ABORT_* of the abort record, 0 none */
   int       collective; /* an allreduce: every remote load feeds a reduce
                            or a store before the rank's next one */
   int       err;       /* first error, sticky */
@@ -128,6 +130,7 @@ struct cs_check {
 typedef struct cs_check ck_t;
 #define POOL_NONE UINT32_MAX
 #define FOLD_SLOTS 8192u
+#define PEND_MAX (1u << 20) /* posted ops of one rank in flight at most */
 
 static void found(ck_t *c, uint32_t kind, uint32_t cause,
                             const cs_trace_rec_t *a, const cs_trace_rec_t *b,
@@ -418,8 +421,8 @@ static int pend_put(ck_t *c, uint32_t r, uint64_t id, int32_t blk)
   pend_t *q = &c->pend[r];
   if (q->len == 0)
     q->base = id;
-  if (id < q->base)
-    return pool_put(c, blk), 0;
+  if (id < q->base || id - q->base > PEND_MAX)
+    return pool_put(c, blk), 0; /* not a dma id this run could have made */
   while (q->base + q->len <= id) {
     if (q->len == q->cap) {
       uint64_t cap = q->cap ? 2 * q->cap : 64;
@@ -538,10 +541,12 @@ int cs_check_feed(cs_check_t *c, const cs_trace_rec_t *x)
     return c->err = -EINVAL;
   c->last_seq = x->seq;
   c->rep.records++;
-  if (x->kind == CS_TR_ABORT)
+  if (x->kind == CS_TR_ABORT) {
     c->rep.aborted = 1;
-  if (x->kind == CS_TR_FAULT)
-    c->faulted = 1;
+    c->abort_reason = x->value;
+  }
+  if (x->kind == CS_TR_FAULT && !(x->step == 2 && x->value == CS_RX_TIMEOUT))
+    c->faulted = 1; /* a rank died; its own wait timing out is a symptom */
   if (cs_trace_rec_is_launcher(x) || x->rank >= c->n)
     return 0;
   if (x->kind == CS_TR_DMA_LAND)
@@ -564,6 +569,7 @@ int cs_check_create(cs_check_t **out, const cs_trace_header_t *h)
   c->w = 2 * c->n;
   c->free_head = POOL_NONE;
   c->collective = h->program == 0 && h->algo != 255;
+  c->faulted = h->fault_kind != 0; /* an injected fault stops a rank */
   size_t nm = (size_t)c->n * h->layout.nslots;
   c->clk = calloc((size_t)c->n * c->w, sizeof(uint32_t));
   c->maps = calloc(nm ? nm : 1, sizeof(imap_t));
@@ -699,12 +705,14 @@ static void bounds(ck_t *c, cs_check_finding_t *f, uint64_t fi)
     int k = notify_after(c, &f->a, &f->a_after);
     f->has |= k > 0 ? CS_CHECK_HAS_A_AFTER : 0;
     c->pending_after[fi] |= k == 0 ? 1u : 0;
+    c->npending[f->a.rank] += k == 0;
   }
   if (f->has & CS_CHECK_HAS_B) {
     f->has |= sync_before(c, &f->b, &f->b_before) ? CS_CHECK_HAS_B_BEFORE : 0;
     int k = notify_after(c, &f->b, &f->b_after);
     f->has |= k > 0 ? CS_CHECK_HAS_B_AFTER : 0;
     c->pending_after[fi] |= k == 0 ? 2u : 0;
+    c->npending[f->b.rank] += k == 0;
   }
 }
 
@@ -758,17 +766,19 @@ static void sync_seen(ck_t *c, const cs_trace_rec_t *x)
   if (x->kind != CS_EV_NOTIFY)
     return;
   rc->notify[rc->nnotify++ % RECENT] = *x;
-  for (uint64_t i = 0; i < c->rep.n; i++) {
+  for (uint64_t i = 0; c->npending[x->rank] && i < c->rep.n; i++) {
     cs_check_finding_t *f = &c->rep.f[i];
     if ((c->pending_after[i] & 1) && f->a.rank == x->rank) {
       f->a_after = *x;
       f->has |= CS_CHECK_HAS_A_AFTER;
       c->pending_after[i] &= ~1u;
+      c->npending[x->rank]--;
     }
     if ((c->pending_after[i] & 2) && f->b.rank == x->rank) {
       f->b_after = *x;
       f->has |= CS_CHECK_HAS_B_AFTER;
       c->pending_after[i] &= ~2u;
+      c->npending[x->rank]--;
     }
   }
 }
@@ -963,7 +973,7 @@ static void wait_begin(ck_t *c, const cs_trace_rec_t *x)
 static void failed_event(ck_t *c, const cs_trace_rec_t *x)
 {
   c->rep.failed++;
-  c->faulted = 1;
+  c->faulted |= x->kind != CS_EV_WAIT; /* a timeout is a symptom */
   if (x->kind == CS_EV_WAIT) {
     c->failed_wait[x->rank] = *x;
     c->has_failed[x->rank] = 1;
@@ -974,10 +984,11 @@ static void failed_event(ck_t *c, const cs_trace_rec_t *x)
 /* ------------------------------------------------------------ the end */
 
 /* A wait that never ended (a wait-begin without its end, a failed wait):
- * an Eq wait its cell passed, or a wait the cell's final value, with every
- * notify of the run landed, does not satisfy (unless a rank died and its
- * notifies stopped). */
-static void stuck_wait(ck_t *c, const cs_trace_rec_t *x)
+ * an Eq wait its cell passed; or, when it is the only rank stuck in a run
+ * that stopped by itself (a wait timeout or a deadlock, no rank dead or
+ * faulted), so that every other rank had ended and no notify could still
+ * come, a wait the cell's final value does not satisfy. */
+static void stuck_wait(ck_t *c, const cs_trace_rec_t *x, uint32_t nstuck)
 {
   cell_t *ce = cell_of(c, x->rank, x->slot, x->cell);
   if (!ce)
@@ -986,7 +997,10 @@ static void stuck_wait(ck_t *c, const cs_trace_rec_t *x)
   const cs_trace_rec_t *last = ce->touched ? &ce->last_change : NULL;
   if (eq && ce->value > x->value)
     found(c, CS_CHECK_WAIT_EQ, 0, x, last, 0);
-  else if (!c->faulted && !holds(x->opcmp, ce->value, x->value))
+  else if (!c->faulted && nstuck == 1 &&
+           (c->abort_reason == CS_ABORT_TIMEOUT ||
+            c->abort_reason == CS_ABORT_DEADLOCK) &&
+           !holds(x->opcmp, ce->value, x->value))
     found(c, CS_CHECK_UNSATISFIABLE, 0, x, last, (int32_t)ce->value);
 }
 
@@ -995,11 +1009,14 @@ static void stuck_wait(ck_t *c, const cs_trace_rec_t *x)
 static void end_checks(ck_t *c)
 {
   const cs_layout_t *L = &c->h.layout;
+  uint32_t nstuck = 0;
+  for (uint32_t r = 0; r < c->n; r++)
+    nstuck += c->has_open[r] || c->has_failed[r];
   for (uint32_t r = 0; r < c->n; r++) {
     if (c->has_open[r])
-      stuck_wait(c, &c->open_wait[r]);
+      stuck_wait(c, &c->open_wait[r], nstuck);
     if (c->has_failed[r])
-      stuck_wait(c, &c->failed_wait[r]);
+      stuck_wait(c, &c->failed_wait[r], nstuck);
   }
   if (c->rep.aborted || c->h.iters < 2)
     return;
@@ -1021,7 +1038,8 @@ static int aux_init(ck_t *c)
   c->has_failed = calloc(c->n, 1);
   c->pending_after = calloc(CS_CHECK_MAX_FINDINGS, sizeof(uint32_t));
   c->fold = calloc(FOLD_SLOTS, sizeof(int64_t));
-  if (!c->recent || !c->open_wait || !c->has_open || !c->failed_wait ||
+  c->npending = calloc(c->n, sizeof(uint32_t));
+  if (!c->npending || !c->recent || !c->open_wait || !c->has_open || !c->failed_wait ||
       !c->has_failed || !c->pending_after || !c->fold)
     return -ENOMEM;
   return 0;
@@ -1045,6 +1063,7 @@ static void aux_fini(ck_t *c)
   free(c->failed_wait);
   free(c->has_failed);
   free(c->pending_after);
+  free(c->npending);
   free(c->fold);
 }
 
