@@ -67,6 +67,7 @@ typedef struct cell {
   uint32_t hn, h0;   /* history entries kept, index of the oldest */
   uint8_t  monotone; /* every remote add since the Set was > 0 */
   uint8_t  set_entry; /* the oldest entry is a remote Set (rsum 0) */
+  uint8_t  set_remote; /* the last Set was another rank's */
   uint8_t  touched, mixed_told, waited, has_eq, has_radd, has_set, has_add;
   uint32_t eq_rank, eq_epoch;
   int64_t *hsum;     /* HIST: rsum after each entry */
@@ -871,7 +872,7 @@ static void cell_set(ck_t *c, cell_t *ce, const cs_trace_rec_t *x,
   ce->hn = ce->h0 = 0;
   ce->monotone = 1;
   memcpy(ce->vc, k, c->w * sizeof(uint32_t));
-  ce->set_entry = x->rank != x->peer;
+  ce->set_entry = ce->set_remote = x->rank != x->peer;
   if (ce->set_entry)
     hist_push(c, ce);
 }
@@ -914,9 +915,10 @@ static int64_t needed_entry(const cell_t *ce, const cs_trace_rec_t *x)
 {
   int64_t before = ce->base + ce->own;
   if (ce->hn == 0)
-    return -1;
-  if (holds(x->opcmp, before, x->value))
-    return ce->set_entry ? (int64_t)ce->h0 : -1;
+    return -1; /* no other rank changed the cell since the last Set */
+  if (holds(x->opcmp, before, x->value)) /* the Set's clock: its entry, or
+                                             the oldest kept if it left */
+    return ce->set_remote ? (int64_t)ce->h0 : -1;
   uint32_t from = ce->set_entry ? 1 : 0;
   if (ce->monotone && (x->opcmp & ~CS_TR_FAILED) == CS_CMP_GE) {
     uint32_t lo = from, hi = ce->hn;
