@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -684,4 +685,32 @@ Test(check, crashed_runs_are_checked_up_to_the_crash, .timeout = 120,
   cr_assert_eq(run_and_check("--algo ring --ranks 3 --count 40 --iters 2 "
                              "--fault 0:hang:30 --timeout 1", trace, &st), 0);
   cr_assert_eq(st, 3, "the run did not hang");
+}
+
+/* Temporary directories of run --check now in /tmp (other tests may make
+ * theirs at the same time: compared as at most the count before). */
+static int count_tmp_checks(void)
+{
+  glob_t g;
+  int n = glob("/tmp/collsim-run-check-*", 0, NULL, &g) == 0 ? (int)g.gl_pathc : 0;
+  globfree(&g);
+  return n;
+}
+
+/* run --check: a clean run passes and says so; a run that passes with a
+ * defect fails with exit 1 and the report; no temporary trace is left. */
+Test(check, run_check_fails_a_passing_run_with_a_finding, .timeout = 120)
+{
+  cli_out_t r;
+  int before = count_tmp_checks();
+  run_cli(&r, 60, "run", "--algo", "ring", "--ranks", "3", "--count", "40",
+          "--iters", "2", "--check", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "check:\n0 findings"), "%s", r.out);
+  run_cli(&r, 60, "run", "--algo", "ring", "--ranks", "3", "--count", "40",
+          "--iters", "1", "--bug", "no-fence-before-notify", "--check", NULL);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "result: bit-exact"), "the run itself should pass: %s", r.out);
+  cr_assert(strstr(r.out, "a fence before the notify orders them"), "%s", r.out);
+  cr_assert_leq(count_tmp_checks(), before, "a temporary trace was left");
 }
