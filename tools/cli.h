@@ -10,6 +10,7 @@
 #define CS_CLI_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../collectives/allreduce.h"
 #include "../collectives/dtype.h"
@@ -122,5 +123,13 @@ int cs_cmd_explore(int argc, char **argv);
 int cs_cmd_teach(int argc, char **argv);
 int cs_cmd_bench(int argc, char **argv);
 int cs_cmd_trace(int argc, char **argv);
+int cs_cmd_check(int argc, char **argv);
+/* Checks the trace at `path` and prints the report to f (text, or JSON
+ * lines); returns the check exit code: 0 none, 1 findings, 2 bad trace,
+ * 3 out of memory (tools/check.c). */
+int cs__check_path(const char *path, int jsonl, FILE *f);
+/* The collectives' names of trace fields, for every reader of a trace in
+ * tools/ (tools/trace.c). */
+const struct cs_trace_names *cs__trace_names(void);
 
 #endif

@@ -25,6 +25,7 @@ static const subcmd_t cmds[] = {
     {"ping", cs_cmd_ping, "pass a token around the ranks; print hop latency"},
     {"bench", cs_cmd_bench, "time allreduce over a size sweep; nccl-tests table"},
     {"trace", cs_cmd_trace, "show a recorded trace: text, JSON lines, Perfetto"},
+    {"check", cs_cmd_check, "find the ordering defects of a recorded run"},
     {"clean", cs_cmd_clean, "remove /dev/shm names left by killed launchers"},
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))

@@ -35,7 +35,7 @@ static const char run_help[] =
     "                   [--input IN.npy] [--output OUT.npy] [--iters K]\n"
     "                   [--tile-bytes B] [--schedule S] [--memory-model M]\n"
     "                   [--bug NAME] [--list-bugs] [--fault RANK:KIND[:EVENT]]\n"
-    "                   [--timeout SECONDS] [--trace FILE]\n"
+    "                   [--timeout SECONDS] [--trace FILE] [--check]\n"
     "\n"
     "Runs the allreduce of PyPTO PR #2161 on N forked rank processes and\n"
     "verifies every rank's result bit for bit against an independent oracle\n"
@@ -78,12 +78,15 @@ static const char run_help[] =
     "  --bug NAME       run with a known defect of reference §8 (see\n"
     "                   --list-bugs, which also prints the options that make\n"
     "                   each one fail)\n"
+    "  --check          at the end, check the run's own trace for ordering\n"
+    "                   defects as 'collsim check' does (a temporary trace\n"
+    "                   without --trace); a finding fails the run (exit 1)\n"
     CS_CLI_COMMON_HELP
     "\n" CS_CLI_EXIT_HELP;
 
 enum { OPT_ALGO = 2000, OPT_RANKS, OPT_COUNT, OPT_DTYPE, OPT_OP, OPT_FILL,
        OPT_SEED, OPT_INPUT, OPT_OUTPUT, OPT_ITERS, OPT_TILE, OPT_SCHEDULE,
-       OPT_MM, OPT_BUG, OPT_LIST_BUGS };
+       OPT_MM, OPT_BUG, OPT_LIST_BUGS, OPT_CHECK };
 
 enum { OPT_NOT_MINE = 2 }; /* an option handler's "not one of mine" */
 
@@ -177,6 +180,7 @@ static int opt_mode(run_opts_t *o, int opt, const char *arg)
   case OPT_LIST_BUGS:
     cs_run_list_bugs(stdout);
     return 1;
+  case OPT_CHECK: o->check = 1; return 0;
   case 'h':
     fputs(run_help, stdout);
     return 1;
@@ -204,6 +208,7 @@ static int parse(int argc, char **argv, run_opts_t *o)
       {"memory-model", required_argument, 0, OPT_MM},
       {"bug", required_argument, 0, OPT_BUG},
       {"list-bugs", no_argument, 0, OPT_LIST_BUGS},
+      {"check", no_argument, 0, OPT_CHECK},
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
@@ -652,6 +657,39 @@ int cs_run_execute(run_opts_t *o_)
   return code;
 }
 
+/* --check: the run, then the check of its trace (a temporary one when
+ * no --trace was given). A finding turns a passing run into exit 1; a
+ * run that failed keeps its own exit code. */
+static int run_checked(run_opts_t *o)
+{
+  char dir[64] = "", tmp[96];
+  if (!o->com.trace) {
+    snprintf(dir, sizeof(dir), "/tmp/collsim-run-check-XXXXXX");
+    if (!mkdtemp(dir)) {
+      cs_cli_error(o->cmd, "--check: cannot make a temporary directory: %s",
+                   strerror(errno));
+      return CS_EXIT_ABORTED;
+    }
+    snprintf(tmp, sizeof(tmp), "%s/run.cstrace", dir);
+    o->com.trace = tmp;
+  }
+  int rc = cs_run_execute(o);
+  struct stat sb;
+  if (stat(o->com.trace, &sb) == 0 && rc != CS_EXIT_USAGE) {
+    printf("check:\n");
+    fflush(stdout);
+    int ck = cs__check_path(o->com.trace, 0, stdout);
+    if (rc == CS_EXIT_OK && ck != CS_EXIT_OK)
+      rc = ck == CS_EXIT_WRONG ? CS_EXIT_WRONG : CS_EXIT_ABORTED;
+  }
+  if (dir[0]) {
+    unlink(tmp);
+    rmdir(dir);
+    o->com.trace = NULL;
+  }
+  return rc;
+}
+
 int cs_cmd_run(int argc, char **argv)
 {
   run_opts_t o = {0};
@@ -680,7 +718,7 @@ int cs_cmd_run(int argc, char **argv)
       return CS_EXIT_USAGE;
     }
   }
-  rc = cs_run_execute(&o);
+  rc = o.check ? run_checked(&o) : cs_run_execute(&o);
   free(o.steps);
   cs_trace_free(&o.replay);
   return rc;

@@ -26,6 +26,7 @@ typedef struct run_opts {
   const char *schedule_str; /* as given */
   int model_set;
   int verbose_mode;
+  int check;                /* --check: check the run's own trace at the end */
   const char *replay_file;  /* --schedule replay:FILE */
   cs_trace_t replay;        /* the loaded trace */
   cs_trace_rec_t *steps;    /* its step records, in seq order */

@@ -231,6 +231,8 @@ static const cs_trace_names_t ar_names = {
     .is_file_fill = is_file_fill,
 };
 
+const cs_trace_names_t *cs__trace_names(void) { return &ar_names; }
+
 /* ------------------------------------------------------------ command */
 
 /* Loads o->path, refusing a --rank the trace does not have. Returns 0 or

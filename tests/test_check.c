@@ -1,0 +1,716 @@
+/*
+ * test_check.c - the happens-before checker (sim/trace/check.h) and
+ * `collsim check`: the shipped bug traces name the right pair of events,
+ * fresh runs of every ordering mutation are reported (passing free-mode
+ * runs too), correct runs of every algorithm give no finding over a sweep
+ * of shapes, dtypes, memory models and schedules, and a small race
+ * benchmark of device-API programs, each labelled race or no race by
+ * construction, is classified with precision and recall 1.0.
+ * Runs the real binary (COLLSIM_BIN, set by ctest) for the runs; the
+ * benchmark launches its worlds in-process and records them with the
+ * tracer, as test_trace.c does.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../collectives/bugs.h"
+#include "../sim/launch.h"
+#include "../sim/sched.h"
+#include "../sim/trace.h"
+#include "../sim/trace/check.h"
+#include "../window/world.h"
+#include "harness.h"
+
+#ifndef COLLSIM_SOURCE_DIR
+#error "COLLSIM_SOURCE_DIR must name the source tree (CMakeLists.txt sets it)"
+#endif
+#define BUGS COLLSIM_SOURCE_DIR "/traces/bugs/"
+
+static char tmpdir[64];
+static void mk_tmpdir(void)
+{
+  snprintf(tmpdir, sizeof(tmpdir), "/tmp/collsim-check-XXXXXX");
+  cr_assert_not_null(mkdtemp(tmpdir));
+}
+static void rm_tmpdir(void)
+{
+  if (getenv("KEEPTMP"))
+    return;
+  char cmd[128];
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+  if (system(cmd) != 0)
+    fprintf(stderr, "could not remove %s\n", tmpdir);
+}
+
+/* A checked trace: its header and the report, streamed from the file;
+ * the same trace loaded whole and fed in order must report the same. */
+typedef struct checked {
+  cs_trace_header_t h;
+  cs_check_report_t r;
+} checked_t;
+
+static void check_file(const char *path, checked_t *c)
+{
+  char why[512];
+  cs_trace_t t;
+  cr_assert_eq(load_trace(path, &t, why, sizeof(why)), 0, "%s", why);
+  c->h = t.hdr;
+  cs_check_report_t loaded;
+  cr_assert_eq(cs_check_run(&t, &loaded), 0);
+  cs_trace_free(&t);
+  cr_assert_eq(cs_check_file(path, &c->r, why, sizeof(why)), 0, "%s", why);
+  cr_assert_eq(c->r.n, loaded.n, "streamed %llu findings, loaded %llu",
+               (unsigned long long)c->r.n, (unsigned long long)loaded.n);
+  cr_assert_eq(c->r.total, loaded.total);
+  cr_assert_eq(c->r.records, loaded.records);
+  for (uint64_t i = 0; i < c->r.n; i++)
+    cr_assert(c->r.f[i].kind == loaded.f[i].kind && c->r.f[i].a.seq == loaded.f[i].a.seq &&
+              c->r.f[i].b.seq == loaded.f[i].b.seq, "finding %llu differs",
+              (unsigned long long)i);
+  cs_check_report_fini(&loaded);
+}
+
+static void checked_fini(checked_t *c)
+{
+  cs_check_report_fini(&c->r);
+}
+
+/* A finding of `kind` whose events are of kinds ka and kb (0: any), in
+ * either order for races when `any_order`; NULL if none. */
+static const cs_check_finding_t *find(const checked_t *c, uint32_t kind,
+                                      uint32_t ka, uint32_t kb, int any_order)
+{
+  for (uint64_t i = 0; i < c->r.n; i++) {
+    const cs_check_finding_t *f = &c->r.f[i];
+    const cs_trace_rec_t *a = f->has & CS_CHECK_HAS_A ? &f->a : NULL;
+    const cs_trace_rec_t *b = f->has & CS_CHECK_HAS_B ? &f->b : NULL;
+    if (f->kind != kind)
+      continue;
+    int fwd = (!ka || (a && a->kind == ka)) && (!kb || (b && b->kind == kb));
+    int rev = any_order && (!ka || (b && b->kind == ka)) &&
+              (!kb || (a && a->kind == kb));
+    if (fwd || rev)
+      return f;
+  }
+  return NULL;
+}
+
+/* ------------------------------------------------------------ bug traces */
+
+Test(check, shipped_bug_traces_name_the_right_pair, .timeout = 60)
+{
+  checked_t c;
+  const cs_check_finding_t *f;
+
+  check_file(BUGS "no-fence-before-notify.cstrace", &c);
+  f = find(&c, CS_CHECK_RACE, CS_EV_STORE, CS_EV_LOAD, 0);
+  cr_assert(f && f->cause == CS_CHECK_NO_FENCE, "no store->load race for want of a fence");
+  checked_fini(&c);
+
+  check_file(BUGS "ring-no-ready-barrier.cstrace", &c);
+  f = find(&c, CS_CHECK_RACE, CS_EV_STORE, CS_EV_LOAD, 0);
+  cr_assert(f, "no store->load race");
+  cr_assert_neq(f->a.rank, f->b.rank);
+  checked_fini(&c);
+
+  check_file(BUGS "mesh-no-chunk-barrier.cstrace", &c);
+  f = find(&c, CS_CHECK_RACE, CS_EV_LOAD, CS_EV_STORE, 0);
+  cr_assert(f && f->cause == CS_CHECK_NO_READ_DONE, "no load->store (WAR) race");
+  cr_assert_neq(f->a.rank, f->b.rank);
+  checked_fini(&c);
+
+  check_file(BUGS "early-return.cstrace", &c);
+  cr_assert(find(&c, CS_CHECK_RACE, CS_EV_LOAD, CS_EV_STORE, 1), "no race");
+  checked_fini(&c);
+
+  check_file(BUGS "signal-reuse.cstrace", &c);
+  cr_assert(find(&c, CS_CHECK_NOT_RESET, CS_EV_NOTIFY, 0, 0), "cells not reset not seen");
+  cr_assert(find(&c, CS_CHECK_RACE, CS_EV_STORE, CS_EV_LOAD, 1), "no race");
+  checked_fini(&c);
+
+  check_file(BUGS "wait-eq.cstrace", &c);
+  cr_assert(find(&c, CS_CHECK_WAIT_EQ, 0, 0, 0), "no Eq hazard");
+  checked_fini(&c);
+
+  check_file(BUGS "inactive-lane-remote-read.cstrace", &c);
+  f = find(&c, CS_CHECK_DEAD_READ, CS_EV_LOAD, 0, 0);
+  cr_assert(f, "the inactive lane's remote read is not reported");
+  const cs_trace_rec_t *a = &f->a;
+  cr_assert(a->peer == (a->rank + c.h.nranks - 1) % c.h.nranks &&
+            a->elem_off == 0 && a->valid == 1 && a->phase == 2);
+  cr_assert_eq(find(&c, CS_CHECK_RACE, 0, 0, 0), NULL);
+  checked_fini(&c);
+}
+
+/* What check cannot see: a dropped tail is elements nobody touches, an
+ * out-of-slot fault is a bounds defect; both come back clean, and say so. */
+Test(check, non_ordering_bugs_come_back_clean_and_say_why, .timeout = 60)
+{
+  cli_out_t r;
+  run_cli(&r, 30, "check", BUGS "ring-drop-tail.cstrace", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "check sees ordering only"), "%s", r.out);
+  run_cli(&r, 30, "check", BUGS "unaligned-slots.cstrace", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "FAILED") && strstr(r.out, "bounds"), "%s", r.out);
+}
+
+Test(check, exit_codes_and_formats, .timeout = 60)
+{
+  cli_out_t r;
+  run_cli(&r, 30, "check", BUGS "no-fence-before-notify.cstrace", NULL);
+  cr_assert_eq(r.status, 1, "%s", r.err);
+  cr_assert(strstr(r.out, "a fence before the notify orders them"), "%s", r.out);
+  cr_assert(strstr(r.out, "[RS t"), "%s", r.out);
+  run_cli(&r, 30, "check", "--format", "jsonl", BUGS "no-fence-before-notify.cstrace", NULL);
+  cr_assert_eq(r.status, 1, "%s", r.err);
+  cr_assert(strstr(r.out, "{\"finding\":\"race\",\"cause\":\"no-fence\""), "%s", r.out);
+  cr_assert(strstr(r.out, "{\"summary\":"), "%s", r.out);
+  run_cli(&r, 30, "check", COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  run_cli(&r, 30, "check", "/nonexistent.cstrace", NULL);
+  cr_assert_eq(r.status, 2);
+  run_cli(&r, 30, "check", COLLSIM_SOURCE_DIR "/traces/FORMAT.md", NULL);
+  cr_assert_eq(r.status, 2);
+  run_cli(&r, 30, "check", "--format", "xml", BUGS "wait-eq.cstrace", NULL);
+  cr_assert_eq(r.status, 2);
+  run_cli(&r, 30, "help", "check", NULL);
+  cr_assert_eq(r.status, 0);
+  cr_assert(strstr(r.out, "usage: collsim check TRACE"), "%s", r.out);
+  run_cli(&r, 30, "--help", NULL);
+  cr_assert(strstr(r.out, "  check "), "%s", r.out);
+}
+
+/* ------------------------------------------------------------ fresh runs */
+
+static int split(char *s, char **args, int k)
+{
+  for (char *tok = strtok(s, " "); tok; tok = strtok(NULL, " "))
+    args[k++] = tok;
+  return k;
+}
+
+/* `collsim run OPTS --trace T` then `collsim check T`; returns check's
+ * exit status, and the run's in *run_status. */
+static int run_and_check(const char *opts, const char *trace, int *run_status)
+{
+  char buf[512];
+  snprintf(buf, sizeof(buf), "%s", opts);
+  char *args[64] = {"run"};
+  int k = split(buf, args, 1);
+  args[k++] = "--trace";
+  args[k++] = (char *)trace;
+  args[k] = NULL;
+  cli_out_t r;
+  run_argv(&r, 120, args);
+  if (run_status)
+    *run_status = r.status;
+  run_cli(&r, 120, "check", trace, NULL);
+  cr_assert(r.status == 0 || r.status == 1, "check of %s: %d %s", opts,
+            r.status, r.err);
+  if (r.status != 0 && !run_status)
+    cr_log_error("finding in a correct run (%s):\n%.2000s", opts, r.out);
+  return r.status;
+}
+
+Test(check, fresh_runs_of_each_ordering_bug_under_its_recipe_are_reported,
+     .timeout = 300, .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  for (int b = 1; b < CS_NBUGS; b++) {
+    if (b == CS_BUG_RING_DROP_TAIL || b == CS_BUG_UNALIGNED_SLOTS)
+      continue; /* not ordering defects */
+    char opts[400], trace[128];
+    snprintf(opts, sizeof(opts), "%s", cs_bug_table[b].recipe);
+    char *tr = strstr(opts, " --trace FILE");
+    if (tr)
+      *tr = 0;
+    size_t len = strlen(opts);
+    snprintf(opts + len, sizeof(opts) - len, " --bug %s --iters %u --timeout 5",
+             cs_bug_table[b].name, cs_bug_min_calls(b));
+    snprintf(trace, sizeof(trace), "%s/%s.cstrace", tmpdir, cs_bug_table[b].name);
+    int st;
+    cr_assert_eq(run_and_check(opts, trace, &st), 1, "%s not reported", opts);
+  }
+}
+
+/* Without --schedule every store lands at issue and the run passes; the
+ * missing fence is in the trace all the same. */
+Test(check, passing_free_mode_runs_of_the_ordering_bugs_are_reported,
+     .timeout = 300, .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  static const char *const runs[] = {
+      "--algo ring --ranks 3 --count 40 --bug no-fence-before-notify",
+      "--algo mesh --ranks 4 --count 4097 --bug no-fence-before-notify",
+      "--algo host --ranks 2 --count 600 --dtype bf16 --bug no-fence-before-notify",
+      "--algo ring --ranks 4 --count 17 --dtype fp16 --bug inactive-lane-remote-read",
+      "--algo ring --ranks 5 --count 33 --dtype bf16 --bug inactive-lane-remote-read",
+  };
+  char trace[128];
+  snprintf(trace, sizeof(trace), "%s/free.cstrace", tmpdir);
+  for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+    int reported = 0, passed = 0;
+    for (int k = 0; k < 10; k++) {
+      int st;
+      reported += run_and_check(runs[i], trace, &st) == 1;
+      passed += st == 0;
+    }
+    cr_log_info("%s: %d of 10 passed, %d reported", runs[i], passed, reported);
+    cr_assert_geq(reported, 8, "%s: %d of 10 reported", runs[i], reported);
+  }
+}
+
+/* ------------------------------------------------------------ correct runs */
+
+/* algo x N x count x dtype x (free | a schedule under fifo or relaxed),
+ * two calls each (so the epilogue and the window reuse are in): nothing
+ * to report. */
+static void sweep(const char *algo, uint32_t nmax, const char *sched_kind)
+{
+  static const char *const dt[] = {"fp32", "fp16", "bf16"};
+  static const char *const mm[] = {"fifo", "relaxed"};
+  char trace[128], opts[300];
+  snprintf(trace, sizeof(trace), "%s/sweep.cstrace", tmpdir);
+  int runs = 0, bad = 0;
+  for (uint32_t n = 1; n <= nmax; n++) {
+    uint64_t counts[] = {1, n > 1 ? n - 1 : 2, n + 1, 17, 4097};
+    for (size_t ci = 0; ci < 5; ci++)
+      for (int d = 0; d < 3; d++) {
+        uint64_t seed = n * 1000 + ci * 10 + (uint64_t)d;
+        char sched[80] = "";
+        if (!strcmp(sched_kind, "random"))
+          snprintf(sched, sizeof(sched), " --schedule random:%llu --memory-model %s",
+                   (unsigned long long)seed, mm[seed % 2]);
+        else if (!strcmp(sched_kind, "pct"))
+          snprintf(sched, sizeof(sched), " --schedule pct:%llu:%llu --memory-model %s",
+                   (unsigned long long)seed, (unsigned long long)(1 + seed % 3),
+                   mm[(seed / 2) % 2]);
+        snprintf(opts, sizeof(opts), "--algo %s --ranks %u --count %llu "
+                 "--dtype %s --iters 2%s", algo, n, (unsigned long long)counts[ci],
+                 dt[d], sched);
+        int st;
+        bad += run_and_check(opts, trace, &st) != 0;
+        cr_assert_eq(st, 0, "%s: the run itself failed", opts);
+        runs++;
+      }
+  }
+  cr_log_info("%s %s: %d runs, %d with findings", algo, sched_kind, runs, bad);
+  cr_assert_eq(bad, 0, "%d of %d correct runs had findings", bad, runs);
+}
+
+#define SWEEP(algo, kind, nmax)                                              \
+  Test(check, correct_##algo##_##kind##_runs_have_no_findings, .timeout = 600, \
+       .init = mk_tmpdir, .fini = rm_tmpdir)                                 \
+  {                                                                          \
+    sweep(#algo, nmax, #kind);                                               \
+  }
+SWEEP(mesh, free, 5)
+SWEEP(ring, free, 5)
+SWEEP(host, free, 5)
+SWEEP(mesh, random, 4)
+SWEEP(ring, random, 4)
+SWEEP(host, random, 3)
+SWEEP(mesh, pct, 3)
+SWEEP(ring, pct, 4)
+SWEEP(host, pct, 3)
+
+/* Larger shapes: N up to 8 and 65537 elements, once each. */
+Test(check, correct_runs_at_eight_ranks_and_65537_elements_have_no_findings,
+     .timeout = 600, .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  static const char *const runs[] = {
+      "--algo ring --ranks 8 --count 65537 --dtype fp16 --iters 2",
+      "--algo mesh --ranks 7 --count 65537 --iters 2",
+      "--algo host --ranks 8 --count 9 --dtype bf16 --iters 2",
+      "--algo ring --ranks 6 --count 7 --iters 2 --schedule random:5 --memory-model relaxed",
+      "--algo mesh --ranks 8 --count 9 --dtype fp16 --iters 2 --schedule pct:3:2 --memory-model fifo",
+      "--algo ring --ranks 7 --count 65537 --iters 1 --schedule random:9 --memory-model relaxed",
+  };
+  char trace[128];
+  snprintf(trace, sizeof(trace), "%s/big.cstrace", tmpdir);
+  for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+    int st;
+    cr_assert_eq(run_and_check(runs[i], trace, &st), 0, "%s", runs[i]);
+    cr_assert_eq(st, 0, "%s: the run failed", runs[i]);
+  }
+}
+
+/* ------------------------------------------------------------ race benchmark */
+
+/* Tiny programs on the device API in the style of RMARaceBench: two or
+ * three ranks, a handful of events, each race or no race by construction.
+ * Slots: data (64 fp32), signal (16 cells), half (17 fp16: its last load
+ * of 16 reads the slot's padding). */
+enum { S_DATA = 0, S_SIG = 1, S_HALF = 2 };
+
+static uint8_t tilebuf[256];
+static cs_tile_t tile(uint32_t es, uint32_t width, uint32_t valid)
+{
+  return (cs_tile_t){tilebuf, es, width, valid};
+}
+
+static void pause_ms(long ms)
+{
+  struct timespec ts = {0, ms * 1000000};
+  nanosleep(&ts, NULL);
+}
+
+/* r0 puts data[0..8) into r1, [fences,] notifies; r1 waits, reads it. */
+static void put_then_notify(cs_dev_t *d, int fence)
+{
+  cs_tile_t t = tile(4, 16, 8);
+  if (d->rank == 0) {
+    cs_put(d, &t, 1, S_DATA, 0, 8);
+    if (fence)
+      cs_fence(d);
+    cs_notify(d, 1, S_SIG, 0, CS_NOTIFY_ADD, 1);
+  } else {
+    cs_wait(d, S_SIG, 0, CS_CMP_GE, 1);
+    cs_load(d, &t, 1, S_DATA, 0, 8, 8);
+  }
+}
+static int p_put_fence(cs_dev_t *d, void *a) { (void)a; put_then_notify(d, 1); return 0; }
+static int p_put_nofence(cs_dev_t *d, void *a) { (void)a; put_then_notify(d, 0); return 0; }
+
+/* r0 stores its data, fences, notifies; r1 loads it before or after its
+ * wait. */
+static void store_and_read(cs_dev_t *d, int after)
+{
+  cs_tile_t t = tile(4, 16, 8);
+  if (d->rank == 0) {
+    cs_store(d, &t, S_DATA, 0, 8);
+    cs_fence(d);
+    cs_notify(d, 1, S_SIG, 0, CS_NOTIFY_ADD, 1);
+  } else {
+    if (!after)
+      cs_load(d, &t, 0, S_DATA, 0, 8, 8);
+    cs_wait(d, S_SIG, 0, CS_CMP_GE, 1);
+    if (after)
+      cs_load(d, &t, 0, S_DATA, 0, 8, 8);
+  }
+}
+static int p_load_after_wait(cs_dev_t *d, void *a) { (void)a; store_and_read(d, 1); return 0; }
+static int p_load_before_wait(cs_dev_t *d, void *a) { (void)a; store_and_read(d, 0); return 0; }
+
+/* r1 reads r0's data; r0 overwrites it after [waiting for] r1's notify
+ * (a read-complete barrier, or none). */
+static void read_then_overwrite(cs_dev_t *d, int barrier)
+{
+  cs_tile_t t = tile(4, 16, 8);
+  if (d->rank == 1) {
+    cs_load(d, &t, 0, S_DATA, 0, 8, 8);
+    cs_notify(d, 0, S_SIG, 1, CS_NOTIFY_ADD, 1);
+  } else {
+    if (barrier)
+      cs_wait(d, S_SIG, 1, CS_CMP_GE, 1);
+    cs_store(d, &t, S_DATA, 4, 8);
+  }
+}
+static int p_war_barrier(cs_dev_t *d, void *a) { (void)a; read_then_overwrite(d, 1); return 0; }
+static int p_war_none(cs_dev_t *d, void *a) { (void)a; read_then_overwrite(d, 0); return 0; }
+
+/* r0 and r1 each store, fence and notify r2's cell 0, with Add (both) or
+ * one Set; r2 waits for both and reads both. */
+static void two_notifiers(cs_dev_t *d, int set)
+{
+  cs_tile_t t = tile(4, 16, 8);
+  if (d->rank < 2) {
+    cs_store(d, &t, S_DATA, 0, 8);
+    cs_fence(d);
+    uint32_t op = set && d->rank == 1 ? CS_NOTIFY_SET : CS_NOTIFY_ADD;
+    cs_notify(d, 2, S_SIG, 0, op, 1);
+  } else {
+    cs_wait(d, S_SIG, 0, CS_CMP_GE, set ? 1 : 2);
+    if (!set) {
+      cs_load(d, &t, 0, S_DATA, 0, 8, 8);
+      cs_load(d, &t, 1, S_DATA, 0, 8, 8);
+    }
+  }
+}
+static int p_add_add(cs_dev_t *d, void *a) { (void)a; two_notifiers(d, 0); return 0; }
+static int p_add_set(cs_dev_t *d, void *a) { (void)a; two_notifiers(d, 1); return 0; }
+
+/* Two notifiers, one wait for >= 1: only the first notify is needed, so
+ * the other notifier's store is not ordered before r2's read of it. */
+static int p_ge_first_only(cs_dev_t *d, void *a)
+{
+  (void)a;
+  cs_tile_t t = tile(4, 16, 8);
+  if (d->rank < 2) {
+    if (d->rank == 1)
+      pause_ms(30);
+    cs_store(d, &t, S_DATA, 0, 8);
+    cs_fence(d);
+    cs_notify(d, 2, S_SIG, 0, CS_NOTIFY_ADD, 1);
+  } else {
+    cs_wait(d, S_SIG, 0, CS_CMP_GE, 1);
+    cs_load(d, &t, 1, S_DATA, 0, 8, 8);
+  }
+  return 0;
+}
+
+/* The padding: r1 loads element 16 of r0's 17-element fp16 slot as 16
+ * physical elements (the tail over-read), after r0's store and notify; or
+ * r1 loads element 0 as 16 physical while r0 writes elements 8..16 with
+ * nothing between them: they overlap only by the physical extent. */
+static int p_pad_ordered(cs_dev_t *d, void *a)
+{
+  (void)a;
+  cs_tile_t t = tile(2, 32, 17);
+  if (d->rank == 0) {
+    cs_store(d, &t, S_HALF, 0, 17);
+    cs_fence(d);
+    cs_notify(d, 1, S_SIG, 0, CS_NOTIFY_ADD, 1);
+  } else {
+    cs_wait(d, S_SIG, 0, CS_CMP_GE, 1);
+    cs_load(d, &t, 0, S_HALF, 16, 1, 16);
+  }
+  return 0;
+}
+static int p_pad_phys_race(cs_dev_t *d, void *a)
+{
+  (void)a;
+  cs_tile_t t = tile(2, 32, 8);
+  if (d->rank == 0)
+    cs_store(d, &t, S_HALF, 8, 8);
+  else
+    cs_load(d, &t, 0, S_HALF, 0, 1, 16);
+  return 0;
+}
+/* The same logical element, 16 physical, but r0 writes elements past
+ * them (16): no byte in common. */
+static int p_pad_disjoint(cs_dev_t *d, void *a)
+{
+  (void)a;
+  cs_tile_t t = tile(2, 32, 1);
+  if (d->rank == 0)
+    cs_store(d, &t, S_HALF, 16, 1);
+  else
+    cs_load(d, &t, 0, S_HALF, 0, 1, 16);
+  return 0;
+}
+
+/* An Eq wait that r0's second add can pass before r1 looks, or the same
+ * with the second add after r1's wait (r1 notifies after it). */
+static int p_eq_hazard(cs_dev_t *d, void *a)
+{
+  (void)a;
+  if (d->rank == 0) {
+    cs_notify(d, 1, S_SIG, 0, CS_NOTIFY_ADD, 1);
+    pause_ms(20);
+    cs_notify(d, 1, S_SIG, 0, CS_NOTIFY_ADD, 1);
+  } else {
+    cs_wait(d, S_SIG, 0, CS_CMP_EQ, 1);
+  }
+  return 0;
+}
+static int p_eq_ordered(cs_dev_t *d, void *a)
+{
+  (void)a;
+  if (d->rank == 0) {
+    cs_notify(d, 1, S_SIG, 0, CS_NOTIFY_ADD, 1);
+    cs_wait(d, S_SIG, 0, CS_CMP_GE, 1);
+    cs_notify(d, 1, S_SIG, 0, CS_NOTIFY_ADD, 1);
+  } else {
+    cs_wait(d, S_SIG, 0, CS_CMP_EQ, 1);
+    cs_notify(d, 0, S_SIG, 0, CS_NOTIFY_ADD, 1);
+    cs_wait(d, S_SIG, 0, CS_CMP_EQ, 2);
+  }
+  return 0;
+}
+
+/* Local: a rank's own store, then its own load with or without a fence
+ * between (under relaxed the store may still be in its queue). */
+static void own_store_load(cs_dev_t *d, int fence)
+{
+  cs_tile_t t = tile(4, 16, 8);
+  if (d->rank != 0)
+    return;
+  cs_store(d, &t, S_DATA, 0, 8);
+  if (fence)
+    cs_fence(d);
+  cs_load(d, &t, 0, S_DATA, 0, 8, 8);
+}
+static int p_own_fenced(cs_dev_t *d, void *a) { (void)a; own_store_load(d, 1); return 0; }
+static int p_own_unfenced(cs_dev_t *d, void *a) { (void)a; own_store_load(d, 0); return 0; }
+
+/* r0 waits for its cell to reach 2; r1 adds 1 once (nothing else could
+ * ever add: a wait that times out), or twice. */
+static void wait_for_two(cs_dev_t *d, int adds)
+{
+  if (d->rank == 0) {
+    cs_wait(d, S_SIG, 0, CS_CMP_GE, 2);
+    return;
+  }
+  for (int i = 0; i < adds; i++)
+    cs_notify(d, 0, S_SIG, 0, CS_NOTIFY_ADD, 1);
+}
+static int p_unsatisfiable(cs_dev_t *d, void *a) { (void)a; wait_for_two(d, 1); return 0; }
+static int p_satisfiable(cs_dev_t *d, void *a) { (void)a; wait_for_two(d, 2); return 0; }
+
+typedef struct prog {
+  const char *name;
+  uint32_t    nranks;
+  cs_rank_fn  fn;
+  int         race;  /* by construction */
+  uint32_t    want;  /* the finding kind a race must give */
+  int         model; /* -1 free mode, else controlled under this model */
+} prog_t;
+
+static const prog_t progs[] = {
+    {"put, fence, notify", 2, p_put_fence, 0, 0, -1},
+    {"put, notify, no fence", 2, p_put_nofence, 1, CS_CHECK_RACE, -1},
+    {"put, notify, no fence (relaxed)", 2, p_put_nofence, 1, CS_CHECK_RACE, CS_MM_RELAXED},
+    {"put, fence, notify (fifo)", 2, p_put_fence, 0, 0, CS_MM_FIFO},
+    {"put, fence, notify (relaxed)", 2, p_put_fence, 0, 0, CS_MM_RELAXED},
+    {"load after a satisfied wait", 2, p_load_after_wait, 0, 0, -1},
+    {"load after a satisfied wait (relaxed)", 2, p_load_after_wait, 0, 0, CS_MM_RELAXED},
+    {"load before the wait", 2, p_load_before_wait, 1, CS_CHECK_RACE, -1},
+    {"load before the wait (fifo)", 2, p_load_before_wait, 1, CS_CHECK_RACE, CS_MM_FIFO},
+    {"overwrite after a read-complete wait", 2, p_war_barrier, 0, 0, -1},
+    {"overwrite with no read-complete wait", 2, p_war_none, 1, CS_CHECK_RACE, -1},
+    {"overwrite with no read-complete wait (relaxed)", 2, p_war_none, 1, CS_CHECK_RACE, CS_MM_RELAXED},
+    {"two notifiers Add, wait for both", 3, p_add_add, 0, 0, -1},
+    {"two notifiers Add, wait for both (relaxed)", 3, p_add_add, 0, 0, CS_MM_RELAXED},
+    {"notify Add vs Set", 3, p_add_set, 1, CS_CHECK_MIXED_OPS, -1},
+    {"wait >= 1 needs one of two notifiers", 3, p_ge_first_only, 1, CS_CHECK_RACE, -1},
+    {"padding read after the store", 2, p_pad_ordered, 0, 0, -1},
+    {"padding read after the store (fifo)", 2, p_pad_ordered, 0, 0, CS_MM_FIFO},
+    {"padding over-read races a store", 2, p_pad_phys_race, 1, CS_CHECK_RACE, -1},
+    {"padding over-read, no byte shared", 2, p_pad_disjoint, 0, 0, -1},
+    {"wait Eq passed by a second add", 2, p_eq_hazard, 1, CS_CHECK_WAIT_EQ, -1},
+    {"wait Eq, second add ordered after it", 2, p_eq_ordered, 0, 0, -1},
+    {"a wait the notifies satisfy", 2, p_satisfiable, 0, 0, -1},
+    {"own store, fence, own load", 1, p_own_fenced, 0, 0, -1},
+    {"own store, own load, no fence (relaxed)", 1, p_own_unfenced, 1, CS_CHECK_RACE, CS_MM_RELAXED},
+    {"a wait nothing can satisfy", 2, p_unsatisfiable, 1, CS_CHECK_UNSATISFIABLE, -1},
+};
+#define NPROGS (sizeof(progs) / sizeof(progs[0]))
+
+/* Runs program p once (controlled under its model with a random
+ * schedule, or free) into trace `path`. */
+static void run_prog(const prog_t *p, const char *path, uint64_t seed)
+{
+  cs_layout_t l;
+  cs_layout_init(&l, 32);
+  cr_assert_eq(cs_layout_add(&l, "data", 64 * 4, 4), S_DATA);
+  cr_assert_eq(cs_layout_add(&l, "signal", 16 * 4, 4), S_SIG);
+  cr_assert_eq(cs_layout_add(&l, "half", 17 * 2, 2), S_HALF);
+  cs_sched_cfg_t sc = {.strategy = CS_SCHED_RANDOM, .seed = seed,
+                       .model = p->model < 0 ? CS_MM_SC : (cs_mm_t)p->model};
+  cs_world_opts_t wo = {.timeout_ns = 500000000ull,
+                        .trace_bytes = cs_trace_ring_bytes(256),
+                        .sched_bytes = p->model >= 0
+                                           ? cs_sched_area_bytes(p->nranks, 1u << 16)
+                                           : 0};
+  cs_world_t w;
+  cr_assert_eq(cs_world_create(&w, &l, p->nranks, &wo), 0);
+  cs_trace_header_t th = {.algo = 255, .memory_model = sc.model};
+  cs_tracer_t *tr;
+  cr_assert_eq(cs_tracer_open(&tr, path, &th, &w), 0);
+  int st[CS_MAX_RANKS];
+  FILE *rep = tmpfile();
+  cs_launch_opts_t lo = {.statuses = st, .report = rep,
+                         .sched = p->model >= 0 ? &sc : NULL};
+  cs_tracer_launch_opts(tr, &lo);
+  cs_launch_result_t res;
+  cs_launch(&w, p->fn, NULL, &lo, &res);
+  cr_assert_eq(cs_tracer_close(tr, &res, st), 0);
+  fclose(rep);
+  cs_world_destroy(&w);
+}
+
+/* Every program, three times each (other seeds, other timings): the
+ * checker's verdict is the label; precision and recall are printed. */
+Test(check, race_benchmark_precision_and_recall_are_one, .timeout = 300,
+     .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  char path[128];
+  snprintf(path, sizeof(path), "%s/bench.cstrace", tmpdir);
+  uint32_t tp = 0, fp = 0, fn = 0, tn = 0;
+  for (size_t i = 0; i < NPROGS; i++)
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+      const prog_t *p = &progs[i];
+      run_prog(p, path, seed);
+      checked_t c;
+      check_file(path, &c);
+      int said = c.r.n > 0;
+      int right_kind = !p->race || find(&c, p->want, 0, 0, 0) != NULL;
+      if (said && p->race && right_kind)
+        tp++;
+      else if (said && !p->race)
+        fp++;
+      else if (p->race)
+        fn++;
+      else
+        tn++;
+      if (said != p->race || !right_kind)
+        cr_log_error("%s (seed %llu): labelled %s, check found %llu (first: %s)",
+                     p->name, (unsigned long long)seed, p->race ? "race" : "no race",
+                     (unsigned long long)c.r.n,
+                     c.r.n ? cs_check_kind_name(c.r.f[0].kind) : "-");
+      checked_fini(&c);
+    }
+  double precision = tp + fp ? (double)tp / (tp + fp) : 1.0;
+  double recall = tp + fn ? (double)tp / (tp + fn) : 1.0;
+  printf("race benchmark: %zu programs x 3 runs: %u true positives, %u false "
+         "positives, %u false negatives, %u true negatives; precision %.3f, "
+         "recall %.3f\n", NPROGS, tp, fp, fn, tn, precision, recall);
+  cr_assert_eq(fp, 0);
+  cr_assert_eq(fn, 0);
+  cr_assert_gt(tp, 0);
+  cr_assert_gt(tn, 0);
+}
+
+/* A crashed run's trace is checked up to the crash: the races before it
+ * are there, and a correct run that crashed has none. */
+Test(check, crashed_runs_are_checked_up_to_the_crash, .timeout = 120,
+     .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  char trace[128];
+  snprintf(trace, sizeof(trace), "%s/crash.cstrace", tmpdir);
+  int st;
+  cr_assert_eq(run_and_check("--algo ring --ranks 3 --count 40 --iters 2 "
+                             "--bug no-fence-before-notify --fault 1:segv:150",
+                             trace, &st), 1);
+  cr_assert_eq(st, 3, "the run did not crash");
+  cr_assert_eq(run_and_check("--algo mesh --ranks 3 --count 40 --iters 2 "
+                             "--fault 2:segv:40", trace, &st), 0);
+  cr_assert_eq(st, 3, "the run did not crash");
+  cr_assert_eq(run_and_check("--algo ring --ranks 3 --count 40 --iters 2 "
+                             "--fault 0:hang:30 --timeout 1", trace, &st), 0);
+  cr_assert_eq(st, 3, "the run did not hang");
+}
+
+/* Temporary directories of run --check now in /tmp (other tests may make
+ * theirs at the same time: compared as at most the count before). */
+static int count_tmp_checks(void)
+{
+  glob_t g;
+  int n = glob("/tmp/collsim-run-check-*", 0, NULL, &g) == 0 ? (int)g.gl_pathc : 0;
+  globfree(&g);
+  return n;
+}
+
+/* run --check: a clean run passes and says so; a run that passes with a
+ * defect fails with exit 1 and the report; no temporary trace is left. */
+Test(check, run_check_fails_a_passing_run_with_a_finding, .timeout = 120)
+{
+  cli_out_t r;
+  int before = count_tmp_checks();
+  run_cli(&r, 60, "run", "--algo", "ring", "--ranks", "3", "--count", "40",
+          "--iters", "2", "--check", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "check:\n0 findings"), "%s", r.out);
+  run_cli(&r, 60, "run", "--algo", "ring", "--ranks", "3", "--count", "40",
+          "--iters", "1", "--bug", "no-fence-before-notify", "--check", NULL);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "result: bit-exact"), "the run itself should pass: %s", r.out);
+  cr_assert(strstr(r.out, "a fence before the notify orders them"), "%s", r.out);
+  cr_assert_leq(count_tmp_checks(), before, "a temporary trace was left");
+}
