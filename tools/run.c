@@ -303,8 +303,15 @@ static int load_input(run_job_t *rj)
 static int output_ok(const char *cmd, const char *path)
 {
   struct stat sb;
-  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+  if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
     cs_cli_error(cmd, "--output %s is a directory: expected a file name", path);
+    return -1;
+  }
+  /* The file is renamed over path: never replace what was not ours. */
+  if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    cs_cli_error(cmd, "--output %s is %s: expected a regular file or a new "
+                 "name", path, S_ISLNK(sb.st_mode)
+                 ? "a symbolic link" : "not a regular file");
     return -1;
   }
   char *copy = strdup(path);

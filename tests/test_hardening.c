@@ -1,0 +1,146 @@
+/*
+ * test_hardening.c - collsim against hostile paths, files and users: an
+ * output or trace path that is a symlink, a FIFO or a device; a FIFO given
+ * to a reader; predictable shared-memory names; fault reports that must
+ * name the faulting rank. Each test pins one defect of the hardening issue
+ * and failed before its fix. Runs the real binary (COLLSIM_BIN) through the
+ * harness, which also checks that no shm name leaked.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "../tools/npy.h"
+#include "harness.h"
+
+static cli_out_t r;
+
+/* A fresh directory per test; removed with everything in it. */
+static char dir[64];
+static void make_dir(void)
+{
+  snprintf(dir, sizeof dir, "/tmp/collsim-hard-XXXXXX");
+  cr_assert_not_null(mkdtemp(dir));
+}
+static void remove_dir(void)
+{
+  char cmd[96];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (dir[0] && system(cmd) != 0)
+    fprintf(stderr, "could not remove %s\n", dir);
+}
+static const char *in_dir(char *buf, size_t cap, const char *name)
+{
+  snprintf(buf, cap, "%s/%s", dir, name);
+  return buf;
+}
+
+/* Entries in dir other than . and .. */
+static int count_entries(void)
+{
+  DIR *d = opendir(dir);
+  cr_assert_not_null(d);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  closedir(d);
+  return n;
+}
+
+static void write_file(const char *path, const char *text)
+{
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void expect_file(const char *path, const char *text)
+{
+  char buf[256] = {0};
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f, "%s is gone", path);
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  cr_assert_str_eq(buf, text, "%s was overwritten", path);
+}
+
+/* One line on stderr containing needle, exit 2, nothing on stdout. */
+static void expect_refused(const char *needle)
+{
+  cr_assert_eq(r.status, 2, "exit %d: %s%s", r.status, r.out, r.err);
+  cr_assert_eq(count_lines(r.err), 1, "not one line:\n%s", r.err);
+  cr_assert(strstr(r.err, needle), "'%s' not in: %s", needle, r.err);
+  cr_assert_eq(r.out[0], 0, "printed to stdout: %s", r.out);
+}
+
+/* ---------------------------------------------- 1: run --output PATH */
+
+Test(hardening, output_refuses_a_symlink_and_leaves_its_target,
+     .init = make_dir, .fini = remove_dir, .timeout = 30)
+{
+  char target[128], link[128];
+  in_dir(target, sizeof target, "precious");
+  in_dir(link, sizeof link, "out.npy");
+  write_file(target, "root's file\n");
+  cr_assert_eq(symlink(target, link), 0);
+  run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--output", link,
+          NULL);
+  expect_refused("symbolic link");
+  expect_file(target, "root's file\n");
+  struct stat sb;
+  cr_assert_eq(lstat(link, &sb), 0);
+  cr_assert(S_ISLNK(sb.st_mode), "the link was replaced");
+  cr_assert_eq(count_entries(), 2, "a temp file was left behind");
+}
+
+Test(hardening, output_refuses_a_fifo_and_a_device,
+     .init = make_dir, .fini = remove_dir, .timeout = 30)
+{
+  char fifo[128], dev[128];
+  in_dir(fifo, sizeof fifo, "out.fifo");
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--output", fifo,
+          NULL);
+  expect_refused("not a regular file");
+  struct stat sb;
+  cr_assert_eq(lstat(fifo, &sb), 0);
+  cr_assert(S_ISFIFO(sb.st_mode), "the FIFO was replaced");
+  /* A null device of our own (as /dev/null is): only root can make one. */
+  in_dir(dev, sizeof dev, "null");
+  if (mknod(dev, S_IFCHR | 0666, makedev(1, 3)) == 0) {
+    run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--output", dev,
+            NULL);
+    expect_refused("not a regular file");
+    cr_assert_eq(lstat(dev, &sb), 0);
+    cr_assert(S_ISCHR(sb.st_mode), "the device was replaced");
+  }
+  cr_assert_eq(count_entries(), 1 + (lstat(dev, &sb) == 0));
+}
+
+Test(hardening, npy_write_never_replaces_a_symlink,
+     .init = make_dir, .fini = remove_dir)
+{
+  char target[128], link[128], why[256];
+  in_dir(target, sizeof target, "precious");
+  in_dir(link, sizeof link, "out.npy");
+  write_file(target, "root's file\n");
+  cr_assert_eq(symlink(target, link), 0);
+  float x[2] = {1, 2};
+  cr_assert_eq(cs_npy_write(link, CS_FP32, 1, 2, x, why, sizeof why), -1);
+  cr_assert(strstr(why, "symbolic link"), "%s", why);
+  struct stat sb;
+  cr_assert(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+  expect_file(target, "root's file\n");
+  cr_assert_eq(count_entries(), 2, "a temp file was left behind");
+}
