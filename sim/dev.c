@@ -126,9 +126,12 @@ void cs__dev_strike(cs_dev_t *d)
       struct timespec ts = {0, 10 * 1000000};
       nanosleep(&ts, NULL);
     }
-    cs__dev_fail(d, CS_ABORT_TIMEOUT, CS_RX_TIMEOUT,
+    /* The hang struck before its event began: there is no event to fail,
+     * and the event index is the one the wavefront shows. */
+    d->cur_ev = NULL;
+    cs__dev_fail(d, CS_ABORT_TIMEOUT, CS_RX_HUNG,
                  "rank %u: hung (injected fault) at event %llu for %.1f s",
-                 d->rank, (unsigned long long)d->nevents - 1,
+                 d->rank, (unsigned long long)d->st->event,
                  (double)d->timeout_ns / 1e9);
   }
   default:

@@ -43,9 +43,10 @@ typedef enum cs_ev_kind {
 enum {
   CS_RX_OK = 0,
   CS_RX_FAULT = 70,   /* out-of-slot fault or bad device-API argument */
-  CS_RX_TIMEOUT = 71, /* a wait (or an injected hang) timed out */
+  CS_RX_TIMEOUT = 71, /* a wait timed out */
   CS_RX_ABORTED = 72, /* stopped because another rank or the launcher aborted */
   CS_RX_ERROR = 73,   /* internal error (out of memory, ...) */
+  CS_RX_HUNG = 74,    /* an injected hang fault, ended by its own timeout */
 };
 
 /* Injected faults (--fault RANK:KIND[:EVENT]). */

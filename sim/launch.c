@@ -117,10 +117,8 @@ static _Noreturn void rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn,
   int rc = fn(&d, arg);
   /* A fault aimed past the rank's last event strikes as it finishes, so an
    * injected fault is never silently skipped. */
-  if (d.fault_at != UINT64_MAX) {
-    d.nevents = d.fault_at;
+  if (d.fault_at != UINT64_MAX)
     cs__dev_strike(&d);
-  }
   if (d.ops->done)
     d.ops->done(&d);
   __atomic_store_n(&d.st->state, rc == 0 ? CS_RS_DONE : CS_RS_FAILED,
@@ -460,7 +458,8 @@ static int explained(const rank_proc_t *p)
   if (!WIFEXITED(p->status))
     return 0;
   int st = WEXITSTATUS(p->status);
-  return st == CS_RX_ABORTED || st == CS_RX_FAULT || st == CS_RX_TIMEOUT;
+  return st == CS_RX_ABORTED || st == CS_RX_FAULT || st == CS_RX_TIMEOUT ||
+         st == CS_RX_HUNG;
 }
 
 /* The failure report of an aborted run. */

@@ -144,3 +144,56 @@ Test(hardening, npy_write_never_replaces_a_symlink,
   expect_file(target, "root's file\n");
   cr_assert_eq(count_entries(), 2, "a temp file was left behind");
 }
+
+/* ----------------------------------- 2: an injected hang, as reported */
+
+/* The text of `collsim trace PATH` into out. */
+static void trace_text(const char *path, cli_out_t *out)
+{
+  run_cli(out, 20, "trace", path, NULL);
+  cr_assert_eq(out->status, 0, "%s", out->err);
+}
+
+/* The event index after `needle` in s, or -1. */
+static long event_after(const char *s, const char *needle)
+{
+  const char *p = strstr(s, needle);
+  return p ? strtol(p + strlen(needle), NULL, 10) : -1;
+}
+
+static void expect_hang_told_alike(const char *fault)
+{
+  char path[128];
+  in_dir(path, sizeof path, "h.cstrace");
+  unlink(path);
+  run_cli(&r, 20, "run", "--algo", "mesh", "--ranks", "2", "--count", "300",
+          "--iters", "2", "--fault", fault, "--timeout", "1", "--trace", path,
+          NULL);
+  cr_assert_eq(r.status, 3, "%s", r.err);
+  long head = event_after(r.err, "rank 1: hung (injected fault) at event ");
+  const char *wf = strstr(r.err, "hang wavefront:");
+  cr_assert_not_null(wf, "%s", r.err);
+  long wave = event_after(wf, "rank 1: hung (injected fault) at event ");
+  cr_assert(head >= 0 && head == wave, "%s: the headline says event %ld, "
+            "the wavefront %ld:\n%s", fault, head, wave, r.err);
+  static cli_out_t t;
+  trace_text(path, &t);
+  cr_assert(strstr(t.out, "rank 1 hung (injected fault) at event "),
+            "%s: the trace's fault record does not say the rank hung:\n%s",
+            fault, t.out);
+  cr_assert_eq(event_after(t.out, "rank 1 hung (injected fault) at event "),
+               head, "%s: the trace names another event:\n%s", fault, t.out);
+  /* The hang struck before its event began: no made-up failed event. */
+  for (const char *l = t.out; (l = strstr(l, " r1 ")); l++) {
+    const char *eol = strchr(l, '\n');
+    cr_assert(!memmem(l, eol ? (size_t)(eol - l) : strlen(l), "FAILED", 6),
+              "%s: a failed event for the hung rank:\n%s", fault, t.out);
+  }
+}
+
+Test(hardening, hang_is_told_alike_in_headline_wavefront_and_trace,
+     .init = make_dir, .fini = remove_dir, .timeout = 60)
+{
+  expect_hang_told_alike("1:hang:10");     /* mid-run */
+  expect_hang_told_alike("1:hang:100000"); /* past the last event */
+}
