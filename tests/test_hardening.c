@@ -197,3 +197,35 @@ Test(hardening, hang_is_told_alike_in_headline_wavefront_and_trace,
   expect_hang_told_alike("1:hang:10");     /* mid-run */
   expect_hang_told_alike("1:hang:100000"); /* past the last event */
 }
+
+/* ------------------------------------- 5: --trace through a symlink */
+
+Test(hardening, trace_never_follows_another_users_symlink,
+     .init = make_dir, .fini = remove_dir, .timeout = 60)
+{
+  char target[128], link[128], good[128];
+  in_dir(target, sizeof target, "precious");
+  in_dir(link, sizeof link, "t.cstrace");
+  write_file(target, "root's file\n");
+  cr_assert_eq(symlink(target, link), 0);
+  /* Planted by another user (nobody); a test not run as root cannot make
+   * one, and its own links are followed. */
+  if (lchown(link, 65534, 65534) < 0)
+    cr_skip_test("cannot give the link to another user: %s", strerror(errno));
+  run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--trace", link,
+          NULL);
+  expect_refused("symbolic link");
+  cr_assert(strstr(r.err, link), "the path is not named: %s", r.err);
+  expect_file(target, "root's file\n");
+  /* trace -o: the same rule for the exported text. */
+  in_dir(good, sizeof good, "good.cstrace");
+  run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--trace", good,
+          NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  run_cli(&r, 20, "trace", good, "-o", link, NULL);
+  expect_refused("symbolic link");
+  expect_file(target, "root's file\n");
+  struct stat sb;
+  cr_assert(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+  cr_assert_eq(count_entries(), 3);
+}

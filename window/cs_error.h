@@ -20,7 +20,9 @@
   X(CS_ETILE,      -10007, "tile too small for the access")                    \
   X(CS_EFORMAT,    -10008, "malformed file")                                   \
   X(CS_EVERSION,   -10009, "unsupported format version")                       \
-  X(CS_EMISMATCH,  -10010, "does not match the recorded run")
+  X(CS_EMISMATCH,  -10010, "does not match the recorded run")                \
+  X(CS_ESYMLINK,   -10011, "is another user's symbolic link, not followed")  \
+  X(CS_ENOTREG,    -10012, "is not a regular file")
 
 enum {
 #define CS_X_ENUM(name, val, msg) name = (val),
