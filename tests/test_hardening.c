@@ -229,3 +229,34 @@ Test(hardening, trace_never_follows_another_users_symlink,
   cr_assert(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
   cr_assert_eq(count_entries(), 3);
 }
+
+/* ------------------------------------------- 6: FIFOs never block */
+
+Test(hardening, fifos_are_refused_without_blocking,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  char fifo[128], good[128];
+  in_dir(fifo, sizeof fifo, "f.cstrace");
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  in_dir(good, sizeof good, "good.cstrace");
+  run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--trace", good,
+          NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+
+  run_cli(&r, 10, "trace", fifo, NULL);
+  expect_refused("not a regular file");
+  run_cli(&r, 10, "replay", fifo, NULL);
+  expect_refused("not a regular file");
+  run_cli(&r, 10, "run", "--ranks", "2", "--count", "17", "--trace", fifo,
+          NULL);
+  expect_refused("not a regular file");
+  run_cli(&r, 10, "trace", good, "-o", fifo, NULL);
+  expect_refused("not a regular file");
+  struct stat sb;
+  cr_assert(lstat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode));
+  /* A character device is still an accepted trace target. */
+  run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--trace",
+          "/dev/null", NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(stat("/dev/null", &sb) == 0 && S_ISCHR(sb.st_mode));
+}

@@ -128,12 +128,15 @@ static int header_ok(cs_trace_reader_t *rd)
  * header is read. `size` = the file's bytes. */
 static int read_header(cs_trace_reader_t *rd, uint64_t *size)
 {
-  rd->fd = open(rd->path, O_RDONLY | O_CLOEXEC);
+  rd->fd = open(rd->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* FIFOs */
   if (rd->fd < 0)
     return fail(rd, "cannot open: %s", strerror(errno));
   struct stat sb;
   if (fstat(rd->fd, &sb) < 0 || !S_ISREG(sb.st_mode))
-    return fail(rd, "not a regular file");
+    return fail(rd, "not a regular file: expected a collsim trace file");
+  int fl = fcntl(rd->fd, F_GETFL);
+  if (fl >= 0)
+    fcntl(rd->fd, F_SETFL, fl & ~O_NONBLOCK);
   *size = (uint64_t)sb.st_size;
   if (*size == 0)
     return fail(rd, "empty file, not a collsim trace");
