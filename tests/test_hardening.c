@@ -14,11 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "../tools/npy.h"
+#include "../window/world.h"
 #include "harness.h"
 
 static cli_out_t r;
@@ -259,4 +262,50 @@ Test(hardening, fifos_are_refused_without_blocking,
           "/dev/null", NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_assert(stat("/dev/null", &sb) == 0 && S_ISCHR(sb.st_mode));
+}
+
+/* ---------------------------------- 4: shm names nobody can squat */
+
+/* Another local user creates the names a launcher with this pid would
+ * use, then the launcher starts (exec keeps the pid): it must still run. */
+Test(hardening, squatted_shm_names_do_not_stop_a_run, .timeout = 60)
+{
+  const char *bin = bin_path();
+  int sync[2];
+  cr_assert_eq(pipe(sync), 0);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    close(sync[0]);
+    for (int n = 0; n < 16; n++) {
+      char name[64];
+      snprintf(name, sizeof name, "/collsim-%d-%d", (int)getpid(), n);
+      int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0644);
+      if (fd < 0 || fchown(fd, 65534, 65534) < 0)
+        _exit(120);
+      close(fd);
+    }
+    if (write(sync[1], "s", 1) != 1)
+      _exit(121);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    execl(bin, bin, "ping", "--ranks", "2", "--rounds", "10", NULL);
+    _exit(127);
+  }
+  close(sync[1]);
+  char c;
+  cr_assert_eq(read(sync[0], &c, 1), 1, "the squatter could not set up");
+  close(sync[0]);
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  /* The 16 squatted names are the only ones left with that pid. */
+  int left = cs_world_count_names(pid);
+  for (int n = 0; n < 16; n++) {
+    char name[64];
+    snprintf(name, sizeof name, "/collsim-%d-%d", (int)pid, n);
+    shm_unlink(name);
+  }
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+            "a squatted name stopped the run: status %d", st);
+  cr_assert_eq(left, 16, "the run left %d names of its own", left - 16);
 }

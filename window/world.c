@@ -1,7 +1,7 @@
 /*
  * world.c - shm region lifecycle, window addresses and CommContext.
  *
- * The name /collsim-<pid>-<n> exists only between shm_open and the
+ * The name /collsim-<pid>-<random> exists only between shm_open and the
  * shm_unlink a few lines later: every process works through the descriptor
  * (ranks inherit it), so no name survives a run, even one killed with
  * SIGKILL. cs_world_clean_stale() removes what a launcher killed inside that
@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -83,6 +85,40 @@ static int check_capacity(uint64_t bytes)
   return 0;
 }
 
+/* A name nobody can guess: another local user who creates
+ * /collsim-<pid>-<n> ahead of us must not stop the run. */
+static unsigned random_suffix(void)
+{
+  unsigned x;
+  if (getrandom(&x, sizeof x, GRND_NONBLOCK) == (ssize_t)sizeof x)
+    return x;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (unsigned)ts.tv_nsec ^ (unsigned)ts.tv_sec * 2654435761u ^
+         name_counter++ * 40503u;
+}
+
+/* Creates the region's object under a fresh random name, retrying a name
+ * that exists, and unlinks the name at once. Returns the fd or -errno. */
+static int open_region(cs_world_t *w)
+{
+  for (int tries = 0; tries < 64; tries++) {
+    snprintf(w->name, sizeof(w->name), "/collsim-%d-%u", (int)getpid(),
+             random_suffix());
+    int fd = shm_open(w->name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 && errno == EEXIST)
+      continue;
+    if (fd < 0)
+      return -errno;
+    /* Every process reaches the region through the descriptor (ranks
+     * inherit it), so the name goes at once: nothing named survives even
+     * a launcher killed while sizing the region. */
+    shm_unlink(w->name);
+    return fd;
+  }
+  return -EEXIST;
+}
+
 int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
                     const cs_world_opts_t *o)
 {
@@ -97,15 +133,8 @@ int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
   if ((err = check_capacity(bytes)) < 0)
     return err;
 
-  snprintf(w->name, sizeof(w->name), "/collsim-%d-%u", (int)getpid(),
-           name_counter++);
-  w->fd = shm_open(w->name, O_CREAT | O_EXCL | O_RDWR, 0600);
-  if (w->fd < 0)
-    return -errno;
-  /* Every process reaches the region through the descriptor (ranks inherit
-   * it), so the name goes at once: nothing named survives even a launcher
-   * killed while sizing the region. */
-  shm_unlink(w->name);
+  if ((w->fd = open_region(w)) < 0)
+    return w->fd;
   if (ftruncate(w->fd, (off_t)bytes) < 0) {
     err = -errno;
     goto err_close;
