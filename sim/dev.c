@@ -102,6 +102,13 @@ void cs__dev_aborted(cs_dev_t *d)
   _exit(CS_RX_ABORTED);
 }
 
+void cs_dev_hang_str(char *buf, size_t n, uint32_t rank, uint64_t event,
+                     uint64_t timeout_ns)
+{
+  snprintf(buf, n, "rank %u: hung (injected fault) at event %llu for %.1f s",
+           rank, (unsigned long long)event, (double)timeout_ns / 1e9);
+}
+
 void cs__dev_strike(cs_dev_t *d)
 {
   d->fault_at = UINT64_MAX;
@@ -129,10 +136,9 @@ void cs__dev_strike(cs_dev_t *d)
     /* The hang struck before its event began: there is no event to fail,
      * and the event index is the one the wavefront shows. */
     d->cur_ev = NULL;
-    cs__dev_fail(d, CS_ABORT_TIMEOUT, CS_RX_HUNG,
-                 "rank %u: hung (injected fault) at event %llu for %.1f s",
-                 d->rank, (unsigned long long)d->st->event,
-                 (double)d->timeout_ns / 1e9);
+    char msg[128];
+    cs_dev_hang_str(msg, sizeof msg, d->rank, d->st->event, d->timeout_ns);
+    cs__dev_fail(d, CS_ABORT_TIMEOUT, CS_RX_HUNG, "%s", msg);
   }
   default:
     break;

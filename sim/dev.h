@@ -183,6 +183,12 @@ void cs_dev_fini(cs_dev_t *d);
  * return. */
 int cs_dev_error(cs_dev_t *d, int err);
 
+/* The headline of an injected hang into buf (n bytes): "rank R: hung
+ * (injected fault) at event E for T s". Used by the hung rank and by the
+ * launcher when another rank's timer fired first. */
+void cs_dev_hang_str(char *buf, size_t n, uint32_t rank, uint64_t event,
+                     uint64_t timeout_ns);
+
 /* Slow paths of the choke point (not for algorithm code). */
 void cs__dev_strike(cs_dev_t *d);
 _Noreturn void cs__dev_aborted(cs_dev_t *d);

@@ -462,6 +462,33 @@ static int explained(const rank_proc_t *p)
          st == CS_RX_HUNG;
 }
 
+/* The rank an injected hang stopped, or -1. */
+static int32_t hung_rank(const cs_ctl_t *c)
+{
+  for (uint32_t r = 0; r < c->nranks; r++)
+    if (c->rank[r].state == CS_RS_HUNG)
+      return (int32_t)r;
+  return -1;
+}
+
+/* A wait timeout or deadlock with a hung rank: the hung rank is the cause,
+ * whichever rank's timer fired first, so it is named first and blamed. */
+static void report_hung_first(launch_t *L)
+{
+  cs_ctl_t *c = L->w->ctl;
+  int32_t hung = hung_rank(c);
+  if (hung < 0 || (L->res.abort_reason != CS_ABORT_TIMEOUT &&
+                   L->res.abort_reason != CS_ABORT_DEADLOCK))
+    return;
+  L->res.abort_rank = hung;
+  if (c->abort_rank == hung)
+    return;
+  char msg[128];
+  cs_dev_hang_str(msg, sizeof msg, (uint32_t)hung, c->rank[hung].event,
+                  c->timeout_ns);
+  fprintf(L->out, "%s\n", msg);
+}
+
 /* The failure report of an aborted run. */
 static void report_abort(launch_t *L)
 {
@@ -469,6 +496,7 @@ static void report_abort(launch_t *L)
   L->res.aborted = 1;
   L->res.abort_reason = c->abort_word ? c->abort_word : CS_ABORT_CRASH;
   L->res.abort_rank = c->abort_rank;
+  report_hung_first(L);
   if (c->abort_word && c->abort_msg[0] && c->abort_word != CS_ABORT_CRASH)
     fprintf(L->out, "%s\n", c->abort_msg);
   int first_reported = 0;

@@ -309,3 +309,43 @@ Test(hardening, squatted_shm_names_do_not_stop_a_run, .timeout = 60)
             "a squatted name stopped the run: status %d", st);
   cr_assert_eq(left, 16, "the run left %d names of its own", left - 16);
 }
+
+/* -------------------- 3: the hang report names the hung rank first */
+
+static void expect_hung_first(const char *rank, const char *const *args)
+{
+  char *argv[32];
+  int n = 0;
+  for (; args[n]; n++)
+    argv[n] = (char *)args[n];
+  argv[n] = NULL;
+  run_argv(&r, 30, argv);
+  cr_assert_eq(r.status, 3, "%s %s: %s", args[0], args[4], r.err);
+  char want[64];
+  snprintf(want, sizeof want, "rank %s: hung (injected fault) at event ", rank);
+  cr_assert(strncmp(r.err, want, strlen(want)) == 0,
+            "%s %s: the first line does not name the hung rank:\n%s", args[0],
+            args[4], r.err);
+}
+
+Test(hardening, hang_report_names_the_hung_rank_first,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  expect_hung_first("0", (const char *const[]){"run", "--algo", "mesh",
+      "--fault", "0:hang:0", "--ranks", "2", "--count", "300", "--timeout",
+      "1", NULL});
+  expect_hung_first("1", (const char *const[]){"run", "--algo", "ring",
+      "--fault", "1:hang:5", "--ranks", "3", "--count", "300", "--timeout",
+      "1", NULL});
+  expect_hung_first("1", (const char *const[]){"bench", "--timeout", "1",
+      "--fault", "1:hang:50", "-b", "1K", "-e", "1K", NULL});
+  /* The trace's abort record blames the same rank. */
+  char path[128];
+  in_dir(path, sizeof path, "h.cstrace");
+  expect_hung_first("0", (const char *const[]){"run", "--algo", "mesh",
+      "--fault", "0:hang:0", "--ranks", "2", "--count", "300", "--timeout",
+      "1", "--trace", path, NULL});
+  static cli_out_t t;
+  trace_text(path, &t);
+  cr_assert(strstr(t.out, "first failing rank 0"), "%s", t.out);
+}
