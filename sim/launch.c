@@ -168,6 +168,33 @@ static const char *state_name(uint32_t s)
   }
 }
 
+/* The wavefront line of rank r, which sleeps in a wait: blocked, or met
+ * by a notify that came after it went to sleep (the run stopped before it
+ * returned). */
+static void print_wait(const cs_world_t *w, uint32_t r, FILE *out)
+{
+  const cs_ctl_t *c = w->ctl;
+  const cs_rank_status_t *st = &c->rank[r];
+  const cs_slot_t *s = &c->layout.slot[st->wait_slot];
+  int32_t v = 0;
+  if ((uint64_t)st->wait_cell * 4 + 4 <= s->alloc)
+    v = __atomic_load_n((int32_t *)(cs_world_window(w, r) + s->off) +
+                            st->wait_cell, __ATOMIC_ACQUIRE);
+  int eq = st->wait_cmp == CS_CMP_EQ;
+  int met = eq ? v == st->wait_value : v >= st->wait_value;
+  const char *cmp = eq ? "==" : ">=";
+  if (met)
+    fprintf(out, "  rank %u: wait satisfied at event %llu (%s[%u] %s %d: "
+            "cell is %d), stopped before it returned\n", r,
+            (unsigned long long)st->event, s->name, st->wait_cell, cmp,
+            st->wait_value, v);
+  else
+    fprintf(out, "  rank %u: blocked at event %llu in wait(%s[%u] %s %d): "
+            "cell is %d, expected %s %d\n", r, (unsigned long long)st->event,
+            s->name, st->wait_cell, cmp, st->wait_value, v, cmp,
+            st->wait_value);
+}
+
 void cs_launch_print_wavefront(const cs_world_t *w, FILE *out)
 {
   const cs_ctl_t *c = w->ctl;
@@ -175,16 +202,7 @@ void cs_launch_print_wavefront(const cs_world_t *w, FILE *out)
   for (uint32_t r = 0; r < c->nranks; r++) {
     const cs_rank_status_t *st = &c->rank[r];
     if (st->state == CS_RS_WAITING && st->wait_slot < c->layout.nslots) {
-      const cs_slot_t *s = &c->layout.slot[st->wait_slot];
-      int32_t v = 0;
-      if ((uint64_t)st->wait_cell * 4 + 4 <= s->alloc)
-        v = __atomic_load_n((int32_t *)(cs_world_window(w, r) + s->off) +
-                                st->wait_cell, __ATOMIC_ACQUIRE);
-      fprintf(out, "  rank %u: blocked at event %llu in wait(%s[%u] %s %d): "
-              "cell is %d, expected %s %d\n", r,
-              (unsigned long long)st->event, s->name, st->wait_cell,
-              st->wait_cmp == CS_CMP_EQ ? "==" : ">=", st->wait_value, v,
-              st->wait_cmp == CS_CMP_EQ ? "==" : ">=", st->wait_value);
+      print_wait(w, r, out);
     } else {
       fprintf(out, "  rank %u: %s at event %llu\n", r, state_name(st->state),
               (unsigned long long)st->event);

@@ -20,6 +20,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "../sim/launch.h"
 #include "../tools/npy.h"
 #include "../window/world.h"
 #include "harness.h"
@@ -348,4 +349,47 @@ Test(hardening, hang_report_names_the_hung_rank_first,
   static cli_out_t t;
   trace_text(path, &t);
   cr_assert(strstr(t.out, "first failing rank 0"), "%s", t.out);
+}
+
+/* ------------------- 10: the wavefront never calls a met wait blocked */
+
+Test(hardening, wavefront_tells_a_met_wait_from_a_blocked_one)
+{
+  cs_layout_t l;
+  cs_layout_init(&l, CS_SLOT_ALIGN);
+  cs_layout_add(&l, "data", 64 * 4, 4);
+  cs_layout_add(&l, "signal", 16 * 4, 4);
+  cs_world_t w;
+  cs_world_opts_t o = {.io_bytes = 4096};
+  cr_assert_eq(cs_world_create(&w, &l, 3, &o), 0);
+  const cs_slot_t *s = &w.ctl->layout.slot[1];
+  cs_rank_status_t *st = w.ctl->rank;
+  st[0].state = CS_RS_HUNG;
+  st[0].event = 7;
+  for (uint32_t r = 1; r < 3; r++) {
+    st[r].state = CS_RS_WAITING;
+    st[r].event = 9;
+    st[r].wait_slot = 1;
+    st[r].wait_cell = 0;
+    st[r].wait_cmp = CS_CMP_GE;
+    st[r].wait_value = 2;
+  }
+  /* Rank 1's notify landed after it went to sleep; rank 2's never came. */
+  *(int32_t *)(cs_world_window(&w, 1) + s->off) = 2;
+  *(int32_t *)(cs_world_window(&w, 2) + s->off) = 1;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  cs_launch_print_wavefront(&w, f);
+  fclose(f);
+  cs_world_destroy(&w);
+  cr_assert_eq(count_lines(text), 4, "not one line per rank:\n%s", text);
+  const char *r1 = strstr(text, "  rank 1: ");
+  const char *r2 = strstr(text, "  rank 2: ");
+  cr_assert(r1 && r2 && strstr(text, "  rank 0: "), "%s", text);
+  cr_assert(strncmp(r1, "  rank 1: blocked", 17) != 0,
+            "a met wait listed as blocked:\n%s", text);
+  cr_assert(strstr(r1, "satisfied"), "%s", text);
+  cr_assert(strncmp(r2, "  rank 2: blocked", 17) == 0, "%s", text);
+  free(text);
 }
