@@ -339,16 +339,19 @@ const char *cs_fault_kind_name(cs_fault_kind_t k)
   }
 }
 
+/* Decimal digits only, up to UINT64_MAX - 1 (UINT64_MAX means "none"). */
 static int parse_u64(const char *s, size_t len, uint64_t *out)
 {
-  if (len == 0 || len > 19)
+  if (len == 0 || len > 20)
     return -1;
   uint64_t v = 0;
   for (size_t i = 0; i < len; i++) {
-    if (s[i] < '0' || s[i] > '9')
+    if (s[i] < '0' || s[i] > '9' || __builtin_mul_overflow(v, 10, &v) ||
+        __builtin_add_overflow(v, (uint64_t)(s[i] - '0'), &v))
       return -1;
-    v = v * 10 + (uint64_t)(s[i] - '0');
   }
+  if (v == UINT64_MAX)
+    return -1;
   *out = v;
   return 0;
 }
@@ -378,8 +381,9 @@ int cs_fault_parse(const char *s, cs_fault_t *f, char *why, size_t whylen)
     return -EINVAL;
   }
   if (c2 && parse_u64(c2 + 1, strlen(c2 + 1), &event) < 0) {
-    snprintf(why, whylen, "bad fault '%s': EVENT '%s' is not a non-negative "
-             "event index", s, c2 + 1);
+    snprintf(why, whylen, "bad fault '%s': EVENT '%s' is not accepted: "
+             "expected an event index 0..%llu", s, c2 + 1,
+             (unsigned long long)UINT64_MAX - 1);
     f->kind = CS_FAULT_NONE;
     return -EINVAL;
   }

@@ -393,3 +393,29 @@ Test(hardening, wavefront_tells_a_met_wait_from_a_blocked_one)
   cr_assert(strncmp(r2, "  rank 2: blocked", 17) == 0, "%s", text);
   free(text);
 }
+
+/* ---------------------------- 9: a bad fault event says what is accepted */
+
+Test(hardening, fault_event_says_the_accepted_range, .timeout = 30)
+{
+  cs_fault_t f;
+  char why[256] = "";
+  cr_assert_eq(cs_fault_parse("1:segv:18446744073709551614", &f, why,
+                              sizeof why), 0, "%s", why);
+  cr_assert_eq(f.event, UINT64_MAX - 1);
+  const char *bad[] = {"1:segv:18446744073709551615",
+                       "1:segv:99999999999999999999999", "1:segv:-1",
+                       "1:segv:x"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    cr_assert_lt(cs_fault_parse(bad[i], &f, why, sizeof why), 0, "%s", bad[i]);
+    cr_assert(strstr(why, "expected an event index 0..18446744073709551614"),
+              "%s: %s", bad[i], why);
+  }
+  /* Past every rank's last event: strikes as the rank finishes. */
+  run_cli(&r, 20, "ping", "--ranks", "2", "--rounds", "3", "--fault",
+          "1:segv:18446744073709551614", NULL);
+  cr_assert_eq(r.status, 3, "%s", r.err);
+  cr_assert(strstr(r.err, "rank 1: killed by SIGSEGV"), "%s", r.err);
+  run_cli(&r, 20, "ping", "--fault", "1:segv:18446744073709551615", NULL);
+  expect_refused("expected an event index 0..18446744073709551614");
+}
