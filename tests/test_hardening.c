@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/sysmacros.h>
@@ -418,4 +420,56 @@ Test(hardening, fault_event_says_the_accepted_range, .timeout = 30)
   cr_assert(strstr(r.err, "rank 1: killed by SIGSEGV"), "%s", r.err);
   run_cli(&r, 20, "ping", "--fault", "1:segv:18446744073709551615", NULL);
   expect_refused("expected an event index 0..18446744073709551614");
+}
+
+/* ------------- 11: a too-small /dev/shm names the part that did not fit */
+
+/* Runs collsim ARGS with a 1 MiB /dev/shm of its own (a private mount
+ * namespace; needs CAP_SYS_ADMIN): stderr into err. Returns the exit
+ * status, or -1 when the namespace cannot be made here. */
+static int run_with_small_shm(char *err, size_t cap, char *const args[])
+{
+  char tmpl[] = "/tmp/collsim-hard-err-XXXXXX";
+  int fe = mkstemp(tmpl);
+  cr_assert(fe >= 0);
+  unlink(tmpl);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    if (unshare(CLONE_NEWNS) < 0 ||
+        mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+        mount("none", "/dev/shm", "tmpfs", 0, "size=1m") < 0)
+      _exit(125);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(fe, 2);
+    execv(bin_path(), args);
+    _exit(127);
+  }
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  ssize_t k = pread(fe, err, cap - 1, 0);
+  err[k > 0 ? k : 0] = 0;
+  close(fe);
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 125)
+    return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+Test(hardening, small_dev_shm_names_the_part_that_does_not_fit,
+     .init = make_dir, .fini = remove_dir, .timeout = 30)
+{
+  char trace[128], err[2048];
+  in_dir(trace, sizeof trace, "t.cstrace");
+  char *args[] = {(char *)bin_path(), "run", "--ranks", "2", "--count",
+                  "10000", "--trace", trace, NULL};
+  int st = run_with_small_shm(err, sizeof err, args);
+  if (st < 0)
+    cr_skip_test("no private mount namespace here (needs CAP_SYS_ADMIN)");
+  cr_assert_eq(st, 2, "%s", err);
+  cr_assert_eq(count_lines(err), 1, "%s", err);
+  cr_assert(strstr(err, "no room for the trace rings ("), "%s", err);
+  cr_assert(strstr(err, "/dev/shm has 1.0 MiB free"), "%s", err);
+  cr_assert(strstr(err, "2 windows of 40.0 KiB"), "%s", err);
+  cr_assert_eq(access(trace, F_OK), -1, "the trace file was left behind");
 }

@@ -612,8 +612,15 @@ static int run_failed(const run_job_t *rj, const cs_pipe_t *p)
   const cs_ar_cfg_t *c = &o->cfg;
   switch (p->failed) {
   case CS_PIPE_WORLD:
-    cs_cli_error(o->cmd, "cannot hold %u windows of %llu bytes: %s", c->nranks,
-                 (unsigned long long)rj->l.win_bytes, cs_strerror(p->err));
+    if (p->err == CS_ETOOBIG) {
+      char why[512];
+      cs_world_explain_size(why, sizeof why, &rj->l, c->nranks, &rj->job.wo);
+      cs_cli_error(o->cmd, "cannot create the shared memory: %s", why);
+    } else {
+      cs_cli_error(o->cmd, "cannot hold %u windows of %llu bytes: %s",
+                   c->nranks, (unsigned long long)rj->l.win_bytes,
+                   cs_strerror(p->err));
+    }
     return CS_EXIT_USAGE;
   case CS_PIPE_INPUTS:
     if (p->err == -ENOMEM) {

@@ -119,6 +119,56 @@ static int open_region(cs_world_t *w)
   return -EEXIST;
 }
 
+/* Bytes as "40.0 KiB", "4.0 MiB", "1.2 GiB". */
+static const char *human(uint64_t b, char *buf, size_t n)
+{
+  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)b;
+  int u = 0;
+  while (v >= 1024 && u < 4)
+    v /= 1024, u++;
+  if (u == 0)
+    snprintf(buf, n, "%llu B", (unsigned long long)b);
+  else
+    snprintf(buf, n, "%.1f %s", v, unit[u]);
+  return buf;
+}
+
+void cs_world_explain_size(char *buf, size_t n, const cs_layout_t *l,
+                           uint32_t nranks, const cs_world_opts_t *o)
+{
+  uint64_t stride = cs_round_up(l->win_bytes ? l->win_bytes : 1, CS_PAGE);
+  uint64_t io = cs_round_up(o ? o->io_bytes : 0, CS_PAGE);
+  uint64_t tr = cs_round_up(o ? o->trace_bytes : 0, CS_PAGE);
+  const char *const names[] = {"control block", "windows", "staging buffers",
+                               "trace rings", "scheduler area"};
+  const uint64_t part[] = {cs_round_up(sizeof(cs_ctl_t), CS_PAGE),
+                           stride * nranks, 2 * io * nranks, tr * nranks,
+                           cs_round_up(o ? o->sched_bytes : 0, CS_PAGE)};
+  uint64_t mem = cs_mem_available(), shm = UINT64_MAX, limit;
+  struct statvfs vfs;
+  if (statvfs("/dev/shm", &vfs) == 0)
+    shm = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+  limit = shm < mem ? shm : mem;
+  uint64_t total = 0;
+  int over = -1;
+  for (int i = 0; i < 5; i++) {
+    total += part[i];
+    if (total > limit && over < 0)
+      over = i;
+  }
+  if (over < 0)
+    over = 1; /* fits now: the space was taken meanwhile */
+  char h[5][24], hl[24], hs[24];
+  snprintf(buf, n, "no room for the %s (%s): %s has %s %s, the region needs "
+           "%s (%u windows of %s, staging %s, trace rings %s, scheduler "
+           "area %s)", names[over], human(part[over], h[0], 24),
+           shm < mem ? "/dev/shm" : "memory", human(limit, hl, 24),
+           shm < mem ? "free" : "available", human(total, hs, 24), nranks,
+           human(stride, h[1], 24), human(part[2], h[2], 24),
+           human(part[3], h[3], 24), human(part[4], h[4], 24));
+}
+
 int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
                     const cs_world_opts_t *o)
 {

@@ -157,6 +157,15 @@ typedef struct cs_world_opts {
 int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
                     const cs_world_opts_t *opts);
 
+/* Words, into buf (n bytes), why a region of these parts does not fit
+ * (cs_world_create returned CS_ETOOBIG): the first part, in region order
+ * (control block, windows, staging buffers, trace rings, scheduler area),
+ * that crosses the limit, the limit (free /dev/shm space or available
+ * memory, whichever is smaller) and every part's size. One line, no
+ * newline. Reads /proc/meminfo and statvfs("/dev/shm"); no side effects. */
+void cs_world_explain_size(char *buf, size_t n, const cs_layout_t *l,
+                           uint32_t nranks, const cs_world_opts_t *o);
+
 /* In a forked rank: maps the region again at an address of this process's
  * own choosing (so windowsIn[] differ between processes, as on the device),
  * prefaults it, and drops the inherited mapping. Returns 0 or -errno. */
