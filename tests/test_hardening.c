@@ -473,3 +473,48 @@ Test(hardening, small_dev_shm_names_the_part_that_does_not_fit,
   cr_assert(strstr(err, "2 windows of 40.0 KiB"), "%s", err);
   cr_assert_eq(access(trace, F_OK), -1, "the trace file was left behind");
 }
+
+/* ---------------- 12: clean reports the stale names it may not remove */
+
+Test(hardening, clean_reports_names_it_may_not_remove, .timeout = 30)
+{
+  if (geteuid() != 0)
+    cr_skip_test("needs root to run clean as another user");
+  pid_t dead = fork();
+  if (dead == 0)
+    _exit(0);
+  waitpid(dead, NULL, 0);
+  char name[64];
+  snprintf(name, sizeof name, "/collsim-%d-0", (int)dead);
+  int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+  cr_assert(fd >= 0);
+  close(fd);
+  char tmpl[] = "/tmp/collsim-hard-err-XXXXXX";
+  int fe = mkstemp(tmpl);
+  cr_assert(fe >= 0);
+  unlink(tmpl);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (setgid(65534) < 0 || setuid(65534) < 0)
+      _exit(125);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(fe, 2);
+    execl(bin_path(), bin_path(), "clean", NULL);
+    _exit(127);
+  }
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  char err[2048];
+  ssize_t k = pread(fe, err, sizeof err - 1, 0);
+  err[k > 0 ? k : 0] = 0;
+  close(fe);
+  int left = cs_world_count_names(dead);
+  shm_unlink(name);
+  cr_assert(!(WIFEXITED(st) && WEXITSTATUS(st) == 127),
+            "nobody cannot run %s", bin_path());
+  cr_assert_eq(left, 1, "nobody removed root's name");
+  cr_assert(strstr(err, "cannot remove /dev/shm") && strstr(err, name + 1),
+            "the stale name it could not remove is not reported: '%s'", err);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) != 0, "status %d", st);
+}

@@ -274,8 +274,10 @@ int cs_world_count_names(int pid)
   return n;
 }
 
-int cs_world_clean_stale(FILE *log)
+int cs_world_clean_stale(FILE *log, FILE *err, int *kept)
 {
+  if (kept)
+    *kept = 0;
   DIR *d = opendir("/dev/shm");
   if (!d)
     return -errno;
@@ -292,6 +294,12 @@ int cs_world_clean_stale(FILE *log)
       if (log)
         fprintf(log, "removed /dev/shm/%s (launcher pid %d is gone)\n",
                 e->d_name, pid);
+    } else if (errno != ENOENT) {
+      if (kept)
+        ++*kept;
+      if (err)
+        fprintf(err, "collsim clean: cannot remove /dev/shm/%s (launcher "
+                "pid %d is gone): %s\n", e->d_name, pid, strerror(errno));
     }
   }
   closedir(d);

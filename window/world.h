@@ -195,9 +195,11 @@ static inline uint8_t *cs_world_output(const cs_world_t *w, uint32_t rank)
 }
 
 /* Removes /dev/shm/collsim-<pid>-<n> names whose creating pid is gone.
- * Prints each removed name to `log` when non-NULL. Returns the count
- * removed or -errno. */
-int cs_world_clean_stale(FILE *log);
+ * Prints each removed name to `log` when non-NULL, and each stale name it
+ * may not remove (another user's, in the sticky /dev/shm) with the reason
+ * to `err` when non-NULL; *kept (may be NULL) counts those. Returns the
+ * count removed or -errno. */
+int cs_world_clean_stale(FILE *log, FILE *err, int *kept);
 
 /* Counts names /dev/shm/collsim-<pid>-* created by `pid` (0 = any). */
 int cs_world_count_names(int pid);
