@@ -17,12 +17,16 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../sim/launch.h"
+#include "../sim/trace.h"
+#include "../sim/trace/analysis.h"
 #include "../tools/npy.h"
 #include "../window/world.h"
 #include "harness.h"
@@ -517,4 +521,62 @@ Test(hardening, clean_reports_names_it_may_not_remove, .timeout = 30)
   cr_assert(strstr(err, "cannot remove /dev/shm") && strstr(err, name + 1),
             "the stale name it could not remove is not reported: '%s'", err);
   cr_assert(WIFEXITED(st) && WEXITSTATUS(st) != 0, "status %d", st);
+}
+
+/* -------- 7 and 8: the trace reader on a huge file and on an empty one */
+
+/* A header-only copy of a freshly recorded trace at path, then sized to
+ * `bytes` (a sparse tail of zeros when larger). */
+static void header_only_trace(const char *path, off_t bytes)
+{
+  char good[128];
+  in_dir(good, sizeof good, "good.cstrace");
+  run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--trace", good,
+          NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  int in = open(good, O_RDONLY), out = open(path, O_WRONLY | O_CREAT, 0644);
+  cr_assert(in >= 0 && out >= 0);
+  static char head[4096];
+  cr_assert_eq(read(in, head, sizeof head), (ssize_t)sizeof head);
+  cr_assert_eq(write(out, head, sizeof head), (ssize_t)sizeof head);
+  cr_assert_eq(ftruncate(out, bytes), 0);
+  close(in);
+  close(out);
+}
+
+Test(hardening, reader_fails_fast_on_a_huge_file_in_bounded_memory,
+     .init = make_dir, .fini = remove_dir, .timeout = 60)
+{
+  char path[128];
+  in_dir(path, sizeof path, "huge.cstrace");
+  header_only_trace(path, (off_t)4 << 30); /* 4 GiB, sparse */
+  char tmpl[] = "/tmp/collsim-hard-err-XXXXXX";
+  int fe = mkstemp(tmpl);
+  cr_assert(fe >= 0);
+  unlink(tmpl);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(fe, 2);
+    execl(bin_path(), bin_path(), "trace", path, NULL);
+    _exit(127);
+  }
+  int st;
+  struct rusage ru;
+  cr_assert_eq(wait4(pid, &st, 0, &ru), pid);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+  char err[1024];
+  ssize_t k = pread(fe, err, sizeof err - 1, 0);
+  err[k > 0 ? k : 0] = 0;
+  close(fe);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "status %d: %s", st, err);
+  cr_assert(strstr(err, "corrupt record 0"), "%s", err);
+  cr_assert_eq(count_lines(err), 1, "%s", err);
+  cr_assert_lt(s, 10.0, "took %.1f s to refuse the first record", s);
+  /* Far below the file's 4 GiB (a sanitizer build's own overhead too). */
+  cr_assert_lt(ru.ru_maxrss, 256 * 1024, "used %ld KiB", ru.ru_maxrss);
 }
