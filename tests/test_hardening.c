@@ -580,3 +580,26 @@ Test(hardening, reader_fails_fast_on_a_huge_file_in_bounded_memory,
   /* Far below the file's 4 GiB (a sanitizer build's own overhead too). */
   cr_assert_lt(ru.ru_maxrss, 256 * 1024, "used %ld KiB", ru.ru_maxrss);
 }
+
+/* A trace with no records (a launcher killed in controlled mode writes
+ * one): read and shown, with no undefined behaviour on the empty array
+ * (the sanitizer build of CI turns that into a failure). */
+Test(hardening, reader_takes_a_trace_with_no_records,
+     .init = make_dir, .fini = remove_dir, .timeout = 60)
+{
+  char path[128];
+  in_dir(path, sizeof path, "empty.cstrace");
+  header_only_trace(path, 4096);
+  cs_trace_t t;
+  char why[256] = "";
+  cr_assert_eq(cs_trace_load(path, &t, why, sizeof why), 0, "%s", why);
+  cr_assert_eq(t.n, 0);
+  cs_trace_links_t l;
+  cr_assert_eq(cs_trace_links_init(&l, &t), 0);
+  cs_trace_links_fini(&l);
+  cs_trace_free(&t);
+  run_cli(&r, 20, "trace", path, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  run_cli(&r, 20, "trace", "--stats", path, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+}

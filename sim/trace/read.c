@@ -349,7 +349,8 @@ static int load(const char *path, cs_trace_t *t, char *why, size_t whylen,
   }
   cs_trace_header_t hdr = *cs_trace_reader_header(rd);
   cs_trace_reader_close(rd);
-  qsort(rec, n, sizeof(cs_trace_rec_t), cmp_seq);
+  if (n > 1) /* rec is NULL for a trace with no records */
+    qsort(rec, n, sizeof(cs_trace_rec_t), cmp_seq);
   for (uint64_t i = 1; i < n; i++)
     if (rec[i].seq == rec[i - 1].seq) {
       unsigned long long s = rec[i].seq;
