@@ -603,3 +603,23 @@ Test(hardening, reader_takes_a_trace_with_no_records,
   run_cli(&r, 20, "trace", "--stats", path, NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
 }
+
+/* A hung rank that a peer's timeout stopped first (it exits as aborted)
+ * still has its fault record; which timer fires first is a race, so the
+ * run is repeated. */
+Test(hardening, hung_rank_has_its_fault_record_whoever_timed_out_first,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  char path[128];
+  in_dir(path, sizeof path, "h.cstrace");
+  for (int i = 0; i < 10; i++) {
+    unlink(path);
+    run_cli(&r, 20, "run", "--algo", "mesh", "--ranks", "2", "--count", "300",
+            "--fault", "0:hang:0", "--timeout", "1", "--trace", path, NULL);
+    cr_assert_eq(r.status, 3, "%s", r.err);
+    static cli_out_t t;
+    trace_text(path, &t);
+    cr_assert(strstr(t.out, "rank 0 hung (injected fault) at event 0"),
+              "run %d: no fault record for the hung rank:\n%s", i, t.out);
+  }
+}

@@ -481,6 +481,9 @@ int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
       else if (WIFEXITED(st) && WEXITSTATUS(st) != 0 &&
                WEXITSTATUS(st) != CS_RX_ABORTED)
         launcher_rec(t, CS_TR_FAULT, r, WEXITSTATUS(st), ev, 2);
+      else if (c->rank[r].state == CS_RS_HUNG) /* stopped by a peer's
+                                                  timeout or the launcher */
+        launcher_rec(t, CS_TR_FAULT, r, CS_RX_HUNG, ev, 2);
     }
   if (res && res->aborted)
     launcher_rec(t, CS_TR_ABORT, res->abort_rank < 0 ? UINT32_MAX
