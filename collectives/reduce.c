@@ -34,6 +34,7 @@
 #include "reduce.h"
 
 #include <assert.h>
+#include <cpuid.h>
 #include <immintrin.h>
 #include <string.h>
 
@@ -178,17 +179,35 @@ uint16_t cs_float_to_bf16(float f)
 static int cpu_simd = -1;
 static int force_scalar;
 
+/* The CPU's AVX, F16C and AVX2 bits from cpuid, and whether the OS saves
+ * the YMM registers (OSXSAVE, then XCR0 bits 1 and 2), as
+ * __builtin_cpu_supports("avx") checks; read with <cpuid.h>, which gcc and
+ * clang both accept (clang 14 does not know the "f16c" feature string). */
+static int detect_simd(void)
+{
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d))
+    return 0;
+  if (!(c & bit_OSXSAVE) || !(c & bit_AVX) || !(c & bit_F16C))
+    return 0;
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if ((lo & 6) != 6)
+    return 0;
+  int s = 1;
+  if (__get_cpuid_max(0, NULL) >= 7) {
+    __cpuid_count(7, 0, a, b, c, d);
+    if (b & bit_AVX2)
+      s |= 2;
+  }
+  return s;
+}
+
 static int simd(void)
 {
   int s = __atomic_load_n(&cpu_simd, __ATOMIC_RELAXED);
   if (s < 0) {
-    __builtin_cpu_init();
-    s = 0;
-    if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c")) {
-      s |= 1;
-      if (__builtin_cpu_supports("avx2"))
-        s |= 2;
-    }
+    s = detect_simd();
     __atomic_store_n(&cpu_simd, s, __ATOMIC_RELAXED);
   }
   return __atomic_load_n(&force_scalar, __ATOMIC_RELAXED) ? 0 : s;

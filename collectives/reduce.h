@@ -5,7 +5,7 @@
  *
  * fp32: plain float loops the compiler vectorises. fp16: F16C intrinsics
  * (8 lanes: convert to float, one op, convert back with RNE), chosen at run
- * time with __builtin_cpu_supports, scalar bit-exact fallback otherwise.
+ * time from cpuid, scalar bit-exact fallback otherwise.
  * bf16: integer bit operations (widen by shift, one float op, round to
  * nearest even on the bits). For + and x the float detour is exact: float's
  * 24 bits >= 2p+2 for p = 11 (fp16) and 8 (bf16), so the double rounding is

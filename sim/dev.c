@@ -119,6 +119,13 @@ void cs__dev_aborted(cs_dev_t *d)
   _exit(CS_RX_ABORTED);
 }
 
+void cs_dev_hang_str(char *buf, size_t n, uint32_t rank, uint64_t event,
+                     uint64_t timeout_ns)
+{
+  snprintf(buf, n, "rank %u: hung (injected fault) at event %llu for %.1f s",
+           rank, (unsigned long long)event, (double)timeout_ns / 1e9);
+}
+
 void cs__dev_strike(cs_dev_t *d)
 {
   d->fault_at = UINT64_MAX;
@@ -143,10 +150,12 @@ void cs__dev_strike(cs_dev_t *d)
       struct timespec ts = {0, 10 * 1000000};
       nanosleep(&ts, NULL);
     }
-    cs__dev_fail(d, CS_ABORT_TIMEOUT, CS_RX_TIMEOUT,
-                 "rank %u: hung (injected fault) at event %llu for %.1f s",
-                 d->rank, (unsigned long long)d->nevents - 1,
-                 (double)d->timeout_ns / 1e9);
+    /* The hang struck before its event began: there is no event to fail,
+     * and the event index is the one the wavefront shows. */
+    d->cur_ev = NULL;
+    char msg[128];
+    cs_dev_hang_str(msg, sizeof msg, d->rank, d->st->event, d->timeout_ns);
+    cs__dev_fail(d, CS_ABORT_TIMEOUT, CS_RX_HUNG, "%s", msg);
   }
   default:
     break;
@@ -352,16 +361,19 @@ const char *cs_fault_kind_name(cs_fault_kind_t k)
   }
 }
 
+/* Decimal digits only, up to UINT64_MAX - 1 (UINT64_MAX means "none"). */
 static int parse_u64(const char *s, size_t len, uint64_t *out)
 {
-  if (len == 0 || len > 19)
+  if (len == 0 || len > 20)
     return -1;
   uint64_t v = 0;
   for (size_t i = 0; i < len; i++) {
-    if (s[i] < '0' || s[i] > '9')
+    if (s[i] < '0' || s[i] > '9' || __builtin_mul_overflow(v, 10, &v) ||
+        __builtin_add_overflow(v, (uint64_t)(s[i] - '0'), &v))
       return -1;
-    v = v * 10 + (uint64_t)(s[i] - '0');
   }
+  if (v == UINT64_MAX)
+    return -1;
   *out = v;
   return 0;
 }

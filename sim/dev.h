@@ -43,9 +43,10 @@ typedef enum cs_ev_kind {
 enum {
   CS_RX_OK = 0,
   CS_RX_FAULT = 70,   /* out-of-slot fault or bad device-API argument */
-  CS_RX_TIMEOUT = 71, /* a wait (or an injected hang) timed out */
+  CS_RX_TIMEOUT = 71, /* a wait timed out */
   CS_RX_ABORTED = 72, /* stopped because another rank or the launcher aborted */
   CS_RX_ERROR = 73,   /* internal error (out of memory, ...) */
+  CS_RX_HUNG = 74,    /* an injected hang fault, ended by its own timeout */
 };
 
 /* Injected faults (--fault RANK:KIND[:EVENT]). */
@@ -195,6 +196,12 @@ void cs_dev_fini(cs_dev_t *d);
  * which the launcher reports, and returns CS_RX_ERROR for the body to
  * return. */
 int cs_dev_error(cs_dev_t *d, int err);
+
+/* The headline of an injected hang into buf (n bytes): "rank R: hung
+ * (injected fault) at event E for T s". Used by the hung rank and by the
+ * launcher when another rank's timer fired first. */
+void cs_dev_hang_str(char *buf, size_t n, uint32_t rank, uint64_t event,
+                     uint64_t timeout_ns);
 
 /* Slow paths of the choke point (not for algorithm code). */
 void cs__dev_strike(cs_dev_t *d);

@@ -110,10 +110,8 @@ static _Noreturn void rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn,
   int rc = fn(&d, arg);
   /* A fault aimed past the rank's last event strikes as it finishes, so an
    * injected fault is never silently skipped. */
-  if (d.fault_at != UINT64_MAX) {
-    d.nevents = d.fault_at;
+  if (d.fault_at != UINT64_MAX)
     cs__dev_strike(&d);
-  }
   if (d.ops->done)
     d.ops->done(&d);
   __atomic_store_n(&d.st->state, rc == 0 ? CS_RS_DONE : CS_RS_FAILED,
@@ -163,6 +161,33 @@ static const char *state_name(uint32_t s)
   }
 }
 
+/* The wavefront line of rank r, which sleeps in a wait: blocked, or met
+ * by a notify that came after it went to sleep (the run stopped before it
+ * returned). */
+static void print_wait(const cs_world_t *w, uint32_t r, FILE *out)
+{
+  const cs_ctl_t *c = w->ctl;
+  const cs_rank_status_t *st = &c->rank[r];
+  const cs_slot_t *s = &c->layout.slot[st->wait_slot];
+  int32_t v = 0;
+  if ((uint64_t)st->wait_cell * 4 + 4 <= s->alloc)
+    v = __atomic_load_n((int32_t *)(cs_world_window(w, r) + s->off) +
+                            st->wait_cell, __ATOMIC_ACQUIRE);
+  int eq = st->wait_cmp == CS_CMP_EQ;
+  int met = eq ? v == st->wait_value : v >= st->wait_value;
+  const char *cmp = eq ? "==" : ">=";
+  if (met)
+    fprintf(out, "  rank %u: wait satisfied at event %llu (%s[%u] %s %d: "
+            "cell is %d), stopped before it returned\n", r,
+            (unsigned long long)st->event, s->name, st->wait_cell, cmp,
+            st->wait_value, v);
+  else
+    fprintf(out, "  rank %u: blocked at event %llu in wait(%s[%u] %s %d): "
+            "cell is %d, expected %s %d\n", r, (unsigned long long)st->event,
+            s->name, st->wait_cell, cmp, st->wait_value, v, cmp,
+            st->wait_value);
+}
+
 void cs_launch_print_wavefront(const cs_world_t *w, FILE *out)
 {
   const cs_ctl_t *c = w->ctl;
@@ -170,16 +195,7 @@ void cs_launch_print_wavefront(const cs_world_t *w, FILE *out)
   for (uint32_t r = 0; r < c->nranks; r++) {
     const cs_rank_status_t *st = &c->rank[r];
     if (st->state == CS_RS_WAITING && st->wait_slot < c->layout.nslots) {
-      const cs_slot_t *s = &c->layout.slot[st->wait_slot];
-      int32_t v = 0;
-      if ((uint64_t)st->wait_cell * 4 + 4 <= s->alloc)
-        v = __atomic_load_n((int32_t *)(cs_world_window(w, r) + s->off) +
-                                st->wait_cell, __ATOMIC_ACQUIRE);
-      fprintf(out, "  rank %u: blocked at event %llu in wait(%s[%u] %s %d): "
-              "cell is %d, expected %s %d\n", r,
-              (unsigned long long)st->event, s->name, st->wait_cell,
-              st->wait_cmp == CS_CMP_EQ ? "==" : ">=", st->wait_value, v,
-              st->wait_cmp == CS_CMP_EQ ? "==" : ">=", st->wait_value);
+      print_wait(w, r, out);
     } else {
       fprintf(out, "  rank %u: %s at event %llu\n", r, state_name(st->state),
               (unsigned long long)st->event);
@@ -453,7 +469,35 @@ static int explained(const rank_proc_t *p)
   if (!WIFEXITED(p->status))
     return 0;
   int st = WEXITSTATUS(p->status);
-  return st == CS_RX_ABORTED || st == CS_RX_FAULT || st == CS_RX_TIMEOUT;
+  return st == CS_RX_ABORTED || st == CS_RX_FAULT || st == CS_RX_TIMEOUT ||
+         st == CS_RX_HUNG;
+}
+
+/* The rank an injected hang stopped, or -1. */
+static int32_t hung_rank(const cs_ctl_t *c)
+{
+  for (uint32_t r = 0; r < c->nranks; r++)
+    if (c->rank[r].state == CS_RS_HUNG)
+      return (int32_t)r;
+  return -1;
+}
+
+/* A wait timeout or deadlock with a hung rank: the hung rank is the cause,
+ * whichever rank's timer fired first, so it is named first and blamed. */
+static void report_hung_first(launch_t *L)
+{
+  cs_ctl_t *c = L->w->ctl;
+  int32_t hung = hung_rank(c);
+  if (hung < 0 || (L->res.abort_reason != CS_ABORT_TIMEOUT &&
+                   L->res.abort_reason != CS_ABORT_DEADLOCK))
+    return;
+  L->res.abort_rank = hung;
+  if (c->abort_rank == hung)
+    return;
+  char msg[128];
+  cs_dev_hang_str(msg, sizeof msg, (uint32_t)hung, c->rank[hung].event,
+                  c->timeout_ns);
+  fprintf(L->out, "%s\n", msg);
 }
 
 /* The failure report of an aborted run. */
@@ -463,6 +507,7 @@ static void report_abort(launch_t *L)
   L->res.aborted = 1;
   L->res.abort_reason = c->abort_word ? c->abort_word : CS_ABORT_CRASH;
   L->res.abort_rank = c->abort_rank;
+  report_hung_first(L);
   if (c->abort_word && c->abort_msg[0] && c->abort_word != CS_ABORT_CRASH)
     fprintf(L->out, "%s\n", c->abort_msg);
   int first_reported = 0;

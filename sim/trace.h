@@ -49,8 +49,20 @@ extern const cs_dev_hooks_t cs_trace_hooks;
 
 typedef struct cs_tracer cs_tracer_t;
 
-/* Creates `path` and writes the header (its start_ns is set now). The
- * world must have been created with trace rings. Returns 0 or -errno. */
+/* Opens `path` for writing an output file (a trace, an export): creates it
+ * (0644 under the umask, *created = 1), or truncates an existing regular
+ * file, or opens an existing character device (/dev/null) as it is. Never
+ * follows another user's symbolic link (CS_ESYMLINK; the caller's own
+ * links are followed) and never opens a FIFO, socket or other non-regular
+ * file (CS_ENOTREG), so it cannot block or write through a link planted
+ * in a shared directory. Returns the fd
+ * (O_CLOEXEC, blocking) or a negative code; nothing is changed on
+ * failure. */
+int cs_trace_create_file(const char *path, int *created);
+
+/* Creates `path` (cs_trace_create_file) and writes the header (its
+ * start_ns is set now). The world must have been created with trace
+ * rings. Returns 0 or -errno / CS_E*. */
 int cs_tracer_open(cs_tracer_t **t, const char *path, cs_trace_header_t *h,
                    cs_world_t *w);
 /* Submits every full chunk of every ring as an asynchronous write (from

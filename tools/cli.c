@@ -161,8 +161,9 @@ void cs_cli_fault_why(const char *s, int rc, char *buf, size_t n)
     snprintf(buf, n, "bad fault '%s': KIND '%.*s' is not one of segv, "
              "abort, exit, hang", s, (int)klen, kind);
   else if (rc == CS_EFAULTEVENT)
-    snprintf(buf, n, "bad fault '%s': EVENT '%s' is not a non-negative "
-             "event index", s, kind + klen + (kind[klen] == ':'));
+    snprintf(buf, n, "bad fault '%s': EVENT '%s' is not accepted: "
+             "expected an event index 0..%llu", s,
+             kind + klen + (kind[klen] == ':'), (unsigned long long)UINT64_MAX - 1);
   else
     snprintf(buf, n, "bad fault '%s': expected RANK:KIND[:EVENT] with "
              "RANK a number 0..%d", s, CS_MAX_RANKS - 1);
@@ -220,7 +221,12 @@ int cs_cli_launch_exit(const char *cmd, int rc)
 
 int cs_cli_tracer_open_exit(const char *cmd, const cs_pipe_t *p)
 {
-  cs_cli_error(cmd, "--trace %s: cannot create: %s", p->trace, cs_strerror(p->err));
+  if (p->err == CS_ESYMLINK || p->err == CS_ENOTREG)
+    cs_cli_error(cmd, "--trace %s %s: expected a regular file, a character "
+                 "device or a new name", p->trace, cs_strerror(p->err));
+  else
+    cs_cli_error(cmd, "--trace %s: cannot create: %s", p->trace,
+                 cs_strerror(p->err));
   return CS_EXIT_USAGE;
 }
 

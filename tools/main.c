@@ -62,13 +62,17 @@ int cs_cmd_clean(int argc, char **argv)
     cs_cli_error("clean", "unexpected argument '%s'", argv[1]);
     return CS_EXIT_USAGE;
   }
-  int n = cs_world_clean_stale(stdout);
+  int kept = 0;
+  int n = cs_world_clean_stale(stdout, stderr, &kept);
   if (n < 0) {
     cs_cli_error("clean", "cannot read /dev/shm");
     return CS_EXIT_ABORTED;
   }
   printf("collsim clean: removed %d stale name%s\n", n, n == 1 ? "" : "s");
-  return CS_EXIT_OK;
+  if (kept)
+    printf("collsim clean: %d stale name%s could not be removed (ask their "
+           "owner or root)\n", kept, kept == 1 ? "" : "s");
+  return kept ? CS_EXIT_ABORTED : CS_EXIT_OK;
 }
 
 static const subcmd_t *find(const char *name)

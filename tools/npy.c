@@ -704,6 +704,19 @@ static int write_temp(char *tmp, const char *head, size_t hlen,
   return 0;
 }
 
+/* Refuses an existing path that is not a regular file (a symlink, a FIFO,
+ * a device): rename would replace it. A directory is left to rename,
+ * which cannot replace it. Returns 0 or -1 with a reason. */
+static int refuse_non_regular(const char *path, char *why, size_t whylen)
+{
+  struct stat sb;
+  if (lstat(path, &sb) < 0 || S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode))
+    return 0;
+  return fail(why, whylen, path, "is %s: expected a regular file or a new "
+              "name", S_ISLNK(sb.st_mode) ? "a symbolic link"
+              : "not a regular file");
+}
+
 /* Writes head and data to PATH.tmpXXXXXX and renames it over path, with
  * the terminating signals held meanwhile. Returns 0, or -1 with a reason,
  * path unchanged and no temp file left. */
@@ -713,6 +726,8 @@ static int write_atomic(const char *path, const char *head, size_t hlen,
 {
   int rc = -1;
   size_t plen = strlen(path);
+  if (refuse_non_regular(path, why, whylen) < 0)
+    return -1;
   char *tmp = malloc(plen + sizeof ".tmpXXXXXX");
   if (tmp == NULL)
     return fail(why, whylen, path, "out of memory");
@@ -728,6 +743,10 @@ static int write_atomic(const char *path, const char *head, size_t hlen,
   memcpy(tmp + plen, ".tmpXXXXXX", sizeof ".tmpXXXXXX");
   if (write_temp(tmp, head, hlen, data, nbytes, why, whylen, path) < 0)
     goto free_tmp;
+  if (refuse_non_regular(path, why, whylen) < 0) {
+    unlink(tmp);
+    goto free_tmp;
+  }
   if (rename(tmp, path) < 0) {
     fail(why, whylen, path, "cannot rename %s over it: %s", tmp,
          strerror(errno));

@@ -40,7 +40,9 @@ int cs_npy_read(const char *path, cs_npy_t *a, char *why, size_t whylen);
  * Returns 0, or -1 with a one-line reason in `why` (may be NULL).
  * The file is written to PATH.tmpXXXXXX beside `path` and renamed over it,
  * so readers see the old file or the whole new one, and a failure leaves
- * `path` unchanged and no temp file behind. Not fsync'ed. */
+ * `path` unchanged and no temp file behind. An existing `path` that is not
+ * a regular file (a symlink, a FIFO, a device) is refused, never replaced.
+ * Not fsync'ed. */
 int cs_npy_write(const char *path, cs_dtype_t t, uint64_t rows, uint64_t cols,
                  const void *data, char *why, size_t whylen);
 

@@ -310,8 +310,15 @@ static int load_input(run_job_t *rj)
 static int output_ok(const char *cmd, const char *path)
 {
   struct stat sb;
-  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+  if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
     cs_cli_error(cmd, "--output %s is a directory: expected a file name", path);
+    return -1;
+  }
+  /* The file is renamed over path: never replace what was not ours. */
+  if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    cs_cli_error(cmd, "--output %s is %s: expected a regular file or a new "
+                 "name", path, S_ISLNK(sb.st_mode)
+                 ? "a symbolic link" : "not a regular file");
     return -1;
   }
   char *copy = strdup(path);
@@ -613,8 +620,15 @@ static int run_failed(const run_job_t *rj, const cs_pipe_t *p)
   const cs_ar_cfg_t *c = &o->cfg;
   switch (p->failed) {
   case CS_PIPE_WORLD:
-    cs_cli_error(o->cmd, "cannot hold %u windows of %llu bytes: %s", c->nranks,
-                 (unsigned long long)rj->l.win_bytes, cs_strerror(p->err));
+    if (p->err == CS_ETOOBIG) {
+      char why[512];
+      cs_world_explain_size(why, sizeof why, &rj->l, c->nranks, &rj->job.wo);
+      cs_cli_error(o->cmd, "cannot create the shared memory: %s", why);
+    } else {
+      cs_cli_error(o->cmd, "cannot hold %u windows of %llu bytes: %s",
+                   c->nranks, (unsigned long long)rj->l.win_bytes,
+                   cs_strerror(p->err));
+    }
     return CS_EXIT_USAGE;
   case CS_PIPE_INPUTS:
     if (p->err == -ENOMEM) {

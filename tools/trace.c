@@ -17,11 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../collectives/allreduce.h"
 #include "../collectives/bugs.h"
+#include "../sim/trace.h"
 #include "../sim/trace/export.h"
 #include "../sim/trace/read.h"
+#include "../window/cs_error.h"
 #include "cli.h"
 #include "trace_stats.h"
 
@@ -270,6 +273,29 @@ static int write_out(FILE *f, const trace_opts_t *o, const cs_trace_export_t *e)
   return cs_trace_export_text(f, e);
 }
 
+/* -o PATH: created, or a regular file truncated, or a device; never a
+ * link followed or a FIFO waited on. NULL after one printed line. */
+static FILE *open_out(const char *path)
+{
+  int created;
+  int fd = cs_trace_create_file(path, &created);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (f)
+    return f;
+  if (fd == CS_ESYMLINK || fd == CS_ENOTREG)
+    cs_cli_error("trace", "-o %s %s: expected a regular file, a character "
+                 "device or a new name", path, cs_strerror(fd));
+  else
+    cs_cli_error("trace", "-o %s: cannot create: %s", path,
+                 cs_strerror(fd < 0 ? fd : -errno));
+  if (fd >= 0) {
+    close(fd);
+    if (created)
+      unlink(path);
+  }
+  return NULL;
+}
+
 int cs_cmd_trace(int argc, char **argv)
 {
   trace_opts_t o = {0};
@@ -287,8 +313,7 @@ int cs_cmd_trace(int argc, char **argv)
     return CS_EXIT_ABORTED;
   }
   FILE *f = stdout;
-  if (o.out && !(f = fopen(o.out, "w"))) {
-    cs_cli_error("trace", "-o %s: cannot create: %s", o.out, strerror(errno));
+  if (o.out && !(f = open_out(o.out))) {
     cs_trace_links_fini(&links);
     cs_trace_free(&t);
     return CS_EXIT_USAGE;

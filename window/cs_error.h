@@ -31,13 +31,14 @@
   X(CS_EARCOUNT,   -10018, "element count out of range")                      \
   X(CS_EARTILE,    -10019, "tile size out of range or not a multiple of 32")  \
   X(CS_EARITERS,   -10020, "no calls")                                        \
-  X(CS_ENOTREG,    -10021, "not a regular file")                              \
+  X(CS_ENOTREG,    -10021, "is not a regular file")                           \
   X(CS_EEMPTY,     -10022, "empty file")                                      \
   X(CS_EMAGIC,     -10023, "wrong magic")                                     \
   X(CS_ETRUNCATED, -10024, "truncated file")                                  \
   X(CS_EBADHEADER, -10025, "corrupt header")                                  \
   X(CS_EBADRECORD, -10026, "corrupt record")                                  \
-  X(CS_EDUPSEQ,    -10027, "a sequence number appears twice")
+  X(CS_EDUPSEQ,    -10027, "a sequence number appears twice")                 \
+  X(CS_ESYMLINK,   -10028, "is another user's symbolic link, not followed")
 
 enum {
 #define CS_X_ENUM(name, val, msg) name = (val),

@@ -3,7 +3,7 @@
  * process-local stand-in of the region for a transport without one
  * (cs_world_local).
  *
- * The name /collsim-<pid>-<n> exists only between shm_open and the
+ * The name /collsim-<pid>-<random> exists only between shm_open and the
  * shm_unlink a few lines later: every process works through the descriptor
  * (ranks inherit it), so no name survives a run, even one killed with
  * SIGKILL. cs_world_clean_stale() removes what a launcher killed inside that
@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -106,6 +108,90 @@ static void ctl_fill(cs_ctl_t *c, const cs_layout_t *l, uint32_t nranks,
   c->layout = *l;
 }
 
+/* A name nobody can guess: another local user who creates
+ * /collsim-<pid>-<n> ahead of us must not stop the run. */
+static unsigned random_suffix(void)
+{
+  unsigned x;
+  if (getrandom(&x, sizeof x, GRND_NONBLOCK) == (ssize_t)sizeof x)
+    return x;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (unsigned)ts.tv_nsec ^ (unsigned)ts.tv_sec * 2654435761u ^
+         name_counter++ * 40503u;
+}
+
+/* Creates the region's object under a fresh random name, retrying a name
+ * that exists, and unlinks the name at once. Returns the fd or -errno. */
+static int open_region(cs_world_t *w)
+{
+  for (int tries = 0; tries < 64; tries++) {
+    snprintf(w->name, sizeof(w->name), "/collsim-%d-%u", (int)getpid(),
+             random_suffix());
+    int fd = shm_open(w->name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 && errno == EEXIST)
+      continue;
+    if (fd < 0)
+      return -errno;
+    /* Every process reaches the region through the descriptor (ranks
+     * inherit it), so the name goes at once: nothing named survives even
+     * a launcher killed while sizing the region. */
+    shm_unlink(w->name);
+    return fd;
+  }
+  return -EEXIST;
+}
+
+/* Bytes as "40.0 KiB", "4.0 MiB", "1.2 GiB". */
+static const char *human(uint64_t b, char *buf, size_t n)
+{
+  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)b;
+  int u = 0;
+  while (v >= 1024 && u < 4)
+    v /= 1024, u++;
+  if (u == 0)
+    snprintf(buf, n, "%llu B", (unsigned long long)b);
+  else
+    snprintf(buf, n, "%.1f %s", v, unit[u]);
+  return buf;
+}
+
+void cs_world_explain_size(char *buf, size_t n, const cs_layout_t *l,
+                           uint32_t nranks, const cs_world_opts_t *o)
+{
+  uint64_t stride = cs_round_up(l->win_bytes ? l->win_bytes : 1, CS_PAGE);
+  uint64_t io = cs_round_up(o ? o->io_bytes : 0, CS_PAGE);
+  uint64_t tr = cs_round_up(o ? o->trace_bytes : 0, CS_PAGE);
+  const char *const names[] = {"control block", "windows", "staging buffers",
+                               "trace rings", "scheduler area"};
+  const uint64_t part[] = {cs_round_up(sizeof(cs_ctl_t), CS_PAGE),
+                           stride * nranks, 2 * io * nranks, tr * nranks,
+                           cs_round_up(o ? o->sched_bytes : 0, CS_PAGE)};
+  uint64_t mem = cs_mem_available(), shm = UINT64_MAX, limit;
+  struct statvfs vfs;
+  if (statvfs("/dev/shm", &vfs) == 0)
+    shm = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+  limit = shm < mem ? shm : mem;
+  uint64_t total = 0;
+  int over = -1;
+  for (int i = 0; i < 5; i++) {
+    total += part[i];
+    if (total > limit && over < 0)
+      over = i;
+  }
+  if (over < 0)
+    over = 1; /* fits now: the space was taken meanwhile */
+  char h[5][24], hl[24], hs[24];
+  snprintf(buf, n, "no room for the %s (%s): %s has %s %s, the region needs "
+           "%s (%u windows of %s, staging %s, trace rings %s, scheduler "
+           "area %s)", names[over], human(part[over], h[0], 24),
+           shm < mem ? "/dev/shm" : "memory", human(limit, hl, 24),
+           shm < mem ? "free" : "available", human(total, hs, 24), nranks,
+           human(stride, h[1], 24), human(part[2], h[2], 24),
+           human(part[3], h[3], 24), human(part[4], h[4], 24));
+}
+
 int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
                     const cs_world_opts_t *o)
 {
@@ -120,15 +206,8 @@ int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
   if ((err = check_capacity(bytes)) < 0)
     return err;
 
-  snprintf(w->name, sizeof(w->name), "/collsim-%d-%u", (int)getpid(),
-           name_counter++);
-  w->fd = shm_open(w->name, O_CREAT | O_EXCL | O_RDWR, 0600);
-  if (w->fd < 0)
-    return -errno;
-  /* Every process reaches the region through the descriptor (ranks inherit
-   * it), so the name goes at once: nothing named survives even a launcher
-   * killed while sizing the region. */
-  shm_unlink(w->name);
+  if ((w->fd = open_region(w)) < 0)
+    return w->fd;
   if (ftruncate(w->fd, (off_t)bytes) < 0) {
     err = -errno;
     goto err_close;
@@ -226,8 +305,10 @@ int cs_world_count_names(int pid)
   return n;
 }
 
-int cs_world_clean_stale(FILE *log)
+int cs_world_clean_stale(FILE *log, FILE *err, int *kept)
 {
+  if (kept)
+    *kept = 0;
   DIR *d = opendir("/dev/shm");
   if (!d)
     return -errno;
@@ -244,6 +325,12 @@ int cs_world_clean_stale(FILE *log)
       if (log)
         fprintf(log, "removed /dev/shm/%s (launcher pid %d is gone)\n",
                 e->d_name, pid);
+    } else if (errno != ENOENT) {
+      if (kept)
+        ++*kept;
+      if (err)
+        fprintf(err, "collsim clean: cannot remove /dev/shm/%s (launcher "
+                "pid %d is gone): %s\n", e->d_name, pid, strerror(errno));
     }
   }
   closedir(d);

@@ -166,6 +166,14 @@ int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
  * -errno; cs_world_destroy() undoes it. */
 int cs_world_local(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
                    const cs_world_opts_t *opts);
+/* Words, into buf (n bytes), why a region of these parts does not fit
+ * (cs_world_create returned CS_ETOOBIG): the first part, in region order
+ * (control block, windows, staging buffers, trace rings, scheduler area),
+ * that crosses the limit, the limit (free /dev/shm space or available
+ * memory, whichever is smaller) and every part's size. One line, no
+ * newline. Reads /proc/meminfo and statvfs("/dev/shm"); no side effects. */
+void cs_world_explain_size(char *buf, size_t n, const cs_layout_t *l,
+                           uint32_t nranks, const cs_world_opts_t *o);
 
 /* In a forked rank: maps the region again at an address of this process's
  * own choosing (so windowsIn[] differ between processes, as on the device),
@@ -196,9 +204,11 @@ static inline uint8_t *cs_world_output(const cs_world_t *w, uint32_t rank)
 }
 
 /* Removes /dev/shm/collsim-<pid>-<n> names whose creating pid is gone.
- * Prints each removed name to `log` when non-NULL. Returns the count
- * removed or -errno. */
-int cs_world_clean_stale(FILE *log);
+ * Prints each removed name to `log` when non-NULL, and each stale name it
+ * may not remove (another user's, in the sticky /dev/shm) with the reason
+ * to `err` when non-NULL; *kept (may be NULL) counts those. Returns the
+ * count removed or -errno. */
+int cs_world_clean_stale(FILE *log, FILE *err, int *kept);
 
 /* Counts names /dev/shm/collsim-<pid>-* created by `pid` (0 = any). */
 int cs_world_count_names(int pid);

@@ -112,6 +112,7 @@ const char *cs_trace_exit_meaning(int32_t st)
   switch (st) {
   case CS_RX_FAULT: return "out-of-slot fault or bad device-API argument";
   case CS_RX_TIMEOUT: return "wait timeout";
+  case CS_RX_HUNG: return "hung (injected fault)";
   case CS_RX_ERROR: return "internal error";
   case CS_FAULT_EXIT_STATUS: return "injected exit";
   default: return "non-zero exit";

@@ -69,6 +69,9 @@ void cs_trace_launcher_str(const cs_trace_rec_t *x, char *buf, size_t n)
   if (x->kind == CS_TR_FAULT && x->step == 1)
     snprintf(buf, n, "rank %u killed by %s at event %u", x->rank,
              sig_name(x->value, sb, sizeof(sb)), (uint32_t)x->observed);
+  else if (x->kind == CS_TR_FAULT && x->value == CS_RX_HUNG)
+    snprintf(buf, n, "rank %u hung (injected fault) at event %u", x->rank,
+             (uint32_t)x->observed);
   else if (x->kind == CS_TR_FAULT)
     snprintf(buf, n, "rank %u exited with status %d (%s) at event %u", x->rank,
              x->value, cs_trace_exit_meaning(x->value), (uint32_t)x->observed);

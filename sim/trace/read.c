@@ -142,12 +142,15 @@ static int header_ok(cs_trace_reader_t *rd)
  * header is read. `size` = the file's bytes. */
 static int read_header(cs_trace_reader_t *rd, uint64_t *size)
 {
-  rd->fd = open(rd->path, O_RDONLY | O_CLOEXEC);
+  rd->fd = open(rd->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* FIFOs */
   if (rd->fd < 0)
     return fail(rd, CS_TRD_OPEN, (uint64_t)errno, 0);
   struct stat sb;
   if (fstat(rd->fd, &sb) < 0 || !S_ISREG(sb.st_mode))
     return fail(rd, CS_TRD_NOT_REGULAR, 0, 0);
+  int fl = fcntl(rd->fd, F_GETFL);
+  if (fl >= 0)
+    fcntl(rd->fd, F_SETFL, fl & ~O_NONBLOCK);
   *size = (uint64_t)sb.st_size;
   if (*size == 0)
     return fail(rd, CS_TRD_EMPTY, 0, 0);
@@ -356,7 +359,8 @@ static int load(const char *path, cs_trace_t *t, cs_trace_diag_t *d,
   }
   cs_trace_header_t hdr = *cs_trace_reader_header(rd);
   cs_trace_reader_close(rd);
-  qsort(rec, n, sizeof(cs_trace_rec_t), cmp_seq);
+  if (n > 1) /* rec is NULL for a trace with no records */
+    qsort(rec, n, sizeof(cs_trace_rec_t), cmp_seq);
   for (uint64_t i = 1; i < n; i++)
     if (rec[i].seq == rec[i - 1].seq) {
       uint64_t seq = rec[i].seq;

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -272,6 +273,60 @@ static void ring_init(const cs_tracer_t *t, cs_trace_ring_t *ring,
   ring->state[0] = SLOT_FILLING;
 }
 
+/* The type of what fd opened, checked after the open so a path swapped
+ * between a check and the open cannot slip through; truncates a regular
+ * file, clears O_NONBLOCK. Returns fd, or a negative code with fd closed. */
+static int existing_ok(int fd)
+{
+  struct stat sb;
+  int err = fstat(fd, &sb) < 0 ? -errno
+            : S_ISREG(sb.st_mode) || S_ISCHR(sb.st_mode) ? 0 : CS_ENOTREG;
+  if (!err && S_ISREG(sb.st_mode) && ftruncate(fd, 0) < 0)
+    err = -errno;
+  int fl = fcntl(fd, F_GETFL);
+  if (!err && fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+    err = -errno;
+  if (err) {
+    close(fd);
+    return err;
+  }
+  return fd;
+}
+
+int cs_trace_create_file(const char *path, int *created)
+{
+  *created = 0;
+  /* O_EXCL never follows a link: a planted symlink is EEXIST here. */
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    *created = 1;
+    return fd;
+  }
+  if (errno != EEXIST)
+    return -errno;
+  struct stat ln, again;
+  if (lstat(path, &ln) < 0)
+    return -errno;
+  /* A link is followed only when it is our own (as the kernel's
+   * protected_symlinks rule in sticky directories): another user's link
+   * in a shared directory must not make us write its target. */
+  int link = S_ISLNK(ln.st_mode);
+  if (link && ln.st_uid != geteuid())
+    return CS_ESYMLINK;
+  if (!link && !S_ISREG(ln.st_mode) && !S_ISCHR(ln.st_mode))
+    return CS_ENOTREG; /* a FIFO would block the open */
+  /* O_NONBLOCK: a FIFO swapped in since lstat does not block the open. */
+  fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | (link ? 0 : O_NOFOLLOW));
+  if (fd < 0)
+    return errno == ELOOP ? CS_ESYMLINK : errno == ENXIO ? CS_ENOTREG : -errno;
+  if (lstat(path, &again) < 0 || again.st_ino != ln.st_ino ||
+      again.st_dev != ln.st_dev) {
+    close(fd); /* swapped since the check */
+    return link ? CS_ESYMLINK : CS_ENOTREG;
+  }
+  return existing_ok(fd);
+}
+
 int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
                    cs_world_t *w)
 {
@@ -308,12 +363,9 @@ int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
   t->sync_only = !t->have_ring;
   /* Unlink on failure only what this call created: never a file (or a
    * device such as /dev/full) that was there before. */
-  t->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  t->created = t->fd >= 0;
-  if (t->fd < 0 && errno == EEXIST)
-    t->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  t->fd = cs_trace_create_file(path, &t->created);
   if (t->fd < 0) {
-    err = -errno;
+    err = t->fd;
     goto err_ring;
   }
   uint64_t start = start_clock(t, h);
@@ -429,6 +481,9 @@ int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
       else if (WIFEXITED(st) && WEXITSTATUS(st) != 0 &&
                WEXITSTATUS(st) != CS_RX_ABORTED)
         launcher_rec(t, CS_TR_FAULT, r, WEXITSTATUS(st), ev, 2);
+      else if (c->rank[r].state == CS_RS_HUNG) /* stopped by a peer's
+                                                  timeout or the launcher */
+        launcher_rec(t, CS_TR_FAULT, r, CS_RX_HUNG, ev, 2);
     }
   if (res && res->aborted)
     launcher_rec(t, CS_TR_ABORT, res->abort_rank < 0 ? UINT32_MAX

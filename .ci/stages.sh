@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# stages.sh - the CI stages after the README's test command (.ci/run):
+#
+#   .ci/stages.sh clang      build everything with clang, run the short suites
+#   .ci/stages.sh sanitize   AddressSanitizer + UndefinedBehaviorSanitizer build
+#                            (gcc), every suite but the fault matrix, with
+#                            COLLSIM_QUICK=1
+#
+# Installs with apt-get only what a stage needs and is missing. Builds into
+# ./build-clang and ./build-asan, beside the main ./build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need() { # install the Debian packages given that are not installed yet
+  local missing=() p sudo=
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+      || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  echo "stages: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+quiet() { # run quietly; show everything only if it fails
+  local out
+  if ! out=$("$@" 2>&1); then echo "$out" >&2; exit 1; fi
+}
+
+jobs=$(nproc)
+case "${1:-}" in
+  clang)
+    need clang
+    echo "stages: clang build" >&2
+    quiet env CC=clang cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_C_FLAGS="-Werror=implicit-function-declaration"
+    quiet cmake --build build-clang -j"$jobs"
+    cd build-clang
+    COLLSIM_QUICK=1 ctest --output-on-failure -E 'allreduce|sched|analysis|bench|faults'
+    ;;
+  sanitize)
+    need gcc libasan8 libubsan1
+    echo "stages: AddressSanitizer + UndefinedBehaviorSanitizer build" >&2
+    quiet cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug \
+      -DCMAKE_C_FLAGS="-O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+    quiet cmake --build build-asan -j"$jobs"
+    cd build-asan
+    # handle_segv=0: a rank's deliberate SIGSEGV must kill it, as the tests expect
+    export ASAN_OPTIONS=detect_stack_use_after_return=1:handle_segv=0
+    export LSAN_OPTIONS=suppressions=$PWD/../tests/lsan.supp
+    export UBSAN_OPTIONS=print_stacktrace=1
+    # The fault matrix's time bounds are for an optimised build; it runs
+    # in the main stage.
+    COLLSIM_QUICK=1 ctest --output-on-failure -E faults
+    ;;
+  *) echo "usage: .ci/stages.sh clang|sanitize" >&2; exit 2 ;;
+esac

@@ -1,0 +1,627 @@
+/*
+ * test_hardening.c - collsim against hostile paths, files and users: an
+ * output or trace path that is a symlink, a FIFO or a device; a FIFO given
+ * to a reader; predictable shared-memory names; fault reports that must
+ * name the faulting rank. Each test pins one defect of the hardening issue
+ * and failed before its fix. Runs the real binary (COLLSIM_BIN) through the
+ * harness, which also checks that no shm name leaked.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../sim/launch.h"
+#include "../sim/trace.h"
+#include "../sim/trace/analysis.h"
+#include "../tools/cli.h"
+#include "../tools/npy.h"
+#include "../window/world.h"
+#include "harness.h"
+
+static cli_out_t r;
+
+/* A fresh directory per test; removed with everything in it. */
+static char dir[64];
+static void make_dir(void)
+{
+  snprintf(dir, sizeof dir, "/tmp/collsim-hard-XXXXXX");
+  cr_assert_not_null(mkdtemp(dir));
+}
+static void remove_dir(void)
+{
+  char cmd[96];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (dir[0] && system(cmd) != 0)
+    fprintf(stderr, "could not remove %s\n", dir);
+}
+static const char *in_dir(char *buf, size_t cap, const char *name)
+{
+  snprintf(buf, cap, "%s/%s", dir, name);
+  return buf;
+}
+
+/* Entries in dir other than . and .. */
+static int count_entries(void)
+{
+  DIR *d = opendir(dir);
+  cr_assert_not_null(d);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  closedir(d);
+  return n;
+}
+
+static void write_file(const char *path, const char *text)
+{
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void expect_file(const char *path, const char *text)
+{
+  char buf[256] = {0};
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f, "%s is gone", path);
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  cr_assert_str_eq(buf, text, "%s was overwritten", path);
+}
+
+/* One line on stderr containing needle, exit 2, nothing on stdout. */
+static void expect_refused(const char *needle)
+{
+  cr_assert_eq(r.status, 2, "exit %d: %s%s", r.status, r.out, r.err);
+  cr_assert_eq(count_lines(r.err), 1, "not one line:\n%s", r.err);
+  cr_assert(strstr(r.err, needle), "'%s' not in: %s", needle, r.err);
+  cr_assert_eq(r.out[0], 0, "printed to stdout: %s", r.out);
+}
+
+/* ---------------------------------------------- 1: run --output PATH */
+
+Test(hardening, output_refuses_a_symlink_and_leaves_its_target,
+     .init = make_dir, .fini = remove_dir, .timeout = 30)
+{
+  char target[128], link[128];
+  in_dir(target, sizeof target, "precious");
+  in_dir(link, sizeof link, "out.npy");
+  write_file(target, "root's file\n");
+  cr_assert_eq(symlink(target, link), 0);
+  run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--output", link,
+          NULL);
+  expect_refused("symbolic link");
+  expect_file(target, "root's file\n");
+  struct stat sb;
+  cr_assert_eq(lstat(link, &sb), 0);
+  cr_assert(S_ISLNK(sb.st_mode), "the link was replaced");
+  cr_assert_eq(count_entries(), 2, "a temp file was left behind");
+}
+
+Test(hardening, output_refuses_a_fifo_and_a_device,
+     .init = make_dir, .fini = remove_dir, .timeout = 30)
+{
+  char fifo[128], dev[128];
+  in_dir(fifo, sizeof fifo, "out.fifo");
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--output", fifo,
+          NULL);
+  expect_refused("not a regular file");
+  struct stat sb;
+  cr_assert_eq(lstat(fifo, &sb), 0);
+  cr_assert(S_ISFIFO(sb.st_mode), "the FIFO was replaced");
+  /* A null device of our own (as /dev/null is): only root can make one. */
+  in_dir(dev, sizeof dev, "null");
+  if (mknod(dev, S_IFCHR | 0666, makedev(1, 3)) == 0) {
+    run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--output", dev,
+            NULL);
+    expect_refused("not a regular file");
+    cr_assert_eq(lstat(dev, &sb), 0);
+    cr_assert(S_ISCHR(sb.st_mode), "the device was replaced");
+  }
+  cr_assert_eq(count_entries(), 1 + (lstat(dev, &sb) == 0));
+}
+
+Test(hardening, npy_write_never_replaces_a_symlink,
+     .init = make_dir, .fini = remove_dir)
+{
+  char target[128], link[128], why[256];
+  in_dir(target, sizeof target, "precious");
+  in_dir(link, sizeof link, "out.npy");
+  write_file(target, "root's file\n");
+  cr_assert_eq(symlink(target, link), 0);
+  float x[2] = {1, 2};
+  cr_assert_eq(cs_npy_write(link, CS_FP32, 1, 2, x, why, sizeof why), -1);
+  cr_assert(strstr(why, "symbolic link"), "%s", why);
+  struct stat sb;
+  cr_assert(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+  expect_file(target, "root's file\n");
+  cr_assert_eq(count_entries(), 2, "a temp file was left behind");
+}
+
+/* ----------------------------------- 2: an injected hang, as reported */
+
+/* The text of `collsim trace PATH` into out. */
+static void trace_text(const char *path, cli_out_t *out)
+{
+  run_cli(out, 20, "trace", path, NULL);
+  cr_assert_eq(out->status, 0, "%s", out->err);
+}
+
+/* The event index after `needle` in s, or -1. */
+static long event_after(const char *s, const char *needle)
+{
+  const char *p = strstr(s, needle);
+  return p ? strtol(p + strlen(needle), NULL, 10) : -1;
+}
+
+static void expect_hang_told_alike(const char *fault)
+{
+  char path[128];
+  in_dir(path, sizeof path, "h.cstrace");
+  unlink(path);
+  run_cli(&r, 20, "run", "--algo", "mesh", "--ranks", "2", "--count", "300",
+          "--iters", "2", "--fault", fault, "--timeout", "1", "--trace", path,
+          NULL);
+  cr_assert_eq(r.status, 3, "%s", r.err);
+  long head = event_after(r.err, "rank 1: hung (injected fault) at event ");
+  const char *wf = strstr(r.err, "hang wavefront:");
+  cr_assert_not_null(wf, "%s", r.err);
+  long wave = event_after(wf, "rank 1: hung (injected fault) at event ");
+  cr_assert(head >= 0 && head == wave, "%s: the headline says event %ld, "
+            "the wavefront %ld:\n%s", fault, head, wave, r.err);
+  static cli_out_t t;
+  trace_text(path, &t);
+  cr_assert(strstr(t.out, "rank 1 hung (injected fault) at event "),
+            "%s: the trace's fault record does not say the rank hung:\n%s",
+            fault, t.out);
+  cr_assert_eq(event_after(t.out, "rank 1 hung (injected fault) at event "),
+               head, "%s: the trace names another event:\n%s", fault, t.out);
+  /* The hang struck before its event began: no made-up failed event. */
+  for (const char *l = t.out; (l = strstr(l, " r1 ")); l++) {
+    const char *eol = strchr(l, '\n');
+    cr_assert(!memmem(l, eol ? (size_t)(eol - l) : strlen(l), "FAILED", 6),
+              "%s: a failed event for the hung rank:\n%s", fault, t.out);
+  }
+}
+
+Test(hardening, hang_is_told_alike_in_headline_wavefront_and_trace,
+     .init = make_dir, .fini = remove_dir, .timeout = 60)
+{
+  expect_hang_told_alike("1:hang:10");     /* mid-run */
+  expect_hang_told_alike("1:hang:100000"); /* past the last event */
+}
+
+/* ------------------------------------- 5: --trace through a symlink */
+
+Test(hardening, trace_never_follows_another_users_symlink,
+     .init = make_dir, .fini = remove_dir, .timeout = 60)
+{
+  char target[128], link[128], good[128];
+  in_dir(target, sizeof target, "precious");
+  in_dir(link, sizeof link, "t.cstrace");
+  write_file(target, "root's file\n");
+  cr_assert_eq(symlink(target, link), 0);
+  /* Planted by another user (nobody); a test not run as root cannot make
+   * one, and its own links are followed. */
+  if (lchown(link, 65534, 65534) < 0)
+    cr_skip_test("cannot give the link to another user: %s", strerror(errno));
+  run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--trace", link,
+          NULL);
+  expect_refused("symbolic link");
+  cr_assert(strstr(r.err, link), "the path is not named: %s", r.err);
+  expect_file(target, "root's file\n");
+  /* trace -o: the same rule for the exported text. */
+  in_dir(good, sizeof good, "good.cstrace");
+  run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--trace", good,
+          NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  run_cli(&r, 20, "trace", good, "-o", link, NULL);
+  expect_refused("symbolic link");
+  expect_file(target, "root's file\n");
+  struct stat sb;
+  cr_assert(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+  cr_assert_eq(count_entries(), 3);
+}
+
+/* ------------------------------------------- 6: FIFOs never block */
+
+Test(hardening, fifos_are_refused_without_blocking,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  char fifo[128], good[128];
+  in_dir(fifo, sizeof fifo, "f.cstrace");
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  in_dir(good, sizeof good, "good.cstrace");
+  run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--trace", good,
+          NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+
+  run_cli(&r, 10, "trace", fifo, NULL);
+  expect_refused("not a regular file");
+  run_cli(&r, 10, "replay", fifo, NULL);
+  expect_refused("not a regular file");
+  run_cli(&r, 10, "run", "--ranks", "2", "--count", "17", "--trace", fifo,
+          NULL);
+  expect_refused("not a regular file");
+  run_cli(&r, 10, "trace", good, "-o", fifo, NULL);
+  expect_refused("not a regular file");
+  struct stat sb;
+  cr_assert(lstat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode));
+  /* A character device is still an accepted trace target. */
+  run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--trace",
+          "/dev/null", NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(stat("/dev/null", &sb) == 0 && S_ISCHR(sb.st_mode));
+}
+
+/* ---------------------------------- 4: shm names nobody can squat */
+
+/* Another local user creates the names a launcher with this pid would
+ * use, then the launcher starts (exec keeps the pid): it must still run. */
+Test(hardening, squatted_shm_names_do_not_stop_a_run, .timeout = 60)
+{
+  const char *bin = bin_path();
+  int sync[2];
+  cr_assert_eq(pipe(sync), 0);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    close(sync[0]);
+    for (int n = 0; n < 16; n++) {
+      char name[64];
+      snprintf(name, sizeof name, "/collsim-%d-%d", (int)getpid(), n);
+      int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0644);
+      if (fd < 0 || fchown(fd, 65534, 65534) < 0)
+        _exit(120);
+      close(fd);
+    }
+    if (write(sync[1], "s", 1) != 1)
+      _exit(121);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    execl(bin, bin, "ping", "--ranks", "2", "--rounds", "10", NULL);
+    _exit(127);
+  }
+  close(sync[1]);
+  char c;
+  cr_assert_eq(read(sync[0], &c, 1), 1, "the squatter could not set up");
+  close(sync[0]);
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  /* The 16 squatted names are the only ones left with that pid. */
+  int left = cs_world_count_names(pid);
+  for (int n = 0; n < 16; n++) {
+    char name[64];
+    snprintf(name, sizeof name, "/collsim-%d-%d", (int)pid, n);
+    shm_unlink(name);
+  }
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+            "a squatted name stopped the run: status %d", st);
+  cr_assert_eq(left, 16, "the run left %d names of its own", left - 16);
+}
+
+/* -------------------- 3: the hang report names the hung rank first */
+
+static void expect_hung_first(const char *rank, const char *const *args)
+{
+  char *argv[32];
+  int n = 0;
+  for (; args[n]; n++)
+    argv[n] = (char *)args[n];
+  argv[n] = NULL;
+  run_argv(&r, 30, argv);
+  cr_assert_eq(r.status, 3, "%s %s: %s", args[0], args[4], r.err);
+  char want[64];
+  snprintf(want, sizeof want, "rank %s: hung (injected fault) at event ", rank);
+  cr_assert(strncmp(r.err, want, strlen(want)) == 0,
+            "%s %s: the first line does not name the hung rank:\n%s", args[0],
+            args[4], r.err);
+}
+
+Test(hardening, hang_report_names_the_hung_rank_first,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  expect_hung_first("0", (const char *const[]){"run", "--algo", "mesh",
+      "--fault", "0:hang:0", "--ranks", "2", "--count", "300", "--timeout",
+      "1", NULL});
+  expect_hung_first("1", (const char *const[]){"run", "--algo", "ring",
+      "--fault", "1:hang:5", "--ranks", "3", "--count", "300", "--timeout",
+      "1", NULL});
+  expect_hung_first("1", (const char *const[]){"bench", "--timeout", "1",
+      "--fault", "1:hang:50", "-b", "1K", "-e", "1K", NULL});
+  /* The trace's abort record blames the same rank. */
+  char path[128];
+  in_dir(path, sizeof path, "h.cstrace");
+  expect_hung_first("0", (const char *const[]){"run", "--algo", "mesh",
+      "--fault", "0:hang:0", "--ranks", "2", "--count", "300", "--timeout",
+      "1", "--trace", path, NULL});
+  static cli_out_t t;
+  trace_text(path, &t);
+  cr_assert(strstr(t.out, "first failing rank 0"), "%s", t.out);
+}
+
+/* ------------------- 10: the wavefront never calls a met wait blocked */
+
+Test(hardening, wavefront_tells_a_met_wait_from_a_blocked_one)
+{
+  cs_layout_t l;
+  cs_layout_init(&l, CS_SLOT_ALIGN);
+  cs_layout_add(&l, "data", 64 * 4, 4);
+  cs_layout_add(&l, "signal", 16 * 4, 4);
+  cs_world_t w;
+  cs_world_opts_t o = {.io_bytes = 4096};
+  cr_assert_eq(cs_world_create(&w, &l, 3, &o), 0);
+  const cs_slot_t *s = &w.ctl->layout.slot[1];
+  cs_rank_status_t *st = w.ctl->rank;
+  st[0].state = CS_RS_HUNG;
+  st[0].event = 7;
+  for (uint32_t r = 1; r < 3; r++) {
+    st[r].state = CS_RS_WAITING;
+    st[r].event = 9;
+    st[r].wait_slot = 1;
+    st[r].wait_cell = 0;
+    st[r].wait_cmp = CS_CMP_GE;
+    st[r].wait_value = 2;
+  }
+  /* Rank 1's notify landed after it went to sleep; rank 2's never came. */
+  *(int32_t *)(cs_world_window(&w, 1) + s->off) = 2;
+  *(int32_t *)(cs_world_window(&w, 2) + s->off) = 1;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  cs_launch_print_wavefront(&w, f);
+  fclose(f);
+  cs_world_destroy(&w);
+  cr_assert_eq(count_lines(text), 4, "not one line per rank:\n%s", text);
+  const char *r1 = strstr(text, "  rank 1: ");
+  const char *r2 = strstr(text, "  rank 2: ");
+  cr_assert(r1 && r2 && strstr(text, "  rank 0: "), "%s", text);
+  cr_assert(strncmp(r1, "  rank 1: blocked", 17) != 0,
+            "a met wait listed as blocked:\n%s", text);
+  cr_assert(strstr(r1, "satisfied"), "%s", text);
+  cr_assert(strncmp(r2, "  rank 2: blocked", 17) == 0, "%s", text);
+  free(text);
+}
+
+/* ---------------------------- 9: a bad fault event says what is accepted */
+
+Test(hardening, fault_event_says_the_accepted_range, .timeout = 30)
+{
+  cs_fault_t f;
+  char why[256] = "";
+  cr_assert_eq(cs_fault_parse("1:segv:18446744073709551614", &f), 0);
+  cr_assert_eq(f.event, UINT64_MAX - 1);
+  const char *bad[] = {"1:segv:18446744073709551615",
+                       "1:segv:99999999999999999999999", "1:segv:-1",
+                       "1:segv:x"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int rc = cs_fault_parse(bad[i], &f);
+    cr_assert_lt(rc, 0, "%s", bad[i]);
+    cs_cli_fault_why(bad[i], rc, why, sizeof why);
+    cr_assert(strstr(why, "expected an event index 0..18446744073709551614"),
+              "%s: %s", bad[i], why);
+  }
+  /* Past every rank's last event: strikes as the rank finishes. */
+  run_cli(&r, 20, "ping", "--ranks", "2", "--rounds", "3", "--fault",
+          "1:segv:18446744073709551614", NULL);
+  cr_assert_eq(r.status, 3, "%s", r.err);
+  cr_assert(strstr(r.err, "rank 1: killed by SIGSEGV"), "%s", r.err);
+  run_cli(&r, 20, "ping", "--fault", "1:segv:18446744073709551615", NULL);
+  expect_refused("expected an event index 0..18446744073709551614");
+}
+
+/* ------------- 11: a too-small /dev/shm names the part that did not fit */
+
+/* Runs collsim ARGS with a 1 MiB /dev/shm of its own (a private mount
+ * namespace; needs CAP_SYS_ADMIN): stderr into err. Returns the exit
+ * status, or -1 when the namespace cannot be made here. */
+static int run_with_small_shm(char *err, size_t cap, char *const args[])
+{
+  char tmpl[] = "/tmp/collsim-hard-err-XXXXXX";
+  int fe = mkstemp(tmpl);
+  cr_assert(fe >= 0);
+  unlink(tmpl);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    if (unshare(CLONE_NEWNS) < 0 ||
+        mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+        mount("none", "/dev/shm", "tmpfs", 0, "size=1m") < 0)
+      _exit(125);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(fe, 2);
+    execv(bin_path(), args);
+    _exit(127);
+  }
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  ssize_t k = pread(fe, err, cap - 1, 0);
+  err[k > 0 ? k : 0] = 0;
+  close(fe);
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 125)
+    return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+Test(hardening, small_dev_shm_names_the_part_that_does_not_fit,
+     .init = make_dir, .fini = remove_dir, .timeout = 30)
+{
+  char trace[128], err[2048];
+  in_dir(trace, sizeof trace, "t.cstrace");
+  char *args[] = {(char *)bin_path(), "run", "--ranks", "2", "--count",
+                  "10000", "--trace", trace, NULL};
+  int st = run_with_small_shm(err, sizeof err, args);
+  if (st < 0)
+    cr_skip_test("no private mount namespace here (needs CAP_SYS_ADMIN)");
+  cr_assert_eq(st, 2, "%s", err);
+  cr_assert_eq(count_lines(err), 1, "%s", err);
+  cr_assert(strstr(err, "no room for the trace rings ("), "%s", err);
+  cr_assert(strstr(err, "/dev/shm has 1.0 MiB free"), "%s", err);
+  cr_assert(strstr(err, "2 windows of 40.0 KiB"), "%s", err);
+  cr_assert_eq(access(trace, F_OK), -1, "the trace file was left behind");
+}
+
+/* ---------------- 12: clean reports the stale names it may not remove */
+
+Test(hardening, clean_reports_names_it_may_not_remove, .timeout = 30)
+{
+  if (geteuid() != 0)
+    cr_skip_test("needs root to run clean as another user");
+  pid_t dead = fork();
+  if (dead == 0)
+    _exit(0);
+  waitpid(dead, NULL, 0);
+  char name[64];
+  snprintf(name, sizeof name, "/collsim-%d-0", (int)dead);
+  int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+  cr_assert(fd >= 0);
+  close(fd);
+  char tmpl[] = "/tmp/collsim-hard-err-XXXXXX";
+  int fe = mkstemp(tmpl);
+  cr_assert(fe >= 0);
+  unlink(tmpl);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (setgid(65534) < 0 || setuid(65534) < 0)
+      _exit(125);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(fe, 2);
+    execl(bin_path(), bin_path(), "clean", NULL);
+    _exit(127);
+  }
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  char err[2048];
+  ssize_t k = pread(fe, err, sizeof err - 1, 0);
+  err[k > 0 ? k : 0] = 0;
+  close(fe);
+  int left = cs_world_count_names(dead);
+  shm_unlink(name);
+  cr_assert(!(WIFEXITED(st) && WEXITSTATUS(st) == 127),
+            "nobody cannot run %s", bin_path());
+  cr_assert_eq(left, 1, "nobody removed root's name");
+  cr_assert(strstr(err, "cannot remove /dev/shm") && strstr(err, name + 1),
+            "the stale name it could not remove is not reported: '%s'", err);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) != 0, "status %d", st);
+}
+
+/* -------- 7 and 8: the trace reader on a huge file and on an empty one */
+
+/* A header-only copy of a freshly recorded trace at path, then sized to
+ * `bytes` (a sparse tail of zeros when larger). */
+static void header_only_trace(const char *path, off_t bytes)
+{
+  char good[128];
+  in_dir(good, sizeof good, "good.cstrace");
+  run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--trace", good,
+          NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  int in = open(good, O_RDONLY), out = open(path, O_WRONLY | O_CREAT, 0644);
+  cr_assert(in >= 0 && out >= 0);
+  static char head[4096];
+  cr_assert_eq(read(in, head, sizeof head), (ssize_t)sizeof head);
+  cr_assert_eq(write(out, head, sizeof head), (ssize_t)sizeof head);
+  cr_assert_eq(ftruncate(out, bytes), 0);
+  close(in);
+  close(out);
+}
+
+Test(hardening, reader_fails_fast_on_a_huge_file_in_bounded_memory,
+     .init = make_dir, .fini = remove_dir, .timeout = 60)
+{
+  char path[128];
+  in_dir(path, sizeof path, "huge.cstrace");
+  header_only_trace(path, (off_t)4 << 30); /* 4 GiB, sparse */
+  char tmpl[] = "/tmp/collsim-hard-err-XXXXXX";
+  int fe = mkstemp(tmpl);
+  cr_assert(fe >= 0);
+  unlink(tmpl);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(fe, 2);
+    execl(bin_path(), bin_path(), "trace", path, NULL);
+    _exit(127);
+  }
+  int st;
+  struct rusage ru;
+  cr_assert_eq(wait4(pid, &st, 0, &ru), pid);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+  char err[1024];
+  ssize_t k = pread(fe, err, sizeof err - 1, 0);
+  err[k > 0 ? k : 0] = 0;
+  close(fe);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "status %d: %s", st, err);
+  cr_assert(strstr(err, "corrupt record 0"), "%s", err);
+  cr_assert_eq(count_lines(err), 1, "%s", err);
+  cr_assert_lt(s, 10.0, "took %.1f s to refuse the first record", s);
+  /* Far below the file's 4 GiB (a sanitizer build's own overhead too). */
+  cr_assert_lt(ru.ru_maxrss, 256 * 1024, "used %ld KiB", ru.ru_maxrss);
+}
+
+/* A trace with no records (a launcher killed in controlled mode writes
+ * one): read and shown, with no undefined behaviour on the empty array
+ * (the sanitizer build of CI turns that into a failure). */
+Test(hardening, reader_takes_a_trace_with_no_records,
+     .init = make_dir, .fini = remove_dir, .timeout = 60)
+{
+  char path[128];
+  in_dir(path, sizeof path, "empty.cstrace");
+  header_only_trace(path, 4096);
+  cs_trace_t t;
+  char why[256] = "";
+  cr_assert_eq(load_trace(path, &t, why, sizeof why), 0, "%s", why);
+  cr_assert_eq(t.n, 0);
+  cs_trace_links_t l;
+  cr_assert_eq(cs_trace_links_init(&l, &t), 0);
+  cs_trace_links_fini(&l);
+  cs_trace_free(&t);
+  run_cli(&r, 20, "trace", path, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  run_cli(&r, 20, "trace", "--stats", path, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+}
+
+/* A hung rank that a peer's timeout stopped first (it exits as aborted)
+ * still has its fault record; which timer fires first is a race, so the
+ * run is repeated. */
+Test(hardening, hung_rank_has_its_fault_record_whoever_timed_out_first,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  char path[128];
+  in_dir(path, sizeof path, "h.cstrace");
+  for (int i = 0; i < 10; i++) {
+    unlink(path);
+    run_cli(&r, 20, "run", "--algo", "mesh", "--ranks", "2", "--count", "300",
+            "--fault", "0:hang:0", "--timeout", "1", "--trace", path, NULL);
+    cr_assert_eq(r.status, 3, "%s", r.err);
+    static cli_out_t t;
+    trace_text(path, &t);
+    cr_assert(strstr(t.out, "rank 0 hung (injected fault) at event 0"),
+              "run %d: no fault record for the hung rank:\n%s", i, t.out);
+  }
+}
