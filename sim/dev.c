@@ -71,7 +71,7 @@ int cs_dev_error(cs_dev_t *d, int err)
 void cs__dev_begin_slow(cs_dev_t *d, cs_event_t *ev)
 {
   if (d->hooks)
-    d->cur_ev = ev; /* an injected hang below fails this event */
+    d->cur_ev = ev; /* never the previous event's frame, which has returned */
   if (ev->index == d->fault_at)
     cs__dev_strike(d);
   if (d->point)

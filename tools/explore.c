@@ -200,7 +200,8 @@ static int parse(int argc, char **argv, ex_opts_t *o)
 {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   *o = (ex_opts_t){.schedules = 1000, .strategies = ST_LATEST | ST_PCT | ST_RANDOM,
-                   .models = 7, .jobs = cpus > 0 && cpus < MAX_JOBS ? (uint32_t)cpus : 2,
+                   .models = 7,
+                   .jobs = cpus <= 0 ? 2 : cpus < MAX_JOBS ? (uint32_t)cpus : MAX_JOBS,
                    .dir = "."};
   o->run_argv = calloc((size_t)argc + 1, sizeof(char *));
   if (!o->run_argv)
@@ -279,8 +280,10 @@ static uint64_t now_ns(void)
 /* Starts schedule s in slot sl: `collsim run` with its options. 0 or -errno. */
 static int spawn(explore_t *x, ex_slot_t *sl, const ex_sched_t *s, uint64_t index)
 {
-  snprintf(sl->trace, sizeof(sl->trace), "%.500s/.explore-%d-%ld.cstrace", x->o.dir,
-           (int)getpid(), (long)(sl - x->slot));
+  /* One name per schedule: a trace that could not be kept under its final
+   * name stays under this one and is never reused. */
+  snprintf(sl->trace, sizeof(sl->trace), "%.500s/.explore-%d-%llu.cstrace",
+           x->o.dir, (int)getpid(), (unsigned long long)index);
   sl->out = memfd_create("collsim-explore", MFD_CLOEXEC);
   if (sl->out < 0)
     return -errno;
@@ -308,8 +311,11 @@ static int spawn(explore_t *x, ex_slot_t *sl, const ex_sched_t *s, uint64_t inde
   posix_spawn_file_actions_adddup2(&fa, sl->out, 2);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawnattr_init(&at);
+  /* Its own process group: a terminal's Ctrl-C reaches explore only,
+   * which stops the children itself (take_signal). */
   posix_spawnattr_setsigmask(&at, &x->old);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setpgroup(&at, 0);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
   int rc = posix_spawn(&sl->pid, "/proc/self/exe", &fa, &at, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
@@ -490,6 +496,16 @@ static void take_signal(explore_t *x)
   }
 }
 
+/* Takes the signals still pending, without waiting. */
+static void drain_signals(explore_t *x)
+{
+  struct timespec zero = {0, 0};
+  int sig;
+  while ((sig = sigtimedwait(&x->set, NULL, &zero)) > 0)
+    if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && !x->signo)
+      x->signo = sig;
+}
+
 static int any_running(const explore_t *x)
 {
   for (uint32_t j = 0; j < x->o.jobs; j++)
@@ -526,23 +542,21 @@ static int first_run(explore_t *x)
 {
   ex_sched_t s;
   int status;
-  x->steps = 1;
+  x->steps = 1; /* the first pct schedule has depth 1: no change point */
   if (portfolio(x, 0, &s) < 0)
     return -1;
-  if (strncmp(s.sched, "latest", 6))
-    snprintf(s.sched, sizeof(s.sched), "latest"); /* measure with latest */
   int err = spawn(x, &x->slot[0], &s, 1);
   if (err < 0) {
     cs_cli_error("explore", "cannot start a run: %s", strerror(-err));
     return -1;
   }
-  while (waitpid(x->slot[0].pid, &status, 0) < 0 && errno == EINTR)
-    ;
+  x->started = 1;
+  while (waitpid(x->slot[0].pid, &status, WNOHANG) == 0)
+    take_signal(x);
   uint64_t steps = steps_of(x->slot[0].trace);
   if (finished(x, &x->slot[0], status) < 0)
     return -1;
   x->steps = steps ? steps : 1;
-  x->started = x->o.strategies & ST_LATEST ? 1 : 0;
   return 0;
 }
 
@@ -568,6 +582,10 @@ int cs_cmd_explore(int argc, char **argv)
     free(x);
     return CS_EXIT_USAGE;
   }
+  /* SIGCHLD must not be ignored: the children are reaped here. */
+  struct sigaction dfl = {.sa_handler = SIG_DFL}, old_chld;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(SIGCHLD, &dfl, &old_chld);
   sigemptyset(&x->set);
   sigaddset(&x->set, SIGCHLD);
   sigaddset(&x->set, SIGINT);
@@ -590,11 +608,13 @@ int cs_cmd_explore(int argc, char **argv)
   }
   if (tty)
     fputc('\n', stderr);
-  sigprocmask(SIG_SETMASK, &x->old, NULL);
+  drain_signals(x); /* a stop that came with the last child still counts */
   int exit_code = rc < 0 ? CS_EXIT_USAGE : x->signo ? CS_EXIT_ABORTED
                   : x->failures ? CS_EXIT_WRONG : CS_EXIT_OK;
   if (rc == 0)
     report(x);
+  sigprocmask(SIG_SETMASK, &x->old, NULL);
+  sigaction(SIGCHLD, &old_chld, NULL);
   free(x->o.run_argv);
   free(x);
   return exit_code;
