@@ -40,6 +40,7 @@ int cs_dev_init(cs_dev_t *d, cs_world_t *w, uint32_t rank,
   d->world = w;
   d->ops = ops;
   d->point = ops->point;
+  d->direct = ops->direct;
   d->rank = rank;
   d->nranks = w->ctl->nranks;
   d->mywin = cs_world_window(w, rank);
@@ -233,7 +234,10 @@ void cs_load(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
                    .elem_off = elem_off, .valid = valid, .phys = phys};
   uint64_t off = load_begin(d, &ev, t);
   size_t es = t->esize;
-  d->ops->load(d, &ev, off, t->buf, (size_t)valid * es);
+  if (d->direct)
+    memcpy(t->buf, cs_win_remote(&d->ctx, d->mywin + off, peer), (size_t)valid * es);
+  else
+    d->ops->load(d, &ev, off, t->buf, (size_t)valid * es);
   if (valid < t->width)
     memset((uint8_t *)t->buf + (size_t)valid * es, 0,
            (size_t)(t->width - valid) * es);
@@ -250,7 +254,8 @@ void cs_load_fused(cs_dev_t *d, cs_tile_t *acc, uint32_t peer, uint32_t slot,
   cs_event_t ev = {.kind = CS_EV_LOAD, .peer = peer, .slot = slot,
                    .elem_off = elem_off, .valid = valid, .phys = phys};
   uint64_t off = load_begin(d, &ev, acc);
-  consume(acc, d->ops->view(d, &ev, off), valid, arg);
+  consume(acc, d->direct ? cs_win_remote(&d->ctx, d->mywin + off, peer)
+                        : d->ops->view(d, &ev, off), valid, arg);
   cs__dev_end(d, &ev, 0);
 }
 
@@ -263,8 +268,12 @@ static inline void write_to(cs_dev_t *d, uint32_t kind, const cs_tile_t *t,
   cs__dev_begin(d, &ev);
   const cs_slot_t *s = check(d, &ev, slot, peer, elem_off, valid);
   check_tile(d, &ev, t, s, valid);
-  d->ops->write(d, &ev, s->off + elem_off * s->esize, t->buf,
-                (size_t)valid * t->esize);
+  uint64_t off = s->off + elem_off * s->esize;
+  if (d->direct)
+    memcpy(cs_win_remote(&d->ctx, d->mywin + off, peer), t->buf,
+           (size_t)valid * t->esize);
+  else
+    d->ops->write(d, &ev, off, t->buf, (size_t)valid * t->esize);
   cs__dev_end(d, &ev, 0);
 }
 
@@ -302,7 +311,18 @@ void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
                    .cell = cell, .opcmp = op, .value = value};
   cs__dev_begin(d, &ev);
   uint64_t off = check_cell(d, &ev);
-  int32_t now = d->ops->notify(d, &ev, off);
+  int32_t now;
+  if (d->direct) {
+    int32_t *p = cs_win_remote(&d->ctx, d->mywin + off, peer);
+    if (op == CS_NOTIFY_ADD)
+      now = __atomic_add_fetch(p, value, __ATOMIC_SEQ_CST);
+    else
+      __atomic_store_n(p, now = value, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&d->world->ctl->rank[peer].sleeping, __ATOMIC_SEQ_CST))
+      d->ops->wake(p);
+  } else {
+    now = d->ops->notify(d, &ev, off);
+  }
   cs__dev_end(d, &ev, now);
 }
 
@@ -313,7 +333,14 @@ int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
                    .cell = cell, .opcmp = cmp, .value = value};
   cs__dev_begin(d, &ev);
   uint64_t off = check_cell(d, &ev);
-  int32_t v = d->ops->wait(d, &ev, off);
+  int32_t v;
+  if (d->direct) {
+    v = __atomic_load_n((int32_t *)(d->mywin + off), __ATOMIC_ACQUIRE);
+    if (!(cmp == CS_CMP_EQ ? v == value : v >= value))
+      v = d->ops->wait(d, &ev, off);
+  } else {
+    v = d->ops->wait(d, &ev, off);
+  }
   cs__dev_end(d, &ev, v);
   return v;
 }
@@ -322,7 +349,10 @@ void cs_fence(cs_dev_t *d)
 {
   cs_event_t ev = {.kind = CS_EV_FENCE, .peer = d->rank};
   cs__dev_begin(d, &ev);
-  d->ops->fence(d, &ev);
+  if (d->direct)
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  else
+    d->ops->fence(d, &ev);
   cs__dev_end(d, &ev, 0);
 }
 

@@ -117,6 +117,16 @@ typedef struct cs_dev_hooks {
  * an MPI-3 RMA one uses it as the target displacement. */
 typedef struct cs_dev_ops {
   const char *name;
+  /* 1: load, view, write and fence are plain accesses to the shared
+   * mapping (cs_dev_addr) and a full memory fence, a notify is an atomic
+   * on the mapped cell followed by `wake` when the peer sleeps, and a wait
+   * whose condition already holds returns at once; the core performs these
+   * inline instead of calling the functions below (which must do exactly
+   * the same): the free transport, where a call per event shows in
+   * small-message latency. 0: always call. */
+  int direct;
+  /* direct only: wakes every waiter sleeping on `cell`. */
+  void (*wake)(int32_t *cell);
   /* Before the event is hooked and checked: a transport that runs one
    * actor at a time blocks here until the event may run. NULL: none. */
   void (*point)(cs_dev_t *d, cs_event_t *ev);
@@ -174,6 +184,7 @@ struct cs_dev {
   const cs_dev_ops_t *ops;     /* the transport */
   void              *tport;    /* the transport's own state, or NULL */
   void (*point)(cs_dev_t *, cs_event_t *); /* == ops->point, read on every event */
+  int                direct;   /* == ops->direct */
   const cs_dev_hooks_t *hooks; /* NULL = no tracing */
   void              *hook_arg;
   const cs_event_t  *cur_ev;   /* event in progress, NULL between events

@@ -35,9 +35,9 @@ static long futex_wait(int32_t *addr, int32_t val, uint64_t ns)
   return syscall(SYS_futex, addr, FUTEX_WAIT, val, &ts, NULL, 0);
 }
 
-static long futex_wake(int32_t *addr)
+static void futex_wake(int32_t *addr)
 {
-  return syscall(SYS_futex, addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+  syscall(SYS_futex, addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 static inline void cpu_relax(void)
@@ -163,6 +163,8 @@ void cs__free_fence(cs_dev_t *d, const cs_event_t *ev)
 
 const cs_dev_ops_t cs_transport_free = {
     .name = "free",
+    .direct = 1, /* the core does these inline, exactly as below */
+    .wake = futex_wake,
     .point = NULL,
     .load = free_load,
     .view = free_view,
