@@ -11,29 +11,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need() { # install the Debian packages given that are not installed yet
-  local missing=() p sudo=
-  for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
-      || missing+=("$p")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  [ "$(id -u)" -ne 0 ] && sudo=sudo
-  echo "stages: installing ${missing[*]}" >&2
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
-    --no-install-recommends "${missing[@]}" >/dev/null
-}
-
-quiet() { # run quietly; show everything only if it fails
-  local out
-  if ! out=$("$@" 2>&1); then echo "$out" >&2; exit 1; fi
-}
+. tools/need.sh
 
 jobs=$(nproc)
 case "${1:-}" in
   clang)
-    need clang
+    need stages clang
     echo "stages: clang build" >&2
     quiet env CC=clang cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_C_FLAGS="-Werror=implicit-function-declaration"
@@ -42,7 +25,7 @@ case "${1:-}" in
     COLLSIM_QUICK=1 ctest --output-on-failure -E 'allreduce|sched|analysis|bench|faults'
     ;;
   sanitize)
-    need gcc libasan8 libubsan1
+    need stages gcc libasan8 libubsan1
     echo "stages: AddressSanitizer + UndefinedBehaviorSanitizer build" >&2
     quiet cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug \
       -DCMAKE_C_FLAGS="-O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"

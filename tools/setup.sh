@@ -20,24 +20,9 @@ mode=${1:-demo}
 
 pkgs=(gcc libc6-dev make cmake pkg-config liburing-dev libcriterion-dev libncurses-dev)
 [ "$mode" = mpi ] && pkgs+=(openmpi-bin libopenmpi-dev mpich libmpich-dev)
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
-    || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=
-  [ "$(id -u)" -ne 0 ] && sudo=sudo
-  echo "setup: installing ${missing[*]}" >&2
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
-    --no-install-recommends "${missing[@]}" >/dev/null
-fi
+. tools/need.sh
+need setup "${pkgs[@]}"
 
-quiet() { # run quietly; show everything only if it fails
-  local out
-  if ! out=$("$@" 2>&1); then echo "$out" >&2; exit 1; fi
-}
 if [ "$mode" = mpi ]; then
   # FindMPI takes one implementation per build tree: Open MPI in build-mpi
   # (its ctest entry runs the test), MPICH in build-mpich (handed to the
