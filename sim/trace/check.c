@@ -346,14 +346,34 @@ static void read_forget(ck_t *c, rd_t *r)
   r->blk = -1;
 }
 
+/* The intervals of access x's window map that its first n elements
+ * cover: the first index, with *m the map and *end one past the last;
+ * -1 when the range is empty or out of the slot. */
+static int64_t cover(ck_t *c, const cs_trace_rec_t *x, uint32_t n, imap_t **m,
+                     uint64_t *end)
+{
+  uint64_t lo, hi;
+  if (!byte_range(c, x, n, &lo, &hi))
+    return -1;
+  *m = map_of(c, x->peer, x->slot);
+  return ival_cover(c, *m, lo, hi, end);
+}
+
+/* Access x (its rank's clock k) against interval iv's last write: a race
+ * unless the write's fence epoch is ordered before x. */
+static inline void after_write(ck_t *c, const ival_t *iv, const uint32_t *k,
+                               const cs_trace_rec_t *x)
+{
+  if (iv->w >= 0 && !(k[c->n + iv->wrank] > iv->wfence))
+    race(c, pool_rec(c, iv->w), x, write_cause(k, iv->wrank, iv->wepoch));
+}
+
 /* Load x by its rank, whose clock is k. */
 static void access_read(ck_t *c, const cs_trace_rec_t *x, const uint32_t *k)
 {
-  uint64_t lo, hi, end;
-  if (!byte_range(c, x, x->phys > x->valid ? x->phys : x->valid, &lo, &hi))
-    return;
-  imap_t *m = map_of(c, x->peer, x->slot);
-  int64_t p = ival_cover(c, m, lo, hi, &end);
+  uint64_t end;
+  imap_t *m;
+  int64_t p = cover(c, x, x->phys > x->valid ? x->phys : x->valid, &m, &end);
   if (p < 0)
     return;
   int32_t blk = pool_get(c, k, x, (uint32_t)(end - (uint64_t)p));
@@ -362,8 +382,7 @@ static void access_read(ck_t *c, const cs_trace_rec_t *x, const uint32_t *k)
   c->last_a = c->last_b = UINT64_MAX;
   for (uint64_t j = (uint64_t)p; j < end; j++) {
     ival_t *iv = &m->v[j];
-    if (iv->w >= 0 && !(k[c->n + iv->wrank] > iv->wfence))
-      race(c, pool_rec(c, iv->w), x, write_cause(k, iv->wrank, iv->wepoch));
+    after_write(c, iv, k, x);
     read_forget(c, &iv->r[x->rank]);
     iv->r[x->rank].blk = blk;
   }
@@ -386,18 +405,15 @@ static void access_write(ck_t *c, int32_t wb)
 {
   const cs_trace_rec_t *x = pool_rec(c, wb);
   const uint32_t *k = pool_at(c, wb);
-  uint64_t lo, hi, end;
-  if (!byte_range(c, x, x->valid, &lo, &hi))
-    return;
-  imap_t *m = map_of(c, x->peer, x->slot);
-  int64_t p = ival_cover(c, m, lo, hi, &end);
+  uint64_t end;
+  imap_t *m;
+  int64_t p = cover(c, x, x->valid, &m, &end);
   if (p < 0)
     return;
   c->last_a = c->last_b = UINT64_MAX;
   for (uint64_t j = (uint64_t)p; j < end; j++) {
     ival_t *iv = &m->v[j];
-    if (iv->w >= 0 && !(k[c->n + iv->wrank] > iv->wfence))
-      race(c, pool_rec(c, iv->w), x, write_cause(k, iv->wrank, iv->wepoch));
+    after_write(c, iv, k, x);
     for (uint32_t q = 0; q < c->n; q++) {
       rd_t *r = &iv->r[q];
       if (r->blk >= 0 && k[q] < pool_at(c, r->blk)[q])
