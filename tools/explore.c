@@ -39,15 +39,15 @@ extern char **environ;
 static const char usage[] =
     "usage: collsim explore [run options] [--schedules K] [--time SECONDS]\n"
     "                       [--strategy S,...] [--memory-model M,...] [-j N]\n"
-    "                       [--keep-going] [-o DIR]\n"
+    "                       [--check] [--keep-going] [-o DIR]\n"
     "\n"
     "Runs many controlled schedules of one configuration (every option of\n"
     "collsim run, --bug included, except --schedule, --memory-model and\n"
     "--trace, which explore sets) and stops at the first failure: a wrong\n"
     "result, signals not at their final values, a deadlock or hang, an\n"
-    "out-of-slot fault or a rank crash. It writes that run's trace to DIR\n"
-    "and prints the outcome, the schedule and the collsim replay command\n"
-    "that reproduces it.\n"
+    "out-of-slot fault, a rank crash, or with --check a checker finding.\n"
+    "It writes that run's trace to DIR and prints the outcome, the schedule\n"
+    "and the collsim replay command that reproduces it.\n"
     "\n"
     "  --schedules K     schedules to run at most (default 1000)\n"
     "  --time SECONDS    stop starting schedules after this long (default: no limit)\n"
@@ -57,6 +57,10 @@ static const char usage[] =
     "                    every round\n"
     "  --memory-model M,...  from sc, fifo, relaxed (default all three)\n"
     "  -j N              schedules at a time (default: the online CPUs)\n"
+    "  --check           also check every schedule's trace for ordering defects\n"
+    "                    (as collsim check does): a finding on a run that\n"
+    "                    otherwise passed is a failure, named by the finding's\n"
+    "                    kind and its first pair of events (ranks, positions)\n"
     "  --keep-going      do not stop at a failure: count distinct failures\n"
     "                    (by outcome and first bad rank and position) and keep\n"
     "                    the first trace of each\n"
@@ -83,6 +87,7 @@ typedef struct ex_opts {
   uint32_t models;      /* bit m: cs_mm_t m */
   uint32_t jobs;
   int      keep_going;
+  int      check;       /* --check: a checker finding is a failure */
   const char *dir;
 } ex_opts_t;
 
@@ -166,6 +171,8 @@ static int own_opt(ex_opts_t *o, int argc, char **argv, int *i)
       known = k;
   if (!strcmp(a, "--keep-going"))
     return o->keep_going = 1;
+  if (!strcmp(a, "--check"))
+    return o->check = 1;
   if (known < 0)
     return 0;
   if (*i + 1 >= argc) {
@@ -303,6 +310,8 @@ static int spawn(explore_t *x, ex_slot_t *sl, const ex_sched_t *s, uint64_t inde
     argv[n++] = "--iters";
     argv[n++] = "1";
   }
+  if (x->o.check)
+    argv[n++] = "--check";
   argv[n] = NULL;
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t at;
@@ -350,6 +359,29 @@ static int line_of(const char *out, const char *key, char *line, size_t cap)
   return 0;
 }
 
+/* A passing run's first checker finding, as `run --check` printed it
+ * ("1. race (x3, same positions): rank 0's store of data[13..26) at RS t0
+ * j0 is not ordered before ..."): "check: " its kind and headline, which
+ * name both events by rank and position. 0, or -1 without a finding. */
+static int check_signature(const char *out, char *sig, size_t cap)
+{
+  const char *c = strstr(out, "\ncheck:\n");
+  char line[512];
+  if (!c || !line_of(c + 8, "1. ", line, sizeof(line)))
+    return -1;
+  const char *kind = line + 3, *head = strstr(kind, ": ");
+  if (!head)
+    return -1;
+  size_t nk = (size_t)(head - kind), nh = strcspn(head + 2, ":");
+  const char *paren = memchr(kind, '(', nk);
+  if (paren)
+    nk = (size_t)(paren - kind);
+  while (nk && kind[nk - 1] == ' ')
+    nk--;
+  snprintf(sig, cap, "check: %.*s: %.*s", (int)nk, kind, (int)nh, head + 2);
+  return 0;
+}
+
 /* The failure's signature: its kind and first bad rank and position, from
  * what run printed. */
 static void signature(const char *out, int status, char *sig, size_t cap)
@@ -363,6 +395,8 @@ static void signature(const char *out, int status, char *sig, size_t cap)
       snprintf(sig, cap, "signals not at their final values");
     else if (line_of(out, "repeated calls: WRONG", line, sizeof(line)))
       snprintf(sig, cap, "repeated calls differ");
+    else if (check_signature(out, sig, cap) == 0)
+      ;
     else
       snprintf(sig, cap, "wrong result");
     return;
@@ -569,6 +603,8 @@ static void report(const explore_t *x)
            (unsigned long long)g->index);
     printf("  schedule %s, memory model %s\n", g->s.sched, g->s.model);
     printf("  trace %s\n  reproduce: collsim replay %s\n", g->trace, g->trace);
+    if (!strncmp(g->what, "check: ", 7))
+      printf("  finding: collsim check %s\n", g->trace);
   }
   progress(x, 1);
 }
