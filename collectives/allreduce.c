@@ -113,7 +113,7 @@ void cs_ar_tiles_fini(cs_ar_tiles_t *t)
 
 static void allreduce_checked(cs_dev_t *d, const cs_ar_cfg_t *c,
                               const cs_knobs_t *k, cs_ar_tiles_t *t,
-                              uint32_t *bad)
+                              cs_ar_sigbad_t *bad)
 {
   switch (c->algo) {
   case CS_ALGO_MESH: cs__ar_mesh(d, c, k, t, bad); break;
@@ -212,6 +212,21 @@ uint64_t cs_ar_io_bytes(const cs_ar_cfg_t *c)
   return cs_ar_stats_off(c) + sizeof(cs_ar_stats_t) + 8ull * c->iters;
 }
 
+/* The first element where call `it`'s result differs from call 0's. */
+static void first_difference(const cs_ar_cfg_t *c, const uint8_t *first,
+                             const uint8_t *out, uint32_t it, cs_ar_stats_t *st)
+{
+  uint32_t es = cs_dtype_size(c->dtype);
+  uint64_t i = 0;
+  while (i + 1 < c->count && !memcmp(first + i * es, out + i * es, es))
+    i++;
+  st->differ_call = it;
+  st->differ_i = i;
+  st->differ_first = st->differ_got = 0;
+  memcpy(&st->differ_first, first + i * es, es);
+  memcpy(&st->differ_got, out + i * es, es);
+}
+
 int cs_ar_rank_main(cs_dev_t *d, void *arg)
 {
   const cs_ar_cfg_t *c = arg;
@@ -228,18 +243,22 @@ int cs_ar_rank_main(cs_dev_t *d, void *arg)
     cs_ar_tiles_fini(&t);
     return cs_dev_error(d, -ENOMEM);
   }
+  cs_ar_sigbad_t sb = {0};
   for (uint32_t it = 0; it < c->iters; it++) {
     cs_ar_stage_in(d, c, &t, in);
     uint64_t t0 = cs_now_ns();
-    allreduce_checked(d, c, &t.knobs, &t, it + 1 == c->iters ? &st->signal_bad
-                                                       : NULL);
+    allreduce_checked(d, c, &t.knobs, &t, it + 1 == c->iters ? &sb : NULL);
     st->ns[it] = cs_now_ns() - t0;
     cs_ar_stage_out(d, c, &t, out);
     if (first && it == 0)
       memcpy(first, out, bytes);
-    else if (first && memcmp(first, out, bytes) != 0)
-      st->iters_differ++;
+    else if (first && memcmp(first, out, bytes) != 0 && st->iters_differ++ == 0)
+      first_difference(c, first, out, it, st);
   }
+  st->signal_bad = sb.n;
+  st->signal_cell = sb.cell;
+  st->signal_got = sb.got;
+  st->signal_want = sb.want;
   free(first);
   cs_ar_tiles_fini(&t);
   return 0;

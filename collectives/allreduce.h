@@ -91,6 +91,13 @@ const char *cs_fill_name(cs_fill_t f);
 typedef struct cs_ar_stats {
   uint32_t signal_bad;   /* cells that did not reach their final value */
   uint32_t iters_differ; /* calls whose result differed from the first's */
+  uint32_t signal_cell;  /* the first cell that missed: own cell index */
+  int32_t  signal_got;   /*   its value before the last epilogue */
+  int32_t  signal_want;  /*   its final value */
+  uint32_t differ_call;  /* the first differing call (0 = the first call) */
+  uint64_t differ_i;     /*   its first differing element */
+  uint32_t differ_first; /*   that element's bits in call 0 */
+  uint32_t differ_got;   /*   and in differ_call */
   uint64_t ns[];         /* per-call time of this rank's allreduce, ns */
 } cs_ar_stats_t;
 

@@ -10,16 +10,17 @@
 
 #include "../sim/dev.h"
 #include "ar_config.h"
+#include "barrier.h"
 #include "bugs.h"
 
 /* One call of the algorithm on the data in the own window's data slot,
  * run with knobs k (cs_bug_knobs of c, computed once by the caller),
  * ending with the epilogue; `bad` as for cs__ar_epilogue. */
 void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
-                 cs_ar_tiles_t *t, uint32_t *bad);
+                 cs_ar_tiles_t *t, cs_ar_sigbad_t *bad);
 void cs__ar_ring(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
-                 cs_ar_tiles_t *t, uint32_t *bad);
+                 cs_ar_tiles_t *t, cs_ar_sigbad_t *bad);
 void cs__ar_host(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
-                 cs_ar_tiles_t *t, uint32_t *bad);
+                 cs_ar_tiles_t *t, cs_ar_sigbad_t *bad);
 
 #endif

@@ -21,7 +21,7 @@ void cs__ar_barrier(cs_dev_t *d, const cs_knobs_t *k, uint32_t row,
 }
 
 void cs__ar_epilogue(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
-                     int32_t row_total, int32_t last_total, uint32_t *bad)
+                     int32_t row_total, int32_t last_total, cs_ar_sigbad_t *bad)
 {
   uint32_t n = d->nranks, me = d->rank;
   if (bad) {
@@ -32,8 +32,12 @@ void cs__ar_epilogue(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
       for (uint32_t s = 0; s < n; s++) {
         int32_t total = row + 1 == nrows ? last_total : row_total;
         int32_t want = s == me ? 0 : total;
-        if (__atomic_load_n(&cells[row * n + s], __ATOMIC_ACQUIRE) != want)
-          (*bad)++;
+        int32_t got = __atomic_load_n(&cells[row * n + s], __ATOMIC_ACQUIRE);
+        if (got != want && bad->n++ == 0) {
+          bad->cell = row * n + s;
+          bad->got = got;
+          bad->want = want;
+        }
       }
   }
   if (!k->epilogue)

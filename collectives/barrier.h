@@ -72,6 +72,15 @@ static inline void cs__ar_load_reduce(cs_dev_t *d, cs_ar_tiles_t *t,
   cs_reduce_event(d, c->op, v, NULL, NULL); /* the work happened in the load */
 }
 
+/* The own signal cells that missed their final value before the reset:
+ * how many, and the first of them (row-major, row * nranks + src). */
+typedef struct cs_ar_sigbad {
+  uint32_t n;    /* non-self cells not exactly their total */
+  uint32_t cell; /* the first of them: own cell index */
+  int32_t  got;  /*   the value it held */
+  int32_t  want; /*   its total */
+} cs_ar_sigbad_t;
+
 /* Self-clearing epilogue (reference §2.3 LATER, #2175/#2279): after the
  * last barrier, for rows [0, nrows) and every src != me, AtomicAdd -total to
  * the own cell [row, src] (-last_total on the last row). Every peer's
@@ -79,8 +88,8 @@ static inline void cs__ar_load_reduce(cs_dev_t *d, cs_ar_tiles_t *t,
  * return to 0; adds commute, so a peer already in its next call keeps its
  * +1. Skipped (the cells keep their totals) unless k->epilogue. `bad` (may
  * be NULL) counts non-self cells that were not exactly their total before
- * the reset. */
+ * the reset, and names the first. */
 void cs__ar_epilogue(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
-                     int32_t total, int32_t last_total, uint32_t *bad);
+                     int32_t total, int32_t last_total, cs_ar_sigbad_t *bad);
 
 #endif

@@ -33,7 +33,7 @@
 #include "geometry.h"
 
 void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
-                 cs_ar_tiles_t *t, uint32_t *bad)
+                 cs_ar_tiles_t *t, cs_ar_sigbad_t *bad)
 {
   uint32_t n = d->nranks, me = d->rank, es = cs_dtype_size(c->dtype);
   uint64_t size = c->count;

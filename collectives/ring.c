@@ -105,7 +105,7 @@ static int32_t ring_round(cs_dev_t *d, const cs_ar_cfg_t *c,
 }
 
 void cs__ar_ring(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
-                 cs_ar_tiles_t *t, uint32_t *bad)
+                 cs_ar_tiles_t *t, cs_ar_sigbad_t *bad)
 {
   uint32_t n = d->nranks, es = cs_dtype_size(c->dtype);
   uint64_t w = cs_ring_width(c->count, n, es, c->tile_bytes);

@@ -159,3 +159,93 @@ Test(explore, stops_cleanly_on_sigterm, .timeout = 60)
   cr_assert_eq(files_in(dir, "", 0), 0, "explore left files behind");
   rmdir(dir);
 }
+
+/* ---- failure outcomes that name things (run, and explore's signatures) */
+
+/* signal-reuse leaves out the epilogue: no cell is ever reset, so after K
+ * calls with every notify landed each non-self cell holds K times its
+ * per-call total. Mesh with 40 fp32 elements is one chunk: total 1+1 = 2.
+ * Rank 0's first non-self cell is cell 1 (row 0, from rank 1). */
+Test(run_outcomes, a_signal_failure_names_rank_cell_and_values, .timeout = 60)
+{
+  cli_out_t r;
+  run_cli(&r, 50, "run", "--algo", "mesh", "--ranks", "3", "--count", "40",
+          "--bug", "signal-reuse", "--iters", "3", "--schedule", "random:1", NULL);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  const char *line = strstr(r.out, "signals: WRONG: ");
+  cr_assert_not_null(line, "%s", r.out);
+  cr_assert(strstr(line, "rank 0 signal[1] (row 0, from rank 1) holds 6 at "
+                         "the end, expected 0"), "%s", line);
+  /* Before the last epilogue a cell holds at least call 1's 2 (its waits
+   * saw them) and at most all three calls' 6; a cell named as missing is
+   * not at the total 2. */
+  int held = -1, want = -1;
+  const char *f = strstr(line, "held ");
+  cr_assert_not_null(f, "%s", line);
+  cr_assert_eq(sscanf(f, "held %d before the last epilogue, expected %d", &held,
+                      &want), 2, "%s", line);
+  cr_assert_eq(want, 2, "%s", line);
+  cr_assert(held > 2 && held <= 6, "%s", line);
+}
+
+/* Call 1 of signal-reuse is a correct call (nothing stale yet) and the
+ * output is call 2's, so the first element where call 2 differs from
+ * call 1 is the result's first wrong element, on the same rank, with the
+ * same bits. */
+Test(run_outcomes, a_repeated_call_difference_names_call_rank_and_element,
+     .timeout = 60)
+{
+  cli_out_t r;
+  for (int seed = 1; seed <= 6; seed++) {
+    char sched[32];
+    snprintf(sched, sizeof(sched), "random:%d", seed);
+    run_cli(&r, 50, "run", "--algo", "mesh", "--ranks", "3", "--count", "40",
+            "--bug", "signal-reuse", "--iters", "2", "--schedule", sched, NULL);
+    const char *w = strstr(r.out, "result: WRONG: ");
+    if (!w)
+      continue; /* this schedule's stale credits did not change the data */
+    const char *d = strstr(r.out, "repeated calls: WRONG: ");
+    cr_assert_not_null(d, "%s", r.out);
+    int wr, dc, dr;
+    unsigned long long wi, di;
+    unsigned wbits, dbits, first;
+    const char *wf = strstr(w, "first: rank "), *df = strstr(d, "first: call ");
+    cr_assert(wf && df, "%s", r.out);
+    cr_assert_eq(sscanf(wf, "first: rank %d index %llu: expected 0x%x (%*[^)]), got 0x%x",
+                        &wr, &wi, &first, &wbits), 4, "%s", wf);
+    unsigned c1;
+    cr_assert_eq(sscanf(df, "first: call %d on rank %d, index %llu: call 1 0x%x "
+                        "(%*[^)]), call 2 0x%x", &dc, &dr, &di, &c1, &dbits), 5, "%s", df);
+    cr_assert_eq(dc, 2, "%s", df);
+    cr_assert_eq(dr, wr, "%s", r.out);
+    cr_assert_eq(di, wi, "%s", r.out);
+    cr_assert_eq(dbits, wbits, "%s", r.out);
+    cr_assert_eq(c1, first, "call 1 was not the oracle's value: %s", r.out);
+    return;
+  }
+  cr_assert_fail("no schedule of signal-reuse gave a wrong result: %s", r.out);
+}
+
+/* A wrong result names rank and index; explore's signature carries them,
+ * and the signature of a signal failure carries its rank and cell. */
+Test(run_outcomes, explore_signatures_name_the_rank_and_position, .timeout = 120)
+{
+  char dir[64];
+  temp_dir(dir, sizeof(dir));
+  cli_out_t r;
+  run_cli(&r, 100, "explore", "--algo", "mesh", "--ranks", "3", "--count", "40",
+          "--bug", "signal-reuse", "--strategy", "random", "--keep-going",
+          "--schedules", "24", "-o", dir, NULL);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  const char *w = strstr(r.out, ": wrong result, rank ");
+  cr_assert_not_null(w, "%s", r.out);
+  int rank;
+  unsigned long long idx;
+  cr_assert_eq(sscanf(w, ": wrong result, rank %d index %llu", &rank, &idx), 2, "%s", w);
+  cr_assert(rank >= 0 && rank < 3 && idx < 40, "%s", w);
+  if (strstr(r.out, ": signals not at their final values"))
+    cr_assert(strstr(r.out, ": signals not at their final values, rank 0 signal[1] "
+                            "(row 0, from rank 1) ("), "%s", r.out);
+  files_in(dir, "", 1);
+  rmdir(dir);
+}

@@ -359,6 +359,13 @@ static int line_of(const char *out, const char *key, char *line, size_t cap)
   return 0;
 }
 
+/* Length of s up to the first occurrence of `word` (all of s if none). */
+static size_t strcspn_word(const char *s, const char *word)
+{
+  const char *w = strstr(s, word);
+  return w ? (size_t)(w - s) : strlen(s);
+}
+
 /* A passing run's first checker finding, as `run --check` printed it
  * ("1. race (x3, same positions): rank 0's store of data[13..26) at RS t0
  * j0 is not ordered before ..."): "check: " its kind and headline, which
@@ -391,10 +398,11 @@ static void signature(const char *out, int status, char *sig, size_t cap)
   if (WIFEXITED(status) && WEXITSTATUS(status) == CS_EXIT_WRONG) {
     if (line_of(out, "result: WRONG", line, sizeof(line)) && (f = strstr(line, "first: ")))
       snprintf(sig, cap, "wrong result, %.*s", (int)strcspn(f + 7, ":"), f + 7);
-    else if (line_of(out, "signals: WRONG", line, sizeof(line)))
-      snprintf(sig, cap, "signals not at their final values");
-    else if (line_of(out, "repeated calls: WRONG", line, sizeof(line)))
-      snprintf(sig, cap, "repeated calls differ");
+    else if (line_of(out, "signals: WRONG", line, sizeof(line)) && (f = strstr(line, "first: ")))
+      snprintf(sig, cap, "signals not at their final values, %.*s",
+               (int)strcspn_word(f + 7, " h"), f + 7); /* " held"/" holds" */
+    else if (line_of(out, "repeated calls: WRONG", line, sizeof(line)) && (f = strstr(line, "first: ")))
+      snprintf(sig, cap, "repeated calls differ, %.*s", (int)strcspn(f + 7, ":"), f + 7);
     else if (check_signature(out, sig, cap) == 0)
       ;
     else

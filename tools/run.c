@@ -267,6 +267,10 @@ typedef struct run_job {
   uint64_t    median_ns;  /* per call the slowest rank, median over calls */
   uint32_t    signal_bad; /* cells that missed their final value */
   uint32_t    differ;     /* calls unlike the first, on the rank with most */
+  int64_t     sig_rank;   /* the lowest rank with a cell that missed (-1) */
+  int64_t     differ_rank; /* the lowest rank with a call unlike the first */
+  const cs_ar_stats_t *sig_st; /* their stats, in the world (mapped until report) */
+  const cs_ar_stats_t *differ_st;
   cs_verdict_t v;
   uint8_t    *want;       /* one rank's expected result (count elements) */
 } run_job_t;
@@ -439,10 +443,19 @@ static int read_stats(run_job_t *rj, const cs_world_t *w)
   uint64_t *per = calloc(c->iters, sizeof(uint64_t));
   if (!per)
     return -ENOMEM;
+  rj->sig_rank = rj->differ_rank = -1;
   for (uint32_t r = 0; r < c->nranks; r++) {
     const cs_ar_stats_t *st =
         (const cs_ar_stats_t *)(cs_world_output(w, r) + cs_ar_stats_off(c));
     rj->signal_bad += st->signal_bad;
+    if (st->signal_bad && rj->sig_rank < 0) {
+      rj->sig_rank = r;
+      rj->sig_st = st;
+    }
+    if (st->iters_differ && rj->differ_rank < 0) {
+      rj->differ_rank = r;
+      rj->differ_st = st;
+    }
     if (st->iters_differ > rj->differ)
       rj->differ = st->iters_differ; /* calls, on the rank that saw most */
     for (uint32_t it = 0; it < c->iters; it++)
@@ -540,6 +553,42 @@ static void print_result(run_job_t *rj, const cs_pipe_t *p)
          v->tol_fail ? "EXCEEDED" : "within");
 }
 
+/* "signal[7] (row 2, from rank 1)": a cell of c's signal slot. */
+static void cell_name(const cs_ar_cfg_t *c, uint64_t cell, char *buf, size_t n)
+{
+  snprintf(buf, n, "signal[%llu] (row %llu, from rank %llu)",
+           (unsigned long long)cell, (unsigned long long)(cell / c->nranks),
+           (unsigned long long)(cell % c->nranks));
+}
+
+/* The signals line of a run whose cells missed: how many, and the first
+ * cell of each kind by rank, index and value against the expected one. */
+static void print_signals_wrong(const run_job_t *rj)
+{
+  const cs_ar_cfg_t *c = &rj->o.cfg;
+  uint32_t bad = rj->signal_bad;
+  uint64_t not_zero = rj->v.signals_left;
+  const char *what = c->algo == CS_ALGO_MESH ? "1+C" : c->algo == CS_ALGO_RING
+                                                           ? "2K per row"
+                                                           : "1+ceil(n/256)";
+  char cell[80];
+  printf("signals: WRONG: %u cell%s missed %s = %d, %llu cell%s not back "
+         "to 0", bad, bad == 1 ? "" : "s", what, cs_ar_signal_final(c),
+         (unsigned long long)not_zero, not_zero == 1 ? "" : "s");
+  if (bad) {
+    cell_name(c, rj->sig_st->signal_cell, cell, sizeof(cell));
+    printf("; first: rank %lld %s held %d before the last epilogue, expected "
+           "%d", (long long)rj->sig_rank, cell, rj->sig_st->signal_got,
+           rj->sig_st->signal_want);
+  }
+  if (not_zero) {
+    cell_name(c, rj->v.left_cell, cell, sizeof(cell));
+    printf("; %s: rank %lld %s holds %d at the end, expected 0",
+           bad ? "and" : "first", (long long)rj->v.left_rank, cell, rj->v.left_val);
+  }
+  printf("\n");
+}
+
 /* Signals: final values before the last epilogue, 0 after it; repeated
  * calls alike. */
 static void print_signals(const run_job_t *rj)
@@ -557,12 +606,18 @@ static void print_signals(const run_job_t *rj)
            "returned all %llu cells to 0\n", what, cs_ar_signal_final(c),
            (unsigned long long)(cells * n));
   else
-    printf("signals: WRONG: %u cell%s missed %s = %d, %llu cell%s not back "
-           "to 0\n", bad, bad == 1 ? "" : "s", what, cs_ar_signal_final(c),
-           (unsigned long long)not_zero, not_zero == 1 ? "" : "s");
-  if (differ)
+    print_signals_wrong(rj);
+  if (differ) {
+    const cs_ar_stats_t *st = rj->differ_st;
     printf("repeated calls: WRONG: %u call%s gave a result different from "
-           "the first\n", differ, differ == 1 ? "" : "s");
+           "the first; first: call %u on rank %lld, index %llu: call 1 ",
+           differ, differ == 1 ? "" : "s", st->differ_call + 1,
+           (long long)rj->differ_rank, (unsigned long long)st->differ_i);
+    print_bits(c->dtype, &st->differ_first, 0);
+    printf(", call %u ", st->differ_call + 1);
+    print_bits(c->dtype, &st->differ_got, 0);
+    printf("\n");
+  }
 }
 
 /* --output: every rank's result. Returns the exit code given the

@@ -33,7 +33,7 @@ void cs_verify_allreduce(const cs_ar_cfg_t *c, const cs_world_t *w,
                          cs_verdict_t *v)
 {
   uint32_t n = c->nranks;
-  *v = (cs_verdict_t){.bad_rank = -1};
+  *v = (cs_verdict_t){.bad_rank = -1, .left_rank = -1};
   cs_oracle_tolerance(c->dtype, &v->rtol, &v->atol);
   for (uint32_t r = 0; r < n; r++) {
     const uint8_t *got = cs_world_output(w, r);
@@ -54,7 +54,11 @@ void cs_verify_allreduce(const cs_ar_cfg_t *c, const cs_world_t *w,
   for (uint32_t r = 0; r < n; r++) {
     const int32_t *sig = (const int32_t *)(cs_world_window(w, r) + s->off);
     for (uint64_t k = 0; k < cells; k++)
-      v->signals_left += sig[k] != 0;
+      if (sig[k] != 0 && v->signals_left++ == 0) {
+        v->left_rank = r;
+        v->left_cell = k;
+        v->left_val = sig[k];
+      }
   }
 }
 

@@ -27,6 +27,9 @@ typedef struct cs_verdict {
   double   rtol, atol;   /*   the reference's tolerance for the dtype */
   uint64_t tol_fail;     /*   elements outside it */
   uint64_t signals_left; /* signal cells, over all ranks, not back to 0 */
+  int64_t  left_rank;    /* the first of them: rank (-1 = none) */
+  uint64_t left_cell;    /*   cell index in its signal slot */
+  int32_t  left_val;     /*   and the value it holds */
 } cs_verdict_t;
 
 /* Compares the first c->count elements of every rank's output buffer with
