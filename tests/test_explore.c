@@ -7,11 +7,13 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -123,7 +125,8 @@ Test(explore, refuses_bad_options_with_one_line, .timeout = 60)
       {"--schedules", "0", NULL}, {"--strategy", "bfs", NULL},
       {"--memory-model", "tso", NULL}, {"-j", "1000", NULL},
       {"--schedule", "random:1", NULL}, {"--trace", "x.cstrace", NULL},
-      {"-o", "/nonexistent-dir", NULL}, {"--count", "0", NULL}};
+      {"-o", "/nonexistent-dir", NULL}, {"--count", "0", NULL},
+      {"--batch", "0", NULL}, {"--batch", "257", NULL}};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     cli_out_t r;
     char *args[] = {"explore", "--algo", "ring", (char *)bad[i][0],
@@ -248,4 +251,161 @@ Test(run_outcomes, explore_signatures_name_the_rank_and_position, .timeout = 120
                             "(row 0, from rank 1) ("), "%s", r.out);
   files_in(dir, "", 1);
   rmdir(dir);
+}
+
+/* ---- batches: one child runs many schedules */
+
+/* The failure signatures of an explore's output, one a line, sorted. */
+static void signatures(const char *out, char *sigs, size_t cap)
+{
+  char lines[64][256];
+  int n = 0;
+  for (const char *p = strstr(out, "failure "); p && n < 64; p = strstr(p + 1, "\nfailure ")) {
+    if (*p == '\n')
+      p++;
+    const char *c = strstr(p, ": "), *e = strstr(p, " (");
+    if (!c || !e || e < c)
+      break;
+    snprintf(lines[n++], sizeof(lines[0]), "%.*s", (int)(e - c - 2), c + 2);
+  }
+  qsort(lines, (size_t)n, sizeof(lines[0]), (int (*)(const void *, const void *))strcmp);
+  sigs[0] = 0;
+  for (int i = 0; i < n; i++)
+    snprintf(sigs + strlen(sigs), cap - strlen(sigs), "%s\n", lines[i]);
+}
+
+/* Every schedule of the portfolio is deterministic, so batched children
+ * (which run passing schedules untraced and re-run a failing one with its
+ * trace, and run the rest of a batch again after a failure) find exactly
+ * what one run per schedule finds. */
+Test(explore_batch, finds_what_one_run_per_schedule_finds, .timeout = 240)
+{
+  char dir[64], a[4096], b[4096];
+  temp_dir(dir, sizeof(dir));
+  cli_out_t one, many;
+  run_cli(&one, 200, "explore", "--algo", "ring", "--ranks", "3", "--count", "40",
+          "--bug", "no-fence-before-notify", "--keep-going", "--schedules", "60",
+          "--batch", "1", "-j", "1", "-o", dir, NULL);
+  files_in(dir, "", 1);
+  run_cli(&many, 200, "explore", "--algo", "ring", "--ranks", "3", "--count", "40",
+          "--bug", "no-fence-before-notify", "--keep-going", "--schedules", "60",
+          "--batch", "7", "-j", "2", "-o", dir, NULL);
+  cr_assert_eq(one.status, 1, "%s%s", one.out, one.err);
+  cr_assert_eq(many.status, 1, "%s%s", many.out, many.err);
+  const char *s1 = strstr(one.out, "explore: 60 schedules"), *s2 = strstr(many.out, "explore: 60 schedules");
+  cr_assert(s1 && s2, "%s\n%s", one.out, many.out);
+  cr_assert_str_eq(strstr(s1, "), "), strstr(s2, "), "), "%s\n%s", one.out, many.out);
+  signatures(one.out, a, sizeof(a));
+  signatures(many.out, b, sizeof(b));
+  cr_assert_str_eq(a, b, "%s\n%s", one.out, many.out);
+  cr_assert_eq(files_in(dir, ".explore-", 0), 0, "a temporary trace was left");
+  files_in(dir, "", 1);
+  rmdir(dir);
+}
+
+/* With one job the first failure is the same schedule either way, and the
+ * batched one's trace (from the traced re-run) replays to it. */
+Test(explore_batch, stops_at_the_same_first_failure_with_a_trace_that_replays,
+     .timeout = 120)
+{
+  char dir[64], trace[128];
+  temp_dir(dir, sizeof(dir));
+  cli_out_t one, many, rp;
+  run_cli(&one, 100, "explore", "--algo", "mesh", "--ranks", "3", "--count", "40",
+          "--bug", "mesh-no-chunk-barrier", "--batch", "1", "-j", "1", "-o", dir, NULL);
+  files_in(dir, "", 1);
+  run_cli(&many, 100, "explore", "--algo", "mesh", "--ranks", "3", "--count", "40",
+          "--bug", "mesh-no-chunk-barrier", "-j", "1", "-o", dir, NULL);
+  cr_assert_eq(one.status, 1, "%s%s", one.out, one.err);
+  cr_assert_eq(many.status, 1, "%s%s", many.out, many.err);
+  char l1[256], l2[256];
+  cr_assert_eq(sscanf(strstr(one.out, "failure 1:"), "%255[^\n]", l1), 1);
+  cr_assert_eq(sscanf(strstr(many.out, "failure 1:"), "%255[^\n]", l2), 1);
+  cr_assert_str_eq(l1, l2);
+  cr_assert_eq(sscanf(strstr(one.out, "  schedule "), "%255[^\n]", l1), 1);
+  cr_assert_eq(sscanf(strstr(many.out, "  schedule "), "%255[^\n]", l2), 1);
+  cr_assert_str_eq(l1, l2);
+  snprintf(trace, sizeof(trace), "%s/explore-1.cstrace", dir);
+  run_cli(&rp, 60, "replay", trace, NULL);
+  cr_assert_eq(rp.status, 0, "%s%s", rp.out, rp.err);
+  cr_assert(strstr(rp.out, "identical; outcome: wrong result"), "%s", rp.out);
+  cr_assert_eq(files_in(dir, ".explore-", 0), 0, "a temporary trace was left");
+  files_in(dir, "", 1);
+  rmdir(dir);
+}
+
+/* Starts explore (batched, or --batch 1) in its own process group, lets
+ * it run, sends `sig` to that group as a terminal's Ctrl-C does (or to
+ * explore alone), and checks: exit 3, no file left, and no process left
+ * (this test is the subreaper: an orphaned child or rank would be ours). */
+static void stop_with(int sig, int group, const char *batch)
+{
+  char dir[64];
+  temp_dir(dir, sizeof(dir));
+  cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    setpgid(0, 0);
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(bin_path(), "collsim", "explore", "--algo", "ring", "--ranks", "3",
+          "--count", "40", "--schedules", "100000", "--batch", batch, "-o", dir,
+          (char *)NULL);
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  struct timespec ts = {1, 500000000};
+  nanosleep(&ts, NULL);
+  kill(group ? -pid : pid, sig);
+  int status;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 3, "status %d", status);
+  /* Anything explore left would be re-parented here and still running. */
+  for (int i = 0; i < 20; i++) {
+    if (waitpid(-1, &status, WNOHANG) < 0 && errno == ECHILD)
+      break;
+    nanosleep(&(struct timespec){0, 100000000}, NULL);
+  }
+  cr_assert_eq(waitpid(-1, &status, WNOHANG), -1, "a process outlived explore");
+  cr_assert_eq(files_in(dir, "", 0), 0, "explore left files behind");
+  rmdir(dir);
+}
+
+Test(explore_batch, ctrl_c_to_the_group_stops_batches_cleanly, .timeout = 60)
+{
+  stop_with(SIGINT, 1, "32");
+}
+
+Test(explore_batch, sigterm_stops_batches_cleanly, .timeout = 60)
+{
+  stop_with(SIGTERM, 0, "32");
+}
+
+Test(explore_batch, sigterm_stops_single_runs_cleanly, .timeout = 60)
+{
+  stop_with(SIGTERM, 0, "1");
+}
+
+/* After a failure, with and without batches: only the kept trace is left,
+ * and no process. */
+Test(explore_batch, a_failure_leaves_only_its_trace, .timeout = 120)
+{
+  static const char *const batch[] = {"1", "32"};
+  cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  for (int b = 0; b < 2; b++) {
+    char dir[64];
+    temp_dir(dir, sizeof(dir));
+    cli_out_t r;
+    run_cli(&r, 100, "explore", "--algo", "ring", "--ranks", "3", "--count", "40",
+            "--bug", "early-return", "--batch", batch[b], "-o", dir, NULL);
+    cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+    cr_assert_eq(files_in(dir, "", 0), 1, "--batch %s: %s", batch[b], r.out);
+    cr_assert_eq(files_in(dir, "explore-1.cstrace", 0), 1, "%s", r.out);
+    int status;
+    cr_assert_eq(waitpid(-1, &status, WNOHANG), -1, "a process outlived explore");
+    files_in(dir, "", 1);
+    rmdir(dir);
+  }
 }

@@ -39,7 +39,7 @@ extern char **environ;
 static const char usage[] =
     "usage: collsim explore [run options] [--schedules K] [--time SECONDS]\n"
     "                       [--strategy S,...] [--memory-model M,...] [-j N]\n"
-    "                       [--check] [--keep-going] [-o DIR]\n"
+    "                       [--check] [--keep-going] [--batch K] [-o DIR]\n"
     "\n"
     "Runs many controlled schedules of one configuration (every option of\n"
     "collsim run, --bug included, except --schedule, --memory-model and\n"
@@ -64,6 +64,10 @@ static const char usage[] =
     "  --keep-going      do not stop at a failure: count distinct failures\n"
     "                    (by outcome and first bad rank and position) and keep\n"
     "                    the first trace of each\n"
+    "  --batch K         schedules per child process (default 32, at most an\n"
+    "                    even share of what is left): a child runs them in\n"
+    "                    turn untraced and runs a failing one again with its\n"
+    "                    trace; 1: one collsim run per schedule\n"
     "  -o DIR            where failing traces go (default .): explore-N.cstrace,\n"
     "                    never replacing a file\n"
     "\n"
@@ -76,6 +80,7 @@ static const char usage[] =
 enum { ST_LATEST = 1, ST_PCT = 2, ST_RANDOM = 4 };
 #define MAX_SIGS 64
 #define MAX_JOBS 64
+#define MAX_BATCH 256
 
 typedef struct ex_opts {
   char   **run_argv; /* the run options, passed through */
@@ -86,6 +91,7 @@ typedef struct ex_opts {
   uint32_t strategies;  /* ST_* */
   uint32_t models;      /* bit m: cs_mm_t m */
   uint32_t jobs;
+  uint32_t batch;       /* schedules per child process */
   int      keep_going;
   int      check;       /* --check: a checker finding is a failure */
   const char *dir;
@@ -97,14 +103,22 @@ typedef struct ex_sched {
   char model[8];
 } ex_sched_t;
 
-/* A child running one schedule. */
+/* A child running schedules index .. index+count-1 of the portfolio. */
 typedef struct ex_slot {
   pid_t      pid;      /* 0: free */
   int        out;      /* memfd holding its stdout and stderr */
-  uint64_t   index;    /* schedule number, from 1 */
-  ex_sched_t s;
+  uint64_t   index;    /* the first one's schedule number, from 1 */
+  uint32_t   count;    /* 1: a `collsim run`; more: a batch child */
+  ex_sched_t s;        /* the failing one, once known (finished) */
+  ex_sched_t items[MAX_BATCH];
   char       trace[640];
 } ex_slot_t;
+
+/* Portfolio positions [from, to) handed out once but never run: the rest
+ * of a batch that stopped at a failure, run again with --keep-going. */
+typedef struct ex_range {
+  uint64_t from, to;
+} ex_range_t;
 
 typedef struct ex_sig {
   char     what[200]; /* outcome kind and first bad rank/position */
@@ -124,6 +138,8 @@ typedef struct explore {
   ex_slot_t slot[MAX_JOBS];
   ex_sig_t  sig[MAX_SIGS];
   uint32_t  nsig;
+  ex_range_t redo[MAX_JOBS];
+  uint32_t  nredo;
   sigset_t  set, old;
 } explore_t;
 
@@ -164,9 +180,9 @@ static int own_opt(ex_opts_t *o, int argc, char **argv, int *i)
   static const uint32_t stb[] = {ST_LATEST, ST_PCT, ST_RANDOM}, mmb[] = {1, 2, 4};
   const char *a = argv[*i];
   static const char *const with_value[] = {"--schedules", "--time", "--strategy",
-                                           "--memory-model", "-j", "-o"};
+                                           "--memory-model", "-j", "-o", "--batch"};
   int known = -1;
-  for (int k = 0; k < 6; k++)
+  for (int k = 0; k < 7; k++)
     if (!strcmp(a, with_value[k]))
       known = k;
   if (!strcmp(a, "--keep-going"))
@@ -186,6 +202,7 @@ static int own_opt(ex_opts_t *o, int argc, char **argv, int *i)
   case 2: return parse_list(a, v, st, 3, stb, &o->strategies) < 0 ? -1 : 1;
   case 3: return parse_list(a, v, mm, 3, mmb, &o->models) < 0 ? -1 : 1;
   case 4: return cs_cli_u32("explore", a, v, 1, MAX_JOBS, &o->jobs) < 0 ? -1 : 1;
+  case 6: return cs_cli_u32("explore", a, v, 1, MAX_BATCH, &o->batch) < 0 ? -1 : 1;
   default: o->dir = v; return 1;
   }
 }
@@ -209,7 +226,7 @@ static int parse(int argc, char **argv, ex_opts_t *o)
   *o = (ex_opts_t){.schedules = 1000, .strategies = ST_LATEST | ST_PCT | ST_RANDOM,
                    .models = 7,
                    .jobs = cpus <= 0 ? 2 : cpus < MAX_JOBS ? (uint32_t)cpus : MAX_JOBS,
-                   .dir = "."};
+                   .batch = 32, .dir = "."};
   o->run_argv = calloc((size_t)argc + 1, sizeof(char *));
   if (!o->run_argv)
     return -1;
@@ -284,26 +301,53 @@ static uint64_t now_ns(void)
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Starts schedule s in slot sl: `collsim run` with its options. 0 or -errno. */
-static int spawn(explore_t *x, ex_slot_t *sl, const ex_sched_t *s, uint64_t index)
+/* "SCHEDULE@MODEL,..." of sl's items, for a batch child (malloc'd). */
+static char *batch_list(const ex_slot_t *sl)
 {
-  /* One name per schedule: a trace that could not be kept under its final
+  size_t cap = (size_t)sl->count * (sizeof(sl->items[0]) + 2) + 1, off = 0;
+  char *list = malloc(cap);
+  if (!list)
+    return NULL;
+  list[0] = 0;
+  for (uint32_t i = 0; i < sl->count; i++)
+    off += (size_t)snprintf(list + off, cap - off, "%s%s@%s", i ? "," : "",
+                            sl->items[i].sched, sl->items[i].model);
+  return list;
+}
+
+/* Starts sl's schedules (sl->items, sl->count, sl->index set): one
+ * `collsim run` with its options, or a batch child for several (tools/
+ * explore_batch.c). 0 or -errno. */
+static int spawn(explore_t *x, ex_slot_t *sl)
+{
+  /* One name per child: a trace that could not be kept under its final
    * name stays under this one and is never reused. */
   snprintf(sl->trace, sizeof(sl->trace), "%.500s/.explore-%d-%llu.cstrace",
-           x->o.dir, (int)getpid(), (unsigned long long)index);
+           x->o.dir, (int)getpid(), (unsigned long long)sl->index);
+  char *list = sl->count > 1 ? batch_list(sl) : NULL;
+  if (sl->count > 1 && !list)
+    return -ENOMEM;
   sl->out = memfd_create("collsim-explore", MFD_CLOEXEC);
-  if (sl->out < 0)
+  if (sl->out < 0) {
+    free(list);
     return -errno;
+  }
   char *argv[x->o.run_argc + 12];
   int n = 0;
   argv[n++] = "collsim";
-  argv[n++] = "run";
+  argv[n++] = list ? "explore" : "run";
+  if (list) {
+    argv[n++] = "--run-batch";
+    argv[n++] = list;
+  }
   for (int i = 0; i < x->o.run_argc; i++)
     argv[n++] = x->o.run_argv[i];
-  argv[n++] = "--schedule";
-  argv[n++] = (char *)s->sched;
-  argv[n++] = "--memory-model";
-  argv[n++] = (char *)s->model;
+  if (!list) {
+    argv[n++] = "--schedule";
+    argv[n++] = sl->items[0].sched;
+    argv[n++] = "--memory-model";
+    argv[n++] = sl->items[0].model;
+  }
   argv[n++] = "--trace";
   argv[n++] = sl->trace;
   if (!x->o.iters_given) {
@@ -328,13 +372,13 @@ static int spawn(explore_t *x, ex_slot_t *sl, const ex_sched_t *s, uint64_t inde
   int rc = posix_spawn(&sl->pid, "/proc/self/exe", &fa, &at, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
+  free(list);
   if (rc != 0) {
     close(sl->out);
     sl->pid = 0;
     return -rc;
   }
-  sl->s = *s;
-  sl->index = index;
+  sl->s = sl->items[0];
   return 0;
 }
 
@@ -460,24 +504,52 @@ static void record_failure(explore_t *x, ex_slot_t *sl, const char *sig)
   g->count = 1;
 }
 
+/* Which of sl's schedules failed (from 1): a batch child's last line
+ * says; a child that could not say is taken at its last. */
+static uint32_t failed_item(const ex_slot_t *sl, const char *out)
+{
+  char line[128];
+  unsigned k = 0;
+  if (sl->count > 1 && line_of(out, "explore-batch: schedule ", line, sizeof(line)) &&
+      sscanf(line, "explore-batch: schedule %u", &k) == 1 && k >= 1 && k <= sl->count)
+    return k;
+  return sl->count;
+}
+
+/* The rest of a batch after its failing schedule k, to run again. */
+static void redo_rest(explore_t *x, const ex_slot_t *sl, uint32_t k)
+{
+  if (k < sl->count && x->nredo < MAX_JOBS)
+    x->redo[x->nredo++] = (ex_range_t){sl->index - 1 + k, sl->index - 1 + sl->count};
+}
+
 /* A child ended with `status`. Returns -1 when its run refused the options
  * (exit 2: explore stops and shows why), else 0. */
 static int finished(explore_t *x, ex_slot_t *sl, int status)
 {
-  char out[8192], sig[200];
+  char out[32768], sig[240];
   output_of(sl, out, sizeof(out));
   sl->pid = 0;
-  x->done++;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == CS_EXIT_USAGE) {
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  uint32_t k = code == 0 ? sl->count : failed_item(sl, out);
+  if (code == CS_EXIT_USAGE) {
     fputs(out, stderr);
     unlink(sl->trace);
     return -1;
   }
-  if ((WIFEXITED(status) && WEXITSTATUS(status) == 0) || x->signo) {
+  if (code == 0 || x->signo) {
+    x->done += code == 0 ? k : k - 1;
     unlink(sl->trace); /* passed, or stopped by the person's signal */
     return 0;
   }
-  signature(out, status, sig, sizeof(sig));
+  x->done += k;
+  if (x->o.keep_going)
+    redo_rest(x, sl, k);
+  sl->s = sl->items[k - 1];
+  sl->index += k - 1;
+  signature(out, status, sig, sizeof(sig) - 32);
+  if (strstr(out, "explore-batch: the traced re-run passed"))
+    strcat(sig, " (its traced re-run passed)");
   record_failure(x, sl, sig);
   if (!x->o.keep_going)
     x->stop = 1;
@@ -556,24 +628,58 @@ static int any_running(const explore_t *x)
   return 0;
 }
 
+/* Schedules are left to hand out. */
+static int more(const explore_t *x)
+{
+  return !x->stop && (x->nredo || x->started < x->o.schedules);
+}
+
+/* Hands the next schedules to sl: the rest of a failed batch first, then
+ * the portfolio, at most --batch and an even share of what is left. 0, or
+ * -1 when there are none. */
+static int next_items(explore_t *x, ex_slot_t *sl)
+{
+  uint64_t from, to, left = x->o.schedules - x->started;
+  uint64_t share = (left + x->o.jobs - 1) / x->o.jobs;
+  int redo = x->nredo > 0;
+  if (redo) {
+    from = x->redo[x->nredo - 1].from;
+    to = x->redo[x->nredo - 1].to;
+  } else {
+    from = x->started;
+    to = from + (share < x->o.batch ? share : x->o.batch);
+  }
+  if (to - from > x->o.batch)
+    to = from + x->o.batch;
+  uint32_t n = 0;
+  for (uint64_t i = from; i < to && portfolio(x, i, &sl->items[n]) == 0; i++)
+    n++;
+  if (redo && (x->redo[x->nredo - 1].from = to) >= x->redo[x->nredo - 1].to)
+    x->nredo--;
+  if (!redo)
+    x->started = n ? from + n : x->o.schedules; /* past the portfolio's end */
+  sl->index = from + 1;
+  sl->count = n;
+  return n ? 0 : -1;
+}
+
 /* Starts schedules into free slots while there are any to start. */
 static int fill_slots(explore_t *x)
 {
-  for (uint32_t j = 0; j < x->o.jobs && !x->stop; j++) {
+  for (uint32_t j = 0; j < x->o.jobs && more(x); j++) {
     if (x->slot[j].pid > 0)
       continue;
-    ex_sched_t s;
-    if (x->started >= x->o.schedules || portfolio(x, x->started, &s) < 0 ||
-        (x->o.time_ns && now_ns() - x->t0 >= x->o.time_ns)) {
+    if (x->o.time_ns && now_ns() - x->t0 >= x->o.time_ns) {
       x->stop = 1;
       break;
     }
-    int err = spawn(x, &x->slot[j], &s, x->started + 1);
+    if (next_items(x, &x->slot[j]) < 0)
+      continue;
+    int err = spawn(x, &x->slot[j]);
     if (err < 0) {
       cs_cli_error("explore", "cannot start a run: %s", strerror(-err));
       return -1;
     }
-    x->started++;
   }
   return 0;
 }
@@ -582,21 +688,22 @@ static int fill_slots(explore_t *x)
  * checks the options and measures the run's length for pct. */
 static int first_run(explore_t *x)
 {
-  ex_sched_t s;
+  ex_slot_t *sl = &x->slot[0];
   int status;
   x->steps = 1; /* the first pct schedule has depth 1: no change point */
-  if (portfolio(x, 0, &s) < 0)
+  if (portfolio(x, 0, &sl->items[0]) < 0)
     return -1;
-  int err = spawn(x, &x->slot[0], &s, 1);
+  sl->index = sl->count = 1;
+  int err = spawn(x, sl);
   if (err < 0) {
     cs_cli_error("explore", "cannot start a run: %s", strerror(-err));
     return -1;
   }
   x->started = 1;
-  while (waitpid(x->slot[0].pid, &status, WNOHANG) == 0)
+  while (waitpid(sl->pid, &status, WNOHANG) == 0)
     take_signal(x);
-  uint64_t steps = steps_of(x->slot[0].trace);
-  if (finished(x, &x->slot[0], status) < 0)
+  uint64_t steps = steps_of(sl->trace);
+  if (finished(x, sl, status) < 0)
     return -1;
   x->steps = steps ? steps : 1;
   return 0;
@@ -619,6 +726,8 @@ static void report(const explore_t *x)
 
 int cs_cmd_explore(int argc, char **argv)
 {
+  if (argc > 2 && !strcmp(argv[1], "--run-batch"))
+    return cs__explore_batch(argc - 2, argv + 2);
   explore_t *x = calloc(1, sizeof(*x));
   if (!x || parse(argc, argv, &x->o) < 0) {
     if (x)
@@ -638,7 +747,7 @@ int cs_cmd_explore(int argc, char **argv)
   sigprocmask(SIG_BLOCK, &x->set, &x->old);
   x->t0 = now_ns();
   int tty = isatty(2), rc = first_run(x);
-  while (rc == 0 && (!x->stop || any_running(x))) {
+  while (rc == 0 && (more(x) || any_running(x))) {
     if (fill_slots(x) < 0 || reap(x) < 0)
       rc = -1;
     if (tty)

@@ -726,10 +726,7 @@ int cs_run_execute(run_opts_t *o_)
   return code;
 }
 
-/* --check: the run, then the check of its trace (a temporary one when
- * no --trace was given). A finding turns a passing run into exit 1; a
- * run that failed keeps its own exit code. */
-static int run_checked(run_opts_t *o)
+int cs_run_checked(run_opts_t *o)
 {
   char dir[64] = "", tmp[96];
   if (!o->com.trace) {
@@ -759,19 +756,25 @@ static int run_checked(run_opts_t *o)
   return rc;
 }
 
+int cs_run_parse(int argc, char **argv, run_opts_t *o)
+{
+  *o = (run_opts_t){0};
+  o->cfg.algo = CS_ALGO_RING;
+  o->cfg.dtype = CS_FP32;
+  o->cfg.op = CS_SUM;
+  o->cfg.nranks = 4;
+  o->cfg.count = 65537;
+  o->cfg.tile_bytes = CS_TILE_BYTES;
+  o->cfg.iters = 10;
+  o->seed = 1;
+  o->cmd = "run";
+  return parse(argc, argv, o);
+}
+
 int cs_cmd_run(int argc, char **argv)
 {
-  run_opts_t o = {0};
-  o.cfg.algo = CS_ALGO_RING;
-  o.cfg.dtype = CS_FP32;
-  o.cfg.op = CS_SUM;
-  o.cfg.nranks = 4;
-  o.cfg.count = 65537;
-  o.cfg.tile_bytes = CS_TILE_BYTES;
-  o.cfg.iters = 10;
-  o.seed = 1;
-  o.cmd = "run";
-  int rc = parse(argc, argv, &o);
+  run_opts_t o;
+  int rc = cs_run_parse(argc, argv, &o);
   if (rc != 0)
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
   if (o.replay_file) {
@@ -787,7 +790,7 @@ int cs_cmd_run(int argc, char **argv)
       return CS_EXIT_USAGE;
     }
   }
-  rc = o.check ? run_checked(&o) : cs_run_execute(&o);
+  rc = o.check ? cs_run_checked(&o) : cs_run_execute(&o);
   free(o.steps);
   cs_trace_free(&o.replay);
   return rc;

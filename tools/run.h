@@ -40,6 +40,14 @@ typedef struct run_opts {
  * every message and returns the exit code. Sets o's results; leaves its
  * other fields as they were. */
 int cs_run_execute(run_opts_t *o);
+/* The defaults of `collsim run`, then its options argv[1..argc) (argv[0]
+ * is skipped). Returns 0 to run, 1 when done (help, the bug list), -1 on
+ * bad usage (printed). */
+int cs_run_parse(int argc, char **argv, run_opts_t *o);
+/* --check: cs_run_execute, then the check of the run's trace (a temporary
+ * one when o->com.trace is NULL), printed after "check:". A finding turns
+ * a passing run into exit 1; a run that failed keeps its own exit code. */
+int cs_run_checked(run_opts_t *o);
 /* Extracts the schedule steps of o->replay into o->steps / o->sched.
  * Returns 0 or -1 (printed). */
 int cs_run_replay_steps(run_opts_t *o);

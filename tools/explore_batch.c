@@ -1,0 +1,121 @@
+/*
+ * explore_batch.c - the child side of `collsim explore`'s batches: one
+ * process runs many schedules of one configuration in turn, so a schedule
+ * pays for its world and its ranks but not for a fresh process, its
+ * start-up and option parsing. Started by tools/explore.c as
+ * `collsim explore --run-batch LIST [run options] --trace FILE`, where
+ * LIST is SCHEDULE@MODEL,... (never shown in the help).
+ *
+ * A passing schedule runs untraced (unless --check, which needs its
+ * trace) and its output is discarded; the first failing one is run again
+ * with the trace, its output kept, and the batch stops there with that
+ * run's exit code and a last line "explore-batch: schedule K failed". All
+ * passing: "explore-batch: N passed", exit 0. SIGINT, SIGTERM and SIGHUP
+ * stay blocked for the whole batch: a run in progress aborts (the
+ * launcher takes them), and between runs the batch ends with exit 3, so a
+ * stop never lands while a world exists.
+ *
+ * Owns: the batch loop and its protocol. Does not own a run (tools/run.c)
+ * or choosing the schedules (tools/explore.c, its only caller).
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "run.h"
+
+/* A stop asked for (pending while blocked). */
+static int stop_pending(void)
+{
+  sigset_t p;
+  sigpending(&p);
+  return sigismember(&p, SIGINT) || sigismember(&p, SIGTERM) ||
+         sigismember(&p, SIGHUP);
+}
+
+/* Starts a schedule's output afresh: what the last one printed goes. */
+static void fresh_output(void)
+{
+  fflush(stdout);
+  fflush(stderr);
+  if (ftruncate(1, 0) == 0)
+    lseek(1, 0, SEEK_SET);
+}
+
+/* Sets o's schedule and memory model from one "SCHEDULE@MODEL". 0 or -1
+ * (printed). */
+static int take_item(run_opts_t *o, char *item)
+{
+  char *at = strchr(item, '@');
+  int m = at ? cs_mm_parse(at + 1) : -1;
+  if (at)
+    *at = 0;
+  cs_sched_cfg_t s = {0};
+  if (m < 0 || cs_sched_parse(item, &s, NULL) < 0) {
+    cs_cli_error("explore", "--run-batch: '%s' is not SCHEDULE@MODEL", item);
+    return -1;
+  }
+  s.model = (cs_mm_t)m;
+  o->sched = s;
+  o->schedule_str = item;
+  o->model_set = 1;
+  return 0;
+}
+
+/* One schedule: its run, and for a failure the traced re-run. */
+static int one(run_opts_t *o, const char *trace)
+{
+  o->com.trace = o->check ? trace : NULL;
+  o->abort_reason = 0;
+  fresh_output();
+  int rc = o->check ? cs_run_checked(o) : cs_run_execute(o);
+  if (rc == CS_EXIT_OK || rc == CS_EXIT_USAGE || o->check ||
+      o->abort_reason == CS_ABORT_SIGNAL /* stopped, not failed */)
+    return rc;
+  o->com.trace = trace; /* the same schedule, now recorded */
+  fflush(stdout);
+  int again = cs_run_execute(o);
+  if (again == CS_EXIT_OK)
+    printf("explore-batch: the traced re-run passed\n");
+  return rc;
+}
+
+int cs__explore_batch(int argc, char **argv)
+{
+  char *list = strdup(argv[0]);
+  run_opts_t o;
+  if (!list)
+    return CS_EXIT_ABORTED;
+  int rc = cs_run_parse(argc, argv, &o);
+  const char *trace = o.com.trace;
+  if (rc != 0 || !trace) {
+    free(list);
+    return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+  }
+  sigset_t stops;
+  sigemptyset(&stops);
+  sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGTERM);
+  sigaddset(&stops, SIGHUP);
+  sigprocmask(SIG_BLOCK, &stops, NULL);
+  unsigned k = 0;
+  for (char *save, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    k++;
+    if (stop_pending() || take_item(&o, t) < 0) {
+      rc = stop_pending() ? CS_EXIT_ABORTED : CS_EXIT_USAGE;
+      break;
+    }
+    if ((rc = one(&o, trace)) != CS_EXIT_OK)
+      break;
+  }
+  if (rc != CS_EXIT_OK)
+    printf("explore-batch: schedule %u failed\n", k);
+  else
+    printf("explore-batch: %u passed\n", k);
+  free(list);
+  return rc;
+}
