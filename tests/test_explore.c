@@ -409,3 +409,29 @@ Test(explore_batch, a_failure_leaves_only_its_trace, .timeout = 120)
     rmdir(dir);
   }
 }
+
+/* ring-drop-tail fails under every schedule, so the first schedule is the
+ * failure and the report shows its seed: round 1's is 1 by default, and
+ * another explore seed gives other seeds, each its own. */
+Test(explore, explore_seed_changes_the_portfolios_seeds, .timeout = 60)
+{
+  char dir[64], got[3][64];
+  static const char *const seed[] = {"0", "7", "8"};
+  temp_dir(dir, sizeof(dir));
+  for (int i = 0; i < 3; i++) {
+    cli_out_t r;
+    run_cli(&r, 50, "explore", "--algo", "ring", "--ranks", "3", "--count", "40",
+            "--bug", "ring-drop-tail", "--strategy", "random", "--memory-model",
+            "sc", "--schedules", "1", "--explore-seed", seed[i], "-o", dir, NULL);
+    cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+    const char *s = strstr(r.out, "  schedule random:");
+    cr_assert_not_null(s, "%s", r.out);
+    cr_assert_eq(sscanf(s, "  schedule %63[^,]", got[i]), 1, "%s", s);
+    files_in(dir, "", 1);
+  }
+  cr_assert_str_eq(got[0], "random:1");
+  cr_assert_str_neq(got[1], got[0]);
+  cr_assert_str_neq(got[2], got[0]);
+  cr_assert_str_neq(got[2], got[1]);
+  rmdir(dir);
+}

@@ -56,6 +56,9 @@ static const char usage[] =
     "                    STEPS = the length of a first run; random; a new seed\n"
     "                    every round\n"
     "  --memory-model M,...  from sc, fifo, relaxed (default all three)\n"
+    "  --explore-seed S  the portfolio's seeds: 0 (the default) seeds round r\n"
+    "                    (from 1) with r; any other S gives every round a seed\n"
+    "                    of its own (latest has no seed: its schedules stay)\n"
     "  -j N              schedules at a time (default: the online CPUs)\n"
     "  --check           also check every schedule's trace for ordering defects\n"
     "                    (as collsim check does): a finding on a run that\n"
@@ -92,6 +95,7 @@ typedef struct ex_opts {
   uint32_t models;      /* bit m: cs_mm_t m */
   uint32_t jobs;
   uint32_t batch;       /* schedules per child process */
+  uint64_t seed;        /* --explore-seed: 0 = seeds 1, 2, 3, ... */
   int      keep_going;
   int      check;       /* --check: a checker finding is a failure */
   const char *dir;
@@ -180,9 +184,10 @@ static int own_opt(ex_opts_t *o, int argc, char **argv, int *i)
   static const uint32_t stb[] = {ST_LATEST, ST_PCT, ST_RANDOM}, mmb[] = {1, 2, 4};
   const char *a = argv[*i];
   static const char *const with_value[] = {"--schedules", "--time", "--strategy",
-                                           "--memory-model", "-j", "-o", "--batch"};
+                                           "--memory-model", "-j", "-o", "--batch",
+                                           "--explore-seed"};
   int known = -1;
-  for (int k = 0; k < 7; k++)
+  for (int k = 0; k < 8; k++)
     if (!strcmp(a, with_value[k]))
       known = k;
   if (!strcmp(a, "--keep-going"))
@@ -203,6 +208,7 @@ static int own_opt(ex_opts_t *o, int argc, char **argv, int *i)
   case 3: return parse_list(a, v, mm, 3, mmb, &o->models) < 0 ? -1 : 1;
   case 4: return cs_cli_u32("explore", a, v, 1, MAX_JOBS, &o->jobs) < 0 ? -1 : 1;
   case 6: return cs_cli_u32("explore", a, v, 1, MAX_BATCH, &o->batch) < 0 ? -1 : 1;
+  case 7: return cs_cli_u64("explore", a, v, 0, 1000000000, &o->seed) < 0 ? -1 : 1;
   default: o->dir = v; return 1;
   }
 }
@@ -283,12 +289,17 @@ static int portfolio(const explore_t *x, uint64_t i, ex_sched_t *s)
   i -= first;
   uint64_t round = i / (per * nm), k = i % (per * nm);
   uint32_t strat = (uint32_t)(k / nm);
+  /* Round r's seed: r + 1, or with --explore-seed S a seed of its own per
+   * (S, r), the same for pct and random (they use it differently). */
+  uint64_t seed = x->o.seed ? (x->o.seed * 0x9e3779b97f4a7c15ull ^ (round + 1) *
+                               0xbf58476d1ce4e5b9ull) >> 1
+                            : round + 1;
   snprintf(s->model, sizeof(s->model), "%s", models[k % nm]);
   if (x->o.strategies & ST_PCT && strat < 3)
     snprintf(s->sched, sizeof(s->sched), "pct:%llu:%u:%llu",
-             (unsigned long long)round + 1, strat + 1, (unsigned long long)x->steps);
+             (unsigned long long)seed, strat + 1, (unsigned long long)x->steps);
   else
-    snprintf(s->sched, sizeof(s->sched), "random:%llu", (unsigned long long)round + 1);
+    snprintf(s->sched, sizeof(s->sched), "random:%llu", (unsigned long long)seed);
   return 0;
 }
 
