@@ -92,6 +92,8 @@ int cs__explore_batch(int argc, char **argv)
     return CS_EXIT_ABORTED;
   int rc = cs_run_parse(argc, argv, &o);
   const char *trace = o.com.trace;
+  if (rc == 0 && !trace)
+    cs_cli_error("explore", "--run-batch needs --trace FILE");
   if (rc != 0 || !trace) {
     free(list);
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
@@ -112,7 +114,7 @@ int cs__explore_batch(int argc, char **argv)
     if ((rc = one(&o, trace)) != CS_EXIT_OK)
       break;
   }
-  if (rc != CS_EXIT_OK)
+  if (rc != CS_EXIT_OK && rc != CS_EXIT_USAGE)
     printf("explore-batch: schedule %u failed\n", k);
   else
     printf("explore-batch: %u passed\n", k);
