@@ -116,7 +116,7 @@ int cs__explore_batch(int argc, char **argv)
   }
   if (rc != CS_EXIT_OK && rc != CS_EXIT_USAGE)
     printf("explore-batch: schedule %u failed\n", k);
-  else
+  else if (rc == CS_EXIT_OK)
     printf("explore-batch: %u passed\n", k);
   free(list);
   return rc;
