@@ -33,6 +33,7 @@
 #include "../sim/sched.h"
 #include "../sim/trace.h"
 #include "cli.h"
+#include "signature.h"
 
 extern char **environ;
 
@@ -337,47 +338,6 @@ static void output_of(ex_slot_t *sl, char *buf, size_t cap)
   close(sl->out);
 }
 
-/* The line of `out` that starts with `key`, into line; 0 if none. */
-static int line_of(const char *out, const char *key, char *line, size_t cap)
-{
-  for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-    if (strncmp(p, key, strlen(key)))
-      continue;
-    size_t n = strcspn(p, "\n");
-    snprintf(line, cap, "%.*s", (int)(n < cap ? n : cap - 1), p);
-    return 1;
-  }
-  return 0;
-}
-
-/* The failure's signature: its kind and first bad rank and position, from
- * what run printed. */
-static void signature(const char *out, int status, char *sig, size_t cap)
-{
-  char line[512];
-  const char *f;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == CS_EXIT_WRONG) {
-    if (line_of(out, "result: WRONG", line, sizeof(line)) && (f = strstr(line, "first: ")))
-      snprintf(sig, cap, "wrong result, %.*s", (int)strcspn(f + 7, ":"), f + 7);
-    else if (line_of(out, "signals: WRONG", line, sizeof(line)))
-      snprintf(sig, cap, "signals not at their final values");
-    else if (line_of(out, "repeated calls: WRONG", line, sizeof(line)))
-      snprintf(sig, cap, "repeated calls differ");
-    else
-      snprintf(sig, cap, "wrong result");
-    return;
-  }
-  /* Aborted: the first line that is not the run's own header. */
-  const char *p = out;
-  while (*p && (!strncmp(p, "mode:", 5) || !strncmp(p, "collsim run:", 12)))
-    p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p);
-  size_t n = strcspn(p, "\n");
-  const char *at = strstr(p, " at ");
-  if (at && (size_t)(at - p) < n)
-    n = (size_t)(at - p); /* "deadlock at step 16" -> "deadlock" */
-  snprintf(sig, cap, "%.*s", (int)(n < cap ? n : cap - 1), *p ? p : "run aborted");
-}
-
 /* Keeps the trace of a failure under a free name explore-N.cstrace in DIR
  * (never replacing a file); writes the kept name into sl->trace. */
 static void keep_trace(explore_t *x, ex_slot_t *sl)
@@ -435,7 +395,7 @@ static int finished(explore_t *x, ex_slot_t *sl, int status)
     unlink(sl->trace); /* passed, or stopped by the person's signal */
     return 0;
   }
-  signature(out, status, sig, sizeof(sig));
+  cs__run_signature(out, status, sig, sizeof(sig));
   record_failure(x, sl, sig);
   if (!x->o.keep_going)
     x->stop = 1;
