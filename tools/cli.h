@@ -120,6 +120,7 @@ int cs_cmd_run(int argc, char **argv);
 int cs_cmd_clean(int argc, char **argv);
 int cs_cmd_replay(int argc, char **argv);
 int cs_cmd_explore(int argc, char **argv);
+int cs_cmd_shrink(int argc, char **argv);
 int cs_cmd_teach(int argc, char **argv);
 int cs_cmd_bench(int argc, char **argv);
 int cs_cmd_trace(int argc, char **argv);
