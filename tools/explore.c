@@ -33,6 +33,7 @@
 #include "../sim/sched.h"
 #include "../sim/trace.h"
 #include "cli.h"
+#include "shrink.h"
 #include "signature.h"
 
 extern char **environ;
@@ -40,7 +41,7 @@ extern char **environ;
 static const char usage[] =
     "usage: collsim explore [run options] [--schedules K] [--time SECONDS]\n"
     "                       [--strategy S,...] [--memory-model M,...] [-j N]\n"
-    "                       [--keep-going] [-o DIR]\n"
+    "                       [--keep-going] [--no-shrink] [-o DIR]\n"
     "\n"
     "Runs many controlled schedules of one configuration (every option of\n"
     "collsim run, --bug included, except --schedule, --memory-model and\n"
@@ -63,6 +64,9 @@ static const char usage[] =
     "                    the first trace of each\n"
     "  -o DIR            where failing traces go (default .): explore-N.cstrace,\n"
     "                    never replacing a file\n"
+    "  --no-shrink       do not shrink the first failure (by default it is cut\n"
+    "                    down as collsim shrink does, to explore-N.min.cstrace,\n"
+    "                    with its replay command and its story)\n"
     "\n"
     "Without --iters, each schedule runs one call (two for defects that show\n"
     "on a second call). A progress line goes to stderr while it is a\n"
@@ -84,6 +88,7 @@ typedef struct ex_opts {
   uint32_t models;      /* bit m: cs_mm_t m */
   uint32_t jobs;
   int      keep_going;
+  int      no_shrink;
   const char *dir;
 } ex_opts_t;
 
@@ -167,6 +172,8 @@ static int own_opt(ex_opts_t *o, int argc, char **argv, int *i)
       known = k;
   if (!strcmp(a, "--keep-going"))
     return o->keep_going = 1;
+  if (!strcmp(a, "--no-shrink"))
+    return o->no_shrink = 1;
   if (known < 0)
     return 0;
   if (*i + 1 >= argc) {
@@ -531,6 +538,14 @@ static void report(const explore_t *x)
     printf("  trace %s\n  reproduce: collsim replay %s\n", g->trace, g->trace);
   }
   progress(x, 1);
+  if (x->nsig && !x->o.no_shrink && !x->signo) { /* the first, shrunk */
+    char min[700];
+    size_t n = strlen(x->sig[0].trace);
+    int ext = n > 8 && !strcmp(x->sig[0].trace + n - 8, ".cstrace");
+    snprintf(min, sizeof(min), "%.*s.min.cstrace", (int)(ext ? n - 8 : n), x->sig[0].trace);
+    fflush(stdout);
+    cs__shrink_file(x->sig[0].trace, min, 600, 1, stdout);
+  }
 }
 
 int cs_cmd_explore(int argc, char **argv)
