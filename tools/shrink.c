@@ -80,6 +80,7 @@ typedef struct sh_cfg {
   uint64_t count, seed;
   uint32_t fault_kind, fault_rank;
   uint64_t fault_event;
+  uint64_t timeout_ns; /* the recorded run's wait timeout */
 } sh_cfg_t;
 
 /* A deviation Z>Y (deviate.c): rank UINT32_MAX in z = the start. */
@@ -176,8 +177,11 @@ static void run_argv(const sh_cfg_t *c, const char *sched, const char *trace,
   argv[n++] = (char *)sched;
   argv[n++] = "--trace";
   argv[n++] = (char *)trace;
-  argv[n++] = "--timeout";
-  argv[n++] = "10";
+  argv[n] = "--timeout";
+  snprintf(num[n + 1], sizeof(num[0]), "%.3f",
+           c->timeout_ns ? (double)c->timeout_ns / 1e9 : 30.0);
+  argv[n + 1] = num[n + 1];
+  n += 2;
   argv[n] = NULL;
 }
 
@@ -696,7 +700,8 @@ static int from_header(const cs_trace_header_t *h, const char *path, sh_cfg_t *c
                   .fill = h->fill, .nranks = h->nranks, .iters = h->iters,
                   .tile = h->tile_bytes, .bug = h->bug, .model = h->memory_model,
                   .count = h->count, .seed = h->seed, .fault_kind = h->fault_kind,
-                  .fault_rank = h->fault_rank, .fault_event = h->fault_event};
+                  .fault_rank = h->fault_rank, .fault_event = h->fault_event,
+                  .timeout_ns = h->timeout_ns <= 1000000000ull * 1000000 ? h->timeout_ns : 0};
   return 0;
 }
 
