@@ -10,6 +10,10 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,5 +260,38 @@ Test(shrink, deviate_runs_the_named_actor_at_its_point, .timeout = 120)
   run_cli(&r, 30, "run", "--schedule", "deviate:1.x>2", NULL);
   cr_assert_eq(r.status, 2, "%s", r.err);
   cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+  rmdir(dir);
+}
+
+/* SIGTERM while candidates run: exit 3, no OUT, no temporary trace, no
+ * child left (the harness's shm check covers the runs it starts). */
+Test(shrink, stops_cleanly_on_sigterm, .timeout = 120)
+{
+  char dir[64], in[128], out[128];
+  temp_dir(dir, sizeof(dir));
+  snprintf(in, sizeof(in), "%s/in.cstrace", dir);
+  snprintf(out, sizeof(out), "%s/out.cstrace", dir);
+  cli_out_t r;
+  run_cli(&r, 60, "run", "--algo", "ring", "--ranks", "3", "--count", "100001",
+          "--iters", "1", "--bug", "ring-drop-tail", "--trace", in, NULL);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    int fd = open("/dev/null", 1);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(bin_path(), "collsim", "shrink", in, "-o", out, (char *)NULL);
+    _exit(127);
+  }
+  struct timespec ts = {1, 0};
+  nanosleep(&ts, NULL);
+  kill(pid, SIGTERM);
+  int status;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 3, "status %d", status);
+  cr_assert_eq(access(out, F_OK), -1, "OUT was written");
+  cr_assert_eq(files_in(dir, "", 0), 1, "shrink left files behind");
+  files_in(dir, "", 1);
   rmdir(dir);
 }
