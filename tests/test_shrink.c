@@ -295,3 +295,27 @@ Test(shrink, stops_cleanly_on_sigterm, .timeout = 120)
   files_in(dir, "", 1);
   rmdir(dir);
 }
+
+/* explore shrinks its first failure by default, next to its trace, and
+ * prints the shrunk trace's replay command; --no-shrink does not. */
+Test(shrink, explore_shrinks_its_failure_unless_told_not_to, .timeout = 300)
+{
+  char dir[64], min[128], cmd[200];
+  temp_dir(dir, sizeof(dir));
+  snprintf(min, sizeof(min), "%s/explore-1.min.cstrace", dir);
+  snprintf(cmd, sizeof(cmd), "reproduce: collsim replay %s\n", min);
+  cli_out_t r;
+  run_cli(&r, 250, "explore", "--algo", "mesh", "--ranks", "3", "--count", "40",
+          "--bug", "mesh-no-chunk-barrier", "-o", dir, NULL);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, cmd), "%s", r.out);
+  cr_assert(strstr(r.out, "story:\n"), "%s", r.out);
+  cr_assert_eq(access(min, F_OK), 0, "%s", r.out);
+  files_in(dir, "", 1);
+  run_cli(&r, 250, "explore", "--algo", "mesh", "--ranks", "3", "--count", "40",
+          "--bug", "mesh-no-chunk-barrier", "--no-shrink", "-o", dir, NULL);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert_null(strstr(r.out, "min.cstrace"), "%s", r.out);
+  cr_assert_eq(files_in(dir, "", 1), 1, "--no-shrink: one trace, the failure's");
+  rmdir(dir);
+}
