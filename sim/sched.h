@@ -44,6 +44,7 @@ typedef enum cs_strategy {
   CS_SCHED_LATEST,     /* latest */
   CS_SCHED_REPLAY,     /* replay:FILE */
   CS_SCHED_INTERACTIVE,/* interactive */
+  CS_SCHED_DEVIATE,    /* deviate:LIST */
 } cs_strategy_t;
 
 struct cs_trace_rec;
@@ -56,6 +57,7 @@ typedef struct cs_sched_cfg {
   uint64_t      steps;  /* pct: estimated run length in steps */
   const struct cs_trace_rec *replay; /* replay: step records in order */
   uint64_t      nreplay;
+  const char   *deviate; /* deviate: the list, as given (outlives the run) */
   FILE         *tty_in, *tty_out;    /* interactive */
   const cs_dev_hooks_t *hooks;       /* set by the launcher: land() */
   void         *hook_arg;
@@ -66,7 +68,7 @@ int cs_mm_parse(const char *s);
 const char *cs_mm_name(cs_mm_t m);
 
 /* Parses random:SEED, pct:SEED:DEPTH[:STEPS] (DEPTH 1..64), latest,
- * interactive (and replay:FILE, whose FILE the caller loads; refused when
+ * interactive, deviate:LIST (c->deviate points into s) (and replay:FILE, whose FILE the caller loads; refused when
  * replay_file is NULL). Returns 0, or CS_EBADSCHED with *c possibly half
  * set. Words no message: the caller names `s`. */
 int cs_sched_parse(const char *s, cs_sched_cfg_t *c, const char **replay_file);

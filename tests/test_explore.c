@@ -285,11 +285,11 @@ Test(explore_batch, finds_what_one_run_per_schedule_finds, .timeout = 240)
   cli_out_t one, many;
   run_cli(&one, 200, "explore", "--algo", "ring", "--ranks", "3", "--count", "40",
           "--bug", "no-fence-before-notify", "--keep-going", "--schedules", "60",
-          "--batch", "1", "-j", "1", "-o", dir, NULL);
+          "--batch", "1", "-j", "1", "--no-shrink", "-o", dir, NULL);
   files_in(dir, "", 1);
   run_cli(&many, 200, "explore", "--algo", "ring", "--ranks", "3", "--count", "40",
           "--bug", "no-fence-before-notify", "--keep-going", "--schedules", "60",
-          "--batch", "7", "-j", "2", "-o", dir, NULL);
+          "--batch", "7", "-j", "2", "--no-shrink", "-o", dir, NULL);
   cr_assert_eq(one.status, 1, "%s%s", one.out, one.err);
   cr_assert_eq(many.status, 1, "%s%s", many.out, many.err);
   const char *s1 = strstr(one.out, "explore: 60 schedules"), *s2 = strstr(many.out, "explore: 60 schedules");
@@ -389,7 +389,8 @@ Test(explore_batch, sigterm_stops_single_runs_cleanly, .timeout = 60)
 }
 
 /* After a failure, with and without batches: only the kept trace is left,
- * and no process. */
+ * and no process (--no-shrink: the shrunk trace explore adds by default
+ * is tested with shrink). */
 Test(explore_batch, a_failure_leaves_only_its_trace, .timeout = 120)
 {
   static const char *const batch[] = {"1", "32"};
@@ -399,7 +400,8 @@ Test(explore_batch, a_failure_leaves_only_its_trace, .timeout = 120)
     temp_dir(dir, sizeof(dir));
     cli_out_t r;
     run_cli(&r, 100, "explore", "--algo", "ring", "--ranks", "3", "--count", "40",
-            "--bug", "early-return", "--batch", batch[b], "-o", dir, NULL);
+            "--bug", "early-return", "--batch", batch[b], "--no-shrink", "-o", dir,
+            NULL);
     cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
     cr_assert_eq(files_in(dir, "", 0), 1, "--batch %s: %s", batch[b], r.out);
     cr_assert_eq(files_in(dir, "explore-1.cstrace", 0), 1, "%s", r.out);

@@ -123,7 +123,8 @@ void cs_cli_schedule_why(const char *s, char *buf, size_t n)
 {
   snprintf(buf, n, "--schedule '%s' is not accepted: expected "
            "random:SEED, pct:SEED:DEPTH[:STEPS] (DEPTH 1..64), latest, "
-           "replay:FILE or interactive", s);
+           "replay:FILE, interactive or deviate:LIST (none, or Z>Y,... with "
+           "actors R.K, R#D, ^)", s);
 }
 
 int cs_cli_mm_scheduled(const char *cmd, cs_mm_t model, int scheduled)

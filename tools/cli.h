@@ -123,6 +123,7 @@ int cs_cmd_explore(int argc, char **argv);
 /* explore's batch child: argv[0] the schedule list, then run options
  * (tools/explore_batch.c). */
 int cs__explore_batch(int argc, char **argv);
+int cs_cmd_shrink(int argc, char **argv);
 int cs_cmd_teach(int argc, char **argv);
 int cs_cmd_bench(int argc, char **argv);
 int cs_cmd_trace(int argc, char **argv);

@@ -33,13 +33,16 @@
 #include "../sim/sched.h"
 #include "../sim/trace.h"
 #include "cli.h"
+#include "shrink.h"
+#include "signature.h"
 
 extern char **environ;
 
 static const char usage[] =
     "usage: collsim explore [run options] [--schedules K] [--time SECONDS]\n"
     "                       [--strategy S,...] [--memory-model M,...] [-j N]\n"
-    "                       [--check] [--keep-going] [--batch K] [-o DIR]\n"
+    "                       [--check] [--keep-going] [--batch K] [--no-shrink]\n"
+    "                       [-o DIR]\n"
     "\n"
     "Runs many controlled schedules of one configuration (every option of\n"
     "collsim run, --bug included, except --schedule, --memory-model and\n"
@@ -74,6 +77,9 @@ static const char usage[] =
     "                    trace; 1: one collsim run per schedule\n"
     "  -o DIR            where failing traces go (default .): explore-N.cstrace,\n"
     "                    never replacing a file\n"
+    "  --no-shrink       do not shrink the first failure (by default it is cut\n"
+    "                    down as collsim shrink does, to explore-N.min.cstrace,\n"
+    "                    with its replay command and its story)\n"
     "\n"
     "Without --iters, each schedule runs one call (two for defects that show\n"
     "on a second call). A progress line goes to stderr while it is a\n"
@@ -99,6 +105,7 @@ typedef struct ex_opts {
   uint64_t seed;        /* --explore-seed: 0 = seeds 1, 2, 3, ... */
   int      keep_going;
   int      check;       /* --check: a checker finding is a failure */
+  int      no_shrink;
   const char *dir;
 } ex_opts_t;
 
@@ -195,6 +202,8 @@ static int own_opt(ex_opts_t *o, int argc, char **argv, int *i)
     return o->keep_going = 1;
   if (!strcmp(a, "--check"))
     return o->check = 1;
+  if (!strcmp(a, "--no-shrink"))
+    return o->no_shrink = 1;
   if (known < 0)
     return 0;
   if (*i + 1 >= argc) {
@@ -402,80 +411,6 @@ static void output_of(ex_slot_t *sl, char *buf, size_t cap)
   close(sl->out);
 }
 
-/* The line of `out` that starts with `key`, into line; 0 if none. */
-static int line_of(const char *out, const char *key, char *line, size_t cap)
-{
-  for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-    if (strncmp(p, key, strlen(key)))
-      continue;
-    size_t n = strcspn(p, "\n");
-    snprintf(line, cap, "%.*s", (int)(n < cap ? n : cap - 1), p);
-    return 1;
-  }
-  return 0;
-}
-
-/* Length of s up to the first occurrence of `word` (all of s if none). */
-static size_t strcspn_word(const char *s, const char *word)
-{
-  const char *w = strstr(s, word);
-  return w ? (size_t)(w - s) : strlen(s);
-}
-
-/* A passing run's first checker finding, as `run --check` printed it
- * ("1. race (x3, same positions): rank 0's store of data[13..26) at RS t0
- * j0 is not ordered before ..."): "check: " its kind and headline, which
- * name both events by rank and position. 0, or -1 without a finding. */
-static int check_signature(const char *out, char *sig, size_t cap)
-{
-  const char *c = strstr(out, "\ncheck:\n");
-  char line[512];
-  if (!c || !line_of(c + 8, "1. ", line, sizeof(line)))
-    return -1;
-  const char *kind = line + 3, *head = strstr(kind, ": ");
-  if (!head)
-    return -1;
-  size_t nk = (size_t)(head - kind), nh = strcspn(head + 2, ":");
-  const char *paren = memchr(kind, '(', nk);
-  if (paren)
-    nk = (size_t)(paren - kind);
-  while (nk && kind[nk - 1] == ' ')
-    nk--;
-  snprintf(sig, cap, "check: %.*s: %.*s", (int)nk, kind, (int)nh, head + 2);
-  return 0;
-}
-
-/* The failure's signature: its kind and first bad rank and position, from
- * what run printed. */
-static void signature(const char *out, int status, char *sig, size_t cap)
-{
-  char line[512];
-  const char *f;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == CS_EXIT_WRONG) {
-    if (line_of(out, "result: WRONG", line, sizeof(line)) && (f = strstr(line, "first: ")))
-      snprintf(sig, cap, "wrong result, %.*s", (int)strcspn(f + 7, ":"), f + 7);
-    else if (line_of(out, "signals: WRONG", line, sizeof(line)) && (f = strstr(line, "first: ")))
-      snprintf(sig, cap, "signals not at their final values, %.*s",
-               (int)strcspn_word(f + 7, " h"), f + 7); /* " held"/" holds" */
-    else if (line_of(out, "repeated calls: WRONG", line, sizeof(line)) && (f = strstr(line, "first: ")))
-      snprintf(sig, cap, "repeated calls differ, %.*s", (int)strcspn(f + 7, ":"), f + 7);
-    else if (check_signature(out, sig, cap) == 0)
-      ;
-    else
-      snprintf(sig, cap, "wrong result");
-    return;
-  }
-  /* Aborted: the first line that is not the run's own header. */
-  const char *p = out;
-  while (*p && (!strncmp(p, "mode:", 5) || !strncmp(p, "collsim run:", 12)))
-    p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p);
-  size_t n = strcspn(p, "\n");
-  const char *at = strstr(p, " at ");
-  if (at && (size_t)(at - p) < n)
-    n = (size_t)(at - p); /* "deadlock at step 16" -> "deadlock" */
-  snprintf(sig, cap, "%.*s", (int)(n < cap ? n : cap - 1), *p ? p : "run aborted");
-}
-
 /* Keeps the trace of a failure under a free name explore-N.cstrace in DIR
  * (never replacing a file); writes the kept name into sl->trace. */
 static void keep_trace(explore_t *x, ex_slot_t *sl)
@@ -522,7 +457,7 @@ static uint32_t failed_item(const ex_slot_t *sl, const char *out)
 {
   char line[128];
   unsigned k = 0;
-  if (sl->count > 1 && line_of(out, "explore-batch: schedule ", line, sizeof(line)) &&
+  if (sl->count > 1 && cs__line_of(out, "explore-batch: schedule ", line, sizeof(line)) &&
       sscanf(line, "explore-batch: schedule %u", &k) == 1 && k >= 1 && k <= sl->count)
     return k;
   return sl->count;
@@ -559,7 +494,7 @@ static int finished(explore_t *x, ex_slot_t *sl, int status)
     redo_rest(x, sl, k);
   sl->s = sl->items[k - 1];
   sl->index += k - 1;
-  signature(out, status, sig, sizeof(sig) - 32);
+  cs__run_signature(out, status, sig, sizeof(sig) - 32);
   if (strstr(out, "explore-batch: the traced re-run passed"))
     strcat(sig, " (its traced re-run passed)");
   record_failure(x, sl, sig);
@@ -734,6 +669,14 @@ static void report(const explore_t *x)
       printf("  finding: collsim check %s\n", g->trace);
   }
   progress(x, 1);
+  if (x->nsig && !x->o.no_shrink && !x->signo) { /* the first, shrunk */
+    char min[700];
+    size_t n = strlen(x->sig[0].trace);
+    int ext = n > 8 && !strcmp(x->sig[0].trace + n - 8, ".cstrace");
+    snprintf(min, sizeof(min), "%.*s.min.cstrace", (int)(ext ? n - 8 : n), x->sig[0].trace);
+    fflush(stdout);
+    cs__shrink_file(x->sig[0].trace, min, 600, 1, stdout);
+  }
 }
 
 int cs_cmd_explore(int argc, char **argv)

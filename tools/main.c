@@ -21,6 +21,7 @@ static const subcmd_t cmds[] = {
     {"run", cs_cmd_run, "run a verified allreduce (mesh, ring or host)"},
     {"replay", cs_cmd_replay, "re-execute a recorded run in its exact order"},
     {"explore", cs_cmd_explore, "search controlled schedules of a run for a failure"},
+    {"shrink", cs_cmd_shrink, "cut a failing trace down to a small run that fails the same way"},
     {"teach", cs_cmd_teach, "walk through the ring allreduce from its transfers"},
     {"ping", cs_cmd_ping, "pass a token around the ranks; print hop latency"},
     {"bench", cs_cmd_bench, "time allreduce over a size sweep; nccl-tests table"},

@@ -66,6 +66,13 @@ static int parse_num(const char *s, uint64_t *v)
 
 int cs_sched_parse(const char *s, cs_sched_cfg_t *c, const char **replay_file)
 {
+  if (!strncmp(s, "deviate:", 8)) {
+    if (cs__deviate_parse(s + 8, NULL, 0) < 0)
+      return CS_EBADSCHED;
+    c->strategy = CS_SCHED_DEVIATE;
+    c->deviate = s + 8;
+    return 0;
+  }
   char buf[256];
   snprintf(buf, sizeof(buf), "%s", s);
   char *a = strchr(buf, ':'), *b = NULL, *d = NULL;
@@ -116,6 +123,7 @@ static const cs_strategy_ops_t *const strategies[] = {
   [CS_SCHED_LATEST] = &cs__strategy_latest,
   [CS_SCHED_REPLAY] = &cs__strategy_replay,
   [CS_SCHED_INTERACTIVE] = &cs__strategy_interactive,
+  [CS_SCHED_DEVIATE] = &cs__strategy_deviate,
 };
 
 int cs__sched_init(cs_sched_t **out, cs_world_t *w, const cs_sched_cfg_t *cfg)

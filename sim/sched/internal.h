@@ -113,4 +113,9 @@ void cs__sched_describe_op(char *buf, size_t n, const cs_world_t *w,
 void cs__sched_describe_rec(char *buf, size_t n, const cs_world_t *w,
                             const cs_trace_rec_t *x);
 
+/* Parses a deviate: list ("none", or "Z>Y,..."; deviate.c); stores up to
+ * cap deviations into out (may be NULL). Returns how many the list has,
+ * or -1 if it is not one. */
+int64_t cs__deviate_parse(const char *s, void *out, uint64_t cap);
+
 #endif

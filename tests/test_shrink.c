@@ -1,0 +1,321 @@
+/*
+ * test_shrink.c - `collsim shrink` and the deviate strategy on the real
+ * binary: for shipped mutations, explore finds a failure and shrink cuts
+ * it to at most 3 ranks and 100 records, a trace that replays to the same
+ * failure every time, whose story names the events the mutation's
+ * definition (collectives/bugs.h) says break; bad input is refused with
+ * one line and leaves nothing behind; the default order of deviate never
+ * preempts and a deviation names the actor that runs.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../sim/sched.h"
+#include "../sim/trace.h"
+#include "harness.h"
+
+static void temp_dir(char *dir, size_t n)
+{
+  snprintf(dir, n, "/tmp/collsim-test-shrink-XXXXXX");
+  cr_assert_not_null(mkdtemp(dir));
+}
+
+/* Files in dir whose names start with prefix; removes all files if asked. */
+static int files_in(const char *dir, const char *prefix, int remove)
+{
+  DIR *d = opendir(dir);
+  cr_assert_not_null(d);
+  int n = 0;
+  struct dirent *e;
+  char path[512];
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+      continue;
+    n += !strncmp(e->d_name, prefix, strlen(prefix));
+    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+    if (remove)
+      unlink(path);
+  }
+  closedir(d);
+  return n;
+}
+
+/* The kind of a failure line "... wrong result, rank 0 index 0 ...". */
+static int has_kind(const char *out, const char *kind)
+{
+  return strstr(out, kind) != NULL;
+}
+
+/* Explore (no shrink) finds the mutation's failure, of outcome `kind`, in
+ * dir; shrink cuts it to dir/min.cstrace keeping that kind; the checks
+ * every mutation shares. Returns the shrink's output in *sh. */
+static void explore_and_shrink(const char *dir, const char *algo, const char *bug,
+                               const char *kind, cli_out_t *sh)
+{
+  cli_out_t r;
+  char trace[128], min[128];
+  run_cli(&r, 200, "explore", "--algo", algo, "--ranks", "3", "--count", "40",
+          "--bug", bug, "--schedules", "1000", "--no-shrink", "-o", dir, NULL);
+  cr_assert_eq(r.status, 1, "%s: %s%s", bug, r.out, r.err);
+  char line[96];
+  snprintf(line, sizeof(line), "failure 1: %s", kind);
+  cr_assert(has_kind(r.out, line), "%s: %s", bug, r.out);
+  snprintf(trace, sizeof(trace), "%s/explore-1.cstrace", dir);
+  snprintf(min, sizeof(min), "%s/min.cstrace", dir);
+  run_cli(sh, 250, "shrink", trace, "-o", min, NULL);
+  cr_assert_eq(sh->status, 0, "%s: %s%s", bug, sh->out, sh->err);
+  snprintf(line, sizeof(line), "-> %s", kind);
+  cr_assert(has_kind(sh->out, line), "%s: %s", bug, sh->out);
+  cs_trace_t t;
+  char why[256];
+  cr_assert_eq(load_trace(min, &t, why, sizeof(why)), 0, "%s: %s", bug, why);
+  cr_assert_leq(t.hdr.nranks, 3, "%s: %u ranks", bug, t.hdr.nranks);
+  cr_assert_leq(t.n, 100, "%s: %llu records", bug, (unsigned long long)t.n);
+  cr_assert_eq(t.hdr.bug != 0, 1);
+  cs_trace_free(&t);
+  for (int i = 0; i < 10; i++) {
+    cli_out_t rp;
+    run_cli(&rp, 60, "replay", min, NULL);
+    cr_assert_eq(rp.status, 0, "%s replay %d: %s%s", bug, i, rp.out, rp.err);
+    cr_assert(strstr(rp.out, "identical; outcome: wrong result"), "%s: %s", bug, rp.out);
+  }
+  cr_assert_eq(files_in(dir, ".shrink-", 0), 0, "%s: a temporary trace was left", bug);
+}
+
+/* The story: its lines after "story:". */
+static const char *story_of(const char *out)
+{
+  const char *s = strstr(out, "story:\n");
+  cr_assert_not_null(s, "%s", out);
+  return s;
+}
+
+/* no-fence-before-notify: "barriers notify without draining posted stores
+ * first: the signal can overtake the data it announces" -> a store that
+ * has not landed, a notify, a load that sees the old value, a fence
+ * missing. */
+Test(shrink, no_fence_before_notify_story_is_a_stale_read_and_a_missing_fence,
+     .timeout = 600)
+{
+  char dir[64];
+  cli_out_t sh;
+  temp_dir(dir, sizeof(dir));
+  explore_and_shrink(dir, "ring", "no-fence-before-notify", "wrong result", &sh);
+  const char *s = story_of(sh.out);
+  cr_assert(strstr(s, "stores data["), "%s", s);
+  cr_assert(strstr(s, "(posted, not landed)"), "%s", s);
+  cr_assert(strstr(s, "notifies rank"), "%s", s);
+  cr_assert(strstr(s, "loads data[") && strstr(s, "sees the old value"), "%s", s);
+  cr_assert(strstr(s, "Missing: a fence on rank"), "%s", s);
+  files_in(dir, "", 1);
+  rmdir(dir);
+}
+
+/* mesh-no-chunk-barrier: "a fast rank stores its reduced chunk while a
+ * slow peer still reads it (WAR)" -> a store, a peer's load of the same
+ * chunk from that rank that sees the new value, a read-complete barrier
+ * missing, all in mesh's main phase. */
+Test(shrink, mesh_no_chunk_barrier_story_is_a_write_before_a_peer_read,
+     .timeout = 600)
+{
+  char dir[64];
+  cli_out_t sh;
+  temp_dir(dir, sizeof(dir));
+  explore_and_shrink(dir, "mesh", "mesh-no-chunk-barrier", "wrong result", &sh);
+  const char *s = story_of(sh.out);
+  cr_assert(strstr(s, "stores data[") && strstr(s, "at main c"), "%s", s);
+  cr_assert(strstr(s, "loads data[") && strstr(s, "from rank"), "%s", s);
+  cr_assert(strstr(s, "sees the new value"), "%s", s);
+  cr_assert(strstr(s, "Missing: a read-complete barrier"), "%s", s);
+  files_in(dir, "", 1);
+  rmdir(dir);
+}
+
+/* early-return: "no final read-complete barrier: a fast rank returns and
+ * reuses its window while a slow peer still reads it" -> a store and a
+ * peer's load from that rank, a read-complete barrier missing. */
+Test(shrink, early_return_story_is_a_window_reused_while_read, .timeout = 600)
+{
+  char dir[64];
+  cli_out_t sh;
+  temp_dir(dir, sizeof(dir));
+  /* two calls: the reused window shows as a difference between them */
+  explore_and_shrink(dir, "ring", "early-return", "repeated calls differ", &sh);
+  const char *s = story_of(sh.out);
+  cr_assert(strstr(s, "stores data["), "%s", s);
+  cr_assert(strstr(s, "loads data[") && strstr(s, "from rank"), "%s", s);
+  cr_assert(strstr(s, "Missing: a read-complete barrier"), "%s", s);
+  files_in(dir, "", 1);
+  rmdir(dir);
+}
+
+Test(shrink, refuses_bad_input_with_one_line_and_leaves_nothing, .timeout = 120)
+{
+  char dir[64], garbage[128], pass[128], missing[128];
+  temp_dir(dir, sizeof(dir));
+  snprintf(garbage, sizeof(garbage), "%s/garbage.cstrace", dir);
+  snprintf(pass, sizeof(pass), "%s/pass.cstrace", dir);
+  snprintf(missing, sizeof(missing), "%s/missing.cstrace", dir);
+  FILE *f = fopen(garbage, "w");
+  cr_assert_not_null(f);
+  for (int i = 0; i < 5000; i++)
+    fputc((i * 7919) & 0xff, f);
+  fclose(f);
+  cli_out_t r;
+  run_cli(&r, 60, "run", "--algo", "ring", "--ranks", "3", "--count", "40",
+          "--iters", "1", "--schedule", "random:1", "--trace", pass, NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  const char *bad[] = {missing, garbage, pass};
+  for (int i = 0; i < 3; i++) {
+    run_cli(&r, 60, "shrink", bad[i], NULL);
+    cr_assert_eq(r.status, 2, "%s: %s%s", bad[i], r.out, r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s: %s", bad[i], r.err);
+    cr_assert(strstr(r.err, bad[i]), "%s", r.err);
+  }
+  run_cli(&r, 30, "shrink", pass, "--budget", "0", NULL);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+  cr_assert_eq(files_in(dir, "", 0), 2, "shrink left files behind");
+  files_in(dir, "", 1);
+  rmdir(dir);
+}
+
+/* Runs the correct ring under deviate:LIST with a trace in dir; loads it. */
+static void deviate_run(const char *dir, const char *list, const char *model,
+                        cs_trace_t *t)
+{
+  char trace[128], sched[128], why[256];
+  snprintf(trace, sizeof(trace), "%s/d.cstrace", dir);
+  snprintf(sched, sizeof(sched), "deviate:%s", list);
+  cli_out_t r;
+  run_cli(&r, 60, "run", "--algo", "ring", "--ranks", "3", "--count", "7", "--iters",
+          "1", "--schedule", sched, "--memory-model", model, "--trace", trace, NULL);
+  cr_assert_eq(r.status, 0, "%s: %s%s", list, r.out, r.err);
+  cr_assert_eq(load_trace(trace, t, why, sizeof(why)), 0, "%s", why);
+  unlink(trace);
+}
+
+/* The default order never preempts: a rank's step is followed by another
+ * actor's only when that rank's next step is a wait or a fence (it may
+ * have had to block) or it has none left. */
+Test(shrink, deviate_default_order_never_preempts, .timeout = 120)
+{
+  char dir[64];
+  temp_dir(dir, sizeof(dir));
+  static const char *const models[] = {"sc", "fifo", "relaxed"};
+  for (int m = 0; m < 3; m++) {
+    cs_trace_t t;
+    deviate_run(dir, "none", models[m], &t);
+    int64_t prev = -1;
+    for (uint64_t i = 0; i < t.n; i++) {
+      const cs_trace_rec_t *x = &t.rec[i];
+      if (!cs_sched_is_step(x->kind))
+        continue;
+      int64_t who = x->kind == CS_TR_DMA_LAND ? -2 - (int64_t)x->rank : x->rank;
+      if (prev >= 0 && who != prev) {
+        for (uint64_t j = i + 1; j < t.n; j++) {
+          const cs_trace_rec_t *y = &t.rec[j];
+          if ((int64_t)y->rank != prev || !cs_sched_is_step(y->kind) ||
+              y->kind == CS_TR_DMA_LAND)
+            continue;
+          cr_assert(y->kind == CS_EV_WAIT || y->kind == CS_EV_FENCE,
+                    "%s: rank %lld preempted at seq %llu (next: kind %u)", models[m],
+                    (long long)prev, (unsigned long long)x->seq, y->kind);
+          break;
+        }
+      }
+      prev = who;
+    }
+    cs_trace_free(&t);
+  }
+  rmdir(dir);
+}
+
+/* `^>1.0`: rank 1's first event runs first; `0.0>2.0`: rank 2's first
+ * event runs right after rank 0's first. */
+Test(shrink, deviate_runs_the_named_actor_at_its_point, .timeout = 120)
+{
+  char dir[64];
+  temp_dir(dir, sizeof(dir));
+  cs_trace_t t;
+  deviate_run(dir, "^>1.0,1.0>2.0", "sc", &t);
+  uint32_t order[2], k = 0;
+  for (uint64_t i = 0; i < t.n && k < 2; i++)
+    if (cs_sched_is_step(t.rec[i].kind))
+      order[k++] = t.rec[i].rank;
+  cr_assert_eq(k, 2);
+  cr_assert_eq(order[0], 1);
+  cr_assert_eq(order[1], 2);
+  cs_trace_free(&t);
+  cli_out_t r;
+  run_cli(&r, 30, "run", "--schedule", "deviate:1.x>2", NULL);
+  cr_assert_eq(r.status, 2, "%s", r.err);
+  cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+  rmdir(dir);
+}
+
+/* SIGTERM while candidates run: exit 3, no OUT, no temporary trace, no
+ * child left (the harness's shm check covers the runs it starts). */
+Test(shrink, stops_cleanly_on_sigterm, .timeout = 120)
+{
+  char dir[64], in[128], out[128];
+  temp_dir(dir, sizeof(dir));
+  snprintf(in, sizeof(in), "%s/in.cstrace", dir);
+  snprintf(out, sizeof(out), "%s/out.cstrace", dir);
+  cli_out_t r;
+  run_cli(&r, 60, "run", "--algo", "ring", "--ranks", "3", "--count", "100001",
+          "--iters", "1", "--bug", "ring-drop-tail", "--trace", in, NULL);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    int fd = open("/dev/null", 1);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(bin_path(), "collsim", "shrink", in, "-o", out, (char *)NULL);
+    _exit(127);
+  }
+  struct timespec ts = {1, 0};
+  nanosleep(&ts, NULL);
+  kill(pid, SIGTERM);
+  int status;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 3, "status %d", status);
+  cr_assert_eq(access(out, F_OK), -1, "OUT was written");
+  cr_assert_eq(files_in(dir, "", 0), 1, "shrink left files behind");
+  files_in(dir, "", 1);
+  rmdir(dir);
+}
+
+/* explore shrinks its first failure by default, next to its trace, and
+ * prints the shrunk trace's replay command; --no-shrink does not. */
+Test(shrink, explore_shrinks_its_failure_unless_told_not_to, .timeout = 300)
+{
+  char dir[64], min[128], cmd[200];
+  temp_dir(dir, sizeof(dir));
+  snprintf(min, sizeof(min), "%s/explore-1.min.cstrace", dir);
+  snprintf(cmd, sizeof(cmd), "reproduce: collsim replay %s\n", min);
+  cli_out_t r;
+  run_cli(&r, 250, "explore", "--algo", "mesh", "--ranks", "3", "--count", "40",
+          "--bug", "mesh-no-chunk-barrier", "-o", dir, NULL);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, cmd), "%s", r.out);
+  cr_assert(strstr(r.out, "story:\n"), "%s", r.out);
+  cr_assert_eq(access(min, F_OK), 0, "%s", r.out);
+  files_in(dir, "", 1);
+  run_cli(&r, 250, "explore", "--algo", "mesh", "--ranks", "3", "--count", "40",
+          "--bug", "mesh-no-chunk-barrier", "--no-shrink", "-o", dir, NULL);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert_null(strstr(r.out, "min.cstrace"), "%s", r.out);
+  cr_assert_eq(files_in(dir, "", 1), 1, "--no-shrink: one trace, the failure's");
+  rmdir(dir);
+}
