@@ -38,6 +38,12 @@ done
 grep -q '^\.TH COLLSIM 1' "$p/share/man/man1/collsim.1" || fail "collsim.1 is not a man page"
 grep -q '^\.TH COLLSIM-API 3' "$p/share/man/man3/collsim-api.3" || fail "collsim-api.3 is not a man page"
 
+# A sanitizer build's library needs its runtime in programs linked to it.
+san=
+if nm -D -u "$p/lib/libcollsim.so" | grep -q '__asan_'; then
+  san="-fsanitize=address,undefined"
+fi
+
 # The shared library exports exactly the public API.
 nm -D --defined-only "$p/lib/libcollsim.so" | awk '$2 ~ /[TDRB]/ {print $3}' | sed 's/@.*//' | sort >"$tmp/exported"
 grep -E '^[a-z_0-9]+$' "$src/dist/collsim.sym" | sort >"$tmp/public"
@@ -126,7 +132,7 @@ int main(int argc, char **argv)
   return rc < 0 ? 3 : rc;
 }
 C
-cc -o driver driver.c $(pkg-config --cflags --libs collsim)
+cc $san -o driver driver.c $(pkg-config --cflags --libs collsim)
 expect 0 ./driver "$tmp/rd_allreduce/rd_allreduce.so" free
 has "^$version rc 0 verified 1 wrong 0"
 expect 1 ./driver "$tmp/rd_allreduce/rd_allreduce_bug.so" latest
@@ -139,7 +145,7 @@ find_package(collsim REQUIRED)
 add_executable(driver ../driver.c)
 target_link_libraries(driver PRIVATE collsim::collsim)
 C
-cmake -S cm -B cm/build -DCMAKE_PREFIX_PATH="$p" >/dev/null
+cmake -S cm -B cm/build -DCMAKE_PREFIX_PATH="$p" -DCMAKE_C_FLAGS="$san" >/dev/null
 cmake --build cm/build >/dev/null
 expect 0 cm/build/driver "$tmp/rd_allreduce/rd_allreduce.so" random:3
 has "^$version rc 0 verified 1 wrong 0"

@@ -29,6 +29,9 @@ static const char replay_help[] =
     "and the outcome (verified, wrong result with the first bad element,\n"
     "fault, deadlock), or the first divergence with both events.\n"
     "\n"
+    "A trace of a collective of your own (collsim run --algo ./X.so) names\n"
+    "its shared object, which replay loads again from the same path.\n"
+    "\n"
     "Records edited by hand (their checksum no longer matches) are accepted,\n"
     "so an edited event replays to a divergence at that event.\n"
     "\n"
@@ -92,6 +95,11 @@ static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
       (h->fault_kind && h->fault_rank >= h->nranks) || !so[0]) {
     cs_cli_error("replay", "%s: its header describes a run collsim cannot "
                  "make", path);
+    return -1;
+  }
+  if (o->input || o->output) {
+    cs_cli_error("replay", "%s is for traces of the built-in algorithms, not "
+                 "of %s", o->input ? "--input" : "--output", so);
     return -1;
   }
   if (cs_run_load_algo(o, so) < 0)
