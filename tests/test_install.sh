@@ -117,7 +117,9 @@ int main(int argc, char **argv)
   const cs_collective_t *c;
   void *h;
   char why[512];
-  if (argc != 3 || cs_coll_open(argv[1], &c, &h, why, sizeof why) < 0) {
+  h = NULL;
+  c = argc == 3 ? cs_coll_builtin(argv[1]) : NULL;
+  if (!c && (argc != 3 || cs_coll_open(argv[1], &c, &h, why, sizeof why) < 0)) {
     fprintf(stderr, "%s\n", argc == 3 ? why : "usage: driver SO SCHEDULE");
     return 2;
   }
@@ -137,6 +139,11 @@ expect 0 ./driver "$tmp/rd_allreduce/rd_allreduce.so" free
 has "^$version rc 0 verified 1 wrong 0"
 expect 1 ./driver "$tmp/rd_allreduce/rd_allreduce_bug.so" latest
 has "^$version rc 1 verified 1 wrong [1-9]"
+# The built-ins through the same registration, against collsim's oracle.
+for a in mesh ring host; do
+  expect 0 ./driver $a random:5
+  has "^$version rc 0 verified 1 wrong 0"
+done
 mkdir cm
 cat >cm/CMakeLists.txt <<'C'
 cmake_minimum_required(VERSION 3.18)

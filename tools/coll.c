@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../collectives/builtin.h"
 #include "../collectives/oracle.h"
 #include "../sim/sched.h"
 #include "verify.h"
@@ -91,6 +92,11 @@ void cs_coll_close(void *handle)
 {
   if (handle)
     dlclose(handle);
+}
+
+const cs_collective_t *cs_coll_builtin(const char *name)
+{
+  return cs_builtin_collective(name);
 }
 
 /* The limits every run has. Returns 0 or -EINVAL with why filled. */
