@@ -48,6 +48,8 @@ fi
 nm -D --defined-only "$p/lib/libcollsim.so" | awk '$2 ~ /[TDRB]/ {print $3}' | sed 's/@.*//' | sort >"$tmp/exported"
 grep -E '^[a-z_0-9]+$' "$src/dist/collsim.sym" | sort >"$tmp/public"
 diff "$tmp/public" "$tmp/exported" >/dev/null || fail "libcollsim exports other symbols than dist/collsim.sym"
+nm -g --defined-only "$p/lib/libcollsim.a" | awk '$2 ~ /[TDRB]/ {print $3}' | sort >"$tmp/exported.a"
+diff "$tmp/public" "$tmp/exported.a" >/dev/null || fail "libcollsim.a has other global symbols than dist/collsim.sym"
 
 # The examples, as the README builds them.
 for ex in rd_allreduce ring_allgather; do
@@ -144,6 +146,13 @@ for a in mesh ring host; do
   expect 0 ./driver $a random:5
   has "^$version rc 0 verified 1 wrong 0"
 done
+# Linked statically (a built-in: a static program that loads shared-object
+# collectives must export the API itself, as collsim does).
+cc $san -o driver-static driver.c $(pkg-config --cflags collsim) "$p/lib/libcollsim.a" \
+  $(pkg-config --static --libs-only-l collsim | sed 's/-lcollsim//')
+readelf -d driver-static | grep -q 'libcollsim' && fail "driver-static needs libcollsim.so"
+expect 0 ./driver-static ring random:9
+has "^$version rc 0 verified 1 wrong 0"
 mkdir cm
 cat >cm/CMakeLists.txt <<'C'
 cmake_minimum_required(VERSION 3.18)
