@@ -40,7 +40,7 @@ grep -q '^\.TH COLLSIM-API 3' "$p/share/man/man3/collsim-api.3" || fail "collsim
 
 # A sanitizer build's library needs its runtime in programs linked to it.
 san=
-if nm -D -u "$p/lib/libcollsim.so" | grep -q '__asan_'; then
+if nm -D -u "$p/lib/libcollsim.so" | grep '__asan_' >/dev/null; then
   san="-fsanitize=address,undefined"
 fi
 
@@ -150,7 +150,7 @@ done
 # collectives must export the API itself, as collsim does).
 cc $san -o driver-static driver.c $(pkg-config --cflags collsim) "$p/lib/libcollsim.a" \
   $(pkg-config --static --libs-only-l collsim | sed 's/-lcollsim//')
-readelf -d driver-static | grep -q 'libcollsim' && fail "driver-static needs libcollsim.so"
+readelf -d driver-static | grep 'libcollsim' >/dev/null && fail "driver-static needs libcollsim.so"
 expect 0 ./driver-static ring random:9
 has "^$version rc 0 verified 1 wrong 0"
 mkdir cm
