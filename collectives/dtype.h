@@ -8,28 +8,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../include/collsim/types.h"
 #include "../window/cs_error.h"
 
-typedef enum cs_dtype {
-  CS_FP32 = 0, /* IEEE binary32 */
-  CS_FP16 = 1, /* IEEE binary16 */
-  CS_BF16 = 2, /* bfloat16 (beyond the reference) */
-  CS_NDTYPES
-} cs_dtype_t;
-
-/* ReduceOp ABI of the reference: Sum=0, Max=1, Min=2, Prod=3. */
-typedef enum cs_op {
-  CS_SUM = 0,
-  CS_MAX = 1,
-  CS_MIN = 2,
-  CS_PROD = 3,
-  CS_NOPS
-} cs_op_t;
-
-static inline uint32_t cs_dtype_size(cs_dtype_t t)
-{
-  return t == CS_FP32 ? 4u : 2u;
-}
+/* cs_dtype_t (CS_FP32, CS_FP16, CS_BF16), cs_op_t (the reference's
+ * ReduceOp ABI: CS_SUM=0, CS_MAX, CS_MIN, CS_PROD) and cs_dtype_size:
+ * collsim/types.h, shared with the public API. */
 
 static inline const char *cs_dtype_name(cs_dtype_t t)
 {

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../include/collsim/device.h"
 #include "../window/world.h"
 
 /* Event kinds (also the trace's kind field). */
@@ -158,14 +159,9 @@ typedef struct cs_dev_ops {
   void (*stop)(cs_dev_t *d, int rx);
 } cs_dev_ops_t;
 
-/* Rank-private staging memory (the "UB"): width physical elements, valid
- * logical ones. */
-typedef struct cs_tile {
-  void    *buf;   /* rank-private, width * esize bytes */
-  uint32_t esize; /* bytes per element */
-  uint32_t width; /* physical elements */
-  uint32_t valid; /* logical elements */
-} cs_tile_t;
+/* cs_tile_t, the rank-private staging memory (the "UB"): collsim/device.h,
+ * the public device API, whose prototypes this header's must match (both
+ * are seen by every file that includes this one). */
 
 struct cs_dev {
   cs_world_t        *world;    /* this process's mapping */

@@ -37,7 +37,9 @@
 #include "../collectives/oracle.h"
 #include "../sim/launch.h"
 #include "../window/cs_error.h"
+#include "bench_user.h"
 #include "cli.h"
+#include "coll.h"
 #include "pipeline.h"
 #include "verify.h"
 
@@ -45,7 +47,7 @@ static const char bench_help[] =
     "usage: collsim bench [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-n ITERS]\n"
     "                     [-w WARMUP] [-c 0|1] [-d fp32|fp16|bf16]\n"
     "                     [-o sum|max|min|prod] [--ranks N]\n"
-    "                     [--algo mesh|ring|host|all] [--csv] [--staging]\n"
+    "                     [--algo mesh|ring|host|all|./X.so] [--csv] [--staging]\n"
     "                     [--tile-bytes B] [--trace-cost]\n"
     "                     [--fault RANK:KIND[:EVENT]] [--timeout SECONDS]\n"
     "\n"
@@ -76,7 +78,11 @@ static const char bench_help[] =
     "  -o, --op O        sum, max, min or prod (default sum)\n"
     "  --ranks N         ranks, 1..64 (default 2)\n"
     "  --algo A          mesh, ring, host or all (default all; host runs at\n"
-    "                    most 16 ranks: with all and more ranks it is skipped)\n"
+    "                    most 16 ranks: with all and more ranks it is skipped),\n"
+    "                    or a collective of your own, ./X.so (see collsim run\n"
+    "                    --help): one world per size, verified against its\n"
+    "                    expected-result function; time is the median of all\n"
+    "                    calls, and busbw is left empty\n"
     "  --csv             print CSV instead of the table: a header row\n"
     "                    size,count,type,redop,algo,ranks,time_us,algbw_gbps,\n"
     "                    busbw_gbps,wrong then one row per size and algorithm\n"
@@ -126,6 +132,9 @@ typedef struct bench_opts {
   int        trace_cost; /* alternate untraced and traced calls */
   uint32_t   tile_bytes;
   cs_cli_common_t com;
+  const cs_collective_t *coll; /* --algo ./x.so, else NULL */
+  void      *coll_handle;
+  char       coll_path[4096];
 } bench_opts_t;
 
 /* What every rank of one (size, algorithm) launch does; lives in the
@@ -222,6 +231,25 @@ static int opt_sweep(bench_opts_t *o, int opt, const char *arg)
   }
 }
 
+/* --algo ./x.so: the collective of a shared object. Returns 0 or -1
+ * after one line. */
+static int load_algo(bench_opts_t *o, const char *arg)
+{
+  char why[768];
+  cs_coll_close(o->coll_handle);
+  o->coll_handle = NULL;
+  if (!realpath(arg, o->coll_path)) {
+    cs_cli_error("bench", "--algo %s: cannot open: %s", arg, strerror(errno));
+    return -1;
+  }
+  if (cs_coll_open(o->coll_path, &o->coll, &o->coll_handle, why,
+                   sizeof(why)) < 0) {
+    cs_cli_error("bench", "--algo %s", why);
+    return -1;
+  }
+  return 0;
+}
+
 /* --ranks, --algo, --csv, --staging, --trace-cost, --tile-bytes, --help
  * and getopt's complaints. Returns 0, 1 after --help, -1 after one line. */
 static int opt_other(bench_opts_t *o, int opt, const char *arg,
@@ -231,6 +259,8 @@ static int opt_other(bench_opts_t *o, int opt, const char *arg,
   case OPT_RANKS:
     return cs_cli_u32("bench", "--ranks", arg, 1, CS_AR_MAX_RANKS, &o->nranks);
   case OPT_ALGO:
+    if (cs_coll_is_path(arg))
+      return load_algo(o, arg);
     if (!strcmp(arg, "all"))
       o->algo = -1;
     else if ((o->algo = cs_algo_parse(arg)) < 0) {
@@ -897,6 +927,24 @@ static int print_end(const bench_opts_t *o, const int *algos,
   return (wrong || left) ? CS_EXIT_WRONG : CS_EXIT_OK;
 }
 
+/* --algo ./x.so: the sweep of tools/bench_user.c. */
+static int bench_user(const bench_opts_t *o)
+{
+  if (o->trace_cost || o->staging) {
+    cs_cli_error("bench", "%s is for the built-in algorithms, not --algo %s",
+                 o->trace_cost ? "--trace-cost" : "--staging", o->coll_path);
+    return CS_EXIT_USAGE;
+  }
+  uint64_t counts[128];
+  cs_bench_user_t b = {
+      .coll = o->coll, .path = o->coll_path, .counts = counts,
+      .nsizes = sweep_counts(o, counts, 128),
+      .cfg = {.nranks = o->nranks, .dtype = o->dtype, .op = o->op,
+              .tile_bytes = o->tile_bytes, .iters = o->iters},
+      .warmup = o->warmup, .csv = o->csv, .com = &o->com};
+  return cs_bench_user(&b);
+}
+
 int cs_cmd_bench(int argc, char **argv)
 {
   bench_opts_t o = {.minbytes = 8, .maxbytes = 32ull << 20, .factor = 4,
@@ -904,8 +952,14 @@ int cs_cmd_bench(int argc, char **argv)
                     .op = CS_SUM, .nranks = 2, .algo = -1,
                     .tile_bytes = CS_TILE_BYTES};
   int rc = parse(argc, argv, &o);
-  if (rc != 0)
-    return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+  if (rc != 0 || o.coll) {
+    if (rc == 0)
+      rc = bench_user(&o);
+    else
+      rc = rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+    cs_coll_close(o.coll_handle);
+    return rc;
+  }
   int algos[CS_NALGOS], skipped_host;
   bench_sum_t sum;
   memset(&sum, 0, sizeof(sum));

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "coll.h"
 #include "run.h"
 
 /* A stop asked for (pending while blocked). */

@@ -14,6 +14,7 @@
 #include "../sim/trace/read.h"
 #include "../window/cs_error.h"
 #include "cli.h"
+#include "coll.h"
 #include "run.h"
 
 static const char replay_help[] =
@@ -27,6 +28,9 @@ static const char replay_help[] =
     "compared with the recorded one. Prints 'replayed N events: identical'\n"
     "and the outcome (verified, wrong result with the first bad element,\n"
     "fault, deadlock), or the first divergence with both events.\n"
+    "\n"
+    "A trace of a collective of your own (collsim run --algo ./X.so) names\n"
+    "its shared object, which replay loads again from the same path.\n"
     "\n"
     "Records edited by hand (their checksum no longer matches) are accepted,\n"
     "so an edited event replays to a divergence at that event.\n"
@@ -78,11 +82,57 @@ static int parse(int argc, char **argv, run_opts_t *o, const char **path)
   return 0;
 }
 
+/* The run of a collective loaded from a shared object (algo_path): the
+ * same file must still be there. Returns 0 or -1 (printed). */
+static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
+{
+  const cs_trace_header_t *h = &o->replay.hdr;
+  char so[sizeof(h->algo_path) + 1];
+  snprintf(so, sizeof(so), "%.*s", (int)sizeof(h->algo_path), h->algo_path);
+  if (h->dtype >= CS_NDTYPES || h->op >= CS_NOPS || h->bug != 0 ||
+      h->memory_model > CS_MM_RELAXED || h->fill > CS_FILL_RANDOM ||
+      h->fault_kind > CS_FAULT_HANG || h->iters > 1000000 ||
+      (h->fault_kind && h->fault_rank >= h->nranks) || !so[0]) {
+    cs_cli_error("replay", "%s: its header describes a run collsim cannot "
+                 "make", path);
+    return -1;
+  }
+  if (o->input || o->output) {
+    cs_cli_error("replay", "%s is for traces of the built-in algorithms, not "
+                 "of %s", o->input ? "--input" : "--output", so);
+    return -1;
+  }
+  if (cs_run_load_algo(o, so) < 0)
+    return -1;
+  if (edited)
+    fprintf(stderr, "collsim replay: %llu record%s of %s edited (checksum "
+            "mismatch); replaying them as they are\n",
+            (unsigned long long)edited, edited == 1 ? "" : "s", path);
+  o->cfg = (cs_ar_cfg_t){.dtype = h->dtype, .op = h->op, .nranks = h->nranks,
+                         .count = h->count, .tile_bytes = h->tile_bytes,
+                         .iters = h->iters};
+  o->fill = (cs_fill_t)h->fill;
+  o->seed = h->seed;
+  o->expect_hash = h->input_hash;
+  if (h->fault_kind) {
+    o->com.has_fault = 1;
+    o->com.fault = (cs_fault_t){.kind = h->fault_kind, .rank = h->fault_rank,
+                                .event = h->fault_event};
+  }
+  if (!o->com.timeout_ns)
+    o->com.timeout_ns = h->timeout_ns;
+  o->sched.model = (cs_mm_t)h->memory_model;
+  o->schedule_str = "replay";
+  return 0;
+}
+
 /* The run the loaded trace's header describes, as `collsim run` options;
  * it must be one `collsim run` would accept. Returns 0 or -1 (printed). */
 static int from_header(run_opts_t *o, const char *path, uint64_t edited)
 {
   const cs_trace_header_t *h = &o->replay.hdr;
+  if (h->program == 0 && h->algo == CS_TRACE_ALGO_USER)
+    return from_user_header(o, path, edited);
   if (h->program != 0 || h->algo >= CS_NALGOS || h->dtype >= CS_NDTYPES ||
       h->op >= CS_NOPS || h->bug >= CS_NBUGS || h->memory_model > CS_MM_RELAXED ||
       h->fill > CS_FILL_INPUT || h->fault_kind > CS_FAULT_HANG) {
@@ -185,6 +235,7 @@ int cs_cmd_replay(int argc, char **argv)
   fflush(stdout);
   code = outcome(&o, path, cs_run_execute(&o));
 out_trace:
+  cs_coll_close(o.coll_handle);
   free(o.steps);
   cs_trace_free(&o.replay);
   return code;

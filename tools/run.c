@@ -25,11 +25,13 @@
 #include "cli.h"
 #include "npy.h"
 #include "pipeline.h"
+#include "coll.h"
 #include "run.h"
+#include "run_user.h"
 #include "verify.h"
 
 static const char run_help[] =
-    "usage: collsim run [--algo mesh|ring|host] [--ranks N] [--count C]\n"
+    "usage: collsim run [--algo mesh|ring|host|./X.so] [--ranks N] [--count C]\n"
     "                   [--dtype fp32|fp16|bf16] [--op sum|max|min|prod]\n"
     "                   [--fill arange|pto|random] [--seed S]\n"
     "                   [--input IN.npy] [--output OUT.npy] [--iters K]\n"
@@ -45,7 +47,11 @@ static const char run_help[] =
     "and checks that every signal cell reached the reference's final value\n"
     "and returned to 0 after the self-clearing epilogue.\n"
     "\n"
-    "  --algo A         mesh, ring or host (default ring)\n"
+    "  --algo A         mesh, ring or host (default ring), or a collective of\n"
+    "                   your own: a shared object exporting collsim_collective\n"
+    "                   (a path with '/' or ending in .so; see collsim-api(3)),\n"
+    "                   verified against its expected-result function; --bug,\n"
+    "                   --input and --output are for the built-ins only\n"
     "  --ranks N        ranks: 1..64, host 1..16 (default 4, or the input's rows)\n"
     "  --count C        elements per rank, >= 1 (default 65537, or the input's\n"
     "                   columns)\n"
@@ -101,12 +107,17 @@ static int opt_cfg(run_opts_t *o, int opt, const char *arg)
   int v;
   switch (opt) {
   case OPT_ALGO:
+    if (cs_coll_is_path(arg))
+      return cs_run_load_algo(o, arg);
     if ((v = cs_algo_parse(arg)) < 0) {
       cs_cli_error("run", "--algo '%s' is not accepted: expected mesh, ring "
                    "or host", arg);
       return -1;
     }
     o->cfg.algo = (cs_algo_t)v;
+    cs_coll_close(o->coll_handle);
+    o->coll = NULL;
+    o->coll_handle = NULL;
     return 0;
   case OPT_RANKS:
     o->have_ranks = 1;
@@ -236,6 +247,12 @@ static int parse(int argc, char **argv, run_opts_t *o)
     cs_cli_error("run", "unexpected argument '%s'", argv[optind]);
     return -1;
   }
+  if (o->coll && (o->cfg.bug || o->input || o->output)) {
+    cs_cli_error("run", "%s is for the built-in algorithms, not --algo %s",
+                 o->cfg.bug ? "--bug" : o->input ? "--input" : "--output",
+                 o->coll_path);
+    return -1;
+  }
   if (o->input && o->fill != CS_FILL_DEFAULT) {
     cs_cli_error("run", "--fill and --input are exclusive: give one");
     return -1;
@@ -243,6 +260,24 @@ static int parse(int argc, char **argv, run_opts_t *o)
   if (o->model_set &&
       cs_cli_mm_scheduled("run", o->sched.model, o->schedule_str != NULL) < 0)
     return -1;
+  return 0;
+}
+
+int cs_run_load_algo(run_opts_t *o, const char *arg)
+{
+  char why[768];
+  cs_coll_close(o->coll_handle);
+  o->coll = NULL;
+  o->coll_handle = NULL;
+  if (!realpath(arg, o->coll_path)) {
+    cs_cli_error(o->cmd, "--algo %s: cannot open: %s", arg, strerror(errno));
+    return -1;
+  }
+  if (cs_coll_open(o->coll_path, &o->coll, &o->coll_handle, why,
+                   sizeof(why)) < 0) {
+    cs_cli_error(o->cmd, "--algo %s", why);
+    return -1;
+  }
   return 0;
 }
 
@@ -711,8 +746,27 @@ static int run_failed(const run_job_t *rj, const cs_pipe_t *p)
   }
 }
 
+/* The run of --algo ./x.so (tools/run_user.c). */
+static int run_user(run_opts_t *o)
+{
+  cs_run_user_t x = {
+      .cmd = o->cmd, .coll = o->coll, .path = o->coll_path,
+      .cfg = {.nranks = o->cfg.nranks, .count = o->cfg.count,
+              .dtype = o->cfg.dtype, .op = o->cfg.op,
+              .tile_bytes = o->cfg.tile_bytes, .iters = o->cfg.iters},
+      .fill = o->fill, .seed = o->seed, .sched = &o->sched,
+      .schedule_str = o->schedule_str, .com = &o->com,
+      .expect_hash = o->expect_hash, .verbose_mode = o->verbose_mode};
+  int code = cs_run_user(&x);
+  o->abort_reason = x.abort_reason;
+  o->sched_steps = x.sched_steps;
+  return code;
+}
+
 int cs_run_execute(run_opts_t *o_)
 {
+  if (o_->coll)
+    return run_user(o_);
   run_job_t rj = {.o = *o_}; /* a copy: its pointers are the caller's */
   int code = check(&rj);
   if (code == CS_EXIT_OK) {
@@ -779,22 +833,25 @@ int cs_cmd_run(int argc, char **argv)
 {
   run_opts_t o;
   int rc = cs_run_parse(argc, argv, &o);
-  if (rc != 0)
+  if (rc != 0) {
+    cs_coll_close(o.coll_handle);
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+  }
   if (o.replay_file) {
     char why[512];
     cs_trace_diag_t d;
+    rc = CS_EXIT_USAGE;
     if (cs_trace_load(o.replay_file, &o.replay, &d) < 0) {
       cs_trace_strerror(&d, why, sizeof(why));
       cs_cli_error("run", "--schedule replay: %s", why);
-      return CS_EXIT_USAGE;
+      goto out;
     }
-    if (cs_run_replay_steps(&o) < 0) {
-      cs_trace_free(&o.replay);
-      return CS_EXIT_USAGE;
-    }
+    if (cs_run_replay_steps(&o) < 0)
+      goto out;
   }
   rc = o.check ? cs_run_checked(&o) : cs_run_execute(&o);
+out:
+  cs_coll_close(o.coll_handle);
   free(o.steps);
   cs_trace_free(&o.replay);
   return rc;

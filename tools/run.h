@@ -10,13 +10,17 @@
 #include <stdio.h>
 
 #include "../collectives/allreduce.h"
+#include "../include/collsim/collective.h"
 #include "../sim/sched.h"
 #include "../sim/trace.h"
 #include "cli.h"
 
 typedef struct run_opts {
   const char *cmd;          /* subcommand name for messages */
-  cs_ar_cfg_t cfg;
+  cs_ar_cfg_t cfg;          /* cfg.algo unused with coll */
+  const cs_collective_t *coll; /* --algo ./x.so: its registration, else NULL */
+  void *coll_handle;        /* what cs_coll_open loaded (the caller closes) */
+  char coll_path[4096];     /* its absolute path */
   cs_cli_common_t com;
   cs_fill_t fill;
   uint64_t seed;
@@ -52,5 +56,10 @@ int cs_run_checked(run_opts_t *o);
  * Returns 0 or -1 (printed). */
 int cs_run_replay_steps(run_opts_t *o);
 void cs_run_list_bugs(FILE *out);
+/* Loads the shared object `arg` of --algo into o (coll, coll_handle,
+ * coll_path), closing one loaded before. Returns 0 or -1 (one line
+ * printed: the file is missing, not a shared object, without the
+ * registration symbol, or of another ABI version). */
+int cs_run_load_algo(run_opts_t *o, const char *arg);
 
 #endif

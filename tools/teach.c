@@ -21,11 +21,13 @@
 #include "../collectives/geometry.h"
 #include "../sim/trace/read.h"
 #include "cli.h"
+#include "coll.h"
 #include "run.h"
 
 static const char teach_help[] =
     "usage: collsim teach [--ranks N] [--count C] [--dtype fp32|fp16|bf16]\n"
     "                     [--step] [--schedule S] [--memory-model M]\n"
+    "                     [--algo ./X.so]\n"
     "\n"
     "Explains the ring allreduce of PR #2161 from a real run: prints the\n"
     "segment table, runs the ring (verified against the oracle, like `collsim\n"
@@ -40,7 +42,11 @@ static const char teach_help[] =
     "                   segments, some of them empty)\n"
     "  --step           wait for Enter before each round\n"
     "  --schedule S, --memory-model M\n"
-    "                   run it in controlled mode (see collsim run --help)\n";
+    "                   run it in controlled mode (see collsim run --help)\n"
+    "  --algo ./X.so    a collective of your own instead of the ring (see\n"
+    "                   collsim run --help): the run, then a plain table of\n"
+    "                   what every rank read from and wrote to its peers in\n"
+    "                   each phase and round it marked (cs_mark)\n";
 
 enum { MAXR = 8 };
 
@@ -78,6 +84,7 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step)
       {"step", no_argument, 0, 's'},
       {"schedule", required_argument, 0, 'S'},
       {"memory-model", required_argument, 0, 'M'},
+      {"algo", required_argument, 0, 'a'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   int opt;
@@ -98,6 +105,10 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step)
         return -1;
       break;
     case 's': *step = 1; break;
+    case 'a':
+      if (cs_run_load_algo(o, optarg) < 0)
+        return -1;
+      break;
     case 'S':
       if (cs_sched_parse(optarg, &o->sched, NULL) < 0) {
         cs_cli_schedule_why(optarg, why, sizeof(why));
@@ -250,6 +261,81 @@ static void print_rounds(const teach_table_t *tb, uint32_t n, int step)
     }
 }
 
+/* Bytes rank r moved from (loads) and to (puts) its peers in one marked
+ * phase and round, and the signals it sent. */
+typedef struct user_round {
+  uint32_t phase, round;
+  uint64_t in[MAXR], out[MAXR]; /* bytes, [rank] */
+  uint32_t notifies[MAXR];
+} user_round_t;
+
+/* The plain view of a collective of one's own: per marked (phase, round)
+ * and rank, the remote bytes read and written and the notifies sent. */
+static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es)
+{
+  enum { MAXROUNDS = 64 };
+  static user_round_t ur[MAXROUNDS];
+  uint32_t nr = 0;
+  memset(ur, 0, sizeof(ur));
+  for (uint64_t i = 0; i < t->n; i++) {
+    const cs_trace_rec_t *x = &t->rec[i];
+    if (x->rank >= n || x->peer == x->rank || x->phase == 0)
+      continue;
+    uint32_t k = 0;
+    while (k < nr && (ur[k].phase != x->phase || ur[k].round != x->round))
+      k++;
+    if (k == nr) {
+      if (nr == MAXROUNDS)
+        continue;
+      ur[nr++] = (user_round_t){.phase = x->phase, .round = x->round};
+    }
+    if (x->kind == CS_EV_LOAD)
+      ur[k].in[x->rank] += (uint64_t)x->valid * es;
+    else if (x->kind == CS_EV_PUT)
+      ur[k].out[x->rank] += (uint64_t)x->valid * es;
+    else if (x->kind == CS_EV_NOTIFY)
+      ur[k].notifies[x->rank]++;
+  }
+  printf("\nWhat the ranks moved, per phase and round they marked (remote "
+         "bytes read / written, notifies sent):\n\n%-12s", "phase.round");
+  for (uint32_t r = 0; r < n; r++) {
+    char h[16];
+    snprintf(h, sizeof(h), "rank%u", r);
+    printf("%-22s", h);
+  }
+  printf("\n");
+  for (uint32_t k = 0; k < nr; k++) {
+    char h[24];
+    snprintf(h, sizeof(h), "%u.%u", ur[k].phase, ur[k].round);
+    printf("%-12s", h);
+    for (uint32_t r = 0; r < n; r++) {
+      char c[40];
+      snprintf(c, sizeof(c), "r %llu w %llu n %u",
+               (unsigned long long)ur[k].in[r], (unsigned long long)ur[k].out[r],
+               ur[k].notifies[r]);
+      printf("%-22s", c);
+    }
+    printf("\n");
+  }
+}
+
+/* teach --algo ./x.so: the run, then the plain table. */
+static int teach_user(run_opts_t *o)
+{
+  printf("%s: %s; %u ranks, %llu x %s per rank.\n\n", o->coll->name,
+         o->coll->what ? o->coll->what : "a collective of your own",
+         o->cfg.nranks, (unsigned long long)o->cfg.count,
+         cs_dtype_name(o->cfg.dtype));
+  cs_trace_t t;
+  int loaded, rc = run_traced(o, &t, &loaded);
+  if (loaded) {
+    teach_user_rounds(&t, o->cfg.nranks, cs_dtype_size(o->cfg.dtype));
+    cs_trace_free(&t);
+  }
+  cs_coll_close(o->coll_handle);
+  return rc;
+}
+
 int cs_cmd_teach(int argc, char **argv)
 {
   run_opts_t o;
@@ -262,8 +348,12 @@ int cs_cmd_teach(int argc, char **argv)
   o.fill = CS_FILL_ARANGE;
   int step = 0, loaded;
   int rc = parse(argc, argv, &o, &step);
-  if (rc != 0)
+  if (rc != 0) {
+    cs_coll_close(o.coll_handle);
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+  }
+  if (o.coll)
+    return teach_user(&o);
   print_intro(&o.cfg);
   cs_trace_t t;
   rc = run_traced(&o, &t, &loaded);

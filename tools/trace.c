@@ -209,7 +209,10 @@ static int parse(int argc, char **argv, trace_opts_t *o)
 }
 /* ------------------------------------------------------------ names */
 
-static const char *algo_name(uint32_t a) { return cs_algo_name((cs_algo_t)a); }
+static const char *algo_name(uint32_t a)
+{
+  return a == CS_TRACE_ALGO_USER ? "from a shared object" : cs_algo_name((cs_algo_t)a);
+}
 static const char *dtype_name(uint32_t d) { return cs_dtype_name((cs_dtype_t)d); }
 static uint32_t dtype_size(uint32_t d) { return cs_dtype_size((cs_dtype_t)d); }
 static const char *op_name(uint32_t op) { return cs_op_name((cs_op_t)op); }

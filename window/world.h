@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../include/collsim/types.h"
 #include "layout.h"
 
 #define CS_MAX_RANKS     256
@@ -51,10 +52,8 @@ enum {
   CS_ABORT_DIVERGED = 8, /* replay: the run left the recorded schedule */
 };
 
-/* Comparison of wait(): reference §6 WaitCmp ABI. */
-enum { CS_CMP_EQ = 0, CS_CMP_GE = 1 };
-/* NotifyOp ABI. */
-enum { CS_NOTIFY_ADD = 0, CS_NOTIFY_SET = 1 };
+/* CS_CMP_EQ/GE (wait, reference §6 WaitCmp ABI) and CS_NOTIFY_ADD/SET
+ * (NotifyOp ABI): collsim/types.h, the public API's copy of the numbers. */
 
 /* One rank's status, written by the rank, read by the launcher. POD,
  * one cache line so ranks never share a line. */

@@ -47,8 +47,11 @@ static void text_program(FILE *f, const cs_trace_header_t *h,
                          const cs_trace_names_t *nm)
 {
   uint32_t es = cs_trace_dtype_size(nm, h->dtype);
-  fprintf(f, "  program   allreduce %s, %u rank%s, count %llu x %s (%llu B "
-          "per rank), op %s\n", cs_trace_algo_name(nm, h->algo), h->nranks,
+  if (h->algo == CS_TRACE_ALGO_USER)
+    fprintf(f, "  collective %.256s (--algo)\n", h->algo_path);
+  fprintf(f, "  program   %s %s, %u rank%s, count %llu x %s (%llu B "
+          "per rank), op %s\n", h->algo == CS_TRACE_ALGO_USER ? "collective"
+          : "allreduce", cs_trace_algo_name(nm, h->algo), h->nranks,
           h->nranks == 1 ? "" : "s", (unsigned long long)h->count,
           cs_trace_dtype_name(nm, h->dtype),
           (unsigned long long)(h->count * es), cs_trace_op_name(nm, h->op));

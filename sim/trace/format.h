@@ -20,13 +20,13 @@
  *   16  u32    record_bytes (80)         576  u64 timeout_ns
  *   20  u32    nranks                    584  u64 start_ns (CLOCK_MONOTONIC)
  *   24  u64    count (elements)          592  u32 header checksum (FNV-1a 32
- *   32  u32    algo (255 = none)                of the header, this field 0)
+ *   32  u32    algo (254 user, 255 none)        of the header, this field 0)
  *   36  u32    dtype                     596  u32 fault kind (0 none)
  *   40  u32    op                        600  u32 fault rank
  *   44  u32    fill                      604  u32 reserved
  *   48  u64    seed                      608  u64 fault event
- *   56  u64    input hash (FNV-1a 64     616  u8[408] reserved, zero
- *              of all inputs)
+ *   56  u64    input hash (FNV-1a 64     616  char[256] algo path (algo 254)
+ *              of all inputs)            872  u8[152] reserved, zero
  *   64  u32    tile_bytes
  *   68  u32    iters
  *   72  u32    memory model (0 sc, 1 fifo, 2 relaxed)
@@ -72,6 +72,10 @@ enum {
                             rank = first failing rank (UINT32_MAX launcher) */
   CS_TR_NKINDS = 14
 };
+
+/* Header algo of a collective loaded from a shared object (collsim run
+ * --algo ./x.so): its path is in algo_path. 255 is no collective (ping). */
+#define CS_TRACE_ALGO_USER 254u
 
 /* The event that failed (out-of-slot fault, wait timeout) is recorded with
  * this bit set in opcmp. */
@@ -124,7 +128,9 @@ enum {
   X(600, uint32_t,    fault_rank,   ,      "u32",      "its rank")               \
   X(604, uint32_t,    reserved1,    ,      "u32",      "zero")                   \
   X(608, uint64_t,    fault_event,  ,      "u64",      "its event index")        \
-  X(616, uint8_t,     reserved,     [408], "u8[408]",  "zero")
+  X(616, char,        algo_path,    [256], "char[256]",                          \
+    "algo 254: the collective's shared object, NUL-terminated")             \
+  X(872, uint8_t,     reserved,     [152], "u8[152]",  "zero")
 
 /* t_ns on disk: ticks since the start (x tick_ns = ns); as the reader
  * returns it (sim/trace/read.h, cs_trace_load): ns since start_ns. */

@@ -1,0 +1,163 @@
+/*
+ * user.c - the rank body of a registered collective and its window (see
+ * user.h), and the tile reduce the public device API offers
+ * (cs_tile_reduce). The collective's own code is the caller's; nothing
+ * here knows an algorithm.
+ */
+#include "user.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reduce.h"
+
+void cs_user_run_init(cs_user_run_t *u, const cs_collective_t *coll,
+                      const cs_coll_cfg_t *cfg)
+{
+  u->coll = coll;
+  u->cfg = *cfg;
+  u->out_count = coll->out_count ? coll->out_count(cfg) : cfg->count;
+}
+
+int cs_user_layout(const cs_user_run_t *u, cs_layout_t *l)
+{
+  cs_coll_slot_t s[CS_COLL_MAX_SLOTS];
+  memset(s, 0, sizeof(s));
+  int n = u->coll->slots(&u->cfg, s);
+  if (n < 0)
+    return n;
+  const cs_collective_t *c = u->coll;
+  uint32_t es = cs_dtype_size(u->cfg.dtype);
+  if (n < 1 || n > (int)CS_COLL_MAX_SLOTS || c->in_slot >= (uint32_t)n ||
+      c->out_slot >= (uint32_t)n || s[c->in_slot].esize != es ||
+      s[c->out_slot].esize != es ||
+      s[c->in_slot].nbytes < u->cfg.count * es ||
+      s[c->out_slot].nbytes < u->out_count * es ||
+      (c->signal_slot != CS_COLL_NO_SIGNALS &&
+       (c->signal_slot >= (uint32_t)n || s[c->signal_slot].esize != 4)))
+    return -EINVAL;
+  cs_layout_init(l, CS_SLOT_ALIGN);
+  for (int i = 0; i < n; i++) {
+    s[i].name[CS_COLL_NAMELEN - 1] = 0;
+    int rc = cs_layout_add(l, s[i].name, s[i].nbytes, s[i].esize);
+    if (rc < 0)
+      return rc;
+  }
+  return 0;
+}
+
+uint64_t cs_user_in_bytes(const cs_user_run_t *u)
+{
+  return u->cfg.count * cs_dtype_size(u->cfg.dtype);
+}
+
+uint64_t cs_user_out_bytes(const cs_user_run_t *u)
+{
+  return u->out_count * cs_dtype_size(u->cfg.dtype);
+}
+
+uint64_t cs_user_stats_off(const cs_user_run_t *u)
+{
+  return cs_round_up(cs_user_out_bytes(u), 64);
+}
+
+uint64_t cs_user_io_bytes(const cs_user_run_t *u)
+{
+  uint64_t out = cs_user_stats_off(u) + sizeof(cs_user_stats_t) +
+                 8ull * u->cfg.iters;
+  uint64_t in = cs_user_in_bytes(u);
+  return in > out ? in : out;
+}
+
+/* Moves `count` elements between rank-private `buf` and element 0.. of
+ * `slot`, one tile at a time: store (in = 1) or load. */
+static void stage(cs_dev_t *d, cs_tile_t *t, uint32_t slot, uint8_t *buf,
+                  uint64_t count, int in)
+{
+  uint32_t es = t->esize;
+  for (uint64_t off = 0; off < count; off += t->width) {
+    uint32_t v = (uint32_t)(count - off < t->width ? count - off : t->width);
+    if (in) {
+      memcpy(t->buf, buf + off * es, (size_t)v * es);
+      t->valid = v;
+      cs_store(d, t, slot, off, v);
+    } else {
+      cs_load(d, t, d->rank, slot, off, v, v);
+      memcpy(buf + off * es, t->buf, (size_t)v * es);
+    }
+  }
+}
+
+int cs_user_rank_main(cs_dev_t *d, void *arg)
+{
+  const cs_user_run_t *u = arg;
+  const cs_collective_t *c = u->coll;
+  uint32_t es = cs_dtype_size(u->cfg.dtype);
+  uint32_t width = u->cfg.tile_bytes / es;
+  cs_tile_t t;
+  int rc = cs_tile_init(&t, es, width ? width : 1);
+  if (rc < 0)
+    return cs_dev_error(d, rc);
+  uint8_t *in = cs_world_input(d->world, d->rank);
+  uint8_t *out = cs_world_output(d->world, d->rank);
+  cs_user_stats_t *st = (cs_user_stats_t *)(out + cs_user_stats_off(u));
+  uint64_t nbytes = cs_user_out_bytes(u);
+  uint8_t *first = NULL;
+  if (u->cfg.iters > 1 && !(first = malloc(nbytes))) {
+    cs_tile_fini(&t);
+    return cs_dev_error(d, -ENOMEM);
+  }
+  for (uint32_t it = 0; it < u->cfg.iters && rc == 0; it++) {
+    stage(d, &t, c->in_slot, in, u->cfg.count, 1);
+    /* The stage-in kernel ends before the collective starts: its stores
+     * have landed before the body's first access. */
+    cs_fence(d);
+    uint64_t t0 = cs_now_ns();
+    rc = c->body(d, &u->cfg);
+    st->ns[it] = cs_now_ns() - t0;
+    if (rc != 0)
+      break;
+    /* The kernel boundary drains the pipes before the result is read. */
+    cs_fence(d);
+    stage(d, &t, c->out_slot, out, u->out_count, 0);
+    if (first && it == 0)
+      memcpy(first, out, nbytes);
+    else if (first && memcmp(first, out, nbytes) != 0)
+      st->iters_differ++;
+  }
+  free(first);
+  cs_tile_fini(&t);
+  return rc;
+}
+
+/* ------------------------------------------------------------ reduce */
+
+typedef struct tile_red {
+  cs_dtype_t       t;
+  cs_op_t          op;
+  cs_tile_t       *acc;
+  const cs_tile_t *x;
+} tile_red_t;
+
+static void tile_red_kernel(void *arg)
+{
+  const tile_red_t *r = arg;
+  cs_reduce_kernel(r->t, r->op, r->acc->buf, r->x->buf, r->acc->valid);
+}
+
+void cs_tile_reduce(cs_dev_t *d, cs_tile_t *acc, const cs_tile_t *x,
+                    cs_dtype_t t, cs_op_t op)
+{
+  uint32_t es = cs_dtype_size(t);
+  if ((unsigned)t >= CS_NDTYPES || (unsigned)op >= CS_NOPS ||
+      acc->esize != es || x->esize != es || acc->valid > acc->width ||
+      acc->valid > x->width)
+    cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
+                 "rank %u: cs_tile_reduce: bad tiles or type (dtype %u, op %u, "
+                 "esize %u and %u for %u, valid %u, widths %u and %u)", d->rank,
+                 (unsigned)t, (unsigned)op, acc->esize, x->esize, es,
+                 acc->valid, acc->width, x->width);
+  tile_red_t r = {t, op, acc, x};
+  cs_reduce_event(d, op, acc->valid, tile_red_kernel, &r);
+}

@@ -1,0 +1,190 @@
+/*
+ * collsim/collective.h - a collective of your own: the registration a
+ * shared object exports for `collsim run --algo ./mine.so`, and the entry
+ * points that load one and run it.
+ *
+ * A collective is a struct cs_collective (below) that says what windows
+ * it needs (its slots), which slot holds each rank's input when a call
+ * starts and which holds its result when the call returns, which slot
+ * holds its signal cells and what every cell must hold when the run ends,
+ * the body every rank runs, and optionally the result every rank must
+ * end with. collsim does the rest, for the built-ins and for yours alike:
+ * the world of forked ranks over shared memory, the inputs, staging them
+ * in and out through the device API, free or controlled schedules, memory
+ * models, faults, traces, replay, the happens-before checker, explore.
+ *
+ * A shared object exports it under the name CS_COLLECTIVE_SYMBOL:
+ *
+ *   #include <collsim/collsim.h>
+ *   const cs_collective_t collsim_collective = {
+ *       .abi = CS_COLLECTIVE_ABI, .size = sizeof(cs_collective_t),
+ *       .name = "mine", ...};
+ *
+ * Every function of the struct may be called in the launcher or in any
+ * rank's process, any number of times, and must be pure (the same answer
+ * for the same configuration) except `body`. None may keep a pointer it
+ * was passed after it returns.
+ */
+#ifndef COLLSIM_COLLECTIVE_H
+#define COLLSIM_COLLECTIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device.h"
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of struct cs_collective this header describes; a loader
+ * refuses a shared object built against another. */
+#define CS_COLLECTIVE_ABI 1u
+/* The symbol collsim looks up in a shared object. */
+#define CS_COLLECTIVE_SYMBOL "collsim_collective"
+
+#define CS_COLL_MAX_SLOTS 8u   /* slots per window */
+#define CS_COLL_NAMELEN   16u  /* a slot name's bytes, NUL included */
+#define CS_COLL_MAX_RANKS 64u  /* ranks a run may have */
+
+/* One run's configuration, as the user gave it (collsim run --ranks,
+ * --count, ...), the same for every rank and every call. */
+typedef struct cs_coll_cfg {
+  uint32_t   nranks;     /* 1..CS_COLL_MAX_RANKS */
+  uint64_t   count;      /* elements of each rank's input, >= 1 */
+  cs_dtype_t dtype;      /* of the input and the result */
+  cs_op_t    op;         /* the reduction op, for collectives that reduce */
+  uint32_t   tile_bytes; /* a tile size the user asked for (default 16384) */
+  uint32_t   iters;      /* calls of the body on one world, >= 1 */
+} cs_coll_cfg_t;
+
+/* One slot of the window: `nbytes` logical bytes of `esize`-byte elements
+ * (2 or 4; signal slots 4). collsim rounds every slot to 32 bytes and
+ * zero-fills all windows before the first call. */
+typedef struct cs_coll_slot {
+  char     name[CS_COLL_NAMELEN]; /* shown by traces; NUL-terminated */
+  uint64_t nbytes;
+  uint32_t esize;
+} cs_coll_slot_t;
+
+typedef struct cs_collective {
+  uint32_t    abi;  /* CS_COLLECTIVE_ABI */
+  uint32_t    size; /* sizeof(cs_collective_t) */
+  const char *name; /* short, shown in summaries: "rd-allreduce" */
+  const char *what; /* one line: what it computes, or NULL */
+
+  /* NULL when every configuration is accepted; else a sentence saying
+   * why `c` is not ("recursive doubling needs a power-of-two rank
+   * count"), which collsim prints after the value (exit 2). */
+  const char *(*refuse)(const cs_coll_cfg_t *c);
+
+  /* Fills s[0..n) with the window's slots in order and returns n
+   * (1..CS_COLL_MAX_SLOTS), or a negative errno. Slot i is the index the
+   * device calls take. */
+  int (*slots)(const cs_coll_cfg_t *c, cs_coll_slot_t *s);
+  uint32_t in_slot;     /* collsim stores the rank's `count` input
+                           elements at element 0 of it before each call */
+  uint32_t out_slot;    /* ... and reads the result from element 0 of it
+                           after each call */
+  /* Elements of the result per rank (NULL: count, as an allreduce). */
+  uint64_t (*out_count)(const cs_coll_cfg_t *c);
+  uint32_t signal_slot; /* the slot of int32 signal cells collsim checks
+                           at the end (CS_COLL_NO_SIGNALS: none) */
+  /* What cell `cell` of rank `rank`'s signal slot must hold when the run
+   * ends (NULL: 0 everywhere, the value a self-clearing collective
+   * leaves). */
+  int32_t (*signal_final)(const cs_coll_cfg_t *c, uint32_t rank,
+                          uint64_t cell);
+
+  /* One call of the collective on rank cs_dev_rank(d): the input is in
+   * in_slot of the own window; when it returns, out_slot must hold the
+   * result. Touches windows only through the device API; may allocate
+   * tiles (and must free them). Returns 0, or cs_dev_error(d, -errno) to
+   * give up (the run then fails with that cause). */
+  int (*body)(cs_dev_t *d, const cs_coll_cfg_t *c);
+
+  /* The result rank `rank` must end with, into `out` (out_count
+   * elements), from `in` (nranks rows of count elements, row r rank r's
+   * input). NULL: collsim cannot verify, and says so in the summary.
+   * Compared bit for bit (any NaN matches any NaN). Runs in the launcher,
+   * not as a rank: plain memory, no device calls. */
+  void (*expect)(const cs_coll_cfg_t *c, const void *in, uint32_t rank,
+                 void *out);
+} cs_collective_t;
+
+#define CS_COLL_NO_SIGNALS UINT32_MAX
+
+/* ---- loading a collective ---- */
+
+/* Opens the shared object `path` (dlopen; a name without '/' is looked up
+ * as dlopen does) and finds its CS_COLLECTIVE_SYMBOL. Returns 0 with *c
+ * and *handle set, or a negative code with one line in why (n bytes) that
+ * names the path and what is wrong: -ENOENT the file cannot be opened,
+ * -ENOEXEC it is not a loadable shared object, -ESRCH no such symbol,
+ * -EPROTO an ABI version or size this collsim does not accept, -EINVAL a
+ * required field missing (name, slots, body) or a slot index past its
+ * slots; on failure nothing stays loaded. */
+int cs_coll_open(const char *path, const cs_collective_t **c, void **handle,
+                 char *why, size_t n);
+/* Unloads what cs_coll_open loaded (NULL allowed); *c is invalid after. */
+void cs_coll_close(void *handle);
+
+/* collsim's own allreduce `name` ("mesh", "ring" or "host") as a
+ * registration, verified against collsim's oracle (each algorithm's own
+ * fold order, bit for bit) and self-clearing; NULL for another name.
+ * Static storage: nothing to close. */
+const cs_collective_t *cs_coll_builtin(const char *name);
+
+/* Checks `cfg` against the limits of every run (ranks, count, tile
+ * bytes, iters), then against c->refuse and c->slots. Returns 0, or -EINVAL
+ * with one line in why that names the value and what is accepted. */
+int cs_coll_check(const cs_collective_t *c, const cs_coll_cfg_t *cfg,
+                  char *why, size_t n);
+
+/* ---- running a collective ---- */
+
+/* How cs_coll_run runs it. Zero is the default of each field. */
+typedef struct cs_coll_run_opts {
+  const char *schedule;  /* NULL or "free": free mode; "random:SEED",
+                            "pct:SEED:DEPTH[:STEPS]", "latest" */
+  const char *memory_model; /* NULL "sc", "fifo", "relaxed" (needs a
+                               schedule) */
+  const char *trace;     /* a trace file to write (replaced), or NULL */
+  double      timeout_s; /* a wait's timeout, 0: collsim's default */
+} cs_coll_run_opts_t;
+
+/* What one run found. */
+typedef struct cs_coll_result {
+  int      launched;     /* 1: every rank ran to the end */
+  int      verified;     /* 1: c->expect was there and was compared */
+  uint64_t wrong;        /* result elements, over all ranks, that differ */
+  int64_t  bad_rank;     /* the first of them (-1 none) */
+  uint64_t bad_index;    /*   and its element index */
+  uint64_t signals_bad;  /* signal cells not at their final value */
+  uint64_t median_ns;    /* per call, the slowest rank's, median of iters */
+  char     why[512];     /* when not launched: one line saying why */
+} cs_coll_result_t;
+
+/* Runs `c` with `cfg` on cfg->nranks forked rank processes over POSIX
+ * shared memory, then verifies it. The inputs are those of `collsim run`'s
+ * default fill: rank r's element i is 100*r + i for fp32 sum, max and min,
+ * 1 + 0.125*r + 0.0625*(i mod 5) otherwise (exact in every dtype for small
+ * counts). Blocks until every rank has ended; forks, so call it from a
+ * process that may (no other thread holding locks the ranks need).
+ * Returns 0 when it ran and every check passed; 1 when it ran and a check
+ * failed (r->wrong, r->signals_bad, or calls that disagreed); -EINVAL when
+ * cfg or o is refused, -ECANCELED when a rank failed, timed out or the
+ * ranks deadlocked, another negative errno when the world could not be
+ * made; r->why holds one line for every negative return (the launcher
+ * has also printed its report of a failed run to stderr). Prints nothing
+ * else. Nothing is left behind: no process, no shared memory, no file but
+ * the trace. */
+int cs_coll_run(const cs_collective_t *c, const cs_coll_cfg_t *cfg,
+                const cs_coll_run_opts_t *o, cs_coll_result_t *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

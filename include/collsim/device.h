@@ -1,0 +1,148 @@
+/*
+ * collsim/device.h - the device API: the only way a collective touches
+ * memory, as collsim's built-in mesh, ring and host allreduces do.
+ *
+ * A collective's body runs once per rank, in that rank's own process, and
+ * sees two kinds of memory:
+ *   - windows: one per rank, cut into the slots the collective declared
+ *     (collsim/collective.h). Every rank can read and write every window,
+ *     but only through the calls below;
+ *   - tiles (cs_tile_t): rank-private staging buffers, plain memory the
+ *     body reads and writes directly.
+ * Every call below is one event: collsim numbers it, may inject a fault
+ * at it, lets the scheduler order it (controlled mode), records it in the
+ * trace, and checks its bounds against the slot table. A call that breaks
+ * a rule (an element range outside its slot, a bad rank, cell or slot, a
+ * tile too narrow) does not return: the rank stops with an out-of-slot
+ * fault that `collsim run` reports with the event. A wait that times out,
+ * or any wait or call after another rank failed, does not return either.
+ * So every call that returns has done what it says.
+ *
+ * Units: element offsets and counts are elements of the slot's element
+ * size, never bytes, unless a name says bytes. Ranks are 0..nranks-1.
+ * Ownership: the library never keeps a pointer a caller passed after the
+ * call returns. Threads: one rank is one thread of one process; the calls
+ * take the rank's own cs_dev_t and are not to be shared between threads.
+ * Implemented in collsim's sim/ (events) and collectives/ (tile reduce);
+ * the engine's own headers include this one, so its prototypes and the
+ * engine's are checked against each other by every build.
+ */
+#ifndef COLLSIM_DEVICE_H
+#define COLLSIM_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One rank's device: opaque, owned by collsim, valid for the whole body. */
+typedef struct cs_dev cs_dev_t;
+
+/* Rank-private staging memory (the "UB"). The body may read and write
+ * buf directly; the device calls read or fill it. */
+typedef struct cs_tile {
+  void    *buf;   /* rank-private, width * esize bytes */
+  uint32_t esize; /* bytes per element */
+  uint32_t width; /* physical elements buf holds */
+  uint32_t valid; /* logical elements (set by cs_load) */
+} cs_tile_t;
+
+/* ---- the rank ---- */
+
+/* This rank's number, 0..nranks-1, and the number of ranks. Pure. */
+uint32_t cs_dev_rank(const cs_dev_t *d);
+uint32_t cs_dev_nranks(const cs_dev_t *d);
+
+/* Tags the events that follow with `step` (a chunk or subchunk number)
+ * in the trace; no event, no cost to speak of. */
+void cs_dev_set_step(cs_dev_t *d, uint32_t step);
+
+/* For a body that cannot go on for a reason of its own (err: a negative
+ * errno, e.g. -ENOMEM): records the cause, which `collsim run` reports,
+ * and returns the value for the body to return. */
+int cs_dev_error(cs_dev_t *d, int err);
+
+/* ---- tiles ---- */
+
+/* Allocates t->buf for `width` elements of `esize` bytes (2 or 4),
+ * zero-filled, 64-byte aligned; valid = 0. Returns 0, -EINVAL (esize not
+ * 2 or 4, or width 0) or -ENOMEM; on failure *t is zeroed. Not an event. */
+int cs_tile_init(cs_tile_t *t, uint32_t esize, uint32_t width);
+/* Frees t->buf (NULL allowed) and zeroes *t. */
+void cs_tile_fini(cs_tile_t *t);
+
+/* ---- memory events ---- */
+
+/* Copies `phys` elements starting at element `elem_off` of `slot` in
+ * `peer`'s window (peer == own rank: a local load) into t; the first
+ * `valid` are kept, the rest of the tile's width is zero-filled; sets
+ * t->valid = valid. The physical range [elem_off, elem_off+phys) is what
+ * must lie inside the slot. Requires 1 <= valid <= phys <= t->width and
+ * t->esize equal to the slot's element size. Blocks only in controlled
+ * mode, until the scheduler runs it. */
+void cs_load(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
+             uint64_t elem_off, uint32_t valid, uint32_t phys);
+
+/* Writes the first `valid` elements of t to elements [elem_off,
+ * elem_off+valid) of `slot`: in the own window (store) or in `peer`'s
+ * (put). Under the fifo and relaxed memory models the write is posted and
+ * lands later; cs_fence orders it before what follows. */
+void cs_store(cs_dev_t *d, const cs_tile_t *t, uint32_t slot,
+              uint64_t elem_off, uint32_t valid);
+void cs_put(cs_dev_t *d, const cs_tile_t *t, uint32_t peer, uint32_t slot,
+            uint64_t elem_off, uint32_t valid);
+
+/* ---- signals ---- */
+
+/* Applies `op` (CS_NOTIFY_ADD: atomic += value, release; CS_NOTIFY_SET:
+ * store) to int32 cell `cell` of `slot` (a slot of 4-byte elements) in
+ * `peer`'s window, and wakes the peer if it waits on that cell. Posted
+ * like a put under fifo and relaxed. */
+void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
+               uint32_t op, int32_t value);
+
+/* Blocks until the own cell `cell` of `slot` satisfies `cmp value`
+ * (CS_CMP_EQ: ==, CS_CMP_GE: >=); returns the value it saw. Does not
+ * return when the run's wait timeout passes first (the rank reports a
+ * hang) or when another rank failed. */
+int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
+                int32_t value);
+
+/* Pipe barrier: every store, put and notify this rank posted before lands
+ * before any it posts after. */
+void cs_fence(cs_dev_t *d);
+
+/* ---- compute and markers ---- */
+
+/* One reduce event: acc[i] = acc[i] op x[i] for i < acc->valid with
+ * collsim's kernels (one rounding per op, round to nearest even; Max/Min
+ * as IEEE maximumNumber/minimumNumber). acc and x must have the same
+ * esize (that of `t`), x->width >= acc->valid. Touches no window. */
+void cs_tile_reduce(cs_dev_t *d, cs_tile_t *acc, const cs_tile_t *x,
+                    cs_dtype_t t, cs_op_t op);
+
+/* A reduce event whose work is the caller's: kernel(arg) runs inside the
+ * event, which records `valid` elements reduced with op `op`. */
+void cs_reduce_event(cs_dev_t *d, uint32_t op, uint32_t valid,
+                     void (*kernel)(void *arg), void *arg);
+
+/* A phase marker: the body enters `phase` (1.., e.g. 1 reduce-scatter,
+ * 2 all-gather), round `round`. One event, no memory effect; the trace
+ * tags later events with it. */
+void cs_mark(cs_dev_t *d, uint32_t phase, uint32_t round);
+
+/* acc[i] = acc[i] op x[i] for i < n, plain memory, not an event: for a
+ * collective's expected-result function. acc and x hold n elements of `t`
+ * and must not overlap. Safe from any thread. */
+void cs_reduce_kernel(cs_dtype_t t, cs_op_t op, void *acc, const void *x,
+                      size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# test_install.sh - collsim as a new user meets it: installed into a temp
+# prefix, the examples built with pkg-config against that prefix only,
+# run with --algo ./x.so and verified, each deliberate bug found by
+# explore, explained by check (an edge named) and replayed; the public
+# library entry points called from a program of one's own, built once
+# with pkg-config and once with find_package(collsim); and the refusals
+# of a missing file, a missing symbol and a wrong ABI version.
+#
+# Usage: tests/test_install.sh SOURCE_DIR BUILD_DIR VERSION
+# Exit 0 when all hold; else the first failure, exit 1. Temp dirs go.
+set -euo pipefail
+src=${1:?usage: test_install.sh SOURCE_DIR BUILD_DIR VERSION}
+bld=${2:?usage: test_install.sh SOURCE_DIR BUILD_DIR VERSION}
+version=${3:?usage: test_install.sh SOURCE_DIR BUILD_DIR VERSION}
+tmp=$(mktemp -d /tmp/collsim-install-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "test_install: $*" >&2; exit 1; }
+# expect CODE CMD...: runs CMD, output into $tmp/out, exit status CODE.
+expect() {
+  local want=$1 rc=0; shift
+  timeout 300 "$@" >"$tmp/out" 2>&1 || rc=$?
+  [ "$rc" = "$want" ] || { cat "$tmp/out" >&2; fail "'$*' exited $rc, expected $want"; }
+}
+has() { grep -qE -- "$1" "$tmp/out" || { cat "$tmp/out" >&2; fail "no '$1' in the output of the last command"; }; }
+
+p=$tmp/p
+cmake --install "$bld" --prefix "$p" >/dev/null
+export PKG_CONFIG_LIBDIR=$p/lib/pkgconfig PKG_CONFIG_PATH=
+cs=$p/bin/collsim
+[ -x "$cs" ] || fail "no $cs after install"
+[ "$(pkg-config --modversion collsim)" = "$version" ] || fail "pkg-config --modversion collsim: not $version"
+for f in include/collsim/collsim.h include/collsim/device.h include/collsim/collective.h \
+         include/collsim/types.h include/collsim/version.h lib/libcollsim.a \
+         lib/cmake/collsim/collsimConfig.cmake share/man/man1/collsim.1 share/man/man3/collsim-api.3; do
+  [ -f "$p/$f" ] || fail "$f not installed"
+done
+grep -q '^\.TH COLLSIM 1' "$p/share/man/man1/collsim.1" || fail "collsim.1 is not a man page"
+grep -q '^\.TH COLLSIM-API 3' "$p/share/man/man3/collsim-api.3" || fail "collsim-api.3 is not a man page"
+
+# A sanitizer build's library needs its runtime in programs linked to it.
+san=
+if nm -D -u "$p/lib/libcollsim.so" | grep '__asan_' >/dev/null; then
+  san="-fsanitize=address,undefined"
+fi
+
+# The shared library exports exactly the public API.
+nm -D --defined-only "$p/lib/libcollsim.so" | awk '$2 ~ /[TDRB]/ {print $3}' | sed 's/@.*//' | sort >"$tmp/exported"
+grep -E '^[a-z_0-9]+$' "$src/dist/collsim.sym" | sort >"$tmp/public"
+diff "$tmp/public" "$tmp/exported" >/dev/null || fail "libcollsim exports other symbols than dist/collsim.sym"
+nm -g --defined-only "$p/lib/libcollsim.a" | awk '$2 ~ /[TDRB]/ {print $3}' | sort >"$tmp/exported.a"
+diff "$tmp/public" "$tmp/exported.a" >/dev/null || fail "libcollsim.a has other global symbols than dist/collsim.sym"
+
+# The examples, as the README builds them.
+for ex in rd_allreduce ring_allgather; do
+  cp -r "$src/examples/$ex" "$tmp/$ex"
+  make -s -C "$tmp/$ex" >/dev/null
+  make -s -C "$tmp/$ex" BUG=1 >/dev/null
+done
+cd "$tmp/rd_allreduce"
+expect 0 "$cs" run --algo ./rd_allreduce.so --ranks 8 --count 100 --iters 3
+has "^collsim run: rd-allreduce .*8 ranks"
+has "^result: bit-exact on all 8 ranks"
+has "^signals: every cell at its final value"
+expect 0 "$cs" run --algo ./rd_allreduce.so --ranks 4 --count 40 --dtype bf16 --op max \
+  --schedule random:7 --memory-model relaxed --check
+has "^check:"
+has "^0 findings"
+expect 2 "$cs" run --algo ./rd_allreduce.so --ranks 3
+has "needs a power-of-two number of ranks"
+mkdir "$tmp/x1"
+expect 1 "$cs" explore --algo ./rd_allreduce_bug.so --ranks 4 --count 8 --schedules 200 -j 2 -o "$tmp/x1"
+has "^failure 1: wrong result"
+tr=$tmp/x1/explore-1.cstrace
+[ -f "$tr" ] || fail "explore kept no trace"
+expect 1 "$cs" check "$tr"
+has "^1\. race: .*store of data"
+has "a read-complete barrier\) order them"
+expect 0 "$cs" replay "$tr"
+has "identical; outcome: wrong result"
+expect 0 "$cs" trace "$tr"
+has "collective .*rd_allreduce_bug\.so"
+
+cd "$tmp/ring_allgather"
+expect 0 "$cs" run --algo ./ring_allgather.so --ranks 5 --count 33 --dtype fp16
+has "^result: bit-exact on all 5 ranks"
+mkdir "$tmp/x2"
+expect 1 "$cs" explore --algo ./ring_allgather_bug.so --ranks 3 --count 4 --schedules 200 -j 2 -o "$tmp/x2"
+has "^failure 1: wrong result"
+expect 1 "$cs" check "$tmp/x2/explore-1.cstrace"
+has "race.*put of out"
+has "a fence before the notify orders them"
+
+# Refusals: one line, exit 2.
+cd "$tmp"
+expect 2 "$cs" run --algo ./missing.so
+has "^collsim run: --algo ./missing.so: cannot open: No such file or directory$"
+cat >nosym.c <<'C'
+int not_a_collective = 1;
+C
+cat >abi.c <<'C'
+#include <collsim/collsim.h>
+const cs_collective_t collsim_collective = {.abi = 99, .size = sizeof(cs_collective_t)};
+C
+cc -shared -fPIC -o nosym.so nosym.c
+cc -shared -fPIC -o abi.so abi.c $(pkg-config --cflags --libs collsim)
+expect 2 "$cs" run --algo ./nosym.so
+has "nosym\.so: does not export collsim_collective"
+[ "$(wc -l <"$tmp/out")" = 1 ] || fail "a missing symbol takes more than one line"
+expect 2 "$cs" run --algo ./abi.so
+has "abi\.so: collsim_collective is for collective ABI version 99; this collsim accepts 1"
+
+# The library's own entry points, from a program of one's own.
+cat >driver.c <<'C'
+#include <collsim/collsim.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+  const cs_collective_t *c;
+  void *h;
+  char why[512];
+  h = NULL;
+  c = argc == 3 ? cs_coll_builtin(argv[1]) : NULL;
+  if (!c && (argc != 3 || cs_coll_open(argv[1], &c, &h, why, sizeof why) < 0)) {
+    fprintf(stderr, "%s\n", argc == 3 ? why : "usage: driver SO SCHEDULE");
+    return 2;
+  }
+  cs_coll_cfg_t cfg = {.nranks = 4, .count = 8, .dtype = CS_FP32, .op = CS_SUM,
+                       .tile_bytes = 16384, .iters = 1};
+  cs_coll_run_opts_t o = {.schedule = argv[2]};
+  cs_coll_result_t r;
+  int rc = cs_coll_run(c, &cfg, &o, &r);
+  printf("%s rc %d verified %d wrong %llu %s\n", CS_VERSION, rc, r.verified,
+         (unsigned long long)r.wrong, r.why);
+  cs_coll_close(h);
+  return rc < 0 ? 3 : rc;
+}
+C
+cc $san -o driver driver.c $(pkg-config --cflags --libs collsim)
+expect 0 ./driver "$tmp/rd_allreduce/rd_allreduce.so" free
+has "^$version rc 0 verified 1 wrong 0"
+expect 1 ./driver "$tmp/rd_allreduce/rd_allreduce_bug.so" latest
+has "^$version rc 1 verified 1 wrong [1-9]"
+# The built-ins through the same registration, against collsim's oracle.
+for a in mesh ring host; do
+  expect 0 ./driver $a random:5
+  has "^$version rc 0 verified 1 wrong 0"
+done
+# Linked statically (a built-in: a static program that loads shared-object
+# collectives must export the API itself, as collsim does).
+cc $san -o driver-static driver.c $(pkg-config --cflags collsim) "$p/lib/libcollsim.a" \
+  $(pkg-config --static --libs-only-l collsim | sed 's/-lcollsim//')
+readelf -d driver-static | grep 'libcollsim' >/dev/null && fail "driver-static needs libcollsim.so"
+expect 0 ./driver-static ring random:9
+has "^$version rc 0 verified 1 wrong 0"
+mkdir cm
+cat >cm/CMakeLists.txt <<'C'
+cmake_minimum_required(VERSION 3.18)
+project(driver C)
+find_package(collsim REQUIRED)
+add_executable(driver ../driver.c)
+target_link_libraries(driver PRIVATE collsim::collsim)
+C
+cmake -S cm -B cm/build -DCMAKE_PREFIX_PATH="$p" -DCMAKE_C_FLAGS="$san" >/dev/null
+cmake --build cm/build >/dev/null
+expect 0 cm/build/driver "$tmp/rd_allreduce/rd_allreduce.so" random:3
+has "^$version rc 0 verified 1 wrong 0"
+echo "test_install: all checks passed"
