@@ -72,7 +72,8 @@ static inline void cs__ar_load_reduce(cs_dev_t *d, cs_ar_tiles_t *t,
   cs_reduce_event(d, c->op, v, NULL, NULL); /* the work happened in the load */
 }
 
-/* Self-clearing epilogue (reference §2.3 LATER, #2175/#2279): after the
+/* Self-clearing epilogue (docs/algorithms.md §2.3; PyPTO #2175/#2279):
+ * after the
  * last barrier, for rows [0, nrows) and every src != me, AtomicAdd -total to
  * the own cell [row, src] (-last_total on the last row). Every peer's
  * notifies of this call have landed (the last wait saw them), so the cells

@@ -1,12 +1,13 @@
 /*
  * bench.c - `collsim bench`: the nccl-tests table for the allreduce
- * collectives (DESIGN §10). Sweeps message sizes from -b to -e by factor -f
- * and, for each size and algorithm, builds one world, launches the ranks
- * once and lets each rank stage its input in, run the warmup calls and then
- * the timed calls on the data already in its window (or with stage-in/out
- * inside the timed region, --staging). Per call the time is the slowest
- * rank's; the table shows the median over the timed calls, algbw = size /
- * time and busbw = algbw * 2(N-1)/N, as nccl-tests defines them.
+ * collectives (docs/usage.md, "collsim bench"). Sweeps message sizes from
+ * -b to -e by factor -f and, for each size and algorithm, builds one world,
+ * launches the ranks once and lets each rank stage its input in, run the
+ * warmup calls and then the timed calls on the data already in its window
+ * (or with stage-in/out inside the timed region, --staging). Per call the
+ * time is the slowest rank's; the table shows the median over the timed
+ * calls, algbw = size / time and busbw = algbw * 2(N-1)/N, as nccl-tests
+ * defines them.
  *
  * With -c 1 the last call is checked: each rank stages its original input
  * in again (repeated calls reduce already-reduced data), runs one more

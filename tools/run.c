@@ -75,7 +75,7 @@ static const char run_help[] =
     "                   default), fifo (later, in order) or relaxed (in any\n"
     "                   order unless a fence separates them); fifo and relaxed\n"
     "                   need --schedule\n"
-    "  --bug NAME       run with a known defect of reference §8 (see\n"
+    "  --bug NAME       run with a known defect (docs/algorithms.md §8; see\n"
     "                   --list-bugs, which also prints the options that make\n"
     "                   each one fail)\n"
     "  --check          at the end, check the run's own trace for ordering\n"

@@ -3,7 +3,7 @@
  *
  * Owns: the POSIX shm region (create, map, unlink at once, remap in each
  * rank at its own address), the control block at its start, the window
- * addresses, the reference CommContext ABI (reference §1.1) and remote
+ * addresses, the CommContext ABI (docs/algorithms.md §1.1) and remote
  * address translation (§1.2). Does not own processes (sim/launch.h) or the
  * meaning of what is in the windows (sim/, collectives/).
  *
@@ -51,7 +51,7 @@ enum {
   CS_ABORT_DIVERGED = 8, /* replay: the run left the recorded schedule */
 };
 
-/* Comparison of wait(): reference §6 WaitCmp ABI. */
+/* Comparison of wait(): docs/algorithms.md §6 WaitCmp ABI. */
 enum { CS_CMP_EQ = 0, CS_CMP_GE = 1 };
 /* NotifyOp ABI. */
 enum { CS_NOTIFY_ADD = 0, CS_NOTIFY_SET = 1 };
@@ -225,7 +225,7 @@ typedef struct cs_rankctx {
 int cs_rankctx_init(cs_rankctx_t *c, const cs_world_t *w, uint32_t rank);
 void cs_rankctx_fini(cs_rankctx_t *c);
 
-/* Remote address translation of reference §1.2:
+/* Remote address translation of docs/algorithms.md §1.2:
  * remote(p, q) = p + (windowsIn[q] - windowsIn[me]). */
 static inline void *cs_win_remote(const cs_rankctx_t *c, const void *local,
                                   uint32_t peer)
