@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# check-docs.sh - the documentation stands on its own.
+#
+#   tests/check-docs.sh SOURCE_DIR
+#
+# Fails when a section sign followed by N or N.M anywhere in the sources, scripts, tests or
+# docs has no numbered heading in docs/ to resolve to (`## N. ...` or
+# `### N.M ...`, as in docs/algorithms.md), or when any of them names a
+# file outside the repository (a path into ../shared or /work/shared).
+# Reads only; ctest runs it as the entry `docs`.
+set -u
+cd "${1:?usage: check-docs.sh SOURCE_DIR}" || exit 2
+
+dirs=(README.md docs collectives sim tools window tests traces .ci CMakeLists.txt)
+fail=0
+
+heads=$(grep -hoE '^#{2,3} [0-9]+(\.[0-9]+)?[. ]' docs/*.md | sed -E 's/^#+ //; s/[. ]$//' | sort -u)
+while IFS=: read -r file line ref; do
+  n=${ref#§}
+  if ! grep -qxF -- "$n" <<<"$heads"; then
+    echo "$file:$line: $ref has no heading '$n' in docs/" >&2
+    fail=1
+  fi
+done < <(grep -rnoE '§[0-9]+(\.[0-9]+)?' "${dirs[@]}" --exclude-dir=build 2>/dev/null |
+         grep -v '^tests/check-docs.sh:')
+
+if grep -rnE '\.\./shared|/work/shared' "${dirs[@]}" 2>/dev/null | grep -v '^tests/check-docs.sh:'; then
+  echo "check-docs: the lines above name files outside the repository" >&2
+  fail=1
+fi
+[ -n "$heads" ] || { echo "check-docs: no numbered heading in docs/" >&2; fail=1; }
+[ "$fail" = 0 ] && echo "check-docs: every section reference resolves, nothing points outside the repository"
+exit "$fail"
