@@ -83,7 +83,7 @@ static const char bench_help[] =
     "                    busbw_gbps,wrong then one row per size and algorithm\n"
     "                    (wrong is empty with -c 0)\n"
     "  --staging         include stage-in and stage-out in the timed region\n"
-    "  --tile-bytes B    UB tile size (default 16384, the reference's)\n"
+    "  --tile-bytes B    UB tile size (default 16384, as in PR #2161)\n"
     "  --trace-cost      what recording costs (see 'collsim run --trace'):\n"
     "                    in every launch the calls alternate untraced and\n"
     "                    traced (U T T U U T T U ...; the traced ones are\n"
