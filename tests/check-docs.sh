@@ -6,7 +6,8 @@
 # Fails when a section sign followed by N or N.M anywhere in the sources, scripts, tests or
 # docs has no numbered heading in docs/ to resolve to (`## N. ...` or
 # `### N.M ...`, as in docs/algorithms.md), or when any of them names a
-# file outside the repository (a path into ../shared or /work/shared).
+# file outside the repository (a path into ../shared or /work/shared), or
+# when a link between the markdown files points at no file or heading.
 # Reads only; ctest runs it as the entry `docs`.
 set -u
 cd "${1:?usage: check-docs.sh SOURCE_DIR}" || exit 2
@@ -28,6 +29,30 @@ if grep -rnE '\.\./shared|/work/shared' "${dirs[@]}" 2>/dev/null | grep -v '^tes
   echo "check-docs: the lines above name files outside the repository" >&2
   fail=1
 fi
+# Links between the markdown files: the file exists, and a #fragment is
+# the GitHub slug of one of its headings (lower case, punctuation dropped,
+# blanks to dashes).
+slugs() {
+  grep -E '^#{1,6} ' "$1" | sed -E 's/^#+ +//' | tr 'A-Z' 'a-z' |
+    sed -E 's/[^a-z0-9 _-]//g; s/ /-/g'
+}
+for md in README.md docs/*.md traces/*.md; do
+  [ -f "$md" ] || continue
+  base=$(dirname "$md")
+  while IFS= read -r link; do
+    target=${link%%#*} frag=
+    case "$link" in *'#'*) frag=${link#*#} ;; esac
+    case "$target" in http*|mailto:*) continue ;; esac
+    [ -n "$target" ] && path=$base/$target || path=$md
+    if [ ! -e "$path" ]; then
+      echo "$md: link to $link: no file $path" >&2; fail=1; continue
+    fi
+    if [ -n "$frag" ] && ! slugs "$path" | grep -qxF -- "$frag"; then
+      echo "$md: link to $link: no heading with that anchor in $path" >&2; fail=1
+    fi
+  done < <(grep -oE '\]\([^) ]+\)' "$md" | sed -E 's/^\]\(//; s/\)$//')
+done
+
 [ -n "$heads" ] || { echo "check-docs: no numbered heading in docs/" >&2; fail=1; }
 [ "$fail" = 0 ] && echo "check-docs: every section reference resolves, nothing points outside the repository"
 exit "$fail"
