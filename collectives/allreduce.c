@@ -161,7 +161,8 @@ void cs_ar_stage_out(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
 
 cs_fill_t cs_ar_default_fill(const cs_ar_cfg_t *c)
 {
-  /* Reference §7: mesh/ring use the pto fill for prod or FP16, host only
+  /* docs/algorithms.md §7: mesh/ring use the pto fill for prod or FP16,
+   * host only
    * for prod; arange otherwise. bf16 is treated like fp16. */
   if (c->op == CS_PROD)
     return CS_FILL_PTO;

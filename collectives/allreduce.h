@@ -24,7 +24,7 @@
 #include "oracle.h"
 
 typedef enum cs_fill {
-  CS_FILL_DEFAULT = 0, /* what the reference's tests choose (§7) */
+  CS_FILL_DEFAULT = 0, /* as the original's tests (docs/algorithms.md §7) */
   CS_FILL_ARANGE,      /* 100*r + i */
   CS_FILL_PTO,         /* 1 + 0.125*r + 0.0625*(i mod 5) */
   CS_FILL_RANDOM,      /* seeded; sum/max/min in [-1, 1), prod in [0.9, 1.1) */
@@ -51,9 +51,9 @@ int cs_ar_layout(const cs_ar_cfg_t *c, cs_layout_t *l);
 
 /* Signal cells of the algorithm: mesh [NR,1], ring [2(NR-1), NR], host [NR]. */
 uint64_t cs_ar_signal_cells(const cs_ar_cfg_t *c);
-/* Value every non-self cell reaches by the end of one call (reference
- * §2.3): mesh 1+C, ring 2K (every row), host 1+ceil(n/256). Self cells
- * stay 0. */
+/* Value every non-self cell reaches by the end of one call
+ * (docs/algorithms.md §2.3): mesh 1+C, ring 2K (every row), host
+ * 1+ceil(n/256). Self cells stay 0. */
 int32_t cs_ar_signal_final(const cs_ar_cfg_t *c);
 /* Whether cell `cell` of rank `rank`'s signal slot is a self cell. */
 int cs_ar_signal_is_self(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell);

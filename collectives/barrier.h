@@ -81,9 +81,9 @@ typedef struct cs_ar_sigbad {
   int32_t  want; /*   its total */
 } cs_ar_sigbad_t;
 
-/* Self-clearing epilogue (reference §2.3 LATER, #2175/#2279): after the
- * last barrier, for rows [0, nrows) and every src != me, AtomicAdd -total to
- * the own cell [row, src] (-last_total on the last row). Every peer's
+/* Self-clearing epilogue (docs/algorithms.md §2.3; PyPTO #2175/#2279):
+ * after the last barrier, for rows [0, nrows) and every src != me,
+ * AtomicAdd -total to the own cell [row, src] (-last_total on the last row). Every peer's
  * notifies of this call have landed (the last wait saw them), so the cells
  * return to 0; adds commute, so a peer already in its next call keeps its
  * +1. Skipped (the cells keep their totals) unless k->epilogue. `bad` (may

@@ -1,9 +1,9 @@
 /*
  * bugs.h - named defects (--bug NAME) the algorithms can be run with: the
- * known ordering bugs of PyPTO's allreduce history (reference §8), as the
- * regression corpus for controlled runs, replay and teaching. Each entry
- * says what it breaks, which reference item it is, and the schedule and
- * memory model under which it fails deterministically (its recipe, also
+ * known ordering bugs of PyPTO's allreduce history (docs/algorithms.md
+ * §8), as the regression corpus for controlled runs, replay and teaching.
+ * Each entry says what it breaks, which item of §8 it is, and the schedule
+ * and memory model under which it fails deterministically (its recipe, also
  * used for traces/bugs/ and the tests).
  *
  * A defect is a departure from the reference algorithm (cs_mutation_t, one
@@ -61,56 +61,61 @@ static const cs_bug_info_t cs_bug_table[CS_NBUGS] = {
     {"none", "", "", "", .min_calls = 1},
     {"mesh-no-chunk-barrier",
      "mesh without the per-chunk read-complete barrier: a fast rank stores its "
-     "reduced chunk while a slow peer still reads it (WAR, §8 item 1)",
+     "reduced chunk while a slow peer still reads it (WAR, "
+     "docs/algorithms.md §8.1)",
      "--algo mesh --ranks 3 --count 40 --schedule random:3",
      "wrong result (a contribution counted twice)",
      .mut = {.no_chunk_barrier = true}, .min_calls = 1},
     {"ring-no-ready-barrier",
      "ring without the READY barrier: the right neighbour reads a segment "
-     "before the left rank's previous-round store (RAW, §8 item 2)",
+     "before the left rank's previous-round store (RAW, "
+     "docs/algorithms.md §8.2)",
      "--algo ring --ranks 3 --count 40 --schedule random:1",
      "wrong result (stale partial sums)",
      .mut = {.no_ready_barrier = true}, .min_calls = 1},
     {"no-fence-before-notify",
      "barriers notify without draining posted stores first: the signal can "
-     "overtake the data it announces (§8 items 3-4)",
+     "overtake the data it announces (docs/algorithms.md §8.3-8.4)",
      "--algo ring --ranks 3 --count 40 --schedule latest --memory-model relaxed",
      "wrong result (a peer reads stale data)",
      .mut = {.no_fence = true}, .min_calls = 1},
     {"signal-reuse",
      "two calls on one signal buffer without the self-clearing epilogue: the "
-     "second call's waits pass on stale credits (§8 item 6)",
+     "second call's waits pass on stale credits (docs/algorithms.md §8.6)",
      "--algo mesh --ranks 3 --count 40 --schedule random:1",
      "wrong result in the second call",
      .mut = {.no_epilogue = true}, .min_calls = 2},
     {"wait-eq",
      "waits compare with Eq instead of Ge: a late poller misses the exact "
-     "value once a fast peer pushed the cell past it (§8 item 7)",
+     "value once a fast peer pushed the cell past it "
+     "(docs/algorithms.md §8.7)",
      "--algo mesh --ranks 2 --count 5000 --schedule pct:1:1",
      "deadlock, reported with the wavefront",
      .mut = {.wait_eq = true}, .min_calls = 1},
     {"unaligned-slots",
      "slots packed without 32-byte rounding (pre-#2161): the FP16 tail "
-     "over-read crosses the data slot's end (§8 item 10)",
+     "over-read crosses the data slot's end (docs/algorithms.md §8.10)",
      "--algo ring --ranks 2 --count 17 --dtype fp16",
      "out-of-slot fault (exit 3)",
      .mut = {.packed_slots = true}, .min_calls = 1},
     {"inactive-lane-remote-read",
      "all-gather inactive lanes read elements 0..15 from the left peer "
-     "(earlier #2161 revision, §8 item 11); the value is discarded",
+     "(earlier #2161 revision, docs/algorithms.md §8.11); the value is "
+     "discarded",
      "--algo ring --ranks 4 --count 17 --dtype fp16 --trace FILE",
      "no wrong result: extra remote loads on inactive lanes, visible in the "
      "trace (a race for a happens-before checker)",
      .mut = {.inactive_remote_read = true}, .min_calls = 1},
     {"ring-drop-tail",
      "pre-#1942 ring segments SIZE/NR: the SIZE % NR tail is never reduced "
-     "(§8 item 14)",
+     "(docs/algorithms.md §8.14)",
      "--algo ring --ranks 3 --count 40",
      "wrong result in the last SIZE % NR elements",
      .mut = {.drop_tail = true}, .min_calls = 1},
     {"early-return",
      "no final read-complete barrier: a fast rank returns and reuses its "
-     "window while a slow peer still reads it (§8 item 15); two calls",
+     "window while a slow peer still reads it (docs/algorithms.md §8.15); "
+     "two calls",
      "--algo ring --ranks 3 --count 40 --schedule pct:1:1",
      "wrong result",
      .mut = {.no_final_barrier = true}, .min_calls = 2},

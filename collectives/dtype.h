@@ -1,5 +1,6 @@
 /*
- * dtype.h - data types and reduction ops of the collectives (reference §6
+ * dtype.h - data types and reduction ops of the collectives (docs/algorithms.md
+ * §6
  * ABI values), their names and element sizes. Pure; no I/O.
  */
 #ifndef CS_DTYPE_H

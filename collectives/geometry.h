@@ -1,7 +1,8 @@
 /*
  * geometry.h - the index math of the allreduce algorithms, pure and
- * header-only so tests sweep it without processes (reference §3.1, §4.2,
- * §5). No I/O, no state. Sizes are elements unless a name says bytes.
+ * header-only so tests sweep it without processes (docs/algorithms.md
+ * §3.1, §4.2, §5). No I/O, no state. Sizes are elements unless a name says
+ * bytes.
  *
  * "2-byte dtypes" (fp16 and bf16) follow the reference's FP16 rules: a
  * 32-byte span holds 16 of them, so remote reads round up to 16 elements

@@ -1,6 +1,6 @@
 /*
  * host.c - host allreduce builtin (builtin.tensor.allreduce) of PR #2161,
- * single-core variant (reference §5).
+ * single-core variant (docs/algorithms.md §5).
  *
  * Function:     cs__ar_host (through cs_allreduce)
  * Accepts:      1..16 ranks (the kernel returns early above 16; collsim

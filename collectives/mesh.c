@@ -1,5 +1,5 @@
 /*
- * mesh.c - InCore mesh allreduce of PyPTO PR #2161 (reference §3).
+ * mesh.c - InCore mesh allreduce of PyPTO PR #2161 (docs/algorithms.md §3).
  *
  * Function:     cs__ar_mesh (through cs_allreduce)
  * Accepts:      N >= 1 ranks, count >= 1 elements of fp32/fp16/bf16 in the

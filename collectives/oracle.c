@@ -3,8 +3,9 @@
  *
  * Owns: decoding of fp32 / fp16 / bf16 bits to double and encoding back
  * with round to nearest, ties to even; one binary op in the dtype; the ring
- * segment boundaries of reference §4.2; the association orders of reference
- * §6 (ring, mesh, host); a float64 reduction and the reference tolerances.
+ * segment boundaries (docs/algorithms.md §4.2); the association orders
+ * (§6: ring, mesh, host); a float64 reduction and the tolerances of the
+ * original's tests (§7).
  *
  * Does not own, and deliberately shares no code with: the kernels
  * (reduce.c), the algorithms (allreduce.c) or their index math. Only
@@ -201,7 +202,7 @@ static double op_round(fmt_t f, cs_op_t op, double a, double b)
 
 /* ------------------------------------------------------------- segments */
 
-/* Reference §4.2 boundary B(i), 0 <= i <= nranks, for SIZE = count:
+/* Boundary B(i) of docs/algorithms.md §4.2, 0 <= i <= nranks, SIZE = count:
  *   fp32:        B(i) = floor(i*SIZE / NR)
  *   fp16, bf16:  B(i) = min(SIZE, ceil(i*SIZE / (16*NR)) * 16)
  * The product i*SIZE is formed in 128 bits, so any count and nranks are
@@ -271,7 +272,7 @@ void cs_oracle_expect(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
     /* Walk the segments once; boundaries cost O(NR), not O(count). Empty
      * segments own nothing, so element e lands in the k with
      * B(k) <= e < B(k+1), i.e. the largest k with B(k) <= e among the
-     * non-empty ones (reference §6). */
+     * non-empty ones (docs/algorithms.md §6). */
     uint64_t lo = seg_bound(t, nranks, count, 0);
     for (uint32_t k = 0; k < nranks; k++) {
       uint64_t hi = seg_bound(t, nranks, count, k + 1u);

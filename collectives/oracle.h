@@ -2,7 +2,8 @@
  * oracle.h - the independent reference of the allreduce results.
  *
  * Computes, serially and from all ranks' inputs, the exact bits every rank
- * must end with, using each algorithm's association order (reference §6):
+ * must end with, using each algorithm's association order
+ * (docs/algorithms.md §6):
  *   ring: for an element of segment k, a left fold beginning at the rank
  *         after the owner and ending at the owner,
  *         ((x[k+1] op x[k+2]) op ...) op x[k]   (indices mod N),
@@ -33,7 +34,8 @@
  * Requires 1 <= nranks, rank < nranks and valid enums (asserted).
  * nranks == 1: out is the input row, bit for bit. Otherwise every op result
  * is re-encoded, so a NaN comes out as the dtype's quiet NaN (compare with
- * cs_oracle_same). Ring segments follow reference §4.2 (fp16 and bf16 both
+ * cs_oracle_same). Ring segments follow docs/algorithms.md §4.2 (fp16 and bf16
+ * both
  * use the 16-element aligned boundaries). Pure, no allocation, no I/O;
  * O(nranks * count) ops. */
 void cs_oracle_expect(cs_algo_t algo, cs_dtype_t t, cs_op_t op,

@@ -7,11 +7,11 @@
  * received chunk, and fills use the converters. The oracle deliberately
  * shares no code with this file.
  *
- * Every op rounds once to the data dtype, round to nearest even (reference
- * §6). fp16/bf16 widen both operands to float exactly, do one float op and
- * narrow with RNE; for + and x this is the correctly rounded result (see
- * reduce.h). Max/Min are IEEE 754-2019 maximumNumber/minimumNumber, the
- * same in every path:
+ * Every op rounds once to the data dtype, round to nearest even
+ * (docs/algorithms.md §6). fp16/bf16 widen both operands to float
+ * exactly, do one float op and narrow with RNE; for + and x this is the
+ * correctly rounded result (see reduce.h). Max/Min are IEEE 754-2019
+ * maximumNumber/minimumNumber, the same in every path:
  *   max(a, b) = b is NaN ? quiet(a) : a == b ? bits(a) & bits(b)
  *                                    : a > b ? a : b
  *   min(a, b) = b is NaN ? quiet(a) : a == b ? bits(a) | bits(b)

@@ -1,7 +1,7 @@
 /*
  * reduce.h - elementwise reduction kernels in the data dtype, one rounding
- * (round to nearest, ties to even) per op, as the device does (reference
- * §6): acc[i] = acc[i] OP x[i].
+ * (round to nearest, ties to even) per op, as the device does
+ * (docs/algorithms.md §6): acc[i] = acc[i] OP x[i].
  *
  * fp32: plain float loops the compiler vectorises. fp16: F16C intrinsics
  * (8 lanes: convert to float, one op, convert back with RNE), chosen at run

@@ -1,6 +1,6 @@
 /*
- * ring.c - InCore ring allreduce of PyPTO PR #2161 (reference §4), pull
- * model: every rank reads only from its left neighbour.
+ * ring.c - InCore ring allreduce of PyPTO PR #2161 (docs/algorithms.md
+ * §4), pull model: every rank reads only from its left neighbour.
  *
  * Function:     cs__ar_ring (through cs_allreduce)
  * Accepts:      N >= 1 ranks, any count >= 1 (count < N, ragged and empty
@@ -23,8 +23,8 @@
  * Cost:         4K(N-1) all-to-all barriers: 4K(N-1)^2 notifies per rank;
  *               bytes loaded from the left 2(N-1)/N * S per rank (the
  *               bandwidth-optimal ring volume), stored the same.
- * Limitations:  static and runtime N always agree here (§8 item 13 is a
- *               mutation, not a mode).
+ * Limitations:  static and runtime N always agree here
+ *               (docs/algorithms.md §8.13 is not a mode).
  *
  * Buffers after each round, 4 ranks, segments s0..s3 ([1+2] = x1 op x2,
  * left-to-right fold order; '.' = own input):

@@ -6,15 +6,15 @@
  * here runs). Used by every rank of a free-mode run, and in part by the
  * controlled transport.
  *
- * Wait strategy (DESIGN §5): a waiter spins (spin_iters, from the
- * launcher: long when ranks <= online CPUs, none otherwise), then yields
- * the CPU (yield_iters, only when ranks outnumber CPUs, so the rank it
- * needs can run), then announces itself in its status word and sleeps on
- * the cell with a shared FUTEX_WAIT. notify() pays for FUTEX_WAKE only when
- * the peer announced itself: the announce/recheck pair is a Dekker
- * handshake (both sides use seq_cst), so no wake is lost. Sleeps are sliced
- * (SLEEP_SLICE_NS) so the abort word and the deadline are seen even if a
- * wake were missed.
+ * Wait strategy (docs/performance.md, "The wait strategy"): a waiter
+ * spins (spin_iters, from the launcher: long when ranks <= online CPUs,
+ * none otherwise), then yields the CPU (yield_iters, only when ranks
+ * outnumber CPUs, so the rank it needs can run), then announces itself in
+ * its status word and sleeps on the cell with a shared FUTEX_WAIT. notify()
+ * pays for FUTEX_WAKE only when the peer announced itself: the
+ * announce/recheck pair is a Dekker handshake (both sides use seq_cst), so
+ * no wake is lost. Sleeps are sliced (SLEEP_SLICE_NS) so the abort word and
+ * the deadline are seen even if a wake were missed.
  */
 #define _GNU_SOURCE
 #include "transport.h"

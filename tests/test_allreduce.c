@@ -2,7 +2,7 @@
  * test_allreduce.c - mesh, ring and host allreduce run on real forked
  * ranks, every rank's result compared bit for bit with the independent
  * oracle (collectives/oracle.c), every signal cell checked against the
- * reference's final values (§2.3) and against 0 after the epilogue.
+ * final values of docs/algorithms.md §2.3 and against 0 after the epilogue.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -163,7 +163,7 @@ typedef struct ref_case {
   cs_op_t op;
 } ref_case_t;
 
-/* Reference §7 parametrisations, with the inputs those tests use (the
+/* docs/algorithms.md §7 parametrisations, with the inputs those tests use (the
  * default fill) and their tolerance against a float64 reduction. */
 Test(reference, every_parametrisation_of_the_pr_tests_passes, .timeout = 600)
 {

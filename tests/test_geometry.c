@@ -1,7 +1,7 @@
 /*
  * test_geometry.c - the index math of the algorithms against the worked
- * tables of the reference (§3.1, §4.2) and invariants swept exhaustively.
- * Pure functions: no processes.
+ * tables of docs/algorithms.md §3.1 and §4.2, and invariants swept
+ * exhaustively. Pure functions: no processes.
  */
 #include <criterion/criterion.h>
 

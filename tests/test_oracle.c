@@ -2,7 +2,7 @@
  * test_oracle.c - the independent reference of the allreduce results
  * (collectives/oracle.c): the fp16/bf16/fp32 codec, one rounding per op,
  * Max/Min on NaN and signed zeros, the ring segment ownership of reference
- * §4.2 and the association orders of reference §6.
+ * §4.2 and the association orders of docs/algorithms.md §6.
  *
  * Expected values are hand-derived: bit patterns worked out in the
  * comments, closed forms (exact sums of the reference's test inputs), or
@@ -530,7 +530,7 @@ Test(oracle, max_ignores_nan_ranks_among_three)
  *   k != b: 2^p is met with at most one 1 before it (2^p + 1 ties to 2^p)
  *           and the 1 of rank b+1 after it (ties to 2^p again): 2^p.
  * So element e reads 2^p + 2 iff e lies in segment b. `lens` is the
- * hand-derived length of each segment (reference §4.2 table). */
+ * hand-derived length of each segment (docs/algorithms.md §4.2 table). */
 static void check_owners(cs_dtype_t t, uint32_t n, uint64_t count,
                          const uint64_t *lens)
 {
@@ -577,7 +577,7 @@ static void check_owners(cs_dtype_t t, uint32_t n, uint64_t count,
 
 Test(oracle, ring_fp32_segments_match_reference_table)
 {
-  /* Reference §4.2: FP32 4 1: (0,0)(0,0)(0,0)(0,1); 4 17: 4,4,4,5;
+  /* docs/algorithms.md §4.2: FP32 4 1: (0,0)(0,0)(0,0)(0,1); 4 17: 4,4,4,5;
    * 4 65537: 16384,16384,16384,16385. */
   check_owners(CS_FP32, 4, 1, (const uint64_t[]){0, 0, 0, 1});
   check_owners(CS_FP32, 4, 17, (const uint64_t[]){4, 4, 4, 5});
@@ -589,7 +589,7 @@ Test(oracle, ring_fp32_segments_match_reference_table)
 
 Test(oracle, ring_fp16_segments_match_reference_table)
 {
-  /* Reference §4.2: FP16 4 17: (0,16)(16,0)(16,0)(16,1);
+  /* docs/algorithms.md §4.2: FP16 4 17: (0,16)(16,0)(16,0)(16,1);
    * 4 33: (0,16)(16,16)(32,0)(32,1); 4 8193: 2064,2048,2048,2033;
    * 4 32769: 8208,8192,8192,8177. */
   check_owners(CS_FP16, 4, 17, (const uint64_t[]){16, 0, 0, 1});
@@ -840,7 +840,7 @@ Test(oracle, writes_exactly_count_elements)
 
 /* ------------------------------------------------- reference test inputs */
 
-/* Reference §7 inputs x_r[i] = 1 + 0.125 r + 0.0625 (i mod 5), all in
+/* docs/algorithms.md §7 inputs x_r[i] = 1 + 0.125 r + 0.0625 (i mod 5), all in
  * [1, 2) for r < 4: bits 0x3c00 | (x - 1) * 1024 (fp16),
  * 0x3f80 | (x - 1) * 128 (bf16). Every partial sum of 2-4 ranks is a
  * multiple of 1/16 below 8, exact in fp16 (11 bits), bf16 (8) and fp32, so

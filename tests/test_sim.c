@@ -130,7 +130,7 @@ Test(signal, atomic_add_loses_no_increment, .timeout = 30, .fini = teardown_worl
 }
 
 /* Ge passes a cell that was pushed past the target; Eq on the same would
- * hang (reference §2.3): rank 1 adds 2 before rank 0 polls. */
+ * hang (docs/algorithms.md §2.3): rank 1 adds 2 before rank 0 polls. */
 static int ge_vs_eq_body(cs_dev_t *d, void *arg)
 {
   int eq = *(int *)arg;

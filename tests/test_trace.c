@@ -547,7 +547,7 @@ Test(trace, sample_traces_still_parse)
   cr_assert_null(strstr(r.out, " load "), "--kind notify shows a load");
 }
 
-/* Ring segment lengths of the reference (§4.2) for 2-byte dtypes, written
+/* Ring segment lengths of docs/algorithms.md §4.2 for 2-byte dtypes, written
  * out again here: B(i) = min(S, ceil(i*S/(16*N))*16). */
 static uint64_t seg_len_fp16(uint64_t k, uint64_t size, uint64_t n)
 {

@@ -18,7 +18,7 @@ Test(layout, rounds_every_slot_up_to_32_bytes)
 {
   cs_layout_t l;
   cs_layout_init(&l, CS_SLOT_ALIGN);
-  /* Reference §1.3 example: FP32 N=17 ring NR=2: data 68 B -> 96 B,
+  /* docs/algorithms.md §1.3 example: FP32 N=17 ring NR=2: data 68 B -> 96 B,
    * signal 2*(NR-1)*NR*4 = 16 B -> 32 B, window 128 B. */
   cr_assert_eq(cs_layout_add(&l, "data", 68, 4), 0);
   cr_assert_eq(cs_layout_add(&l, "signal", 16, 4), 1);

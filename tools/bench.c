@@ -1,12 +1,13 @@
 /*
  * bench.c - `collsim bench`: the nccl-tests table for the allreduce
- * collectives (DESIGN §10). Sweeps message sizes from -b to -e by factor -f
- * and, for each size and algorithm, builds one world, launches the ranks
- * once and lets each rank stage its input in, run the warmup calls and then
- * the timed calls on the data already in its window (or with stage-in/out
- * inside the timed region, --staging). Per call the time is the slowest
- * rank's; the table shows the median over the timed calls, algbw = size /
- * time and busbw = algbw * 2(N-1)/N, as nccl-tests defines them.
+ * collectives (docs/usage.md, "collsim bench"). Sweeps message sizes from
+ * -b to -e by factor -f and, for each size and algorithm, builds one world,
+ * launches the ranks once and lets each rank stage its input in, run the
+ * warmup calls and then the timed calls on the data already in its window
+ * (or with stage-in/out inside the timed region, --staging). Per call the
+ * time is the slowest rank's; the table shows the median over the timed
+ * calls, algbw = size / time and busbw = algbw * 2(N-1)/N, as nccl-tests
+ * defines them.
  *
  * With -c 1 the last call is checked: each rank stages its original input
  * in again (repeated calls reduce already-reduced data), runs one more
@@ -88,7 +89,7 @@ static const char bench_help[] =
     "                    busbw_gbps,wrong then one row per size and algorithm\n"
     "                    (wrong is empty with -c 0)\n"
     "  --staging         include stage-in and stage-out in the timed region\n"
-    "  --tile-bytes B    UB tile size (default 16384, the reference's)\n"
+    "  --tile-bytes B    UB tile size (default 16384, as in PR #2161)\n"
     "  --trace-cost      what recording costs (see 'collsim run --trace'):\n"
     "                    in every launch the calls alternate untraced and\n"
     "                    traced (U T T U U T T U ...; the traced ones are\n"

@@ -2,10 +2,11 @@
  * layout.h - slot layout of a communication window (pure index math).
  *
  * Owns: the slot table (named buffers inside every window, in declaration
- * order), the 32-byte rounding rule of PR #2161 (reference §1.3) and the
- * bounds test every window access goes through. Does not own memory: the
- * world (world.h) maps windows; the device API (sim/dev.h) calls
- * cs_slot_check() on every access. No I/O, no side effects: tests sweep it.
+ * order), the 32-byte rounding rule of PR #2161 (docs/algorithms.md
+ * §1.3) and the bounds test every window access goes through. Does not own
+ * memory: the world (world.h) maps windows; the device API (sim/dev.h)
+ * calls cs_slot_check() on every access. No I/O, no side effects: tests
+ * sweep it.
  */
 #ifndef CS_LAYOUT_H
 #define CS_LAYOUT_H

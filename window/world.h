@@ -3,7 +3,7 @@
  *
  * Owns: the POSIX shm region (create, map, unlink at once, remap in each
  * rank at its own address), the control block at its start, the window
- * addresses, the reference CommContext ABI (reference §1.1) and remote
+ * addresses, the CommContext ABI (docs/algorithms.md §1.1) and remote
  * address translation (§1.2). Does not own processes (sim/launch.h) or the
  * meaning of what is in the windows (sim/, collectives/).
  *
@@ -52,7 +52,7 @@ enum {
   CS_ABORT_DIVERGED = 8, /* replay: the run left the recorded schedule */
 };
 
-/* CS_CMP_EQ/GE (wait, reference §6 WaitCmp ABI) and CS_NOTIFY_ADD/SET
+/* CS_CMP_EQ/GE (wait, docs/algorithms.md §6 WaitCmp ABI) and CS_NOTIFY_ADD/SET
  * (NotifyOp ABI): collsim/types.h, the public API's copy of the numbers. */
 
 /* One rank's status, written by the rank, read by the launcher. POD,
@@ -224,7 +224,7 @@ typedef struct cs_rankctx {
 int cs_rankctx_init(cs_rankctx_t *c, const cs_world_t *w, uint32_t rank);
 void cs_rankctx_fini(cs_rankctx_t *c);
 
-/* Remote address translation of reference §1.2:
+/* Remote address translation of docs/algorithms.md §1.2:
  * remote(p, q) = p + (windowsIn[q] - windowsIn[me]). */
 static inline void *cs_win_remote(const cs_rankctx_t *c, const void *local,
                                   uint32_t peer)

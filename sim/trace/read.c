@@ -405,8 +405,9 @@ static const char *const reasons[] = {
       "truncated: %llu bytes, shorter than the %llu-byte header block",
   [CS_TRD_SHORT_RECORD] = "truncated: last record has %llu of %llu bytes",
   [CS_TRD_READ] = "read error",
-  [CS_TRD_NEWER] = "trace format version %llu is newer than this collsim "
-                   "reads (%llu): upgrade collsim",
+  /* parenthesised: one string split over two lines, not two elements */
+  [CS_TRD_NEWER] = ("trace format version %llu is newer than this collsim "
+                    "reads (%llu): upgrade collsim"),
   [CS_TRD_VERSION0] = "corrupt header: version 0",
   [CS_TRD_HEADER_SUM] = "corrupt header (checksum mismatch)",
   [CS_TRD_SIZES] = "corrupt header: header %llu / record %llu bytes",

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# check-docs.sh - the documentation stands on its own.
+#
+#   tests/check-docs.sh SOURCE_DIR
+#
+# Fails when a section sign followed by N or N.M anywhere in the sources, scripts, tests or
+# docs has no numbered heading in docs/ to resolve to (`## N. ...` or
+# `### N.M ...`, as in docs/algorithms.md), or when any of them names a
+# file outside the repository (a path into ../shared or /work/shared), or
+# when a link between the markdown files points at no file or heading.
+# Reads only; ctest runs it as the entry `docs`.
+set -u
+cd "${1:?usage: check-docs.sh SOURCE_DIR}" || exit 2
+
+dirs=(README.md docs collectives sim tools window tests traces .ci CMakeLists.txt)
+fail=0
+
+heads=$(grep -hoE '^#{2,3} [0-9]+(\.[0-9]+)?[. ]' docs/*.md | sed -E 's/^#+ //; s/[. ]$//' | sort -u)
+while IFS=: read -r file line ref; do
+  n=${ref#§}
+  if ! grep -qxF -- "$n" <<<"$heads"; then
+    echo "$file:$line: $ref has no heading '$n' in docs/" >&2
+    fail=1
+  fi
+done < <(grep -rnoE '§[0-9]+(\.[0-9]+)?' "${dirs[@]}" --exclude-dir=build 2>/dev/null |
+         grep -v '^tests/check-docs.sh:')
+
+if grep -rnE '\.\./shared|/work/shared' "${dirs[@]}" 2>/dev/null | grep -v '^tests/check-docs.sh:'; then
+  echo "check-docs: the lines above name files outside the repository" >&2
+  fail=1
+fi
+# Links between the markdown files: the file exists, and a #fragment is
+# the GitHub slug of one of its headings (lower case, punctuation dropped,
+# blanks to dashes).
+slugs() {
+  grep -E '^#{1,6} ' "$1" | sed -E 's/^#+ +//' | tr 'A-Z' 'a-z' |
+    sed -E 's/[^a-z0-9 _-]//g; s/ /-/g'
+}
+for md in README.md docs/*.md traces/*.md; do
+  [ -f "$md" ] || continue
+  base=$(dirname "$md")
+  while IFS= read -r link; do
+    target=${link%%#*} frag=
+    case "$link" in *'#'*) frag=${link#*#} ;; esac
+    case "$target" in http*|mailto:*) continue ;; esac
+    [ -n "$target" ] && path=$base/$target || path=$md
+    if [ ! -e "$path" ]; then
+      echo "$md: link to $link: no file $path" >&2; fail=1; continue
+    fi
+    if [ -n "$frag" ] && ! slugs "$path" | grep -qxF -- "$frag"; then
+      echo "$md: link to $link: no heading with that anchor in $path" >&2; fail=1
+    fi
+  done < <(grep -oE '\]\([^) ]+\)' "$md" | sed -E 's/^\]\(//; s/\)$//')
+done
+
+[ -n "$heads" ] || { echo "check-docs: no numbered heading in docs/" >&2; fail=1; }
+[ "$fail" = 0 ] && echo "check-docs: every section reference resolves, nothing points outside the repository"
+exit "$fail"
