@@ -24,7 +24,6 @@
  * launcher (collectives/, window/, sim/). Called from tools/main.c.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <getopt.h>
@@ -178,50 +177,13 @@ typedef struct bench_row {
 
 /* ------------------------------------------------------------ parsing */
 
-/* Bytes with an optional binary K/M/G suffix (either case), in [1, hi].
- * Returns 0, or -1 after one line naming the value and the range. */
-static int parse_bytes(const char *opt, const char *s, uint64_t *out)
-{
-  const char *p = s;
-  uint64_t v = 0;
-  int ok = isdigit((unsigned char)*p);
-  for (; ok && isdigit((unsigned char)*p); p++) {
-    if (v > (UINT64_MAX - 9) / 10)
-      ok = 0;
-    else
-      v = v * 10 + (uint64_t)(*p - '0');
-  }
-  unsigned shift = 0;
-  if (ok && *p) {
-    switch (toupper((unsigned char)*p)) {
-    case 'K': shift = 10; break;
-    case 'M': shift = 20; break;
-    case 'G': shift = 30; break;
-    default: ok = 0; break;
-    }
-    if (p[1])
-      ok = 0;
-  }
-  if (ok && v > (BENCH_MAX_BYTES >> shift))
-    ok = 0;
-  v <<= shift;
-  if (!ok || v < 1 || v > BENCH_MAX_BYTES) {
-    cs_cli_error("bench", "%s '%s' is not accepted: expected bytes from 1 to "
-                 "64G, a whole number with an optional K, M or G suffix "
-                 "(binary: 4K = 4096)", opt, s);
-    return -1;
-  }
-  *out = v;
-  return 0;
-}
-
 /* -b, -e, -f, -n, -w, -c, -d, -o: the sweep and the calls. Returns 0, -1
  * after one line, or OPT_NOT_MINE. */
 static int opt_sweep(bench_opts_t *o, int opt, const char *arg)
 {
   switch (opt) {
-  case 'b': return parse_bytes("-b", arg, &o->minbytes);
-  case 'e': return parse_bytes("-e", arg, &o->maxbytes);
+  case 'b': return cs_cli_bytes("bench", "-b", arg, BENCH_MAX_BYTES, &o->minbytes);
+  case 'e': return cs_cli_bytes("bench", "-e", arg, BENCH_MAX_BYTES, &o->maxbytes);
   case 'f': return cs_cli_u32("bench", "-f", arg, 2, 1024, &o->factor);
   case 'n': return cs_cli_u32("bench", "-n", arg, 1, 1000000, &o->iters);
   case 'w': return cs_cli_u32("bench", "-w", arg, 0, 1000000, &o->warmup);

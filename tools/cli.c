@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -241,4 +242,42 @@ int cs_cli_pipe_launch_exit(const char *cmd, const cs_pipe_t *p)
       code = CS_EXIT_ABORTED;
   }
   return code;
+}
+
+/* Bytes with an optional binary K/M/G suffix (either case), in [1, hi].
+ * Returns 0, or -1 after one line naming the value and the range. */
+int cs_cli_bytes(const char *cmd, const char *opt, const char *s, uint64_t hi,
+                 uint64_t *out)
+{
+  const char *p = s;
+  uint64_t v = 0;
+  int ok = isdigit((unsigned char)*p);
+  for (; ok && isdigit((unsigned char)*p); p++) {
+    if (v > (UINT64_MAX - 9) / 10)
+      ok = 0;
+    else
+      v = v * 10 + (uint64_t)(*p - '0');
+  }
+  unsigned shift = 0;
+  if (ok && *p) {
+    switch (toupper((unsigned char)*p)) {
+    case 'K': shift = 10; break;
+    case 'M': shift = 20; break;
+    case 'G': shift = 30; break;
+    default: ok = 0; break;
+    }
+    if (p[1])
+      ok = 0;
+  }
+  if (ok && v > (hi >> shift))
+    ok = 0;
+  v <<= shift;
+  if (!ok || v < 1 || v > hi) {
+    cs_cli_error(cmd, "%s '%s' is not accepted: expected bytes from 1 to "
+                 "%lluG, a whole number with an optional K, M or G suffix "
+                 "(binary: 4K = 4096)", opt, s, (unsigned long long)(hi >> 30));
+    return -1;
+  }
+  *out = v;
+  return 0;
 }

@@ -34,6 +34,11 @@ int cs_cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo,
                uint64_t hi, uint64_t *out);
 int cs_cli_u32(const char *cmd, const char *opt, const char *s, uint32_t lo,
                uint32_t hi, uint32_t *out);
+/* Bytes with an optional binary K/M/G suffix (either case), in [1, hi]
+ * (hi a whole number of GiB). On failure prints one line naming the value
+ * and the range; returns -1. */
+int cs_cli_bytes(const char *cmd, const char *opt, const char *s, uint64_t hi,
+                 uint64_t *out);
 /* A dtype, op or memory-model name for option `opt`. On failure prints
  * one line naming the value and the accepted names; returns -1. */
 int cs_cli_dtype(const char *cmd, const char *opt, const char *s, cs_dtype_t *out);

@@ -3,28 +3,27 @@
  * with one MPI process per rank, over the MPI-3 RMA transport
  * (sim/transport_mpi.h), started by mpirun:
  *
- *   mpirun -np N collsim-mpi run [--algo A] [--count C] [--dtype D] [--op O]
- *                                [--fill F] [--seed S] [--iters K] [--bug B]
- *                                [--tile-bytes B] [--timeout S] [--fault F]
+ *   mpirun -np N collsim-mpi run [--algo LIST] [--count LIST] [--dtype LIST]
+ *                                [--op LIST] [--fill F] [--seed S] [--iters K]
+ *                                [--bug B] [--tile-bytes B] [--timeout S]
+ *                                [--fault F]
+ *   mpirun -np N collsim-mpi bench ...          (tools/mpi_bench.c)
  *
- * Rank 0 parses the options and hands them to every rank. Each rank fills
- * its own input from the seeded fill (the same rows `collsim run` makes),
- * runs the rank body of `collsim run` (cs_ar_rank_main: stage-in, the
- * timed calls, stage-out) and checks its own result bit for bit against the
- * oracle, which it computes from every rank's fill itself; rank 0 prints
- * the summary. Owns only this wiring and the words; built only with the
- * CMake option COLLSIM_MPI.
+ * Rank 0 parses the options and hands them to every rank. A list option
+ * makes a sweep: every combination runs in turn in the one job (a case is
+ * tools/mpi_case.c: the seeded fill, the rank body of `collsim run`, each
+ * rank checking its own result against the oracle); rank 0 prints the
+ * summary of a single case, or one line per case. Owns only this wiring
+ * and the words; built only with the CMake option COLLSIM_MPI.
  *
  * Exit status (every rank returns the same): 0 verified, 1 wrong result,
  * 2 bad usage, 3 aborted (a rank faulted, timed out or died: MPI_Abort).
  */
 #define _GNU_SOURCE
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../collectives/allreduce.h"
 #include "../collectives/geometry.h"
@@ -32,56 +31,114 @@
 #include "../sim/transport_mpi.h"
 #include "../window/cs_error.h"
 #include "cli.h"
-#include "verify.h"
+#include "mpi_case.h"
 
 #define CMD "mpi run"
 
 static const char usage[] =
-    "usage: mpirun -np N collsim-mpi run [--algo mesh|ring|host] [--count C]\n"
-    "                   [--dtype fp32|fp16|bf16] [--op sum|max|min|prod]\n"
+    "usage: mpirun -np N collsim-mpi run [--algo LIST] [--count LIST]\n"
+    "                   [--dtype LIST] [--op LIST]\n"
     "                   [--fill arange|pto|random] [--seed S] [--iters K]\n"
     "                   [--tile-bytes B] [--bug NAME]\n"
     "                   [--fault RANK:KIND[:EVENT]] [--timeout SECONDS]\n"
+    "       mpirun -np N collsim-mpi bench [options]   (bench --help)\n"
     "\n"
     "The allreduce of 'collsim run' on N MPI processes (the ranks), over\n"
     "MPI-3 one-sided communication: one MPI_Win_allocate window per rank in\n"
     "the algorithm's slot layout, passive target for the whole run. Every\n"
     "rank verifies its own result bit for bit against the oracle; rank 0\n"
-    "prints the summary. Options as in 'collsim run --help'.\n"
+    "prints the summary. Options as in 'collsim run --help', except that\n"
+    "--algo (mesh, ring, host), --dtype (fp32, fp16, bf16), --op (sum, max,\n"
+    "min, prod) and --count take a comma-separated list or 'all' (not\n"
+    "--count): the job then runs every combination, in one mpirun, one line\n"
+    "each, and fails if any of them does.\n"
     "\n"
     CS_CLI_FAULT_TIMEOUT_HELP
     "\n"
     "Exit status: 0 verified, 1 wrong result, 2 bad usage, 3 run aborted\n"
     "(a rank faulted, timed out or died).\n";
 
+#define LIST_MAX 16
+
 /* What every rank runs; rank 0 parses it and broadcasts the bytes. */
 typedef struct mpi_opts {
-  cs_ar_cfg_t cfg;
-  cs_fill_t   fill;
+  cs_ar_cfg_t cfg;        /* the first case; the lists give the others */
+  cs_fill_t   fill;       /* 0: the default fill of each case */
   uint64_t    seed;
   cs_cli_common_t common; /* --fault, --timeout (trace unused: NULL) */
+  uint32_t    nalgo, ndtype, nop, ncount;
+  cs_algo_t   algo[LIST_MAX];
+  cs_dtype_t  dtype[LIST_MAX];
+  cs_op_t     op[LIST_MAX];
+  uint64_t    count[LIST_MAX];
 } mpi_opts_t;
 
 enum { OPT_ALGO = 1, OPT_COUNT, OPT_DTYPE, OPT_OP, OPT_FILL, OPT_SEED,
        OPT_ITERS, OPT_TILE, OPT_BUG, OPT_HELP };
 enum { PARSE_HELP = -1 };
 
+/* One item of a list option into o; returns 0 or -1 after one line. */
+static int list_item(mpi_opts_t *o, int opt, const char *s)
+{
+  int v;
+  switch (opt) {
+  case OPT_ALGO:
+    if ((v = cs_algo_parse(s)) < 0) {
+      cs_cli_error(CMD, "--algo '%s' is not accepted: mesh, ring, host or all", s);
+      return -1;
+    }
+    o->algo[o->nalgo++] = (cs_algo_t)v;
+    return 0;
+  case OPT_DTYPE:
+    return cs_cli_dtype(CMD, "--dtype", s, &o->dtype[o->ndtype++]);
+  case OPT_OP:
+    return cs_cli_op(CMD, "--op", s, &o->op[o->nop++]);
+  default:
+    return cs_cli_u64(CMD, "--count", s, 1, 1ull << 36, &o->count[o->ncount++]);
+  }
+}
+
+/* A comma-separated list (or "all") for --algo/--dtype/--op/--count. A
+ * repeated option replaces the earlier list. Returns 0 or -1. */
+static int parse_list(mpi_opts_t *o, int opt, const char *arg)
+{
+  static const char *const all[][5] = {
+      [OPT_ALGO] = {"mesh", "ring", "host"},
+      [OPT_DTYPE] = {"fp32", "fp16", "bf16"},
+      [OPT_OP] = {"sum", "max", "min", "prod"}};
+  uint32_t *n = opt == OPT_ALGO ? &o->nalgo : opt == OPT_DTYPE ? &o->ndtype
+              : opt == OPT_OP ? &o->nop : &o->ncount;
+  *n = 0;
+  if (opt != OPT_COUNT && !strcmp(arg, "all")) {
+    for (int i = 0; all[opt][i]; i++)
+      list_item(o, opt, all[opt][i]);
+    return 0;
+  }
+  char buf[512];
+  snprintf(buf, sizeof(buf), "%s", arg);
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (*n == LIST_MAX) {
+      cs_cli_error(CMD, "'%s' has more than %d items", arg, LIST_MAX);
+      return -1;
+    }
+    if (list_item(o, opt, t) < 0)
+      return -1;
+  }
+  if (*n == 0) {
+    cs_cli_error(CMD, "'%s' is an empty list", arg);
+    return -1;
+  }
+  return 0;
+}
+
 /* One option. Returns 0 or -1 after one line. */
 static int opt_one(mpi_opts_t *o, int opt, const char *arg)
 {
   int v, bad = 0;
   switch (opt) {
-  case OPT_ALGO:
-    if ((v = cs_algo_parse(arg)) < 0)
-      break;
-    o->cfg.algo = (cs_algo_t)v;
-    return 0;
-  case OPT_COUNT:
-    return cs_cli_u64(CMD, "--count", arg, 1, 1ull << 36, &o->cfg.count);
-  case OPT_DTYPE:
-    return cs_cli_dtype(CMD, "--dtype", arg, &o->cfg.dtype);
-  case OPT_OP:
-    return cs_cli_op(CMD, "--op", arg, &o->cfg.op);
+  case OPT_ALGO: case OPT_COUNT: case OPT_DTYPE: case OPT_OP:
+    return parse_list(o, opt, arg);
   case OPT_FILL:
     o->fill = !strcmp(arg, "arange") ? CS_FILL_ARANGE
               : !strcmp(arg, "pto")  ? CS_FILL_PTO
@@ -115,34 +172,72 @@ static int opt_one(mpi_opts_t *o, int opt, const char *arg)
   return -1;
 }
 
-/* Rank 0: the options. Returns 0, PARSE_HELP or CS_EXIT_USAGE (printed). */
+/* Case i of the product algo x dtype x op x count, into c. */
+static void case_of(const mpi_opts_t *o, uint32_t i, cs_ar_cfg_t *c)
+{
+  *c = o->cfg;
+  c->count = o->count[i % o->ncount];
+  i /= o->ncount;
+  c->op = o->op[i % o->nop];
+  i /= o->nop;
+  c->dtype = o->dtype[i % o->ndtype];
+  i /= o->ndtype;
+  c->algo = o->algo[i];
+}
+
+static uint32_t ncases(const mpi_opts_t *o)
+{
+  return o->nalgo * o->ndtype * o->nop * o->ncount;
+}
+
+/* Every case must be one collsim run accepts. Returns 0 or -1 (printed). */
+static int check_cases(const mpi_opts_t *o)
+{
+  for (uint32_t i = 0; i < ncases(o); i++) {
+    cs_ar_cfg_t c;
+    case_of(o, i, &c);
+    int rc = cs_ar_check(&c);
+    if (rc < 0) {
+      char why[256];
+      cs_cli_ar_why(&c, rc, why, sizeof(why));
+      cs_cli_error(CMD, "%s", why);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static const struct option run_longopts[] = {
+    {"algo", required_argument, 0, OPT_ALGO},
+    {"count", required_argument, 0, OPT_COUNT},
+    {"dtype", required_argument, 0, OPT_DTYPE},
+    {"op", required_argument, 0, OPT_OP},
+    {"fill", required_argument, 0, OPT_FILL},
+    {"seed", required_argument, 0, OPT_SEED},
+    {"iters", required_argument, 0, OPT_ITERS},
+    {"tile-bytes", required_argument, 0, OPT_TILE},
+    {"bug", required_argument, 0, OPT_BUG},
+    {"help", no_argument, 0, OPT_HELP},
+    CS_CLI_COMMON_LONGOPTS,
+    {0, 0, 0, 0}};
+
+/* Rank 0: the options of `run`. Returns 0, PARSE_HELP or CS_EXIT_USAGE
+ * (printed). */
 static int parse(int argc, char **argv, uint32_t nranks, mpi_opts_t *o)
 {
-  static const struct option longopts[] = {
-      {"algo", required_argument, 0, OPT_ALGO},
-      {"count", required_argument, 0, OPT_COUNT},
-      {"dtype", required_argument, 0, OPT_DTYPE},
-      {"op", required_argument, 0, OPT_OP},
-      {"fill", required_argument, 0, OPT_FILL},
-      {"seed", required_argument, 0, OPT_SEED},
-      {"iters", required_argument, 0, OPT_ITERS},
-      {"tile-bytes", required_argument, 0, OPT_TILE},
-      {"bug", required_argument, 0, OPT_BUG},
-      {"help", no_argument, 0, OPT_HELP},
-      CS_CLI_COMMON_LONGOPTS,
-      {0, 0, 0, 0}};
   memset(o, 0, sizeof(*o));
   o->cfg = (cs_ar_cfg_t){.algo = CS_ALGO_RING, .dtype = CS_FP32, .op = CS_SUM,
                          .nranks = nranks, .count = 65537,
                          .tile_bytes = CS_TILE_BYTES, .iters = 10};
   o->seed = 1;
-  if (argc < 2 || strcmp(argv[1], "run") != 0) {
-    fprintf(stderr, "%s", usage);
-    return argc >= 2 && !strcmp(argv[1], "--help") ? PARSE_HELP : CS_EXIT_USAGE;
-  }
+  o->nalgo = o->ndtype = o->nop = o->ncount = 1;
+  o->algo[0] = CS_ALGO_RING;
+  o->dtype[0] = CS_FP32;
+  o->op[0] = CS_SUM;
+  o->count[0] = 65537;
   int opt;
   optind = 2;
-  while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, "", run_longopts, NULL)) != -1) {
     if (opt == OPT_HELP) {
       printf("%s", usage);
       return PARSE_HELP;
@@ -154,94 +249,17 @@ static int parse(int argc, char **argv, uint32_t nranks, mpi_opts_t *o)
     cs_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
     return CS_EXIT_USAGE;
   }
-  int rc = cs_ar_check(&o->cfg);
-  if (rc < 0) {
-    char why[256];
-    cs_cli_ar_why(&o->cfg, rc, why, sizeof(why));
-    cs_cli_error(CMD, "%s", why);
+  if (check_cases(o) < 0 || cs_cli_common_check(CMD, &o->common, nranks) < 0)
     return CS_EXIT_USAGE;
-  }
-  if (cs_cli_common_check(CMD, &o->common, nranks) < 0)
-    return CS_EXIT_USAGE;
-  if (!o->fill)
-    o->fill = cs_ar_default_fill(&o->cfg);
   return 0;
 }
 
-/* What one rank found; summed (or maxed) over ranks for the summary. */
-typedef struct verdict {
-  double   wrong;        /* elements of this rank's result that differ */
-  double   signal_bad;   /* cells that missed their final value */
-  double   signals_left; /* own cells not back to 0 */
-  double   differ;       /* calls that differed from the first */
-  double   max_abs, max_rel, tol_fail;
-} verdict_t;
-#define VERDICT_N 7
-
-/* This rank's result against the oracle and float64, from every rank's
- * fill (computed here: the fills are pure functions of the seed). */
-static int check_result(const mpi_opts_t *o, uint32_t rank, const uint8_t *got,
-                        verdict_t *v)
+static void print_summary(const cs_ar_cfg_t *c, cs_fill_t fill,
+                          const cs_mpi_result_t *res)
 {
-  const cs_ar_cfg_t *c = &o->cfg;
-  size_t row = c->count * cs_dtype_size(c->dtype);
-  uint8_t *in = malloc(row * c->nranks), *want = malloc(row);
-  if (!in || !want) {
-    free(in);
-    free(want);
-    return -1;
-  }
-  for (uint32_t r = 0; r < c->nranks; r++)
-    cs_ar_fill(o->fill, c, o->seed, r, in + row * r);
-  cs_oracle_expect(c->algo, c->dtype, c->op, c->nranks, c->count, in, rank, want);
-  double rtol, atol;
-  cs_oracle_tolerance(c->dtype, &rtol, &atol);
-  int64_t first = -1;
-  for (uint64_t i = 0; i < c->count; i++) {
-    if (!cs_oracle_same(c->dtype, got, want, i) && v->wrong++ == 0)
-      first = (int64_t)i;
-    double x = cs_oracle_decode(c->dtype, got, i);
-    double y = cs_oracle_f64(c->dtype, c->op, c->nranks, c->count, in, i);
-    double e = fabs(x - y);
-    if (e > v->max_abs)
-      v->max_abs = e;
-    if (y != 0 && e / fabs(y) > v->max_rel)
-      v->max_rel = e / fabs(y);
-    if (!(e <= atol + rtol * fabs(y)))
-      v->tol_fail++;
-  }
-  if (first >= 0)
-    fprintf(stderr, "collsim-mpi: rank %u: WRONG: %.0f element%s differ from "
-            "the oracle; first: index %lld: expected %.9g, got %.9g\n", rank,
-            v->wrong, v->wrong == 1 ? "" : "s", (long long)first,
-            cs_oracle_decode(c->dtype, want, (uint64_t)first),
-            cs_oracle_decode(c->dtype, got, (uint64_t)first));
-  free(in);
-  free(want);
-  return 0;
-}
-
-/* Own signal cells after the last epilogue: every rank is past its last
- * call (the barrier), so no notify is in flight. */
-static double signals_left(const cs_ar_cfg_t *c, cs_mpi_t *m,
-                           const cs_layout_t *l)
-{
-  MPI_Barrier(m->comm);
-  MPI_Win_sync(m->win);
-  const int32_t *cells =
-      (const int32_t *)(m->base + l->slot[CS_AR_SLOT_SIGNAL].off);
-  double n = 0;
-  for (uint64_t i = 0; i < cs_ar_signal_cells(c); i++)
-    n += cells[i] != 0;
-  return n;
-}
-
-static void print_summary(const mpi_opts_t *o, const cs_mpi_t *m,
-                          const verdict_t *v, uint64_t median_ns)
-{
-  const cs_ar_cfg_t *c = &o->cfg;
   uint32_t n = c->nranks;
   uint64_t bytes = c->count * cs_dtype_size(c->dtype);
+  const cs_mpi_verdict_t *v = &res->v;
   char lib[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
   MPI_Get_library_version(lib, &len);
@@ -250,10 +268,10 @@ static void print_summary(const mpi_opts_t *o, const cs_mpi_t *m,
          "rank), %s, input %s, %u call%s\n", cs_algo_name(c->algo), n,
          n == 1 ? "" : "s", (unsigned long long)c->count,
          cs_dtype_name(c->dtype), (unsigned long long)bytes, cs_op_name(c->op),
-         cs_fill_name(o->fill), c->iters, c->iters == 1 ? "" : "s");
+         cs_fill_name(fill), c->iters, c->iters == 1 ? "" : "s");
   printf("transport: MPI-3 RMA, %s, window memory model %s\n", lib,
-         m->unified ? "unified" : "separate");
-  double us = (double)median_ns / 1e3;
+         res->unified ? "unified" : "separate");
+  double us = (double)res->median_ns / 1e3;
   double algbw = us > 0 ? (double)bytes / (us * 1e3) : 0.0;
   double busbw = algbw * (n > 1 ? 2.0 * (n - 1) / n : 0.0);
   printf("time per call: %.1f us (median of %u, slowest rank), algbw %.3f "
@@ -281,111 +299,78 @@ static void print_summary(const mpi_opts_t *o, const cs_mpi_t *m,
            "first\n", v->differ);
 }
 
-/* Gathers the verdicts and the slowest rank's time per call at rank 0,
- * prints there, and returns the exit code every rank agrees on. */
-static int report(const mpi_opts_t *o, cs_mpi_t *m, const cs_world_t *w,
-                  verdict_t *v)
+/* One line of a sweep: the case and its verdict. */
+static void print_line(const cs_ar_cfg_t *c, const cs_mpi_result_t *res)
 {
-  const cs_ar_cfg_t *c = &o->cfg;
-  const uint8_t *out = cs_world_output(w, (uint32_t)m->rank);
-  const cs_ar_stats_t *st = (const cs_ar_stats_t *)(out + cs_ar_stats_off(c));
-  v->signal_bad = st->signal_bad;
-  v->differ = st->iters_differ;
-  verdict_t sum, max;
-  MPI_Reduce(v, &sum, VERDICT_N, MPI_DOUBLE, MPI_SUM, 0, m->comm);
-  MPI_Reduce(v, &max, VERDICT_N, MPI_DOUBLE, MPI_MAX, 0, m->comm);
-  uint64_t *ns = malloc(sizeof(uint64_t) * c->iters);
-  if (!ns)
-    MPI_Abort(m->comm, CS_EXIT_ABORTED);
-  MPI_Reduce(st->ns, ns, (int)c->iters, MPI_UINT64_T, MPI_MAX, 0, m->comm);
-  int code = 0;
-  if (m->rank == 0) {
-    sum.max_abs = max.max_abs;
-    sum.max_rel = max.max_rel;
-    print_summary(o, m, &sum, cs_verify_median_ns(ns, c->iters));
-    fflush(stdout);
-    code = sum.wrong || sum.signal_bad || sum.signals_left || sum.differ
-               ? CS_EXIT_WRONG : CS_EXIT_OK;
-  }
-  free(ns);
-  MPI_Bcast(&code, 1, MPI_INT, 0, m->comm);
-  return code;
+  const cs_mpi_verdict_t *v = &res->v;
+  printf("%-4s %-4s %-4s count %-8llu %10.1f us  ", cs_algo_name(c->algo),
+         cs_dtype_name(c->dtype), cs_op_name(c->op),
+         (unsigned long long)c->count, (double)res->median_ns / 1e3);
+  if (res->code == CS_EXIT_OK)
+    printf("bit-exact\n");
+  else
+    printf("WRONG: %.0f elements, %.0f signal cells, %.0f cells not back to "
+           "0, %.0f calls differ\n", v->wrong, v->signal_bad, v->signals_left,
+           v->differ);
+  fflush(stdout);
 }
 
-/* The rank body as the launcher runs it (sim/launch.c), minus the fork. */
-static void run_body(cs_dev_t *d, const mpi_opts_t *o, cs_mpi_t *m)
+/* Every case of the sweep; returns the exit code (the worst case's). */
+static int run_cases(const mpi_opts_t *o, int rank)
 {
-  d->st->pid = (int32_t)getpid();
-  d->st->state = CS_RS_RUNNING;
-  int rc = cs_ar_rank_main(d, (void *)&o->cfg);
-  if (d->fault_at != UINT64_MAX) { /* a fault past the last event */
-    d->nevents = d->fault_at;
-    cs__dev_strike(d);
+  uint32_t n = ncases(o), bad = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    cs_ar_cfg_t c;
+    case_of(o, i, &c);
+    cs_fill_t fill = o->fill ? o->fill : cs_ar_default_fill(&c);
+    cs_mpi_result_t res;
+    cs__mpi_case(&c, fill, o->seed, &o->common, 0, &res);
+    bad += res.code != CS_EXIT_OK;
+    if (rank == 0 && n == 1)
+      print_summary(&c, fill, &res);
+    else if (rank == 0)
+      print_line(&c, &res);
   }
-  d->ops->done(d);
-  d->st->state = rc == 0 ? CS_RS_DONE : CS_RS_FAILED;
-  if (rc != 0) {
-    fprintf(stderr, "collsim-mpi: rank %d: cannot run: %s\n", m->rank,
-            cs_strerror(d->st->start_err));
-    MPI_Abort(m->comm, CS_EXIT_ABORTED);
-  }
+  if (rank == 0 && n > 1)
+    printf("collsim-mpi run: %u case%s on %u rank%s: %s%u wrong\n", n,
+           n == 1 ? "" : "s", o->cfg.nranks, o->cfg.nranks == 1 ? "" : "s",
+           bad ? "" : "all bit-exact, ", bad);
+  fflush(stdout);
+  return bad ? CS_EXIT_WRONG : CS_EXIT_OK;
 }
 
-static int run(const mpi_opts_t *o, int rank)
+/* `collsim-mpi run`: rank 0 parses, every rank runs the cases. */
+static int cmd_run(int argc, char **argv, int rank, int size)
 {
-  const cs_ar_cfg_t *c = &o->cfg;
-  cs_layout_t l;
-  cs_world_t w;
-  cs_world_opts_t wo = {.io_bytes = cs_ar_io_bytes(c),
-                        .timeout_ns = o->common.timeout_ns};
-  int err = cs_ar_layout(c, &l);
-  if (err >= 0)
-    err = cs_world_local(&w, &l, c->nranks, &wo);
-  if (err < 0) {
-    fprintf(stderr, "collsim-mpi: rank %d: %s\n", rank, cs_strerror(err));
-    MPI_Abort(MPI_COMM_WORLD, CS_EXIT_ABORTED);
-  }
-  cs_mpi_t m;
-  cs_dev_t d;
-  if ((err = cs_mpi_open(&m, MPI_COMM_WORLD, &l)) < 0 ||
-      (err = cs_mpi_dev_init(&d, &m, &w, o->common.has_fault ? &o->common.fault
-                                                             : NULL)) < 0) {
-    fprintf(stderr, "collsim-mpi: rank %d: %s\n", rank, cs_strerror(err));
-    MPI_Abort(MPI_COMM_WORLD, CS_EXIT_ABORTED);
-  }
-  m.abort_code = CS_EXIT_ABORTED;
-  cs_ar_fill(o->fill, c, o->seed, (uint32_t)rank, cs_world_input(&w, (uint32_t)rank));
-  MPI_Barrier(m.comm);
-  run_body(&d, o, &m);
-  verdict_t v = {0};
-  if (check_result(o, (uint32_t)rank, cs_world_output(&w, (uint32_t)rank), &v) < 0) {
-    fprintf(stderr, "collsim-mpi: rank %d: out of memory\n", rank);
-    MPI_Abort(m.comm, CS_EXIT_ABORTED);
-  }
-  v.signals_left = signals_left(c, &m, &l);
-  int code = report(o, &m, &w, &v);
-  cs_dev_fini(&d);
-  cs_mpi_close(&m);
-  cs_world_destroy(&w);
-  return code;
+  mpi_opts_t o;
+  int rc = 0;
+  memset(&o, 0, sizeof(o));
+  if (rank == 0)
+    rc = parse(argc, argv, (uint32_t)size, &o);
+  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rc != 0)
+    return rc == PARSE_HELP ? 0 : rc;
+  MPI_Bcast(&o, (int)sizeof(o), MPI_BYTE, 0, MPI_COMM_WORLD);
+  o.common.trace = NULL;
+  return run_cases(&o, rank);
 }
 
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
-  int rank = 0, size = 1, rc = 0;
+  int rank = 0, size = 1, rc;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  mpi_opts_t o;
-  memset(&o, 0, sizeof(o));
-  if (rank == 0)
-    rc = parse(argc, argv, (uint32_t)size, &o);
-  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (rc == 0) {
-    MPI_Bcast(&o, (int)sizeof(o), MPI_BYTE, 0, MPI_COMM_WORLD);
-    o.common.trace = NULL;
-    rc = run(&o, rank);
+  const char *sub = argc >= 2 ? argv[1] : "";
+  if (!strcmp(sub, "run"))
+    rc = cmd_run(argc, argv, rank, size);
+  else if (!strcmp(sub, "bench"))
+    rc = cs__mpi_bench(argc, argv, rank, size);
+  else {
+    if (rank == 0)
+      fprintf(!strcmp(sub, "--help") ? stdout : stderr, "%s", usage);
+    rc = !strcmp(sub, "--help") ? 0 : CS_EXIT_USAGE;
   }
   MPI_Finalize();
-  return rc == PARSE_HELP ? 0 : rc;
+  return rc;
 }

@@ -1,0 +1,177 @@
+/*
+ * mpi_case.c - one allreduce case of collsim-mpi (see mpi_case.h): each
+ * rank fills its own input from the seeded fill (the rows `collsim run`
+ * makes), runs the rank body of `collsim run` (cs_ar_rank_main: stage-in,
+ * the timed calls, stage-out) over the MPI-3 RMA transport, and checks its
+ * own result bit for bit against the oracle, which it computes from every
+ * rank's fill itself (the fills are pure functions of the seed). Owns no
+ * words for people beyond a rank's own failure line.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../collectives/geometry.h"
+#include "../collectives/oracle.h"
+#include "../sim/transport_mpi.h"
+#include "../window/cs_error.h"
+#include "mpi_case.h"
+#include "verify.h"
+
+#define VERDICT_N 7
+
+/* The error of element i against float64, into v. */
+static void error_of(const cs_ar_cfg_t *c, const uint8_t *got,
+                     const uint8_t *in, uint64_t i, double rtol, double atol,
+                     cs_mpi_verdict_t *v)
+{
+  double x = cs_oracle_decode(c->dtype, got, i);
+  double y = cs_oracle_f64(c->dtype, c->op, c->nranks, c->count, in, i);
+  double e = fabs(x - y);
+  if (e > v->max_abs)
+    v->max_abs = e;
+  if (y != 0 && e / fabs(y) > v->max_rel)
+    v->max_rel = e / fabs(y);
+  if (!(e <= atol + rtol * fabs(y)))
+    v->tol_fail++;
+}
+
+/* This rank's result against the oracle and float64. */
+static int check_result(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
+                        uint32_t rank, const uint8_t *got, cs_mpi_verdict_t *v)
+{
+  size_t row = c->count * cs_dtype_size(c->dtype);
+  uint8_t *in = malloc(row * c->nranks), *want = malloc(row);
+  if (!in || !want) {
+    free(in);
+    free(want);
+    return -1;
+  }
+  for (uint32_t r = 0; r < c->nranks; r++)
+    cs_ar_fill(fill, c, seed, r, in + row * r);
+  cs_oracle_expect(c->algo, c->dtype, c->op, c->nranks, c->count, in, rank, want);
+  double rtol, atol;
+  cs_oracle_tolerance(c->dtype, &rtol, &atol);
+  int64_t first = -1;
+  for (uint64_t i = 0; i < c->count; i++) {
+    if (!cs_oracle_same(c->dtype, got, want, i) && v->wrong++ == 0)
+      first = (int64_t)i;
+    error_of(c, got, in, i, rtol, atol, v);
+  }
+  if (first >= 0)
+    fprintf(stderr, "collsim-mpi: rank %u: WRONG: %.0f element%s differ from "
+            "the oracle; first: index %lld: expected %.9g, got %.9g\n", rank,
+            v->wrong, v->wrong == 1 ? "" : "s", (long long)first,
+            cs_oracle_decode(c->dtype, want, (uint64_t)first),
+            cs_oracle_decode(c->dtype, got, (uint64_t)first));
+  free(in);
+  free(want);
+  return 0;
+}
+
+/* Own signal cells after the last epilogue: every rank is past its last
+ * call (the barrier), so no notify is in flight. */
+static double signals_left(const cs_ar_cfg_t *c, cs_mpi_t *m,
+                           const cs_layout_t *l)
+{
+  MPI_Barrier(m->comm);
+  MPI_Win_sync(m->win);
+  const int32_t *cells =
+      (const int32_t *)(m->base + l->slot[CS_AR_SLOT_SIGNAL].off);
+  double n = 0;
+  for (uint64_t i = 0; i < cs_ar_signal_cells(c); i++)
+    n += cells[i] != 0;
+  return n;
+}
+
+/* The rank body as the launcher runs it (sim/launch.c), minus the fork. */
+static void run_body(cs_dev_t *d, const cs_ar_cfg_t *c, cs_mpi_t *m)
+{
+  d->st->pid = (int32_t)getpid();
+  d->st->state = CS_RS_RUNNING;
+  int rc = cs_ar_rank_main(d, (void *)c);
+  if (d->fault_at != UINT64_MAX) { /* a fault past the last event */
+    d->nevents = d->fault_at;
+    cs__dev_strike(d);
+  }
+  d->ops->done(d);
+  d->st->state = rc == 0 ? CS_RS_DONE : CS_RS_FAILED;
+  if (rc != 0) {
+    fprintf(stderr, "collsim-mpi: rank %d: cannot run: %s\n", m->rank,
+            cs_strerror(d->st->start_err));
+    MPI_Abort(m->comm, CS_EXIT_ABORTED);
+  }
+}
+
+/* Gathers the verdicts and the slowest rank's time per call at rank 0 and
+ * decides the exit code every rank agrees on. */
+static void gather(const cs_ar_cfg_t *c, cs_mpi_t *m, const cs_world_t *w,
+                   uint32_t warmup, cs_mpi_verdict_t *v, cs_mpi_result_t *res)
+{
+  const uint8_t *out = cs_world_output(w, (uint32_t)m->rank);
+  const cs_ar_stats_t *st = (const cs_ar_stats_t *)(out + cs_ar_stats_off(c));
+  v->signal_bad = st->signal_bad;
+  v->differ = st->iters_differ;
+  cs_mpi_verdict_t sum, max;
+  MPI_Reduce(v, &sum, VERDICT_N, MPI_DOUBLE, MPI_SUM, 0, m->comm);
+  MPI_Reduce(v, &max, VERDICT_N, MPI_DOUBLE, MPI_MAX, 0, m->comm);
+  uint64_t *ns = malloc(sizeof(uint64_t) * c->iters);
+  if (!ns)
+    MPI_Abort(m->comm, CS_EXIT_ABORTED);
+  MPI_Reduce(st->ns, ns, (int)c->iters, MPI_UINT64_T, MPI_MAX, 0, m->comm);
+  int code = 0;
+  if (m->rank == 0) {
+    sum.max_abs = max.max_abs;
+    sum.max_rel = max.max_rel;
+    res->v = sum;
+    uint32_t skip = warmup < c->iters ? warmup : 0;
+    res->median_ns = cs_verify_median_ns(ns + skip, c->iters - skip);
+    code = sum.wrong || sum.signal_bad || sum.signals_left || sum.differ
+               ? CS_EXIT_WRONG : CS_EXIT_OK;
+  }
+  free(ns);
+  MPI_Bcast(&code, 1, MPI_INT, 0, m->comm);
+  res->code = code;
+}
+
+void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
+                  const cs_cli_common_t *com, uint32_t warmup,
+                  cs_mpi_result_t *res)
+{
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  memset(res, 0, sizeof(*res));
+  cs_layout_t l;
+  cs_world_t w;
+  cs_world_opts_t wo = {.io_bytes = cs_ar_io_bytes(c), .timeout_ns = com->timeout_ns};
+  cs_mpi_t m;
+  cs_dev_t d;
+  int err = cs_ar_layout(c, &l);
+  if (err >= 0)
+    err = cs_world_local(&w, &l, c->nranks, &wo);
+  if (err >= 0 && (err = cs_mpi_open(&m, MPI_COMM_WORLD, &l)) >= 0)
+    err = cs_mpi_dev_init(&d, &m, &w, com->has_fault ? &com->fault : NULL);
+  if (err < 0) {
+    fprintf(stderr, "collsim-mpi: rank %d: %s\n", rank, cs_strerror(err));
+    MPI_Abort(MPI_COMM_WORLD, CS_EXIT_ABORTED);
+  }
+  m.abort_code = CS_EXIT_ABORTED;
+  cs_ar_fill(fill, c, seed, (uint32_t)rank, cs_world_input(&w, (uint32_t)rank));
+  MPI_Barrier(m.comm);
+  run_body(&d, c, &m);
+  cs_mpi_verdict_t v = {0};
+  if (check_result(c, fill, seed, (uint32_t)rank,
+                   cs_world_output(&w, (uint32_t)rank), &v) < 0) {
+    fprintf(stderr, "collsim-mpi: rank %d: out of memory\n", rank);
+    MPI_Abort(m.comm, CS_EXIT_ABORTED);
+  }
+  v.signals_left = signals_left(c, &m, &l);
+  gather(c, &m, &w, warmup, &v, res);
+  res->unified = m.unified;
+  cs_dev_fini(&d);
+  cs_mpi_close(&m);
+  cs_world_destroy(&w);
+}
