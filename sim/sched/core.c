@@ -22,14 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "../../window/cs_error.h"
 #include "internal.h"
-
-#ifndef SCHED_SPIN
-#define SCHED_SPIN 4000u /* pauses: tens of microseconds */
-#endif
 
 uint64_t cs_sched_area_bytes(uint32_t nranks, uint64_t arena_bytes)
 {
@@ -277,33 +272,6 @@ static int all_done(const cs_sched_t *s, const uint8_t *alive)
   return 1;
 }
 
-/* Whether every live rank has posted its next event or finished. */
-static int all_posted(const cs_sched_t *s, const uint8_t *alive)
-{
-  for (uint32_t r = 0; r < s->n; r++)
-    if (alive[r] && __atomic_load_n(&slot_of(s->w, r)->state, __ATOMIC_ACQUIRE) == SR_RUNNING)
-      return 0;
-  return 1;
-}
-
-/* The granted rank usually posts again within microseconds: watch for it
- * on this CPU a while (its sem_post then finds no sleeper and costs no
- * wake) before sleeping on the semaphore. Only with a CPU to spare. */
-static int spin_until_posted(const cs_sched_t *s, const uint8_t *alive)
-{
-  static long cpus;
-  if (!cpus)
-    cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  for (uint32_t i = 0; cpus > 1 && i < SCHED_SPIN; i++) {
-    if (all_posted(s, alive))
-      return 1;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
-  return 0;
-}
-
 int cs__sched_step(cs_sched_t *s, const uint8_t *alive)
 {
   cs_sched_area_t *a = area_of(s->w);
@@ -318,11 +286,11 @@ int cs__sched_step(cs_sched_t *s, const uint8_t *alive)
     if (__atomic_load_n(&s->w->ctl->abort_word, __ATOMIC_ACQUIRE))
       return CS_SCHED_STOPPED;
     /* Wait until every live rank has posted its next event or finished. */
-    if (spin_until_posted(s, alive)) {
-      /* The post's sem_post, if it came already: not a reason to loop. */
-      while (sem_trywait(&a->wake) == 0)
-        ;
-    } else {
+    int ready = 1;
+    for (uint32_t r = 0; r < s->n && ready; r++)
+      if (alive[r] && __atomic_load_n(&slot_of(s->w, r)->state, __ATOMIC_ACQUIRE) == SR_RUNNING)
+        ready = 0;
+    if (!ready) {
       if (sem_timedwait(&a->wake, &until) < 0 && errno == ETIMEDOUT)
         return CS_SCHED_RUNNING;
       continue;
