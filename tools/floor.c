@@ -3,7 +3,8 @@
  * S-byte buffers, run timed read-add-write passes together, a barrier
  * between passes; the pass time is the slowest thread's and the median
  * pass gives the rate. Owns its threads and buffers (freed before it
- * returns). Called by bench.c once per size.
+ * returns); does not own the table or when to measure (bench.c, which
+ * calls it once per size).
  */
 #define _GNU_SOURCE
 #include "floor.h"
