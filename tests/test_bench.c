@@ -327,6 +327,47 @@ Test(bench, trace_cost_times_traced_calls_beside_untraced_ones, .timeout = 120)
                    "median (2)"), "%s", r.out);
 }
 
+/* --floor: the CSV gains floor_us and floor_ratio (= floor_us / time_us);
+ * the floor is measured once per size, so every algorithm of a size shows
+ * the same one; the table gains the two columns. */
+Test(bench, floor_adds_one_floor_per_size_and_its_ratio, .timeout = 120)
+{
+  run_cli(&r, 60, "bench", "--floor", "--csv", "--ranks", "2", "-b", "4K",
+          "-e", "64K", "-f", "16", "--algo", "all", "-n", "3", "-w", "1", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  const char *hdr = "size,count,type,redop,algo,ranks,time_us,algbw_gbps,"
+                    "busbw_gbps,wrong,floor_us,floor_ratio\n";
+  cr_assert(strncmp(r.out, hdr, strlen(hdr)) == 0, "%s", r.out);
+  int rows = 0;
+  unsigned long long last_size = 0;
+  double last_floor = 0;
+  for (const char *p = strchr(r.out, '\n') + 1; *p; p = strchr(p, '\n') + 1) {
+    unsigned long long size, count;
+    char type[8], redop[8], algo[8];
+    int ranks, wrong;
+    double us, algbw, busbw, fl, ratio;
+    int got = sscanf(p, "%llu,%llu,%7[^,],%7[^,],%7[^,],%d,%lf,%lf,%lf,%d,%lf,%lf",
+                     &size, &count, type, redop, algo, &ranks, &us, &algbw,
+                     &busbw, &wrong, &fl, &ratio);
+    cr_assert_eq(got, 12, "bad row: %.200s", p);
+    cr_assert_eq(wrong, 0, "%.200s", p);
+    cr_assert(us > 0 && fl > 0, "%.200s", p);
+    cr_assert(fabs(ratio - fl / us) <= 1e-3 * ratio + 1e-4, "ratio %f, %f / %f",
+              ratio, fl, us);
+    if (size == last_size)
+      cr_assert_eq(fl, last_floor, "two floors for size %llu", size);
+    last_size = size;
+    last_floor = fl;
+    rows++;
+  }
+  cr_assert_eq(rows, 2 * 3, "%s", r.out);
+
+  run_cli(&r, 60, "bench", "--floor", "-b", "4K", "-e", "4K", "--algo", "ring",
+          "-n", "2", "-w", "0", NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "floor(us)  floor/time"), "%s", r.out);
+}
+
 Test(bench, fault_aborts_the_sweep_with_exit_3, .timeout = 60)
 {
   run_cli(&r, 30, "bench", "--ranks", "3", "-b", "8", "-e", "64K", "-n", "2",
@@ -342,7 +383,7 @@ Test(bench, help_lists_the_flags_and_the_subcommand_is_registered)
   cr_assert_eq(r.status, 0);
   static const char *flags[] = {"-b, --minbytes", "-e, --maxbytes", "-f,",
                                 "-n, --iters", "-w,", "-c, --check", "-d,",
-                                "-o,", "--ranks N", "--algo A", "--csv",
+                                "-o,", "--ranks N", "--algo A", "--csv", "--floor",
                                 "--staging", "--tile-bytes", "--trace-cost",
                                 "--fault", "--timeout", "Exit status"};
   for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)

@@ -40,6 +40,7 @@
 #include "bench_user.h"
 #include "cli.h"
 #include "coll.h"
+#include "floor.h"
 #include "pipeline.h"
 #include "verify.h"
 
@@ -48,7 +49,7 @@ static const char bench_help[] =
     "                     [-w WARMUP] [-c 0|1] [-d fp32|fp16|bf16]\n"
     "                     [-o sum|max|min|prod] [--ranks N]\n"
     "                     [--algo mesh|ring|host|all|./X.so] [--csv] [--staging]\n"
-    "                     [--tile-bytes B] [--trace-cost]\n"
+    "                     [--tile-bytes B] [--trace-cost] [--floor]\n"
     "                     [--fault RANK:KIND[:EVENT]] [--timeout SECONDS]\n"
     "\n"
     "Times the allreduce of PyPTO PR #2161 on N forked rank processes and\n"
@@ -104,6 +105,15 @@ static const char bench_help[] =
     "                    -n 20 or more. Each traced call's events are\n"
     "                    recorded whole; the launcher's writes may spill\n"
     "                    into the untraced call after it\n"
+    "  --floor           the memory floor: before each size's rows, N\n"
+    "                    threads (N = --ranks) each run timed fp32\n"
+    "                    dst += src passes over two private buffers of\n"
+    "                    the size, all at once; from that read-add-write\n"
+    "                    rate, floor(us) is the time the (3N-1) x size\n"
+    "                    bytes an in-place allreduce must move at least\n"
+    "                    would take, and floor/time how close the call\n"
+    "                    comes to it (1 = at the floor). CSV adds\n"
+    "                    floor_us,floor_ratio\n"
     CS_CLI_FAULT_TIMEOUT_HELP
     "\n"
     "A progress line goes to stderr while it is a terminal.\n"
@@ -116,7 +126,7 @@ static const char bench_help[] =
 #define BENCH_SEED 1u
 
 enum { OPT_RANKS = 2000, OPT_ALGO, OPT_CSV, OPT_STAGING, OPT_TILE,
-       OPT_TRACE_COST };
+       OPT_TRACE_COST, OPT_FLOOR };
 enum { OPT_NOT_MINE = 2 }; /* an option handler's "not one of mine" */
 
 typedef struct bench_opts {
@@ -130,6 +140,7 @@ typedef struct bench_opts {
   int        algo;       /* cs_algo_t, or -1 = all */
   int        csv, staging;
   int        trace_cost; /* alternate untraced and traced calls */
+  int        floor;      /* --floor: measure the memory floor per size */
   uint32_t   tile_bytes;
   cs_cli_common_t com;
   const cs_collective_t *coll; /* --algo ./x.so, else NULL */
@@ -173,6 +184,7 @@ typedef struct bench_row {
                                  of any rank */
   uint64_t  records;          /* --trace-cost: records the ranks wrote */
   int64_t   wrong;            /* elements; -1 = not checked */
+  double    floor_us;         /* --floor: the size's memory floor */
 } bench_row_t;
 
 /* ------------------------------------------------------------ parsing */
@@ -235,6 +247,7 @@ static int opt_other(bench_opts_t *o, int opt, const char *arg,
   case OPT_CSV: o->csv = 1; return 0;
   case OPT_STAGING: o->staging = 1; return 0;
   case OPT_TRACE_COST: o->trace_cost = 1; return 0;
+  case OPT_FLOOR: o->floor = 1; return 0;
   case OPT_TILE:
     if (cs_cli_u32("bench", "--tile-bytes", arg, 1024, 1u << 24,
                    &o->tile_bytes) < 0)
@@ -306,6 +319,7 @@ static int parse(int argc, char **argv, bench_opts_t *o)
       {"staging", no_argument, 0, OPT_STAGING},
       {"tile-bytes", required_argument, 0, OPT_TILE},
       {"trace-cost", no_argument, 0, OPT_TRACE_COST},
+      {"floor", no_argument, 0, OPT_FLOOR},
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
@@ -703,6 +717,10 @@ static void print_header(const bench_opts_t *o, const int *algos, int skipped_ho
          sysconf(_SC_NPROCESSORS_ONLN),
          sysconf(_SC_NPROCESSORS_ONLN) == 1 ? "" : "s", cpu,
          cs_launch_spin_default(n));
+  if (o->floor)
+    printf("# --floor: floor(us) = (3N-1) x size bytes at the read-add-write "
+           "rate of %u threads\n# measured before each size (fp32 dst += src, "
+           "private buffers); floor/time = floor(us) / time(us)\n", n);
   if (o->trace_cost)
     printf("# --trace-cost: the calls alternate untraced and traced (U T T U "
            "...); time(us) is the\n# untraced median (%u calls), traced(us) "
@@ -715,6 +733,8 @@ static void print_header(const bench_opts_t *o, const int *algos, int skipped_ho
          "busbw(GB/s)", "#wrong");
   if (o->trace_cost)
     printf("  %10s  %6s  %8s", "traced(us)", "ratio", "ns/event");
+  if (o->floor)
+    printf("  %10s  %10s", "floor(us)", "floor/time");
   printf("\n");
 }
 
@@ -731,6 +751,8 @@ static void print_row(const bench_opts_t *o, const bench_row_t *r)
     if (o->trace_cost)
       printf(",%.3f,%.4f,%llu,%llu", r->us_traced, r->us_traced / r->us,
              (unsigned long long)r->events, (unsigned long long)r->records);
+    if (o->floor)
+      printf(",%.3f,%.4f", r->floor_us, r->floor_us / r->us);
     printf("\n");
   } else {
     char wrong[24];
@@ -744,6 +766,8 @@ static void print_row(const bench_opts_t *o, const bench_row_t *r)
     if (o->trace_cost)
       printf("  %10.2f  %5.3fx  %8.1f", r->us_traced, r->us_traced / r->us,
              r->events ? (r->us_traced - r->us) * 1e3 / (double)r->events : 0.0);
+    if (o->floor)
+      printf("  %10.2f  %10.3f", r->floor_us, r->floor_us / r->us);
     printf("\n");
   }
   fflush(stdout);
@@ -815,8 +839,9 @@ static void print_start(const bench_opts_t *o, const int *algos,
       fprintf(stderr, "collsim bench: note: host skipped, the host builtin "
               "supports at most %u ranks\n", CS_HOST_MAX_RANKS);
     printf("size,count,type,redop,algo,ranks,time_us,algbw_gbps,busbw_gbps,"
-           "wrong%s\n",
-           o->trace_cost ? ",traced_us,trace_ratio,events_per_call,records" : "");
+           "wrong%s%s\n",
+           o->trace_cost ? ",traced_us,trace_ratio,events_per_call,records" : "",
+           o->floor ? ",floor_us,floor_ratio" : "");
   } else {
     print_header(o, algos, skipped_host, first, last);
   }
@@ -842,6 +867,16 @@ static int sweep(const bench_opts_t *o, const int *algos, const uint64_t *counts
   progress_on = isatty(2);
   for (uint32_t s = 0; s < nsizes; s++) {
     fill_inputs(o, counts[s], inputs);
+    double floor_us = 0;
+    if (o->floor) {
+      int64_t fns = cs_floor_ns(o->nranks, counts[s] * es);
+      if (fns < 0) {
+        cs_cli_error("bench", "--floor: cannot measure the memory floor (%s)",
+                     cs_strerror((int)fns));
+        return CS_EXIT_ABORTED;
+      }
+      floor_us = (double)fns / 1e3;
+    }
     for (int a = 0; a < CS_NALGOS; a++) {
       if (!algos[a])
         continue;
@@ -849,7 +884,7 @@ static int sweep(const bench_opts_t *o, const int *algos, const uint64_t *counts
       human_bytes(counts[s] * es, hb, sizeof(hb));
       progress("collsim bench: [%u/%u] %s %s", ++done, nsizes * nalgos, hb,
                cs_algo_name((cs_algo_t)a));
-      bench_row_t row = {0};
+      bench_row_t row = {.floor_us = floor_us};
       int code = bench_one(o, (cs_algo_t)a, counts[s], inputs, want, &row,
                            &sum->signals_left);
       progress(NULL);

@@ -6,7 +6,7 @@
 #                        [--repeats R] [--iters K] [--warmup W]
 #                        [--algo mesh|ring|host|all] [--mpirun-args "ARGS"]
 #                        [--settle SECONDS] [--quiet-wait SECONDS]
-#                        [--raw FILE]
+#                        [--raw FILE] [--old BIN]
 #
 # Installs Open MPI with apt-get if it is missing (openmpi-bin
 # libopenmpi-dev; as root or through sudo), builds collsim
@@ -19,7 +19,11 @@
 # the repeats: every collsim algorithm's time, the best one's time and
 # busbw, Open MPI's time and busbw, and the ratio collsim busbw / MPI busbw
 # (= MPI time / collsim time; above 1 collsim is faster). --raw FILE keeps
-# every run's rows (CSV, with the repeat number first).
+# every run's rows (CSV, with the repeat number first). --old BIN also
+# runs another collsim binary (an older build) right after this one, in
+# the same rounds (collsim, old, MPI, ...), and adds its best time and its
+# busbw ratio against the same MPI runs, so old and new are compared in one
+# run.
 #
 # Between two runs the script sleeps --settle seconds (default 1): on a
 # 2-core machine collsim's spinning ranks lose whole milliseconds per call
@@ -48,6 +52,7 @@ mpirun_args=
 settle=1
 quiet_wait=120
 raw=
+old=
 
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
@@ -70,6 +75,8 @@ while [ $# -gt 0 ]; do
     --algo) algo=$2; shift 2 ;;
     --mpirun-args) mpirun_args=$2; shift 2 ;;
     --raw) raw=$2; shift 2 ;;
+    --old) [ -x "$2" ] || die "--old '$2' is not accepted: expected an executable collsim"
+      old=$2; shift 2 ;;
     --quiet-wait) whole --quiet-wait "$2" 0 86400; quiet_wait=$2; shift 2 ;;
     --settle) [[ $2 =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--settle '$2' is not accepted: expected seconds >= 0"
       settle=$2; shift 2 ;;
@@ -181,6 +188,17 @@ for rep in $(seq 1 "$repeats"); do
       echo "compare-mpi: collsim bench failed (wrong result or aborted) at size $s" >&2
       exit 1
     fi
+    if [ -n "$old" ]; then
+      echo "compare-mpi: repeat $rep/$repeats, size $s ($i/$nsz): old collsim" >&2
+      settle_quietly
+      if ! "$old" bench --csv -b "$s" -e "$s" -n "$iters" -w "$warmup" \
+          --ranks "$ranks" -d fp32 -o sum --algo "$algo" -c 1 >"$tmp/o"; then
+        echo "compare-mpi: old collsim bench failed at size $s" >&2
+        exit 1
+      fi
+      tail -n +2 "$tmp/o" | awk -F, -v OFS=, '{ $5 = "old" $5; print }' |
+        sed "s/^/$rep,/" >>"$rows"
+    fi
     echo "compare-mpi: repeat $rep/$repeats, size $s ($i/$nsz): Open MPI" >&2
     settle_quietly
     if ! "${mpirun_cmd[@]}" "$timer" -n "$iters" -w "$warmup" "$s" >"$tmp/b"; then
@@ -206,7 +224,7 @@ echo "# time: median over repeats of each run's median over calls of the slowest
 echo "# collsim: calls back to back, in place, data already in the windows; MPI: MPI_Barrier before each call, out of place"
 echo "# machine: $cpus online CPUs, ${model:-unknown CPU}; $ompi; mpirun ${base[*]} $flags"
 echo "# load average before the runs: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg); busiest settle second before a run: $max_busy% (other work)"
-sort -t, -k2,2n -k6,6 -k8,8g "$rows" | awk -F, -v n="$ranks" '
+sort -t, -k2,2n -k6,6 -k8,8g "$rows" | awk -F, -v n="$ranks" -v old="$old" '
   function flush() {
     if (cnt == 0) return
     med = v[int(cnt / 2) + 1]   # upper median, as the tools use
@@ -220,9 +238,11 @@ sort -t, -k2,2n -k6,6 -k8,8g "$rows" | awk -F, -v n="$ranks" '
   END {
     flush()
     f = n > 1 ? 2 * (n - 1) / n : 0
-    printf "#%11s %10s %10s %10s  %4s %10s %11s %10s %11s %11s\n", "size(B)",
+    printf "#%11s %10s %10s %10s  %4s %10s %11s %10s %11s %11s", "size(B)",
       "mesh(us)", "ring(us)", "host(us)", "best", "best(us)", "busbw(GB/s)",
       "ompi(us)", "busbw(GB/s)", "busbw ratio"
+    if (old) printf " %12s %10s", "old best(us)", "old ratio"
+    printf "\n"
     for (k = 1; k <= nsizes; k++) {
       s = order[k]; best = ""; bt = 0
       split("mesh ring host", names, " ")
@@ -234,9 +254,17 @@ sort -t, -k2,2n -k6,6 -k8,8g "$rows" | awk -F, -v n="$ranks" '
       mt = t[s, "ompi"]
       cb = bt > 0 ? s / (bt * 1e3) * f : 0
       mb = mt > 0 ? s / (mt * 1e3) * f : 0
-      printf "%12d %s %s %s  %4s %10.2f %11.3f %10.2f %11.3f %11.3f\n", s,
+      printf "%12d %s %s %s  %4s %10.2f %11.3f %10.2f %11.3f %11.3f", s,
         col["mesh"], col["ring"], col["host"], best, bt, cb, mt, mb,
         (bt > 0 ? mt / bt : 0)
+      if (old) {
+        ot = 0
+        for (j = 1; j <= 3; j++)
+          if ((s, "old" names[j]) in t && (ot == 0 || t[s, "old" names[j]] < ot))
+            ot = t[s, "old" names[j]]
+        printf " %12.2f %10.3f", ot, (ot > 0 ? mt / ot : 0)
+      }
+      printf "\n"
     }
     if (bad) print "# WARNING: some runs reported wrong elements"
   }'
