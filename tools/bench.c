@@ -47,6 +47,7 @@ static const char bench_help[] =
     "                     [-o sum|max|min|prod] [--ranks N]\n"
     "                     [--algo mesh|ring|host|all] [--csv] [--staging]\n"
     "                     [--tile-bytes B] [--trace-cost]\n"
+    "                     [--signals self-clearing] [--minmax M]\n"
     "                     [--fault RANK:KIND[:EVENT]] [--timeout SECONDS]\n"
     "\n"
     "Times the allreduce of PyPTO PR #2161 on N forked rank processes and\n"
@@ -98,6 +99,12 @@ static const char bench_help[] =
     "                    -n 20 or more. Each traced call's events are\n"
     "                    recorded whole; the launcher's writes may spill\n"
     "                    into the untraced call after it\n"
+    "  --signals self-clearing  the only mode bench runs: its calls repeat on\n"
+    "                    one world, which needs the self-clearing epilogue of\n"
+    "                    the later PRs; PR #2161's single-use signals allow one\n"
+    "                    call per world ('collsim run --signals single-use')\n"
+    "  --minmax M        ieee (default), propagate or pto: what max and min do\n"
+    "                    with NaN and signed zeros (see 'collsim run --help')\n"
     CS_CLI_FAULT_TIMEOUT_HELP
     "\n"
     "A progress line goes to stderr while it is a terminal.\n"
@@ -110,7 +117,7 @@ static const char bench_help[] =
 #define BENCH_SEED 1u
 
 enum { OPT_RANKS = 2000, OPT_ALGO, OPT_CSV, OPT_STAGING, OPT_TILE,
-       OPT_TRACE_COST };
+       OPT_TRACE_COST, OPT_SIGNALS, OPT_MINMAX };
 enum { OPT_NOT_MINE = 2 }; /* an option handler's "not one of mine" */
 
 typedef struct bench_opts {
@@ -125,6 +132,7 @@ typedef struct bench_opts {
   int        csv, staging;
   int        trace_cost; /* alternate untraced and traced calls */
   uint32_t   tile_bytes;
+  uint32_t   minmax;     /* cs_minmax_t */
   cs_cli_common_t com;
 } bench_opts_t;
 
@@ -242,6 +250,20 @@ static int opt_other(bench_opts_t *o, int opt, const char *arg,
   case OPT_CSV: o->csv = 1; return 0;
   case OPT_STAGING: o->staging = 1; return 0;
   case OPT_TRACE_COST: o->trace_cost = 1; return 0;
+  case OPT_SIGNALS: {
+    uint32_t single = 0;
+    if (cs_cli_signals("bench", "--signals", arg, &single) < 0)
+      return -1;
+    if (single) {
+      cs_cli_error("bench", "--signals single-use is not accepted: bench "
+                   "repeats calls on one world and single-use signals allow "
+                   "one call per world; use 'collsim run --signals single-use'");
+      return -1;
+    }
+    return 0;
+  }
+  case OPT_MINMAX:
+    return cs_cli_minmax("bench", "--minmax", arg, &o->minmax);
   case OPT_TILE:
     if (cs_cli_u32("bench", "--tile-bytes", arg, 1024, 1u << 24,
                    &o->tile_bytes) < 0)
@@ -313,6 +335,8 @@ static int parse(int argc, char **argv, bench_opts_t *o)
       {"staging", no_argument, 0, OPT_STAGING},
       {"tile-bytes", required_argument, 0, OPT_TILE},
       {"trace-cost", no_argument, 0, OPT_TRACE_COST},
+      {"signals", required_argument, 0, OPT_SIGNALS},
+      {"minmax", required_argument, 0, OPT_MINMAX},
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
@@ -633,7 +657,8 @@ static int bench_one(const bench_opts_t *o, cs_algo_t algo, uint64_t count,
       .o = o, .inputs = inputs, .want = want, .row = row,
       .signals_left = signals_left,
       .j = {.cfg = {.algo = algo, .dtype = o->dtype, .op = o->op, .nranks = n,
-                    .count = count, .tile_bytes = o->tile_bytes, .iters = 1},
+                    .count = count, .tile_bytes = o->tile_bytes, .iters = 1,
+                    .minmax = o->minmax},
             .warmup = o->warmup, .iters = o->iters, .staging = o->staging,
             .check = (int)o->check, .alt = o->trace_cost,
             .ns_off = cs_ceil_to(bytes, 64)}};
@@ -667,7 +692,8 @@ static int bench_one(const bench_opts_t *o, cs_algo_t algo, uint64_t count,
              .fill = CS_FILL_RANDOM, .seed = BENCH_SEED, .tile_bytes = o->tile_bytes,
              .iters = o->warmup + o->iters + (o->check && !o->staging),
              .fault_kind = o->com.has_fault ? o->com.fault.kind : 0,
-             .fault_rank = o->com.fault.rank, .fault_event = o->com.fault.event},
+             .fault_rank = o->com.fault.rank, .fault_event = o->com.fault.event,
+             .modes = cs_cli_modes(&b.j.cfg)},
       .ops = &bench_ops, .ctx = &b};
   cs_pipe_t p;
   cs_pipe_run(&p, &job);

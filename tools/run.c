@@ -35,6 +35,7 @@ static const char run_help[] =
     "                   [--input IN.npy] [--output OUT.npy] [--iters K]\n"
     "                   [--tile-bytes B] [--schedule S] [--memory-model M]\n"
     "                   [--bug NAME] [--list-bugs] [--fault RANK:KIND[:EVENT]]\n"
+    "                   [--signals single-use|self-clearing]\n"
     "                   [--timeout SECONDS] [--trace FILE] [--check]\n"
     "\n"
     "Runs the allreduce of PyPTO PR #2161 on N forked rank processes and\n"
@@ -43,7 +44,8 @@ static const char run_help[] =
     "identical on all ranks; mesh and host: own value first, then the peers\n"
     "ascending). Also reports the largest error against a float64 reduction\n"
     "and checks that every signal cell reached the reference's final value\n"
-    "and returned to 0 after the self-clearing epilogue.\n"
+    "and returned to 0 after the self-clearing epilogue (with --signals\n"
+    "single-use: stayed at that final value).\n"
     "\n"
     "  --algo A         mesh, ring or host (default ring)\n"
     "  --ranks N        ranks: 1..64, host 1..16 (default 4, or the input's rows)\n"
@@ -78,6 +80,13 @@ static const char run_help[] =
     "  --bug NAME       run with a known defect of reference §8 (see\n"
     "                   --list-bugs, which also prints the options that make\n"
     "                   each one fail)\n"
+    "  --signals M      self-clearing (the default): every call ends with the\n"
+    "                   epilogue of the later PRs #2175/#2279 that returns its\n"
+    "                   signal cells to 0, so calls can repeat on one world;\n"
+    "                   single-use: PR #2161's own protocol, no epilogue, the\n"
+    "                   cells stay at their final values (mesh 1+C, ring 2K,\n"
+    "                   host 1+ceil(n/256)) and a world takes one call only\n"
+    "                   (--iters is then 1; more is refused)\n"
     "  --check          at the end, check the run's own trace for ordering\n"
     "                   defects as 'collsim check' does (a temporary trace\n"
     "                   without --trace); a finding fails the run (exit 1)\n"
@@ -86,7 +95,7 @@ static const char run_help[] =
 
 enum { OPT_ALGO = 2000, OPT_RANKS, OPT_COUNT, OPT_DTYPE, OPT_OP, OPT_FILL,
        OPT_SEED, OPT_INPUT, OPT_OUTPUT, OPT_ITERS, OPT_TILE, OPT_SCHEDULE,
-       OPT_MM, OPT_BUG, OPT_LIST_BUGS, OPT_CHECK };
+       OPT_MM, OPT_BUG, OPT_LIST_BUGS, OPT_CHECK, OPT_SIGNALS };
 
 enum { OPT_NOT_MINE = 2 }; /* an option handler's "not one of mine" */
 
@@ -131,6 +140,7 @@ static int opt_cfg(run_opts_t *o, int opt, const char *arg)
   case OPT_SEED:
     return cs_cli_u64("run", "--seed", arg, 0, UINT64_MAX - 1, &o->seed);
   case OPT_ITERS:
+    o->have_iters = 1;
     return cs_cli_u32("run", "--iters", arg, 1, 1000000, &o->cfg.iters);
   case OPT_TILE:
     if (cs_cli_u32("run", "--tile-bytes", arg, 1024, 1u << 24, &o->cfg.tile_bytes) < 0)
@@ -181,6 +191,8 @@ static int opt_mode(run_opts_t *o, int opt, const char *arg)
     cs_run_list_bugs(stdout);
     return 1;
   case OPT_CHECK: o->check = 1; return 0;
+  case OPT_SIGNALS:
+    return cs_cli_signals("run", "--signals", arg, &o->cfg.no_epilogue);
   case 'h':
     fputs(run_help, stdout);
     return 1;
@@ -209,6 +221,7 @@ static int parse(int argc, char **argv, run_opts_t *o)
       {"bug", required_argument, 0, OPT_BUG},
       {"list-bugs", no_argument, 0, OPT_LIST_BUGS},
       {"check", no_argument, 0, OPT_CHECK},
+      {"signals", required_argument, 0, OPT_SIGNALS},
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
@@ -365,6 +378,31 @@ static int check_world(run_job_t *rj)
   return CS_EXIT_OK;
 }
 
+/* Single-use signals: one call per world (a second call's waits would pass
+ * on the first call's credits), so --iters is 1 unless given, and more
+ * than one call (asked for, or a defect that needs two) is refused.
+ * Returns 0 or -1 (printed). */
+static int single_use_check(run_opts_t *o)
+{
+  if (!o->cfg.no_epilogue)
+    return 0;
+  if (!o->have_iters)
+    o->cfg.iters = 1;
+  if (o->cfg.iters > 1) {
+    cs_cli_error(o->cmd, "--iters %u is not accepted with --signals single-use: "
+                 "single-use signals allow one call per world (use "
+                 "self-clearing to repeat calls)", o->cfg.iters);
+    return -1;
+  }
+  if (cs_bug_min_calls(o->cfg.bug) > 1) {
+    cs_cli_error(o->cmd, "--bug %s is not accepted with --signals single-use: "
+                 "it needs %u calls on one world, single-use signals allow one",
+                 cs_bug_table[o->cfg.bug].name, cs_bug_min_calls(o->cfg.bug));
+    return -1;
+  }
+  return 0;
+}
+
 /* Everything that can be refused before the world exists. Returns the
  * exit code (CS_EXIT_OK to go on; otherwise printed). */
 static int check(run_job_t *rj)
@@ -373,6 +411,8 @@ static int check(run_job_t *rj)
   if (o->output && output_ok(o->cmd, o->output) < 0)
     return CS_EXIT_USAGE;
   if (o->input && load_input(rj) < 0)
+    return CS_EXIT_USAGE;
+  if (single_use_check(o) < 0)
     return CS_EXIT_USAGE;
   if (o->cfg.iters < cs_bug_min_calls(o->cfg.bug))
     o->cfg.iters = cs_bug_min_calls(o->cfg.bug); /* some show on a second call */
@@ -422,7 +462,8 @@ static void make_job(run_job_t *rj)
       .fill = rj->fill, .seed = o->seed, .tile_bytes = c->tile_bytes,
       .iters = c->iters, .program = 0, .memory_model = o->sched.model,
       .bug = c->bug, .fault_kind = o->com.has_fault ? o->com.fault.kind : 0,
-      .fault_rank = o->com.fault.rank, .fault_event = o->com.fault.event};
+      .fault_rank = o->com.fault.rank, .fault_event = o->com.fault.event,
+      .modes = cs_cli_modes(c)};
   snprintf(j->th.schedule, sizeof(j->th.schedule), "%s",
            o->schedule_str ? o->schedule_str : rj->controlled ? "replay" : "free");
   j->ops = &run_ops;
@@ -552,14 +593,18 @@ static void print_signals(const run_job_t *rj)
                                                            : "1+ceil(n/256)";
   if (n == 1)
     printf("signals: none (one rank)\n");
+  else if (bad == 0 && not_zero == 0 && c->no_epilogue)
+    printf("signals: single-use: every non-self cell reached %s = %d and "
+           "stays there (no epilogue)\n", what, cs_ar_signal_final(c));
   else if (bad == 0 && not_zero == 0)
     printf("signals: every non-self cell reached %s = %d, then the epilogue "
            "returned all %llu cells to 0\n", what, cs_ar_signal_final(c),
            (unsigned long long)(cells * n));
   else
-    printf("signals: WRONG: %u cell%s missed %s = %d, %llu cell%s not back "
-           "to 0\n", bad, bad == 1 ? "" : "s", what, cs_ar_signal_final(c),
-           (unsigned long long)not_zero, not_zero == 1 ? "" : "s");
+    printf("signals: WRONG: %u cell%s missed %s = %d, %llu cell%s not at %s "
+           "at the end\n", bad, bad == 1 ? "" : "s", what, cs_ar_signal_final(c),
+           (unsigned long long)not_zero, not_zero == 1 ? "" : "s",
+           c->no_epilogue ? "their final value" : "0");
   if (differ)
     printf("repeated calls: WRONG: %u call%s gave a result different from "
            "the first\n", differ, differ == 1 ? "" : "s");

@@ -51,10 +51,11 @@ void cs_verify_allreduce(const cs_ar_cfg_t *c, const cs_world_t *w,
   }
   const cs_slot_t *s = &w->ctl->layout.slot[CS_AR_SLOT_SIGNAL];
   uint64_t cells = cs_ar_signal_cells(c);
+  int32_t final = c->no_epilogue ? cs_ar_signal_final(c) : 0;
   for (uint32_t r = 0; r < n; r++) {
     const int32_t *sig = (const int32_t *)(cs_world_window(w, r) + s->off);
     for (uint64_t k = 0; k < cells; k++)
-      v->signals_left += sig[k] != 0;
+      v->signals_left += sig[k] != (cs_ar_signal_is_self(c, r, k) ? 0 : final);
   }
 }
 

@@ -23,7 +23,7 @@
  *   32  u32    algo (255 = none)                of the header, this field 0)
  *   36  u32    dtype                     596  u32 fault kind (0 none)
  *   40  u32    op                        600  u32 fault rank
- *   44  u32    fill                      604  u32 reserved
+ *   44  u32    fill                      604  u32 modes (0: the defaults)
  *   48  u64    seed                      608  u64 fault event
  *   56  u64    input hash (FNV-1a 64     616  u8[408] reserved, zero
  *              of all inputs)
@@ -72,6 +72,13 @@ enum {
                             rank = first failing rank (UINT32_MAX launcher) */
   CS_TR_NKINDS = 14
 };
+
+/* The header's modes word (a field that was reserved and zero, so every
+ * older trace reads as the defaults: self-clearing signals, ieee min/max). */
+#define CS_TR_MODE_SINGLE_USE 0x1u      /* --signals single-use */
+#define CS_TR_MODE_MINMAX_SHIFT 8u      /* --minmax: cs_minmax_t in bits 8-15 */
+#define CS_TR_MODE_MINMAX_MASK 0xff00u
+#define CS_TR_MODE_KNOWN (CS_TR_MODE_SINGLE_USE | CS_TR_MODE_MINMAX_MASK)
 
 /* The event that failed (out-of-slot fault, wait timeout) is recorded with
  * this bit set in opcmp. */
@@ -122,7 +129,8 @@ enum {
   X(596, uint32_t,    fault_kind,   ,      "u32",                                \
     "injected fault (cs_fault_kind_t), 0 none")                              \
   X(600, uint32_t,    fault_rank,   ,      "u32",      "its rank")               \
-  X(604, uint32_t,    reserved1,    ,      "u32",      "zero")                   \
+  X(604, uint32_t,    modes,        ,      "u32",                                \
+    "fidelity modes: bit 0 single-use signals, bits 8-15 --minmax; 0 default")\
   X(608, uint64_t,    fault_event,  ,      "u64",      "its event index")        \
   X(616, uint8_t,     reserved,     [408], "u8[408]",  "zero")
 
