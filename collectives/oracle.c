@@ -168,15 +168,33 @@ static double min_num(double a, double b)
   return a < b ? a : b;
 }
 
-/* a op b in double, no rounding to the dtype. */
-static double apply(cs_op_t op, double a, double b)
+/* The --minmax modes other than ieee, written from their definitions
+ * (dtype.h), with `a` the first operand (the reference's local value):
+ * propagate: NaN when either operand is NaN, otherwise as ieee; pto: the
+ * plain compare-and-select, a > b ? a : b (max), a < b ? a : b (min). */
+static double minmax(cs_op_t op, cs_minmax_t mm, double a, double b)
+{
+  int max = op == CS_MAX;
+  if (mm == CS_MINMAX_PTO)
+    return max ? (a > b ? a : b) : (a < b ? a : b);
+  if (mm == CS_MINMAX_PROPAGATE && (isnan(a) || isnan(b)))
+    return NAN;
+  return max ? max_num(a, b) : min_num(a, b);
+}
+
+/* a op b in double, no rounding to the dtype; a the first operand. */
+static double apply_mm(cs_op_t op, cs_minmax_t mm, double a, double b)
 {
   switch (op) {
   case CS_SUM: return a + b;
   case CS_PROD: return a * b;
-  case CS_MAX: return max_num(a, b);
-  default: return min_num(a, b);
+  default: return minmax(op, mm, a, b);
   }
+}
+
+static double apply(cs_op_t op, double a, double b)
+{
+  return apply_mm(op, CS_MINMAX_IEEE, a, b);
 }
 
 /* a op b with a, b values of format f, rounded once to f (RNE).
@@ -194,9 +212,10 @@ static double apply(cs_op_t op, double a, double b)
  *  - Max / Min return one operand unchanged; no rounding happens.
  * Overflow is decided by encode() on the exact (or innocuously rounded)
  * double, so the inf boundary is exact too. */
-static double op_round(fmt_t f, cs_op_t op, double a, double b)
+static double op_round(fmt_t f, cs_op_t op, cs_minmax_t mm, double a,
+                       double b)
 {
-  return round_to(f, apply(op, a, b));
+  return round_to(f, apply_mm(op, mm, a, b));
 }
 
 /* ------------------------------------------------------------- segments */
@@ -227,31 +246,34 @@ static double x_at(cs_dtype_t t, fmt_t f, const void *in, uint64_t count,
   return decode(f, load_bits(t, in, (uint64_t)r * count + i));
 }
 
-/* Ring, element i of segment k: ((x[k+1] op x[k+2]) op ...) op x[k]. */
-static double fold_ring(cs_dtype_t t, fmt_t f, cs_op_t op, uint32_t nranks,
-                        uint64_t count, const void *in, uint32_t k,
-                        uint64_t i)
+/* Ring, element i of segment k: x[k] op (... op (x[k+2] op x[k+1])):
+ * each rank on the way folds its own value (the first operand) into the
+ * partial it received. */
+static double fold_ring(cs_dtype_t t, fmt_t f, cs_op_t op, cs_minmax_t mm,
+                        uint32_t nranks, uint64_t count, const void *in,
+                        uint32_t k, uint64_t i)
 {
   uint32_t r = k + 1u == nranks ? 0u : k + 1u;
   double acc = x_at(t, f, in, count, r, i);
 
   for (uint32_t step = 1; step < nranks; step++) {
     r = r + 1u == nranks ? 0u : r + 1u;
-    acc = op_round(f, op, acc, x_at(t, f, in, count, r, i));
+    acc = op_round(f, op, mm, x_at(t, f, in, count, r, i), acc);
   }
   return acc;
 }
 
-/* Mesh / host on rank m: ((x[m] op x[p1]) op x[p2]) ..., p1 < p2 < ... */
-static double fold_mesh(cs_dtype_t t, fmt_t f, cs_op_t op, uint32_t nranks,
-                        uint64_t count, const void *in, uint32_t m,
-                        uint64_t i)
+/* Mesh / host on rank m: ((x[m] op x[p1]) op x[p2]) ..., p1 < p2 < ...;
+ * the accumulator is the first operand. */
+static double fold_mesh(cs_dtype_t t, fmt_t f, cs_op_t op, cs_minmax_t mm,
+                        uint32_t nranks, uint64_t count, const void *in,
+                        uint32_t m, uint64_t i)
 {
   double acc = x_at(t, f, in, count, m, i);
 
   for (uint32_t p = 0; p < nranks; p++)
     if (p != m)
-      acc = op_round(f, op, acc, x_at(t, f, in, count, p, i));
+      acc = op_round(f, op, mm, acc, x_at(t, f, in, count, p, i));
   return acc;
 }
 
@@ -259,7 +281,16 @@ void cs_oracle_expect(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
                       uint32_t nranks, uint64_t count, const void *in,
                       uint32_t rank, void *out)
 {
+  cs_oracle_expect_mm(algo, t, op, CS_MINMAX_IEEE, nranks, count, in, rank,
+                      out);
+}
+
+void cs_oracle_expect_mm(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
+                         cs_minmax_t mm, uint32_t nranks, uint64_t count,
+                         const void *in, uint32_t rank, void *out)
+{
   assert((unsigned)algo < CS_NALGOS && (unsigned)t < CS_NDTYPES);
+  assert((unsigned)mm < CS_NMINMAX);
   assert((unsigned)op < CS_NOPS && nranks >= 1 && rank < nranks);
   const fmt_t f = fmt_of(t);
 
@@ -277,7 +308,7 @@ void cs_oracle_expect(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
       uint64_t hi = seg_bound(t, nranks, count, k + 1u);
       for (uint64_t i = lo; i < hi; i++)
         store_bits(t, out, i,
-                   encode(f, fold_ring(t, f, op, nranks, count, in, k, i)));
+                   encode(f, fold_ring(t, f, op, mm, nranks, count, in, k, i)));
       lo = hi;
     }
     return;
@@ -285,7 +316,7 @@ void cs_oracle_expect(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
   /* CS_ALGO_MESH and CS_ALGO_HOST share the association order. */
   for (uint64_t i = 0; i < count; i++)
     store_bits(t, out, i,
-               encode(f, fold_mesh(t, f, op, nranks, count, in, rank, i)));
+               encode(f, fold_mesh(t, f, op, mm, nranks, count, in, rank, i)));
 }
 
 double cs_oracle_f64(cs_dtype_t t, cs_op_t op, uint32_t nranks,

@@ -3,9 +3,10 @@
  *
  * Computes, serially and from all ranks' inputs, the exact bits every rank
  * must end with, using each algorithm's association order (reference §6):
- *   ring: for an element of segment k, a left fold beginning at the rank
- *         after the owner and ending at the owner,
- *         ((x[k+1] op x[k+2]) op ...) op x[k]   (indices mod N),
+ *   ring: for an element of segment k, a fold beginning at the rank
+ *         after the owner and ending at the owner, each rank's own value
+ *         the first operand: x[k] op (... op (x[k+2] op x[k+1]))
+ *         (indices mod N),
  *         identical on every rank;
  *   mesh and host: on rank m, ((x[m] op x[p1]) op x[p2]) ... with p1 < p2 <
  *         ... the other ranks ascending; may differ between ranks.
@@ -39,6 +40,14 @@
 void cs_oracle_expect(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
                       uint32_t nranks, uint64_t count, const void *in,
                       uint32_t rank, void *out);
+
+/* The same with max/min in --minmax mode mm (dtype.h); the reference's
+ * first operand is the local value (mesh/host: the accumulator; ring: the
+ * rank's own value folded into the partial it received), which only pto
+ * tells apart. cs_oracle_expect is mm = CS_MINMAX_IEEE. */
+void cs_oracle_expect_mm(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
+                         cs_minmax_t mm, uint32_t nranks, uint64_t count,
+                         const void *in, uint32_t rank, void *out);
 
 /* Reduction of element i (< count) over all ranks in double: inputs decoded
  * exactly, folded rank 0, 1, ... with double rounding only (no rounding to

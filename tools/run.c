@@ -36,6 +36,7 @@ static const char run_help[] =
     "                   [--tile-bytes B] [--schedule S] [--memory-model M]\n"
     "                   [--bug NAME] [--list-bugs] [--fault RANK:KIND[:EVENT]]\n"
     "                   [--signals single-use|self-clearing]\n"
+    "                   [--minmax ieee|propagate|pto]\n"
     "                   [--timeout SECONDS] [--trace FILE] [--check]\n"
     "\n"
     "Runs the allreduce of PyPTO PR #2161 on N forked rank processes and\n"
@@ -87,6 +88,13 @@ static const char run_help[] =
     "                   cells stay at their final values (mesh 1+C, ring 2K,\n"
     "                   host 1+ceil(n/256)) and a world takes one call only\n"
     "                   (--iters is then 1; more is refused)\n"
+    "  --minmax M       what max and min do with NaN and signed zeros (the\n"
+    "                   reference leaves it open): ieee (the default, IEEE\n"
+    "                   754-2019 maximumNumber/minimumNumber: a NaN loses to\n"
+    "                   a number, +0 > -0), propagate (a NaN operand gives\n"
+    "                   NaN, as torch), pto (local > received ? local :\n"
+    "                   received, min likewise: order-dependent for NaN and\n"
+    "                   ±0); the oracle follows the mode\n"
     "  --check          at the end, check the run's own trace for ordering\n"
     "                   defects as 'collsim check' does (a temporary trace\n"
     "                   without --trace); a finding fails the run (exit 1)\n"
@@ -95,7 +103,7 @@ static const char run_help[] =
 
 enum { OPT_ALGO = 2000, OPT_RANKS, OPT_COUNT, OPT_DTYPE, OPT_OP, OPT_FILL,
        OPT_SEED, OPT_INPUT, OPT_OUTPUT, OPT_ITERS, OPT_TILE, OPT_SCHEDULE,
-       OPT_MM, OPT_BUG, OPT_LIST_BUGS, OPT_CHECK, OPT_SIGNALS };
+       OPT_MM, OPT_BUG, OPT_LIST_BUGS, OPT_CHECK, OPT_SIGNALS, OPT_MINMAX };
 
 enum { OPT_NOT_MINE = 2 }; /* an option handler's "not one of mine" */
 
@@ -193,6 +201,8 @@ static int opt_mode(run_opts_t *o, int opt, const char *arg)
   case OPT_CHECK: o->check = 1; return 0;
   case OPT_SIGNALS:
     return cs_cli_signals("run", "--signals", arg, &o->cfg.no_epilogue);
+  case OPT_MINMAX:
+    return cs_cli_minmax("run", "--minmax", arg, &o->cfg.minmax);
   case 'h':
     fputs(run_help, stdout);
     return 1;
@@ -222,6 +232,7 @@ static int parse(int argc, char **argv, run_opts_t *o)
       {"list-bugs", no_argument, 0, OPT_LIST_BUGS},
       {"check", no_argument, 0, OPT_CHECK},
       {"signals", required_argument, 0, OPT_SIGNALS},
+      {"minmax", required_argument, 0, OPT_MINMAX},
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
@@ -565,7 +576,8 @@ static void print_result(run_job_t *rj, const cs_pipe_t *p)
                : "order: own value first, then peers ascending");
   } else {
     const uint8_t *got = cs_world_output(&p->world, (uint32_t)v->bad_rank);
-    cs_oracle_expect(c->algo, c->dtype, c->op, n, c->count, p->inputs,
+    cs_oracle_expect_mm(c->algo, c->dtype, c->op, (cs_minmax_t)c->minmax, n,
+                        c->count, p->inputs,
                      (uint32_t)v->bad_rank, rj->want);
     printf("result: WRONG: %llu element%s differ from the oracle; first: rank "
            "%lld index %llu: expected ", (unsigned long long)v->wrong,
@@ -642,11 +654,13 @@ static int run_report(cs_pipe_t *p, void *ctx)
   run_job_t *rj = ctx;
   const run_opts_t *o = &rj->o;
   const cs_ar_cfg_t *c = &o->cfg;
-  if (o->verbose_mode || rj->controlled || c->bug)
-    printf("mode: %s%s, memory model %s%s%s\n",
+  if (o->verbose_mode || rj->controlled || c->bug || c->minmax)
+    printf("mode: %s%s, memory model %s%s%s%s%s\n",
            rj->controlled ? "controlled, schedule " : "free",
            rj->controlled ? rj->job.th.schedule : "", cs_mm_name(o->sched.model),
-           c->bug ? ", bug " : "", c->bug ? cs_bug_table[c->bug].name : "");
+           c->bug ? ", bug " : "", c->bug ? cs_bug_table[c->bug].name : "",
+           c->minmax ? ", minmax " : "",
+           c->minmax ? cs_minmax_name((cs_minmax_t)c->minmax) : "");
   print_head(rj);
   print_result(rj, p);
   print_signals(rj);

@@ -39,7 +39,8 @@ void cs_verify_allreduce(const cs_ar_cfg_t *c, const cs_world_t *w,
     const uint8_t *got = cs_world_output(w, r);
     int fresh = r == 0 || c->algo != CS_ALGO_RING; /* ring: one for all */
     if (fresh)
-      cs_oracle_expect(c->algo, c->dtype, c->op, n, c->count, inputs, r, want);
+      cs_oracle_expect_mm(c->algo, c->dtype, c->op, (cs_minmax_t)c->minmax, n,
+                          c->count, inputs, r, want);
     for (uint64_t i = 0; i < c->count; i++) {
       if (!cs_oracle_same(c->dtype, got, want, i) && v->wrong++ == 0) {
         v->bad_rank = r;
