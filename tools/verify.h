@@ -32,12 +32,13 @@ typedef struct cs_verdict {
 } cs_verdict_t;
 
 /* Compares the first c->count elements of every rank's output buffer with
- * the oracle's result for `inputs` (nranks rows of count elements; ring:
- * computed once, the same for every rank), with f64 also with the float64
+ * the oracle's result for `inputs` (nranks rows of count elements; NULL:
+ * the world's own input buffers), with f64 also with the float64
  * reduction, and counts the cells of every rank's signal slot that are
- * not at their end state.
- * want: scratch for count elements. Reads the world only; no allocation. */
-void cs_verify_allreduce(const cs_ar_cfg_t *c, const cs_world_t *w,
+ * not at their end state. Runs on threads (one per online CPU, joined
+ * before it returns), each with O(nranks) scratch: no copy of the inputs
+ * or results. `want` is unused (kept for callers). Returns 0 or -ENOMEM. */
+int cs_verify_allreduce(const cs_ar_cfg_t *c, const cs_world_t *w,
                          const uint8_t *inputs, int f64, uint8_t *want,
                          cs_verdict_t *v);
 

@@ -231,6 +231,10 @@ _Static_assert(sizeof(cs_layout_t) == 400 && CS_MAX_SLOTS == 8,
 uint32_t cs_trace_fnv32(const void *p, size_t n);
 uint32_t cs_trace_rec_sum(const cs_trace_rec_t *x);
 uint64_t cs_trace_fnv64(const void *p, size_t n);
+/* FNV-1a 64 continued from h over n more bytes: fnv64 of a || b is
+ * more(more(CS_TRACE_FNV64_INIT, a), b). */
+#define CS_TRACE_FNV64_INIT 14695981039346656037ull
+uint64_t cs_trace_fnv64_more(uint64_t h, const void *p, size_t n);
 const char *cs_trace_kind_name(uint32_t kind);
 
 #endif
