@@ -451,12 +451,16 @@ static inline float round_half(float f)
 {
   uint32_t u = fbits(f), a = u & 0x7fffffffu, sgn = u & 0x80000000u;
   uint32_t rn = (a + 0xfffu + ((a >> 13) & 1u)) & ~0x1fffu;
-  rn = rn > 0x477fe000u ? 0x7f800000u : rn;
   /* IEEE arithmetic: (x + 0.75) - 0.75 is not simplified without
    * -ffast-math, which this project never uses. */
-  float sub = (bitsf(a) + 0.75f) - 0.75f;
-  uint32_t r = sgn | (a >= 0x38800000u ? rn : fbits(sub));
-  return bitsf(a > 0x7f800000u ? u : r);
+  uint32_t sub = fbits((bitsf(a) + 0.75f) - 0.75f);
+  /* Masks, not branches, so that the block loops vectorise. */
+  uint32_t big = 0u - (uint32_t)(rn > 0x477fe000u);
+  uint32_t norm = 0u - (uint32_t)(a >= 0x38800000u);
+  uint32_t nan = 0u - (uint32_t)(a > 0x7f800000u);
+  rn = (rn & ~big) | (0x7f800000u & big);
+  uint32_t r = sgn | (rn & norm) | (sub & ~norm);
+  return bitsf((u & nan) | (r & ~nan));
 }
 
 /* f rounded to the nearest bf16 value (ties to even) on its bits. */
@@ -467,8 +471,9 @@ static inline float round_bf16(float f)
   return bitsf((u & 0x7fffffffu) > 0x7f800000u ? u : r);
 }
 
-/* Element i of a row as its exact value. */
-static inline double val_at(cs_dtype_t t, const void *row, uint64_t i)
+/* Element i of a row as its exact value (every value of the three
+ * dtypes is a float). */
+static inline float val_at(cs_dtype_t t, const void *row, uint64_t i)
 {
   if (t == CS_FP32)
     return ((const float *)row)[i];
@@ -478,50 +483,66 @@ static inline double val_at(cs_dtype_t t, const void *row, uint64_t i)
 
 size_t cs_oracle_scratch_bytes(uint32_t nranks)
 {
-  return ((size_t)nranks + 2) * BLOCK * sizeof(double);
+  return ((size_t)nranks + 1) * BLOCK * sizeof(float) + BLOCK * sizeof(double);
 }
 
-/* acc[0..n) = acc op x (x_first: x op acc), rounded to the dtype. */
-static void fold_block(const cs_oracle_run_t *o, double *acc, const double *x,
-                       uint32_t n, int x_first)
+/* acc[0..BLOCK) = acc op x (x_first: x op acc), rounded to the dtype; the
+ * whole block (a fixed trip count, which gcc vectorises; lanes past the
+ * range hold zeros and are never compared). In float: sum and prod of two
+ * fp32 values are the correctly rounded float by IEEE; of two fp16 or
+ * bf16 values they are exact (prod: at most 22 significant bits) or
+ * correctly rounded to float, whose 24 bits make the second rounding to
+ * the dtype innocuous (24 >= 2p+2); bf16 products below float's range
+ * round to float subnormals, which keep 16 more bits than bf16's. */
+__attribute__((target_clones("avx2", "default")))
+static void fold_block(const cs_oracle_run_t *o, float *restrict acc,
+                       const float *restrict x, int x_first)
 {
   cs_dtype_t t = o->dtype;
 #define FOLD(expr)                                                           \
   do {                                                                       \
     if (t == CS_FP32)                                                        \
-      for (uint32_t j = 0; j < n; j++)                                       \
-        acc[j] = (float)(expr);                                              \
+      for (uint32_t j = 0; j < BLOCK; j++)                                   \
+        acc[j] = (expr);                                                     \
     else if (t == CS_FP16)                                                   \
-      for (uint32_t j = 0; j < n; j++)                                       \
-        acc[j] = round_half((float)(expr));                                  \
+      for (uint32_t j = 0; j < BLOCK; j++)                                   \
+        acc[j] = round_half(expr);                                           \
     else                                                                     \
-      for (uint32_t j = 0; j < n; j++)                                       \
-        acc[j] = round_bf16((float)(expr));                                  \
+      for (uint32_t j = 0; j < BLOCK; j++)                                   \
+        acc[j] = round_bf16(expr);                                           \
   } while (0)
   switch (o->op) {
   case CS_SUM:
     FOLD(acc[j] + x[j]);
-    break;
+    return;
   case CS_PROD:
     FOLD(acc[j] * x[j]);
-    break;
+    return;
   default:
-    for (uint32_t j = 0; j < n; j++)
-      acc[j] = x_first ? minmax(o->op, o->mm, x[j], acc[j])
-                       : minmax(o->op, o->mm, acc[j], x[j]);
     break;
   }
+#undef FOLD
+  int max = o->op == CS_MAX;
+  if (o->mm == CS_MINMAX_PTO) { /* the select, first operand a */
+    for (uint32_t j = 0; j < BLOCK; j++) {
+      float a = x_first ? x[j] : acc[j], b = x_first ? acc[j] : x[j];
+      acc[j] = max ? (a > b ? a : b) : (a < b ? a : b);
+    }
+    return;
+  }
+  for (uint32_t j = 0; j < BLOCK; j++)
+    acc[j] = x_first ? (float)minmax(o->op, o->mm, x[j], acc[j])
+                     : (float)minmax(o->op, o->mm, acc[j], x[j]);
 }
 
-static inline int same_val(double want, double got)
+static inline int same_val(float w, float g)
 {
-  float w = (float)want, g = (float)got;
   return fbits(w) == fbits(g) || (w != w && g != g);
 }
 
 /* Rank r's results [lo, lo+n) against want[0..n). */
 static void compare(const cs_oracle_run_t *o, uint32_t r, uint64_t lo,
-                    const double *want, uint32_t n, cs_oracle_tally_t *t)
+                    const float *want, uint32_t n, cs_oracle_tally_t *t)
 {
   for (uint32_t j = 0; j < n; j++) {
     if (same_val(want[j], val_at(o->dtype, o->got[r], lo + j)))
@@ -535,15 +556,15 @@ static void compare(const cs_oracle_run_t *o, uint32_t r, uint64_t lo,
 }
 
 /* The float64 reduction of the block (any order, IEEE max/min, no dtype
- * rounding) against the results of rank r. */
-static void f64_block(const cs_oracle_run_t *o, const double *xd, double *ref,
-                      uint64_t lo, uint32_t n)
+ * rounding). */
+static void f64_block(const cs_oracle_run_t *o, const float *xd, double *ref,
+                      uint32_t n)
 {
-  memcpy(ref, xd, n * sizeof(double));
+  for (uint32_t j = 0; j < n; j++)
+    ref[j] = xd[j];
   for (uint32_t r = 1; r < o->nranks; r++)
     for (uint32_t j = 0; j < n; j++)
       ref[j] = apply(o->op, ref[j], xd[(size_t)r * BLOCK + j]);
-  (void)lo;
 }
 
 static void f64_compare(const cs_oracle_run_t *o, uint32_t r, uint64_t lo,
@@ -564,9 +585,10 @@ static void f64_compare(const cs_oracle_run_t *o, uint32_t r, uint64_t lo,
   }
 }
 
-/* Ring: every element of [lo, lo+n) from its segment's fold. */
-static void ring_block(const cs_oracle_run_t *o, const double *xd, double *acc,
-                       uint64_t lo, uint32_t n)
+/* Ring: every element of the block from its segment's fold (the whole
+ * block folded in each segment's order, kept where the segment is). */
+static void ring_block(const cs_oracle_run_t *o, const float *xd, float *acc,
+                       float *tmp, uint64_t lo, uint32_t n)
 {
   uint32_t nr = o->nranks;
   for (uint32_t k = 0; k < nr; k++) {
@@ -575,13 +597,13 @@ static void ring_block(const cs_oracle_run_t *o, const double *xd, double *acc,
     uint64_t s = b0 > lo ? b0 : lo, e = b1 < lo + n ? b1 : lo + n;
     if (s >= e)
       continue;
-    uint32_t j0 = (uint32_t)(s - lo), m = (uint32_t)(e - s);
     uint32_t r = k + 1u == nr ? 0u : k + 1u;
-    memcpy(acc + j0, xd + (size_t)r * BLOCK + j0, m * sizeof(double));
+    memcpy(tmp, xd + (size_t)r * BLOCK, BLOCK * sizeof(float));
     for (uint32_t step = 1; step < nr; step++) {
       r = r + 1u == nr ? 0u : r + 1u;
-      fold_block(o, acc + j0, xd + (size_t)r * BLOCK + j0, m, 1);
+      fold_block(o, tmp, xd + (size_t)r * BLOCK, 1);
     }
+    memcpy(acc + (s - lo), tmp + (s - lo), (size_t)(e - s) * sizeof(float));
   }
 }
 
@@ -589,34 +611,37 @@ void cs_oracle_check_range(const cs_oracle_run_t *o, uint64_t lo, uint64_t hi,
                            void *scratch, cs_oracle_tally_t *t)
 {
   uint32_t nr = o->nranks;
-  double *xd = scratch, *acc = xd + (size_t)nr * BLOCK, *ref = acc + BLOCK;
+  float *xd = scratch, *acc = xd + (size_t)nr * BLOCK;
+  double *ref = (double *)(acc + BLOCK);
+  float tmp[BLOCK];
   /* max/min but pto do not depend on the order: one fold for all ranks */
   int one = o->algo == CS_ALGO_RING || nr == 1 ||
             ((o->op == CS_MAX || o->op == CS_MIN) && o->mm != CS_MINMAX_PTO);
   for (uint64_t b = lo; b < hi; b += BLOCK) {
     uint32_t n = (uint32_t)(hi - b < BLOCK ? hi - b : BLOCK);
-    for (uint32_t r = 0; r < nr; r++)
+    for (uint32_t r = 0; r < nr; r++) {
+      float *row = xd + (size_t)r * BLOCK;
       for (uint32_t j = 0; j < n; j++)
-        xd[(size_t)r * BLOCK + j] = val_at(o->dtype, o->in[r], b + j);
+        row[j] = val_at(o->dtype, o->in[r], b + j);
+      memset(row + n, 0, (BLOCK - n) * sizeof(float));
+    }
     if (o->f64)
-      f64_block(o, xd, ref, b, n);
+      f64_block(o, xd, ref, n);
     if (one) {
-      if (nr == 1)
-        memcpy(acc, xd, n * sizeof(double));
-      else if (o->algo == CS_ALGO_RING)
-        ring_block(o, xd, acc, b, n);
-      else {
-        memcpy(acc, xd, n * sizeof(double));
+      if (o->algo == CS_ALGO_RING && nr > 1) {
+        ring_block(o, xd, acc, tmp, b, n);
+      } else {
+        memcpy(acc, xd, BLOCK * sizeof(float));
         for (uint32_t p = 1; p < nr; p++)
-          fold_block(o, acc, xd + (size_t)p * BLOCK, n, 0);
+          fold_block(o, acc, xd + (size_t)p * BLOCK, 0);
       }
     }
     for (uint32_t r = 0; r < nr; r++) {
       if (!one) {
-        memcpy(acc, xd + (size_t)r * BLOCK, n * sizeof(double));
+        memcpy(acc, xd + (size_t)r * BLOCK, BLOCK * sizeof(float));
         for (uint32_t p = 0; p < nr; p++)
           if (p != r)
-            fold_block(o, acc, xd + (size_t)p * BLOCK, n, 0);
+            fold_block(o, acc, xd + (size_t)p * BLOCK, 0);
       }
       compare(o, r, b, acc, n, t);
       if (o->f64 && (r == 0 || o->algo != CS_ALGO_RING))
