@@ -43,8 +43,8 @@
 
 static const char bench_help[] =
     "usage: collsim bench [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-n ITERS]\n"
-    "                     [-w WARMUP] [-c 0|1] [-d fp32|fp16|bf16]\n"
-    "                     [-o sum|max|min|prod] [--ranks N]\n"
+    "                     [-w WARMUP] [-c 0|1] [-d fp32|fp16|bf16|all]\n"
+    "                     [-o sum|max|min|prod|all] [--ranks N]\n"
     "                     [--algo mesh|ring|host|all] [--csv] [--staging]\n"
     "                     [--tile-bytes B] [--trace-cost]\n"
     "                     [--signals self-clearing] [--minmax M]\n"
@@ -73,8 +73,12 @@ static const char bench_help[] =
     "                    (default 20)\n"
     "  -w, --warmup_iters W  untimed calls before them, 0..1000000 (default 5)\n"
     "  -c, --check 0|1   verify the result of the last call (default 1)\n"
-    "  -d, --datatype D  fp32, fp16 or bf16 (default fp32)\n"
-    "  -o, --op O        sum, max, min or prod (default sum)\n"
+    "  -d, --datatype D  fp32, fp16, bf16 (collsim's extension: PyPTO has fp32\n"
+    "                    and fp16) or all, every dtype in one sweep (default\n"
+    "                    fp32)\n"
+    "  -o, --op O        sum, max, min, prod or all, every op in one sweep\n"
+    "                    (default sum); with all, one table whose rows go\n"
+    "                    dtype by dtype, op by op, size by size, as nccl-tests\n"
     "  --ranks N         ranks, 1..64 (default 2)\n"
     "  --algo A          mesh, ring, host or all (default all; host runs at\n"
     "                    most 16 ranks: with all and more ranks it is skipped)\n"
@@ -131,6 +135,7 @@ typedef struct bench_opts {
   int        algo;       /* cs_algo_t, or -1 = all */
   int        csv, staging;
   int        trace_cost; /* alternate untraced and traced calls */
+  int        dtype_all, op_all; /* -d all, -o all */
   uint32_t   tile_bytes;
   uint32_t   minmax;     /* cs_minmax_t */
   cs_cli_common_t com;
@@ -224,8 +229,24 @@ static int opt_sweep(bench_opts_t *o, int opt, const char *arg)
   case 'n': return cs_cli_u32("bench", "-n", arg, 1, 1000000, &o->iters);
   case 'w': return cs_cli_u32("bench", "-w", arg, 0, 1000000, &o->warmup);
   case 'c': return cs_cli_u32("bench", "-c", arg, 0, 1, &o->check);
-  case 'd': return cs_cli_dtype("bench", "-d", arg, &o->dtype);
-  case 'o': return cs_cli_op("bench", "-o", arg, &o->op);
+  case 'd':
+    if (!strcmp(arg, "all"))
+      return o->dtype_all = 1, 0;
+    if (cs_dtype_parse(arg) < 0) {
+      cs_cli_error("bench", "-d '%s' is not accepted: expected fp32, fp16, "
+                   "bf16 or all", arg);
+      return -1;
+    }
+    return cs_cli_dtype("bench", "-d", arg, &o->dtype);
+  case 'o':
+    if (!strcmp(arg, "all"))
+      return o->op_all = 1, 0;
+    if (cs_op_parse(arg) < 0) {
+      cs_cli_error("bench", "-o '%s' is not accepted: expected sum, max, min, "
+                   "prod or all", arg);
+      return -1;
+    }
+    return cs_cli_op("bench", "-o", arg, &o->op);
   default: return OPT_NOT_MINE;
   }
 }
@@ -716,7 +737,8 @@ static void print_header(const bench_opts_t *o, const int *algos, int skipped_ho
   for (int a = 0; a < CS_NALGOS; a++)
     if (algos[a])
       printf(" %s", cs_algo_name((cs_algo_t)a));
-  printf(", %s, %s\n", cs_dtype_name(o->dtype), cs_op_name(o->op));
+  printf(", %s, %s\n", o->dtype_all ? "fp32 fp16 bf16" : cs_dtype_name(o->dtype),
+         o->op_all ? "sum max min prod" : cs_op_name(o->op));
   if (skipped_host)
     printf("# host: skipped, the host builtin supports at most %u ranks\n",
            CS_HOST_MAX_RANKS);
@@ -923,6 +945,35 @@ static int print_end(const bench_opts_t *o, const int *algos,
   return (wrong || left) ? CS_EXIT_WRONG : CS_EXIT_OK;
 }
 
+/* One sweep per dtype and op asked for (-d all, -o all: every one, dtype
+ * by dtype, op by op), under one header and one footer. Sizes are bytes,
+ * so counts follow each dtype. Returns the exit code. */
+static int sweep_all(const bench_opts_t *o, const int *algos, int skipped_host,
+                     uint8_t *inputs, uint8_t *want, bench_sum_t *sum)
+{
+  int code = CS_EXIT_OK, first = 1;
+  for (int t = 0; t < CS_NDTYPES && code == CS_EXIT_OK; t++) {
+    if (!o->dtype_all && t != (int)o->dtype)
+      continue;
+    for (int op = 0; op < CS_NOPS && code == CS_EXIT_OK; op++) {
+      if (!o->op_all && op != (int)o->op)
+        continue;
+      bench_opts_t one = *o;
+      one.dtype = (cs_dtype_t)t;
+      one.op = (cs_op_t)op;
+      uint64_t counts[128];
+      uint32_t nsizes = sweep_counts(&one, counts, 128), es = cs_dtype_size(one.dtype);
+      if ((code = check_fits(&one, algos, counts[nsizes - 1])) != CS_EXIT_OK)
+        break;
+      if (first)
+        print_start(o, algos, skipped_host, counts[0] * es, counts[nsizes - 1] * es);
+      first = 0;
+      code = sweep(&one, algos, counts, nsizes, inputs, want, sum);
+    }
+  }
+  return code;
+}
+
 int cs_cmd_bench(int argc, char **argv)
 {
   bench_opts_t o = {.minbytes = 8, .maxbytes = 32ull << 20, .factor = 4,
@@ -936,11 +987,14 @@ int cs_cmd_bench(int argc, char **argv)
   bench_sum_t sum;
   memset(&sum, 0, sizeof(sum));
   pick_algos(&o, algos, &skipped_host);
+  /* The largest size in bytes is the same for every dtype (fp32's count
+   * is the smallest, its bytes the largest after rounding down). */
+  bench_opts_t f32 = o;
+  f32.dtype = CS_FP32;
   uint64_t counts[128];
-  uint32_t nsizes = sweep_counts(&o, counts, 128);
-  uint32_t n = o.nranks, es = cs_dtype_size(o.dtype);
-  uint64_t maxbytes = counts[nsizes - 1] * es;
-  int code = check_fits(&o, algos, counts[nsizes - 1]);
+  uint32_t nsizes = sweep_counts(o.dtype_all ? &f32 : &o, counts, 128), n = o.nranks;
+  uint64_t maxbytes = counts[nsizes - 1] * cs_dtype_size(o.dtype_all ? CS_FP32 : o.dtype);
+  int code = check_fits(o.dtype_all ? &f32 : &o, algos, counts[nsizes - 1]);
   if (code != CS_EXIT_OK)
     return code;
   uint8_t *inputs = malloc(maxbytes * n), *want = malloc(maxbytes);
@@ -950,8 +1004,7 @@ int cs_cmd_bench(int argc, char **argv)
     code = CS_EXIT_ABORTED;
     goto out_buffers;
   }
-  print_start(&o, algos, skipped_host, counts[0] * es, maxbytes);
-  code = sweep(&o, algos, counts, nsizes, inputs, want, &sum);
+  code = sweep_all(&o, algos, skipped_host, inputs, want, &sum);
   if (code == CS_EXIT_OK)
     code = print_end(&o, algos, &sum);
 out_buffers:
