@@ -28,6 +28,7 @@ typedef struct cs_ar_cfg {
   uint32_t   iters;      /* allreduce calls on one world, >= 1 */
   uint32_t   no_epilogue;/* 1: leave signals at their final values (single use) */
   uint32_t   bug;        /* cs_bug_t: a named defect, 0 = none (bugs.h) */
+  uint32_t   minmax;     /* cs_minmax_t: max/min on NaN and ±0 (dtype.h) */
 } cs_ar_cfg_t;
 
 /* The window of every algorithm: slot 0 "data" (count elements), slot 1

@@ -24,36 +24,46 @@
 void cs__ar_barrier(cs_dev_t *d, const cs_knobs_t *k, uint32_t row,
                     int32_t expect);
 
-/* The operands of one tile reduce (cs__ar_reduce). */
+/* The operands of one tile reduce (cs__ar_reduce). x_first: x holds the
+ * reference's first operand, the local value (the ring folds its own copy
+ * into the partial it received); only --minmax pto tells the orders
+ * apart. */
 typedef struct cs__ar_red {
   const cs_ar_cfg_t *c;
   cs_tile_t         *acc;
   const cs_tile_t   *x;
+  int                x_first;
 } cs__ar_red_t;
 
 static void cs__ar_red_kernel(void *arg)
 {
   const cs__ar_red_t *r = arg;
-  cs_reduce_kernel(r->c->dtype, r->c->op, r->acc->buf, r->x->buf, r->acc->valid);
+  cs_reduce_kernel_mm(r->c->dtype, r->c->op, (cs_minmax_t)r->c->minmax,
+                      r->x_first, r->acc->buf, r->x->buf, r->acc->valid);
 }
 
-/* acc = acc op x over acc->valid elements: one device event. */
+/* acc = acc op x (x_first: x op acc) over acc->valid elements: one device
+ * event. */
 static inline void cs__ar_reduce(cs_dev_t *d, cs_tile_t *acc,
-                                 const cs_tile_t *x, const cs_ar_cfg_t *c)
+                                 const cs_tile_t *x, const cs_ar_cfg_t *c,
+                                 int x_first)
 {
-  cs__ar_red_t r = {c, acc, x};
+  cs__ar_red_t r = {c, acc, x, x_first};
   cs_reduce_event(d, c->op, acc->valid, cs__ar_red_kernel, &r);
 }
 
 static void cs__ar_consume(cs_tile_t *acc, const void *src, uint32_t n,
                            const void *arg)
 {
-  const cs_ar_cfg_t *c = arg;
-  cs_reduce_kernel(c->dtype, c->op, acc->buf, src, n);
+  const cs__ar_red_t *r = arg;
+  cs_reduce_kernel_mm(r->c->dtype, r->c->op, (cs_minmax_t)r->c->minmax,
+                      r->x_first, acc->buf, src, n);
 }
 
 /* acc = acc op (peer's elements [off, off+v), read as `phys`): a remote
- * load and a reduce, two events. Where the transport allows it (free
+ * load and a reduce, two events. The local value is the first operand
+ * (the reference's order): acc's, unless `peer` is this rank (the ring's
+ * own copy folded into the received partial). Where the transport allows it (free
  * mode) the reduce reads the window in place (one pass over the data, no
  * copy into the receive tile); elsewhere (controlled mode, where other
  * actors may run in between) the load copies and the reduce runs as its
@@ -62,13 +72,15 @@ static inline void cs__ar_load_reduce(cs_dev_t *d, cs_ar_tiles_t *t,
                                       uint32_t peer, uint64_t off, uint32_t v,
                                       uint32_t phys, const cs_ar_cfg_t *c)
 {
+  int x_first = peer == d->rank;
   if (!cs_dev_in_place(d)) {
     cs_load(d, &t->recv, peer, CS_AR_SLOT_DATA, off, v, phys);
-    cs__ar_reduce(d, &t->acc, &t->recv, c);
+    cs__ar_reduce(d, &t->acc, &t->recv, c, x_first);
     return;
   }
+  cs__ar_red_t r = {c, &t->acc, NULL, x_first};
   cs_load_fused(d, &t->acc, peer, CS_AR_SLOT_DATA, off, v, phys,
-                cs__ar_consume, c);
+                cs__ar_consume, &r);
   cs_reduce_event(d, c->op, v, NULL, NULL); /* the work happened in the load */
 }
 

@@ -32,6 +32,7 @@ typedef enum cs_bug {
   CS_BUG_INACTIVE_LANE_REMOTE_READ,
   CS_BUG_RING_DROP_TAIL,
   CS_BUG_EARLY_RETURN,
+  CS_BUG_NR_MISMATCH,
   CS_NBUGS
 } cs_bug_t;
 
@@ -46,6 +47,7 @@ typedef struct cs_mutation {
   bool packed_slots;         /* slots packed, no 32-byte rounding */
   bool inactive_remote_read; /* ring AG inactive lanes read the left peer */
   bool drop_tail;            /* ring segments SIZE/NR, tail unowned */
+  bool nr_mismatch;          /* ring segment math for NR+1 ranks */
 } cs_mutation_t;
 
 typedef struct cs_bug_info {
@@ -119,6 +121,13 @@ static const cs_bug_info_t cs_bug_table[CS_NBUGS] = {
      "--algo ring --ranks 3 --count 40 --schedule pct:1:1",
      "wrong result",
      .mut = {.no_final_barrier = true}, .min_calls = 2},
+    {"nr-mismatch",
+     "ring segment math from a signal built for NR+1 ranks (the static "
+     "signal.shape[1]) while the loops run the runtime NR: the segments "
+     "cover only [0, B(NR)) of NR+1 boundaries (§8 item 13)",
+     "--algo ring --ranks 3 --count 40",
+     "wrong result in the elements past B(NR) (never reduced)",
+     .mut = {.nr_mismatch = true}, .min_calls = 1},
 };
 
 /* Name -> id, or CS_EBADNAME. */
@@ -149,6 +158,7 @@ typedef struct cs_knobs {
                                          the left peer, not locally */
   uint32_t wait_cmp;            /* barrier waits: CS_CMP_GE or CS_CMP_EQ */
   uint32_t slot_align;          /* bytes: CS_SLOT_ALIGN, or 1 (packed) */
+  uint32_t static_nr_extra;     /* ring: segment math for nranks + this */
 } cs_knobs_t;
 
 /* The knobs of defect `bug` (cs_bug_t; out of range reads as none), with
@@ -167,6 +177,7 @@ static inline cs_knobs_t cs_bug_knobs(uint32_t bug, uint32_t no_epilogue)
       .inactive_lane_remote_read = m.inactive_remote_read,
       .wait_cmp = m.wait_eq ? CS_CMP_EQ : CS_CMP_GE,
       .slot_align = m.packed_slots ? 1 : CS_SLOT_ALIGN,
+      .static_nr_extra = m.nr_mismatch ? 1 : 0,
   };
 }
 

@@ -16,6 +16,38 @@
  * ReduceOp ABI: CS_SUM=0, CS_MAX, CS_MIN, CS_PROD) and cs_dtype_size:
  * collsim/types.h, shared with the public API. */
 
+/* What max/min do with NaN and signed zeros (--minmax; the reference
+ * leaves both unspecified):
+ *   IEEE       IEEE 754-2019 maximumNumber/minimumNumber: a NaN operand
+ *              loses to a number, max(+0,-0) = +0, min(+0,-0) = -0, in
+ *              either order (collsim's default)
+ *   PROPAGATE  a NaN operand gives NaN (torch.max/amax); ±0 as IEEE
+ *   PTO        acc > x ? acc : x (max), acc < x ? acc : x (min), acc the
+ *              local accumulator, x the received value, as the
+ *              reference's operand order and pto-isa's CPU simulator
+ *              (std::max(a, b) = a < b ? b : a): order-dependent for NaN
+ *              and ±0 */
+typedef enum cs_minmax {
+  CS_MINMAX_IEEE = 0,
+  CS_MINMAX_PROPAGATE = 1,
+  CS_MINMAX_PTO = 2,
+  CS_NMINMAX
+} cs_minmax_t;
+
+static inline const char *cs_minmax_name(cs_minmax_t m)
+{
+  static const char *const n[] = {"ieee", "propagate", "pto"};
+  return (unsigned)m < CS_NMINMAX ? n[m] : "?";
+}
+
+static inline int cs_minmax_parse(const char *s)
+{
+  for (int i = 0; i < CS_NMINMAX; i++)
+    if (strcmp(s, cs_minmax_name((cs_minmax_t)i)) == 0)
+      return i;
+  return CS_EBADNAME;
+}
+
 static inline const char *cs_dtype_name(cs_dtype_t t)
 {
   static const char *const n[] = {"fp32", "fp16", "bf16"};

@@ -5,8 +5,11 @@
  * Accepts:      N >= 1 ranks, count >= 1 elements of fp32/fp16/bf16 in the
  *               own window's data slot, op sum/max/min/prod
  * Returns:      every rank's data slot holds the reduction, in the order
- *               x[me] op x[p1] op x[p2] ... (peers ascending): ranks may
- *               differ in the last bit for sum/prod when N >= 3
+ *               x[me] op x[p1] op x[p2] ... (peers ascending): for sum/prod
+ *               with N >= 3 ranks hold different roundings of the exact
+ *               value, apart by up to 2(N-1)u*sum|x| (with cancellation or
+ *               overflow, entirely different: inf on one rank, a number on
+ *               another)
  * Description:  one ready barrier, then for each chunk c of W elements:
  *               load own chunk, remote-load it from every peer ascending and
  *               fold it in, a read-complete barrier (WAR guard: nobody

@@ -169,15 +169,33 @@ static double min_num(double a, double b)
   return a < b ? a : b;
 }
 
-/* a op b in double, no rounding to the dtype. */
-static double apply(cs_op_t op, double a, double b)
+/* The --minmax modes other than ieee, written from their definitions
+ * (dtype.h), with `a` the first operand (the reference's local value):
+ * propagate: NaN when either operand is NaN, otherwise as ieee; pto: the
+ * plain compare-and-select, a > b ? a : b (max), a < b ? a : b (min). */
+static double minmax(cs_op_t op, cs_minmax_t mm, double a, double b)
+{
+  int max = op == CS_MAX;
+  if (mm == CS_MINMAX_PTO)
+    return max ? (a > b ? a : b) : (a < b ? a : b);
+  if (mm == CS_MINMAX_PROPAGATE && (isnan(a) || isnan(b)))
+    return NAN;
+  return max ? max_num(a, b) : min_num(a, b);
+}
+
+/* a op b in double, no rounding to the dtype; a the first operand. */
+static double apply_mm(cs_op_t op, cs_minmax_t mm, double a, double b)
 {
   switch (op) {
   case CS_SUM: return a + b;
   case CS_PROD: return a * b;
-  case CS_MAX: return max_num(a, b);
-  default: return min_num(a, b);
+  default: return minmax(op, mm, a, b);
   }
+}
+
+static double apply(cs_op_t op, double a, double b)
+{
+  return apply_mm(op, CS_MINMAX_IEEE, a, b);
 }
 
 /* a op b with a, b values of format f, rounded once to f (RNE).
@@ -195,9 +213,10 @@ static double apply(cs_op_t op, double a, double b)
  *  - Max / Min return one operand unchanged; no rounding happens.
  * Overflow is decided by encode() on the exact (or innocuously rounded)
  * double, so the inf boundary is exact too. */
-static double op_round(fmt_t f, cs_op_t op, double a, double b)
+static double op_round(fmt_t f, cs_op_t op, cs_minmax_t mm, double a,
+                       double b)
 {
-  return round_to(f, apply(op, a, b));
+  return round_to(f, apply_mm(op, mm, a, b));
 }
 
 /* ------------------------------------------------------------- segments */
@@ -222,37 +241,42 @@ static uint64_t seg_bound(cs_dtype_t t, uint32_t nranks, uint64_t count,
 
 /* ---------------------------------------------------------------- folds */
 
-static double x_at(cs_dtype_t t, fmt_t f, const void *in, uint64_t count,
-                   uint32_t r, uint64_t i)
+/* Element i of rank r's input row. */
+static double x_at(cs_dtype_t t, fmt_t f, const void *const *in,
+                   uint64_t count, uint32_t r, uint64_t i)
 {
-  return decode(f, load_bits(t, in, (uint64_t)r * count + i));
+  (void)count;
+  return decode(f, load_bits(t, in[r], i));
 }
 
-/* Ring, element i of segment k: ((x[k+1] op x[k+2]) op ...) op x[k]. */
-static double fold_ring(cs_dtype_t t, fmt_t f, cs_op_t op, uint32_t nranks,
-                        uint64_t count, const void *in, uint32_t k,
-                        uint64_t i)
+/* Ring, element i of segment k: x[k] op (... op (x[k+2] op x[k+1])):
+ * each rank on the way folds its own value (the first operand) into the
+ * partial it received. */
+static double fold_ring(cs_dtype_t t, fmt_t f, cs_op_t op, cs_minmax_t mm,
+                        uint32_t nranks, uint64_t count, const void *const *in,
+                        uint32_t k, uint64_t i)
 {
   uint32_t r = k + 1u == nranks ? 0u : k + 1u;
   double acc = x_at(t, f, in, count, r, i);
 
   for (uint32_t step = 1; step < nranks; step++) {
     r = r + 1u == nranks ? 0u : r + 1u;
-    acc = op_round(f, op, acc, x_at(t, f, in, count, r, i));
+    acc = op_round(f, op, mm, x_at(t, f, in, count, r, i), acc);
   }
   return acc;
 }
 
-/* Mesh / host on rank m: ((x[m] op x[p1]) op x[p2]) ..., p1 < p2 < ... */
-static double fold_mesh(cs_dtype_t t, fmt_t f, cs_op_t op, uint32_t nranks,
-                        uint64_t count, const void *in, uint32_t m,
-                        uint64_t i)
+/* Mesh / host on rank m: ((x[m] op x[p1]) op x[p2]) ..., p1 < p2 < ...;
+ * the accumulator is the first operand. */
+static double fold_mesh(cs_dtype_t t, fmt_t f, cs_op_t op, cs_minmax_t mm,
+                        uint32_t nranks, uint64_t count, const void *const *in,
+                        uint32_t m, uint64_t i)
 {
   double acc = x_at(t, f, in, count, m, i);
 
   for (uint32_t p = 0; p < nranks; p++)
     if (p != m)
-      acc = op_round(f, op, acc, x_at(t, f, in, count, p, i));
+      acc = op_round(f, op, mm, acc, x_at(t, f, in, count, p, i));
   return acc;
 }
 
@@ -260,9 +284,51 @@ void cs_oracle_expect(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
                       uint32_t nranks, uint64_t count, const void *in,
                       uint32_t rank, void *out)
 {
+  cs_oracle_expect_mm(algo, t, op, CS_MINMAX_IEEE, nranks, count, in, rank,
+                      out);
+}
+
+/* The ring segment k that element i belongs to: the largest k with
+ * B(k) <= i among the non-empty segments. O(nranks). */
+static uint32_t ring_seg_of(cs_dtype_t t, uint32_t nranks, uint64_t count,
+                            uint64_t i)
+{
+  uint32_t k = 0;
+  for (uint32_t j = 0; j < nranks; j++)
+    if (seg_bound(t, nranks, count, j) <= i &&
+        seg_bound(t, nranks, count, j + 1u) > i)
+      k = j;
+  return k;
+}
+
+uint32_t cs_oracle_elem_rows(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
+                             cs_minmax_t mm, uint32_t nranks, uint64_t count,
+                             const void *const *rows, uint32_t rank,
+                             uint64_t i)
+{
   assert((unsigned)algo < CS_NALGOS && (unsigned)t < CS_NDTYPES);
+  assert((unsigned)op < CS_NOPS && (unsigned)mm < CS_NMINMAX);
+  assert(nranks >= 1 && rank < nranks && i < count);
+  const fmt_t f = fmt_of(t);
+  if (nranks == 1)
+    return load_bits(t, rows[0], i);
+  if (algo == CS_ALGO_RING)
+    return encode(f, fold_ring(t, f, op, mm, nranks, count, rows,
+                               ring_seg_of(t, nranks, count, i), i));
+  return encode(f, fold_mesh(t, f, op, mm, nranks, count, rows, rank, i));
+}
+
+void cs_oracle_expect_mm(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
+                         cs_minmax_t mm, uint32_t nranks, uint64_t count,
+                         const void *in, uint32_t rank, void *out)
+{
+  assert((unsigned)algo < CS_NALGOS && (unsigned)t < CS_NDTYPES);
+  assert((unsigned)mm < CS_NMINMAX);
   assert((unsigned)op < CS_NOPS && nranks >= 1 && rank < nranks);
   const fmt_t f = fmt_of(t);
+  const void *rows[nranks];
+  for (uint32_t r = 0; r < nranks; r++)
+    rows[r] = (const unsigned char *)in + (size_t)r * count * cs_dtype_size(t);
 
   if (nranks == 1) { /* no op at all: the input, bit for bit (NaN payloads) */
     memcpy(out, in, (size_t)(count * cs_dtype_size(t)));
@@ -278,7 +344,7 @@ void cs_oracle_expect(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
       uint64_t hi = seg_bound(t, nranks, count, k + 1u);
       for (uint64_t i = lo; i < hi; i++)
         store_bits(t, out, i,
-                   encode(f, fold_ring(t, f, op, nranks, count, in, k, i)));
+                   encode(f, fold_ring(t, f, op, mm, nranks, count, rows, k, i)));
       lo = hi;
     }
     return;
@@ -286,7 +352,7 @@ void cs_oracle_expect(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
   /* CS_ALGO_MESH and CS_ALGO_HOST share the association order. */
   for (uint64_t i = 0; i < count; i++)
     store_bits(t, out, i,
-               encode(f, fold_mesh(t, f, op, nranks, count, in, rank, i)));
+               encode(f, fold_mesh(t, f, op, mm, nranks, count, rows, rank, i)));
 }
 
 double cs_oracle_f64(cs_dtype_t t, cs_op_t op, uint32_t nranks,
@@ -295,10 +361,11 @@ double cs_oracle_f64(cs_dtype_t t, cs_op_t op, uint32_t nranks,
   assert((unsigned)t < CS_NDTYPES && (unsigned)op < CS_NOPS);
   assert(nranks >= 1 && i < count);
   const fmt_t f = fmt_of(t);
-  double acc = x_at(t, f, in, count, 0, i);
+  size_t row = (size_t)count * cs_dtype_size(t);
+  double acc = decode(f, load_bits(t, in, i));
 
   for (uint32_t r = 1; r < nranks; r++)
-    acc = apply(op, acc, x_at(t, f, in, count, r, i));
+    acc = apply(op, acc, decode(f, load_bits(t, (const unsigned char *)in + r * row, i)));
   return acc;
 }
 
@@ -335,4 +402,267 @@ void cs_oracle_tolerance(cs_dtype_t t, double *rtol, double *atol)
     *atol = 1e-8;
     break;
   }
+}
+
+/* ------------------------------------------------------ block checking */
+
+/* The verification path (cs_oracle_check_range): the same definitions as
+ * above, the same orders, the same single rounding per op, but on blocks
+ * of elements decoded once, with the dtype rounding done on float bits
+ * instead of frexp/ldexp, so that it runs at the speed of the call it
+ * checks. tests/test_oracle.c holds it to cs_oracle_expect_mm bit for bit.
+ *
+ * Rounding a double v (the op's result, exact or innocuously rounded as
+ * op_round explains) to the dtype: fp32 (float)v; fp16 and bf16 first
+ * (float)v (24 >= 2p+2 bits, so the second rounding is innocuous) and then
+ * round the float to 11 or 8 significant bits on its bits, RNE. */
+
+#define BLOCK 256u
+
+static inline uint32_t fbits(float f)
+{
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+static inline float bitsf(uint32_t u)
+{
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/* A half's exact value as a float. */
+static inline float half_val(uint32_t h)
+{
+  uint32_t s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0x1fu)
+    return bitsf(s | 0x7f800000u | (m << 13));
+  if (e)
+    return bitsf(s | ((e + 112u) << 23) | (m << 13));
+  return bitsf(s | fbits((float)m * 0x1p-24f));
+}
+
+/* f rounded to the nearest half value (ties to even), as a float:
+ * normals on the bits (13 dropped bits), subnormals (quantum 2^-24) by
+ * adding and removing 0.75, whose ulp is 2^-24; above 65504 + half an ulp
+ * infinity; NaN stays NaN. */
+static inline float round_half(float f)
+{
+  uint32_t u = fbits(f), a = u & 0x7fffffffu, sgn = u & 0x80000000u;
+  uint32_t rn = (a + 0xfffu + ((a >> 13) & 1u)) & ~0x1fffu;
+  /* IEEE arithmetic: (x + 0.75) - 0.75 is not simplified without
+   * -ffast-math, which this project never uses. */
+  uint32_t sub = fbits((bitsf(a) + 0.75f) - 0.75f);
+  /* Masks, not branches, so that the block loops vectorise. */
+  uint32_t big = 0u - (uint32_t)(rn > 0x477fe000u);
+  uint32_t norm = 0u - (uint32_t)(a >= 0x38800000u);
+  uint32_t nan = 0u - (uint32_t)(a > 0x7f800000u);
+  rn = (rn & ~big) | (0x7f800000u & big);
+  uint32_t r = sgn | (rn & norm) | (sub & ~norm);
+  return bitsf((u & nan) | (r & ~nan));
+}
+
+/* f rounded to the nearest bf16 value (ties to even) on its bits. */
+static inline float round_bf16(float f)
+{
+  uint32_t u = fbits(f);
+  uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+  return bitsf((u & 0x7fffffffu) > 0x7f800000u ? u : r);
+}
+
+/* Element i of a row as its exact value (every value of the three
+ * dtypes is a float). */
+static inline float val_at(cs_dtype_t t, const void *row, uint64_t i)
+{
+  if (t == CS_FP32)
+    return ((const float *)row)[i];
+  uint32_t h = ((const uint16_t *)row)[i];
+  return t == CS_FP16 ? half_val(h) : bitsf(h << 16);
+}
+
+size_t cs_oracle_scratch_bytes(uint32_t nranks)
+{
+  return ((size_t)nranks + 1) * BLOCK * sizeof(float) + BLOCK * sizeof(double);
+}
+
+/* acc[0..BLOCK) = acc op x (x_first: x op acc), rounded to the dtype; the
+ * whole block (a fixed trip count, which gcc vectorises; lanes past the
+ * range hold zeros and are never compared). In float: sum and prod of two
+ * fp32 values are the correctly rounded float by IEEE; of two fp16 or
+ * bf16 values they are exact (prod: at most 22 significant bits) or
+ * correctly rounded to float, whose 24 bits make the second rounding to
+ * the dtype innocuous (24 >= 2p+2); bf16 products below float's range
+ * round to float subnormals, which keep 16 more bits than bf16's. */
+__attribute__((target_clones("avx2", "default")))
+static void fold_block(const cs_oracle_run_t *o, float *restrict acc,
+                       const float *restrict x, int x_first)
+{
+  cs_dtype_t t = o->dtype;
+#define FOLD(expr)                                                           \
+  do {                                                                       \
+    if (t == CS_FP32)                                                        \
+      for (uint32_t j = 0; j < BLOCK; j++)                                   \
+        acc[j] = (expr);                                                     \
+    else if (t == CS_FP16)                                                   \
+      for (uint32_t j = 0; j < BLOCK; j++)                                   \
+        acc[j] = round_half(expr);                                           \
+    else                                                                     \
+      for (uint32_t j = 0; j < BLOCK; j++)                                   \
+        acc[j] = round_bf16(expr);                                           \
+  } while (0)
+  switch (o->op) {
+  case CS_SUM:
+    FOLD(acc[j] + x[j]);
+    return;
+  case CS_PROD:
+    FOLD(acc[j] * x[j]);
+    return;
+  default:
+    break;
+  }
+#undef FOLD
+  int max = o->op == CS_MAX;
+  if (o->mm == CS_MINMAX_PTO) { /* the select, first operand a */
+    for (uint32_t j = 0; j < BLOCK; j++) {
+      float a = x_first ? x[j] : acc[j], b = x_first ? acc[j] : x[j];
+      acc[j] = max ? (a > b ? a : b) : (a < b ? a : b);
+    }
+    return;
+  }
+  for (uint32_t j = 0; j < BLOCK; j++)
+    acc[j] = x_first ? (float)minmax(o->op, o->mm, x[j], acc[j])
+                     : (float)minmax(o->op, o->mm, acc[j], x[j]);
+}
+
+static inline int same_val(float w, float g)
+{
+  return fbits(w) == fbits(g) || (w != w && g != g);
+}
+
+/* Rank r's results [lo, lo+n) against want[0..n). */
+static void compare(const cs_oracle_run_t *o, uint32_t r, uint64_t lo,
+                    const float *want, uint32_t n, cs_oracle_tally_t *t)
+{
+  for (uint32_t j = 0; j < n; j++) {
+    if (same_val(want[j], val_at(o->dtype, o->got[r], lo + j)))
+      continue;
+    if (t->wrong++ == 0 || (int64_t)r < t->bad_rank ||
+        ((int64_t)r == t->bad_rank && lo + j < t->bad_i)) {
+      t->bad_rank = r;
+      t->bad_i = lo + j;
+    }
+  }
+}
+
+/* The float64 reduction of the block (any order, IEEE max/min, no dtype
+ * rounding). */
+static void f64_block(const cs_oracle_run_t *o, const float *xd, double *ref,
+                      uint32_t n)
+{
+  for (uint32_t j = 0; j < n; j++)
+    ref[j] = xd[j];
+  for (uint32_t r = 1; r < o->nranks; r++)
+    for (uint32_t j = 0; j < n; j++)
+      ref[j] = apply(o->op, ref[j], xd[(size_t)r * BLOCK + j]);
+}
+
+static void f64_compare(const cs_oracle_run_t *o, uint32_t r, uint64_t lo,
+                        const double *ref, uint32_t n, cs_oracle_tally_t *t)
+{
+  for (uint32_t j = 0; j < n; j++) {
+    double g = val_at(o->dtype, o->got[r], lo + j), err = fabs(g - ref[j]);
+    if (isfinite(ref[j]) && isfinite(g)) {
+      if (err > t->max_abs)
+        t->max_abs = err;
+      if (ref[j] != 0 && err / fabs(ref[j]) > t->max_rel)
+        t->max_rel = err / fabs(ref[j]);
+      if (err > o->atol + o->rtol * fabs(ref[j]))
+        t->tol_fail++;
+    } else if (!(isnan(ref[j]) && isnan(g)) && g != ref[j]) {
+      t->tol_fail++;
+    }
+  }
+}
+
+/* Ring: every element of the block from its segment's fold (the whole
+ * block folded in each segment's order, kept where the segment is). */
+static void ring_block(const cs_oracle_run_t *o, const float *xd, float *acc,
+                       float *tmp, uint64_t lo, uint32_t n)
+{
+  uint32_t nr = o->nranks;
+  for (uint32_t k = 0; k < nr; k++) {
+    uint64_t b0 = seg_bound(o->dtype, nr, o->count, k);
+    uint64_t b1 = seg_bound(o->dtype, nr, o->count, k + 1u);
+    uint64_t s = b0 > lo ? b0 : lo, e = b1 < lo + n ? b1 : lo + n;
+    if (s >= e)
+      continue;
+    uint32_t r = k + 1u == nr ? 0u : k + 1u;
+    memcpy(tmp, xd + (size_t)r * BLOCK, BLOCK * sizeof(float));
+    for (uint32_t step = 1; step < nr; step++) {
+      r = r + 1u == nr ? 0u : r + 1u;
+      fold_block(o, tmp, xd + (size_t)r * BLOCK, 1);
+    }
+    memcpy(acc + (s - lo), tmp + (s - lo), (size_t)(e - s) * sizeof(float));
+  }
+}
+
+void cs_oracle_check_range(const cs_oracle_run_t *o, uint64_t lo, uint64_t hi,
+                           void *scratch, cs_oracle_tally_t *t)
+{
+  uint32_t nr = o->nranks;
+  float *xd = scratch, *acc = xd + (size_t)nr * BLOCK;
+  double *ref = (double *)(acc + BLOCK);
+  float tmp[BLOCK];
+  /* max/min but pto do not depend on the order: one fold for all ranks */
+  int one = o->algo == CS_ALGO_RING || nr == 1 ||
+            ((o->op == CS_MAX || o->op == CS_MIN) && o->mm != CS_MINMAX_PTO);
+  for (uint64_t b = lo; b < hi; b += BLOCK) {
+    uint32_t n = (uint32_t)(hi - b < BLOCK ? hi - b : BLOCK);
+    for (uint32_t r = 0; r < nr; r++) {
+      float *row = xd + (size_t)r * BLOCK;
+      for (uint32_t j = 0; j < n; j++)
+        row[j] = val_at(o->dtype, o->in[r], b + j);
+      memset(row + n, 0, (BLOCK - n) * sizeof(float));
+    }
+    if (o->f64)
+      f64_block(o, xd, ref, n);
+    if (one) {
+      if (o->algo == CS_ALGO_RING && nr > 1) {
+        ring_block(o, xd, acc, tmp, b, n);
+      } else {
+        memcpy(acc, xd, BLOCK * sizeof(float));
+        for (uint32_t p = 1; p < nr; p++)
+          fold_block(o, acc, xd + (size_t)p * BLOCK, 0);
+      }
+    }
+    for (uint32_t r = 0; r < nr; r++) {
+      if (!one) {
+        memcpy(acc, xd + (size_t)r * BLOCK, BLOCK * sizeof(float));
+        for (uint32_t p = 0; p < nr; p++)
+          if (p != r)
+            fold_block(o, acc, xd + (size_t)p * BLOCK, 0);
+      }
+      compare(o, r, b, acc, n, t);
+      if (o->f64 && (r == 0 || o->algo != CS_ALGO_RING))
+        f64_compare(o, r, b, ref, n, t);
+    }
+  }
+}
+
+void cs_oracle_tally_merge(cs_oracle_tally_t *into, const cs_oracle_tally_t *from)
+{
+  if (from->wrong && (into->wrong == 0 || from->bad_rank < into->bad_rank ||
+                      (from->bad_rank == into->bad_rank &&
+                       from->bad_i < into->bad_i))) {
+    into->bad_rank = from->bad_rank;
+    into->bad_i = from->bad_i;
+  }
+  into->wrong += from->wrong;
+  into->tol_fail += from->tol_fail;
+  if (from->max_abs > into->max_abs)
+    into->max_abs = from->max_abs;
+  if (from->max_rel > into->max_rel)
+    into->max_rel = from->max_rel;
 }

@@ -10,7 +10,8 @@
  * Every op rounds once to the data dtype, round to nearest even
  * (docs/algorithms.md §6). fp16/bf16 widen both operands to float
  * exactly, do one float op and narrow with RNE; for + and x this is the
- * correctly rounded result (see reduce.h). Max/Min are IEEE 754-2019
+ * correctly rounded result (see reduce.h). Max/Min by default (--minmax
+ * ieee) are IEEE 754-2019
  * maximumNumber/minimumNumber, the same in every path:
  *   max(a, b) = b is NaN ? quiet(a) : a == b ? bits(a) & bits(b)
  *                                    : a > b ? a : b
@@ -18,6 +19,8 @@
  *                                    : a < b ? a : b
  * (a NaN `a` fails both compares and yields b; AND/OR of equal operands
  * only differs for +0/-0, where it picks +0 for max and -0 for min).
+ * The other --minmax modes (propagate, pto) are op_f32's and op8's other
+ * cases, also the same in every path.
  *
  * Paths (the choice is cached on first use):
  *   fp32  plain float loops, vectorised by gcc -O2; built for the baseline
@@ -85,17 +88,39 @@ CS_INLINE float min_num(float a, float b)
   return b != b ? quiet(a) : r;
 }
 
-CS_INLINE float op_f32(cs_op_t op, float a, float b)
+/* The kernels' ops: sum and prod, and max/min in each --minmax mode
+ * (dtype.h): IEEE, PROP (a NaN operand gives NaN: a + b is a quiet NaN
+ * then; ±0 as IEEE), PTO (a > b ? a : b, a the first operand) and PTOR
+ * (the same with the operands swapped, for a caller whose first operand
+ * sits in x). */
+typedef enum kop {
+  K_SUM, K_PROD, K_MAX, K_MIN, K_MAXP, K_MINP, K_MAXT, K_MINT, K_MAXTR,
+  K_MINTR
+} kop_t;
+
+CS_INLINE float op_f32(kop_t op, float a, float b)
 {
   switch (op) {
-  case CS_SUM:
+  case K_SUM:
     return a + b;
-  case CS_PROD:
+  case K_PROD:
     return a * b;
-  case CS_MAX:
+  case K_MAX:
     return max_num(a, b);
-  default:
+  case K_MIN:
     return min_num(a, b);
+  case K_MAXP:
+    return a != a || b != b ? a + b : max_num(a, b);
+  case K_MINP:
+    return a != a || b != b ? a + b : min_num(a, b);
+  case K_MAXT:
+    return quiet(a > b ? a : b);
+  case K_MINT:
+    return quiet(a < b ? a : b);
+  case K_MAXTR:
+    return quiet(b > a ? b : a);
+  default:
+    return quiet(b < a ? b : a);
   }
 }
 
@@ -232,7 +257,7 @@ void cs_reduce_force_scalar(int on)
  * vectors per block), then a scalar tail with the same expression. */
 #define CS_BLOCK 16
 
-CS_INLINE void fp32_loop(cs_op_t op, float *restrict acc,
+CS_INLINE void fp32_loop(kop_t op, float *restrict acc,
                          const float *restrict x, size_t n)
 {
   size_t i = 0;
@@ -244,13 +269,13 @@ CS_INLINE void fp32_loop(cs_op_t op, float *restrict acc,
 }
 
 /* Widen by << 16 (exact), one float op, RNE back on the bits. */
-CS_INLINE uint16_t op_bf16(cs_op_t op, uint16_t a, uint16_t b)
+CS_INLINE uint16_t op_bf16(kop_t op, uint16_t a, uint16_t b)
 {
   float fa = u2f((uint32_t)a << 16), fb = u2f((uint32_t)b << 16);
   return narrow_bf16(op_f32(op, fa, fb));
 }
 
-CS_INLINE void bf16_loop(cs_op_t op, uint16_t *restrict acc,
+CS_INLINE void bf16_loop(kop_t op, uint16_t *restrict acc,
                          const uint16_t *restrict x, size_t n)
 {
   size_t i = 0;
@@ -263,23 +288,25 @@ CS_INLINE void bf16_loop(cs_op_t op, uint16_t *restrict acc,
 
 /* name(op, acc, x, n) for one target: one copy of `loop` per op, with op a
  * constant so that no switch is left inside the loops. */
+#define CS_CASE(op, loop, acc, x, n)                                         \
+  case op:                                                                   \
+    loop(op, acc, x, n);                                                     \
+    break;
 #define CS_VARIANT(name, target, loop, type)                                 \
-  target static void name(cs_op_t op, type *restrict acc,                    \
+  target static void name(kop_t op, type *restrict acc,                      \
                           const type *restrict x, size_t n)                  \
   {                                                                          \
     switch (op) {                                                            \
-    case CS_SUM:                                                             \
-      loop(CS_SUM, acc, x, n);                                               \
-      break;                                                                 \
-    case CS_PROD:                                                            \
-      loop(CS_PROD, acc, x, n);                                              \
-      break;                                                                 \
-    case CS_MAX:                                                             \
-      loop(CS_MAX, acc, x, n);                                               \
-      break;                                                                 \
-    default:                                                                 \
-      loop(CS_MIN, acc, x, n);                                               \
-      break;                                                                 \
+      CS_CASE(K_SUM, loop, acc, x, n)                                        \
+      CS_CASE(K_PROD, loop, acc, x, n)                                       \
+      CS_CASE(K_MAX, loop, acc, x, n)                                        \
+      CS_CASE(K_MIN, loop, acc, x, n)                                        \
+      CS_CASE(K_MAXP, loop, acc, x, n)                                       \
+      CS_CASE(K_MINP, loop, acc, x, n)                                       \
+      CS_CASE(K_MAXT, loop, acc, x, n)                                       \
+      CS_CASE(K_MINT, loop, acc, x, n)                                       \
+      CS_CASE(K_MAXTR, loop, acc, x, n)                                      \
+      default: loop(K_MINTR, acc, x, n); break;                              \
     }                                                                        \
   }
 
@@ -290,7 +317,7 @@ CS_VARIANT(bf16_avx2, CS_TARGET_AVX2, bf16_loop, uint16_t)
 
 /* ---- fp16 -------------------------------------------------------------- */
 
-static void fp16_scalar(cs_op_t op, uint16_t *restrict acc,
+static void fp16_scalar(kop_t op, uint16_t *restrict acc,
                         const uint16_t *restrict x, size_t n)
 {
   for (size_t i = 0; i < n; i++)
@@ -324,21 +351,37 @@ CS_TARGET_AVX CS_INLINE __m256 min_num8(__m256 a, __m256 b)
   return select8(_mm256_cmp_ps(b, b, _CMP_UNORD_Q), a, r);
 }
 
-CS_TARGET_AVX CS_INLINE __m256 op8(cs_op_t op, __m256 a, __m256 b)
+/* vmaxps(a, b) is a > b ? a : b and vminps(a, b) a < b ? a : b: the pto
+ * ops as they are (vcvtps2ph quiets a NaN). Propagate: the IEEE result,
+ * a + b (a quiet NaN) where either operand is NaN. */
+CS_TARGET_AVX CS_INLINE __m256 op8(kop_t op, __m256 a, __m256 b)
 {
+  __m256 un = _mm256_cmp_ps(a, b, _CMP_UNORD_Q);
   switch (op) {
-  case CS_SUM:
+  case K_SUM:
     return _mm256_add_ps(a, b);
-  case CS_PROD:
+  case K_PROD:
     return _mm256_mul_ps(a, b);
-  case CS_MAX:
+  case K_MAX:
     return max_num8(a, b);
-  default:
+  case K_MIN:
     return min_num8(a, b);
+  case K_MAXP:
+    return select8(un, _mm256_add_ps(a, b), max_num8(a, b));
+  case K_MINP:
+    return select8(un, _mm256_add_ps(a, b), min_num8(a, b));
+  case K_MAXT:
+    return _mm256_max_ps(a, b);
+  case K_MINT:
+    return _mm256_min_ps(a, b);
+  case K_MAXTR:
+    return _mm256_max_ps(b, a);
+  default:
+    return _mm256_min_ps(b, a);
   }
 }
 
-CS_TARGET_AVX CS_INLINE void fp16_loop_f16c(cs_op_t op, uint16_t *restrict acc,
+CS_TARGET_AVX CS_INLINE void fp16_loop_f16c(kop_t op, uint16_t *restrict acc,
                                             const uint16_t *restrict x,
                                             size_t n)
 {
@@ -357,10 +400,33 @@ CS_VARIANT(fp16_f16c, CS_TARGET_AVX, fp16_loop_f16c, uint16_t)
 
 /* ---- entry ------------------------------------------------------------- */
 
+static kop_t kop_of(cs_op_t op, cs_minmax_t mm, int x_first)
+{
+  if (op == CS_SUM)
+    return K_SUM;
+  if (op == CS_PROD)
+    return K_PROD;
+  int max = op == CS_MAX;
+  switch (mm) {
+  case CS_MINMAX_PROPAGATE: return max ? K_MAXP : K_MINP;
+  case CS_MINMAX_PTO:
+    return x_first ? (max ? K_MAXTR : K_MINTR) : (max ? K_MAXT : K_MINT);
+  default: return max ? K_MAX : K_MIN;
+  }
+}
+
 void cs_reduce_kernel(cs_dtype_t t, cs_op_t op, void *acc, const void *x,
                       size_t n)
 {
-  assert((unsigned)t < CS_NDTYPES && (unsigned)op < CS_NOPS);
+  cs_reduce_kernel_mm(t, op, CS_MINMAX_IEEE, 0, acc, x, n);
+}
+
+void cs_reduce_kernel_mm(cs_dtype_t t, cs_op_t op_, cs_minmax_t mm,
+                         int x_first, void *acc, const void *x, size_t n)
+{
+  assert((unsigned)t < CS_NDTYPES && (unsigned)op_ < CS_NOPS);
+  assert((unsigned)mm < CS_NMINMAX);
+  kop_t op = kop_of(op_, mm, x_first);
   int s = simd();
   switch (t) {
   case CS_FP32:

@@ -11,7 +11,8 @@
  * 24 bits >= 2p+2 for p = 11 (fp16) and 8 (bf16), so the double rounding is
  * innocuous.
  *
- * Max/Min follow IEEE 754-2019 maximumNumber/minimumNumber: a NaN operand
+ * Max/Min (cs_reduce_kernel; cs_reduce_kernel_mm's CS_MINMAX_IEEE) follow
+ * IEEE 754-2019 maximumNumber/minimumNumber: a NaN operand
  * loses to a number (a quiet NaN only if both are NaN), and +0 > -0
  * (max(+0,-0) = +0, min(+0,-0) = -0), in either operand order. The
  * reference leaves NaN/±0 unspecified.
@@ -33,6 +34,13 @@
  * allocation, no I/O, no locks; safe from any thread or rank. */
 void cs_reduce_kernel(cs_dtype_t t, cs_op_t op, void *acc, const void *x,
                       size_t n);
+
+/* The same with max/min in mode mm (dtype.h cs_minmax_t): acc[i] =
+ * acc[i] op x[i], or with x_first != 0 acc[i] = x[i] op acc[i] (only pto
+ * depends on the operand order: the first operand is the reference's
+ * local accumulator). sum/prod ignore mm and x_first. */
+void cs_reduce_kernel_mm(cs_dtype_t t, cs_op_t op, cs_minmax_t mm,
+                         int x_first, void *acc, const void *x, size_t n);
 
 /* Scalar conversions used by the kernels' fallback and by fills (RNE).
  * NaN stays NaN (quiet), infinities and signed zeros are kept. */

@@ -23,8 +23,10 @@
  * Cost:         4K(N-1) all-to-all barriers: 4K(N-1)^2 notifies per rank;
  *               bytes loaded from the left 2(N-1)/N * S per rank (the
  *               bandwidth-optimal ring volume), stored the same.
- * Limitations:  static and runtime N always agree here
- *               (docs/algorithms.md §8.13 is not a mode).
+ * Limitations:  static and runtime N agree unless --bug nr-mismatch
+ *               (docs/algorithms.md §8.13): then the segment math (bounds, W, K) uses
+ *               N+1, as a signal built for N+1 ranks makes it, while the
+ *               loops run N; the signal cells stay those of N ranks.
  *
  * Buffers after each round, 4 ranks, segments s0..s3 ([1+2] = x1 op x2,
  * left-to-right fold order; '.' = own input):
@@ -50,14 +52,15 @@ static int32_t ring_round(cs_dev_t *d, const cs_ar_cfg_t *c,
                           uint32_t round, uint64_t w, uint64_t k_sub)
 {
   uint32_t n = d->nranks, me = d->rank, es = cs_dtype_size(c->dtype);
+  uint32_t sn = n + k->static_nr_extra; /* the segment math's rank count */
   uint32_t left = (me + n - 1) % n;
   uint32_t row = phase == PHASE_RS ? round : round + n - 1;
   uint32_t seg = phase == PHASE_RS ? cs_ring_rs_seg(me, round, n)
                                    : cs_ring_ag_seg(me, round, n);
   uint64_t b, len;
   if (k->ring_tail) {
-    b = cs_ring_bound(seg, c->count, n, es);
-    len = cs_ring_bound(seg + 1, c->count, n, es) - b;
+    b = cs_ring_bound(seg, c->count, sn, es);
+    len = cs_ring_bound(seg + 1, c->count, sn, es) - b;
   } else {
     /* Pre-#1942: chunk = SIZE / NR, the SIZE % NR tail belongs to nobody. */
     uint64_t chunk = c->count / n;
@@ -108,8 +111,9 @@ void cs__ar_ring(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
                  cs_ar_tiles_t *t, cs_ar_sigbad_t *bad)
 {
   uint32_t n = d->nranks, es = cs_dtype_size(c->dtype);
-  uint64_t w = cs_ring_width(c->count, n, es, c->tile_bytes);
-  uint64_t k_sub = cs_ring_subchunks(c->count, n, es, c->tile_bytes);
+  uint32_t sn = n + k->static_nr_extra;
+  uint64_t w = cs_ring_width(c->count, sn, es, c->tile_bytes);
+  uint64_t k_sub = cs_ring_subchunks(c->count, sn, es, c->tile_bytes);
   t->acc.width = t->recv.width = (uint32_t)w;
 
   /* Every row takes the same barriers, except that the call's last row may

@@ -14,6 +14,7 @@
 
 #include "../collectives/allreduce.h"
 #include "../collectives/geometry.h"
+#include "../collectives/reduce.h"
 #include "../sim/launch.h"
 #include "../tools/cli.h"
 #include "../window/cs_error.h"
@@ -75,7 +76,8 @@ static void run_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
   cs_oracle_tolerance(c->dtype, &rtol, &atol);
   for (uint32_t r = 0; r < n; r++) {
     const uint8_t *got = cs_world_output(&w, r);
-    cs_oracle_expect(c->algo, c->dtype, c->op, n, c->count, in, r, want);
+    cs_oracle_expect_mm(c->algo, c->dtype, c->op, (cs_minmax_t)c->minmax, n,
+                        c->count, in, r, want);
     for (uint64_t i = 0; i < c->count; i++) {
       o->wrong += !cs_oracle_same(c->dtype, got, want, i);
       double ref = cs_oracle_f64(c->dtype, c->op, n, c->count, in, i);
@@ -252,13 +254,13 @@ Test(order, ring_ranks_agree_bit_for_bit, .timeout = 60)
 Test(signals, final_values_follow_the_reference_formulas)
 {
   /* mesh 1+C, ring 2K, host 1+ceil(n/256) (§2.3 with §3.1/§4.2/§5). */
-  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_MESH, CS_FP32, CS_SUM, 4, 65537, CS_TILE_BYTES, 1, 0, 0}), 18);
-  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_MESH, CS_FP16, CS_SUM, 4, 65537, CS_TILE_BYTES, 1, 0, 0}), 10);
-  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_RING, CS_FP32, CS_SUM, 4, 65537, CS_TILE_BYTES, 1, 0, 0}), 10);
-  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_RING, CS_FP16, CS_SUM, 2, 32769, CS_TILE_BYTES, 1, 0, 0}), 6);
-  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_HOST, CS_FP32, CS_SUM, 2, 257, CS_TILE_BYTES, 1, 0, 0}), 3);
-  cr_assert_eq(cs_ar_signal_cells(&(cs_ar_cfg_t){CS_ALGO_RING, CS_FP32, CS_SUM, 4, 17, CS_TILE_BYTES, 1, 0, 0}), 24);
-  cr_assert_eq(cs_ar_signal_cells(&(cs_ar_cfg_t){CS_ALGO_MESH, CS_FP32, CS_SUM, 4, 17, CS_TILE_BYTES, 1, 0, 0}), 4);
+  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_MESH, CS_FP32, CS_SUM, 4, 65537, CS_TILE_BYTES, 1, 0, 0, 0}), 18);
+  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_MESH, CS_FP16, CS_SUM, 4, 65537, CS_TILE_BYTES, 1, 0, 0, 0}), 10);
+  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_RING, CS_FP32, CS_SUM, 4, 65537, CS_TILE_BYTES, 1, 0, 0, 0}), 10);
+  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_RING, CS_FP16, CS_SUM, 2, 32769, CS_TILE_BYTES, 1, 0, 0, 0}), 6);
+  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_HOST, CS_FP32, CS_SUM, 2, 257, CS_TILE_BYTES, 1, 0, 0, 0}), 3);
+  cr_assert_eq(cs_ar_signal_cells(&(cs_ar_cfg_t){CS_ALGO_RING, CS_FP32, CS_SUM, 4, 17, CS_TILE_BYTES, 1, 0, 0, 0}), 24);
+  cr_assert_eq(cs_ar_signal_cells(&(cs_ar_cfg_t){CS_ALGO_MESH, CS_FP32, CS_SUM, 4, 17, CS_TILE_BYTES, 1, 0, 0, 0}), 4);
 }
 
 Test(signals, without_the_epilogue_cells_stay_at_their_final_values, .timeout = 60)
@@ -319,4 +321,126 @@ Test(check, rejects_out_of_range_configurations)
   cr_assert_eq(cs_ar_check(&c), CS_EARCOUNT);
   cs_cli_ar_why(&c, CS_EARCOUNT, why, sizeof(why));
   cr_assert(strstr(why, "--count 0"), "%s", why);
+}
+
+/* ------------------------------------------------------------ --minmax */
+
+/* Runs c on the given inputs (nranks rows) and copies every rank's
+ * result into out (nranks rows). */
+static void run_inputs(const cs_ar_cfg_t *c, const uint8_t *in, uint8_t *out)
+{
+  uint32_t n = c->nranks;
+  uint64_t bytes = c->count * cs_dtype_size(c->dtype);
+  cs_layout_t l;
+  cs_world_t w;
+  cr_assert_eq(cs_ar_check(c), 0);
+  cr_assert_eq(cs_ar_layout(c, &l), 0);
+  cs_world_opts_t wo = {.io_bytes = cs_ar_io_bytes(c), .timeout_ns = 60000000000ull};
+  cr_assert_eq(cs_world_create(&w, &l, n, &wo), 0);
+  for (uint32_t r = 0; r < n; r++)
+    memcpy(cs_world_input(&w, r), in + r * bytes, bytes);
+  cr_assert_eq(cs_launch(&w, cs_ar_rank_main, (void *)c, NULL, NULL), 0);
+  for (uint32_t r = 0; r < n; r++)
+    memcpy(out + r * bytes, cs_world_output(&w, r), bytes);
+  cs_world_destroy(&w);
+  cr_assert_eq(cs_world_count_names(getpid()), 0);
+}
+
+/* The documented max/min of each mode, from the definitions (dtype.h, the
+ * README's table), a being the reference's first operand (the local
+ * value): 0 = +0, and the result is a float whose NaN-ness, sign and value
+ * are compared. */
+static float documented(cs_op_t op, cs_minmax_t mm, float a, float b)
+{
+  int max = op == CS_MAX;
+  if (mm == CS_MINMAX_PTO)
+    return max ? (a > b ? a : b) : (a < b ? a : b);
+  if (isnan(a) && isnan(b))
+    return NAN;
+  if (mm == CS_MINMAX_PROPAGATE && (isnan(a) || isnan(b)))
+    return NAN;
+  if (isnan(a))
+    return b;
+  if (isnan(b))
+    return a;
+  if (a == 0 && b == 0) /* +0 > -0 */
+    return max ? (signbit(a) ? b : a) : (signbit(a) ? a : b);
+  return max ? fmaxf(a, b) : fminf(a, b);
+}
+
+static float decode_elem(cs_dtype_t t, const uint8_t *buf, uint64_t i)
+{
+  if (t == CS_FP32) {
+    float f;
+    memcpy(&f, buf + 4 * i, 4);
+    return f;
+  }
+  uint16_t h;
+  memcpy(&h, buf + 2 * i, 2);
+  return t == CS_FP16 ? cs_half_to_float(h) : cs_bf16_to_float(h);
+}
+
+static void encode_elem(cs_dtype_t t, uint8_t *buf, uint64_t i, float v)
+{
+  if (t == CS_FP32) {
+    memcpy(buf + 4 * i, &v, 4);
+    return;
+  }
+  uint16_t h = t == CS_FP16 ? cs_float_to_half(v) : cs_float_to_bf16(v);
+  memcpy(buf + 2 * i, &h, 2);
+}
+
+Test(minmax, nan_zero_and_inf_give_the_documented_bits_in_every_mode,
+     .timeout = 240)
+{
+  /* Two ranks, one (x0, x1) pair per element, repeated so that ring
+   * segments of both owners see every pair. Mesh/host rank r: x_r first;
+   * ring: the owner of the element's segment first (fp32: [0, count/2) is
+   * rank 0's, the rest rank 1's; 2-byte: 16-element boundaries, so with
+   * count 32 elements 0..15 are rank 0's, 16..31 rank 1's). */
+  const float pairs[][2] = {{1, NAN},      {NAN, 1},     {0.0f, -0.0f},
+                            {-0.0f, 0.0f}, {INFINITY, NAN}, {-INFINITY, 1},
+                            {NAN, NAN},    {1, 2},       {-0.0f, NAN},
+                            {INFINITY, -INFINITY}, {2, 1}, {NAN, -INFINITY},
+                            {0.0f, 0.0f},  {-0.0f, -0.0f}, {5, 5}, {NAN, 0.0f}};
+  const uint32_t np = sizeof(pairs) / sizeof(pairs[0]), count = 2 * np;
+  uint8_t in[2 * 32 * 4], out[2 * 32 * 4];
+  for (int mm = 0; mm < CS_NMINMAX; mm++)
+    for (int a = 0; a < CS_NALGOS; a++)
+      for (int t = 0; t < CS_NDTYPES; t++)
+        for (cs_op_t op = CS_MAX; op <= CS_MIN; op++) {
+          cs_ar_cfg_t c = cfg((cs_algo_t)a, (cs_dtype_t)t, op, 2, count);
+          c.minmax = (uint32_t)mm;
+          for (uint32_t i = 0; i < count; i++)
+            for (uint32_t r = 0; r < 2; r++)
+              encode_elem(c.dtype, in + r * count * cs_dtype_size(c.dtype), i,
+                          pairs[i % np][r]);
+          run_inputs(&c, in, out);
+          for (uint32_t r = 0; r < 2; r++)
+            for (uint32_t i = 0; i < count; i++) {
+              uint32_t first = a == CS_ALGO_RING ? i / np : r;
+              float x0 = pairs[i % np][first], x1 = pairs[i % np][1 - first];
+              float want = documented(op, (cs_minmax_t)mm, x0, x1);
+              float got = decode_elem(c.dtype, out + r * count * cs_dtype_size(c.dtype), i);
+              int same = isnan(want) ? isnan(got)
+                                     : !isnan(got) && got == want &&
+                                           signbit(got) == signbit(want);
+              cr_assert(same, "%s %s %s --minmax %s rank %u element %u: "
+                        "%s(%g, %g) = %g, documented %g",
+                        cs_algo_name(c.algo), cs_dtype_name(c.dtype),
+                        cs_op_name(op), cs_minmax_name((cs_minmax_t)mm), r, i,
+                        cs_op_name(op), x0, x1, got, want);
+            }
+        }
+}
+
+Test(minmax, pto_and_ieee_differ_where_the_order_matters)
+{
+  /* Not a test of the same code twice: the documented table's own rows. */
+  cr_assert(signbit(documented(CS_MAX, CS_MINMAX_PTO, 0.0f, -0.0f)));
+  cr_assert(!signbit(documented(CS_MAX, CS_MINMAX_IEEE, 0.0f, -0.0f)));
+  cr_assert(isnan(documented(CS_MAX, CS_MINMAX_PTO, 1, NAN)));
+  cr_assert_eq(documented(CS_MAX, CS_MINMAX_PTO, NAN, 1), 1);
+  cr_assert(isnan(documented(CS_MAX, CS_MINMAX_PROPAGATE, NAN, 1)));
+  cr_assert_eq(documented(CS_MAX, CS_MINMAX_IEEE, NAN, 1), 1);
 }

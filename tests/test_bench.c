@@ -235,7 +235,7 @@ Test(bench, bad_flags_get_one_line_and_exit_2, .timeout = 60)
   expect_usage("-n '0'", "-n", "0", NULL, NULL);
   expect_usage("-w 'x'", "-w", "x", NULL, NULL);
   expect_usage("-c '2' is not accepted", "-c", "2", NULL, NULL);
-  expect_usage("-d 'fp8' is not accepted: expected fp32, fp16 or bf16", "-d",
+  expect_usage("-d 'fp8' is not accepted: expected fp32, fp16, bf16 or all", "-d",
                "fp8", NULL, NULL);
   expect_usage("-o 'avg'", "-o", "avg", NULL, NULL);
   expect_usage("--ranks '65' is not accepted: expected a whole number from 1 to 64",
@@ -394,4 +394,30 @@ Test(bench, help_lists_the_flags_and_the_subcommand_is_registered)
   run_cli(&r, 10, "help", "bench", NULL);
   cr_assert_eq(r.status, 0);
   cr_assert(strstr(r.out, "usage: collsim bench"), "%s", r.out);
+}
+
+Test(bench, all_dtypes_and_all_ops_sweep_every_pair, .timeout = 120)
+{
+  /* nccl-tests' -d all -o all: one CSV, every (dtype, op) pair in order,
+   * each with every size (bytes; counts follow the dtype) and algorithm. */
+  run_cli(&r, 110, "bench", "--csv", "--ranks", "3", "-b", "8", "-e", "128",
+          "-f", "16", "-d", "all", "-o", "all", "--algo", "ring", "-n", "1",
+          "-w", "0", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  row_t rows[64];
+  int ranks = 0, n = parse_csv(r.out, rows, &ranks, 64);
+  static const char *const types[] = {"fp32", "fp16", "bf16"};
+  static const char *const ops[] = {"sum", "max", "min", "prod"};
+  cr_assert_eq(n, 3 * 4 * 2, "3 dtypes x 4 ops x sizes 8, 128:\n%s", r.out);
+  for (int i = 0; i < n; i++) {
+    cr_assert_str_eq(rows[i].type, types[i / 8], "row %d:\n%s", i, r.out);
+    cr_assert_str_eq(rows[i].redop, ops[i / 2 % 4], "row %d", i);
+    cr_assert_eq(rows[i].size, i % 2 ? 128 : 8);
+    cr_assert_eq(rows[i].count, rows[i].size / (i < 8 ? 4 : 2));
+    cr_assert_str_eq(rows[i].wrong, "0");
+  }
+  run_cli(&r, 20, "bench", "-d", "fp64", NULL);
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "-d 'fp64' is not accepted: expected fp32, fp16, bf16 or all"),
+            "%s", r.err);
 }

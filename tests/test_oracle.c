@@ -992,3 +992,98 @@ Test(oracle, decode_reads_element_i_of_each_dtype)
   cr_assert_eq(cs_oracle_decode(CS_BF16, b, 1), -2.5);
   cr_assert_eq(cs_oracle_decode(CS_BF16, b, 2), 3.0);
 }
+
+/* ------------------------------------------------ the verification path */
+
+/* Bits of a random element: mostly ordinary values, with NaN, ±0, ±inf,
+ * subnormals and huge values mixed in (overflow and underflow paths). */
+static uint32_t any_bits(cs_dtype_t t, uint64_t *s)
+{
+  *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+  uint32_t u = (uint32_t)(*s >> 16), kind = (uint32_t)(*s >> 56) % 16;
+  int w = t == CS_FP32 ? 32 : 16;
+  uint32_t sign = (u & 1) << (w - 1), emask = t == CS_FP16 ? 0x7c00u
+                                     : t == CS_BF16 ? 0x7f80u : 0x7f800000u;
+  uint32_t mmask = t == CS_FP16 ? 0x3ffu : t == CS_BF16 ? 0x7fu : 0x7fffffu;
+  switch (kind) {
+  case 0: return sign | emask | (mmask & (u >> 3) ? mmask & (u >> 3) : 1); /* NaN */
+  case 1: return sign;                            /* ±0 */
+  case 2: return sign | emask;                    /* ±inf */
+  case 3: return sign | (mmask & (u >> 5));       /* subnormal */
+  case 4: return sign | (emask - (mmask + 1)) | (mmask & (u >> 2)); /* huge */
+  default: /* ordinary: exponent near 1.0 */
+    if (t == CS_FP32)
+      return sign | (uint32_t)(120 + (u >> 4) % 16) << 23 | (u >> 7 & mmask);
+    if (t == CS_BF16)
+      return sign | (uint32_t)(120 + (u >> 4) % 16) << 7 | (u >> 7 & mmask);
+    return sign | (uint32_t)(10 + (u >> 4) % 10) << 10 | (u >> 7 & mmask);
+  }
+}
+
+Test(oracle, the_verification_path_gives_the_oracles_bits_in_every_case,
+     .timeout = 120)
+{
+  static const uint32_t ns[] = {1, 2, 3, 5, 8};
+  const uint64_t count = 700; /* several blocks and ragged ring segments */
+  uint64_t seed = 88172645463325252ull;
+  for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++)
+    for (int t = 0; t < CS_NDTYPES; t++) {
+      uint32_t n = ns[ni], es = t == CS_FP32 ? 4 : 2;
+      uint8_t *in = malloc(n * count * es), *got = malloc(n * count * es);
+      void *scratch = malloc(cs_oracle_scratch_bytes(n));
+      cr_assert(in && got && scratch);
+      const void *inr[8], *gotr[8];
+      for (uint32_t r = 0; r < n; r++) {
+        inr[r] = in + r * count * es;
+        gotr[r] = got + r * count * es;
+      }
+      for (uint64_t i = 0; i < n * count; i++) {
+        uint32_t b = any_bits((cs_dtype_t)t, &seed);
+        memcpy(in + i * es, &b, es); /* little-endian: the low bytes */
+      }
+      for (int a = 0; a < CS_NALGOS; a++)
+        for (int op = 0; op < CS_NOPS; op++)
+          for (int mm = 0; mm < CS_NMINMAX; mm++) {
+            for (uint32_t r = 0; r < n; r++)
+              cs_oracle_expect_mm((cs_algo_t)a, (cs_dtype_t)t, (cs_op_t)op,
+                                  (cs_minmax_t)mm, n, count, in, r,
+                                  got + r * count * es);
+            cs_oracle_run_t o = {(cs_algo_t)a, (cs_dtype_t)t, (cs_op_t)op,
+                                 (cs_minmax_t)mm, n, count, inr, gotr, 0, 0, 0};
+            cs_oracle_tally_t tl = {.bad_rank = -1};
+            cs_oracle_check_range(&o, 0, 300, scratch, &tl);
+            cs_oracle_check_range(&o, 300, count, scratch, &tl);
+            cr_assert_eq(tl.wrong, 0, "n=%u %s %s %s %s: %llu differ, first "
+                         "rank %lld index %llu", n,
+                         a == 0 ? "mesh" : a == 1 ? "ring" : "host",
+                         t == 0 ? "fp32" : t == 1 ? "fp16" : "bf16",
+                         op == 0 ? "sum" : op == 1 ? "max" : op == 2 ? "min" : "prod",
+                         mm == 0 ? "ieee" : mm == 1 ? "propagate" : "pto",
+                         (unsigned long long)tl.wrong, (long long)tl.bad_rank,
+                         (unsigned long long)tl.bad_i);
+            /* One flipped low bit of a non-NaN result is found, where it is. */
+            uint32_t r = n - 1;
+            uint64_t i = 0;
+            for (; i < count; i++) {
+              uint32_t b = 0;
+              memcpy(&b, got + (r * count + i) * es, es);
+              uint32_t e = t == CS_FP16 ? 0x7c00u : t == CS_BF16 ? 0x7f80u : 0x7f800000u;
+              if ((b & e) != e && (b & (e | 1)) != 0)
+                break;
+            }
+            if (i == count)
+              continue;
+            got[(r * count + i) * es] ^= 1;
+            tl = (cs_oracle_tally_t){.bad_rank = -1};
+            cs_oracle_check_range(&o, 0, count, scratch, &tl);
+            cr_assert(tl.wrong == 1 && tl.bad_rank == r && tl.bad_i == i,
+                      "a flipped bit at rank %u index %llu: %llu wrong, rank "
+                      "%lld index %llu", r, (unsigned long long)i,
+                      (unsigned long long)tl.wrong, (long long)tl.bad_rank,
+                      (unsigned long long)tl.bad_i);
+          }
+      free(in);
+      free(got);
+      free(scratch);
+    }
+}

@@ -603,6 +603,80 @@ Test(trace, stats_bytes_equal_the_reference_volumes)
   cr_assert(strstr(r.out, "every rank matches its segment table"), "%s", r.out);
 }
 
+/* The reference's signal counts per rank and call, written from its
+ * formulas (PR #2161: mesh (N-1)(1+C), ring 4K(N-1)^2, host
+ * (N-1)(1+ceil(n/256)) notifies; cells end at 1+C, 2K, 1+ceil(n/256)) and
+ * the later self-clearing epilogue (one more notify per non-self cell of
+ * the own window, cells end at 0). */
+typedef struct sig_case {
+  const char *algo, *ranks, *count;
+  long long   n, units;  /* N, and C (mesh), K (ring), ceil(n/256) (host) */
+} sig_case_t;
+
+static void check_signals(const sig_case_t *c, int single)
+{
+  char path[128];
+  tmp_path(path, sizeof(path), "signals.cstrace");
+  run_cli(&r, 60, "run", "--algo", c->algo, "--ranks", c->ranks, "--count",
+          c->count, "--iters", "1", "--signals",
+          single ? "single-use" : "self-clearing", "--trace", path, NULL);
+  cr_assert_eq(r.status, 0, "run failed: %s%s", r.out, r.err);
+  long long n1 = c->n - 1, notifies, final, epi;
+  if (!strcmp(c->algo, "ring")) {
+    notifies = 4 * c->units * n1 * n1;
+    final = 2 * c->units;
+    epi = 2 * n1 * n1; /* 2(N-1) rows x (N-1) cells */
+  } else {
+    notifies = n1 * (1 + c->units);
+    final = 1 + c->units;
+    epi = n1;
+  }
+  if (!single) {
+    notifies += epi;
+    final = 0;
+  }
+  run_cli(&r, 30, "trace", "--stats", "--format", "jsonl", path, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  for (unsigned k = 0; k < (unsigned)c->n; k++) {
+    cr_assert_eq(stat_of(r.out, k, "notifies"), notifies, "%s %s rank %u",
+                 c->algo, single ? "single-use" : "self-clearing", k);
+    cr_assert_eq(stat_of(r.out, k, "signal_cells_min"), final);
+    cr_assert_eq(stat_of(r.out, k, "signal_cells_max"), final);
+  }
+  run_cli(&r, 30, "trace", "--stats", path, NULL);
+  cr_assert(strstr(r.out, "verdict: the signals match the reference"), "%s",
+            r.out);
+  unlink(path);
+}
+
+Test(trace, stats_signals_follow_the_reference_for_each_mode, .timeout = 240)
+{
+  /* mesh N=4, 5000 fp32: W = 4096, C = 2 (9 notifies single-use, 12 with
+   * the epilogue); ring N=3, 40 fp32: K = 1 (16 and 24); host N=3, 300
+   * elements: ceil(300/256) = 2. */
+  const sig_case_t cases[] = {{"mesh", "4", "5000", 4, 2},
+                              {"ring", "3", "40", 3, 1},
+                              {"host", "3", "300", 3, 2},
+                              {"mesh", "2", "17", 2, 1}};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    check_signals(&cases[i], 1);
+    check_signals(&cases[i], 0);
+  }
+}
+
+Test(trace, single_use_signals_take_one_call_per_world, .timeout = 30)
+{
+  run_cli(&r, 20, "run", "--signals", "single-use", "--iters", "2", NULL);
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "--iters 2 is not accepted with --signals single-use"),
+            "%s", r.err);
+  run_cli(&r, 20, "run", "--signals", "once", NULL);
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "--signals 'once' is not accepted"), "%s", r.err);
+  run_cli(&r, 20, "run", "--signals", "single-use", "--bug", "signal-reuse", NULL);
+  cr_assert_eq(r.status, 2);
+}
+
 /* ------------------------------------------------------------ causality */
 
 typedef struct cell_sum {

@@ -46,10 +46,11 @@
 
 static const char bench_help[] =
     "usage: collsim bench [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-n ITERS]\n"
-    "                     [-w WARMUP] [-c 0|1] [-d fp32|fp16|bf16]\n"
-    "                     [-o sum|max|min|prod] [--ranks N]\n"
+    "                     [-w WARMUP] [-c 0|1] [-d fp32|fp16|bf16|all]\n"
+    "                     [-o sum|max|min|prod|all] [--ranks N]\n"
     "                     [--algo mesh|ring|host|all|./X.so] [--csv] [--staging]\n"
     "                     [--tile-bytes B] [--trace-cost] [--floor]\n"
+    "                     [--signals self-clearing] [--minmax M]\n"
     "                     [--fault RANK:KIND[:EVENT]] [--timeout SECONDS]\n"
     "\n"
     "Times the allreduce of PyPTO PR #2161 on N forked rank processes and\n"
@@ -75,8 +76,12 @@ static const char bench_help[] =
     "                    (default 20)\n"
     "  -w, --warmup_iters W  untimed calls before them, 0..1000000 (default 5)\n"
     "  -c, --check 0|1   verify the result of the last call (default 1)\n"
-    "  -d, --datatype D  fp32, fp16 or bf16 (default fp32)\n"
-    "  -o, --op O        sum, max, min or prod (default sum)\n"
+    "  -d, --datatype D  fp32, fp16, bf16 (collsim's extension: PyPTO has fp32\n"
+    "                    and fp16) or all, every dtype in one sweep (default\n"
+    "                    fp32)\n"
+    "  -o, --op O        sum, max, min, prod or all, every op in one sweep\n"
+    "                    (default sum); with all, one table whose rows go\n"
+    "                    dtype by dtype, op by op, size by size, as nccl-tests\n"
     "  --ranks N         ranks, 1..64 (default 2)\n"
     "  --algo A          mesh, ring, host or all (default all; host runs at\n"
     "                    most 16 ranks: with all and more ranks it is skipped),\n"
@@ -114,6 +119,12 @@ static const char bench_help[] =
     "                    would take, and floor/time how close the call\n"
     "                    comes to it (1 = at the floor). CSV adds\n"
     "                    floor_us,floor_ratio\n"
+    "  --signals self-clearing  the only mode bench runs: its calls repeat on\n"
+    "                    one world, which needs the self-clearing epilogue of\n"
+    "                    the later PRs; PR #2161's single-use signals allow one\n"
+    "                    call per world ('collsim run --signals single-use')\n"
+    "  --minmax M        ieee (default), propagate or pto: what max and min do\n"
+    "                    with NaN and signed zeros (see 'collsim run --help')\n"
     CS_CLI_FAULT_TIMEOUT_HELP
     "\n"
     "A progress line goes to stderr while it is a terminal.\n"
@@ -126,7 +137,7 @@ static const char bench_help[] =
 #define BENCH_SEED 1u
 
 enum { OPT_RANKS = 2000, OPT_ALGO, OPT_CSV, OPT_STAGING, OPT_TILE,
-       OPT_TRACE_COST, OPT_FLOOR };
+       OPT_TRACE_COST, OPT_FLOOR, OPT_SIGNALS, OPT_MINMAX };
 enum { OPT_NOT_MINE = 2 }; /* an option handler's "not one of mine" */
 
 typedef struct bench_opts {
@@ -141,7 +152,9 @@ typedef struct bench_opts {
   int        csv, staging;
   int        trace_cost; /* alternate untraced and traced calls */
   int        floor;      /* --floor: measure the memory floor per size */
+  int        dtype_all, op_all; /* -d all, -o all */
   uint32_t   tile_bytes;
+  uint32_t   minmax;     /* cs_minmax_t */
   cs_cli_common_t com;
   const cs_collective_t *coll; /* --algo ./x.so, else NULL */
   void      *coll_handle;
@@ -200,8 +213,24 @@ static int opt_sweep(bench_opts_t *o, int opt, const char *arg)
   case 'n': return cs_cli_u32("bench", "-n", arg, 1, 1000000, &o->iters);
   case 'w': return cs_cli_u32("bench", "-w", arg, 0, 1000000, &o->warmup);
   case 'c': return cs_cli_u32("bench", "-c", arg, 0, 1, &o->check);
-  case 'd': return cs_cli_dtype("bench", "-d", arg, &o->dtype);
-  case 'o': return cs_cli_op("bench", "-o", arg, &o->op);
+  case 'd':
+    if (!strcmp(arg, "all"))
+      return o->dtype_all = 1, 0;
+    if (cs_dtype_parse(arg) < 0) {
+      cs_cli_error("bench", "-d '%s' is not accepted: expected fp32, fp16, "
+                   "bf16 or all", arg);
+      return -1;
+    }
+    return cs_cli_dtype("bench", "-d", arg, &o->dtype);
+  case 'o':
+    if (!strcmp(arg, "all"))
+      return o->op_all = 1, 0;
+    if (cs_op_parse(arg) < 0) {
+      cs_cli_error("bench", "-o '%s' is not accepted: expected sum, max, min, "
+                   "prod or all", arg);
+      return -1;
+    }
+    return cs_cli_op("bench", "-o", arg, &o->op);
   default: return OPT_NOT_MINE;
   }
 }
@@ -248,6 +277,20 @@ static int opt_other(bench_opts_t *o, int opt, const char *arg,
   case OPT_STAGING: o->staging = 1; return 0;
   case OPT_TRACE_COST: o->trace_cost = 1; return 0;
   case OPT_FLOOR: o->floor = 1; return 0;
+  case OPT_SIGNALS: {
+    uint32_t single = 0;
+    if (cs_cli_signals("bench", "--signals", arg, &single) < 0)
+      return -1;
+    if (single) {
+      cs_cli_error("bench", "--signals single-use is not accepted: bench "
+                   "repeats calls on one world and single-use signals allow "
+                   "one call per world; use 'collsim run --signals single-use'");
+      return -1;
+    }
+    return 0;
+  }
+  case OPT_MINMAX:
+    return cs_cli_minmax("bench", "--minmax", arg, &o->minmax);
   case OPT_TILE:
     if (cs_cli_u32("bench", "--tile-bytes", arg, 1024, 1u << 24,
                    &o->tile_bytes) < 0)
@@ -320,6 +363,8 @@ static int parse(int argc, char **argv, bench_opts_t *o)
       {"tile-bytes", required_argument, 0, OPT_TILE},
       {"trace-cost", no_argument, 0, OPT_TRACE_COST},
       {"floor", no_argument, 0, OPT_FLOOR},
+      {"signals", required_argument, 0, OPT_SIGNALS},
+      {"minmax", required_argument, 0, OPT_MINMAX},
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
@@ -640,7 +685,8 @@ static int bench_one(const bench_opts_t *o, cs_algo_t algo, uint64_t count,
       .o = o, .inputs = inputs, .want = want, .row = row,
       .signals_left = signals_left,
       .j = {.cfg = {.algo = algo, .dtype = o->dtype, .op = o->op, .nranks = n,
-                    .count = count, .tile_bytes = o->tile_bytes, .iters = 1},
+                    .count = count, .tile_bytes = o->tile_bytes, .iters = 1,
+                    .minmax = o->minmax},
             .warmup = o->warmup, .iters = o->iters, .staging = o->staging,
             .check = (int)o->check, .alt = o->trace_cost,
             .ns_off = cs_ceil_to(bytes, 64)}};
@@ -674,7 +720,8 @@ static int bench_one(const bench_opts_t *o, cs_algo_t algo, uint64_t count,
              .fill = CS_FILL_RANDOM, .seed = BENCH_SEED, .tile_bytes = o->tile_bytes,
              .iters = o->warmup + o->iters + (o->check && !o->staging),
              .fault_kind = o->com.has_fault ? o->com.fault.kind : 0,
-             .fault_rank = o->com.fault.rank, .fault_event = o->com.fault.event},
+             .fault_rank = o->com.fault.rank, .fault_event = o->com.fault.event,
+             .modes = cs_cli_modes(&b.j.cfg)},
       .ops = &bench_ops, .ctx = &b};
   cs_pipe_t p;
   cs_pipe_run(&p, &job);
@@ -697,7 +744,8 @@ static void print_header(const bench_opts_t *o, const int *algos, int skipped_ho
   for (int a = 0; a < CS_NALGOS; a++)
     if (algos[a])
       printf(" %s", cs_algo_name((cs_algo_t)a));
-  printf(", %s, %s\n", cs_dtype_name(o->dtype), cs_op_name(o->op));
+  printf(", %s, %s\n", o->dtype_all ? "fp32 fp16 bf16" : cs_dtype_name(o->dtype),
+         o->op_all ? "sum max min prod" : cs_op_name(o->op));
   if (skipped_host)
     printf("# host: skipped, the host builtin supports at most %u ranks\n",
            CS_HOST_MAX_RANKS);
@@ -943,6 +991,35 @@ static int bench_user(const bench_opts_t *o)
   return cs_bench_user(&b);
 }
 
+/* One sweep per dtype and op asked for (-d all, -o all: every one, dtype
+ * by dtype, op by op), under one header and one footer. Sizes are bytes,
+ * so counts follow each dtype. Returns the exit code. */
+static int sweep_all(const bench_opts_t *o, const int *algos, int skipped_host,
+                     uint8_t *inputs, uint8_t *want, bench_sum_t *sum)
+{
+  int code = CS_EXIT_OK, first = 1;
+  for (int t = 0; t < CS_NDTYPES && code == CS_EXIT_OK; t++) {
+    if (!o->dtype_all && t != (int)o->dtype)
+      continue;
+    for (int op = 0; op < CS_NOPS && code == CS_EXIT_OK; op++) {
+      if (!o->op_all && op != (int)o->op)
+        continue;
+      bench_opts_t one = *o;
+      one.dtype = (cs_dtype_t)t;
+      one.op = (cs_op_t)op;
+      uint64_t counts[128];
+      uint32_t nsizes = sweep_counts(&one, counts, 128), es = cs_dtype_size(one.dtype);
+      if ((code = check_fits(&one, algos, counts[nsizes - 1])) != CS_EXIT_OK)
+        break;
+      if (first)
+        print_start(o, algos, skipped_host, counts[0] * es, counts[nsizes - 1] * es);
+      first = 0;
+      code = sweep(&one, algos, counts, nsizes, inputs, want, sum);
+    }
+  }
+  return code;
+}
+
 int cs_cmd_bench(int argc, char **argv)
 {
   bench_opts_t o = {.minbytes = 8, .maxbytes = 32ull << 20, .factor = 4,
@@ -962,11 +1039,14 @@ int cs_cmd_bench(int argc, char **argv)
   bench_sum_t sum;
   memset(&sum, 0, sizeof(sum));
   pick_algos(&o, algos, &skipped_host);
+  /* The largest size in bytes is the same for every dtype (fp32's count
+   * is the smallest, its bytes the largest after rounding down). */
+  bench_opts_t f32 = o;
+  f32.dtype = CS_FP32;
   uint64_t counts[128];
-  uint32_t nsizes = sweep_counts(&o, counts, 128);
-  uint32_t n = o.nranks, es = cs_dtype_size(o.dtype);
-  uint64_t maxbytes = counts[nsizes - 1] * es;
-  int code = check_fits(&o, algos, counts[nsizes - 1]);
+  uint32_t nsizes = sweep_counts(o.dtype_all ? &f32 : &o, counts, 128), n = o.nranks;
+  uint64_t maxbytes = counts[nsizes - 1] * cs_dtype_size(o.dtype_all ? CS_FP32 : o.dtype);
+  int code = check_fits(o.dtype_all ? &f32 : &o, algos, counts[nsizes - 1]);
   if (code != CS_EXIT_OK)
     return code;
   uint8_t *inputs = malloc(maxbytes * n), *want = malloc(maxbytes);
@@ -976,8 +1056,7 @@ int cs_cmd_bench(int argc, char **argv)
     code = CS_EXIT_ABORTED;
     goto out_buffers;
   }
-  print_start(&o, algos, skipped_host, counts[0] * es, maxbytes);
-  code = sweep(&o, algos, counts, nsizes, inputs, want, &sum);
+  code = sweep_all(&o, algos, skipped_host, inputs, want, &sum);
   if (code == CS_EXIT_OK)
     code = print_end(&o, algos, &sum);
 out_buffers:

@@ -94,6 +94,49 @@ int cs_cli_mm(const char *cmd, const char *opt, const char *s, cs_mm_t *out)
   return 0;
 }
 
+int cs_cli_signals(const char *cmd, const char *opt, const char *s,
+                   uint32_t *no_epilogue)
+{
+  if (!strcmp(s, "single-use") || !strcmp(s, "self-clearing")) {
+    *no_epilogue = s[1] == 'i';
+    return 0;
+  }
+  cs_cli_error(cmd, "%s '%s' is not accepted: expected single-use or "
+               "self-clearing", opt, s);
+  return -1;
+}
+
+int cs_cli_minmax(const char *cmd, const char *opt, const char *s,
+                  uint32_t *out)
+{
+  int v = cs_minmax_parse(s);
+  if (v < 0) {
+    cs_cli_error(cmd, "%s '%s' is not accepted: expected ieee, propagate or "
+                 "pto", opt, s);
+    return -1;
+  }
+  *out = (uint32_t)v;
+  return 0;
+}
+
+uint32_t cs_cli_modes(const cs_ar_cfg_t *c)
+{
+  return (c->no_epilogue ? CS_TR_MODE_SINGLE_USE : 0) |
+         (c->minmax << CS_TR_MODE_MINMAX_SHIFT);
+}
+
+int cs_cli_modes_check(uint32_t modes)
+{
+  uint32_t mm = (modes & CS_TR_MODE_MINMAX_MASK) >> CS_TR_MODE_MINMAX_SHIFT;
+  return (modes & ~CS_TR_MODE_KNOWN) || mm >= CS_NMINMAX ? -1 : 0;
+}
+
+void cs_cli_modes_apply(uint32_t modes, cs_ar_cfg_t *c)
+{
+  c->no_epilogue = modes & CS_TR_MODE_SINGLE_USE ? 1 : 0;
+  c->minmax = (modes & CS_TR_MODE_MINMAX_MASK) >> CS_TR_MODE_MINMAX_SHIFT;
+}
+
 void cs_cli_ar_why(const cs_ar_cfg_t *c, int rc, char *buf, size_t n)
 {
   uint32_t maxr = cs_ar_max_ranks(c->algo);

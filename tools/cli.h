@@ -44,6 +44,18 @@ int cs_cli_bytes(const char *cmd, const char *opt, const char *s, uint64_t hi,
 int cs_cli_dtype(const char *cmd, const char *opt, const char *s, cs_dtype_t *out);
 int cs_cli_op(const char *cmd, const char *opt, const char *s, cs_op_t *out);
 int cs_cli_mm(const char *cmd, const char *opt, const char *s, cs_mm_t *out);
+/* --signals single-use|self-clearing: *no_epilogue = 1 for single-use.
+ * --minmax ieee|propagate|pto. On failure one line; returns -1. */
+int cs_cli_signals(const char *cmd, const char *opt, const char *s,
+                   uint32_t *no_epilogue);
+int cs_cli_minmax(const char *cmd, const char *opt, const char *s,
+                  uint32_t *out);
+/* The trace header's modes word of c (format.h CS_TR_MODE_*); whether a
+ * modes word holds only known modes (0, or -1); and c's modes from one. */
+uint32_t cs_cli_modes(const cs_ar_cfg_t *c);
+int cs_cli_modes_check(uint32_t modes);
+void cs_cli_modes_apply(uint32_t modes, cs_ar_cfg_t *c);
+
 /* The sentence for cs_ar_check's refusal `rc` of `c` ("--ranks 17 is not
  * accepted ..."), into buf. */
 void cs_cli_ar_why(const cs_ar_cfg_t *c, int rc, char *buf, size_t n);

@@ -163,19 +163,36 @@ static void fill_row(void *ctx, uint32_t r, uint8_t *row)
   cs_ar_fill(cj->fill, &a, cj->seed, r, row);
 }
 
-/* Every rank's result against the collective's expect function. */
-static void verify_results(cs_coll_job_t *cj, const cs_pipe_t *p)
+/* Every rank's result against the collective's expect function, which
+ * takes every rank's input as one array: the job's rows, or (when the
+ * pipeline filled the world) a copy of the world's input rows. Returns
+ * 0 or -ENOMEM. */
+static int verify_results(cs_coll_job_t *cj, const cs_pipe_t *p)
 {
   const cs_coll_cfg_t *g = &cj->u.cfg;
+  uint64_t row = g->count * cs_dtype_size(g->dtype);
+  uint8_t *copy = NULL;
+  const uint8_t *in = p->inputs;
+  if (!in) {
+    if (!(copy = malloc(row * g->nranks + 1)))
+      return -ENOMEM;
+    for (uint32_t r = 0; r < g->nranks; r++)
+      memcpy(copy + r * row, cs_world_input(&p->world, r), row);
+    in = copy;
+  }
   for (uint32_t r = 0; r < g->nranks; r++) {
     const uint8_t *got = cs_world_output(&p->world, r);
-    cj->u.coll->expect(g, p->inputs, r, cj->want);
+    cj->u.coll->expect(g, in, r, cj->want);
     for (uint64_t i = 0; i < cj->u.out_count; i++)
       if (!cs_oracle_same(g->dtype, got, cj->want, i) && cj->wrong++ == 0) {
         cj->bad_rank = r;
         cj->bad_i = i;
       }
   }
+  if (cj->wrong) /* cj->want: the first wrong rank's expected result */
+    cj->u.coll->expect(g, in, (uint32_t)cj->bad_rank, cj->want);
+  free(copy);
+  return 0;
 }
 
 /* Every signal cell against signal_final (0 without one). */
@@ -222,7 +239,8 @@ static int coll_verify(cs_pipe_t *p, void *ctx)
   if (cj->verified) {
     if (!(cj->want = malloc(cs_user_out_bytes(&cj->u) + 1)))
       return -ENOMEM;
-    verify_results(cj, p);
+    if (verify_results(cj, p) < 0)
+      return -ENOMEM;
   }
   verify_signals(cj, p);
   return 0;

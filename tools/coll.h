@@ -36,7 +36,7 @@ typedef struct cs_coll_job {
   int32_t  sig_want, sig_got;
   uint32_t differ;        /* calls unlike the first, on the rank with most */
   uint64_t median_ns;     /* per call the slowest rank, median over calls */
-  uint8_t *want;          /* one rank's expected result */
+  uint8_t *want;          /* after verification: the first wrong rank's expected result */
 } cs_coll_job_t;
 
 /* Prepares cj to run c with cfg (already cs_coll_check'ed): layout, world

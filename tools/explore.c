@@ -82,7 +82,9 @@ static const char usage[] =
     "                    with its replay command and its story)\n"
     "\n"
     "Without --iters, each schedule runs one call (two for defects that show\n"
-    "on a second call). A progress line goes to stderr while it is a\n"
+    "on a second call). The run options go to every schedule as given,\n"
+    "--signals single-use and --minmax M included (single-use: one call per\n"
+    "world, so no defect that needs two). A progress line goes to stderr while it is a\n"
     "terminal; a summary line always goes to stdout.\n"
     "Exit status: 0 no failure found, 1 a failure found, 2 bad usage,\n"
     "3 interrupted.\n";

@@ -29,29 +29,27 @@ static int fail(cs_pipe_t *p, cs_pipe_step_t step, int err)
   return err;
 }
 
-/* Inputs: the job's rows, or rows filled here; copied into every rank's
- * input buffer, then hashed when a trace or the job's expected hash needs
- * it. */
+/* Inputs: the job's rows copied into every rank's input buffer, or rows
+ * filled there in place (no copy in the launcher); hashed row after row
+ * when a trace or the job's expected hash needs it. */
 static int inputs_in(cs_pipe_t *p)
 {
   const cs_job_t *j = p->job;
-  uint64_t bytes = j->input_bytes;
+  uint64_t bytes = j->input_bytes, h = CS_TRACE_FNV64_INIT;
   if (bytes == 0)
     return 0;
   p->inputs = j->inputs;
-  if (!p->inputs) {
-    p->own_inputs = malloc(bytes * j->nranks);
-    if (!p->own_inputs)
-      return fail(p, CS_PIPE_INPUTS, -ENOMEM);
-    p->inputs = p->own_inputs;
-  }
   for (uint32_t r = 0; r < j->nranks; r++) {
-    if (p->own_inputs)
-      j->ops->fill(j->ctx, r, p->own_inputs + r * bytes);
-    memcpy(cs_world_input(&p->world, r), p->inputs + r * bytes, bytes);
+    uint8_t *row = cs_world_input(&p->world, r);
+    if (p->inputs)
+      memcpy(row, p->inputs + r * bytes, bytes);
+    else
+      j->ops->fill(j->ctx, r, row);
+    if (j->trace || j->expect_hash)
+      h = cs_trace_fnv64_more(h, row, bytes);
   }
   if (j->trace || j->expect_hash)
-    p->input_hash = cs_trace_fnv64(p->inputs, bytes * j->nranks);
+    p->input_hash = h;
   if (j->expect_hash && p->input_hash != j->expect_hash)
     return fail(p, CS_PIPE_INPUTS, CS_EMISMATCH);
   return 0;
@@ -136,8 +134,6 @@ int cs_pipe_run(cs_pipe_t *p, const cs_job_t *j)
     goto out_inputs; /* launch() has closed the tracer */
   rc = results(p);
 out_inputs:
-  free(p->own_inputs);
-  p->own_inputs = NULL;
   p->inputs = NULL;
 out_world:
   cs_world_destroy(&p->world);

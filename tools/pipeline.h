@@ -91,8 +91,9 @@ typedef struct cs_job {
 struct cs_pipe {
   const cs_job_t *job;
   cs_world_t      world;     /* mapped from the world step to the end */
-  const uint8_t  *inputs;    /* job.inputs or the rows the pipeline filled */
-  uint8_t        *own_inputs;
+  const uint8_t  *inputs;    /* job.inputs, or NULL: the pipeline filled
+                                the world's input buffers in place
+                                (cs_world_input) */
   uint64_t        input_hash; /* of the inputs (with a trace or expect_hash) */
   const char     *trace;     /* the trace file's name: job.trace, or
                                 trace_path for a temporary one */
@@ -118,7 +119,7 @@ struct cs_pipe {
  * run (the launcher has printed why). Even after a failed launch the
  * tracer is closed (the trace of a failure is kept), and p->launch_rc,
  * p->close_rc, p->res and p->events are set. On return nothing is held:
- * the world is destroyed, the inputs the pipeline filled are freed.
+ * the world is destroyed.
  * Blocks while the ranks run. */
 int cs_pipe_run(cs_pipe_t *p, const cs_job_t *j);
 

@@ -135,7 +135,8 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
     return from_user_header(o, path, edited);
   if (h->program != 0 || h->algo >= CS_NALGOS || h->dtype >= CS_NDTYPES ||
       h->op >= CS_NOPS || h->bug >= CS_NBUGS || h->memory_model > CS_MM_RELAXED ||
-      h->fill > CS_FILL_INPUT || h->fault_kind > CS_FAULT_HANG) {
+      h->fill > CS_FILL_INPUT || h->fault_kind > CS_FAULT_HANG ||
+      cs_cli_modes_check(h->modes) < 0) {
     cs_cli_error("replay", "%s: not the trace of an allreduce run (program %u, "
                  "algo %u): only 'collsim run' traces replay", path, h->program,
                  h->algo);
@@ -154,7 +155,8 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
                          .nranks = h->nranks, .count = h->count,
                          .tile_bytes = h->tile_bytes, .iters = h->iters,
                          .bug = h->bug};
-  o->have_ranks = o->have_count = o->have_dtype = 1;
+  cs_cli_modes_apply(h->modes, &o->cfg);
+  o->have_ranks = o->have_count = o->have_dtype = o->have_iters = 1;
   o->fill = h->fill == CS_FILL_INPUT ? CS_FILL_DEFAULT : (cs_fill_t)h->fill;
   o->seed = h->seed;
   o->expect_hash = h->input_hash;

@@ -37,6 +37,8 @@ static const char run_help[] =
     "                   [--input IN.npy] [--output OUT.npy] [--iters K]\n"
     "                   [--tile-bytes B] [--schedule S] [--memory-model M]\n"
     "                   [--bug NAME] [--list-bugs] [--fault RANK:KIND[:EVENT]]\n"
+    "                   [--signals single-use|self-clearing]\n"
+    "                   [--minmax ieee|propagate|pto]\n"
     "                   [--timeout SECONDS] [--trace FILE] [--check]\n"
     "\n"
     "Runs the allreduce of PyPTO PR #2161 on N forked rank processes and\n"
@@ -45,7 +47,8 @@ static const char run_help[] =
     "identical on all ranks; mesh and host: own value first, then the peers\n"
     "ascending). Also reports the largest error against a float64 reduction\n"
     "and checks that every signal cell reached its final value and returned\n"
-    "to 0 after the self-clearing epilogue (docs/algorithms.md §2.3).\n"
+    "to 0 after the self-clearing epilogue (docs/algorithms.md §2.3; with\n"
+    "--signals single-use: stayed at that final value).\n"
     "\n"
     "  --algo A         mesh, ring or host (default ring), or a collective of\n"
     "                   your own: a shared object exporting collsim_collective\n"
@@ -55,7 +58,8 @@ static const char run_help[] =
     "  --ranks N        ranks: 1..64, host 1..16 (default 4, or the input's rows)\n"
     "  --count C        elements per rank, >= 1 (default 65537, or the input's\n"
     "                   columns)\n"
-    "  --dtype D        fp32, fp16 or bf16 (default fp32, or the input's)\n"
+    "  --dtype D        fp32, fp16 or bf16 (default fp32, or the input's);\n"
+    "                   bf16 is collsim's extension: PyPTO takes fp32 and fp16\n"
     "  --op O           sum, max, min or prod (default sum)\n"
     "  --fill F         inputs: arange (100*r + i), pto (1 + 0.125*r +\n"
     "                   0.0625*(i mod 5)) or random (seeded; [-1,1), prod\n"
@@ -88,6 +92,20 @@ static const char run_help[] =
     "  --bug NAME       run with a known defect (docs/algorithms.md §8; see\n"
     "                   --list-bugs, which also prints the options that make\n"
     "                   each one fail)\n"
+    "  --signals M      self-clearing (the default): every call ends with the\n"
+    "                   epilogue of the later PRs #2175/#2279 that returns its\n"
+    "                   signal cells to 0, so calls can repeat on one world;\n"
+    "                   single-use: PR #2161's own protocol, no epilogue, the\n"
+    "                   cells stay at their final values (mesh 1+C, ring 2K,\n"
+    "                   host 1+ceil(n/256)) and a world takes one call only\n"
+    "                   (--iters is then 1; more is refused)\n"
+    "  --minmax M       what max and min do with NaN and signed zeros (the\n"
+    "                   reference leaves it open): ieee (the default, IEEE\n"
+    "                   754-2019 maximumNumber/minimumNumber: a NaN loses to\n"
+    "                   a number, +0 > -0), propagate (a NaN operand gives\n"
+    "                   NaN, as torch), pto (local > received ? local :\n"
+    "                   received, min likewise: order-dependent for NaN and\n"
+    "                   ±0); the oracle follows the mode\n"
     "  --check          at the end, check the run's own trace for ordering\n"
     "                   defects as 'collsim check' does (a temporary trace\n"
     "                   without --trace); a finding fails the run (exit 1)\n"
@@ -96,7 +114,7 @@ static const char run_help[] =
 
 enum { OPT_ALGO = 2000, OPT_RANKS, OPT_COUNT, OPT_DTYPE, OPT_OP, OPT_FILL,
        OPT_SEED, OPT_INPUT, OPT_OUTPUT, OPT_ITERS, OPT_TILE, OPT_SCHEDULE,
-       OPT_MM, OPT_BUG, OPT_LIST_BUGS, OPT_CHECK };
+       OPT_MM, OPT_BUG, OPT_LIST_BUGS, OPT_CHECK, OPT_SIGNALS, OPT_MINMAX };
 
 enum { OPT_NOT_MINE = 2 }; /* an option handler's "not one of mine" */
 
@@ -146,6 +164,7 @@ static int opt_cfg(run_opts_t *o, int opt, const char *arg)
   case OPT_SEED:
     return cs_cli_u64("run", "--seed", arg, 0, UINT64_MAX - 1, &o->seed);
   case OPT_ITERS:
+    o->have_iters = 1;
     return cs_cli_u32("run", "--iters", arg, 1, 1000000, &o->cfg.iters);
   case OPT_TILE:
     if (cs_cli_u32("run", "--tile-bytes", arg, 1024, 1u << 24, &o->cfg.tile_bytes) < 0)
@@ -196,6 +215,10 @@ static int opt_mode(run_opts_t *o, int opt, const char *arg)
     cs_run_list_bugs(stdout);
     return 1;
   case OPT_CHECK: o->check = 1; return 0;
+  case OPT_SIGNALS:
+    return cs_cli_signals("run", "--signals", arg, &o->cfg.no_epilogue);
+  case OPT_MINMAX:
+    return cs_cli_minmax("run", "--minmax", arg, &o->cfg.minmax);
   case 'h':
     fputs(run_help, stdout);
     return 1;
@@ -224,6 +247,8 @@ static int parse(int argc, char **argv, run_opts_t *o)
       {"bug", required_argument, 0, OPT_BUG},
       {"list-bugs", no_argument, 0, OPT_LIST_BUGS},
       {"check", no_argument, 0, OPT_CHECK},
+      {"signals", required_argument, 0, OPT_SIGNALS},
+      {"minmax", required_argument, 0, OPT_MINMAX},
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
@@ -311,7 +336,8 @@ typedef struct run_job {
   const cs_ar_stats_t *sig_st; /* their stats, in the world (mapped until report) */
   const cs_ar_stats_t *differ_st;
   cs_verdict_t v;
-  uint8_t    *want;       /* one rank's expected result (count elements) */
+  uint8_t     want[4];    /* the first wrong element's expected bits */
+  uint64_t    verify_ns;  /* the oracle comparison's wall time */
 } run_job_t;
 
 /* Takes N, C and the dtype from the input file, or checks them against
@@ -374,8 +400,8 @@ static int output_ok(const char *cmd, const char *path)
   return ok ? 0 : -1;
 }
 
-/* The world the run needs, and whether the launcher can hold it with the
- * inputs, one rank's expected result and the output copy beside it.
+/* The world the run needs, and whether the launcher can hold it (with
+ * --input's rows beside it).
  * Returns the exit code (CS_EXIT_OK to go on; otherwise printed). */
 static int check_world(run_job_t *rj)
 {
@@ -397,7 +423,9 @@ static int check_world(run_job_t *rj)
     return CS_EXIT_USAGE;
   }
   uint64_t region = cs_world_region_bytes(&rj->l, n, &rj->job.wo);
-  uint64_t need = region + 2 * bytes * n + bytes, avail = cs_mem_available();
+  /* The world, and beside it only --input's rows (the fill writes into
+   * the world, verification reads it in place). */
+  uint64_t need = region + (o->input ? bytes * n : 0), avail = cs_mem_available();
   if (region == 0 || need > avail) {
     cs_cli_error(o->cmd, "%u ranks x %llu elements need about %.1f GiB of "
                  "memory; %.1f GiB are available", n,
@@ -408,6 +436,31 @@ static int check_world(run_job_t *rj)
   return CS_EXIT_OK;
 }
 
+/* Single-use signals: one call per world (a second call's waits would pass
+ * on the first call's credits), so --iters is 1 unless given, and more
+ * than one call (asked for, or a defect that needs two) is refused.
+ * Returns 0 or -1 (printed). */
+static int single_use_check(run_opts_t *o)
+{
+  if (!o->cfg.no_epilogue)
+    return 0;
+  if (!o->have_iters)
+    o->cfg.iters = 1;
+  if (o->cfg.iters > 1) {
+    cs_cli_error(o->cmd, "--iters %u is not accepted with --signals single-use: "
+                 "single-use signals allow one call per world (use "
+                 "self-clearing to repeat calls)", o->cfg.iters);
+    return -1;
+  }
+  if (cs_bug_min_calls(o->cfg.bug) > 1) {
+    cs_cli_error(o->cmd, "--bug %s is not accepted with --signals single-use: "
+                 "it needs %u calls on one world, single-use signals allow one",
+                 cs_bug_table[o->cfg.bug].name, cs_bug_min_calls(o->cfg.bug));
+    return -1;
+  }
+  return 0;
+}
+
 /* Everything that can be refused before the world exists. Returns the
  * exit code (CS_EXIT_OK to go on; otherwise printed). */
 static int check(run_job_t *rj)
@@ -416,6 +469,8 @@ static int check(run_job_t *rj)
   if (o->output && output_ok(o->cmd, o->output) < 0)
     return CS_EXIT_USAGE;
   if (o->input && load_input(rj) < 0)
+    return CS_EXIT_USAGE;
+  if (single_use_check(o) < 0)
     return CS_EXIT_USAGE;
   if (o->cfg.iters < cs_bug_min_calls(o->cfg.bug))
     o->cfg.iters = cs_bug_min_calls(o->cfg.bug); /* some show on a second call */
@@ -465,7 +520,8 @@ static void make_job(run_job_t *rj)
       .fill = rj->fill, .seed = o->seed, .tile_bytes = c->tile_bytes,
       .iters = c->iters, .program = 0, .memory_model = o->sched.model,
       .bug = c->bug, .fault_kind = o->com.has_fault ? o->com.fault.kind : 0,
-      .fault_rank = o->com.fault.rank, .fault_event = o->com.fault.event};
+      .fault_rank = o->com.fault.rank, .fault_event = o->com.fault.event,
+      .modes = cs_cli_modes(c)};
   snprintf(j->th.schedule, sizeof(j->th.schedule), "%s",
            o->schedule_str ? o->schedule_str : rj->controlled ? "replay" : "free");
   j->ops = &run_ops;
@@ -510,11 +566,13 @@ static int run_verify(cs_pipe_t *p, void *ctx)
 {
   run_job_t *rj = ctx;
   const cs_ar_cfg_t *c = &rj->o.cfg;
-  rj->want = malloc(c->count * cs_dtype_size(c->dtype));
-  if (!rj->want || read_stats(rj, &p->world) < 0)
+  if (read_stats(rj, &p->world) < 0)
     return -ENOMEM;
-  cs_verify_allreduce(c, &p->world, p->inputs, 1, rj->want, &rj->v);
-  return 0;
+  /* The inputs as the ranks read them: the world's own buffers. */
+  uint64_t t0 = cs_now_ns();
+  int rc = cs_verify_allreduce(c, &p->world, NULL, 1, NULL, &rj->v);
+  rj->verify_ns = cs_now_ns() - t0;
+  return rc < 0 ? -ENOMEM : 0;
 }
 
 /* ------------------------------------------------------------ report */
@@ -576,13 +634,20 @@ static void print_result(run_job_t *rj, const cs_pipe_t *p)
                : "order: own value first, then peers ascending");
   } else {
     const uint8_t *got = cs_world_output(&p->world, (uint32_t)v->bad_rank);
-    cs_oracle_expect(c->algo, c->dtype, c->op, n, c->count, p->inputs,
-                     (uint32_t)v->bad_rank, rj->want);
+    const void *rows[CS_AR_MAX_RANKS];
+    for (uint32_t r = 0; r < n; r++)
+      rows[r] = cs_world_input(&p->world, r);
+    uint32_t bits = cs_oracle_elem_rows(c->algo, c->dtype, c->op,
+                                        (cs_minmax_t)c->minmax, n, c->count,
+                                        rows, (uint32_t)v->bad_rank, v->bad_i);
+    uint16_t half = (uint16_t)bits;
+    memcpy(rj->want, c->dtype == CS_FP32 ? (const void *)&bits : &half,
+           cs_dtype_size(c->dtype));
     printf("result: WRONG: %llu element%s differ from the oracle; first: rank "
            "%lld index %llu: expected ", (unsigned long long)v->wrong,
            v->wrong == 1 ? "" : "s", (long long)v->bad_rank,
            (unsigned long long)v->bad_i);
-    print_bits(c->dtype, rj->want, v->bad_i);
+    print_bits(c->dtype, rj->want, 0);
     printf(", got ");
     print_bits(c->dtype, got, v->bad_i);
     printf("\n");
@@ -590,6 +655,8 @@ static void print_result(run_job_t *rj, const cs_pipe_t *p)
   printf("error vs float64: max abs %.3g, max rel %.3g; reference tolerance "
          "(rtol %g, atol %g): %s\n", v->max_abs, v->max_rel, v->rtol, v->atol,
          v->tol_fail ? "EXCEEDED" : "within");
+  printf("verification: %.3f s (oracle and float64, every rank, all online "
+         "CPUs)\n", (double)rj->verify_ns / 1e9);
 }
 
 /* "signal[7] (row 2, from rank 1)": a cell of c's signal slot. */
@@ -611,19 +678,22 @@ static void print_signals_wrong(const run_job_t *rj)
                                                            ? "2K per row"
                                                            : "1+ceil(n/256)";
   char cell[80];
-  printf("signals: WRONG: %u cell%s missed %s = %d, %llu cell%s not back "
-         "to 0", bad, bad == 1 ? "" : "s", what, cs_ar_signal_final(c),
-         (unsigned long long)not_zero, not_zero == 1 ? "" : "s");
+  printf("signals: WRONG: %u cell%s missed %s = %d, %llu cell%s not %s",
+         bad, bad == 1 ? "" : "s", what, cs_ar_signal_final(c),
+         (unsigned long long)not_zero, not_zero == 1 ? "" : "s",
+         c->no_epilogue ? "at their final value at the end" : "back to 0");
   if (bad) {
     cell_name(c, rj->sig_st->signal_cell, cell, sizeof(cell));
-    printf("; first: rank %lld %s held %d before the last epilogue, expected "
-           "%d", (long long)rj->sig_rank, cell, rj->sig_st->signal_got,
+    printf("; first: rank %lld %s held %d %s, expected %d",
+           (long long)rj->sig_rank, cell, rj->sig_st->signal_got,
+           c->no_epilogue ? "at the end of the call" : "before the last epilogue",
            rj->sig_st->signal_want);
   }
   if (not_zero) {
     cell_name(c, rj->v.left_cell, cell, sizeof(cell));
-    printf("; %s: rank %lld %s holds %d at the end, expected 0",
-           bad ? "and" : "first", (long long)rj->v.left_rank, cell, rj->v.left_val);
+    printf("; %s: rank %lld %s holds %d at the end, expected %d",
+           bad ? "and" : "first", (long long)rj->v.left_rank, cell, rj->v.left_val,
+           rj->v.left_want);
   }
   printf("\n");
 }
@@ -640,6 +710,9 @@ static void print_signals(const run_job_t *rj)
                                                            : "1+ceil(n/256)";
   if (n == 1)
     printf("signals: none (one rank)\n");
+  else if (bad == 0 && not_zero == 0 && c->no_epilogue)
+    printf("signals: single-use: every non-self cell reached %s = %d and "
+           "stays there (no epilogue)\n", what, cs_ar_signal_final(c));
   else if (bad == 0 && not_zero == 0)
     printf("signals: every non-self cell reached %s = %d, then the epilogue "
            "returned all %llu cells to 0\n", what, cs_ar_signal_final(c),
@@ -691,11 +764,13 @@ static int run_report(cs_pipe_t *p, void *ctx)
   run_job_t *rj = ctx;
   const run_opts_t *o = &rj->o;
   const cs_ar_cfg_t *c = &o->cfg;
-  if (o->verbose_mode || rj->controlled || c->bug)
-    printf("mode: %s%s, memory model %s%s%s\n",
+  if (o->verbose_mode || rj->controlled || c->bug || c->minmax)
+    printf("mode: %s%s, memory model %s%s%s%s%s\n",
            rj->controlled ? "controlled, schedule " : "free",
            rj->controlled ? rj->job.th.schedule : "", cs_mm_name(o->sched.model),
-           c->bug ? ", bug " : "", c->bug ? cs_bug_table[c->bug].name : "");
+           c->bug ? ", bug " : "", c->bug ? cs_bug_table[c->bug].name : "",
+           c->minmax ? ", minmax " : "",
+           c->minmax ? cs_minmax_name((cs_minmax_t)c->minmax) : "");
   print_head(rj);
   print_result(rj, p);
   print_signals(rj);
@@ -779,7 +854,6 @@ int cs_run_execute(run_opts_t *o_)
     }
     code = run_failed(&rj, &p);
   }
-  free(rj.want);
   free(rj.in.data);
   return code;
 }

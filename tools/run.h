@@ -25,7 +25,7 @@ typedef struct run_opts {
   cs_fill_t fill;
   uint64_t seed;
   const char *input, *output;
-  int have_ranks, have_count, have_dtype;
+  int have_ranks, have_count, have_dtype, have_iters;
   cs_sched_cfg_t sched;     /* strategy CS_SCHED_FREE = free mode */
   const char *schedule_str; /* as given */
   int model_set;

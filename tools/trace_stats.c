@@ -2,8 +2,10 @@
  * trace_stats.c - `collsim trace --stats` (trace_stats.h).
  *
  * Owns: the per-rank tally of a finished trace (bytes loaded locally and
- * remotely, bytes stored, notifies, waits, total and longest wait) and its
- * verdict against the algorithm's remote volume.
+ * remotely, bytes stored, notifies, waits, total and longest wait, the
+ * last value every signal cell was left at) and its verdicts against the
+ * algorithm's remote volume and the reference's notify counts and final
+ * cell values for the run's signal mode.
  * Does not own the volumes (collectives/geometry.h), the links (the waits'
  * durations come from sim/trace/analysis.h) or the header block
  * (sim/trace/export.h). Called by tools/trace.c.
@@ -24,7 +26,50 @@ typedef struct rank_stats {
   uint64_t load_local, load_remote, stored; /* bytes */
   uint64_t notifies, waits;
   uint64_t wait_total_ns, wait_max_ns;
+  int32_t  cell_min, cell_max; /* non-self signal cells of the rank's own
+                                  window at the end (last notify's result;
+                                  never notified: 0) */
 } rank_stats_t;
+
+/* The reference's signal figures for one call of the traced run. */
+typedef struct sig_ref {
+  uint64_t    notifies; /* per rank, all calls */
+  int32_t     final;    /* every non-self cell at the end */
+  const char *what;     /* the notify formula */
+} sig_ref_t;
+
+/* Per-rank notifies and end cell value of an allreduce trace without a
+ * defect: mesh (N-1)(1+C), ring 4K(N-1)^2, host (N-1)(1+ceil(n/256)) per
+ * call; the self-clearing epilogue adds one notify per non-self cell of
+ * the own window (mesh, host N-1; ring 2(N-1)(N-1)) and leaves them 0.
+ * Returns 0 if there is no such figure. */
+static int sig_expected(const cs_trace_header_t *h, sig_ref_t *s)
+{
+  if (h->program != 0 || h->algo > CS_ALGO_HOST || h->bug != 0 ||
+      h->layout.nslots < 2)
+    return 0;
+  cs_ar_cfg_t c = {.algo = h->algo, .dtype = h->dtype, .op = h->op,
+                   .nranks = h->nranks, .count = h->count,
+                   .tile_bytes = h->tile_bytes, .iters = h->iters};
+  uint64_t n1 = h->nranks - 1, per = 0, epi = 0;
+  int single = (h->modes & CS_TR_MODE_SINGLE_USE) != 0;
+  uint64_t f = (uint64_t)cs_ar_signal_final(&c);
+  if (h->algo == CS_ALGO_RING) {
+    per = 2 * f * n1 * n1; /* 2K per row x 2(N-1) rows x (N-1) peers */
+    epi = 2 * n1 * n1;
+    s->what = single ? "4K(N-1)^2" : "4K(N-1)^2 + 2(N-1)^2 epilogue";
+  } else {
+    per = n1 * f;
+    epi = n1;
+    s->what = h->algo == CS_ALGO_MESH
+                  ? (single ? "(N-1)(1+C)" : "(N-1)(1+C) + (N-1) epilogue")
+                  : (single ? "(N-1)(1+ceil(n/256))"
+                            : "(N-1)(1+ceil(n/256)) + (N-1) epilogue");
+  }
+  s->notifies = (per + (single ? 0 : epi)) * h->iters;
+  s->final = single && n1 ? (int32_t)f : 0;
+  return 1;
+}
 
 /* The expected remote bytes of one rank. */
 typedef struct volume {
@@ -93,7 +138,7 @@ static void tally_one(const cs_trace_export_t *e, uint64_t i, rank_stats_t *st)
     break;
   case CS_EV_NOTIFY:
     s->notifies++;
-    break;
+    break; /* its cell's value: cells_end() */
   case CS_EV_WAIT:
     s->waits++;
     if (e->links->pair[i] >= 0) {
@@ -106,6 +151,67 @@ static void tally_one(const cs_trace_export_t *e, uint64_t i, rank_stats_t *st)
   default:
     break;
   }
+}
+
+/* The last value every signal cell of every window was left at (the
+ * notify records' results, in seq order), as each rank's min and max over
+ * its non-self cells. Returns 0 or -ENOMEM. */
+static int cells_end(const cs_trace_export_t *e, rank_stats_t *st)
+{
+  const cs_trace_header_t *h = &e->t->hdr;
+  if (h->program != 0 || h->algo > CS_ALGO_HOST || h->layout.nslots < 2)
+    return 0;
+  uint64_t ncell = h->layout.slot[1].nbytes / 4, nr = h->nranks;
+  int32_t *v = calloc(ncell * nr + 1, sizeof(int32_t));
+  if (!v)
+    return -ENOMEM;
+  for (uint64_t i = 0; i < e->t->n; i++) {
+    const cs_trace_rec_t *x = &e->t->rec[i];
+    if (x->kind == CS_EV_NOTIFY && x->slot == 1 && x->peer < nr &&
+        x->cell < ncell)
+      v[x->peer * ncell + x->cell] = x->observed;
+  }
+  for (uint32_t r = 0; r < nr; r++) {
+    int first = 1;
+    for (uint64_t k = 0; k < ncell; k++) {
+      if (k % nr == r)
+        continue; /* the self cell of its row */
+      int32_t c = v[r * ncell + k];
+      st[r].cell_min = first || c < st[r].cell_min ? c : st[r].cell_min;
+      st[r].cell_max = first || c > st[r].cell_max ? c : st[r].cell_max;
+      first = 0;
+    }
+  }
+  free(v);
+  return 0;
+}
+
+/* The signal check: notifies and end cells against the reference. */
+static void stats_signals(FILE *f, const cs_trace_export_t *e,
+                          const rank_stats_t *st)
+{
+  const cs_trace_header_t *h = &e->t->hdr;
+  sig_ref_t s;
+  if (!sig_expected(h, &s) || h->nranks < 2)
+    return;
+  int single = (h->modes & CS_TR_MODE_SINGLE_USE) != 0, ok = 1;
+  fprintf(f, "\nsignals (%s): notifies per rank against %s = %llu (%u call%s); "
+          "every non-self cell ends at %d\n",
+          single ? "single-use, PR #2161" : "self-clearing epilogue of the "
+          "later PRs", s.what, (unsigned long long)s.notifies, h->iters,
+          h->iters == 1 ? "" : "s", s.final);
+  for (uint32_t r = 0; r < h->nranks; r++) {
+    if (e->filter->has_rank && r != e->filter->rank)
+      continue;
+    int good = st[r].notifies == s.notifies && st[r].cell_min == s.final &&
+               st[r].cell_max == s.final;
+    ok &= good;
+    fprintf(f, "  rank %-3u %8llu notifies, cells end at %d..%d: %s\n", r,
+            (unsigned long long)st[r].notifies, st[r].cell_min, st[r].cell_max,
+            good ? "matches" : "DIFFERS");
+  }
+  fprintf(f, "verdict: %s\n", ok ? "the signals match the reference"
+                                 : "the signals DIFFER from the reference");
 }
 
 /* Totals of every shown rank record; returns the shown fault records. */
@@ -130,6 +236,7 @@ static void stats_jsonl(FILE *f, const cs_trace_export_t *e,
   const cs_trace_header_t *h = &e->t->hdr;
   const cs_trace_filter_t *o = e->filter;
   volume_t v;
+  sig_ref_t sr;
   for (uint32_t r = 0; r < h->nranks; r++) {
     if (o->has_rank && r != o->rank)
       continue;
@@ -143,6 +250,12 @@ static void stats_jsonl(FILE *f, const cs_trace_export_t *e,
             (unsigned long long)s->notifies, (unsigned long long)s->waits,
             (unsigned long long)s->wait_total_ns,
             (unsigned long long)s->wait_max_ns);
+    if (h->program == 0 && h->layout.nslots >= 2 && h->nranks > 1)
+      fprintf(f, ",\"signal_cells_min\":%d,\"signal_cells_max\":%d",
+              s->cell_min, s->cell_max);
+    if (can && sig_expected(h, &sr))
+      fprintf(f, ",\"notifies_reference\":%llu,\"signal_cells_reference\":%d",
+              (unsigned long long)sr.notifies, sr.final);
     if (can && expected(h, r, &v))
       fprintf(f, ",\"reference\":\"%s\",\"reference_bytes\":%.17g,"
               "\"segment_table_bytes\":%llu,\"verdict\":\"%s\"", v.what,
@@ -266,6 +379,10 @@ int cs__trace_write_stats(FILE *f, const cs_trace_export_t *e, int jsonl)
   if (!st)
     return -ENOMEM;
   uint64_t faults = tally(e, st);
+  if (cells_end(e, st) < 0) {
+    free(st);
+    return -ENOMEM;
+  }
   /* The volume check needs every load of the rank. */
   int whole = !o->kinds && o->from == 0 && o->to == UINT64_MAX;
   volume_t v;
@@ -274,8 +391,11 @@ int cs__trace_write_stats(FILE *f, const cs_trace_export_t *e, int jsonl)
     stats_jsonl(f, e, st, faults, can);
   } else {
     stats_table(f, e, st, faults);
-    if (can)
+    if (can) {
       stats_volume(f, e, st, faults);
+      if (!faults)
+        stats_signals(f, e, st);
+    }
     else if (!whole && h->program == 0)
       fprintf(f, "\nvolume check: skipped (--kind/--from/--to hide events)\n");
   }

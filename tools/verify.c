@@ -1,65 +1,109 @@
 /*
  * verify.c - the result checks of a finished allreduce world (see
- * verify.h): oracle comparison, float64 error, signal cells, medians.
+ * verify.h): oracle comparison and float64 error on every online CPU
+ * (threads taking ranges of elements, each with its own scratch; the
+ * oracle's block path does the work), signal cells, medians.
  */
 #include "verify.h"
 
-#include <math.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "../collectives/oracle.h"
 
-/* Element i of rank output `got` against the float64 reduction. */
-static void f64_check(const cs_ar_cfg_t *c, const uint8_t *inputs,
-                      const uint8_t *got, uint64_t i, cs_verdict_t *v)
+/* One verification: the run's rows, the next range to take, and the
+ * threads' merged tally. */
+typedef struct vjob {
+  cs_oracle_run_t   o;
+  uint64_t          next;  /* first element not yet taken (atomic) */
+  uint64_t          range; /* elements per take */
+  pthread_mutex_t   lock;
+  cs_oracle_tally_t all;
+  int               nomem;
+} vjob_t;
+
+static void *vthread(void *arg)
 {
-  double ref = cs_oracle_f64(c->dtype, c->op, c->nranks, c->count, inputs, i);
-  double g = cs_oracle_decode(c->dtype, got, i);
-  double err = fabs(g - ref);
-  if (isfinite(ref) && isfinite(g)) {
-    if (err > v->max_abs)
-      v->max_abs = err;
-    if (ref != 0 && err / fabs(ref) > v->max_rel)
-      v->max_rel = err / fabs(ref);
-    if (err > v->atol + v->rtol * fabs(ref))
-      v->tol_fail++;
-  } else if (!(isnan(ref) && isnan(g)) && g != ref) {
-    v->tol_fail++;
+  vjob_t *j = arg;
+  void *scratch = malloc(cs_oracle_scratch_bytes(j->o.nranks));
+  cs_oracle_tally_t t = {.bad_rank = -1};
+  for (;;) {
+    uint64_t lo = __atomic_fetch_add(&j->next, j->range, __ATOMIC_RELAXED);
+    if (!scratch || lo >= j->o.count)
+      break;
+    uint64_t hi = j->o.count - lo < j->range ? j->o.count : lo + j->range;
+    cs_oracle_check_range(&j->o, lo, hi, scratch, &t);
   }
+  pthread_mutex_lock(&j->lock);
+  j->nomem |= !scratch;
+  cs_oracle_tally_merge(&j->all, &t);
+  pthread_mutex_unlock(&j->lock);
+  free(scratch);
+  return NULL;
 }
 
-void cs_verify_allreduce(const cs_ar_cfg_t *c, const cs_world_t *w,
-                         const uint8_t *inputs, int f64, uint8_t *want,
-                         cs_verdict_t *v)
+/* Threads: the online CPUs, at most one per range, at most 64. */
+static uint32_t vthreads(uint64_t count, uint64_t range)
 {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  uint64_t want = (count + range - 1) / range;
+  uint32_t n = cpus < 1 ? 1 : cpus > 64 ? 64 : (uint32_t)cpus;
+  return want < n ? (uint32_t)want : n;
+}
+
+int cs_verify_allreduce(const cs_ar_cfg_t *c, const cs_world_t *w,
+                        const uint8_t *inputs, int f64, uint8_t *want,
+                        cs_verdict_t *v)
+{
+  (void)want;
   uint32_t n = c->nranks;
+  uint64_t bytes = c->count * cs_dtype_size(c->dtype);
+  const void *in[CS_AR_MAX_RANKS], *got[CS_AR_MAX_RANKS];
   *v = (cs_verdict_t){.bad_rank = -1, .left_rank = -1};
   cs_oracle_tolerance(c->dtype, &v->rtol, &v->atol);
   for (uint32_t r = 0; r < n; r++) {
-    const uint8_t *got = cs_world_output(w, r);
-    int fresh = r == 0 || c->algo != CS_ALGO_RING; /* ring: one for all */
-    if (fresh)
-      cs_oracle_expect(c->algo, c->dtype, c->op, n, c->count, inputs, r, want);
-    for (uint64_t i = 0; i < c->count; i++) {
-      if (!cs_oracle_same(c->dtype, got, want, i) && v->wrong++ == 0) {
-        v->bad_rank = r;
-        v->bad_i = i;
-      }
-      if (f64 && fresh)
-        f64_check(c, inputs, got, i, v);
-    }
+    in[r] = inputs ? inputs + r * bytes : cs_world_input(w, r);
+    got[r] = cs_world_output(w, r);
   }
+  vjob_t j = {.o = {.algo = c->algo, .dtype = c->dtype, .op = c->op,
+                    .mm = (cs_minmax_t)c->minmax, .nranks = n,
+                    .count = c->count, .in = in, .got = got, .f64 = f64,
+                    .rtol = v->rtol, .atol = v->atol},
+              .range = 16384, .all = {.bad_rank = -1}};
+  pthread_mutex_init(&j.lock, NULL);
+  uint32_t nt = vthreads(c->count, j.range), started = 0;
+  pthread_t tid[64];
+  for (uint32_t k = 1; k < nt; k++)
+    started += pthread_create(&tid[started], NULL, vthread, &j) == 0;
+  vthread(&j); /* this thread too */
+  for (uint32_t k = 0; k < started; k++)
+    pthread_join(tid[k], NULL);
+  pthread_mutex_destroy(&j.lock);
+  if (j.nomem)
+    return -ENOMEM;
+  v->wrong = j.all.wrong;
+  v->bad_rank = j.all.bad_rank;
+  v->bad_i = j.all.bad_i;
+  v->max_abs = j.all.max_abs;
+  v->max_rel = j.all.max_rel;
+  v->tol_fail = j.all.tol_fail;
   const cs_slot_t *s = &w->ctl->layout.slot[CS_AR_SLOT_SIGNAL];
   uint64_t cells = cs_ar_signal_cells(c);
+  int32_t final = c->no_epilogue ? cs_ar_signal_final(c) : 0;
   for (uint32_t r = 0; r < n; r++) {
     const int32_t *sig = (const int32_t *)(cs_world_window(w, r) + s->off);
     for (uint64_t k = 0; k < cells; k++)
-      if (sig[k] != 0 && v->signals_left++ == 0) {
+      if (sig[k] != (cs_ar_signal_is_self(c, r, k) ? 0 : final) &&
+          v->signals_left++ == 0) {
         v->left_rank = r;
         v->left_cell = k;
         v->left_val = sig[k];
+        v->left_want = cs_ar_signal_is_self(c, r, k) ? 0 : final;
       }
   }
+  return 0;
 }
 
 static int cmp_u64(const void *a, const void *b)

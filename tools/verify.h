@@ -1,8 +1,9 @@
 /*
  * verify.h - reads the results of a finished allreduce out of its world:
  * every rank's output against the oracle (collectives/oracle.h) and,
- * optionally, a float64 reduction; the signal cells against 0 (the
- * self-clearing epilogue's end state); per-call times as medians.
+ * optionally, a float64 reduction; the signal cells against their end
+ * state (0 after the self-clearing epilogue; with single-use signals the
+ * reference's final value, self cells 0); per-call times as medians.
  *
  * Owns: the comparison loops and their counts. Does not own the oracle,
  * the rank bodies that put the results where they are (the caller says
@@ -26,18 +27,22 @@ typedef struct cs_verdict {
   double   max_rel;      /*   largest relative error */
   double   rtol, atol;   /*   the reference's tolerance for the dtype */
   uint64_t tol_fail;     /*   elements outside it */
-  uint64_t signals_left; /* signal cells, over all ranks, not back to 0 */
+  uint64_t signals_left; /* signal cells, over all ranks, not at their end
+                             state (0, or the single-use final value) */
   int64_t  left_rank;    /* the first of them: rank (-1 = none) */
   uint64_t left_cell;    /*   cell index in its signal slot */
-  int32_t  left_val;     /*   and the value it holds */
+  int32_t  left_val;     /*   the value it holds */
+  int32_t  left_want;    /*   and the one it should end at */
 } cs_verdict_t;
 
 /* Compares the first c->count elements of every rank's output buffer with
- * the oracle's result for `inputs` (nranks rows of count elements; ring:
- * computed once, the same for every rank), with f64 also with the float64
- * reduction, and counts the non-zero cells of every rank's signal slot.
- * want: scratch for count elements. Reads the world only; no allocation. */
-void cs_verify_allreduce(const cs_ar_cfg_t *c, const cs_world_t *w,
+ * the oracle's result for `inputs` (nranks rows of count elements; NULL:
+ * the world's own input buffers), with f64 also with the float64
+ * reduction, and counts the cells of every rank's signal slot that are
+ * not at their end state. Runs on threads (one per online CPU, joined
+ * before it returns), each with O(nranks) scratch: no copy of the inputs
+ * or results. `want` is unused (kept for callers). Returns 0 or -ENOMEM. */
+int cs_verify_allreduce(const cs_ar_cfg_t *c, const cs_world_t *w,
                          const uint8_t *inputs, int f64, uint8_t *want,
                          cs_verdict_t *v);
 

@@ -17,13 +17,17 @@ uint32_t cs_trace_fnv32(const void *p, size_t n)
   return h;
 }
 
-uint64_t cs_trace_fnv64(const void *p, size_t n)
+uint64_t cs_trace_fnv64_more(uint64_t h, const void *p, size_t n)
 {
   const uint8_t *b = p;
-  uint64_t h = 14695981039346656037ull;
   for (size_t i = 0; i < n; i++)
     h = (h ^ b[i]) * 1099511628211ull;
   return h;
+}
+
+uint64_t cs_trace_fnv64(const void *p, size_t n)
+{
+  return cs_trace_fnv64_more(CS_TRACE_FNV64_INIT, p, n);
 }
 
 /* CRC-32C (Castagnoli, reflected 0x82f63b78) of a record's first 76

@@ -23,7 +23,7 @@
  *   32  u32    algo (254 user, 255 none)        of the header, this field 0)
  *   36  u32    dtype                     596  u32 fault kind (0 none)
  *   40  u32    op                        600  u32 fault rank
- *   44  u32    fill                      604  u32 reserved
+ *   44  u32    fill                      604  u32 modes (0: the defaults)
  *   48  u64    seed                      608  u64 fault event
  *   56  u64    input hash (FNV-1a 64     616  char[256] algo path (algo 254)
  *              of all inputs)            872  u8[152] reserved, zero
@@ -77,6 +77,13 @@ enum {
  * --algo ./x.so): its path is in algo_path. 255 is no collective (ping). */
 #define CS_TRACE_ALGO_USER 254u
 
+/* The header's modes word (a field that was reserved and zero, so every
+ * older trace reads as the defaults: self-clearing signals, ieee min/max). */
+#define CS_TR_MODE_SINGLE_USE 0x1u      /* --signals single-use */
+#define CS_TR_MODE_MINMAX_SHIFT 8u      /* --minmax: cs_minmax_t in bits 8-15 */
+#define CS_TR_MODE_MINMAX_MASK 0xff00u
+#define CS_TR_MODE_KNOWN (CS_TR_MODE_SINGLE_USE | CS_TR_MODE_MINMAX_MASK)
+
 /* The event that failed (out-of-slot fault, wait timeout) is recorded with
  * this bit set in opcmp. */
 #define CS_TR_FAILED 0x80u
@@ -126,7 +133,8 @@ enum {
   X(596, uint32_t,    fault_kind,   ,      "u32",                                \
     "injected fault (cs_fault_kind_t), 0 none")                              \
   X(600, uint32_t,    fault_rank,   ,      "u32",      "its rank")               \
-  X(604, uint32_t,    reserved1,    ,      "u32",      "zero")                   \
+  X(604, uint32_t,    modes,        ,      "u32",                                \
+    "fidelity modes: bit 0 single-use signals, bits 8-15 --minmax; 0 default")\
   X(608, uint64_t,    fault_event,  ,      "u64",      "its event index")        \
   X(616, char,        algo_path,    [256], "char[256]",                          \
     "algo 254: the collective's shared object, NUL-terminated")             \
@@ -229,6 +237,10 @@ _Static_assert(sizeof(cs_layout_t) == 400 && CS_MAX_SLOTS == 8,
 uint32_t cs_trace_fnv32(const void *p, size_t n);
 uint32_t cs_trace_rec_sum(const cs_trace_rec_t *x);
 uint64_t cs_trace_fnv64(const void *p, size_t n);
+/* FNV-1a 64 continued from h over n more bytes: fnv64 of a || b is
+ * more(more(CS_TRACE_FNV64_INIT, a), b). */
+#define CS_TRACE_FNV64_INIT 14695981039346656037ull
+uint64_t cs_trace_fnv64_more(uint64_t h, const void *p, size_t n);
 const char *cs_trace_kind_name(uint32_t kind);
 
 #endif
