@@ -387,7 +387,7 @@ Test(hardening, wavefront_tells_a_met_wait_from_a_blocked_one)
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
-  cs_launch_print_wavefront(&w, f);
+  cs_launch_print_wavefront(&w, NULL, f);
   fclose(f);
   cs_world_destroy(&w);
   cr_assert_eq(count_lines(text), 4, "not one line per rank:\n%s", text);
