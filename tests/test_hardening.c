@@ -433,7 +433,19 @@ Test(hardening, fault_event_says_the_accepted_range, .timeout = 30)
 /* Runs collsim ARGS with a 1 MiB /dev/shm of its own (a private mount
  * namespace; needs CAP_SYS_ADMIN): stderr into err. Returns the exit
  * status, or -1 when the namespace cannot be made here. */
+static int run_with_tmpfs(const char *where, const char *size, char *err,
+                          size_t cap, char *const args[]);
 static int run_with_small_shm(char *err, size_t cap, char *const args[])
+{
+  return run_with_tmpfs("/dev/shm", "size=1m", err, cap, args);
+}
+
+/* Runs args (argv[0] the binary) in a private mount namespace with a
+ * fresh tmpfs of `size` on `where` (on /dev: no /dev/shm at all); stderr
+ * into err. Returns the exit status, or -1 where no such namespace can be
+ * had. */
+static int run_with_tmpfs(const char *where, const char *size, char *err,
+                          size_t cap, char *const args[])
 {
   char tmpl[] = "/tmp/collsim-hard-err-XXXXXX";
   int fe = mkstemp(tmpl);
@@ -442,11 +454,11 @@ static int run_with_small_shm(char *err, size_t cap, char *const args[])
   pid_t pid = fork();
   cr_assert_neq(pid, -1);
   if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
     if (unshare(CLONE_NEWNS) < 0 ||
         mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-        mount("none", "/dev/shm", "tmpfs", 0, "size=1m") < 0)
+        mount("none", where, "tmpfs", 0, size) < 0)
       _exit(125);
-    int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 1);
     dup2(fe, 2);
     execv(bin_path(), args);
@@ -478,6 +490,35 @@ Test(hardening, small_dev_shm_names_the_part_that_does_not_fit,
   cr_assert(strstr(err, "/dev/shm has 1.0 MiB free"), "%s", err);
   cr_assert(strstr(err, "2 windows of 40.0 KiB"), "%s", err);
   cr_assert_eq(access(trace, F_OK), -1, "the trace file was left behind");
+}
+
+/* ping words a too-small or missing /dev/shm as run does: the part that
+ * did not fit, or that /dev/shm is missing, and the sizes. */
+Test(hardening, ping_names_the_part_and_sizes_when_dev_shm_is_small_or_missing,
+     .timeout = 30)
+{
+  char err[2048];
+  char *args[] = {(char *)bin_path(), "ping", "--ranks", "3", "--rounds",
+                  "100000", NULL};
+  int st = run_with_tmpfs("/dev/shm", "size=64k", err, sizeof err, args);
+  if (st < 0)
+    cr_skip_test("no private mount namespace here (needs CAP_SYS_ADMIN)");
+  cr_assert_eq(st, 2, "%s", err);
+  cr_assert_eq(count_lines(err), 1, "%s", err);
+  /* 1000 rounds (the default) need 8 KiB per rank and direction: 48 KiB
+   * of staging for 3 ranks (checked below). 100000 rounds x 8 B + 64 B per rank and direction, page-rounded:
+   * 784 KiB x 2 x 3 ranks = 4.6 MiB of staging. */
+  cr_assert(strstr(err, "no room for the staging buffers (4.6 MiB)"), "%s", err);
+  cr_assert(strstr(err, "/dev/shm has 64.0 KiB free"), "%s", err);
+  cr_assert(strstr(err, "3 windows of 4.0 KiB"), "%s", err);
+
+  char *small[] = {(char *)bin_path(), "ping", "--ranks", "3", NULL};
+  st = run_with_tmpfs("/dev", "size=1m", err, sizeof err, small);
+  cr_assert_eq(st, 2, "%s", err);
+  cr_assert_eq(count_lines(err), 1, "%s", err);
+  cr_assert(strstr(err, "collsim ping: cannot create the shared memory: "
+                        "/dev/shm is missing"), "%s", err);
+  cr_assert(strstr(err, "3 windows of 4.0 KiB, staging 48.0 KiB"), "%s", err);
 }
 
 /* ---------------- 12: clean reports the stale names it may not remove */

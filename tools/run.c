@@ -630,9 +630,10 @@ static int run_failed(const run_job_t *rj, const cs_pipe_t *p)
   const cs_ar_cfg_t *c = &o->cfg;
   switch (p->failed) {
   case CS_PIPE_WORLD:
-    if (p->err == CS_ETOOBIG) {
+    if (p->err == CS_ETOOBIG || p->err == -ENOENT) {
       char why[512];
-      cs_world_explain_size(why, sizeof why, &rj->l, c->nranks, &rj->job.wo);
+      cs_world_explain_error(why, sizeof why, &rj->l, c->nranks, &rj->job.wo,
+                             p->err);
       cs_cli_error(o->cmd, "cannot create the shared memory: %s", why);
     } else {
       cs_cli_error(o->cmd, "cannot hold %u windows of %llu bytes: %s",

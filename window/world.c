@@ -202,6 +202,31 @@ void cs_world_explain_size(char *buf, size_t n, const cs_layout_t *l,
            human(part[3], h[3], 24), human(part[4], h[4], 24));
 }
 
+void cs_world_explain_error(char *buf, size_t n, const cs_layout_t *l,
+                            uint32_t nranks, const cs_world_opts_t *o, int err)
+{
+  if (err == CS_ETOOBIG) {
+    cs_world_explain_size(buf, n, l, nranks, o);
+    return;
+  }
+  uint64_t stride = cs_round_up(l->win_bytes ? l->win_bytes : 1, CS_PAGE);
+  uint64_t io = cs_round_up(o ? o->io_bytes : 0, CS_PAGE);
+  uint64_t tr = cs_round_up(o ? o->trace_bytes : 0, CS_PAGE);
+  uint64_t sc = cs_round_up(o ? o->sched_bytes : 0, CS_PAGE);
+  char h[5][24], what[128];
+  struct stat sb;
+  if (stat("/dev/shm", &sb) != 0 || !S_ISDIR(sb.st_mode))
+    snprintf(what, sizeof what, "/dev/shm is missing (POSIX shared memory "
+             "needs a tmpfs mounted there)");
+  else
+    snprintf(what, sizeof what, "/dev/shm: %s", cs_strerror(err));
+  snprintf(buf, n, "%s; the region needs %s (%u windows of %s, staging %s, "
+           "trace rings %s, scheduler area %s)", what,
+           human(cs_world_region_bytes(l, nranks, o), h[0], 24), nranks,
+           human(stride, h[1], 24), human(2 * io * nranks, h[2], 24),
+           human(tr * nranks, h[3], 24), human(sc, h[4], 24));
+}
+
 int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
                     const cs_world_opts_t *o)
 {

@@ -182,6 +182,11 @@ int cs_world_local(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
  * newline. Reads /proc/meminfo and statvfs("/dev/shm"); no side effects. */
 void cs_world_explain_size(char *buf, size_t n, const cs_layout_t *l,
                            uint32_t nranks, const cs_world_opts_t *o);
+/* The same for any failure of cs_world_create: CS_ETOOBIG as above;
+ * otherwise what went wrong with /dev/shm (missing, or the error `err`)
+ * and the region's size with its parts. One line, no newline. */
+void cs_world_explain_error(char *buf, size_t n, const cs_layout_t *l,
+                            uint32_t nranks, const cs_world_opts_t *o, int err);
 
 /* In a forked rank: maps the region again at an address of this process's
  * own choosing (so windowsIn[] differ between processes, as on the device),
