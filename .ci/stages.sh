@@ -7,9 +7,13 @@
 #   .ci/stages.sh sanitize   AddressSanitizer + UndefinedBehaviorSanitizer build
 #                            (gcc), every suite but the fault matrix, with
 #                            COLLSIM_QUICK=1
+#   .ci/stages.sh fuzz       the libFuzzer harnesses of tests/fuzz (clang,
+#                            with ASan + UBSan), each for FUZZ_SECONDS
+#                            (default 40) from its seed corpus; prints the
+#                            executions of each run
 #
 # Installs with apt-get only what a stage needs and is missing. Builds into
-# ./build-clang and ./build-asan, beside the main ./build.
+# ./build-clang, ./build-asan and ./build-fuzz, beside the main ./build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,5 +48,37 @@ case "${1:-}" in
     # in the main stage.
     COLLSIM_QUICK=1 ctest --output-on-failure -E faults
     ;;
-  *) echo "usage: .ci/stages.sh clang|sanitize" >&2; exit 2 ;;
+  fuzz)
+    need stages clang
+    echo "stages: libFuzzer harnesses" >&2
+    quiet env CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCOLLSIM_FUZZ=ON -DCOLLSIM_TESTS=OFF \
+      -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
+    quiet cmake --build build-fuzz -j"$jobs"
+    if [ ! -x build-fuzz/fuzz_npy ]; then
+      echo "stages: this clang cannot link -fsanitize=fuzzer; fuzzers skipped" >&2
+      [ -z "${CI:-}" ] || exit 1
+      exit 0
+    fi
+    fuzz_run() { # NAME MAX_LEN SEED_DIR...: a fresh work corpus, bounded time
+      local name=$1 max_len=$2 top=$PWD work=$PWD/build-fuzz/work/$1
+      local log=$PWD/build-fuzz/$1.log
+      shift 2
+      rm -rf "$work" && mkdir -p "$work"
+      if ! (cd "$work" && "$top/build-fuzz/$name" -max_total_time="${FUZZ_SECONDS:-40}" \
+              -max_len="$max_len" -timeout=20 -print_final_stats=1 \
+              -artifact_prefix="$top/build-fuzz/$name-" \
+              . "${@/#/$top/}") >"$log" 2>&1; then
+        tail -n 60 "$log" >&2
+        echo "stages: $name found a defect (input: build-fuzz/$name-*)" >&2
+        exit 1
+      fi
+      echo "fuzz: $name: $(grep -o 'Done [0-9]* runs in [0-9]* second(s)' "$log"), $(grep -o 'cov: [0-9]*' "$log" | tail -n 1) edges" >&2
+    }
+    fuzz_run fuzz_npy 4096 tests/fuzz/corpus/npy
+    fuzz_run fuzz_parse 512 tests/fuzz/corpus/parse
+    fuzz_run fuzz_trace 65536 tests/fuzz/corpus/trace traces
+    fuzz_run fuzz_trace_sealed 65536 tests/fuzz/corpus/trace traces
+    ;;
+  *) echo "usage: .ci/stages.sh clang|sanitize|fuzz" >&2; exit 2 ;;
 esac

@@ -69,6 +69,35 @@ int cs_ar_signal_is_self(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell)
   return cell % c->nranks == rank;
 }
 
+void cs_ar_wait_where(const cs_ar_cfg_t *c, uint32_t rank, uint32_t slot,
+                      uint32_t cell, int32_t target, char *buf, size_t n)
+{
+  uint32_t nr = c->nranks;
+  buf[0] = 0;
+  if (slot != CS_AR_SLOT_SIGNAL || cell >= cs_ar_signal_cells(c) || target < 1 ||
+      cs_ar_signal_is_self(c, rank, cell) || n == 0)
+    return;
+  uint32_t from = cell % nr, row = cell / nr;
+  cs_knobs_t k = cs_bug_knobs(c->bug, c->no_epilogue);
+  if (c->algo == CS_ALGO_RING) {
+    /* Row t: RS round t; row N-1+t: AG round t. Per subchunk j the row
+     * takes READY (2j+1) then READ-COMPLETE (2j+2), or only the latter
+     * (j+1) without READY barriers. */
+    const char *ph = row + 1 < nr ? "RS" : "AG";
+    uint32_t t = row + 1 < nr ? row : row - (nr - 1);
+    int ready = k.ready_barrier && target % 2 == 1;
+    int32_t j = k.ready_barrier ? (target - 1) / 2 : target - 1;
+    snprintf(buf, n, "%s barrier of %s t%u j%d, rank %u's notify",
+             ready ? "READY" : "READ-COMPLETE", ph, t, j, from);
+  } else if (target == 1) {
+    snprintf(buf, n, "ready barrier, rank %u's notify", from);
+  } else {
+    /* Mesh and host: 1 + chunk ci after chunk ci's read-complete. */
+    snprintf(buf, n, "read-complete of chunk %d, rank %u's notify",
+             target - 2, from);
+  }
+}
+
 int cs_ar_layout(const cs_ar_cfg_t *c, cs_layout_t *l)
 {
   int rc;

@@ -55,6 +55,14 @@ uint64_t cs_ar_signal_cells(const cs_ar_cfg_t *c);
  * (docs/algorithms.md §2.3): mesh 1+C, ring 2K (every row), host
  * 1+ceil(n/256). Self cells stay 0. */
 int32_t cs_ar_signal_final(const cs_ar_cfg_t *c);
+/* The place in the algorithm of rank `rank`'s wait on `cell` of `slot`
+ * for `target`, into buf: ring "READY barrier of RS t1 j0, rank 2's
+ * notify" (or READ-COMPLETE; RS/AG round t, subchunk j), mesh and host
+ * "ready barrier, ..." or "read-complete of chunk 3, ...". Empty for a
+ * cell the algorithm never waits on (another slot, a self cell, out of
+ * range, target < 1). Pure: from the configuration and the wait alone. */
+void cs_ar_wait_where(const cs_ar_cfg_t *c, uint32_t rank, uint32_t slot,
+                      uint32_t cell, int32_t target, char *buf, size_t n);
 /* Whether cell `cell` of rank `rank`'s signal slot is a self cell. */
 int cs_ar_signal_is_self(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell);
 

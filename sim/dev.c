@@ -311,6 +311,10 @@ void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
                    .cell = cell, .opcmp = op, .value = value};
   cs__dev_begin(d, &ev);
   uint64_t off = check_cell(d, &ev);
+  const cs_ctl_t *c = d->world->ctl;
+  if (slot == c->note_slot && cell < c->note_cells) /* before the add lands */
+    __atomic_store_n(cs_world_notes(d->world, peer) + cell,
+                     CS_NOTE(d->rank, ev.index), __ATOMIC_RELAXED);
   int32_t now;
   if (d->direct) {
     int32_t *p = cs_win_remote(&d->ctx, d->mywin + off, peer);

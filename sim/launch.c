@@ -161,10 +161,29 @@ static const char *state_name(uint32_t s)
   }
 }
 
+/* ", last notified by rank R at its event E" for rank r's cell, or
+ * ", never notified"; empty without notes for the slot. */
+static void note_str(const cs_world_t *w, uint32_t r, char *buf, size_t n)
+{
+  const cs_ctl_t *c = w->ctl;
+  const cs_rank_status_t *st = &c->rank[r];
+  buf[0] = 0;
+  if (st->wait_slot != c->note_slot || st->wait_cell >= c->note_cells)
+    return;
+  uint64_t note = __atomic_load_n(cs_world_notes(w, r) + st->wait_cell,
+                                  __ATOMIC_RELAXED);
+  if (!note)
+    snprintf(buf, n, "; never notified");
+  else
+    snprintf(buf, n, "; last notified by rank %u at its event %llu",
+             CS_NOTE_RANK(note), (unsigned long long)CS_NOTE_EVENT(note));
+}
+
 /* The wavefront line of rank r, which sleeps in a wait: blocked, or met
  * by a notify that came after it went to sleep (the run stopped before it
  * returned). */
-static void print_wait(const cs_world_t *w, uint32_t r, FILE *out)
+static void print_wait(const cs_world_t *w, uint32_t r,
+                       const cs_wait_where_t *where, FILE *out)
 {
   const cs_ctl_t *c = w->ctl;
   const cs_rank_status_t *st = &c->rank[r];
@@ -176,26 +195,36 @@ static void print_wait(const cs_world_t *w, uint32_t r, FILE *out)
   int eq = st->wait_cmp == CS_CMP_EQ;
   int met = eq ? v == st->wait_value : v >= st->wait_value;
   const char *cmp = eq ? "==" : ">=";
+  char pos[160] = "", note[96];
+  if (where && where->fn)
+    where->fn(where->arg, r, st->wait_slot, st->wait_cell, st->wait_value,
+              pos + 2, sizeof(pos) - 2);
+  if (pos[2])
+    pos[0] = ';', pos[1] = ' ';
+  else
+    pos[0] = 0;
+  note_str(w, r, note, sizeof(note));
   if (met)
     fprintf(out, "  rank %u: wait satisfied at event %llu (%s[%u] %s %d: "
-            "cell is %d), stopped before it returned\n", r,
+            "cell is %d), stopped before it returned%s%s\n", r,
             (unsigned long long)st->event, s->name, st->wait_cell, cmp,
-            st->wait_value, v);
+            st->wait_value, v, pos, note);
   else
     fprintf(out, "  rank %u: blocked at event %llu in wait(%s[%u] %s %d): "
-            "cell is %d, expected %s %d\n", r, (unsigned long long)st->event,
+            "cell is %d, expected %s %d%s%s\n", r, (unsigned long long)st->event,
             s->name, st->wait_cell, cmp, st->wait_value, v, cmp,
-            st->wait_value);
+            st->wait_value, pos, note);
 }
 
-void cs_launch_print_wavefront(const cs_world_t *w, FILE *out)
+void cs_launch_print_wavefront(const cs_world_t *w, const cs_wait_where_t *where,
+                               FILE *out)
 {
   const cs_ctl_t *c = w->ctl;
   fprintf(out, "hang wavefront:\n");
   for (uint32_t r = 0; r < c->nranks; r++) {
     const cs_rank_status_t *st = &c->rank[r];
     if (st->state == CS_RS_WAITING && st->wait_slot < c->layout.nslots) {
-      print_wait(w, r, out);
+      print_wait(w, r, where, out);
     } else {
       fprintf(out, "  rank %u: %s at event %llu\n", r, state_name(st->state),
               (unsigned long long)st->event);
@@ -521,7 +550,7 @@ static void report_abort(launch_t *L)
   }
   if (L->res.abort_reason == CS_ABORT_TIMEOUT ||
       L->res.abort_reason == CS_ABORT_DEADLOCK)
-    cs_launch_print_wavefront(L->w, L->out);
+    cs_launch_print_wavefront(L->w, &L->o.wait_where, L->out);
 }
 
 int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,

@@ -27,6 +27,17 @@ typedef int (*cs_rank_fn)(cs_dev_t *d, void *arg);
  * any left pending before it returns. */
 #define CS_LAUNCH_DOORBELL SIGURG
 
+/* What a program says about one of its waits, for the hang wavefront:
+ * fn(arg, rank, slot, cell, target, buf, n) writes the wait's place in
+ * the program ("READY barrier of RS t1 j0, rank 2's notify") into buf,
+ * or leaves it empty when it has nothing to say. Called by the launcher
+ * only, after the ranks stopped. */
+typedef struct cs_wait_where {
+  void (*fn)(void *arg, uint32_t rank, uint32_t slot, uint32_t cell,
+             int32_t target, char *buf, size_t n);
+  void *arg;
+} cs_wait_where_t;
+
 typedef struct cs_launch_opts {
   cs_fault_t fault;           /* injected fault (kind NONE = none) */
   uint32_t   spin_iters;      /* 0 = choose from ranks vs online CPUs */
@@ -41,6 +52,8 @@ typedef struct cs_launch_opts {
   int       *statuses;        /* if set: each rank's wait status (nranks) */
   const cs_sched_cfg_t *sched; /* controlled mode (the world needs a
                                   scheduler area), NULL = free mode */
+  cs_wait_where_t wait_where; /* names a blocked wait's place in the
+                                 program for the wavefront, or NULL */
 } cs_launch_opts_t;
 
 typedef struct cs_launch_result {
@@ -67,8 +80,12 @@ uint32_t cs_launch_spin_default(uint32_t nranks);
  * (only when ranks outnumber CPUs). */
 uint32_t cs_launch_yield_default(uint32_t nranks);
 
-/* Prints the hang wavefront: one line per rank (what it is blocked on, the
- * cell's value and the expected value). */
-void cs_launch_print_wavefront(const cs_world_t *w, FILE *out);
+/* Prints the hang wavefront: one line per rank: what it is blocked on,
+ * the cell's value and the expected value, the wait's place in the
+ * program (from `where`, which may be NULL or have a NULL fn), and who
+ * last issued a notify to that cell and at which of its events (when the
+ * world keeps notes for the slot, cs_world_opts_t.note_cells). */
+void cs_launch_print_wavefront(const cs_world_t *w, const cs_wait_where_t *where,
+                               FILE *out);
 
 #endif

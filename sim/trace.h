@@ -54,7 +54,9 @@ typedef struct cs_tracer cs_tracer_t;
  * file, or opens an existing character device (/dev/null) as it is. Never
  * follows another user's symbolic link (CS_ESYMLINK; the caller's own
  * links are followed) and never opens a FIFO, socket or other non-regular
- * file (CS_ENOTREG), so it cannot block or write through a link planted
+ * file (CS_ENOTREG), nor truncates a regular file that has other hard
+ * links (CS_EHARDLINK: another user may have linked someone's file into a
+ * shared directory), so it cannot block or write through a link planted
  * in a shared directory. Returns the fd
  * (O_CLOEXEC, blocking) or a negative code; nothing is changed on
  * failure. */

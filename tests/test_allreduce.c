@@ -37,6 +37,33 @@ static cs_ar_cfg_t cfg(cs_algo_t a, cs_dtype_t t, cs_op_t op, uint32_t n,
   return c;
 }
 
+/* The value every non-self signal cell reaches in one call, written from
+ * the reference's formulas alone (not from collectives/): mesh 1 + C with
+ * C = ceil(N/W), W = ceil(N/align)*align for N below the max chunk, else
+ * the max chunk; ring 2K per row with K = ceil(MS/W), MS = ceil(S/NR)
+ * (fp32) or min(S, ceil(S/NR) + 15) (2-byte), W from MS as for mesh; host
+ * 1 + ceil(S/256). align = 32 B, max chunk = the tile's bytes, both in
+ * elements. */
+static int32_t reference_signal_final(const cs_ar_cfg_t *c)
+{
+  uint64_t es = c->dtype == CS_FP32 ? 4 : 2;
+  uint64_t align = 32 / es, maxc = c->tile_bytes / es, n = c->count;
+  uint64_t nr = c->nranks;
+  if (c->algo == CS_ALGO_HOST)
+    return (int32_t)(1 + (n + 255) / 256);
+  uint64_t len = n;
+  if (c->algo == CS_ALGO_RING) {
+    len = (n + nr - 1) / nr;
+    if (es == 2 && len + 15 < n)
+      len += 15;
+    else if (es == 2)
+      len = n;
+  }
+  uint64_t w = len < maxc ? (len + align - 1) / align * align : maxc;
+  uint64_t chunks = (len + w - 1) / w;
+  return (int32_t)(c->algo == CS_ALGO_RING ? 2 * chunks : 1 + chunks);
+}
+
 /* Runs one configuration through the launcher and checks it. */
 static void run_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
                      outcome_t *o)
@@ -96,7 +123,7 @@ static void run_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
                                            l.slot[CS_AR_SLOT_SIGNAL].off);
     for (uint64_t k = 0; k < cs_ar_signal_cells(c); k++) {
       int32_t expect = c->no_epilogue && !cs_ar_signal_is_self(c, r, k)
-                           ? cs_ar_signal_final(c) : 0;
+                           ? reference_signal_final(c) : 0;
       o->not_zero += sig[k] != expect;
     }
   }
@@ -261,6 +288,39 @@ Test(signals, final_values_follow_the_reference_formulas)
   cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_HOST, CS_FP32, CS_SUM, 2, 257, CS_TILE_BYTES, 1, 0, 0, 0}), 3);
   cr_assert_eq(cs_ar_signal_cells(&(cs_ar_cfg_t){CS_ALGO_RING, CS_FP32, CS_SUM, 4, 17, CS_TILE_BYTES, 1, 0, 0, 0}), 24);
   cr_assert_eq(cs_ar_signal_cells(&(cs_ar_cfg_t){CS_ALGO_MESH, CS_FP32, CS_SUM, 4, 17, CS_TILE_BYTES, 1, 0, 0, 0}), 4);
+}
+
+Test(signals, the_test_closed_forms_match_the_reference_tables)
+{
+  /* Mesh C (reference table): FP32 1->1, 17->1, 4097->2, 65537->17; FP16
+   * 1->1, 17->1, 8193->2, 65537->9. Ring K (worked values): FP32 NR 2 S 17
+   * K 1; FP32 NR 4 S 1 and 17: K 1. */
+  const struct { cs_algo_t a; cs_dtype_t t; uint32_t nr; uint64_t n; int32_t want; } tab[] = {
+      {CS_ALGO_MESH, CS_FP32, 4, 1, 2},     {CS_ALGO_MESH, CS_FP32, 4, 17, 2},
+      {CS_ALGO_MESH, CS_FP32, 4, 4097, 3},  {CS_ALGO_MESH, CS_FP32, 4, 65537, 18},
+      {CS_ALGO_MESH, CS_FP16, 4, 1, 2},     {CS_ALGO_MESH, CS_FP16, 4, 17, 2},
+      {CS_ALGO_MESH, CS_FP16, 4, 8193, 3},  {CS_ALGO_MESH, CS_FP16, 4, 65537, 10},
+      {CS_ALGO_RING, CS_FP32, 2, 17, 2},    {CS_ALGO_RING, CS_FP32, 4, 1, 2},
+      {CS_ALGO_RING, CS_FP32, 4, 17, 2},    {CS_ALGO_RING, CS_FP32, 4, 65537, 10},
+      {CS_ALGO_RING, CS_FP16, 2, 32769, 6}, {CS_ALGO_HOST, CS_FP32, 2, 256, 2},
+      {CS_ALGO_HOST, CS_FP32, 2, 257, 3},
+  };
+  for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+    cs_ar_cfg_t c = cfg(tab[i].a, tab[i].t, CS_SUM, tab[i].nr, tab[i].n);
+    cr_assert_eq(reference_signal_final(&c), tab[i].want, "row %zu", i);
+  }
+  /* And the implementation's own function agrees everywhere swept. */
+  for (int a = 0; a < CS_NALGOS; a++)
+    for (int t = 0; t < CS_NDTYPES; t++)
+      for (uint32_t nr = 1; nr <= 16; nr++)
+        for (uint64_t n = 1; n <= 70000; n += n < 64 ? 1 : 997)
+          for (uint32_t tile = 1024; tile <= CS_TILE_BYTES; tile *= 4) {
+            cs_ar_cfg_t c = cfg((cs_algo_t)a, (cs_dtype_t)t, CS_SUM, nr, n);
+            c.tile_bytes = tile;
+            cr_assert_eq(cs_ar_signal_final(&c), reference_signal_final(&c),
+                         "%s %s nr %u n %llu tile %u", cs_algo_name(c.algo),
+                         cs_dtype_name(c.dtype), nr, (unsigned long long)n, tile);
+          }
 }
 
 Test(signals, without_the_epilogue_cells_stay_at_their_final_values, .timeout = 60)

@@ -137,3 +137,24 @@ Test(mesh_geometry, remote_reads_never_leave_the_slot)
       }
     }
 }
+
+Test(remote_read, physical_width_is_the_reference_fp16_rounding)
+{
+  /* Reference: rv(v) = ceil(v/16)*16 for FP16 (the 32-byte span), rv = v
+   * for FP32. Hand values first, then every v up to 70000 against the
+   * same closed form written another way (v plus the distance to the next
+   * multiple of 16). The 2-byte bf16 follows FP16 here (the reference
+   * names only FP16; the slots and segments treat both 2-byte types
+   * alike). */
+  const uint64_t v[] = {1, 2, 15, 16, 17, 31, 32, 33, 4097, 8191, 8192};
+  const uint64_t rv[] = {16, 16, 16, 16, 32, 32, 32, 48, 4112, 8192, 8192};
+  for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+    cr_assert_eq(cs_remote_phys(v[i], 2), rv[i], "v %llu", (unsigned long long)v[i]);
+    cr_assert_eq(cs_remote_phys(v[i], 4), v[i]);
+  }
+  for (uint64_t n = 1; n <= 70000; n++) {
+    cr_assert_eq(cs_remote_phys(n, 2), n + (16 - n % 16) % 16, "v %llu",
+                 (unsigned long long)n);
+    cr_assert_eq(cs_remote_phys(n, 4), n);
+  }
+}

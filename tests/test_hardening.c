@@ -11,6 +11,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -387,7 +389,7 @@ Test(hardening, wavefront_tells_a_met_wait_from_a_blocked_one)
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
-  cs_launch_print_wavefront(&w, f);
+  cs_launch_print_wavefront(&w, NULL, f);
   fclose(f);
   cs_world_destroy(&w);
   cr_assert_eq(count_lines(text), 4, "not one line per rank:\n%s", text);
@@ -433,7 +435,19 @@ Test(hardening, fault_event_says_the_accepted_range, .timeout = 30)
 /* Runs collsim ARGS with a 1 MiB /dev/shm of its own (a private mount
  * namespace; needs CAP_SYS_ADMIN): stderr into err. Returns the exit
  * status, or -1 when the namespace cannot be made here. */
+static int run_with_tmpfs(const char *where, const char *size, char *err,
+                          size_t cap, char *const args[]);
 static int run_with_small_shm(char *err, size_t cap, char *const args[])
+{
+  return run_with_tmpfs("/dev/shm", "size=1m", err, cap, args);
+}
+
+/* Runs args (argv[0] the binary) in a private mount namespace with a
+ * fresh tmpfs of `size` on `where` (on /dev: no /dev/shm at all); stderr
+ * into err. Returns the exit status, or -1 where no such namespace can be
+ * had. */
+static int run_with_tmpfs(const char *where, const char *size, char *err,
+                          size_t cap, char *const args[])
 {
   char tmpl[] = "/tmp/collsim-hard-err-XXXXXX";
   int fe = mkstemp(tmpl);
@@ -442,11 +456,11 @@ static int run_with_small_shm(char *err, size_t cap, char *const args[])
   pid_t pid = fork();
   cr_assert_neq(pid, -1);
   if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
     if (unshare(CLONE_NEWNS) < 0 ||
         mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-        mount("none", "/dev/shm", "tmpfs", 0, "size=1m") < 0)
+        mount("none", where, "tmpfs", 0, size) < 0)
       _exit(125);
-    int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 1);
     dup2(fe, 2);
     execv(bin_path(), args);
@@ -478,6 +492,35 @@ Test(hardening, small_dev_shm_names_the_part_that_does_not_fit,
   cr_assert(strstr(err, "/dev/shm has 1.0 MiB free"), "%s", err);
   cr_assert(strstr(err, "2 windows of 40.0 KiB"), "%s", err);
   cr_assert_eq(access(trace, F_OK), -1, "the trace file was left behind");
+}
+
+/* ping words a too-small or missing /dev/shm as run does: the part that
+ * did not fit, or that /dev/shm is missing, and the sizes. */
+Test(hardening, ping_names_the_part_and_sizes_when_dev_shm_is_small_or_missing,
+     .timeout = 30)
+{
+  char err[2048];
+  char *args[] = {(char *)bin_path(), "ping", "--ranks", "3", "--rounds",
+                  "100000", NULL};
+  int st = run_with_tmpfs("/dev/shm", "size=64k", err, sizeof err, args);
+  if (st < 0)
+    cr_skip_test("no private mount namespace here (needs CAP_SYS_ADMIN)");
+  cr_assert_eq(st, 2, "%s", err);
+  cr_assert_eq(count_lines(err), 1, "%s", err);
+  /* 100000 rounds x 8 B + 64 B per rank and direction, page-rounded:
+   * 784 KiB x 2 x 3 ranks = 4.6 MiB of staging. With the default 1000
+   * rounds (below): 8 KiB x 2 x 3 = 48 KiB. */
+  cr_assert(strstr(err, "no room for the staging buffers (4.6 MiB)"), "%s", err);
+  cr_assert(strstr(err, "/dev/shm has 64.0 KiB free"), "%s", err);
+  cr_assert(strstr(err, "3 windows of 4.0 KiB"), "%s", err);
+
+  char *small[] = {(char *)bin_path(), "ping", "--ranks", "3", NULL};
+  st = run_with_tmpfs("/dev", "size=1m", err, sizeof err, small);
+  cr_assert_eq(st, 2, "%s", err);
+  cr_assert_eq(count_lines(err), 1, "%s", err);
+  cr_assert(strstr(err, "collsim ping: cannot create the shared memory: "
+                        "/dev/shm is missing"), "%s", err);
+  cr_assert(strstr(err, "3 windows of 4.0 KiB, staging 48.0 KiB"), "%s", err);
 }
 
 /* ---------------- 12: clean reports the stale names it may not remove */
@@ -624,4 +667,158 @@ Test(hardening, hung_rank_has_its_fault_record_whoever_timed_out_first,
     cr_assert(strstr(t.out, "rank 0 hung (injected fault) at event 0"),
               "run %d: no fault record for the hung rank:\n%s", i, t.out);
   }
+}
+
+/* ------------- a second user against a root run (the "must show") */
+
+#define NOBODY 65534
+
+/* In a forked child: becomes nobody (no groups). Exits 124 if it cannot. */
+static void become_nobody(void)
+{
+  if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+      setresuid(NOBODY, NOBODY, NOBODY) < 0 || geteuid() != NOBODY)
+    _exit(124);
+}
+
+/* As nobody, plants in the shared directory: symlinks to root's file
+ * (t-link, o-link.npy), FIFOs (t-fifo, o-fifo.npy) and a hard link to it
+ * (t-hard; refused by the kernel where fs.protected_hardlinks is on).
+ * Exits with bit 1 set if the hard link was made. */
+static int plant_as_nobody(const char *precious)
+{
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    become_nobody();
+    char p[160];
+    int made = 0;
+    if (symlink(precious, in_dir(p, sizeof p, "t-link.cstrace")) < 0 ||
+        symlink(precious, in_dir(p, sizeof p, "o-link.npy")) < 0 ||
+        mkfifo(in_dir(p, sizeof p, "t-fifo.cstrace"), 0666) < 0 ||
+        mkfifo(in_dir(p, sizeof p, "o-fifo.npy"), 0666) < 0)
+      _exit(120);
+    if (link(precious, in_dir(p, sizeof p, "t-hard.cstrace")) == 0)
+      made |= 1;
+    _exit(made);
+  }
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) < 120, "nobody could not plant: %d", st);
+  return WEXITSTATUS(st);
+}
+
+/* As nobody, until the write end of `stop` closes (the test's process,
+ * even when it dies): opens every root-owned /dev/shm/collsim-* name
+ * read-write and checks whether it may signal any root process named
+ * collsim (kill with
+ * signal 0: the permission check alone, so nothing is ever sent). Exits
+ * with the number of opens and permitted signals (0 expected), capped at
+ * 100. */
+static pid_t probe_as_nobody(const int stop[2])
+{
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid != 0)
+    return pid;
+  close(stop[1]);
+  become_nobody();
+  int won = 0;
+  struct timespec nap = {0, 200000};
+  for (;;) {
+    struct pollfd pf = {stop[0], POLLIN, 0};
+    if (poll(&pf, 1, 0) > 0)
+      break;
+    DIR *d = opendir("/dev/shm");
+    for (struct dirent *e; d && (e = readdir(d));) {
+      if (strncmp(e->d_name, "collsim-", 8))
+        continue;
+      char name[300];
+      struct stat sb;
+      snprintf(name, sizeof name, "/dev/shm/%s", e->d_name);
+      if (stat(name, &sb) < 0 || sb.st_uid != 0)
+        continue; /* root's names only (other tests plant nobody's) */
+      snprintf(name, sizeof name, "/%s", e->d_name);
+      int fd = shm_open(name, O_RDWR, 0);
+      if (fd >= 0)
+        won++, close(fd);
+    }
+    if (d)
+      closedir(d);
+    DIR *pd = opendir("/proc");
+    for (struct dirent *e; pd && (e = readdir(pd));) {
+      char path[300], comm[64] = "";
+      struct stat sb;
+      snprintf(path, sizeof path, "/proc/%s", e->d_name);
+      if (stat(path, &sb) < 0 || sb.st_uid != 0)
+        continue; /* root's processes only */
+      snprintf(path, sizeof path, "/proc/%s/comm", e->d_name);
+      FILE *f = fopen(path, "re");
+      if (!f)
+        continue;
+      if (fgets(comm, sizeof comm, f) && !strcmp(comm, "collsim\n")) {
+        pid_t victim = (pid_t)atoi(e->d_name);
+        won += kill(victim, 0) == 0;
+      }
+      fclose(f);
+    }
+    if (pd)
+      closedir(pd);
+    nanosleep(&nap, NULL);
+  }
+  _exit(won > 100 ? 100 : won);
+}
+
+Test(hardening, a_second_user_cannot_fail_a_root_run_or_overwrite_a_root_file,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  if (geteuid() != 0)
+    cr_skip_test("needs root: the test runs collsim as root against nobody");
+  cr_assert_eq(chmod(dir, 01777), 0); /* a shared directory, like /tmp */
+  char precious[160], p[160];
+  in_dir(precious, sizeof precious, "precious");
+  write_file(precious, "root's file\n");
+  if (!(plant_as_nobody(precious) & 1)) {
+    /* fs.protected_hardlinks stopped nobody; where it is off the link
+     * would be there, as this one (made by root) is. */
+    cr_assert_eq(link(precious, in_dir(p, sizeof p, "t-hard.cstrace")), 0);
+  }
+  int stop[2];
+  cr_assert_eq(pipe(stop), 0);
+  pid_t prober = probe_as_nobody(stop);
+
+  /* --trace and --output through everything nobody planted: refused. */
+  static const char *const traces[] = {"t-link.cstrace", "t-fifo.cstrace",
+                                       "t-hard.cstrace"};
+  for (int i = 0; i < 3; i++) {
+    run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--trace",
+            in_dir(p, sizeof p, traces[i]), NULL);
+    cr_assert_eq(r.status, 2, "--trace %s: exit %d: %s", traces[i], r.status, r.err);
+    expect_file(precious, "root's file\n");
+  }
+  static const char *const outs[] = {"o-link.npy", "o-fifo.npy"};
+  for (int i = 0; i < 2; i++) {
+    run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--output",
+            in_dir(p, sizeof p, outs[i]), NULL);
+    cr_assert_eq(r.status, 2, "--output %s: exit %d: %s", outs[i], r.status, r.err);
+    expect_file(precious, "root's file\n");
+  }
+  /* Root's runs while nobody probes the shm names and the processes. */
+  for (int i = 0; i < 3; i++) {
+    run_cli(&r, 60, "ping", "--ranks", "3", "--rounds", "20000", NULL);
+    cr_assert_eq(r.status, 0, "a root ping failed: %s", r.err);
+    run_cli(&r, 60, "run", "--ranks", "4", "--count", "65537", NULL);
+    cr_assert_eq(r.status, 0, "a root run failed: %s", r.err);
+  }
+  close(stop[1]);
+  int st;
+  cr_assert_eq(waitpid(prober, &st, 0), prober);
+  close(stop[0]);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) != 124, "nobody could not start");
+  cr_assert_eq(WEXITSTATUS(st), 0, "nobody opened a name or signalled a rank "
+               "%d times", WEXITSTATUS(st));
+  expect_file(precious, "root's file\n");
+  struct stat sb;
+  cr_assert(lstat(in_dir(p, sizeof p, "t-link.cstrace"), &sb) == 0 &&
+            S_ISLNK(sb.st_mode), "the planted link was replaced");
 }

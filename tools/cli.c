@@ -266,9 +266,10 @@ int cs_cli_launch_exit(const char *cmd, int rc)
 
 int cs_cli_tracer_open_exit(const char *cmd, const cs_pipe_t *p)
 {
-  if (p->err == CS_ESYMLINK || p->err == CS_ENOTREG)
-    cs_cli_error(cmd, "--trace %s %s: expected a regular file, a character "
-                 "device or a new name", p->trace, cs_strerror(p->err));
+  if (p->err == CS_ESYMLINK || p->err == CS_ENOTREG || p->err == CS_EHARDLINK)
+    cs_cli_error(cmd, "--trace %s %s: expected a regular file with no other "
+                 "hard links, a character device or a new name", p->trace,
+                 cs_strerror(p->err));
   else
     cs_cli_error(cmd, "--trace %s: cannot create: %s", p->trace,
                  cs_strerror(p->err));

@@ -6,6 +6,7 @@
  * the launch as a job for the pipeline (tools/pipeline.h) and prints.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 
@@ -152,12 +153,15 @@ static int parse(int argc, char **argv, ping_job_t *pj, cs_cli_common_t *com)
 }
 
 /* Words the step the pipeline stopped at. Returns the exit code. */
-static int ping_failed(const cs_pipe_t *p)
+static int ping_failed(const cs_pipe_t *p, const cs_job_t *j)
 {
+  char why[512];
   switch (p->failed) {
   case CS_PIPE_WORLD:
-    cs_cli_error("ping", "cannot create the shared world: %s", cs_strerror(p->err));
-    return p->err == CS_ETOOBIG ? CS_EXIT_USAGE : CS_EXIT_ABORTED;
+    cs_world_explain_error(why, sizeof why, j->layout, j->nranks, &j->wo, p->err);
+    cs_cli_error("ping", "cannot create the shared memory: %s", why);
+    return p->err == CS_ETOOBIG || p->err == -ENOENT ? CS_EXIT_USAGE
+                                                     : CS_EXIT_ABORTED;
   case CS_PIPE_TRACER:
     return cs_cli_tracer_open_exit("ping", p);
   case CS_PIPE_LAUNCH:
@@ -190,5 +194,5 @@ int cs_cmd_ping(int argc, char **argv)
       .ops = &ping_ops, .ctx = &pj};
   cs_pipe_t p;
   cs_pipe_run(&p, &j);
-  return ping_failed(&p);
+  return ping_failed(&p, &j);
 }

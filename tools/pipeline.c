@@ -86,7 +86,8 @@ static int tracer_open(cs_pipe_t *p)
 static int launch(cs_pipe_t *p)
 {
   const cs_job_t *j = p->job;
-  cs_launch_opts_t lo = {.fault = j->fault, .sched = j->sched};
+  cs_launch_opts_t lo = {.fault = j->fault, .sched = j->sched,
+                         .wait_where = j->wait_where};
   if (p->tracer) {
     cs_tracer_launch_opts(p->tracer, &lo);
     lo.statuses = p->statuses;

@@ -85,6 +85,8 @@ typedef struct cs_job {
                                   schedule "free" if empty, input_hash */
   const cs_job_ops_t *ops;     /* may be NULL */
   void           *ctx;         /* passed to ops */
+  cs_wait_where_t wait_where;  /* the wavefront's names of waits; fn NULL
+                                  = none */
 } cs_job_t;
 
 /* One pipeline run: what it holds while it runs and what it found. */

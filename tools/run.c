@@ -415,7 +415,9 @@ static int check_world(run_job_t *rj)
       .trace_bytes = o->com.trace ? cs_pipe_trace_bytes(n, rj->controlled) : 0,
       .sched_bytes = rj->controlled
                          ? cs_sched_area_bytes(n, (1u << 20) + 2ull * c->tile_bytes)
-                         : 0};
+                         : 0,
+      .note_slot = CS_AR_SLOT_SIGNAL,
+      .note_cells = (uint32_t)cs_ar_signal_cells(c)};
   int rc = cs_ar_layout(c, &rj->l);
   if (rc < 0) {
     cs_cli_error(o->cmd, "cannot hold %u windows of %llu bytes: %s", n,
@@ -499,6 +501,13 @@ static int run_report(cs_pipe_t *p, void *ctx);
 
 static const cs_job_ops_t run_ops = {fill_row, run_verify, run_report};
 
+/* The wavefront's name of a wait: its place in the allreduce. */
+static void wait_where(void *arg, uint32_t rank, uint32_t slot, uint32_t cell,
+                       int32_t target, char *buf, size_t n)
+{
+  cs_ar_wait_where(arg, rank, slot, cell, target, buf, n);
+}
+
 /* The pipeline job of the checked run (the world options are set). */
 static void make_job(run_job_t *rj)
 {
@@ -512,6 +521,7 @@ static void make_job(run_job_t *rj)
   j->expect_hash = o->expect_hash;
   j->body = cs_ar_rank_main;
   j->arg = &o->cfg;
+  j->wait_where = (cs_wait_where_t){wait_where, &o->cfg};
   j->fault = o->com.fault;
   j->sched = rj->controlled ? &o->sched : NULL;
   j->trace = o->com.trace;
@@ -789,9 +799,10 @@ static int run_failed(const run_job_t *rj, const cs_pipe_t *p)
   const cs_ar_cfg_t *c = &o->cfg;
   switch (p->failed) {
   case CS_PIPE_WORLD:
-    if (p->err == CS_ETOOBIG) {
+    if (p->err == CS_ETOOBIG || p->err == -ENOENT) {
       char why[512];
-      cs_world_explain_size(why, sizeof why, &rj->l, c->nranks, &rj->job.wo);
+      cs_world_explain_error(why, sizeof why, &rj->l, c->nranks, &rj->job.wo,
+                             p->err);
       cs_cli_error(o->cmd, "cannot create the shared memory: %s", why);
     } else {
       cs_cli_error(o->cmd, "cannot hold %u windows of %llu bytes: %s",

@@ -276,8 +276,8 @@ static int write_out(FILE *f, const trace_opts_t *o, const cs_trace_export_t *e)
   return cs_trace_export_text(f, e);
 }
 
-/* -o PATH: created, or a regular file truncated, or a device; never a
- * link followed or a FIFO waited on. NULL after one printed line. */
+/* -o PATH: created, or a regular file truncated (not one with other hard
+ * links), or a device; never a link followed or a FIFO waited on. NULL after one printed line. */
 static FILE *open_out(const char *path)
 {
   int created;
@@ -285,9 +285,10 @@ static FILE *open_out(const char *path)
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (f)
     return f;
-  if (fd == CS_ESYMLINK || fd == CS_ENOTREG)
-    cs_cli_error("trace", "-o %s %s: expected a regular file, a character "
-                 "device or a new name", path, cs_strerror(fd));
+  if (fd == CS_ESYMLINK || fd == CS_ENOTREG || fd == CS_EHARDLINK)
+    cs_cli_error("trace", "-o %s %s: expected a regular file with no other "
+                 "hard links, a character device or a new name", path,
+                 cs_strerror(fd));
   else
     cs_cli_error("trace", "-o %s: cannot create: %s", path,
                  cs_strerror(fd < 0 ? fd : -errno));

@@ -41,10 +41,17 @@ static int add_ok(uint64_t *acc, uint64_t x)
   return 1;
 }
 
+/* The control block and, behind it, the notifier notes of every rank. */
+static uint64_t ctl_bytes(uint32_t nranks, const cs_world_opts_t *o)
+{
+  uint64_t notes = o ? (uint64_t)o->note_cells * 8 * nranks : 0;
+  return cs_round_up(sizeof(cs_ctl_t) + notes, CS_PAGE);
+}
+
 uint64_t cs_world_region_bytes(const cs_layout_t *l, uint32_t nranks,
                                const cs_world_opts_t *o)
 {
-  uint64_t total = cs_round_up(sizeof(cs_ctl_t), CS_PAGE);
+  uint64_t total = ctl_bytes(nranks, o);
   uint64_t stride = cs_round_up(l->win_bytes ? l->win_bytes : 1, CS_PAGE);
   uint64_t io = cs_round_up(o ? o->io_bytes : 0, CS_PAGE);
   uint64_t tr = cs_round_up(o ? o->trace_bytes : 0, CS_PAGE);
@@ -96,7 +103,10 @@ static void ctl_fill(cs_ctl_t *c, const cs_layout_t *l, uint32_t nranks,
   c->nranks = nranks;
   c->region_bytes = bytes;
   c->win_stride = cs_round_up(l->win_bytes ? l->win_bytes : 1, CS_PAGE);
-  c->off_windows = cs_round_up(sizeof(cs_ctl_t), CS_PAGE);
+  c->off_windows = ctl_bytes(nranks, o);
+  c->note_slot = o ? o->note_slot : 0;
+  c->note_cells = o ? o->note_cells : 0;
+  c->off_notes = sizeof(cs_ctl_t);
   c->io_bytes = cs_round_up(o ? o->io_bytes : 0, CS_PAGE);
   c->off_io = c->off_windows + c->win_stride * nranks;
   c->trace_bytes = cs_round_up(o ? o->trace_bytes : 0, CS_PAGE);
@@ -165,7 +175,7 @@ void cs_world_explain_size(char *buf, size_t n, const cs_layout_t *l,
   uint64_t tr = cs_round_up(o ? o->trace_bytes : 0, CS_PAGE);
   const char *const names[] = {"control block", "windows", "staging buffers",
                                "trace rings", "scheduler area"};
-  const uint64_t part[] = {cs_round_up(sizeof(cs_ctl_t), CS_PAGE),
+  const uint64_t part[] = {ctl_bytes(nranks, o),
                            stride * nranks, 2 * io * nranks, tr * nranks,
                            cs_round_up(o ? o->sched_bytes : 0, CS_PAGE)};
   uint64_t mem = cs_mem_available(), shm = UINT64_MAX, limit;
@@ -190,6 +200,31 @@ void cs_world_explain_size(char *buf, size_t n, const cs_layout_t *l,
            shm < mem ? "free" : "available", human(total, hs, 24), nranks,
            human(stride, h[1], 24), human(part[2], h[2], 24),
            human(part[3], h[3], 24), human(part[4], h[4], 24));
+}
+
+void cs_world_explain_error(char *buf, size_t n, const cs_layout_t *l,
+                            uint32_t nranks, const cs_world_opts_t *o, int err)
+{
+  if (err == CS_ETOOBIG) {
+    cs_world_explain_size(buf, n, l, nranks, o);
+    return;
+  }
+  uint64_t stride = cs_round_up(l->win_bytes ? l->win_bytes : 1, CS_PAGE);
+  uint64_t io = cs_round_up(o ? o->io_bytes : 0, CS_PAGE);
+  uint64_t tr = cs_round_up(o ? o->trace_bytes : 0, CS_PAGE);
+  uint64_t sc = cs_round_up(o ? o->sched_bytes : 0, CS_PAGE);
+  char h[5][24], what[128];
+  struct stat sb;
+  if (stat("/dev/shm", &sb) != 0 || !S_ISDIR(sb.st_mode))
+    snprintf(what, sizeof what, "/dev/shm is missing (POSIX shared memory "
+             "needs a tmpfs mounted there)");
+  else
+    snprintf(what, sizeof what, "/dev/shm: %s", cs_strerror(err));
+  snprintf(buf, n, "%s; the region needs %s (%u windows of %s, staging %s, "
+           "trace rings %s, scheduler area %s)", what,
+           human(cs_world_region_bytes(l, nranks, o), h[0], 24), nranks,
+           human(stride, h[1], 24), human(2 * io * nranks, h[2], 24),
+           human(tr * nranks, h[3], 24), human(sc, h[4], 24));
 }
 
 int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,

@@ -98,7 +98,12 @@ typedef struct cs_ctl {
   uint32_t reserved2;    /* zero */
   char     abort_msg[256]; /* one line describing the first failure */
   cs_layout_t layout;    /* slot table shared by every window */
-  uint8_t  pad[48];      /* rank[] starts on a cache line */
+  uint32_t note_slot;    /* slot whose cells have notifier notes */
+  uint32_t note_cells;   /* cells of note_slot noted per rank, 0 = none */
+  uint64_t off_notes;    /* bytes: region start -> rank 0's notes (u64 each:
+                            CS_NOTE_RANK/CS_NOTE_EVENT of the last notify
+                            issued to the cell, 0 = never notified) */
+  uint8_t  pad[32];      /* rank[] starts on a cache line */
   cs_rank_status_t rank[CS_MAX_RANKS]; /* per-rank status, 64 B each */
   /* The trace's global event counter, alone on its cache line: every traced
    * event of every rank takes a number from it, and sharing the line with
@@ -146,6 +151,9 @@ typedef struct cs_world_opts {
   uint64_t trace_bytes; /* bytes per rank for the trace ring, 0 = none */
   uint64_t sched_bytes; /* bytes for the scheduler area, 0 = none */
   uint64_t timeout_ns;  /* wait timeout, 0 = default (30 s) */
+  uint32_t note_slot;   /* slot of the signal cells whose last notifier is */
+  uint32_t note_cells;  /*   noted, and how many per rank (0 = none): the
+                           hang wavefront's "last notified by" */
 } cs_world_opts_t;
 
 /* Creates the region for `nranks` windows laid out by `l`, maps it, and
@@ -173,6 +181,11 @@ int cs_world_local(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
  * newline. Reads /proc/meminfo and statvfs("/dev/shm"); no side effects. */
 void cs_world_explain_size(char *buf, size_t n, const cs_layout_t *l,
                            uint32_t nranks, const cs_world_opts_t *o);
+/* The same for any failure of cs_world_create: CS_ETOOBIG as above;
+ * otherwise what went wrong with /dev/shm (missing, or the error `err`)
+ * and the region's size with its parts. One line, no newline. */
+void cs_world_explain_error(char *buf, size_t n, const cs_layout_t *l,
+                            uint32_t nranks, const cs_world_opts_t *o, int err);
 
 /* In a forked rank: maps the region again at an address of this process's
  * own choosing (so windowsIn[] differ between processes, as on the device),
@@ -192,6 +205,20 @@ uint64_t cs_world_region_bytes(const cs_layout_t *l, uint32_t nranks,
 static inline uint8_t *cs_world_window(const cs_world_t *w, uint32_t rank)
 {
   return w->base + w->ctl->off_windows + (uint64_t)rank * w->ctl->win_stride;
+}
+/* A notifier note: rank + 1 in the top 16 bits, the notifier's event index
+ * in the low 48 (0 = never notified). */
+#define CS_NOTE(rank, event) \
+  ((uint64_t)((rank) + 1) << 48 | ((uint64_t)(event) & ((1ull << 48) - 1)))
+#define CS_NOTE_RANK(note) ((uint32_t)((note) >> 48) - 1)
+#define CS_NOTE_EVENT(note) ((note) & ((1ull << 48) - 1))
+/* Rank `rank`'s notes, note_cells of them, or NULL without notes. */
+static inline uint64_t *cs_world_notes(const cs_world_t *w, uint32_t rank)
+{
+  return w->ctl->note_cells
+             ? (uint64_t *)(w->base + w->ctl->off_notes) +
+                   (uint64_t)rank * w->ctl->note_cells
+             : NULL;
 }
 static inline uint8_t *cs_world_input(const cs_world_t *w, uint32_t rank)
 {

@@ -279,7 +279,11 @@ static void ring_init(const cs_tracer_t *t, cs_trace_ring_t *ring,
 static int existing_ok(int fd)
 {
   struct stat sb;
+  /* A regular file with another name may be someone else's file linked
+   * into a shared directory (where fs.protected_hardlinks is off): never
+   * truncated through the second name. */
   int err = fstat(fd, &sb) < 0 ? -errno
+            : S_ISREG(sb.st_mode) && sb.st_nlink > 1 ? CS_EHARDLINK
             : S_ISREG(sb.st_mode) || S_ISCHR(sb.st_mode) ? 0 : CS_ENOTREG;
   if (!err && S_ISREG(sb.st_mode) && ftruncate(fd, 0) < 0)
     err = -errno;
