@@ -69,7 +69,7 @@ static const char run_help[] =
     "                   priority changes in the first STEPS steps, default\n"
     "                   2000), latest (land posted ops only when forced,\n"
     "                   notifies first), replay:TRACE or interactive (you pick\n"
-    "                   each step on the terminal). No actor able to run is a\n"
+    "                   each step on the terminal; ? help, q quit). No actor able to run is a\n"
     "                   deadlock, reported with the wavefront (exit 3)\n"
     "  --memory-model M sc (posted stores and notifies land at issue; the\n"
     "                   default), fifo (later, in order) or relaxed (in any\n"
