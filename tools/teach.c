@@ -18,29 +18,46 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../collectives/bugs.h"
 #include "../collectives/geometry.h"
 #include "../sim/trace/read.h"
 #include "cli.h"
 #include "run.h"
+#include "teach_ui.h"
 
 static const char teach_help[] =
-    "usage: collsim teach [--ranks N] [--count C] [--dtype fp32|fp16|bf16]\n"
-    "                     [--step] [--schedule S] [--memory-model M]\n"
+    "usage: collsim teach [--algo ring|mesh|host] [--ranks N] [--count C]\n"
+    "                     [--dtype fp32|fp16|bf16] [--bug NAME] [--memory-model M]\n"
+    "                     [--trace FILE] [--plain [--step] [--schedule S]]\n"
     "\n"
-    "Explains the ring allreduce of PR #2161 from a real run: prints the\n"
-    "segment table, runs the ring (verified against the oracle, like `collsim\n"
-    "run`), then walks through what the recorded transfers did, round by\n"
-    "round: for every rank the segment it wrote and whose inputs it holds,\n"
-    "e.g. s2=[3+0] (rank 3's and rank 0's elements, folded in that order),\n"
-    "and the bytes it read from its left neighbour.\n"
+    "Teaches the allreduce of PR #2161 on the live engine. On a terminal it\n"
+    "is an interactive lesson: the run is controlled and you are its\n"
+    "scheduler. Every step shows each rank's window as segments with whose\n"
+    "inputs they hold (s2=[3+0]: rank 3's elements op rank 0's, in that\n"
+    "order), or their values; the tile; the signal cells and what the next\n"
+    "wait needs; the phase, round and subchunk (RS t1 j0); the ring with the\n"
+    "reads in progress; bytes read against 2(N-1)/N*S; the last events.\n"
+    "Keys: Enter step, 0-9 pick an actor, r to the end of the round, b back\n"
+    "one event, B back one round, v values, ? help, q quit.\n"
     "\n"
-    "  --ranks N        2..8 (default 4)\n"
+    "With --plain, or when stdout is not a terminal, it prints the ring's\n"
+    "lesson instead: the segment table, a verified run, then what the\n"
+    "recorded transfers did round by round and the bytes against 2(N-1)/N*S.\n"
+    "\n"
+    "  --algo A         ring (default), mesh or host (terminal lesson only)\n"
+    "  --ranks N        2..8 (default 4); the screen needs 80x24 up to 4\n"
+    "                   ranks, 120x40 above\n"
     "  --count C        elements per rank (default 10: ragged segments)\n"
     "  --dtype D        fp32 (default), fp16 or bf16 (16-element aligned\n"
     "                   segments, some of them empty)\n"
-    "  --step           wait for Enter before each round\n"
-    "  --schedule S, --memory-model M\n"
-    "                   run it in controlled mode (see collsim run --help)\n";
+    "  --bug NAME       run a known defect (collsim run --list-bugs) and try\n"
+    "                   to make it fail by the order you choose\n"
+    "  --memory-model M sc (default), fifo or relaxed: posted ops land when\n"
+    "                   you pick the rank's DMA engine\n"
+    "  --trace FILE     keep the trace of the (last) run\n"
+    "  --plain          the printed lesson, even on a terminal\n"
+    "  --step           (plain) wait for Enter before each round\n"
+    "  --schedule S     (plain) run it in controlled mode (collsim run --help)\n";
 
 enum { MAXR = 8 };
 
@@ -68,8 +85,55 @@ static uint32_t seg_of(uint64_t e, uint64_t count, uint32_t n, uint32_t es)
   return k;
 }
 
-/* Returns 0 to go on, 1 after --help, -1 on bad usage (printed). */
-static int parse(int argc, char **argv, run_opts_t *o, int *step)
+enum { OPT_PLAIN = 256, OPT_ALGO, OPT_BUG, OPT_TRACE };
+
+/* One option. Returns 0, 1 after --help, -1 on bad usage (printed). */
+static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain)
+{
+  char why[512];
+  int v;
+  switch (c) {
+  case 'n': return cs_cli_u32("teach", "--ranks", arg, 2, MAXR, &o->cfg.nranks);
+  case 'c': return cs_cli_u64("teach", "--count", arg, 1, 1u << 20, &o->cfg.count);
+  case 'd': return cs_cli_dtype("teach", "--dtype", arg, &o->cfg.dtype);
+  case 's': *step = 1; return 0;
+  case OPT_PLAIN: *plain = 1; return 0;
+  case OPT_TRACE: o->com.trace = arg; return 0;
+  case 'S':
+    if (cs_sched_parse(arg, &o->sched, NULL) < 0) {
+      cs_cli_schedule_why(arg, why, sizeof(why));
+      cs_cli_error("teach", "%s", why);
+      return -1;
+    }
+    o->schedule_str = arg;
+    return 0;
+  case 'M': return cs_cli_mm("teach", "--memory-model", arg, &o->sched.model);
+  case OPT_ALGO:
+    if ((v = cs_algo_parse(arg)) < 0) {
+      cs_cli_error("teach", "--algo '%s' is not accepted: expected ring, mesh "
+                   "or host", arg);
+      return -1;
+    }
+    o->cfg.algo = (cs_algo_t)v;
+    return 0;
+  case OPT_BUG:
+    if ((v = cs_bug_parse(arg)) < 0) {
+      cs_cli_error("teach", "--bug '%s' is not accepted: see 'collsim run "
+                   "--list-bugs'", arg);
+      return -1;
+    }
+    o->cfg.bug = (uint32_t)v;
+    return 0;
+  case 'h': fputs(teach_help, stdout); return 1;
+  default:
+    fprintf(stderr, "Try 'collsim teach --help'.\n");
+    return -1;
+  }
+}
+
+/* Returns 0 to go on, 1 after --help, -1 on bad usage (printed). *tui:
+ * whether the terminal lesson runs. */
+static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui)
 {
   static const struct option longopts[] = {
       {"ranks", required_argument, 0, 'n'},
@@ -78,49 +142,33 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step)
       {"step", no_argument, 0, 's'},
       {"schedule", required_argument, 0, 'S'},
       {"memory-model", required_argument, 0, 'M'},
+      {"plain", no_argument, 0, OPT_PLAIN},
+      {"algo", required_argument, 0, OPT_ALGO},
+      {"bug", required_argument, 0, OPT_BUG},
+      {"trace", required_argument, 0, OPT_TRACE},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
-  int opt;
-  char why[512];
+  int c, rc, plain = 0;
   optind = 1;
-  while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-    switch (opt) {
-    case 'n':
-      if (cs_cli_u32("teach", "--ranks", optarg, 2, MAXR, &o->cfg.nranks) < 0)
-        return -1;
-      break;
-    case 'c':
-      if (cs_cli_u64("teach", "--count", optarg, 1, 1u << 20, &o->cfg.count) < 0)
-        return -1;
-      break;
-    case 'd':
-      if (cs_cli_dtype("teach", "--dtype", optarg, &o->cfg.dtype) < 0)
-        return -1;
-      break;
-    case 's': *step = 1; break;
-    case 'S':
-      if (cs_sched_parse(optarg, &o->sched, NULL) < 0) {
-        cs_cli_schedule_why(optarg, why, sizeof(why));
-        cs_cli_error("teach", "%s", why);
-        return -1;
-      }
-      o->schedule_str = optarg;
-      break;
-    case 'M':
-      if (cs_cli_mm("teach", "--memory-model", optarg, &o->sched.model) < 0)
-        return -1;
-      break;
-    case 'h': fputs(teach_help, stdout); return 1;
-    default:
-      fprintf(stderr, "Try 'collsim teach --help'.\n");
-      return -1;
-    }
-  }
+  while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+    if ((rc = opt(c, optarg, o, step, &plain)) != 0)
+      return rc;
   if (optind < argc) {
     cs_cli_error("teach", "unexpected argument '%s'", argv[optind]);
     return -1;
   }
-  return cs_cli_mm_scheduled("teach", o->sched.model,
+  *tui = !plain && isatty(1) && isatty(0);
+  if (*tui && o->sched.strategy != CS_SCHED_FREE) {
+    cs_cli_error("teach", "--schedule '%s' is for the plain lesson: on the "
+                 "terminal you are the schedule (add --plain)", o->schedule_str);
+    return -1;
+  }
+  if (!*tui && o->cfg.algo != CS_ALGO_RING) {
+    cs_cli_error("teach", "--algo %s: the plain lesson is the ring's; run it "
+                 "on a terminal without --plain", cs_algo_name(o->cfg.algo));
+    return -1;
+  }
+  return cs_cli_mm_scheduled("teach", o->sched.model, *tui ||
                              o->sched.strategy != CS_SCHED_FREE) < 0 ? -1 : 0;
 }
 
@@ -250,6 +298,25 @@ static void print_rounds(const teach_table_t *tb, uint32_t n, int step)
     }
 }
 
+/* The bandwidth cost: what each rank read, against 2(N-1)/N * S. */
+static void print_cost(const teach_table_t *tb, const cs_ar_cfg_t *c)
+{
+  uint32_t n = c->nranks;
+  uint64_t s = c->count * cs_dtype_size(c->dtype), ideal = 2 * (n - 1) * s / n;
+  printf("\nCost: every rank reads 2(N-1)/N * S bytes from its left neighbour "
+         "(S = %llu B,\nN = %u): 2*%u/%u*%llu = %llu B (it nears 2S as N grows). "
+         "Read here:", (unsigned long long)s, n, n - 1, n,
+         (unsigned long long)s, (unsigned long long)ideal);
+  for (uint32_t r = 0; r < n; r++) {
+    uint64_t sum = 0;
+    for (int ph = 0; ph < 2; ph++)
+      for (uint32_t t = 0; t + 1 < n; t++)
+        sum += tb->moved[ph][t][r];
+    printf(" r%u %llu B", r, (unsigned long long)sum);
+  }
+  printf(".\n");
+}
+
 int cs_cmd_teach(int argc, char **argv)
 {
   run_opts_t o;
@@ -260,10 +327,12 @@ int cs_cmd_teach(int argc, char **argv)
                         .iters = 1};
   o.seed = 1;
   o.fill = CS_FILL_ARANGE;
-  int step = 0, loaded;
-  int rc = parse(argc, argv, &o, &step);
+  int step = 0, loaded, tui = 0;
+  int rc = parse(argc, argv, &o, &step, &tui);
   if (rc != 0)
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+  if (tui)
+    return cs__teach_tui(&o);
   print_intro(&o.cfg);
   cs_trace_t t;
   rc = run_traced(&o, &t, &loaded);
@@ -276,5 +345,6 @@ int cs_cmd_teach(int argc, char **argv)
   printf("\nAfter the last reduce-scatter round rank r owns segment r with all "
          "%u contributions;\nafter the all-gather every rank holds every "
          "segment, bit-identical on all ranks.\n", o.cfg.nranks);
+  print_cost(&tb, &o.cfg);
   return rc;
 }

@@ -3,7 +3,7 @@
  * scheduler (sim/sched.c) chooses the next actor among the enabled ones.
  *
  * Owns the table's shape and the list of strategies, one file each in
- * sim/sched/: random, pct, latest, replay, interactive. Does not own the
+ * sim/sched/: random, pct, latest, replay, interactive, callback. Does not own the
  * enabled-actor list, DMA landing or the step loop (sched.c), nor the
  * scheduler's internals the strategies read (internal.h). cs__sched_init
  * picks the table once from cfg->strategy; the step loop calls it, and
@@ -37,5 +37,6 @@ extern const cs_strategy_ops_t cs__strategy_pct;
 extern const cs_strategy_ops_t cs__strategy_latest;
 extern const cs_strategy_ops_t cs__strategy_replay;
 extern const cs_strategy_ops_t cs__strategy_interactive;
+extern const cs_strategy_ops_t cs__strategy_callback;
 
 #endif

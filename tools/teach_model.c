@@ -1,0 +1,171 @@
+/*
+ * teach_model.c - the lesson's tracking (teach_model.h): every granted
+ * actor's event updates whose inputs each segment and tile hold, the
+ * rank's phase/round/subchunk tag, and the bytes it loaded. The contents
+ * follow the recorded transfers, not the formulas: a load from the left
+ * puts the left rank's segment in the tile, a reduce folds the rank's own
+ * input in, a store writes the tile into the segment. Called by the
+ * lesson's picker (teach_ui.c).
+ */
+#include "teach_model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../collectives/ar_config.h"
+#include "../collectives/geometry.h"
+
+uint32_t tm_seg_of(const teach_session_t *t, uint64_t e)
+{
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < t->n; i++)
+    if (cs_ring_bound(i, t->count, t->n, t->es) <= e &&
+        cs_ring_bound(i + 1, t->count, t->n, t->es) >
+            cs_ring_bound(i, t->count, t->n, t->es))
+      k = i;
+  return k;
+}
+
+void tm_prov_str(char *buf, size_t cap, const tm_prov_t *p)
+{
+  size_t o = (size_t)snprintf(buf, cap, "[");
+  for (int i = 0; i < p->n && o < cap; i++)
+    o += (size_t)snprintf(buf + o, cap - o, "%s%u", i ? "+" : "", p->r[i]);
+  snprintf(buf + o, cap > o ? cap - o : 0, "]");
+}
+
+void tm_reset(teach_session_t *t)
+{
+  memset(&t->st, 0, sizeof(t->st));
+  for (uint32_t r = 0; r < t->n; r++) {
+    for (uint32_t k = 0; k < t->n; k++)
+      t->st.hold[r][k] = (tm_prov_t){1, {(uint8_t)r}};
+    t->st.tile_seg[r] = -1;
+  }
+  t->nround = 0;
+}
+
+static void fold_own(tm_prov_t *p, uint32_t r)
+{
+  if (p->n < TM_MAXR && (p->n == 0 || p->r[p->n - 1] != r))
+    p->r[p->n++] = (uint8_t)r;
+}
+
+/* A data access of rank r (or a landing of its DMA op). */
+static void data_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
+                       int lands)
+{
+  tm_state_t *s = &t->st;
+  uint32_t left = (r + t->n - 1) % t->n;
+  if (x->kind == CS_EV_LOAD && x->peer != r && x->valid) {
+    s->moved[r] += (uint64_t)x->valid * t->es;
+    if (x->peer == left && s->phase[r]) {
+      s->tile_seg[r] = (int)tm_seg_of(t, x->elem_off);
+      s->tile[r] = s->hold[left][s->tile_seg[r]];
+    }
+  } else if (x->kind == CS_EV_REDUCE && s->phase[r] == 1 && s->tile_seg[r] >= 0) {
+    fold_own(&s->tile[r], r);
+  } else if ((x->kind == CS_EV_STORE || x->kind == CS_EV_PUT) && lands &&
+             x->valid && s->phase[r] && s->tile_seg[r] >= 0) {
+    uint32_t owner = x->kind == CS_EV_PUT ? x->peer : r;
+    s->hold[owner][tm_seg_of(t, x->elem_off)] = s->tile[r];
+  }
+}
+
+static void log_event(teach_session_t *t, uint64_t step, const cs_trace_rec_t *x)
+{
+  tm_state_t *s = &t->st;
+  tm_event_t *e = &s->last[s->nevents % TM_LAST];
+  e->step = step;
+  e->rec = *x;
+  uint32_t r = x->rank < TM_MAXR ? x->rank : 0;
+  e->rec.phase = (uint8_t)s->phase[r];
+  e->rec.round = s->round[r];
+  if (s->nlast < TM_LAST)
+    s->nlast++;
+  s->nevents++;
+}
+
+static void tag_event(teach_session_t *t, uint64_t step, uint32_t r,
+                      const cs_trace_rec_t *x)
+{
+  tm_state_t *s = &t->st;
+  if (x->kind == CS_EV_MARK) {
+    s->phase[r] = x->cell;
+    s->round[r] = (uint32_t)x->value;
+    s->sub[r] = 0;
+    s->marks[r]++;
+    uint64_t *rs = realloc(t->round_step, (t->nround + 1) * sizeof(*rs));
+    if (rs) {
+      t->round_step = rs;
+      if (!t->nround || rs[t->nround - 1] != step)
+        rs[t->nround++] = step;
+    }
+  } else if (x->kind == CS_EV_WAIT && x->slot == CS_AR_SLOT_SIGNAL &&
+             t->o->cfg.algo == CS_ALGO_RING && x->value > 0) {
+    s->sub[r] = (uint32_t)(x->value - 1) / 2; /* READY >= 2j+1, RC >= 2j+2 */
+  }
+}
+
+void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i)
+{
+  const cs_sched_actor_view_t *a = &v->en[i];
+  uint32_t r = a->rank < TM_MAXR ? a->rank : 0;
+  cs_trace_rec_t x = a->rec;
+  if (a->op >= 0) { /* a DMA landing: the op's own kind */
+    x.kind = (uint16_t)a->rec.round;
+    x.round = 0;
+  }
+  tag_event(t, v->step, r, &x);
+  if (x.slot == CS_AR_SLOT_DATA || x.kind == CS_EV_REDUCE)
+    data_event(t, r, &x, a->op >= 0 || t->o->sched.model == CS_MM_SC ||
+                         x.kind == CS_EV_LOAD);
+  log_event(t, v->step, &a->rec);
+}
+
+int tm_push(teach_session_t *t, uint64_t step, int64_t c)
+{
+  if (step >= t->capchoice) {
+    uint64_t cap = t->capchoice ? t->capchoice * 2 : 1024;
+    int64_t *p = realloc(t->choice, cap * sizeof(*p));
+    if (!p)
+      return -1;
+    t->choice = p;
+    t->capchoice = cap;
+  }
+  t->choice[step] = c;
+  t->nchoice = step + 1;
+  return 0;
+}
+
+void tm_snapshot(teach_session_t *t, const cs_world_t *w)
+{
+  t->layout = w->ctl->layout;
+  const cs_slot_t *sl = &w->ctl->layout.slot[CS_AR_SLOT_DATA];
+  uint64_t bytes = t->count * t->es;
+  for (uint32_t r = 0; r < t->n; r++)
+    memcpy(t->snap + r * bytes, cs_world_window(w, r) + sl->off, bytes);
+}
+
+uint64_t tm_round_start(const teach_session_t *t, uint64_t step)
+{
+  uint64_t best = 0;
+  for (uint64_t i = 0; i < t->nround; i++)
+    if (t->round_step[i] < step)
+      best = t->round_step[i];
+  return best;
+}
+
+int tm_round_over(const teach_session_t *t, const cs_sched_view_t *v)
+{
+  for (uint32_t r = 0; r < t->n; r++) {
+    const cs_sched_rank_view_t *rv = &v->rank[r];
+    if (rv->state == CS_VIEW_DONE || t->st.marks[r] > t->round_from[r])
+      continue;
+    if (rv->state == CS_VIEW_POSTED && rv->rec.kind == CS_EV_MARK)
+      continue;
+    return 0;
+  }
+  return 1;
+}

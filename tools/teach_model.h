@@ -1,0 +1,91 @@
+/*
+ * teach_model.h - the state of the terminal lesson (`collsim teach` on a
+ * terminal): the learner's schedule so far, and what the run did up to the
+ * current step, tracked event by event from the live engine's granted
+ * actors: whose inputs every rank's segments hold ([1+2+3], as
+ * collectives/ring.c writes it), the tile, the phase/round/subchunk tag,
+ * bytes loaded from other ranks, the last events.
+ *
+ * Owns the session struct and the tracking. Does not own the screen
+ * (teach_draw.c), the keys (teach_ui.c) or the run (tools/run.c through
+ * the callback strategy of sim/sched.h). Stepping back re-runs the prefix
+ * of the schedule: a controlled run is a pure function of its choices.
+ */
+#ifndef CS_TEACH_MODEL_H
+#define CS_TEACH_MODEL_H
+
+#include <stdint.h>
+
+#include "../sim/sched.h"
+#include "run.h"
+
+enum { TM_MAXR = 8, TM_LAST = 6 };
+
+typedef struct tm_prov {
+  uint8_t n;
+  uint8_t r[TM_MAXR]; /* ranks folded in, in order */
+} tm_prov_t;
+
+typedef struct tm_event {
+  uint64_t       step;
+  cs_trace_rec_t rec; /* with this model's phase/round tag */
+} tm_event_t;
+
+/* What the run did up to the current step (reset at every re-run). */
+typedef struct tm_state {
+  tm_prov_t  hold[TM_MAXR][TM_MAXR]; /* [rank][segment] */
+  tm_prov_t  tile[TM_MAXR];          /* the rank's accumulator tile */
+  int        tile_seg[TM_MAXR];      /* segment the tile came from, -1 none */
+  uint32_t   phase[TM_MAXR], round[TM_MAXR], sub[TM_MAXR];
+  uint32_t   marks[TM_MAXR];         /* phase markers passed */
+  uint64_t   moved[TM_MAXR];         /* bytes loaded from other ranks */
+  tm_event_t last[TM_LAST];          /* ring of the last events */
+  uint32_t   nlast;                  /* events in it (<= TM_LAST) */
+  uint64_t   nevents;                /* steps applied */
+} tm_state_t;
+
+typedef struct teach_session {
+  run_opts_t *o;
+  uint32_t    n, es;
+  uint64_t    count;
+  int         curses;     /* the screen is up */
+  /* the schedule */
+  int64_t    *choice;     /* the learner's picks, by step */
+  uint64_t    nchoice, capchoice;
+  uint64_t    target;     /* replay choice[0..target) silently, then ask */
+  uint64_t   *round_step; /* steps where some rank passed a phase marker */
+  uint64_t    nround;
+  /* what the current run did */
+  tm_state_t  st;
+  /* between the UI and the picker */
+  int         restart;    /* the picker stopped the run to re-run to target */
+  int         quit;
+  int         values;     /* show values instead of provenance */
+  int         cursor;     /* highlighted enabled actor */
+  int         auto_round; /* running to the end of the round */
+  uint32_t    round_from[TM_MAXR]; /* marks when the auto-run started */
+  uint8_t    *snap;       /* the data windows at the last pick */
+  cs_layout_t layout;     /* the world's slot table (for the describer) */
+  char        result[4][160]; /* how the last run ended */
+} teach_session_t;
+
+/* Forgets what the previous run did (the schedule stays). */
+void tm_reset(teach_session_t *t);
+/* Accounts for actor `i` of v running now, as step v->step. */
+void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i);
+/* Remembers choice c for step `step` (dropping any later ones). Returns 0
+ * or -1 (out of memory). */
+int tm_push(teach_session_t *t, uint64_t step, int64_t c);
+/* Copies every rank's data window out of the live world. */
+void tm_snapshot(teach_session_t *t, const cs_world_t *w);
+/* The step where the round containing `step` began (0 if none). */
+uint64_t tm_round_start(const teach_session_t *t, uint64_t step);
+/* Whether the round the auto-run started in is over for every rank (the
+ * rank passed a marker since, is posted at one, or is done). */
+int tm_round_over(const teach_session_t *t, const cs_sched_view_t *v);
+/* "[3+0]" into buf. */
+void tm_prov_str(char *buf, size_t cap, const tm_prov_t *p);
+/* The segment element e lies in. */
+uint32_t tm_seg_of(const teach_session_t *t, uint64_t e);
+
+#endif

@@ -1,0 +1,291 @@
+/*
+ * teach_ui.c - the terminal lesson of `collsim teach`: curses up and down,
+ * the keys, and the picker that the live engine calls at every step (the
+ * callback strategy of sim/sched.h). The learner's choices are the run's
+ * schedule; stepping back re-runs the schedule's prefix silently and asks
+ * again where it stops. The run's own messages (verification, failures,
+ * the check) go to a log while the screen is up and are shown at the end.
+ *
+ * Owns the terminal while the lesson runs: it is restored on every path
+ * (q, Ctrl-C, SIGTERM/SIGHUP, a failed run, a rank crash). Does not own
+ * the tracking (teach_model.c) or the layout (teach_draw.c). Called by
+ * teach.c when stdout is a terminal.
+ */
+#define _GNU_SOURCE
+#include "teach_ui.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "teach_draw.h"
+
+static int signalled(void)
+{
+  sigset_t pend;
+  sigpending(&pend);
+  return sigismember(&pend, SIGINT) || sigismember(&pend, SIGTERM) ||
+         sigismember(&pend, SIGHUP);
+}
+
+/* A pick during the run to the end of the round: the first enabled actor
+ * of a rank still in that round, else actor 0. */
+static int64_t auto_pick(const teach_session_t *t, const cs_sched_view_t *v)
+{
+  for (uint32_t i = 0; i < v->nenabled; i++) {
+    uint32_t r = v->en[i].rank;
+    if (t->st.marks[r] > t->round_from[r] ||
+        (v->en[i].op < 0 && v->en[i].rec.kind == CS_EV_MARK))
+      continue;
+    return i;
+  }
+  return 0;
+}
+
+/* Step back to `step`: the picker stops the run, the driver re-runs. */
+static int64_t go_back(teach_session_t *t, uint64_t step)
+{
+  t->target = step;
+  t->restart = 1;
+  return -1;
+}
+
+/* One key at a paused step: an actor index to run, -1 to stop the run
+ * (quit or back), -2 to stay. */
+static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
+                      int *help)
+{
+  int k = (int)v->nenabled;
+  if (*help && ch != ERR && ch != KEY_RESIZE) {
+    *help = 0;
+    return -2;
+  }
+  switch (ch) {
+  case 'q': case 'Q': case 3: t->quit = 1; return -1;
+  case '?': case 'h': *help = 1; return -2;
+  case 'v': t->values = !t->values; return -2;
+  case KEY_UP: case 'k': t->cursor = t->cursor > 0 ? t->cursor - 1 : k - 1; return -2;
+  case KEY_DOWN: case 'j': t->cursor = (t->cursor + 1) % k; return -2;
+  case ' ': case '\n': case '\r': case 's': case KEY_ENTER: case KEY_RIGHT:
+    return t->cursor < k ? t->cursor : 0;
+  case 'r':
+    memcpy(t->round_from, t->st.marks, sizeof(t->round_from));
+    t->auto_round = 1;
+    return auto_pick(t, v);
+  case 'b': case KEY_LEFT:
+    return v->step ? go_back(t, v->step - 1) : -2;
+  case 'B':
+    return v->step ? go_back(t, tm_round_start(t, v->step)) : -2;
+  default:
+    if (ch >= '0' && ch <= '9' && ch - '0' < k)
+      return ch - '0';
+    return -2;
+  }
+}
+
+/* The learner decides step v->step. */
+static int64_t ask(teach_session_t *t, const cs_sched_view_t *v)
+{
+  int help = 0;
+  if (t->cursor >= (int)v->nenabled)
+    t->cursor = 0;
+  for (;;) {
+    td_draw(t, v, help);
+    int ch = getch();
+    if (signalled()) {
+      t->quit = 1;
+      return -1;
+    }
+    int64_t c = on_key(t, v, ch, &help);
+    if (c != -2)
+      return c;
+  }
+}
+
+static int64_t picker(const cs_sched_view_t *v, void *arg)
+{
+  teach_session_t *t = arg;
+  int64_t c;
+  if (v->step < t->target && v->step < t->nchoice) {
+    c = t->choice[v->step] < v->nenabled ? t->choice[v->step] : 0;
+  } else {
+    tm_snapshot(t, v->w);
+    if (t->auto_round && !tm_round_over(t, v)) {
+      c = auto_pick(t, v);
+    } else {
+      t->auto_round = 0;
+      c = ask(t, v);
+      if (c < 0)
+        return -1;
+      t->cursor = 0;
+    }
+    if (tm_push(t, v->step, c) < 0)
+      return -1;
+    t->target = v->step + 1;
+  }
+  tm_apply(t, v, c);
+  return c;
+}
+
+/* ------------------------------------------------------------ the driver */
+
+typedef struct tui {
+  int   saved_out, saved_err; /* the real stdout and stderr */
+  FILE *log;                  /* the run's messages while the screen is up */
+  FILE *term;                 /* curses' output: a dup of the real stdout */
+  SCREEN *scr;
+} tui_t;
+
+static tui_t *live; /* for the atexit restore */
+
+static void screen_down(void)
+{
+  tui_t *u = live;
+  if (!u)
+    return;
+  live = NULL;
+  endwin();
+  delscreen(u->scr);
+  fclose(u->term);
+  fflush(stdout);
+  fflush(stderr);
+  dup2(u->saved_out, 1);
+  dup2(u->saved_err, 2);
+  close(u->saved_out);
+  close(u->saved_err);
+  fclose(u->log);
+}
+
+/* Curses on the terminal, the run's output into a log. Returns 0 or -1. */
+static int screen_up(tui_t *u)
+{
+  fflush(stdout);
+  fflush(stderr);
+  u->log = tmpfile();
+  u->saved_out = dup(1);
+  u->saved_err = dup(2);
+  int tfd = dup(1);
+  u->term = tfd >= 0 ? fdopen(tfd, "w") : NULL;
+  if (!u->log || u->saved_out < 0 || u->saved_err < 0 || !u->term)
+    return -1;
+  u->scr = newterm(NULL, u->term, stdin);
+  if (!u->scr)
+    return -1;
+  set_term(u->scr);
+  raw();
+  noecho();
+  keypad(stdscr, TRUE);
+  curs_set(0);
+  timeout(200);
+  dup2(fileno(u->log), 1);
+  dup2(fileno(u->log), 2);
+  live = u;
+  atexit(screen_down);
+  return 0;
+}
+
+/* The last lines the run printed (its verdict or failure) into t->result. */
+static void read_result(teach_session_t *t, FILE *log)
+{
+  char line[4][160], buf[512];
+  int n = 0;
+  fflush(stdout);
+  fflush(stderr);
+  rewind(log);
+  while (fgets(buf, sizeof(buf), log)) {
+    buf[strcspn(buf, "\n")] = 0;
+    if (!buf[0])
+      continue;
+    memmove(line[0], line[1], sizeof(line[0]) * 3);
+    snprintf(line[3], sizeof(line[3]), "%.150s", buf);
+    n++;
+  }
+  memset(t->result, 0, sizeof(t->result));
+  snprintf(t->result[0], sizeof(t->result[0]), "The run has ended after %llu "
+           "steps. It said (b = step back, q = quit):",
+           (unsigned long long)t->st.nevents);
+  for (int i = n < 3 ? 4 - n : 1; i < 4; i++)
+    snprintf(t->result[i], sizeof(t->result[i]), "  %s", line[i]);
+}
+
+/* After the run: b or B re-run to a step, q quits. Returns 1 to re-run. */
+static int ended(teach_session_t *t, tui_t *u)
+{
+  int help = 0;
+  read_result(t, u->log);
+  for (;;) {
+    td_draw(t, NULL, help);
+    int ch = getch();
+    if (signalled() || ch == 'q' || ch == 'Q' || ch == 3)
+      return 0;
+    if (ch == ERR || ch == KEY_RESIZE)
+      continue;
+    help = ch == '?' && !help;
+    if ((ch == 'b' || ch == KEY_LEFT) && t->st.nevents) {
+      t->target = t->st.nevents - 1;
+      return 1;
+    }
+    if (ch == 'B' && t->st.nevents) {
+      t->target = tm_round_start(t, t->st.nevents);
+      return 1;
+    }
+  }
+}
+
+/* One run of the engine up to where the learner stops it. Returns the
+ * run's exit code. */
+static int one_run(teach_session_t *t, tui_t *u)
+{
+  tm_reset(t);
+  t->restart = 0;
+  t->auto_round = 0;
+  if (ftruncate(fileno(u->log), 0) == 0)
+    rewind(u->log);
+  run_opts_t o = *t->o;
+  o.sched.strategy = CS_SCHED_CALLBACK;
+  o.sched.pick_fn = picker;
+  o.sched.pick_arg = t;
+  o.schedule_str = "interactive";
+  int rc = cs_run_execute(&o);
+  fflush(stdout);
+  fflush(stderr);
+  return rc;
+}
+
+int cs__teach_tui(run_opts_t *o)
+{
+  teach_session_t t = {.o = o, .n = o->cfg.nranks, .count = o->cfg.count,
+                       .es = cs_dtype_size(o->cfg.dtype)};
+  t.snap = calloc(t.n, t.count * t.es);
+  tui_t u;
+  memset(&u, 0, sizeof(u));
+  if (!t.snap || screen_up(&u) < 0) {
+    screen_down();
+    free(t.snap);
+    cs_cli_error("teach", "cannot start the terminal screen (use --plain)");
+    return CS_EXIT_ABORTED;
+  }
+  int rc = CS_EXIT_OK;
+  for (;;) {
+    rc = one_run(&t, &u);
+    if (t.quit)
+      break;
+    if (t.restart)
+      continue;
+    if (!ended(&t, &u))
+      break;
+  }
+  uint64_t steps = t.st.nevents;
+  screen_down();
+  printf("collsim teach: %s at step %llu.\n", t.quit ? "stopped" : "done",
+         (unsigned long long)steps);
+  free(t.choice);
+  free(t.round_step);
+  free(t.snap);
+  return t.quit ? CS_EXIT_OK : rc;
+}
