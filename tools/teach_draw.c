@@ -91,8 +91,9 @@ static int draw_windows(const teach_session_t *t, int y)
   int cw = (int)(2 * n + 4), per = (COLS - 12 - 2 * (int)n - 8) / (cw + 1);
   if (per < 1)
     per = 1;
-  put(y++, 0, "rank tag       window: segment=[whose inputs, in fold order]"
+  put(y, 0, "rank tag       window: segment=[whose inputs, in fold order]"
                    "%s", t->values ? " (values)" : "");
+  put(y++, 16 + per * (cw + 1), "tile");
   for (uint32_t r = 0; r < n; r++) {
     char tag[24], cell[64], tile[40];
     tag_str(tag, sizeof(tag), t->st.phase[r], t->st.round[r], t->st.sub[r],
@@ -108,7 +109,7 @@ static int draw_windows(const teach_session_t *t, int y)
       tm_prov_str(tile, sizeof(tile), &t->st.tile[r]);
     else
       snprintf(tile, sizeof(tile), "-");
-    put(y, 16 + per * (cw + 1), "tile %s", tile);
+    put(y, 16 + per * (cw + 1), "%s", tile);
     y++;
   }
   return y;

@@ -157,15 +157,25 @@ uint64_t tm_round_start(const teach_session_t *t, uint64_t step)
   return best;
 }
 
+void tm_round_begin(teach_session_t *t, const cs_sched_view_t *v)
+{
+  for (uint32_t r = 0; r < t->n; r++)
+    t->round_from[r] = t->st.marks[r] +
+        (v->rank[r].state == CS_VIEW_POSTED && v->rank[r].rec.kind == CS_EV_MARK);
+}
+
+int tm_rank_over(const teach_session_t *t, const cs_sched_view_t *v, uint32_t r)
+{
+  const cs_sched_rank_view_t *rv = &v->rank[r];
+  return rv->state == CS_VIEW_DONE || t->st.marks[r] > t->round_from[r] ||
+         (rv->state == CS_VIEW_POSTED && rv->rec.kind == CS_EV_MARK &&
+          t->st.marks[r] == t->round_from[r]);
+}
+
 int tm_round_over(const teach_session_t *t, const cs_sched_view_t *v)
 {
-  for (uint32_t r = 0; r < t->n; r++) {
-    const cs_sched_rank_view_t *rv = &v->rank[r];
-    if (rv->state == CS_VIEW_DONE || t->st.marks[r] > t->round_from[r])
-      continue;
-    if (rv->state == CS_VIEW_POSTED && rv->rec.kind == CS_EV_MARK)
-      continue;
-    return 0;
-  }
+  for (uint32_t r = 0; r < t->n; r++)
+    if (!tm_rank_over(t, v, r))
+      return 0;
   return 1;
 }

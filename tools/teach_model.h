@@ -80,8 +80,13 @@ int tm_push(teach_session_t *t, uint64_t step, int64_t c);
 void tm_snapshot(teach_session_t *t, const cs_world_t *w);
 /* The step where the round containing `step` began (0 if none). */
 uint64_t tm_round_start(const teach_session_t *t, uint64_t step);
-/* Whether the round the auto-run started in is over for every rank (the
- * rank passed a marker since, is posted at one, or is done). */
+/* Starts a run to the end of the round: a rank posted at a phase marker
+ * is to pass it and finish that round. */
+void tm_round_begin(teach_session_t *t, const cs_sched_view_t *v);
+/* Whether rank r's round is over: it is done, passed the next marker, or
+ * is posted at it. */
+int tm_rank_over(const teach_session_t *t, const cs_sched_view_t *v, uint32_t r);
+/* Whether the round is over for every rank. */
 int tm_round_over(const teach_session_t *t, const cs_sched_view_t *v);
 /* "[3+0]" into buf. */
 void tm_prov_str(char *buf, size_t cap, const tm_prov_t *p);

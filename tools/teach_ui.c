@@ -37,13 +37,9 @@ static int signalled(void)
  * of a rank still in that round, else actor 0. */
 static int64_t auto_pick(const teach_session_t *t, const cs_sched_view_t *v)
 {
-  for (uint32_t i = 0; i < v->nenabled; i++) {
-    uint32_t r = v->en[i].rank;
-    if (t->st.marks[r] > t->round_from[r] ||
-        (v->en[i].op < 0 && v->en[i].rec.kind == CS_EV_MARK))
-      continue;
-    return i;
-  }
+  for (uint32_t i = 0; i < v->nenabled; i++)
+    if (v->en[i].op >= 0 || !tm_rank_over(t, v, v->en[i].rank))
+      return i;
   return 0;
 }
 
@@ -74,7 +70,7 @@ static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
   case ' ': case '\n': case '\r': case 's': case KEY_ENTER: case KEY_RIGHT:
     return t->cursor < k ? t->cursor : 0;
   case 'r':
-    memcpy(t->round_from, t->st.marks, sizeof(t->round_from));
+    tm_round_begin(t, v);
     t->auto_round = 1;
     return auto_pick(t, v);
   case 'b': case KEY_LEFT:

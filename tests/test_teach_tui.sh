@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# test_teach_tui.sh - drives `collsim teach` in a real terminal (tmux):
+# five steps forward then five back give the identical screen; actors
+# picked by hand give the trace that --schedule replay: of it reproduces;
+# ? and q work; after Ctrl-C the terminal settings are unchanged; a pipe
+# gets the plain lesson; a too-small window says so. Skips (exit 77) only
+# when tmux is absent. Usage: test_teach_tui.sh COLLSIM_BINARY
+set -u
+bin=$(realpath "$1")
+command -v tmux >/dev/null || { echo "tmux not installed: skipped"; exit 77; }
+dir=$(mktemp -d /tmp/collsim-tui-XXXXXX)
+nsess=0
+sock=collsim-tui-$$-0
+fails=0
+cleanup() { tmux -L "$sock" kill-server 2>/dev/null; rm -rf "$dir"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# start COLS LINES CMD: a fresh tmux session running CMD in a shell that
+# records stty -a before and after it.
+start() {
+  tmux -L "$sock" kill-server 2>/dev/null
+  nsess=$((nsess + 1))
+  sock=collsim-tui-$$-$nsess # a fresh server: one being killed may linger
+  tmux -L "$sock" new-session -d -x "$1" -y "$2" \
+    "stty -a > $dir/stty.before; $3; echo EXIT=\$? > $dir/exit; stty -a > $dir/stty.after; sleep 60"
+}
+screen() { tmux -L "$sock" capture-pane -p; }
+keys() { for k in "$@"; do tmux -L "$sock" send-keys "$k"; sleep 0.15; done; }
+# wait_for TEXT: until the screen shows TEXT (10 s at most).
+wait_for() {
+  for _ in $(seq 100); do screen | grep -qF -- "$1" && return 0; sleep 0.1; done
+  fail "the screen never showed '$1'"; screen; return 1
+}
+wait_exit() {
+  for _ in $(seq 100); do [ -s "$dir/exit" ] && return 0; sleep 0.1; done
+  fail "collsim did not exit"; return 1
+}
+
+# 1. Five steps forward, five back: the screen at step 0 again.
+start 80 24 "$bin teach"
+wait_for "step 0, who goes next" && screen > "$dir/s0"
+keys Enter Enter Enter Enter Enter
+wait_for "step 5, who goes next"
+keys b b b b b
+wait_for "step 0, who goes next" && screen > "$dir/s0b"
+cmp -s "$dir/s0" "$dir/s0b" || { fail "the screen after 5 forward, 5 back differs"; diff "$dir/s0" "$dir/s0b"; }
+# 2. ? shows the help, any key closes it, q quits and restores the terminal.
+keys '?'
+wait_for "this help"
+keys x
+sleep 0.3
+screen | grep -qF "this help" && fail "the help did not close"
+keys q
+wait_exit && grep -q "EXIT=0" "$dir/exit" || fail "q: $(cat "$dir/exit")"
+cmp -s "$dir/stty.before" "$dir/stty.after" || fail "q left the terminal changed"
+
+# 3. Ctrl-C in the middle of a run: the terminal is as it was.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --ranks 3"
+wait_for "step 0, who goes next"
+keys Enter Enter C-c
+wait_exit
+cmp -s "$dir/stty.before" "$dir/stty.after" || { fail "Ctrl-C left the terminal changed"; diff "$dir/stty.before" "$dir/stty.after"; }
+[ -z "$(ls /dev/shm | grep collsim)" ] || true
+
+# 4. Picking by hand: rank 3, rank 2, rank 1 first, then to the end of
+# every round; the trace it leaves replays to the same events.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --trace $dir/hand.cstrace"
+wait_for "step 0, who goes next"
+keys 3
+wait_for "step 1, who goes next"
+keys 2
+wait_for "step 2, who goes next"
+keys 1
+wait_for "step 3, who goes next"
+for _ in $(seq 12); do keys r; done
+wait_for "The run has ended"
+keys q
+wait_exit
+grep -q "EXIT=0" "$dir/exit" || fail "hand-picked run: $(cat "$dir/exit")"
+"$bin" trace "$dir/hand.cstrace" > "$dir/hand.txt" 2>&1 || fail "cannot read the hand trace"
+first=$(awk '$4 == "store" {print $3}' "$dir/hand.txt" | head -3 | tr '\n' ' ')
+[ "$first" = "r3 r2 r1 " ] || fail "the first stores were by '$first', not the ranks picked (r3 r2 r1)"
+"$bin" run --ranks 4 --count 10 --iters 1 --schedule "replay:$dir/hand.cstrace" \
+  --trace "$dir/replay.cstrace" > "$dir/replay.out" 2>&1 || { fail "replay of the hand-picked order failed"; cat "$dir/replay.out"; }
+"$bin" trace "$dir/replay.cstrace" > "$dir/replay.txt" 2>&1
+# Same events in the same order (the time column differs).
+col() { awk '/^ +[0-9]+ +\+/ {$2=""; print}' "$1"; }
+[ -n "$(col "$dir/hand.txt")" ] || fail "no events in the hand trace"
+cmp -s <(col "$dir/hand.txt") <(col "$dir/replay.txt") || fail "the replay's events differ from the hand-picked run's"
+
+# 5. A pipe gets the plain lesson, with the cost line.
+"$bin" teach | cat > "$dir/plain.txt"
+grep -q "What the transfers did" "$dir/plain.txt" || fail "teach | cat: no plain lesson"
+grep -q "2(N-1)/N \* S" "$dir/plain.txt" || fail "teach | cat: no 2(N-1)/N line"
+
+# 6. Too small: 8 ranks in 80x24 say what they need.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --ranks 8"
+wait_for "the window is too small (80x24); 8 ranks need 120x40"
+keys q
+wait_exit
+cmp -s "$dir/stty.before" "$dir/stty.after" || fail "too small + q left the terminal changed"
+
+[ "$fails" -eq 0 ] && echo "all terminal checks passed"
+exit $((fails > 0))
