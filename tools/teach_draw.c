@@ -66,9 +66,9 @@ static double value_at(const teach_session_t *t, uint32_t r, uint64_t e)
 static void seg_cell(const teach_session_t *t, uint32_t r, uint32_t k, char *b,
                      size_t w)
 {
-  uint64_t lo = cs_ring_bound(k, t->count, t->n, t->es);
-  uint64_t hi = cs_ring_bound(k + 1, t->count, t->n, t->es);
-  size_t o = (size_t)snprintf(b, w + 1, "s%u=", k);
+  uint64_t lo = tm_part_lo(t, k), hi = tm_part_lo(t, k + 1);
+  size_t o = (size_t)snprintf(b, w + 1, "%c%u=",
+                              t->o->cfg.algo == CS_ALGO_RING ? 's' : 'c', k);
   if (lo == hi) {
     snprintf(b + o, w + 1 - o, "-");
     return;
@@ -91,7 +91,7 @@ static int draw_windows(const teach_session_t *t, int y)
   int cw = (int)(2 * n + 4), per = (COLS - 12 - 2 * (int)n - 8) / (cw + 1);
   if (per < 1)
     per = 1;
-  put(y, 0, "rank tag       window: segment=[whose inputs, in fold order]"
+  put(y, 0, "rank tag       window: part=[whose inputs, in fold order]"
                    "%s", t->values ? " (values)" : "");
   put(y++, 16 + per * (cw + 1), "tile");
   for (uint32_t r = 0; r < n; r++) {
@@ -99,7 +99,7 @@ static int draw_windows(const teach_session_t *t, int y)
     tag_str(tag, sizeof(tag), t->st.phase[r], t->st.round[r], t->st.sub[r],
             t->o->cfg.algo);
     put(y, 0, "r%-3u %-10s", r, tag);
-    for (uint32_t k = 0; k < n; k++) {
+    for (uint32_t k = 0; k < tm_nparts(t); k++) {
       if (k && k % (uint32_t)per == 0)
         y++;
       seg_cell(t, r, k, cell, (size_t)cw);
@@ -116,34 +116,46 @@ static int draw_windows(const teach_session_t *t, int y)
 }
 
 /* The ring, an arrow into every rank whose next event loads from its
- * left; then the bytes loaded against 2(N-1)/N*S. */
-static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
+ * left (mesh, host: every remote load posted). */
+static void draw_reads(const teach_session_t *t, const cs_sched_view_t *v, int y)
 {
+  int ring = t->o->cfg.algo == CS_ALGO_RING;
   move(y, 0);
-  printw("ring: ");
+  printw(ring ? "ring: " : "reads:");
   for (uint32_t r = 0; r <= t->n; r++) {
     uint32_t q = r % t->n, left = (q + t->n - 1) % t->n;
-    int busy = v && v->rank[q].state == CS_VIEW_POSTED &&
-               v->rank[q].rec.kind == CS_EV_LOAD && v->rank[q].rec.peer == left &&
-               left != q && v->rank[q].rec.valid > 1;
+    const cs_trace_rec_t *x = v ? &v->rank[q].rec : NULL;
+    int busy = x && v->rank[q].state == CS_VIEW_POSTED &&
+               x->kind == CS_EV_LOAD && x->peer != q && x->slot == CS_AR_SLOT_DATA &&
+               (!ring || x->peer == left);
+    if (!ring) {
+      if (busy && r < t->n)
+        printw(" r%u<=r%u c%u", q, x->peer, tm_seg_of(t, x->elem_off));
+      continue;
+    }
     if (r) {
       if (busy)
         attron(A_BOLD | A_REVERSE);
-      printw(busy ? " =s%u=> " : " ---> ",
-             tm_seg_of(t, v ? v->rank[q].rec.elem_off : 0));
+      printw(busy ? " =s%u=> " : " ---> ", busy ? tm_seg_of(t, x->elem_off) : 0);
       attroff(A_BOLD | A_REVERSE);
     }
     printw("r%u", q);
   }
-  printw("  (=sK=>: reading segment K)");
-  y++;
-  uint64_t s = t->count * t->es, ideal = 2 * (t->n - 1) * s / t->n;
+  printw(ring ? "  (=sK=>: reading segment K)" : "  (rank<=peer: a remote load next)");
+}
+
+static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
+{
+  draw_reads(t, v, y++);
+  int ring = t->o->cfg.algo == CS_ALGO_RING;
+  uint64_t s = t->count * t->es;
+  uint64_t ideal = ring ? 2 * (t->n - 1) * s / t->n : (t->n - 1) * s;
   move(y, 0);
   printw("loaded:");
   for (uint32_t r = 0; r < t->n; r++)
     printw(" r%u %lluB", r, (unsigned long long)t->st.moved[r]);
-  printw("  of 2(N-1)/N*S = %lluB (S=%lluB)", (unsigned long long)ideal,
-         (unsigned long long)s);
+  printw("  of %s = %lluB (S=%lluB)", ring ? "2(N-1)/N*S" : "(N-1)*S",
+         (unsigned long long)ideal, (unsigned long long)s);
   return y + 1;
 }
 
@@ -236,8 +248,8 @@ static int draw_events(const teach_session_t *t, int y,
   for (uint32_t i = k; i > 0; i--) {
     const tm_event_t *e = &s->last[(s->nevents - i) % TM_LAST];
     char tag[24], what[200];
-    tag_str(tag, sizeof(tag), e->rec.phase, e->rec.round, 0, t->o->cfg.algo);
-    if (t->o->cfg.algo == CS_ALGO_RING && e->rec.phase)
+    tag_str(tag, sizeof(tag), e->phase, e->round, 0, t->o->cfg.algo);
+    if (t->o->cfg.algo == CS_ALGO_RING && e->phase)
       tag[strlen(tag) - 3] = 0; /* no subchunk in the log */
     cs_trace_sentence(what, sizeof(what), &t->layout, &e->rec);
     put(y++, 0, "  #%-5llu %-6s %.*s", (unsigned long long)e->step, tag,
@@ -288,8 +300,12 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
            cs_algo_name(c->algo), t->n, (unsigned long long)t->count,
            cs_dtype_name(c->dtype), cs_op_name(c->op));
   put(0, COLS - 17, "? help   q quit");
-  put(1, 0, "RS t1 j0: reduce-scatter round 1 subchunk 0 (AG: all-"
-           "gather); [2+3]: r2's op r3's");
+  if (c->algo == CS_ALGO_RING)
+    put(1, 0, "RS t1 j0: reduce-scatter round 1 subchunk 0 (AG: all-gather); "
+        "[2+3]: r2's op r3's");
+  else
+    put(1, 0, "ph1 r0: the main phase; c0 = chunk 0; [2+0+1]: r2's input op "
+        "r0's op r1's");
   int y = draw_windows(t, 3);
   y = draw_ring(t, v, y + 1);
   int last = LINES - 1;

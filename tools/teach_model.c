@@ -14,15 +14,36 @@
 #include <string.h>
 
 #include "../collectives/ar_config.h"
+#include "../collectives/algo.h"
 #include "../collectives/geometry.h"
+
+uint32_t tm_nparts(const teach_session_t *t)
+{
+  uint64_t n = t->n;
+  if (t->o->cfg.algo == CS_ALGO_MESH)
+    n = cs_mesh_chunks(t->count, t->es, t->o->cfg.tile_bytes);
+  else if (t->o->cfg.algo == CS_ALGO_HOST)
+    n = (t->count + CS_HOST_CHUNK - 1) / CS_HOST_CHUNK;
+  return n < TM_MAXP ? (uint32_t)n : TM_MAXP;
+}
+
+uint64_t tm_part_lo(const teach_session_t *t, uint32_t i)
+{
+  uint64_t w;
+  if (t->o->cfg.algo == CS_ALGO_RING)
+    return cs_ring_bound(i, t->count, t->n, t->es);
+  w = t->o->cfg.algo == CS_ALGO_MESH
+          ? cs_mesh_width(t->count, t->es, t->o->cfg.tile_bytes) : CS_HOST_CHUNK;
+  if (i == tm_nparts(t))
+    return t->count; /* the parts shown end the window */
+  return i * w < t->count ? i * w : t->count;
+}
 
 uint32_t tm_seg_of(const teach_session_t *t, uint64_t e)
 {
-  uint32_t k = 0;
-  for (uint32_t i = 0; i < t->n; i++)
-    if (cs_ring_bound(i, t->count, t->n, t->es) <= e &&
-        cs_ring_bound(i + 1, t->count, t->n, t->es) >
-            cs_ring_bound(i, t->count, t->n, t->es))
+  uint32_t k = 0, np = tm_nparts(t);
+  for (uint32_t i = 0; i < np; i++)
+    if (tm_part_lo(t, i) <= e && tm_part_lo(t, i + 1) > tm_part_lo(t, i))
       k = i;
   return k;
 }
@@ -39,37 +60,74 @@ void tm_reset(teach_session_t *t)
 {
   memset(&t->st, 0, sizeof(t->st));
   for (uint32_t r = 0; r < t->n; r++) {
-    for (uint32_t k = 0; k < t->n; k++)
+    for (uint32_t k = 0; k < TM_MAXP; k++)
       t->st.hold[r][k] = (tm_prov_t){1, {(uint8_t)r}};
     t->st.tile_seg[r] = -1;
   }
   t->nround = 0;
 }
 
-static void fold_own(tm_prov_t *p, uint32_t r)
+static void fold(tm_prov_t *into, const tm_prov_t *p)
 {
-  if (p->n < TM_MAXR && (p->n == 0 || p->r[p->n - 1] != r))
-    p->r[p->n++] = (uint8_t)r;
+  for (int i = 0; i < p->n && into->n < TM_MAXR; i++)
+    into->r[into->n++] = p->r[i];
 }
 
-/* A data access of rank r (or a landing of its DMA op). */
+/* A data access of rank r, as the rank runs it (lands: a store lands now,
+ * or is a queued op landing). A load after anything but a load or reduce
+ * starts the tile (acc); later loads go to recv, a reduce folds recv into
+ * acc, a store writes acc. Under fifo/relaxed a store's contents are taken
+ * when it is posted and written when it lands. */
 static void data_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
-                       int lands)
+                       int lands, int op)
 {
   tm_state_t *s = &t->st;
-  uint32_t left = (r + t->n - 1) % t->n;
-  if (x->kind == CS_EV_LOAD && x->peer != r && x->valid) {
-    s->moved[r] += (uint64_t)x->valid * t->es;
-    if (x->peer == left && s->phase[r]) {
-      s->tile_seg[r] = (int)tm_seg_of(t, x->elem_off);
-      s->tile[r] = s->hold[left][s->tile_seg[r]];
+  if (x->kind == CS_EV_LOAD && x->valid && s->phase[r]) {
+    if (x->peer != r)
+      s->moved[r] += (uint64_t)x->valid * t->es;
+    uint32_t k = tm_seg_of(t, x->elem_off), p = x->peer < TM_MAXR ? x->peer : 0;
+    if (!s->acc_open[r]) {
+      s->tile[r] = s->hold[p][k];
+      s->tile_seg[r] = (int)k;
+      s->acc_open[r] = 1;
+    } else {
+      s->recv[r] = s->hold[p][k];
     }
-  } else if (x->kind == CS_EV_REDUCE && s->phase[r] == 1 && s->tile_seg[r] >= 0) {
-    fold_own(&s->tile[r], r);
-  } else if ((x->kind == CS_EV_STORE || x->kind == CS_EV_PUT) && lands &&
-             x->valid && s->phase[r] && s->tile_seg[r] >= 0) {
-    uint32_t owner = x->kind == CS_EV_PUT ? x->peer : r;
-    s->hold[owner][tm_seg_of(t, x->elem_off)] = s->tile[r];
+    return;
+  }
+  if (x->kind == CS_EV_REDUCE && s->acc_open[r]) {
+    fold(&s->tile[r], &s->recv[r]);
+    return;
+  }
+  s->acc_open[r] = 0;
+  if ((x->kind != CS_EV_STORE && x->kind != CS_EV_PUT) || !x->valid ||
+      !s->phase[r] || s->tile_seg[r] < 0)
+    return;
+  uint32_t owner = x->kind == CS_EV_PUT && x->peer < TM_MAXR ? x->peer : r;
+  uint32_t k = tm_seg_of(t, x->elem_off);
+  if (lands && op < 0) {
+    s->hold[owner][k] = s->tile[r];
+  } else if (op < 0 && s->nq[r] < TM_QCAP) { /* posted: remember what */
+    s->q[r][s->nq[r]++] = s->tile[r];
+  } else if (op >= 0 && (uint32_t)op < s->nq[r]) {
+    s->hold[owner][k] = s->q[r][op];
+  }
+}
+
+/* A queued op of rank r landed or was posted: keeps s->q in the order of
+ * the rank's DMA queue (notifies hold an empty entry). */
+static void queue_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
+                        int op)
+{
+  tm_state_t *s = &t->st;
+  if (op >= 0) {
+    if ((uint32_t)op < s->nq[r]) {
+      memmove(&s->q[r][op], &s->q[r][op + 1],
+              (s->nq[r] - (uint32_t)op - 1) * sizeof(s->q[r][0]));
+      s->nq[r]--;
+    }
+  } else if (x->kind == CS_EV_NOTIFY && s->nq[r] < TM_QCAP) {
+    s->q[r][s->nq[r]++] = (tm_prov_t){0, {0}};
   }
 }
 
@@ -80,8 +138,8 @@ static void log_event(teach_session_t *t, uint64_t step, const cs_trace_rec_t *x
   e->step = step;
   e->rec = *x;
   uint32_t r = x->rank < TM_MAXR ? x->rank : 0;
-  e->rec.phase = (uint8_t)s->phase[r];
-  e->rec.round = s->round[r];
+  e->phase = s->phase[r];
+  e->round = s->round[r];
   if (s->nlast < TM_LAST)
     s->nlast++;
   s->nevents++;
@@ -112,15 +170,20 @@ void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i)
 {
   const cs_sched_actor_view_t *a = &v->en[i];
   uint32_t r = a->rank < TM_MAXR ? a->rank : 0;
+  int queued = t->o->sched.model != CS_MM_SC;
   cs_trace_rec_t x = a->rec;
   if (a->op >= 0) { /* a DMA landing: the op's own kind */
     x.kind = (uint16_t)a->rec.round;
     x.round = 0;
   }
   tag_event(t, v->step, r, &x);
-  if (x.slot == CS_AR_SLOT_DATA || x.kind == CS_EV_REDUCE)
-    data_event(t, r, &x, a->op >= 0 || t->o->sched.model == CS_MM_SC ||
-                         x.kind == CS_EV_LOAD);
+  if (x.slot == CS_AR_SLOT_DATA || x.kind == CS_EV_REDUCE ||
+      x.kind == CS_EV_WAIT || x.kind == CS_EV_MARK)
+    data_event(t, r, &x, !queued || x.kind == CS_EV_LOAD, a->op);
+  if (queued && x.kind == CS_EV_NOTIFY)
+    queue_event(t, r, &x, a->op);
+  else if (queued && a->op >= 0)
+    queue_event(t, r, &x, a->op);
   log_event(t, v->step, &a->rec);
 }
 

@@ -19,7 +19,7 @@
 #include "../sim/sched.h"
 #include "run.h"
 
-enum { TM_MAXR = 8, TM_LAST = 6 };
+enum { TM_MAXR = 8, TM_MAXP = 8, TM_LAST = 6, TM_QCAP = 256 };
 
 typedef struct tm_prov {
   uint8_t n;
@@ -28,13 +28,18 @@ typedef struct tm_prov {
 
 typedef struct tm_event {
   uint64_t       step;
-  cs_trace_rec_t rec; /* with this model's phase/round tag */
+  uint32_t       phase, round; /* the rank's tag when it ran */
+  cs_trace_rec_t rec;          /* as the view gave it */
 } tm_event_t;
 
 /* What the run did up to the current step (reset at every re-run). */
 typedef struct tm_state {
-  tm_prov_t  hold[TM_MAXR][TM_MAXR]; /* [rank][segment] */
+  tm_prov_t  hold[TM_MAXR][TM_MAXP]; /* [rank][segment or chunk] */
   tm_prov_t  tile[TM_MAXR];          /* the rank's accumulator tile */
+  tm_prov_t  recv[TM_MAXR];          /* what its last load into recv holds */
+  int        acc_open[TM_MAXR];      /* the tile is being accumulated */
+  tm_prov_t  q[TM_MAXR][TM_QCAP];    /* fifo/relaxed: its queued ops' contents */
+  uint32_t   nq[TM_MAXR];
   int        tile_seg[TM_MAXR];      /* segment the tile came from, -1 none */
   uint32_t   phase[TM_MAXR], round[TM_MAXR], sub[TM_MAXR];
   uint32_t   marks[TM_MAXR];         /* phase markers passed */
@@ -90,7 +95,11 @@ int tm_rank_over(const teach_session_t *t, const cs_sched_view_t *v, uint32_t r)
 int tm_round_over(const teach_session_t *t, const cs_sched_view_t *v);
 /* "[3+0]" into buf. */
 void tm_prov_str(char *buf, size_t cap, const tm_prov_t *p);
-/* The segment element e lies in. */
+/* The parts of the window shown: the ring's N segments, mesh's and host's
+ * chunks (at most TM_MAXP), and where part i begins (i = nparts: the end). */
+uint32_t tm_nparts(const teach_session_t *t);
+uint64_t tm_part_lo(const teach_session_t *t, uint32_t i);
+/* The part element e lies in. */
 uint32_t tm_seg_of(const teach_session_t *t, uint64_t e);
 
 #endif
