@@ -104,5 +104,19 @@ keys q
 wait_exit
 cmp -s "$dir/stty.before" "$dir/stty.after" || fail "too small + q left the terminal changed"
 
+# 7. Break it, level 1 (no READY barrier): rank 0 runs first and reads
+# from rank 2 before rank 2 has staged its input; the run is wrong and the
+# end screen shows the race in collsim check's words.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --level 1"
+wait_for "Break it: no READY barrier"
+keys Enter Enter Enter Enter Enter Enter
+for _ in $(seq 10); do keys r; done
+wait_for "You broke it: the run failed"
+screen | grep -q "result: WRONG" || fail "level 1: no wrong result on the screen"
+screen | grep -qE "^  1\. race .* is not" || { fail "level 1: no race from the check"; screen; }
+keys q
+wait_exit
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

@@ -28,7 +28,7 @@
 static const char teach_help[] =
     "usage: collsim teach [--algo ring|mesh|host] [--ranks N] [--count C]\n"
     "                     [--dtype fp32|fp16|bf16] [--bug NAME] [--memory-model M]\n"
-    "                     [--trace FILE] [--plain [--step] [--schedule S]]\n"
+    "                     [--level L] [--trace FILE] [--plain [--step] [--schedule S]]\n"
     "\n"
     "Teaches the allreduce of PR #2161 on the live engine. On a terminal it\n"
     "is an interactive lesson: the run is controlled and you are its\n"
@@ -54,6 +54,10 @@ static const char teach_help[] =
     "                   to make it fail by the order you choose\n"
     "  --memory-model M sc (default), fifo or relaxed: posted ops land when\n"
     "                   you pick the rank's DMA engine\n"
+    "  --level L        break it: 1 ring-no-ready-barrier, 2 no-fence-before-\n"
+    "                   notify (relaxed), 3 mesh-no-chunk-barrier, 4 wait-eq;\n"
+    "                   choose an order that makes the run fail; the end\n"
+    "                   screen shows what collsim check finds in it\n"
     "  --trace FILE     keep the trace of the (last) run\n"
     "  --plain          the printed lesson, even on a terminal\n"
     "  --step           (plain) wait for Enter before each round\n"
@@ -85,10 +89,51 @@ static uint32_t seg_of(uint64_t e, uint64_t count, uint32_t n, uint32_t es)
   return k;
 }
 
-enum { OPT_PLAIN = 256, OPT_ALGO, OPT_BUG, OPT_TRACE };
+enum { OPT_PLAIN = 256, OPT_ALGO, OPT_BUG, OPT_TRACE, OPT_LEVEL };
+
+/* The break-it levels: a known defect, a small world where it can show,
+ * and the learner's goal. */
+typedef struct teach_level {
+  const char *bug;
+  cs_algo_t   algo;
+  uint32_t    nranks;
+  uint64_t    count;
+  cs_mm_t     model;
+  const char *goal;
+} teach_level_t;
+
+static const teach_level_t levels[] = {
+  {"ring-no-ready-barrier", CS_ALGO_RING, 3, 6, CS_MM_SC,
+   "no READY barrier: make a rank read from its left before the left rank "
+   "has stored"},
+  {"no-fence-before-notify", CS_ALGO_RING, 3, 6, CS_MM_RELAXED,
+   "no fence: land a notify (DMA engine) before the store it announces"},
+  {"mesh-no-chunk-barrier", CS_ALGO_MESH, 3, 6, CS_MM_SC,
+   "no read-complete barrier: let a rank store its sum while a peer still "
+   "reads"},
+  {"wait-eq", CS_ALGO_MESH, 2, 6, CS_MM_SC,
+   "waits compare ==: let a peer push a cell past the value a wait wants"},
+};
+enum { NLEVELS = sizeof(levels) / sizeof(levels[0]) };
+
+static int set_level(const char *arg, run_opts_t *o, const char **goal)
+{
+  uint32_t v;
+  if (cs_cli_u32("teach", "--level", arg, 1, NLEVELS, &v) < 0)
+    return -1;
+  const teach_level_t *l = &levels[v - 1];
+  o->cfg.bug = (uint32_t)cs_bug_parse(l->bug);
+  o->cfg.algo = l->algo;
+  o->cfg.nranks = l->nranks;
+  o->cfg.count = l->count;
+  o->sched.model = l->model;
+  *goal = l->goal;
+  return 0;
+}
 
 /* One option. Returns 0, 1 after --help, -1 on bad usage (printed). */
-static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain)
+static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
+               const char **goal)
 {
   char why[512];
   int v;
@@ -98,6 +143,7 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain)
   case 'd': return cs_cli_dtype("teach", "--dtype", arg, &o->cfg.dtype);
   case 's': *step = 1; return 0;
   case OPT_PLAIN: *plain = 1; return 0;
+  case OPT_LEVEL: return set_level(arg, o, goal);
   case OPT_TRACE: o->com.trace = arg; return 0;
   case 'S':
     if (cs_sched_parse(arg, &o->sched, NULL) < 0) {
@@ -133,7 +179,8 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain)
 
 /* Returns 0 to go on, 1 after --help, -1 on bad usage (printed). *tui:
  * whether the terminal lesson runs. */
-static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui)
+static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
+                 const char **goal)
 {
   static const struct option longopts[] = {
       {"ranks", required_argument, 0, 'n'},
@@ -146,12 +193,13 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui)
       {"algo", required_argument, 0, OPT_ALGO},
       {"bug", required_argument, 0, OPT_BUG},
       {"trace", required_argument, 0, OPT_TRACE},
+      {"level", required_argument, 0, OPT_LEVEL},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   int c, rc, plain = 0;
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
-    if ((rc = opt(c, optarg, o, step, &plain)) != 0)
+    if ((rc = opt(c, optarg, o, step, &plain, goal)) != 0)
       return rc;
   if (optind < argc) {
     cs_cli_error("teach", "unexpected argument '%s'", argv[optind]);
@@ -161,6 +209,10 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui)
   if (*tui && o->sched.strategy != CS_SCHED_FREE) {
     cs_cli_error("teach", "--schedule '%s' is for the plain lesson: on the "
                  "terminal you are the schedule (add --plain)", o->schedule_str);
+    return -1;
+  }
+  if (!*tui && *goal) {
+    cs_cli_error("teach", "--level is played on a terminal (without --plain)");
     return -1;
   }
   if (!*tui && o->cfg.algo != CS_ALGO_RING) {
@@ -328,11 +380,12 @@ int cs_cmd_teach(int argc, char **argv)
   o.seed = 1;
   o.fill = CS_FILL_ARANGE;
   int step = 0, loaded, tui = 0;
-  int rc = parse(argc, argv, &o, &step, &tui);
+  const char *goal = NULL;
+  int rc = parse(argc, argv, &o, &step, &tui, &goal);
   if (rc != 0)
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
   if (tui)
-    return cs__teach_tui(&o);
+    return cs__teach_tui(&o, goal);
   print_intro(&o.cfg);
   cs_trace_t t;
   rc = run_traced(&o, &t, &loaded);

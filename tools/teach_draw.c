@@ -273,7 +273,8 @@ static void draw_help(void)
     "Legend",
     "  RS t1 j0  reduce-scatter, round 1, subchunk 0 (AG: all-gather)",
     "  s2=[3+0]  segment 2 holds rank 3's input op rank 0's, folded",
-    "            in that order; every rank reads only from its left",
+    "            in that order; every rank reads only from its left;",
+    "            [] = nothing written there yet (before the stage-in)",
     "  row1 [2 . 2 2]  the rank's signal cells of barrier row 1",
     "            ('.' = its own cell); a wait needs cell >= value",
     "Press any key."};
@@ -306,15 +307,21 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
   else
     put(1, 0, "ph1 r0: the main phase; c0 = chunk 0; [2+0+1]: r2's input op "
         "r0's op r1's");
+  if (t->goal) {
+    attron(A_BOLD);
+    put(2, 0, "Break it: %s", t->goal);
+    attroff(A_BOLD);
+  }
   int y = draw_windows(t, 3);
   y = draw_ring(t, v, y + 1);
   int last = LINES - 1;
   if (v)
     y = draw_actors(t, v, y + 1, last - 4);
   else
-    for (int i = 0; i < 4; i++)
-      put(++y, 0, "%.*s", COLS - 1, t->result[i]);
-  draw_events(t, y + 1, last);
+    for (uint32_t i = 0; i < t->nresult && y < last - 1; i++)
+      put(++y, 0, "%s", t->result[i]);
+  if (last - y > 3)
+    draw_events(t, y + 1, last);
   put(LINES - 1, 0, "Enter step  0-9 pick  r round  b back  B round back"
            "  v values  ? help  q quit");
   if (help)

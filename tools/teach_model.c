@@ -61,7 +61,7 @@ void tm_reset(teach_session_t *t)
   memset(&t->st, 0, sizeof(t->st));
   for (uint32_t r = 0; r < t->n; r++) {
     for (uint32_t k = 0; k < TM_MAXP; k++)
-      t->st.hold[r][k] = (tm_prov_t){1, {(uint8_t)r}};
+      t->st.hold[r][k] = (tm_prov_t){0, {0}}; /* [] until the stage-in */
     t->st.tile_seg[r] = -1;
   }
   t->nround = 0;
@@ -100,18 +100,26 @@ static void data_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
     return;
   }
   s->acc_open[r] = 0;
-  if ((x->kind != CS_EV_STORE && x->kind != CS_EV_PUT) || !x->valid ||
-      !s->phase[r] || s->tile_seg[r] < 0)
+  if ((x->kind != CS_EV_STORE && x->kind != CS_EV_PUT) || !x->valid)
+    return;
+  if (!s->phase[r]) { /* the stage-in: the rank's input arrives */
+    s->tile[r] = (tm_prov_t){1, {(uint8_t)r}};
+    s->tile_seg[r] = -2;
+  }
+  if (s->tile_seg[r] == -1)
     return;
   uint32_t owner = x->kind == CS_EV_PUT && x->peer < TM_MAXR ? x->peer : r;
-  uint32_t k = tm_seg_of(t, x->elem_off);
-  if (lands && op < 0) {
-    s->hold[owner][k] = s->tile[r];
-  } else if (op < 0 && s->nq[r] < TM_QCAP) { /* posted: remember what */
-    s->q[r][s->nq[r]++] = s->tile[r];
-  } else if (op >= 0 && (uint32_t)op < s->nq[r]) {
-    s->hold[owner][k] = s->q[r][op];
+  tm_prov_t pv = s->tile[r];
+  if (!lands && op < 0) { /* posted: remember what it carries */
+    if (s->nq[r] < TM_QCAP)
+      s->q[r][s->nq[r]++] = pv;
+    return;
   }
+  if (op >= 0 && (uint32_t)op < s->nq[r])
+    pv = s->q[r][op];
+  for (uint32_t k = tm_seg_of(t, x->elem_off); k < tm_nparts(t) &&
+       tm_part_lo(t, k) < x->elem_off + x->valid; k++)
+    s->hold[owner][k] = pv;
 }
 
 /* A queued op of rank r landed or was posted: keeps s->q in the order of

@@ -19,7 +19,7 @@
 #include "../sim/sched.h"
 #include "run.h"
 
-enum { TM_MAXR = 8, TM_MAXP = 8, TM_LAST = 6, TM_QCAP = 256 };
+enum { TM_MAXR = 8, TM_MAXP = 8, TM_LAST = 6, TM_QCAP = 256, TM_RESULT = 24 };
 
 typedef struct tm_prov {
   uint8_t n;
@@ -71,7 +71,11 @@ typedef struct teach_session {
   uint32_t    round_from[TM_MAXR]; /* marks when the auto-run started */
   uint8_t    *snap;       /* the data windows at the last pick */
   cs_layout_t layout;     /* the world's slot table (for the describer) */
-  char        result[4][160]; /* how the last run ended */
+  const char *goal;       /* a break-it level's goal, or NULL */
+  int         run_rc;     /* the last run's exit code */
+  char        trace[96];  /* the runs' trace file */
+  char        result[TM_RESULT][160]; /* how the last run ended */
+  uint32_t    nresult;
 } teach_session_t;
 
 /* Forgets what the previous run did (the schedule stays). */

@@ -185,34 +185,52 @@ static int screen_up(tui_t *u)
   return 0;
 }
 
-/* The last lines the run printed (its verdict or failure) into t->result. */
+static void result_line(teach_session_t *t, const char *fmt, const char *s)
+{
+  if (t->nresult < TM_RESULT)
+    snprintf(t->result[t->nresult++], sizeof(t->result[0]), fmt, s);
+}
+
+/* What the run printed, into t->result: its verdict or failure, then the
+ * first finding of the check (break-it levels). */
 static void read_result(teach_session_t *t, FILE *log)
 {
-  char line[4][160], buf[512];
-  int n = 0;
+  char buf[512], head[160];
+  int in_check = 0;
   fflush(stdout);
   fflush(stderr);
   rewind(log);
+  t->nresult = 0;
+  snprintf(head, sizeof(head), !t->goal ? "The run has ended after %llu steps "
+           "(b = step back, q = quit). It said:" : t->run_rc ? "You broke it: "
+           "the run failed after %llu steps. What collsim check finds:" :
+           "It still passed after %llu steps (b/B: step back, try another "
+           "order). The check:", (unsigned long long)t->st.nevents);
+  result_line(t, "%s", head);
   while (fgets(buf, sizeof(buf), log)) {
     buf[strcspn(buf, "\n")] = 0;
-    if (!buf[0])
+    if (!strcmp(buf, "check:")) {
+      in_check = 1;
       continue;
-    memmove(line[0], line[1], sizeof(line[0]) * 3);
-    snprintf(line[3], sizeof(line[3]), "%.150s", buf);
-    n++;
+    }
+    if (!buf[0] || !strncmp(buf, "mode:", 5) || strstr(buf, " allreduce, ") ||
+        !strncmp(buf, "time per call", 13) || !strncmp(buf, "error vs", 8) ||
+        (in_check && !strncmp(buf, "2. ", 3) && (in_check = 2)) || in_check > 1)
+      continue;
+    result_line(t, "  %.150s", buf);
   }
-  memset(t->result, 0, sizeof(t->result));
-  snprintf(t->result[0], sizeof(t->result[0]), "The run has ended after %llu "
-           "steps. It said (b = step back, q = quit):",
-           (unsigned long long)t->st.nevents);
-  for (int i = n < 3 ? 4 - n : 1; i < 4; i++)
-    snprintf(t->result[i], sizeof(t->result[i]), "  %s", line[i]);
 }
 
 /* After the run: b or B re-run to a step, q quits. Returns 1 to re-run. */
 static int ended(teach_session_t *t, tui_t *u)
 {
   int help = 0;
+  if (t->o->cfg.bug && t->trace[0]) {
+    printf("check:\n");
+    fflush(stdout);
+    cs__check_path(t->trace, 0, stdout);
+    fflush(stdout);
+  }
   read_result(t, u->log);
   for (;;) {
     td_draw(t, NULL, help);
@@ -247,22 +265,51 @@ static int one_run(teach_session_t *t, tui_t *u)
   o.sched.pick_fn = picker;
   o.sched.pick_arg = t;
   o.schedule_str = "interactive";
-  int rc = cs_run_execute(&o);
+  o.com.trace = t->trace[0] ? t->trace : NULL;
+  int rc = t->run_rc = cs_run_execute(&o);
   fflush(stdout);
   fflush(stderr);
   return rc;
 }
 
-int cs__teach_tui(run_opts_t *o)
+/* The runs' trace: the learner's --trace, or with a bug a temporary one
+ * for the check. Returns 0 or -1. */
+static int trace_name(teach_session_t *t, int *temp)
+{
+  *temp = 0;
+  if (t->o->com.trace) {
+    snprintf(t->trace, sizeof(t->trace), "%s", t->o->com.trace);
+    return strlen(t->o->com.trace) < sizeof(t->trace) ? 0 : -1;
+  }
+  if (!t->o->cfg.bug)
+    return 0;
+  snprintf(t->trace, sizeof(t->trace), "/tmp/collsim-teach-XXXXXX");
+  int fd = mkstemp(t->trace);
+  if (fd < 0)
+    return -1;
+  close(fd);
+  *temp = 1;
+  return 0;
+}
+
+int cs__teach_tui(run_opts_t *o, const char *goal)
 {
   teach_session_t t = {.o = o, .n = o->cfg.nranks, .count = o->cfg.count,
-                       .es = cs_dtype_size(o->cfg.dtype)};
+                       .es = cs_dtype_size(o->cfg.dtype), .goal = goal};
+  int temp;
+  if (trace_name(&t, &temp) < 0) {
+    cs_cli_error("teach", "cannot create a temporary trace file: %s",
+                 strerror(errno));
+    return CS_EXIT_ABORTED;
+  }
   t.snap = calloc(t.n, t.count * t.es);
   tui_t u;
   memset(&u, 0, sizeof(u));
   if (!t.snap || screen_up(&u) < 0) {
     screen_down();
     free(t.snap);
+    if (temp)
+      unlink(t.trace);
     cs_cli_error("teach", "cannot start the terminal screen (use --plain)");
     return CS_EXIT_ABORTED;
   }
@@ -280,6 +327,8 @@ int cs__teach_tui(run_opts_t *o)
   screen_down();
   printf("collsim teach: %s at step %llu.\n", t.quit ? "stopped" : "done",
          (unsigned long long)steps);
+  if (temp)
+    unlink(t.trace);
   free(t.choice);
   free(t.round_step);
   free(t.snap);

@@ -8,8 +8,9 @@
 #include "run.h"
 
 /* Runs the lesson on `o` (algo, ranks, count, dtype, bug, memory model:
- * checked by the caller) until the learner quits. Restores the terminal
- * on every path. Returns the exit code. */
-int cs__teach_tui(run_opts_t *o);
+ * checked by the caller) until the learner quits; `goal` (may be NULL) is
+ * a break-it level's. Restores the terminal on every path. Returns the
+ * exit code. */
+int cs__teach_tui(run_opts_t *o, const char *goal);
 
 #endif
