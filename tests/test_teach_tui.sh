@@ -118,5 +118,21 @@ screen | grep -qE "^  1\. race .* is not" || { fail "level 1: no race from the c
 keys q
 wait_exit
 
+# 8. --lesson: predictions checked against the run. The expected
+# segments are those of collectives/ring.c's 4-rank table: after RS t0
+# rank 2 holds s0=[1+2], after RS t1 rank 3 holds s0=[1+2+3].
+rm -f "$dir/exit"
+start 80 24 "$bin teach --lesson"
+wait_for "step 0, who goes next"
+keys r
+wait_for "Predict: after RS t0, which segment will rank 2 have written"
+tmux -L "$sock" send-keys "0 1+2" Enter
+wait_for "Right: rank 2 wrote s0=[1+2] in RS t0."
+wait_for "Predict: after RS t1, which segment will rank 3 have written"
+tmux -L "$sock" send-keys "2 9+9" Enter
+wait_for "Not quite: rank 3 wrote s0=[1+2+3] in RS t1."
+keys C-c
+wait_exit
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

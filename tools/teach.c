@@ -28,7 +28,8 @@
 static const char teach_help[] =
     "usage: collsim teach [--algo ring|mesh|host] [--ranks N] [--count C]\n"
     "                     [--dtype fp32|fp16|bf16] [--bug NAME] [--memory-model M]\n"
-    "                     [--level L] [--trace FILE] [--plain [--step] [--schedule S]]\n"
+    "                     [--lesson | --level L] [--trace FILE]\n"
+    "                     [--plain [--step] [--schedule S]]\n"
     "\n"
     "Teaches the allreduce of PR #2161 on the live engine. On a terminal it\n"
     "is an interactive lesson: the run is controlled and you are its\n"
@@ -58,6 +59,10 @@ static const char teach_help[] =
     "                   notify (relaxed), 3 mesh-no-chunk-barrier, 4 wait-eq;\n"
     "                   choose an order that makes the run fail; the end\n"
     "                   screen shows what collsim check finds in it\n"
+    "  --lesson         (ring) at every round boundary predict, then see:\n"
+    "                   which segment will a rank have written, and whose\n"
+    "                   inputs are in it? The round runs, then the answer\n"
+    "                   is checked against what the run stored\n"
     "  --trace FILE     keep the trace of the (last) run\n"
     "  --plain          the printed lesson, even on a terminal\n"
     "  --step           (plain) wait for Enter before each round\n"
@@ -89,7 +94,7 @@ static uint32_t seg_of(uint64_t e, uint64_t count, uint32_t n, uint32_t es)
   return k;
 }
 
-enum { OPT_PLAIN = 256, OPT_ALGO, OPT_BUG, OPT_TRACE, OPT_LEVEL };
+enum { OPT_PLAIN = 256, OPT_ALGO, OPT_BUG, OPT_TRACE, OPT_LEVEL, OPT_LESSON };
 
 /* The break-it levels: a known defect, a small world where it can show,
  * and the learner's goal. */
@@ -133,7 +138,7 @@ static int set_level(const char *arg, run_opts_t *o, const char **goal)
 
 /* One option. Returns 0, 1 after --help, -1 on bad usage (printed). */
 static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
-               const char **goal)
+               const char **goal, int *lesson)
 {
   char why[512];
   int v;
@@ -144,6 +149,7 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
   case 's': *step = 1; return 0;
   case OPT_PLAIN: *plain = 1; return 0;
   case OPT_LEVEL: return set_level(arg, o, goal);
+  case OPT_LESSON: *lesson = 1; return 0;
   case OPT_TRACE: o->com.trace = arg; return 0;
   case 'S':
     if (cs_sched_parse(arg, &o->sched, NULL) < 0) {
@@ -180,7 +186,7 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
 /* Returns 0 to go on, 1 after --help, -1 on bad usage (printed). *tui:
  * whether the terminal lesson runs. */
 static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
-                 const char **goal)
+                 const char **goal, int *lesson)
 {
   static const struct option longopts[] = {
       {"ranks", required_argument, 0, 'n'},
@@ -194,12 +200,13 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
       {"bug", required_argument, 0, OPT_BUG},
       {"trace", required_argument, 0, OPT_TRACE},
       {"level", required_argument, 0, OPT_LEVEL},
+      {"lesson", no_argument, 0, OPT_LESSON},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   int c, rc, plain = 0;
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
-    if ((rc = opt(c, optarg, o, step, &plain, goal)) != 0)
+    if ((rc = opt(c, optarg, o, step, &plain, goal, lesson)) != 0)
       return rc;
   if (optind < argc) {
     cs_cli_error("teach", "unexpected argument '%s'", argv[optind]);
@@ -211,8 +218,9 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
                  "terminal you are the schedule (add --plain)", o->schedule_str);
     return -1;
   }
-  if (!*tui && *goal) {
-    cs_cli_error("teach", "--level is played on a terminal (without --plain)");
+  if (!*tui && (*goal || *lesson)) {
+    cs_cli_error("teach", "--%s is played on a terminal (without --plain)",
+                 *goal ? "level" : "lesson");
     return -1;
   }
   if (!*tui && o->cfg.algo != CS_ALGO_RING) {
@@ -381,11 +389,12 @@ int cs_cmd_teach(int argc, char **argv)
   o.fill = CS_FILL_ARANGE;
   int step = 0, loaded, tui = 0;
   const char *goal = NULL;
-  int rc = parse(argc, argv, &o, &step, &tui, &goal);
+  int lesson = 0;
+  int rc = parse(argc, argv, &o, &step, &tui, &goal, &lesson);
   if (rc != 0)
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
   if (tui)
-    return cs__teach_tui(&o, goal);
+    return cs__teach_tui(&o, goal, lesson);
   print_intro(&o.cfg);
   cs_trace_t t;
   rc = run_traced(&o, &t, &loaded);

@@ -320,8 +320,23 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
   else
     for (uint32_t i = 0; i < t->nresult && y < last - 1; i++)
       put(++y, 0, "%s", t->result[i]);
+  if (t->lesson)
+    last -= t->reveal[0][0] ? 4 : 2;
   if (last - y > 3)
     draw_events(t, y + 1, last);
+  if (t->reveal[0][0]) {
+    attron(A_BOLD);
+    put(LINES - 5, 0, "%-*s", COLS, t->reveal[0]);
+    attroff(A_BOLD);
+    put(LINES - 4, 0, "%-*s", COLS, t->reveal[1]);
+  }
+  if (t->q_rank >= 0 && !t->auto_round) {
+    attron(A_BOLD);
+    put(LINES - 3, 0, "%-*s", COLS, t->q_text);
+    attroff(A_BOLD);
+    put(LINES - 2, 0, "> %-20s (e.g. 3 1+2+3 for s3=[1+2+3]; Enter; Esc skips)",
+        t->answer);
+  }
   put(LINES - 1, 0, "Enter step  0-9 pick  r round  b back  B round back"
            "  v values  ? help  q quit");
   if (help)

@@ -120,6 +120,10 @@ static void data_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
   for (uint32_t k = tm_seg_of(t, x->elem_off); k < tm_nparts(t) &&
        tm_part_lo(t, k) < x->elem_off + x->valid; k++)
     s->hold[owner][k] = pv;
+  if (s->phase[r]) {
+    s->stored_k[owner] = (int)tm_seg_of(t, x->elem_off);
+    s->stored[owner] = pv;
+  }
 }
 
 /* A queued op of rank r landed or was posted: keeps s->q in the order of
@@ -162,6 +166,7 @@ static void tag_event(teach_session_t *t, uint64_t step, uint32_t r,
     s->round[r] = (uint32_t)x->value;
     s->sub[r] = 0;
     s->marks[r]++;
+    s->stored_k[r] = -1;
     uint64_t *rs = realloc(t->round_step, (t->nround + 1) * sizeof(*rs));
     if (rs) {
       t->round_step = rs;

@@ -47,6 +47,8 @@ typedef struct tm_state {
   tm_event_t last[TM_LAST];          /* ring of the last events */
   uint32_t   nlast;                  /* events in it (<= TM_LAST) */
   uint64_t   nevents;                /* steps applied */
+  int        stored_k[TM_MAXR];      /* part last stored in this round, -1 */
+  tm_prov_t  stored[TM_MAXR];        /* what went there */
 } tm_state_t;
 
 typedef struct teach_session {
@@ -76,6 +78,12 @@ typedef struct teach_session {
   char        trace[96];  /* the runs' trace file */
   char        result[TM_RESULT][160]; /* how the last run ended */
   uint32_t    nresult;
+  /* --lesson: predict, then reveal */
+  int         lesson;
+  int         q_rank;     /* the rank asked about, -1: no question open */
+  uint32_t    q_phase, q_round;
+  uint64_t    q_asked;    /* 1 + (phase, round) id of the last question */
+  char        q_text[160], answer[64], reveal[2][200];
 } teach_session_t;
 
 /* Forgets what the previous run did (the schedule stays). */

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "teach_draw.h"
+#include "teach_lesson.h"
 
 static int signalled(void)
 {
@@ -84,12 +85,43 @@ static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
   }
 }
 
+/* --lesson at a round boundary: the question, typed in. Returns the
+ * first pick of the round once answered, -1 to quit, -2 when skipped. */
+static int64_t question(teach_session_t *t, const cs_sched_view_t *v, int r)
+{
+  tl_open(t, v, r);
+  for (;;) {
+    td_draw(t, v, 0);
+    int ch = getch();
+    if (signalled() || ch == 3) {
+      t->quit = 1;
+      return -1;
+    }
+    int k = ch == ERR ? 0 : tl_key(t, ch);
+    if (k < 0)
+      return -2;
+    if (k > 0) {
+      tm_round_begin(t, v);
+      t->auto_round = 1;
+      return auto_pick(t, v);
+    }
+  }
+}
+
 /* The learner decides step v->step. */
 static int64_t ask(teach_session_t *t, const cs_sched_view_t *v)
 {
   int help = 0;
   if (t->cursor >= (int)v->nenabled)
     t->cursor = 0;
+  if (t->q_rank >= 0)
+    tl_reveal(t); /* the round asked about has run */
+  int qr = tl_boundary(t, v);
+  if (qr >= 0) {
+    int64_t c = question(t, v, qr);
+    if (c != -2)
+      return c;
+  }
   for (;;) {
     td_draw(t, v, help);
     int ch = getch();
@@ -98,6 +130,8 @@ static int64_t ask(teach_session_t *t, const cs_sched_view_t *v)
       return -1;
     }
     int64_t c = on_key(t, v, ch, &help);
+    if (c >= 0)
+      t->reveal[0][0] = t->reveal[1][0] = 0;
     if (c != -2)
       return c;
   }
@@ -258,6 +292,7 @@ static int one_run(teach_session_t *t, tui_t *u)
   tm_reset(t);
   t->restart = 0;
   t->auto_round = 0;
+  t->q_rank = -1;
   if (ftruncate(fileno(u->log), 0) == 0)
     rewind(u->log);
   run_opts_t o = *t->o;
@@ -292,10 +327,11 @@ static int trace_name(teach_session_t *t, int *temp)
   return 0;
 }
 
-int cs__teach_tui(run_opts_t *o, const char *goal)
+int cs__teach_tui(run_opts_t *o, const char *goal, int lesson)
 {
   teach_session_t t = {.o = o, .n = o->cfg.nranks, .count = o->cfg.count,
-                       .es = cs_dtype_size(o->cfg.dtype), .goal = goal};
+                       .es = cs_dtype_size(o->cfg.dtype), .goal = goal,
+                       .lesson = lesson, .q_rank = -1};
   int temp;
   if (trace_name(&t, &temp) < 0) {
     cs_cli_error("teach", "cannot create a temporary trace file: %s",

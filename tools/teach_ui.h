@@ -9,8 +9,9 @@
 
 /* Runs the lesson on `o` (algo, ranks, count, dtype, bug, memory model:
  * checked by the caller) until the learner quits; `goal` (may be NULL) is
- * a break-it level's. Restores the terminal on every path. Returns the
+ * a break-it level's; `lesson`: ask predict-then-reveal questions at
+ * the ring's round boundaries. Restores the terminal on every path. Returns the
  * exit code. */
-int cs__teach_tui(run_opts_t *o, const char *goal);
+int cs__teach_tui(run_opts_t *o, const char *goal, int lesson);
 
 #endif
