@@ -266,6 +266,7 @@ static void draw_help(void)
     "  0-9               run enabled actor [i]: you are the scheduler",
     "  Up/Down, j/k      move the highlight",
     "  r                 run to the end of the round (every rank)",
+    "  n                 run to the next barrier (every rank waits)",
     "  b, Left           step back one event (the run is re-executed)",
     "  B                 step back to the start of the round",
     "  v                 segments as provenance / as values",
@@ -337,8 +338,8 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
     put(LINES - 2, 0, "> %-20s (e.g. 3 1+2+3 for s3=[1+2+3]; Enter; Esc skips)",
         t->answer);
   }
-  put(LINES - 1, 0, "Enter step  0-9 pick  r round  b back  B round back"
-           "  v values  ? help  q quit");
+  put(LINES - 1, 0, "Enter step 0-9 pick r round n barrier b/B back  v values"
+           "  ? help  q quit");
   if (help)
     draw_help();
   refresh();

@@ -70,6 +70,8 @@ typedef struct teach_session {
   int         values;     /* show values instead of provenance */
   int         cursor;     /* highlighted enabled actor */
   int         auto_round; /* running to the end of the round */
+  int         auto_barrier; /* running until every rank waits at a barrier */
+  uint8_t     bar_moved[TM_MAXR]; /* ran a non-wait event since */
   uint32_t    round_from[TM_MAXR]; /* marks when the auto-run started */
   uint8_t    *snap;       /* the data windows at the last pick */
   cs_layout_t layout;     /* the world's slot table (for the describer) */

@@ -44,6 +44,31 @@ static int64_t auto_pick(const teach_session_t *t, const cs_sched_view_t *v)
   return 0;
 }
 
+/* Whether rank r has come to a barrier since the run to it started: it
+ * ran something other than a wait, and now waits (or is done). */
+static int arrived(const teach_session_t *t, const cs_sched_view_t *v, uint32_t r)
+{
+  const cs_sched_rank_view_t *rv = &v->rank[r];
+  return rv->state == CS_VIEW_DONE ||
+         (rv->state == CS_VIEW_POSTED && rv->rec.kind == CS_EV_WAIT &&
+          t->bar_moved[r]);
+}
+
+/* A pick during the run to the next barrier: the first enabled actor of a
+ * rank that has not arrived (or a DMA engine); -1 when every rank has. */
+static int64_t barrier_pick(const teach_session_t *t, const cs_sched_view_t *v)
+{
+  uint32_t r;
+  for (r = 0; r < t->n && arrived(t, v, r); r++)
+    ;
+  if (r == t->n)
+    return -1;
+  for (uint32_t i = 0; i < v->nenabled; i++)
+    if (v->en[i].op >= 0 || !arrived(t, v, v->en[i].rank))
+      return i;
+  return -1;
+}
+
 /* Step back to `step`: the picker stops the run, the driver re-runs. */
 static int64_t go_back(teach_session_t *t, uint64_t step)
 {
@@ -74,6 +99,10 @@ static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
     tm_round_begin(t, v);
     t->auto_round = 1;
     return auto_pick(t, v);
+  case 'n':
+    memset(t->bar_moved, 0, sizeof(t->bar_moved));
+    t->auto_barrier = 1;
+    return 0 <= barrier_pick(t, v) ? barrier_pick(t, v) : -2;
   case 'b': case KEY_LEFT:
     return v->step ? go_back(t, v->step - 1) : -2;
   case 'B':
@@ -147,8 +176,10 @@ static int64_t picker(const cs_sched_view_t *v, void *arg)
     tm_snapshot(t, v->w);
     if (t->auto_round && !tm_round_over(t, v)) {
       c = auto_pick(t, v);
+    } else if (t->auto_barrier && (c = barrier_pick(t, v)) >= 0) {
+      ;
     } else {
-      t->auto_round = 0;
+      t->auto_round = t->auto_barrier = 0;
       c = ask(t, v);
       if (c < 0)
         return -1;
@@ -157,6 +188,9 @@ static int64_t picker(const cs_sched_view_t *v, void *arg)
     if (tm_push(t, v->step, c) < 0)
       return -1;
     t->target = v->step + 1;
+    if (v->en[c].op < 0 && v->en[c].rec.kind != CS_EV_WAIT &&
+        v->en[c].rank < TM_MAXR)
+      t->bar_moved[v->en[c].rank] = 1;
   }
   tm_apply(t, v, c);
   return c;
@@ -291,7 +325,7 @@ static int one_run(teach_session_t *t, tui_t *u)
 {
   tm_reset(t);
   t->restart = 0;
-  t->auto_round = 0;
+  t->auto_round = t->auto_barrier = 0;
   t->q_rank = -1;
   if (ftruncate(fileno(u->log), 0) == 0)
     rewind(u->log);
