@@ -303,8 +303,8 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
            cs_dtype_name(c->dtype), cs_op_name(c->op));
   put(0, COLS - 17, "? help   q quit");
   if (c->algo == CS_ALGO_RING)
-    put(1, 0, "RS t1 j0: reduce-scatter round 1 subchunk 0 (AG: all-gather); "
-        "[2+3]: r2's op r3's");
+    put(1, 0, "RS t1 j0: reduce-scatter round 1, subchunk 0 (AG: all-gather); "
+        "[2+3]: r2 op r3");
   else
     put(1, 0, "ph1 r0: the main phase; c0 = chunk 0; [2+0+1]: r2's input op "
         "r0's op r1's");
