@@ -66,8 +66,9 @@ static const char teach_help[] =
     "                   is checked against what the run stored\n"
     "  --trace FILE     keep the trace of the (last) run\n"
     "  --plain          the printed lesson, even on a terminal\n"
-    "  --step           (plain) wait for Enter before each round\n"
-    "  --schedule S     (plain) run it in controlled mode (collsim run --help)\n";
+    "  --step           the printed lesson, waiting for Enter before each round\n"
+    "  --schedule S     the printed lesson, run in controlled mode (collsim\n"
+    "                   run --help)\n";
 
 enum { MAXR = 8 };
 
@@ -213,12 +214,9 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
     cs_cli_error("teach", "unexpected argument '%s'", argv[optind]);
     return -1;
   }
-  *tui = !plain && isatty(1) && isatty(0);
-  if (*tui && o->sched.strategy != CS_SCHED_FREE) {
-    cs_cli_error("teach", "--schedule '%s' is for the plain lesson: on the "
-                 "terminal you are the schedule (add --plain)", o->schedule_str);
-    return -1;
-  }
+  /* --step and --schedule belong to the printed lesson. */
+  *tui = !plain && !*step && o->sched.strategy == CS_SCHED_FREE &&
+         isatty(1) && isatty(0);
   if (!*tui && (*goal || *lesson)) {
     cs_cli_error("teach", "--%s is played on a terminal (without --plain)",
                  *goal ? "level" : "lesson");

@@ -307,6 +307,8 @@ static int ended(teach_session_t *t, tui_t *u)
       return 0;
     if (ch == ERR || ch == KEY_RESIZE)
       continue;
+    if (ch == 'v')
+      t->values = !t->values;
     help = ch == '?' && !help;
     if ((ch == 'b' || ch == KEY_LEFT) && t->st.nevents) {
       t->target = t->st.nevents - 1;

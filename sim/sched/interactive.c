@@ -145,6 +145,8 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
     fflush(out);
     char line[64];
     int got = read_line(s->state, fileno(in), line, sizeof(line));
+    if (got >= 0 && !isatty(fileno(in)))
+      fputc('\n', out); /* no echo ended the prompt's line */
     int64_t v = got < 0 ? -3 : answer(out, line, k);
     if (v >= 0)
       return v;
