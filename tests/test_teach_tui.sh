@@ -3,7 +3,9 @@
 # five steps forward then five back give the identical screen; actors
 # picked by hand give the trace that --schedule replay: of it reproduces;
 # ? and q work; after Ctrl-C the terminal settings are unchanged; a pipe
-# gets the plain lesson; a too-small window says so. Skips (exit 77) only
+# gets the plain lesson; a too-small window says so and 8 ranks fit
+# 120x40; a break-it level fails under the learner's order and by "show
+# me", with the check's explanation; --lesson checks predictions. Skips (exit 77) only
 # when tmux is absent. Usage: test_teach_tui.sh COLLSIM_BINARY
 set -u
 bin=$(realpath "$1")
@@ -102,6 +104,12 @@ start 80 24 "$bin teach --ranks 8"
 wait_for "the window is too small (80x24); 8 ranks need 120x40"
 keys q
 wait_exit
+rm -f "$dir/exit"
+start 120 40 "$bin teach --ranks 8"
+wait_for "step 0, who goes next"
+screen | grep -q "too small" && fail "8 ranks do not fit 120x40"
+keys q
+wait_exit
 cmp -s "$dir/stty.before" "$dir/stty.after" || fail "too small + q left the terminal changed"
 
 # 7. Break it, level 1 (no READY barrier): rank 0 runs first and reads
@@ -115,6 +123,18 @@ for _ in $(seq 10); do keys r; done
 wait_for "You broke it: the run failed"
 screen | grep -q "result: WRONG" || fail "level 1: no wrong result on the screen"
 screen | grep -qE "^  1\. race .* is not" || { fail "level 1: no race from the check"; screen; }
+keys q
+wait_exit
+
+# 7b. Show me (level 3, mesh without its read-complete barrier): the
+# search finds a failing order and the end screen explains it.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --level 3"
+wait_for "Break it: no read-complete barrier"
+keys S
+wait_for "Shown: this order makes the run fail"
+screen | grep -q "result: WRONG" || fail "show me: no wrong result on the screen"
+screen | grep -qE "^  1\. race" || fail "show me: no race from the check"
 keys q
 wait_exit
 

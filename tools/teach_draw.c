@@ -88,7 +88,8 @@ static void seg_cell(const teach_session_t *t, uint32_t r, uint32_t k, char *b,
 static int draw_windows(const teach_session_t *t, int y)
 {
   uint32_t n = t->n;
-  int cw = (int)(2 * n + 4), per = (COLS - 12 - 2 * (int)n - 8) / (cw + 1);
+  /* a mutation may fold a rank in twice: room for that off the ring */
+  int cw = (int)(t->o->cfg.algo == CS_ALGO_RING ? 2 * n + 4 : 4 * n + 6), per = (COLS - 12 - 2 * (int)n - 8) / (cw + 1);
   if (per < 1)
     per = 1;
   put(y, 0, "rank tag       window: part=[whose inputs, in fold order]"
@@ -270,6 +271,8 @@ static void draw_help(void)
     "  b, Left           step back one event (the run is re-executed)",
     "  B                 step back to the start of the round",
     "  v                 segments as provenance / as values",
+    "  S                 (--level, --bug) show me: search for an order",
+    "                    that fails, then step back through it",
     "  ?                 this help     q, Ctrl-C   quit",
     "Legend",
     "  RS t1 j0  reduce-scatter, round 1, subchunk 0 (AG: all-gather)",
@@ -321,7 +324,7 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
   else
     for (uint32_t i = 0; i < t->nresult && y < last - 1; i++)
       put(++y, 0, "%s", t->result[i]);
-  if (t->lesson)
+  if (t->lesson || t->reveal[0][0])
     last -= t->reveal[0][0] ? 4 : 2;
   if (last - y > 3)
     draw_events(t, y + 1, last);

@@ -80,6 +80,11 @@ typedef struct teach_session {
   char        trace[96];  /* the runs' trace file */
   char        result[TM_RESULT][160]; /* how the last run ended */
   uint32_t    nresult;
+  /* break it: "show me" searches seeded random orders after the prefix */
+  int         show_me;    /* the learner asked; the driver searches */
+  int         searching;  /* the picker picks at random (rand) */
+  int         shown;      /* the current schedule was found, not chosen */
+  uint64_t    rand;       /* splitmix64 state */
   /* --lesson: predict, then reveal */
   int         lesson;
   int         q_rank;     /* the rank asked about, -1: no question open */

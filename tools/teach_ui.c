@@ -103,9 +103,16 @@ static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
     memset(t->bar_moved, 0, sizeof(t->bar_moved));
     t->auto_barrier = 1;
     return 0 <= barrier_pick(t, v) ? barrier_pick(t, v) : -2;
+  case 'S':
+    if (!t->o->cfg.bug)
+      return -2;
+    t->show_me = 1;
+    return go_back(t, v->step);
   case 'b': case KEY_LEFT:
+    t->shown = 0;
     return v->step ? go_back(t, v->step - 1) : -2;
   case 'B':
+    t->shown = 0;
     return v->step ? go_back(t, tm_round_start(t, v->step)) : -2;
   default:
     if (ch >= '0' && ch <= '9' && ch - '0' < k)
@@ -174,7 +181,12 @@ static int64_t picker(const cs_sched_view_t *v, void *arg)
     c = t->choice[v->step] < v->nenabled ? t->choice[v->step] : 0;
   } else {
     tm_snapshot(t, v->w);
-    if (t->auto_round && !tm_round_over(t, v)) {
+    if (t->searching) {
+      uint64_t z = (t->rand += 0x9e3779b97f4a7c15ull);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      c = (int64_t)((z ^ (z >> 31)) % v->nenabled);
+    } else if (t->auto_round && !tm_round_over(t, v)) {
       c = auto_pick(t, v);
     } else if (t->auto_barrier && (c = barrier_pick(t, v)) >= 0) {
       ;
@@ -269,7 +281,9 @@ static void read_result(teach_session_t *t, FILE *log)
   fflush(stderr);
   rewind(log);
   t->nresult = 0;
-  snprintf(head, sizeof(head), !t->goal ? "The run has ended after %llu steps "
+  snprintf(head, sizeof(head), t->shown ? "Shown: this order makes the run "
+           "fail after %llu steps (b/B: step back through it). The check:" :
+           !t->goal ? "The run has ended after %llu steps "
            "(b = step back, q = quit). It said:" : t->run_rc ? "You broke it: "
            "the run failed after %llu steps. What collsim check finds:" :
            "It still passed after %llu steps (b/B: step back, try another "
@@ -319,6 +333,40 @@ static int ended(teach_session_t *t, tui_t *u)
       return 1;
     }
   }
+}
+
+static int one_run(teach_session_t *t, tui_t *u);
+
+/* "Show me": seeded random orders after the learner's prefix until one
+ * makes the run fail; the lesson then replays it to its end, where the
+ * learner can step back through it. */
+static void show_me(teach_session_t *t, tui_t *u)
+{
+  uint64_t prefix = t->target;
+  t->show_me = 0;
+  erase();
+  mvprintw(0, 0, "Searching for an order that makes the run fail (after step "
+           "%llu)...", (unsigned long long)prefix);
+  refresh();
+  t->searching = 1;
+  for (uint64_t seed = 1; seed <= 200 && !t->quit; seed++) {
+    t->target = prefix;
+    t->rand = seed;
+    if (one_run(t, u) != CS_EXIT_OK && !t->quit) {
+      t->shown = 1;
+      t->target = t->nchoice;
+      break;
+    }
+  }
+  t->searching = 0;
+  t->restart = 1; /* re-run to the target, where the learner continues */
+  if (t->shown)
+    return;
+  t->target = prefix; /* none found: back where the learner was */
+  snprintf(t->reveal[0], sizeof(t->reveal[0]), "No failing order found in 200 "
+           "random tries after step %llu.", (unsigned long long)prefix);
+  snprintf(t->reveal[1], sizeof(t->reveal[1]), "Step back (b/B) to an "
+           "earlier point and try S again.");
 }
 
 /* One run of the engine up to where the learner stops it. Returns the
@@ -390,6 +438,8 @@ int cs__teach_tui(run_opts_t *o, const char *goal, int lesson)
     rc = one_run(&t, &u);
     if (t.quit)
       break;
+    if (t.show_me)
+      show_me(&t, &u);
     if (t.restart)
       continue;
     if (!ended(&t, &u))
