@@ -1,14 +1,18 @@
 /*
- * teach.c - `collsim teach`: the ring allreduce explained from its own
- * transfers. Runs a real, verified ring allreduce with tracing on, then
+ * teach.c - `collsim teach`: parses the options and picks the lesson. On a
+ * terminal (stdout and stdin) it hands the run to the interactive lesson
+ * (teach_ui.c: the learner schedules the live engine; --lesson and the
+ * break-it --level table here). Otherwise, or with --plain, --step or
+ * --schedule, it prints the ring allreduce explained from its own
+ * transfers: runs a real, verified ring allreduce with tracing on, then
  * replays what the trace says moved: after every reduce-scatter and
  * all-gather round, which segment each rank just wrote and whose inputs it
  * now holds, in the [1+2+3] notation of collectives/ring.c (a left fold in
  * the order the ranks were folded in), with the bytes read from the left
- * neighbour. Nothing is drawn from the formulas alone: the contents are
- * tracked record by record (remote load from the left, store). Parses,
- * runs through the shared run (tools/run.h) with a temporary trace, and
- * prints. Called from tools/main.c.
+ * neighbour, and the total against 2(N-1)/N*S. Nothing is drawn from the
+ * formulas alone: the contents are tracked record by record (remote load
+ * from the left, store). Runs through the shared run (tools/run.h) with a
+ * temporary trace. Called from tools/main.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
