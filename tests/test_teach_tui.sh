@@ -11,6 +11,8 @@ set -u
 bin=$(realpath "$1")
 command -v tmux >/dev/null || { echo "tmux not installed: skipped"; exit 77; }
 dir=$(mktemp -d /tmp/collsim-tui-XXXXXX)
+# tmux's sockets live in the test's own directory.
+export TMUX_TMPDIR=$dir
 nsess=0
 sock=collsim-tui-$$-0
 fails=0
@@ -145,6 +147,18 @@ screen | grep -q "result: WRONG" || fail "show me: no wrong result on the screen
 screen | grep -qE "^  1\. race" || fail "show me: no race from the check"
 keys q
 wait_exit
+
+# 7c. SIGTERM, on the end screen and in the middle of a run: the terminal
+# is restored and nothing is left behind.
+for where in end middle; do
+  rm -f "$dir/exit"
+  start 80 24 "$bin teach --level 1"
+  wait_for "step 0, who goes next"
+  if [ "$where" = end ]; then keys S; wait_for "Shown: this order"; else keys Enter Enter; fi
+  kill -TERM "$(cat "$dir/pid")"
+  wait_exit
+  cmp -s "$dir/stty.before" "$dir/stty.after" || fail "SIGTERM ($where) left the terminal changed"
+done
 
 # 8. --lesson: predictions checked against the run. The expected
 # segments are those of collectives/ring.c's 4-rank table: after RS t0

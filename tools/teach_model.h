@@ -77,6 +77,7 @@ typedef struct teach_session {
   cs_layout_t layout;     /* the world's slot table (for the describer) */
   const char *goal;       /* a break-it level's goal, or NULL */
   int         run_rc;     /* the last run's exit code */
+  int         sig_abort;  /* the last run was ended by SIGINT/TERM/HUP */
   char        trace[96];  /* the runs' trace file */
   char        result[TM_RESULT][160]; /* how the last run ended */
   uint32_t    nresult;

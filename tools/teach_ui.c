@@ -26,12 +26,21 @@
 #include "teach_draw.h"
 #include "teach_lesson.h"
 
+static volatile sig_atomic_t stop_signal; /* one came outside a launch */
+
+static void on_stop(int sig)
+{
+  stop_signal = sig;
+}
+
+/* SIGINT, SIGTERM or SIGHUP: pending (a launch blocks them) or caught
+ * between runs; the lesson then ends through its normal path. */
 static int signalled(void)
 {
   sigset_t pend;
   sigpending(&pend);
-  return sigismember(&pend, SIGINT) || sigismember(&pend, SIGTERM) ||
-         sigismember(&pend, SIGHUP);
+  return stop_signal || sigismember(&pend, SIGINT) ||
+         sigismember(&pend, SIGTERM) || sigismember(&pend, SIGHUP);
 }
 
 /* A pick during the run to the end of the round: the first enabled actor
@@ -211,6 +220,7 @@ static int64_t picker(const cs_sched_view_t *v, void *arg)
 /* ------------------------------------------------------------ the driver */
 
 typedef struct tui {
+  struct sigaction old[3];    /* SIGINT, SIGTERM, SIGHUP before */
   int   saved_out, saved_err; /* the real stdout and stderr */
   FILE *log;                  /* the run's messages while the screen is up */
   FILE *term;                 /* curses' output: a dup of the real stdout */
@@ -218,6 +228,7 @@ typedef struct tui {
 } tui_t;
 
 static tui_t *live; /* for the atexit restore */
+static const int stops[3] = {SIGINT, SIGTERM, SIGHUP};
 
 static void screen_down(void)
 {
@@ -225,6 +236,8 @@ static void screen_down(void)
   if (!u)
     return;
   live = NULL;
+  for (int i = 0; i < 3; i++)
+    sigaction(stops[i], &u->old[i], NULL);
   endwin();
   delscreen(u->scr);
   fclose(u->term);
@@ -260,6 +273,13 @@ static int screen_up(tui_t *u)
   timeout(200);
   dup2(fileno(u->log), 1);
   dup2(fileno(u->log), 2);
+  struct sigaction sa = {.sa_handler = on_stop};
+  sigemptyset(&sa.sa_mask);
+  for (int i = 0; i < 3; i++) {
+    sigaction(stops[i], NULL, &u->old[i]);
+    if (u->old[i].sa_handler != SIG_IGN) /* nohup stays nohup */
+      sigaction(stops[i], &sa, NULL);
+  }
   live = u;
   atexit(screen_down);
   return 0;
@@ -352,7 +372,10 @@ static void show_me(teach_session_t *t, tui_t *u)
   for (uint64_t seed = 1; seed <= 200 && !t->quit; seed++) {
     t->target = prefix;
     t->rand = seed;
-    if (one_run(t, u) != CS_EXIT_OK && !t->quit) {
+    int rc = one_run(t, u);
+    if (t->sig_abort)
+      t->quit = 1;
+    if (rc != CS_EXIT_OK && !t->quit) {
       t->shown = 1;
       t->target = t->nchoice;
       break;
@@ -388,6 +411,10 @@ static int one_run(teach_session_t *t, tui_t *u)
   int rc = t->run_rc = cs_run_execute(&o);
   fflush(stdout);
   fflush(stderr);
+  /* The picker stops a run with the same reason; only its own stops set
+   * restart or quit (or happen while searching). */
+  t->sig_abort = signalled() || (o.abort_reason == CS_ABORT_SIGNAL &&
+                 !t->restart && !t->quit && !t->show_me);
   return rc;
 }
 
@@ -436,7 +463,7 @@ int cs__teach_tui(run_opts_t *o, const char *goal, int lesson)
   int rc = CS_EXIT_OK;
   for (;;) {
     rc = one_run(&t, &u);
-    if (t.quit)
+    if (t.quit || t.sig_abort)
       break;
     if (t.show_me)
       show_me(&t, &u);
@@ -454,5 +481,5 @@ int cs__teach_tui(run_opts_t *o, const char *goal, int lesson)
   free(t.choice);
   free(t.round_step);
   free(t.snap);
-  return t.quit ? CS_EXIT_OK : rc;
+  return t.quit && !t.sig_abort ? CS_EXIT_OK : rc;
 }
