@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 #include "dev.h"
+#include "trace/format.h"
 
 typedef enum cs_mm {
   CS_MM_SC = 0,      /* posted ops land at issue */
@@ -45,9 +46,16 @@ typedef enum cs_strategy {
   CS_SCHED_REPLAY,     /* replay:FILE */
   CS_SCHED_INTERACTIVE,/* interactive */
   CS_SCHED_DEVIATE,    /* deviate:LIST */
+  CS_SCHED_CALLBACK,   /* the caller's pick function (no --schedule name) */
 } cs_strategy_t;
 
 struct cs_trace_rec;
+struct cs_sched_view;
+/* A caller's own picker (CS_SCHED_CALLBACK), called in the launcher at
+ * every step with what can run: returns an index into v->en, or -1 to stop
+ * the run (it ends as aborted, reason CS_ABORT_SIGNAL, message "stopped by
+ * the caller at step S"). */
+typedef int64_t (*cs_sched_pick_fn)(const struct cs_sched_view *v, void *arg);
 
 typedef struct cs_sched_cfg {
   cs_strategy_t strategy;
@@ -59,6 +67,8 @@ typedef struct cs_sched_cfg {
   uint64_t      nreplay;
   const char   *deviate; /* deviate: the list, as given (outlives the run) */
   FILE         *tty_in, *tty_out;    /* interactive */
+  cs_sched_pick_fn pick_fn;          /* callback */
+  void         *pick_arg;
   const cs_dev_hooks_t *hooks;       /* set by the launcher: land() */
   void         *hook_arg;
 } cs_sched_cfg_t;
@@ -80,6 +90,40 @@ uint64_t cs_sched_area_bytes(uint32_t nranks, uint64_t arena_bytes);
 /* Record kinds that are schedule steps (replay follows them in seq order):
  * every device event's main record and DMA landings. */
 int cs_sched_is_step(uint32_t kind);
+
+/* ---- what a callback picker sees (CS_SCHED_CALLBACK) ---- */
+
+enum { CS_VIEW_RUNNING = 0, CS_VIEW_POSTED = 1, CS_VIEW_DONE = 2 };
+
+/* One rank at a step: its posted event as a trace record (kind load..mark;
+ * the tag fields phase/round zero), whether it may run, and if not, why,
+ * for a person ("waiting for signal[5] >= 3, now 2"). */
+typedef struct cs_sched_rank_view {
+  uint32_t       state;   /* CS_VIEW_* */
+  int            enabled; /* the posted event may run now */
+  uint32_t       nops;    /* DMA ops queued */
+  cs_trace_rec_t rec;     /* the posted event (state POSTED) */
+  char           why[96]; /* not enabled: the reason; else "" */
+} cs_sched_rank_view_t;
+
+/* One enabled actor: a rank's posted event (op -1, rec = its event) or
+ * a DMA op of its queue (rec kind CS_TR_DMA_POST, round = the op's kind,
+ * as cs_trace_sentence words an op still queued). */
+typedef struct cs_sched_actor_view {
+  uint32_t       rank;
+  int32_t        op;
+  cs_trace_rec_t rec;
+} cs_sched_actor_view_t;
+
+/* Valid only during the call; the world is live and paused. */
+typedef struct cs_sched_view {
+  const cs_world_t            *w;
+  uint64_t                     step;     /* the index of the step to pick */
+  uint32_t                     nranks;
+  uint32_t                     nenabled; /* >= 1 */
+  const cs_sched_actor_view_t *en;       /* in the order of every strategy */
+  const cs_sched_rank_view_t  *rank;     /* nranks */
+} cs_sched_view_t;
 
 /* ---- launcher side (launch.c) ---- */
 

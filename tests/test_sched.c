@@ -407,6 +407,64 @@ Test(interactive, the_person_decides_which_actor_runs, .timeout = 60,
   cr_assert_eq(interactive_run("\n\n\n", 3, trace), 3);
 }
 
+/* Runs an interactive schedule with `answers` on stdin and returns what
+ * it printed on stderr (the prompt), up to cap-1 bytes; *status gets the
+ * exit status. */
+static void interactive_prompt(const char *answers, char *out, size_t cap,
+                               int *status)
+{
+  int in[2], er[2];
+  cr_assert_eq(pipe(in), 0);
+  cr_assert_eq(pipe(er), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(er[1], 2);
+    close(in[1]);
+    close(er[0]);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    execl(bin_path(), bin_path(), "run", "--ranks", "2", "--count", "3",
+          "--iters", "1", "--schedule", "interactive", NULL);
+    _exit(127);
+  }
+  close(in[0]);
+  close(er[1]);
+  size_t n = strlen(answers);
+  if (n && write(in[1], answers, n) != (ssize_t)n)
+    cr_assert_fail("cannot write the answers");
+  close(in[1]);
+  size_t got = 0;
+  ssize_t r;
+  while (got + 1 < cap && (r = read(er[0], out + got, cap - 1 - got)) > 0)
+    got += (size_t)r;
+  out[got] = 0;
+  close(er[0]);
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  cr_assert(WIFEXITED(st), "status %d", st);
+  cr_assert_eq(cs_world_count_names(pid), 0);
+  *status = WEXITSTATUS(st);
+}
+
+Test(interactive, refuses_what_is_not_a_choice_and_shows_help_and_quits,
+     .timeout = 60)
+{
+  static char out[1 << 16];
+  int st;
+  /* Step 0 has two enabled actors (both ranks' stage-in stores): 7, x and
+   * 1x are refused and asked again, ? prints the help, q stops the run. */
+  interactive_prompt("7\nx\n1x\n?\nq\n", out, sizeof(out), &st);
+  cr_assert_eq(st, 3, "%s", out);
+  cr_assert(strstr(out, "'7' is not a choice: type 0..1"), "%s", out);
+  cr_assert(strstr(out, "'x' is not a choice"), "%s", out);
+  cr_assert(strstr(out, "'1x' is not a choice"), "%s", out);
+  cr_assert(strstr(out, "Each step one actor runs"), "%s", out);
+  cr_assert(strstr(out, "quit at step 0"), "%s", out);
+  /* The refusals did not count as choices: the run was still at step 0. */
+  cr_assert_null(strstr(out, "step 1:"), "%s", out);
+}
+
 /* PCT with many change points on few steps must still finish (two change
  * points on one step once looped forever). */
 Test(controlled, pct_with_colliding_change_points_finishes, .timeout = 60)

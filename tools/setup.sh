@@ -20,6 +20,7 @@ mode=${1:-demo}
 
 pkgs=(gcc libc6-dev make cmake pkg-config liburing-dev libcriterion-dev libncurses-dev)
 [ "$mode" = mpi ] && pkgs+=(openmpi-bin libopenmpi-dev mpich libmpich-dev)
+[ "$mode" = test ] && pkgs+=(tmux) # the terminal lesson's tests
 . tools/need.sh
 need setup "${pkgs[@]}"
 

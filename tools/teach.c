@@ -1,14 +1,18 @@
 /*
- * teach.c - `collsim teach`: the ring allreduce explained from its own
- * transfers. Runs a real, verified ring allreduce with tracing on, then
+ * teach.c - `collsim teach`: parses the options and picks the lesson. On a
+ * terminal (stdout and stdin) it hands the run to the interactive lesson
+ * (teach_ui.c: the learner schedules the live engine; --lesson and the
+ * break-it --level table here). Otherwise, or with --plain, --step or
+ * --schedule, it prints the ring allreduce explained from its own
+ * transfers: runs a real, verified ring allreduce with tracing on, then
  * replays what the trace says moved: after every reduce-scatter and
  * all-gather round, which segment each rank just wrote and whose inputs it
  * now holds, in the [1+2+3] notation of collectives/ring.c (a left fold in
  * the order the ranks were folded in), with the bytes read from the left
- * neighbour. Nothing is drawn from the formulas alone: the contents are
- * tracked record by record (remote load from the left, store). Parses,
- * runs through the shared run (tools/run.h) with a temporary trace, and
- * prints. Called from tools/main.c.
+ * neighbour, and the total against 2(N-1)/N*S. Nothing is drawn from the
+ * formulas alone: the contents are tracked record by record (remote load
+ * from the left, store). Runs through the shared run (tools/run.h) with a
+ * temporary trace. Called from tools/main.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,35 +22,64 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../collectives/bugs.h"
 #include "../collectives/geometry.h"
 #include "../sim/trace/read.h"
 #include "cli.h"
 #include "coll.h"
 #include "run.h"
+#include "teach_ui.h"
 
 static const char teach_help[] =
-    "usage: collsim teach [--ranks N] [--count C] [--dtype fp32|fp16|bf16]\n"
-    "                     [--step] [--schedule S] [--memory-model M]\n"
-    "                     [--algo ./X.so]\n"
+    "usage: collsim teach [--algo ring|mesh|host] [--ranks N] [--count C]\n"
+    "                     [--dtype fp32|fp16|bf16] [--bug NAME] [--memory-model M]\n"
+    "                     [--lesson | --level L] [--trace FILE]\n"
+    "                     [--plain [--step] [--schedule S]]\n"
+    "       collsim teach --algo ./X.so [--ranks N] [--count C] [--dtype D]\n"
     "\n"
-    "Explains the ring allreduce of PR #2161 from a real run: prints the\n"
-    "segment table, runs the ring (verified against the oracle, like `collsim\n"
-    "run`), then walks through what the recorded transfers did, round by\n"
-    "round: for every rank the segment it wrote and whose inputs it holds,\n"
-    "e.g. s2=[3+0] (rank 3's and rank 0's elements, folded in that order),\n"
-    "and the bytes it read from its left neighbour.\n"
+    "Teaches the allreduce of PR #2161 on the live engine. On a terminal it\n"
+    "is an interactive lesson: the run is controlled and you are its\n"
+    "scheduler. Every step shows each rank's window as segments with whose\n"
+    "inputs they hold (s2=[3+0]: rank 3's elements op rank 0's, in that\n"
+    "order), or their values; the tile; the signal cells and what the next\n"
+    "wait needs; the phase, round and subchunk (RS t1 j0); the ring with the\n"
+    "reads in progress; bytes read against 2(N-1)/N*S; the last events.\n"
+    "Keys: Enter step, 0-9 pick an actor, r to the end of the round, n to\n"
+    "the next barrier, b back one event, B back one round, v values, ? help,\n"
+    "q quit.\n"
     "\n"
-    "  --ranks N        2..8 (default 4)\n"
+    "With --plain, or when stdout is not a terminal, it prints the ring's\n"
+    "lesson instead: the segment table, a verified run, then what the\n"
+    "recorded transfers did round by round and the bytes against 2(N-1)/N*S.\n"
+    "\n"
+    "  --algo A         ring (default), mesh or host (terminal lesson only)\n"
+    "  --ranks N        2..8 (default 4); the screen needs 80x24 up to 4\n"
+    "                   ranks, 120x40 above\n"
     "  --count C        elements per rank (default 10: ragged segments)\n"
     "  --dtype D        fp32 (default), fp16 or bf16 (16-element aligned\n"
     "                   segments, some of them empty)\n"
-    "  --step           wait for Enter before each round\n"
-    "  --schedule S, --memory-model M\n"
-    "                   run it in controlled mode (see collsim run --help)\n"
-    "  --algo ./X.so    a collective of your own instead of the ring (see\n"
-    "                   collsim run --help): the run, then a plain table of\n"
-    "                   what every rank read from and wrote to its peers in\n"
-    "                   each phase and round it marked (cs_mark)\n";
+    "  --bug NAME       run a known defect (collsim run --list-bugs) and try\n"
+    "                   to make it fail by the order you choose\n"
+    "  --memory-model M sc (default), fifo or relaxed: posted ops land when\n"
+    "                   you pick the rank's DMA engine\n"
+    "  --level L        break it: 1 ring-no-ready-barrier, 2 no-fence-before-\n"
+    "                   notify (relaxed), 3 mesh-no-chunk-barrier, 4 wait-eq;\n"
+    "                   choose an order that makes the run fail (S: show\n"
+    "                   me one); the end screen shows what collsim check\n"
+    "                   finds in it\n"
+    "  --lesson         (ring) at every round boundary predict, then see:\n"
+    "                   which segment will a rank have written, and whose\n"
+    "                   inputs are in it? The round runs, then the answer\n"
+    "                   is checked against what the run stored\n"
+    "  --trace FILE     keep the trace of the (last) run\n"
+    "  --plain          the printed lesson, even on a terminal\n"
+    "  --step           the printed lesson, waiting for Enter before each round\n"
+    "  --schedule S     the printed lesson, run in controlled mode (collsim\n"
+    "                   run --help)\n"
+    "  --algo ./X.so    a collective of your own (see collsim run --help): the\n"
+    "                   run, then a plain table of what every rank read from\n"
+    "                   and wrote to its peers in each phase and round it\n"
+    "                   marked (cs_mark)\n";
 
 enum { MAXR = 8 };
 
@@ -74,8 +107,101 @@ static uint32_t seg_of(uint64_t e, uint64_t count, uint32_t n, uint32_t es)
   return k;
 }
 
-/* Returns 0 to go on, 1 after --help, -1 on bad usage (printed). */
-static int parse(int argc, char **argv, run_opts_t *o, int *step)
+enum { OPT_PLAIN = 256, OPT_ALGO, OPT_BUG, OPT_TRACE, OPT_LEVEL, OPT_LESSON };
+
+/* The break-it levels: a known defect, a small world where it can show,
+ * and the learner's goal. */
+typedef struct teach_level {
+  const char *bug;
+  cs_algo_t   algo;
+  uint32_t    nranks;
+  uint64_t    count;
+  cs_mm_t     model;
+  const char *goal;
+} teach_level_t;
+
+static const teach_level_t levels[] = {
+  {"ring-no-ready-barrier", CS_ALGO_RING, 3, 6, CS_MM_SC,
+   "no READY barrier: make a rank read from its left before the left rank "
+   "has stored"},
+  {"no-fence-before-notify", CS_ALGO_RING, 3, 6, CS_MM_RELAXED,
+   "no fence: land a notify (DMA engine) before the store it announces"},
+  {"mesh-no-chunk-barrier", CS_ALGO_MESH, 3, 6, CS_MM_SC,
+   "no read-complete barrier: let a rank store its sum while a peer still "
+   "reads"},
+  {"wait-eq", CS_ALGO_MESH, 2, 6, CS_MM_SC,
+   "waits compare ==: let a peer push a cell past the value a wait wants"},
+};
+enum { NLEVELS = sizeof(levels) / sizeof(levels[0]) };
+
+static int set_level(const char *arg, run_opts_t *o, const char **goal)
+{
+  uint32_t v;
+  if (cs_cli_u32("teach", "--level", arg, 1, NLEVELS, &v) < 0)
+    return -1;
+  const teach_level_t *l = &levels[v - 1];
+  o->cfg.bug = (uint32_t)cs_bug_parse(l->bug);
+  o->cfg.algo = l->algo;
+  o->cfg.nranks = l->nranks;
+  o->cfg.count = l->count;
+  o->sched.model = l->model;
+  *goal = l->goal;
+  return 0;
+}
+
+/* One option. Returns 0, 1 after --help, -1 on bad usage (printed). */
+static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
+               const char **goal, int *lesson)
+{
+  char why[512];
+  int v;
+  switch (c) {
+  case 'n': return cs_cli_u32("teach", "--ranks", arg, 2, MAXR, &o->cfg.nranks);
+  case 'c': return cs_cli_u64("teach", "--count", arg, 1, 1u << 20, &o->cfg.count);
+  case 'd': return cs_cli_dtype("teach", "--dtype", arg, &o->cfg.dtype);
+  case 's': *step = 1; return 0;
+  case OPT_PLAIN: *plain = 1; return 0;
+  case OPT_LEVEL: return set_level(arg, o, goal);
+  case OPT_LESSON: *lesson = 1; return 0;
+  case OPT_TRACE: o->com.trace = arg; return 0;
+  case 'S':
+    if (cs_sched_parse(arg, &o->sched, NULL) < 0) {
+      cs_cli_schedule_why(arg, why, sizeof(why));
+      cs_cli_error("teach", "%s", why);
+      return -1;
+    }
+    o->schedule_str = arg;
+    return 0;
+  case 'M': return cs_cli_mm("teach", "--memory-model", arg, &o->sched.model);
+  case OPT_ALGO:
+    if (cs_coll_is_path(arg))
+      return cs_run_load_algo(o, arg) < 0 ? -1 : 0;
+    if ((v = cs_algo_parse(arg)) < 0) {
+      cs_cli_error("teach", "--algo '%s' is not accepted: expected ring, mesh "
+                   "or host", arg);
+      return -1;
+    }
+    o->cfg.algo = (cs_algo_t)v;
+    return 0;
+  case OPT_BUG:
+    if ((v = cs_bug_parse(arg)) < 0) {
+      cs_cli_error("teach", "--bug '%s' is not accepted: see 'collsim run "
+                   "--list-bugs'", arg);
+      return -1;
+    }
+    o->cfg.bug = (uint32_t)v;
+    return 0;
+  case 'h': fputs(teach_help, stdout); return 1;
+  default:
+    fprintf(stderr, "Try 'collsim teach --help'.\n");
+    return -1;
+  }
+}
+
+/* Returns 0 to go on, 1 after --help, -1 on bad usage (printed). *tui:
+ * whether the terminal lesson runs. */
+static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
+                 const char **goal, int *lesson)
 {
   static const struct option longopts[] = {
       {"ranks", required_argument, 0, 'n'},
@@ -84,54 +210,37 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step)
       {"step", no_argument, 0, 's'},
       {"schedule", required_argument, 0, 'S'},
       {"memory-model", required_argument, 0, 'M'},
-      {"algo", required_argument, 0, 'a'},
+      {"plain", no_argument, 0, OPT_PLAIN},
+      {"algo", required_argument, 0, OPT_ALGO},
+      {"bug", required_argument, 0, OPT_BUG},
+      {"trace", required_argument, 0, OPT_TRACE},
+      {"level", required_argument, 0, OPT_LEVEL},
+      {"lesson", no_argument, 0, OPT_LESSON},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
-  int opt;
-  char why[512];
+  int c, rc, plain = 0;
   optind = 1;
-  while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-    switch (opt) {
-    case 'n':
-      if (cs_cli_u32("teach", "--ranks", optarg, 2, MAXR, &o->cfg.nranks) < 0)
-        return -1;
-      break;
-    case 'c':
-      if (cs_cli_u64("teach", "--count", optarg, 1, 1u << 20, &o->cfg.count) < 0)
-        return -1;
-      break;
-    case 'd':
-      if (cs_cli_dtype("teach", "--dtype", optarg, &o->cfg.dtype) < 0)
-        return -1;
-      break;
-    case 's': *step = 1; break;
-    case 'a':
-      if (cs_run_load_algo(o, optarg) < 0)
-        return -1;
-      break;
-    case 'S':
-      if (cs_sched_parse(optarg, &o->sched, NULL) < 0) {
-        cs_cli_schedule_why(optarg, why, sizeof(why));
-        cs_cli_error("teach", "%s", why);
-        return -1;
-      }
-      o->schedule_str = optarg;
-      break;
-    case 'M':
-      if (cs_cli_mm("teach", "--memory-model", optarg, &o->sched.model) < 0)
-        return -1;
-      break;
-    case 'h': fputs(teach_help, stdout); return 1;
-    default:
-      fprintf(stderr, "Try 'collsim teach --help'.\n");
-      return -1;
-    }
-  }
+  while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+    if ((rc = opt(c, optarg, o, step, &plain, goal, lesson)) != 0)
+      return rc;
   if (optind < argc) {
     cs_cli_error("teach", "unexpected argument '%s'", argv[optind]);
     return -1;
   }
-  return cs_cli_mm_scheduled("teach", o->sched.model,
+  /* --step and --schedule belong to the printed lesson. */
+  *tui = !plain && !*step && o->sched.strategy == CS_SCHED_FREE && !o->coll &&
+         isatty(1) && isatty(0);
+  if (!*tui && (*goal || *lesson)) {
+    cs_cli_error("teach", "--%s is played on a terminal (without --plain)",
+                 *goal ? "level" : "lesson");
+    return -1;
+  }
+  if (!*tui && !o->coll && o->cfg.algo != CS_ALGO_RING) {
+    cs_cli_error("teach", "--algo %s: the plain lesson is the ring's; run it "
+                 "on a terminal without --plain", cs_algo_name(o->cfg.algo));
+    return -1;
+  }
+  return cs_cli_mm_scheduled("teach", o->sched.model, *tui ||
                              o->sched.strategy != CS_SCHED_FREE) < 0 ? -1 : 0;
 }
 
@@ -261,6 +370,25 @@ static void print_rounds(const teach_table_t *tb, uint32_t n, int step)
     }
 }
 
+/* The bandwidth cost: what each rank read, against 2(N-1)/N * S. */
+static void print_cost(const teach_table_t *tb, const cs_ar_cfg_t *c)
+{
+  uint32_t n = c->nranks;
+  uint64_t s = c->count * cs_dtype_size(c->dtype), ideal = 2 * (n - 1) * s / n;
+  printf("\nCost: every rank reads 2(N-1)/N * S bytes from its left neighbour "
+         "(S = %llu B,\nN = %u): 2*%u/%u*%llu = %llu B (it nears 2S as N grows). "
+         "Read here:", (unsigned long long)s, n, n - 1, n,
+         (unsigned long long)s, (unsigned long long)ideal);
+  for (uint32_t r = 0; r < n; r++) {
+    uint64_t sum = 0;
+    for (int ph = 0; ph < 2; ph++)
+      for (uint32_t t = 0; t + 1 < n; t++)
+        sum += tb->moved[ph][t][r];
+    printf(" r%u %llu B", r, (unsigned long long)sum);
+  }
+  printf(".\n");
+}
+
 /* Bytes rank r moved from (loads) and to (puts) its peers in one marked
  * phase and round, and the signals it sent. */
 typedef struct user_round {
@@ -346,14 +474,18 @@ int cs_cmd_teach(int argc, char **argv)
                         .iters = 1};
   o.seed = 1;
   o.fill = CS_FILL_ARANGE;
-  int step = 0, loaded;
-  int rc = parse(argc, argv, &o, &step);
+  int step = 0, loaded, tui = 0;
+  const char *goal = NULL;
+  int lesson = 0;
+  int rc = parse(argc, argv, &o, &step, &tui, &goal, &lesson);
   if (rc != 0) {
     cs_coll_close(o.coll_handle);
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
   }
   if (o.coll)
     return teach_user(&o);
+  if (tui)
+    return cs__teach_tui(&o, goal, lesson);
   print_intro(&o.cfg);
   cs_trace_t t;
   rc = run_traced(&o, &t, &loaded);
@@ -366,5 +498,6 @@ int cs_cmd_teach(int argc, char **argv)
   printf("\nAfter the last reduce-scatter round rank r owns segment r with all "
          "%u contributions;\nafter the all-gather every rank holds every "
          "segment, bit-identical on all ranks.\n", o.cfg.nranks);
+  print_cost(&tb, &o.cfg);
   return rc;
 }

@@ -124,6 +124,7 @@ static const cs_strategy_ops_t *const strategies[] = {
   [CS_SCHED_REPLAY] = &cs__strategy_replay,
   [CS_SCHED_INTERACTIVE] = &cs__strategy_interactive,
   [CS_SCHED_DEVIATE] = &cs__strategy_deviate,
+  [CS_SCHED_CALLBACK] = &cs__strategy_callback,
 };
 
 int cs__sched_init(cs_sched_t **out, cs_world_t *w, const cs_sched_cfg_t *cfg)

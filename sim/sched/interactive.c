@@ -1,8 +1,10 @@
 /*
  * interactive.c - the interactive strategy, which is the whole terminal
  * prompt: every step it prints the enabled actors, reads the person's
- * choice and runs it (Enter or anything out of range: actor 0). End of
- * input or a pending SIGINT, SIGTERM or SIGHUP stops the run.
+ * choice and runs it (Enter: actor 0). `?` prints the help, `q` stops the
+ * run, and anything else that is not an actor's number is refused with a
+ * message and asked again. End of input or a pending SIGINT, SIGTERM or
+ * SIGHUP stops the run.
  *
  * Owns the answers read but not used yet (its state) and the prompt's
  * wording (the actor lines come from describe.c, the DMA-op lines from
@@ -89,29 +91,75 @@ static void describe_actor(char *d, size_t n, const cs_sched_t *s, uint32_t i)
                         &slot_of(s->w, s->en[i].rank)->q[s->en[i].op]);
 }
 
-static int64_t pick(cs_sched_t *s, uint32_t k)
+static void print_help(FILE *out, uint32_t k)
 {
-  FILE *out = s->cfg.tty_out ? s->cfg.tty_out : stderr;
-  FILE *in = s->cfg.tty_in ? s->cfg.tty_in : stdin;
+  fprintf(out, "  Each step one actor runs: a rank performs the event shown, or a\n"
+               "  rank's DMA engine lands the op shown. Type its number and Enter\n"
+               "  (0..%u; Enter alone = 0), ? for this help, q to stop the run.\n",
+          k - 1);
+}
+
+/* What one answer means: an actor index, or -1 (help shown or refused:
+ * ask again), or -2 (quit). */
+static int64_t answer(FILE *out, const char *line, uint32_t k)
+{
+  while (*line == ' ' || *line == '\t')
+    line++;
+  if (!*line)
+    return 0;
+  if (!strcmp(line, "?") || !strcmp(line, "h") || !strcmp(line, "help")) {
+    print_help(out, k);
+    return -1;
+  }
+  if (!strcmp(line, "q") || !strcmp(line, "quit"))
+    return -2;
+  char *end;
+  errno = 0;
+  unsigned long v = strtoul(line, &end, 10);
+  while (*end == ' ' || *end == '\t')
+    end++;
+  if (*line >= '0' && *line <= '9' && !*end && !errno && v < k)
+    return (int64_t)v;
+  fprintf(out, "  '%s' is not a choice: type 0..%u (Enter = 0), ? for help, "
+               "q to quit\n", line, k - 1);
+  return -1;
+}
+
+static void print_actors(FILE *out, cs_sched_t *s, uint32_t k)
+{
   fprintf(out, "step %llu: enabled actors:\n", (unsigned long long)s->steps);
   for (uint32_t i = 0; i < k; i++) {
     char d[200];
     describe_actor(d, sizeof(d), s, i);
     fprintf(out, "  [%u] %s\n", i, d);
   }
-  fprintf(out, "choose [0-%u] (Enter = 0): ", k - 1);
-  fflush(out);
-  char line[64];
-  int got = read_line(s->state, fileno(in), line, sizeof(line));
-  if (got < 0) {
-    fputc('\n', out);
-    cs__sched_stop(s, CS_ABORT_SIGNAL, got == -1 ? "interactive schedule: end "
+}
+
+static int64_t pick(cs_sched_t *s, uint32_t k)
+{
+  FILE *out = s->cfg.tty_out ? s->cfg.tty_out : stderr;
+  FILE *in = s->cfg.tty_in ? s->cfg.tty_in : stdin;
+  print_actors(out, s, k);
+  for (;;) {
+    fprintf(out, "choose [0-%u] (Enter = 0, ? = help, q = quit): ", k - 1);
+    fflush(out);
+    char line[64];
+    int got = read_line(s->state, fileno(in), line, sizeof(line));
+    if (got >= 0 && !isatty(fileno(in)))
+      fputc('\n', out); /* no echo ended the prompt's line */
+    int64_t v = got < 0 ? -3 : answer(out, line, k);
+    if (v >= 0)
+      return v;
+    if (v == -1)
+      continue;
+    if (got < 0)
+      fputc('\n', out);
+    cs__sched_stop(s, CS_ABORT_SIGNAL, v == -2 ? "interactive schedule: quit "
+                   "at step %llu" : got == -1 ? "interactive schedule: end "
                    "of input at step %llu, the run stops here" : "interactive "
                    "schedule: interrupted at step %llu", (unsigned long long)s->steps);
     return -1;
   }
-  unsigned long v = strtoul(line, NULL, 10);
-  return v < k ? (int64_t)v : 0;
 }
 
 const cs_strategy_ops_t cs__strategy_interactive = {

@@ -3,8 +3,9 @@
  * scheduler (sim/sched.c) chooses the next actor among the enabled ones.
  *
  * Owns the table's shape and the list of strategies, one file each in
- * sim/sched/: random, pct, latest, replay, interactive, deviate. Does not own the
- * enabled-actor list, DMA landing or the step loop (sched.c), nor the
+ * sim/sched/: random, pct, latest, replay, interactive, deviate, callback.
+ * Does not own the enabled-actor list, DMA landing or the step loop
+ * (sched.c), nor the
  * scheduler's internals the strategies read (internal.h). cs__sched_init
  * picks the table once from cfg->strategy; the step loop calls it, and
  * never names a strategy.
@@ -38,5 +39,6 @@ extern const cs_strategy_ops_t cs__strategy_latest;
 extern const cs_strategy_ops_t cs__strategy_replay;
 extern const cs_strategy_ops_t cs__strategy_interactive;
 extern const cs_strategy_ops_t cs__strategy_deviate;
+extern const cs_strategy_ops_t cs__strategy_callback;
 
 #endif

@@ -1,0 +1,151 @@
+/*
+ * callback.c - the callback strategy: the caller's own function picks
+ * each step (cfg.pick_fn), from a view of the paused world: the enabled
+ * actors and every rank's posted event, with the reason a rank cannot run
+ * worded for a person. `collsim teach` drives its terminal lesson with it.
+ *
+ * Owns the view's arrays (its state) and the wording of the reasons. Does
+ * not own which actors are enabled (core.c fills s->en) or the caller's
+ * screen. Called through the strategy table (strategy.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../window/cs_error.h"
+#include "internal.h"
+
+typedef struct view_state {
+  cs_sched_rank_view_t   rank[CS_MAX_RANKS];
+  cs_sched_actor_view_t *en; /* n * (QCAP + 1), like s->en */
+} view_state_t;
+
+static int init(cs_sched_t *s)
+{
+  if (!s->cfg.pick_fn)
+    return -EINVAL;
+  view_state_t *v = calloc(1, sizeof(*v));
+  if (!v)
+    return -ENOMEM;
+  v->en = calloc((size_t)s->n * (QCAP + 1), sizeof(*v->en));
+  if (!v->en) {
+    free(v);
+    return -ENOMEM;
+  }
+  s->state = v;
+  return 0;
+}
+
+static void fini(cs_sched_t *s)
+{
+  view_state_t *v = s->state;
+  if (v)
+    free(v->en);
+  free(v);
+  s->state = NULL;
+}
+
+static void event_rec(cs_trace_rec_t *x, uint32_t rank, const cs_event_t *ev)
+{
+  memset(x, 0, sizeof(*x));
+  x->kind = (uint16_t)ev->kind;
+  x->rank = rank;
+  x->peer = ev->peer;
+  x->slot = ev->slot;
+  x->elem_off = ev->elem_off;
+  x->valid = ev->valid;
+  x->phys = ev->phys;
+  x->cell = ev->cell;
+  x->opcmp = (uint8_t)ev->opcmp;
+  x->value = ev->value;
+  x->dma_id = ev->dma_id;
+}
+
+static void op_rec(cs_trace_rec_t *x, uint32_t rank, const cs_dma_op_t *op)
+{
+  memset(x, 0, sizeof(*x));
+  x->kind = CS_TR_DMA_POST;
+  x->round = op->kind;
+  x->rank = rank;
+  x->dma_id = op->dma_id;
+  x->peer = op->peer;
+  x->slot = op->slot;
+  x->cell = op->cell;
+  x->value = op->value;
+  x->elem_off = op->elem_off;
+  x->valid = op->valid;
+  x->opcmp = (uint8_t)op->op;
+}
+
+/* Why rank r's posted event cannot run (it is not among the enabled). */
+static void reason(char *why, size_t n, const cs_sched_t *s, uint32_t r,
+                   const cs_sched_slot_t *sl)
+{
+  const cs_event_t *ev = &sl->next;
+  const cs_layout_t *l = &s->w->ctl->layout;
+  if (ev->kind == CS_EV_WAIT && ev->slot < l->nslots) {
+    const int32_t *cell = (const int32_t *)(cs_world_window(s->w, r) +
+                                            l->slot[ev->slot].off) + ev->cell;
+    snprintf(why, n, "waiting for %s[%u] %s %d, now %d", l->slot[ev->slot].name,
+             ev->cell, ev->opcmp == CS_CMP_EQ ? "==" : ">=", ev->value,
+             __atomic_load_n(cell, __ATOMIC_ACQUIRE));
+  } else if (ev->kind == CS_EV_FENCE) {
+    snprintf(why, n, "fence: waits for its %u queued DMA op%s to land",
+             sl->nops, sl->nops == 1 ? "" : "s");
+  } else {
+    snprintf(why, n, "its DMA queue is full (%u ops)", sl->nops);
+  }
+}
+
+static void fill_ranks(cs_sched_t *s, view_state_t *v, uint32_t k)
+{
+  for (uint32_t r = 0; r < s->n; r++) {
+    const cs_sched_slot_t *sl = slot_of(s->w, r);
+    cs_sched_rank_view_t *rv = &v->rank[r];
+    uint32_t st = __atomic_load_n(&sl->state, __ATOMIC_ACQUIRE);
+    rv->state = st == SR_POSTED ? CS_VIEW_POSTED
+                : st == SR_DONE ? CS_VIEW_DONE : CS_VIEW_RUNNING;
+    rv->nops = sl->nops;
+    rv->enabled = 0;
+    rv->why[0] = 0;
+    for (uint32_t i = 0; i < k; i++)
+      if (s->en[i].rank == r && s->en[i].op < 0)
+        rv->enabled = 1;
+    if (rv->state == CS_VIEW_POSTED) {
+      event_rec(&rv->rec, r, &sl->next);
+      if (!rv->enabled)
+        reason(rv->why, sizeof(rv->why), s, r, sl);
+    }
+  }
+}
+
+static int64_t pick(cs_sched_t *s, uint32_t k)
+{
+  view_state_t *v = s->state;
+  fill_ranks(s, v, k);
+  for (uint32_t i = 0; i < k; i++) {
+    uint32_t r = s->en[i].rank;
+    v->en[i].rank = r;
+    v->en[i].op = s->en[i].op;
+    if (s->en[i].op < 0)
+      event_rec(&v->en[i].rec, r, &slot_of(s->w, r)->next);
+    else
+      op_rec(&v->en[i].rec, r, &slot_of(s->w, r)->q[s->en[i].op]);
+  }
+  cs_sched_view_t view = {.w = s->w, .step = s->steps, .nranks = s->n,
+                          .nenabled = k, .en = v->en, .rank = v->rank};
+  int64_t c = s->cfg.pick_fn(&view, s->cfg.pick_arg);
+  if (c >= 0 && c < k)
+    return c;
+  cs__sched_stop(s, CS_ABORT_SIGNAL, "stopped by the caller at step %llu",
+                 (unsigned long long)s->steps);
+  return -1;
+}
+
+const cs_strategy_ops_t cs__strategy_callback = {
+  .name = "callback",
+  .init = init,
+  .pick = pick,
+  .fini = fini,
+};

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# test_teach_tui.sh - drives `collsim teach` in a real terminal (tmux):
+# five steps forward then five back give the identical screen; actors
+# picked by hand give the trace that --schedule replay: of it reproduces;
+# ? and q work; after Ctrl-C the terminal settings are unchanged; a pipe
+# gets the plain lesson; a too-small window says so and 8 ranks fit
+# 120x40; a break-it level fails under the learner's order and by "show
+# me", with the check's explanation; --lesson checks predictions. Skips (exit 77) only
+# when tmux is absent. Usage: test_teach_tui.sh COLLSIM_BINARY
+set -u
+bin=$(realpath "$1")
+command -v tmux >/dev/null || { echo "tmux not installed: skipped"; exit 77; }
+dir=$(mktemp -d /tmp/collsim-tui-XXXXXX)
+# tmux's sockets live in the test's own directory.
+export TMUX_TMPDIR=$dir
+nsess=0
+sock=collsim-tui-$$-0
+fails=0
+cleanup() { tmux -L "$sock" kill-server 2>/dev/null; rm -rf "$dir"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# start COLS LINES CMD: a fresh tmux session running CMD in a shell that
+# records stty -a before and after it.
+start() {
+  tmux -L "$sock" kill-server 2>/dev/null
+  nsess=$((nsess + 1))
+  sock=collsim-tui-$$-$nsess # a fresh server: one being killed may linger
+  tmux -L "$sock" new-session -d -x "$1" -y "$2" \
+    "stty -a > $dir/stty.before; sh -c 'echo \$\$ > $dir/pid; exec $3'; echo EXIT=\$? > $dir/exit; stty -a > $dir/stty.after; sleep 60"
+}
+screen() { tmux -L "$sock" capture-pane -p; }
+keys() { for k in "$@"; do tmux -L "$sock" send-keys "$k"; sleep 0.15; done; }
+# wait_for TEXT: until the screen shows TEXT (10 s at most).
+wait_for() {
+  for _ in $(seq 100); do screen | grep -qF -- "$1" && return 0; sleep 0.1; done
+  fail "the screen never showed '$1'"; screen; return 1
+}
+# wait_exit: until collsim has exited; then no shared-memory world of its
+# (named /collsim-PID-...) may be left.
+wait_exit() {
+  for _ in $(seq 100); do
+    if [ -s "$dir/exit" ]; then
+      ls /dev/shm | grep -q "^collsim-$(cat "$dir/pid")-" && fail "a world of collsim was left in /dev/shm"
+      return 0
+    fi
+    sleep 0.1
+  done
+  fail "collsim did not exit"; return 1
+}
+
+# 1. Five steps forward, five back: the screen at step 0 again.
+start 80 24 "$bin teach"
+wait_for "step 0, who goes next" && screen > "$dir/s0"
+keys Enter Enter Enter Enter Enter
+wait_for "step 5, who goes next"
+keys b b b b b
+wait_for "step 0, who goes next" && screen > "$dir/s0b"
+cmp -s "$dir/s0" "$dir/s0b" || { fail "the screen after 5 forward, 5 back differs"; diff "$dir/s0" "$dir/s0b"; }
+# 2. ? shows the help, any key closes it, q quits and restores the terminal.
+keys '?'
+wait_for "this help"
+keys x
+sleep 0.3
+screen | grep -qF "this help" && fail "the help did not close"
+keys q
+wait_exit && grep -q "EXIT=0" "$dir/exit" || fail "q: $(cat "$dir/exit")"
+cmp -s "$dir/stty.before" "$dir/stty.after" || fail "q left the terminal changed"
+
+# 3. Ctrl-C in the middle of a run: the terminal is as it was.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --ranks 3"
+wait_for "step 0, who goes next"
+keys Enter Enter C-c
+wait_exit
+grep -q "speed" "$dir/stty.before" || fail "stty -a printed no settings: nothing compared"
+cmp -s "$dir/stty.before" "$dir/stty.after" || { fail "Ctrl-C left the terminal changed"; diff "$dir/stty.before" "$dir/stty.after"; }
+
+# 4. Picking by hand: rank 3, rank 2, rank 1 first, then to the end of
+# every round; the trace it leaves replays to the same events.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --trace $dir/hand.cstrace"
+wait_for "step 0, who goes next"
+keys 3
+wait_for "step 1, who goes next"
+keys 2
+wait_for "step 2, who goes next"
+keys 1
+wait_for "step 3, who goes next"
+for _ in $(seq 12); do keys r; done
+wait_for "The run has ended"
+keys q
+wait_exit
+grep -q "EXIT=0" "$dir/exit" || fail "hand-picked run: $(cat "$dir/exit")"
+"$bin" trace "$dir/hand.cstrace" > "$dir/hand.txt" 2>&1 || fail "cannot read the hand trace"
+first=$(awk '$4 == "store" {print $3}' "$dir/hand.txt" | head -3 | tr '\n' ' ')
+[ "$first" = "r3 r2 r1 " ] || fail "the first stores were by '$first', not the ranks picked (r3 r2 r1)"
+"$bin" run --ranks 4 --count 10 --iters 1 --schedule "replay:$dir/hand.cstrace" \
+  --trace "$dir/replay.cstrace" > "$dir/replay.out" 2>&1 || { fail "replay of the hand-picked order failed"; cat "$dir/replay.out"; }
+"$bin" trace "$dir/replay.cstrace" > "$dir/replay.txt" 2>&1
+# Same events in the same order (the time column differs).
+col() { awk '/^ +[0-9]+ +\+/ {$2=""; print}' "$1"; }
+[ -n "$(col "$dir/hand.txt")" ] || fail "no events in the hand trace"
+cmp -s <(col "$dir/hand.txt") <(col "$dir/replay.txt") || fail "the replay's events differ from the hand-picked run's"
+
+# 5. A pipe gets the plain lesson, with the cost line.
+"$bin" teach | cat > "$dir/plain.txt"
+grep -q "What the transfers did" "$dir/plain.txt" || fail "teach | cat: no plain lesson"
+grep -q "2(N-1)/N \* S" "$dir/plain.txt" || fail "teach | cat: no 2(N-1)/N line"
+
+# 6. Too small: 8 ranks in 80x24 say what they need.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --ranks 8"
+wait_for "the window is too small (80x24); 8 ranks need 120x40"
+keys q
+wait_exit
+rm -f "$dir/exit"
+start 120 40 "$bin teach --ranks 8"
+wait_for "step 0, who goes next"
+screen | grep -q "too small" && fail "8 ranks do not fit 120x40"
+keys q
+wait_exit
+cmp -s "$dir/stty.before" "$dir/stty.after" || fail "too small + q left the terminal changed"
+
+# 7. Break it, level 1 (no READY barrier): rank 0 runs first and reads
+# from rank 2 before rank 2 has staged its input; the run is wrong and the
+# end screen shows the race in collsim check's words.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --level 1"
+wait_for "Break it: no READY barrier"
+keys Enter Enter Enter Enter Enter Enter
+for _ in $(seq 10); do keys r; done
+wait_for "You broke it: the run failed"
+screen | grep -q "result: WRONG" || fail "level 1: no wrong result on the screen"
+screen | grep -qE "^  1\. race .* is not" || { fail "level 1: no race from the check"; screen; }
+keys q
+wait_exit
+
+# 7b. Show me (level 3, mesh without its read-complete barrier): the
+# search finds a failing order and the end screen explains it.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --level 3"
+wait_for "Break it: no read-complete barrier"
+keys S
+wait_for "Shown: this order makes the run fail"
+screen | grep -q "result: WRONG" || fail "show me: no wrong result on the screen"
+screen | grep -qE "^  1\. race" || fail "show me: no race from the check"
+keys q
+wait_exit
+
+# 7c. SIGTERM, on the end screen and in the middle of a run: the terminal
+# is restored and nothing is left behind.
+for where in end middle; do
+  rm -f "$dir/exit"
+  start 80 24 "$bin teach --level 1"
+  wait_for "step 0, who goes next"
+  if [ "$where" = end ]; then keys S; wait_for "Shown: this order"; else keys Enter Enter; fi
+  kill -TERM "$(cat "$dir/pid")"
+  wait_exit
+  cmp -s "$dir/stty.before" "$dir/stty.after" || fail "SIGTERM ($where) left the terminal changed"
+done
+
+# 8. --lesson: predictions checked against the run. The expected
+# segments are those of collectives/ring.c's 4-rank table: after RS t0
+# rank 2 holds s0=[1+2], after RS t1 rank 3 holds s0=[1+2+3].
+rm -f "$dir/exit"
+start 80 24 "$bin teach --lesson"
+wait_for "step 0, who goes next"
+keys r
+wait_for "Predict: after RS t0, which segment will rank 2 have written"
+tmux -L "$sock" send-keys "0 1+2" Enter
+wait_for "Right: rank 2 wrote s0=[1+2] in RS t0."
+wait_for "Predict: after RS t1, which segment will rank 3 have written"
+tmux -L "$sock" send-keys "2 9+9" Enter
+wait_for "Not quite: rank 3 wrote s0=[1+2+3] in RS t1."
+keys C-c
+wait_exit
+
+[ "$fails" -eq 0 ] && echo "all terminal checks passed"
+exit $((fails > 0))

@@ -1,0 +1,485 @@
+/*
+ * teach_ui.c - the terminal lesson of `collsim teach`: curses up and down,
+ * the keys, and the picker that the live engine calls at every step (the
+ * callback strategy of sim/sched.h). The learner's choices are the run's
+ * schedule; stepping back re-runs the schedule's prefix silently and asks
+ * again where it stops. The run's own messages (verification, failures,
+ * the check) go to a log while the screen is up and are shown at the end.
+ *
+ * Owns the terminal while the lesson runs: it is restored on every path
+ * (q, Ctrl-C, SIGTERM/SIGHUP, a failed run, a rank crash). Does not own
+ * the tracking (teach_model.c) or the layout (teach_draw.c). Called by
+ * teach.c when stdout is a terminal.
+ */
+#define _GNU_SOURCE
+#include "teach_ui.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "teach_draw.h"
+#include "teach_lesson.h"
+
+static volatile sig_atomic_t stop_signal; /* one came outside a launch */
+
+static void on_stop(int sig)
+{
+  stop_signal = sig;
+}
+
+/* SIGINT, SIGTERM or SIGHUP: pending (a launch blocks them) or caught
+ * between runs; the lesson then ends through its normal path. */
+static int signalled(void)
+{
+  sigset_t pend;
+  sigpending(&pend);
+  return stop_signal || sigismember(&pend, SIGINT) ||
+         sigismember(&pend, SIGTERM) || sigismember(&pend, SIGHUP);
+}
+
+/* A pick during the run to the end of the round: the first enabled actor
+ * of a rank still in that round, else actor 0. */
+static int64_t auto_pick(const teach_session_t *t, const cs_sched_view_t *v)
+{
+  for (uint32_t i = 0; i < v->nenabled; i++)
+    if (v->en[i].op >= 0 || !tm_rank_over(t, v, v->en[i].rank))
+      return i;
+  return 0;
+}
+
+/* Whether rank r has come to a barrier since the run to it started: it
+ * ran something other than a wait, and now waits (or is done). */
+static int arrived(const teach_session_t *t, const cs_sched_view_t *v, uint32_t r)
+{
+  const cs_sched_rank_view_t *rv = &v->rank[r];
+  return rv->state == CS_VIEW_DONE ||
+         (rv->state == CS_VIEW_POSTED && rv->rec.kind == CS_EV_WAIT &&
+          t->bar_moved[r]);
+}
+
+/* A pick during the run to the next barrier: the first enabled actor of a
+ * rank that has not arrived (or a DMA engine); -1 when every rank has. */
+static int64_t barrier_pick(const teach_session_t *t, const cs_sched_view_t *v)
+{
+  uint32_t r;
+  for (r = 0; r < t->n && arrived(t, v, r); r++)
+    ;
+  if (r == t->n)
+    return -1;
+  for (uint32_t i = 0; i < v->nenabled; i++)
+    if (v->en[i].op >= 0 || !arrived(t, v, v->en[i].rank))
+      return i;
+  return -1;
+}
+
+/* Step back to `step`: the picker stops the run, the driver re-runs. */
+static int64_t go_back(teach_session_t *t, uint64_t step)
+{
+  t->target = step;
+  t->restart = 1;
+  return -1;
+}
+
+/* One key at a paused step: an actor index to run, -1 to stop the run
+ * (quit or back), -2 to stay. */
+static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
+                      int *help)
+{
+  int k = (int)v->nenabled;
+  if (*help && ch != ERR && ch != KEY_RESIZE) {
+    *help = 0;
+    return -2;
+  }
+  switch (ch) {
+  case 'q': case 'Q': case 3: t->quit = 1; return -1;
+  case '?': case 'h': *help = 1; return -2;
+  case 'v': t->values = !t->values; return -2;
+  case KEY_UP: case 'k': t->cursor = t->cursor > 0 ? t->cursor - 1 : k - 1; return -2;
+  case KEY_DOWN: case 'j': t->cursor = (t->cursor + 1) % k; return -2;
+  case ' ': case '\n': case '\r': case 's': case KEY_ENTER: case KEY_RIGHT:
+    return t->cursor < k ? t->cursor : 0;
+  case 'r':
+    tm_round_begin(t, v);
+    t->auto_round = 1;
+    return auto_pick(t, v);
+  case 'n':
+    memset(t->bar_moved, 0, sizeof(t->bar_moved));
+    t->auto_barrier = 1;
+    return 0 <= barrier_pick(t, v) ? barrier_pick(t, v) : -2;
+  case 'S':
+    if (!t->o->cfg.bug)
+      return -2;
+    t->show_me = 1;
+    return go_back(t, v->step);
+  case 'b': case KEY_LEFT:
+    t->shown = 0;
+    return v->step ? go_back(t, v->step - 1) : -2;
+  case 'B':
+    t->shown = 0;
+    return v->step ? go_back(t, tm_round_start(t, v->step)) : -2;
+  default:
+    if (ch >= '0' && ch <= '9' && ch - '0' < k)
+      return ch - '0';
+    return -2;
+  }
+}
+
+/* --lesson at a round boundary: the question, typed in. Returns the
+ * first pick of the round once answered, -1 to quit, -2 when skipped. */
+static int64_t question(teach_session_t *t, const cs_sched_view_t *v, int r)
+{
+  tl_open(t, v, r);
+  for (;;) {
+    td_draw(t, v, 0);
+    int ch = getch();
+    if (signalled() || ch == 3) {
+      t->quit = 1;
+      return -1;
+    }
+    int k = ch == ERR ? 0 : tl_key(t, ch);
+    if (k < 0)
+      return -2;
+    if (k > 0) {
+      tm_round_begin(t, v);
+      t->auto_round = 1;
+      return auto_pick(t, v);
+    }
+  }
+}
+
+/* The learner decides step v->step. */
+static int64_t ask(teach_session_t *t, const cs_sched_view_t *v)
+{
+  int help = 0;
+  if (t->cursor >= (int)v->nenabled)
+    t->cursor = 0;
+  if (t->q_rank >= 0)
+    tl_reveal(t); /* the round asked about has run */
+  int qr = tl_boundary(t, v);
+  if (qr >= 0) {
+    int64_t c = question(t, v, qr);
+    if (c != -2)
+      return c;
+  }
+  for (;;) {
+    td_draw(t, v, help);
+    int ch = getch();
+    if (signalled()) {
+      t->quit = 1;
+      return -1;
+    }
+    int64_t c = on_key(t, v, ch, &help);
+    if (c >= 0)
+      t->reveal[0][0] = t->reveal[1][0] = 0;
+    if (c != -2)
+      return c;
+  }
+}
+
+static int64_t picker(const cs_sched_view_t *v, void *arg)
+{
+  teach_session_t *t = arg;
+  int64_t c;
+  if (v->step < t->target && v->step < t->nchoice) {
+    c = t->choice[v->step] < v->nenabled ? t->choice[v->step] : 0;
+  } else {
+    tm_snapshot(t, v->w);
+    if (t->searching) {
+      uint64_t z = (t->rand += 0x9e3779b97f4a7c15ull);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      c = (int64_t)((z ^ (z >> 31)) % v->nenabled);
+    } else if (t->auto_round && !tm_round_over(t, v)) {
+      c = auto_pick(t, v);
+    } else if (t->auto_barrier && (c = barrier_pick(t, v)) >= 0) {
+      ;
+    } else {
+      t->auto_round = t->auto_barrier = 0;
+      c = ask(t, v);
+      if (c < 0)
+        return -1;
+      t->cursor = 0;
+    }
+    if (tm_push(t, v->step, c) < 0)
+      return -1;
+    t->target = v->step + 1;
+    if (v->en[c].op < 0 && v->en[c].rec.kind != CS_EV_WAIT &&
+        v->en[c].rank < TM_MAXR)
+      t->bar_moved[v->en[c].rank] = 1;
+  }
+  tm_apply(t, v, c);
+  return c;
+}
+
+/* ------------------------------------------------------------ the driver */
+
+typedef struct tui {
+  struct sigaction old[3];    /* SIGINT, SIGTERM, SIGHUP before */
+  int   saved_out, saved_err; /* the real stdout and stderr */
+  FILE *log;                  /* the run's messages while the screen is up */
+  FILE *term;                 /* curses' output: a dup of the real stdout */
+  SCREEN *scr;
+} tui_t;
+
+static tui_t *live; /* for the atexit restore */
+static const int stops[3] = {SIGINT, SIGTERM, SIGHUP};
+
+static void screen_down(void)
+{
+  tui_t *u = live;
+  if (!u)
+    return;
+  live = NULL;
+  for (int i = 0; i < 3; i++)
+    sigaction(stops[i], &u->old[i], NULL);
+  endwin();
+  delscreen(u->scr);
+  fclose(u->term);
+  fflush(stdout);
+  fflush(stderr);
+  dup2(u->saved_out, 1);
+  dup2(u->saved_err, 2);
+  close(u->saved_out);
+  close(u->saved_err);
+  fclose(u->log);
+}
+
+/* Curses on the terminal, the run's output into a log. Returns 0 or -1. */
+static int screen_up(tui_t *u)
+{
+  fflush(stdout);
+  fflush(stderr);
+  u->log = tmpfile();
+  u->saved_out = dup(1);
+  u->saved_err = dup(2);
+  int tfd = dup(1);
+  u->term = tfd >= 0 ? fdopen(tfd, "w") : NULL;
+  if (!u->log || u->saved_out < 0 || u->saved_err < 0 || !u->term)
+    return -1;
+  u->scr = newterm(NULL, u->term, stdin);
+  if (!u->scr)
+    return -1;
+  set_term(u->scr);
+  raw();
+  noecho();
+  keypad(stdscr, TRUE);
+  curs_set(0);
+  timeout(200);
+  dup2(fileno(u->log), 1);
+  dup2(fileno(u->log), 2);
+  struct sigaction sa = {.sa_handler = on_stop};
+  sigemptyset(&sa.sa_mask);
+  for (int i = 0; i < 3; i++) {
+    sigaction(stops[i], NULL, &u->old[i]);
+    if (u->old[i].sa_handler != SIG_IGN) /* nohup stays nohup */
+      sigaction(stops[i], &sa, NULL);
+  }
+  live = u;
+  atexit(screen_down);
+  return 0;
+}
+
+static void result_line(teach_session_t *t, const char *fmt, const char *s)
+{
+  if (t->nresult < TM_RESULT)
+    snprintf(t->result[t->nresult++], sizeof(t->result[0]), fmt, s);
+}
+
+/* What the run printed, into t->result: its verdict or failure, then the
+ * first finding of the check (break-it levels). */
+static void read_result(teach_session_t *t, FILE *log)
+{
+  char buf[512], head[160];
+  int in_check = 0;
+  fflush(stdout);
+  fflush(stderr);
+  rewind(log);
+  t->nresult = 0;
+  snprintf(head, sizeof(head), t->shown ? "Shown: this order makes the run "
+           "fail after %llu steps (b/B: step back through it). The check:" :
+           !t->goal ? "The run has ended after %llu steps "
+           "(b = step back, q = quit). It said:" : t->run_rc ? "You broke it: "
+           "the run failed after %llu steps. What collsim check finds:" :
+           "It still passed after %llu steps (b/B: step back, try another "
+           "order). The check:", (unsigned long long)t->st.nevents);
+  result_line(t, "%s", head);
+  while (fgets(buf, sizeof(buf), log)) {
+    buf[strcspn(buf, "\n")] = 0;
+    if (!strcmp(buf, "check:")) {
+      in_check = 1;
+      continue;
+    }
+    if (!buf[0] || !strncmp(buf, "mode:", 5) || strstr(buf, " allreduce, ") ||
+        !strncmp(buf, "time per call", 13) || !strncmp(buf, "error vs", 8) ||
+        (in_check && !strncmp(buf, "2. ", 3) && (in_check = 2)) || in_check > 1)
+      continue;
+    result_line(t, "  %.150s", buf);
+  }
+}
+
+/* After the run: b or B re-run to a step, q quits. Returns 1 to re-run. */
+static int ended(teach_session_t *t, tui_t *u)
+{
+  int help = 0;
+  if (t->o->cfg.bug && t->trace[0]) {
+    printf("check:\n");
+    fflush(stdout);
+    cs__check_path(t->trace, 0, stdout);
+    fflush(stdout);
+  }
+  read_result(t, u->log);
+  for (;;) {
+    td_draw(t, NULL, help);
+    int ch = getch();
+    if (signalled() || ch == 'q' || ch == 'Q' || ch == 3)
+      return 0;
+    if (ch == ERR || ch == KEY_RESIZE)
+      continue;
+    if (ch == 'v')
+      t->values = !t->values;
+    help = ch == '?' && !help;
+    if ((ch == 'b' || ch == KEY_LEFT) && t->st.nevents) {
+      t->target = t->st.nevents - 1;
+      return 1;
+    }
+    if (ch == 'B' && t->st.nevents) {
+      t->target = tm_round_start(t, t->st.nevents);
+      return 1;
+    }
+  }
+}
+
+static int one_run(teach_session_t *t, tui_t *u);
+
+/* "Show me": seeded random orders after the learner's prefix until one
+ * makes the run fail; the lesson then replays it to its end, where the
+ * learner can step back through it. */
+static void show_me(teach_session_t *t, tui_t *u)
+{
+  uint64_t prefix = t->target;
+  t->show_me = 0;
+  erase();
+  mvprintw(0, 0, "Searching for an order that makes the run fail (after step "
+           "%llu)...", (unsigned long long)prefix);
+  refresh();
+  t->searching = 1;
+  for (uint64_t seed = 1; seed <= 200 && !t->quit; seed++) {
+    t->target = prefix;
+    t->rand = seed;
+    int rc = one_run(t, u);
+    if (t->sig_abort)
+      t->quit = 1;
+    if (rc != CS_EXIT_OK && !t->quit) {
+      t->shown = 1;
+      t->target = t->nchoice;
+      break;
+    }
+  }
+  t->searching = 0;
+  t->restart = 1; /* re-run to the target, where the learner continues */
+  if (t->shown)
+    return;
+  t->target = prefix; /* none found: back where the learner was */
+  snprintf(t->reveal[0], sizeof(t->reveal[0]), "No failing order found in 200 "
+           "random tries after step %llu.", (unsigned long long)prefix);
+  snprintf(t->reveal[1], sizeof(t->reveal[1]), "Step back (b/B) to an "
+           "earlier point and try S again.");
+}
+
+/* One run of the engine up to where the learner stops it. Returns the
+ * run's exit code. */
+static int one_run(teach_session_t *t, tui_t *u)
+{
+  tm_reset(t);
+  t->restart = 0;
+  t->auto_round = t->auto_barrier = 0;
+  t->q_rank = -1;
+  if (ftruncate(fileno(u->log), 0) == 0)
+    rewind(u->log);
+  run_opts_t o = *t->o;
+  o.sched.strategy = CS_SCHED_CALLBACK;
+  o.sched.pick_fn = picker;
+  o.sched.pick_arg = t;
+  o.schedule_str = "interactive";
+  o.com.trace = t->trace[0] ? t->trace : NULL;
+  int rc = t->run_rc = cs_run_execute(&o);
+  fflush(stdout);
+  fflush(stderr);
+  /* The picker stops a run with the same reason; only its own stops set
+   * restart or quit (or happen while searching). */
+  t->sig_abort = signalled() || (o.abort_reason == CS_ABORT_SIGNAL &&
+                 !t->restart && !t->quit && !t->show_me);
+  return rc;
+}
+
+/* The runs' trace: the learner's --trace, or with a bug a temporary one
+ * for the check. Returns 0 or -1. */
+static int trace_name(teach_session_t *t, int *temp)
+{
+  *temp = 0;
+  if (t->o->com.trace) {
+    snprintf(t->trace, sizeof(t->trace), "%s", t->o->com.trace);
+    return strlen(t->o->com.trace) < sizeof(t->trace) ? 0 : -1;
+  }
+  if (!t->o->cfg.bug)
+    return 0;
+  snprintf(t->trace, sizeof(t->trace), "/tmp/collsim-teach-XXXXXX");
+  int fd = mkstemp(t->trace);
+  if (fd < 0)
+    return -1;
+  close(fd);
+  *temp = 1;
+  return 0;
+}
+
+int cs__teach_tui(run_opts_t *o, const char *goal, int lesson)
+{
+  teach_session_t t = {.o = o, .n = o->cfg.nranks, .count = o->cfg.count,
+                       .es = cs_dtype_size(o->cfg.dtype), .goal = goal,
+                       .lesson = lesson, .q_rank = -1};
+  int temp;
+  if (trace_name(&t, &temp) < 0) {
+    cs_cli_error("teach", "cannot create a temporary trace file: %s",
+                 strerror(errno));
+    return CS_EXIT_ABORTED;
+  }
+  t.snap = calloc(t.n, t.count * t.es);
+  tui_t u;
+  memset(&u, 0, sizeof(u));
+  if (!t.snap || screen_up(&u) < 0) {
+    screen_down();
+    free(t.snap);
+    if (temp)
+      unlink(t.trace);
+    cs_cli_error("teach", "cannot start the terminal screen (use --plain)");
+    return CS_EXIT_ABORTED;
+  }
+  int rc = CS_EXIT_OK;
+  for (;;) {
+    rc = one_run(&t, &u);
+    if (t.quit || t.sig_abort)
+      break;
+    if (t.show_me)
+      show_me(&t, &u);
+    if (t.restart)
+      continue;
+    if (!ended(&t, &u))
+      break;
+  }
+  uint64_t steps = t.st.nevents;
+  screen_down();
+  printf("collsim teach: %s at step %llu.\n", t.quit ? "stopped" : "done",
+         (unsigned long long)steps);
+  if (temp)
+    unlink(t.trace);
+  free(t.choice);
+  free(t.round_step);
+  free(t.snap);
+  return t.quit && !t.sig_abort ? CS_EXIT_OK : rc;
+}
