@@ -257,13 +257,10 @@ static inline int cs_dev_in_place(const cs_dev_t *d)
   return d->ops->view != 0;
 }
 
-/* Copies `phys` elements starting at element `elem_off` of `slot` in
- * `peer`'s window (peer == own rank: local) into `t`; the first `valid` are
- * kept, the rest of the tile width is zero-filled (fillpad); t->valid =
- * valid. The physical range is what is bounds-checked. Requires valid <=
- * phys <= t->width and t->esize == the slot's element size. */
-void cs_load(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
-             uint64_t elem_off, uint32_t valid, uint32_t phys);
+/* cs_load, cs_store, cs_put, cs_notify, cs_wait, cs_fence, cs_reduce_event
+ * and cs_mark are declared, with their contracts, in the public
+ * include/collsim/device.h (included above); the engine's own calls
+ * follow. */
 
 /* Where cs_dev_in_place(d): a load whose `valid` elements are consumed in
  * place instead of copied into a tile: `consume(acc, src, valid, arg)` runs
@@ -276,39 +273,6 @@ void cs_load_fused(cs_dev_t *d, cs_tile_t *acc, uint32_t peer, uint32_t slot,
                    void (*consume)(cs_tile_t *acc, const void *src,
                                    uint32_t n, const void *arg),
                    const void *arg);
-
-/* Writes the first `valid` elements of `t` to element `elem_off` of `slot`
- * in the own window (store) or `peer`'s window (put). */
-void cs_store(cs_dev_t *d, const cs_tile_t *t, uint32_t slot,
-              uint64_t elem_off, uint32_t valid);
-void cs_put(cs_dev_t *d, const cs_tile_t *t, uint32_t peer, uint32_t slot,
-            uint64_t elem_off, uint32_t valid);
-
-/* Signals: int32 cell `cell` of `slot`. notify() acts on the peer's cell
- * (AtomicAdd: atomic +=, release; Set: plain store) and wakes the peer if it
- * sleeps. wait() blocks until the own cell satisfies `cmp value` (Eq: ==,
- * Ge: >=); returns the value observed. Spins first, then sleeps in
- * FUTEX_WAIT; gives up after the world's timeout (the rank reports a hang
- * and exits) or when the run is aborted (the rank exits). */
-void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
-               uint32_t op, int32_t value);
-int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
-                int32_t value);
-
-/* Pipe barrier: everything posted before lands before anything after. */
-void cs_fence(cs_dev_t *d);
-
-/* A reduce event: `valid` elements of a tile combined with reduce op `op`
- * by the caller's kernel, kernel(arg), run inside the event; NULL when the
- * work already happened inside the cs_load_fused before it (the event then
- * only records it). Touches no window. */
-void cs_reduce_event(cs_dev_t *d, uint32_t op, uint32_t valid,
-                     void (*kernel)(void *arg), void *arg);
-
-/* A phase marker: the algorithm enters `phase` (1 main/RS, 2 AG), round
- * `round`. One event, free of memory effects; later events are tagged with
- * it in traces. */
-void cs_mark(cs_dev_t *d, uint32_t phase, uint32_t round);
 
 /* Tags later events with subchunk/chunk `step` (no event, no cost to
  * speak of). */

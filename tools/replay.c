@@ -82,6 +82,24 @@ static int parse(int argc, char **argv, run_opts_t *o, const char **path)
   return 0;
 }
 
+/* What every replay takes from the header whatever the collective: the
+ * fill's seed and input hash, the injected fault, the wait timeout (unless
+ * given) and the memory model. */
+static void header_common(run_opts_t *o, const cs_trace_header_t *h)
+{
+  o->seed = h->seed;
+  o->expect_hash = h->input_hash;
+  if (h->fault_kind) {
+    o->com.has_fault = 1;
+    o->com.fault = (cs_fault_t){.kind = h->fault_kind, .rank = h->fault_rank,
+                                .event = h->fault_event};
+  }
+  if (!o->com.timeout_ns)
+    o->com.timeout_ns = h->timeout_ns;
+  o->sched.model = (cs_mm_t)h->memory_model;
+  o->schedule_str = "replay";
+}
+
 /* The run of a collective loaded from a shared object (algo_path): the
  * same file must still be there. Returns 0 or -1 (printed). */
 static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
@@ -112,17 +130,7 @@ static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
                          .count = h->count, .tile_bytes = h->tile_bytes,
                          .iters = h->iters};
   o->fill = (cs_fill_t)h->fill;
-  o->seed = h->seed;
-  o->expect_hash = h->input_hash;
-  if (h->fault_kind) {
-    o->com.has_fault = 1;
-    o->com.fault = (cs_fault_t){.kind = h->fault_kind, .rank = h->fault_rank,
-                                .event = h->fault_event};
-  }
-  if (!o->com.timeout_ns)
-    o->com.timeout_ns = h->timeout_ns;
-  o->sched.model = (cs_mm_t)h->memory_model;
-  o->schedule_str = "replay";
+  header_common(o, h);
   return 0;
 }
 
@@ -158,17 +166,7 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
   cs_cli_modes_apply(h->modes, &o->cfg);
   o->have_ranks = o->have_count = o->have_dtype = o->have_iters = 1;
   o->fill = h->fill == CS_FILL_INPUT ? CS_FILL_DEFAULT : (cs_fill_t)h->fill;
-  o->seed = h->seed;
-  o->expect_hash = h->input_hash;
-  if (h->fault_kind) {
-    o->com.has_fault = 1;
-    o->com.fault = (cs_fault_t){.kind = h->fault_kind, .rank = h->fault_rank,
-                                .event = h->fault_event};
-  }
-  if (!o->com.timeout_ns)
-    o->com.timeout_ns = h->timeout_ns;
-  o->sched.model = (cs_mm_t)h->memory_model;
-  o->schedule_str = "replay";
+  header_common(o, h);
   char why[256];
   int rc = cs_ar_check(&o->cfg);
   if (rc < 0)
