@@ -50,6 +50,9 @@ case "${1:-}" in
     ;;
   fuzz)
     need stages clang
+    # libFuzzer and clang's sanitizer runtimes are a package of their own
+    # (a recommendation of clang, which need() does not install).
+    need stages "libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev"
     echo "stages: libFuzzer harnesses" >&2
     quiet env CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCOLLSIM_FUZZ=ON -DCOLLSIM_TESTS=OFF \
