@@ -153,36 +153,68 @@ static void tally_one(const cs_trace_export_t *e, uint64_t i, rank_stats_t *st)
   }
 }
 
+/* One notify record's target cell, for cells_end's sort. */
+typedef struct cell_hit {
+  uint32_t peer;
+  uint64_t cell, i; /* i: the record's index (its seq order) */
+} cell_hit_t;
+
+static int hit_cmp(const void *a, const void *b)
+{
+  const cell_hit_t *x = a, *y = b;
+  if (x->peer != y->peer)
+    return x->peer < y->peer ? -1 : 1;
+  if (x->cell != y->cell)
+    return x->cell < y->cell ? -1 : 1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static void cell_seen(rank_stats_t *s, int32_t c, int *first)
+{
+  s->cell_min = *first || c < s->cell_min ? c : s->cell_min;
+  s->cell_max = *first || c > s->cell_max ? c : s->cell_max;
+  *first = 0;
+}
+
 /* The last value every signal cell of every window was left at (the
- * notify records' results, in seq order), as each rank's min and max over
- * its non-self cells. Returns 0 or -ENOMEM. */
+ * notify records' results, in seq order; 0 for a cell no notify reached),
+ * as each rank's min and max over its non-self cells. Memory follows the
+ * records, not the header's slot size, which a damaged file may make
+ * anything. Returns 0 or -ENOMEM. */
 static int cells_end(const cs_trace_export_t *e, rank_stats_t *st)
 {
   const cs_trace_header_t *h = &e->t->hdr;
   if (h->program != 0 || h->algo > CS_ALGO_HOST || h->layout.nslots < 2)
     return 0;
-  uint64_t ncell = h->layout.slot[1].nbytes / 4, nr = h->nranks;
-  int32_t *v = calloc(ncell * nr + 1, sizeof(int32_t));
-  if (!v)
+  uint64_t ncell = h->layout.slot[1].nbytes / 4, nr = h->nranks, n = 0;
+  cell_hit_t *hit = malloc(sizeof(*hit) * (e->t->n + 1));
+  if (!hit)
     return -ENOMEM;
   for (uint64_t i = 0; i < e->t->n; i++) {
     const cs_trace_rec_t *x = &e->t->rec[i];
     if (x->kind == CS_EV_NOTIFY && x->slot == 1 && x->peer < nr &&
-        x->cell < ncell)
-      v[x->peer * ncell + x->cell] = x->observed;
+        x->peer < CS_MAX_RANKS && x->cell < ncell && x->cell % nr != x->peer)
+      hit[n++] = (cell_hit_t){.peer = x->peer, .cell = x->cell, .i = i};
   }
-  for (uint32_t r = 0; r < nr; r++) {
-    int first = 1;
-    for (uint64_t k = 0; k < ncell; k++) {
-      if (k % nr == r)
-        continue; /* the self cell of its row */
-      int32_t c = v[r * ncell + k];
-      st[r].cell_min = first || c < st[r].cell_min ? c : st[r].cell_min;
-      st[r].cell_max = first || c > st[r].cell_max ? c : st[r].cell_max;
-      first = 0;
-    }
+  if (n)
+    qsort(hit, n, sizeof(*hit), hit_cmp);
+  uint64_t touched[CS_MAX_RANKS] = {0};
+  int first[CS_MAX_RANKS];
+  for (uint32_t r = 0; r < nr && r < CS_MAX_RANKS; r++)
+    first[r] = 1;
+  for (uint64_t k = 0; k < n; k++) {
+    if (k + 1 < n && hit[k + 1].peer == hit[k].peer && hit[k + 1].cell == hit[k].cell)
+      continue; /* not the cell's last notify */
+    uint32_t r = hit[k].peer;
+    touched[r]++;
+    cell_seen(&st[r], e->t->rec[hit[k].i].observed, &first[r]);
   }
-  free(v);
+  for (uint32_t r = 0; r < nr && r < CS_MAX_RANKS; r++) {
+    uint64_t self = ncell > r ? (ncell - r + nr - 1) / nr : 0;
+    if (touched[r] < ncell - self) /* a non-self cell no notify reached */
+      cell_seen(&st[r], 0, &first[r]);
+  }
+  free(hit);
   return 0;
 }
 
