@@ -8,9 +8,10 @@
 #                            (gcc), every suite but the fault matrix, with
 #                            COLLSIM_QUICK=1
 #   .ci/stages.sh fuzz       the libFuzzer harnesses of tests/fuzz (clang,
-#                            with ASan + UBSan), each for FUZZ_SECONDS
-#                            (default 40) from its seed corpus; prints the
-#                            executions of each run
+#                            with ASan + UBSan), each a fixed number of
+#                            runs (FUZZ_RUNS) from seed FUZZ_SEED and its
+#                            seed corpus, at most FUZZ_SECONDS (default
+#                            120); prints the executions of each run
 #
 # Installs with apt-get only what a stage needs and is missing. Builds into
 # ./build-clang, ./build-asan and ./build-fuzz, beside the main ./build.
@@ -63,12 +64,16 @@ case "${1:-}" in
       [ -z "${CI:-}" ] || exit 1
       exit 0
     fi
-    fuzz_run() { # NAME MAX_LEN SEED_DIR...: a fresh work corpus, bounded time
-      local name=$1 max_len=$2 top=$PWD work=$PWD/build-fuzz/work/$1
+    # NAME RUNS MAX_LEN SEED_DIR...: a fresh work corpus, a fixed number of
+    # runs from a fixed seed (so a passing stage passes again on the same
+    # code: libFuzzer is deterministic given both), and a time bound.
+    fuzz_run() {
+      local name=$1 runs=$2 max_len=$3 top=$PWD work=$PWD/build-fuzz/work/$1
       local log=$PWD/build-fuzz/$1.log
-      shift 2
+      shift 3
       rm -rf "$work" && mkdir -p "$work"
-      if ! (cd "$work" && "$top/build-fuzz/$name" -max_total_time="${FUZZ_SECONDS:-40}" \
+      if ! (cd "$work" && "$top/build-fuzz/$name" -max_total_time="${FUZZ_SECONDS:-120}" \
+              -seed="${FUZZ_SEED:-1}" -runs="${FUZZ_RUNS:-$runs}" \
               -max_len="$max_len" -timeout=20 -print_final_stats=1 \
               -artifact_prefix="$top/build-fuzz/$name-" \
               . "${@/#/$top/}") >"$log" 2>&1; then
@@ -78,10 +83,10 @@ case "${1:-}" in
       fi
       echo "fuzz: $name: $(grep -o 'Done [0-9]* runs in [0-9]* second(s)' "$log"), $(grep -o 'cov: [0-9]*' "$log" | tail -n 1) edges" >&2
     }
-    fuzz_run fuzz_npy 4096 tests/fuzz/corpus/npy
-    fuzz_run fuzz_parse 512 tests/fuzz/corpus/parse
-    fuzz_run fuzz_trace 65536 tests/fuzz/corpus/trace traces
-    fuzz_run fuzz_trace_sealed 65536 tests/fuzz/corpus/trace traces
+    fuzz_run fuzz_npy 400000 4096 tests/fuzz/corpus/npy
+    fuzz_run fuzz_parse 2000000 512 tests/fuzz/corpus/parse
+    fuzz_run fuzz_trace 20000 65536 tests/fuzz/corpus/trace traces
+    fuzz_run fuzz_trace_sealed 20000 65536 tests/fuzz/corpus/trace traces
     ;;
   *) echo "usage: .ci/stages.sh clang|sanitize|fuzz" >&2; exit 2 ;;
 esac

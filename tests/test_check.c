@@ -715,3 +715,36 @@ Test(check, run_check_fails_a_passing_run_with_a_finding, .timeout = 120)
   cr_assert(strstr(r.out, "a fence before the notify orders them"), "%s", r.out);
   cr_assert_leq(count_tmp_checks(), before, "a temporary trace was left");
 }
+
+/* A header whose signal slot claims 2^38 cells (resealed, so it passes the
+ * checksum) must not make check or trace --stats allocate for all of them:
+ * check refuses the slot with one line (exit 2), --stats reports from the
+ * records it has. Both once tried to allocate terabytes. */
+Test(check, a_huge_signal_slot_in_the_header_is_not_allocated, .timeout = 60)
+{
+  FILE *in = fopen(COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace", "rb");
+  cr_assert(in);
+  static uint8_t buf[1 << 22];
+  size_t n = fread(buf, 1, sizeof(buf), in);
+  fclose(in);
+  cr_assert(n > sizeof(cs_trace_header_t) && n < sizeof(buf));
+  cs_trace_header_t h;
+  memcpy(&h, buf, sizeof(h));
+  cr_assert(h.layout.nslots >= 2);
+  h.layout.slot[1].nbytes = 1ull << 40;
+  h.checksum = 0;
+  h.checksum = cs_trace_fnv32(&h, sizeof(h));
+  memcpy(buf, &h, sizeof(h));
+  char path[] = "/tmp/collsim-hugeslot-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  cr_assert_eq(write(fd, buf, n), (ssize_t)n);
+  close(fd);
+  cli_out_t r;
+  run_cli(&r, 30, "check", path, NULL);
+  cr_assert_eq(r.status, 2, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.err, "too large"), "%s", r.err);
+  run_cli(&r, 30, "trace", path, "--stats", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  unlink(path);
+}

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../window/cs_error.h"
 #include "read.h"
 
 /* ------------------------------------------------------------ state */
@@ -58,6 +59,10 @@ typedef struct imap {
 
 /* Values of a cell since its last Set: one entry per remote landing. */
 #define HIST 8u
+/* Cells of one slot the checker tracks at most (each a cell_t, kept for the
+ * whole run): signal slots of real runs hold thousands; a header claiming
+ * more is refused rather than allocated. */
+#define CHECK_MAX_CELLS (1u << 20)
 
 typedef struct cell {
   int64_t  value;    /* every landing applied */
@@ -813,6 +818,8 @@ static cell_t *cell_of(ck_t *c, uint32_t rank, uint32_t slot, uint32_t cell)
   if (!s->c) {
     uint64_t es = L->slot[slot].esize ? L->slot[slot].esize : 1;
     s->ncells = L->slot[slot].nbytes / es;
+    if (s->ncells > CHECK_MAX_CELLS) /* a damaged header, or not a signal slot */
+      return c->err = CS_ETOOBIG, NULL;
     s->c = calloc(s->ncells ? s->ncells : 1, sizeof(cell_t));
     if (!s->c)
       return c->err = -ENOMEM, NULL;
@@ -1240,6 +1247,8 @@ int cs_check_file(const char *path, cs_check_report_t *rep, char *why,
   cs_trace_header_t h;
   cs_check_t *c = NULL;
   *rep = (cs_check_report_t){0};
+  if (whylen)
+    why[0] = 0;
   int rc = merge_open(&m, path, &h, why, whylen);
   if (rc == 0)
     rc = cs_check_create(&c, &h);
@@ -1251,5 +1260,10 @@ int cs_check_file(const char *path, cs_check_report_t *rep, char *why,
   merge_close(&m);
   if (rc == 1)
     return check_loaded(path, rep, why, whylen);
+  if (rc == CS_ETOOBIG && why[0] == 0)
+    snprintf(why, whylen, "%s: %s: a slot of its signals has more than %u "
+             "cells (a damaged header?)", path, cs_strerror(rc), CHECK_MAX_CELLS);
+  else if (rc < 0 && rc != -ENOMEM && why[0] == 0)
+    snprintf(why, whylen, "%s: %s", path, cs_strerror(rc));
   return rc;
 }
