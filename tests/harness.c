@@ -3,6 +3,7 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -197,4 +198,29 @@ const char *reader_why(const cs_trace_reader_t *rd)
   static char why[512];
   cs_trace_strerror(cs_trace_reader_diag(rd), why, sizeof(why));
   return why;
+}
+
+void temp_dir_for(const char *tag, char *dir, size_t n)
+{
+  snprintf(dir, n, "/tmp/collsim-test-%s-XXXXXX", tag);
+  cr_assert_not_null(mkdtemp(dir));
+}
+
+int files_in(const char *dir, const char *prefix, int remove)
+{
+  DIR *d = opendir(dir);
+  cr_assert_not_null(d);
+  int n = 0;
+  struct dirent *e;
+  char path[512];
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+      continue;
+    n += !strncmp(e->d_name, prefix, strlen(prefix));
+    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+    if (remove)
+      unlink(path);
+  }
+  closedir(d);
+  return n;
 }

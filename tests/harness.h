@@ -43,6 +43,12 @@ void run_argv_denied(cli_out_t *r, double timeout_s, int deny,
 /* Lines in s (newlines). */
 int count_lines(const char *s);
 
+/* A fresh directory /tmp/collsim-test-TAG-XXXXXX into dir (asserts). */
+void temp_dir_for(const char *tag, char *dir, size_t n);
+/* Files in dir whose names start with prefix; removes every file of dir
+ * when remove is set. */
+int files_in(const char *dir, const char *prefix, int remove);
+
 /* In-process trace reading with the refusal worded as the tools word it
  * (cs_trace_strerror) into why, "" when there is none. Each returns the
  * reader's or loader's code. */

@@ -20,31 +20,9 @@
 
 #include "harness.h"
 
-/* A fresh directory for the traces of one test. */
 static void temp_dir(char *dir, size_t n)
 {
-  snprintf(dir, n, "/tmp/collsim-test-explore-XXXXXX");
-  cr_assert_not_null(mkdtemp(dir));
-}
-
-/* Files in dir (names starting with prefix), and removes them all. */
-static int files_in(const char *dir, const char *prefix, int remove)
-{
-  DIR *d = opendir(dir);
-  cr_assert_not_null(d);
-  int n = 0;
-  struct dirent *e;
-  char path[512];
-  while ((e = readdir(d))) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-      continue;
-    n += !strncmp(e->d_name, prefix, strlen(prefix));
-    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-    if (remove)
-      unlink(path);
-  }
-  closedir(d);
-  return n;
+  temp_dir_for("explore", dir, n);
 }
 
 Test(explore, finds_a_missing_fence_and_keeps_a_trace_that_replays_it, .timeout = 120)

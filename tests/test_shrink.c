@@ -25,28 +25,7 @@
 
 static void temp_dir(char *dir, size_t n)
 {
-  snprintf(dir, n, "/tmp/collsim-test-shrink-XXXXXX");
-  cr_assert_not_null(mkdtemp(dir));
-}
-
-/* Files in dir whose names start with prefix; removes all files if asked. */
-static int files_in(const char *dir, const char *prefix, int remove)
-{
-  DIR *d = opendir(dir);
-  cr_assert_not_null(d);
-  int n = 0;
-  struct dirent *e;
-  char path[512];
-  while ((e = readdir(d))) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-      continue;
-    n += !strncmp(e->d_name, prefix, strlen(prefix));
-    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-    if (remove)
-      unlink(path);
-  }
-  closedir(d);
-  return n;
+  temp_dir_for("shrink", dir, n);
 }
 
 /* The kind of a failure line "... wrong result, rank 0 index 0 ...". */

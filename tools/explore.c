@@ -658,7 +658,7 @@ static int first_run(explore_t *x)
   return 0;
 }
 
-static void report(const explore_t *x)
+static void explore_report(const explore_t *x)
 {
   for (uint32_t i = 0; i < x->nsig; i++) {
     const ex_sig_t *g = &x->sig[i];
@@ -722,7 +722,7 @@ int cs_cmd_explore(int argc, char **argv)
   int exit_code = rc < 0 ? CS_EXIT_USAGE : x->signo ? CS_EXIT_ABORTED
                   : x->failures ? CS_EXIT_WRONG : CS_EXIT_OK;
   if (rc == 0)
-    report(x);
+    explore_report(x);
   sigprocmask(SIG_SETMASK, &x->old, NULL);
   sigaction(SIGCHLD, &old_chld, NULL);
   free(x->o.run_argv);

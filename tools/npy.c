@@ -191,7 +191,7 @@ static void skip_ws(hdr_t *h)
     h->p++;
 }
 
-static int at(const hdr_t *h, char c)
+static int hdr_is(const hdr_t *h, char c)
 {
   return h->p < h->end && *h->p == c;
 }
@@ -200,7 +200,7 @@ static int at(const hdr_t *h, char c)
  * full length. */
 static int scan_string(hdr_t *h, char *out, size_t cap, size_t *len)
 {
-  if (!at(h, '\'') && !at(h, '"'))
+  if (!hdr_is(h, '\'') && !hdr_is(h, '"'))
     return perr(h, "expected a quoted string");
   char q = *h->p++;
   const char *s = h->p;
@@ -224,7 +224,7 @@ static int scan_string(hdr_t *h, char *out, size_t cap, size_t *len)
 /* A non-negative decimal integer, with the 'L' suffix of Python 2 headers. */
 static int scan_uint(hdr_t *h, uint64_t *v)
 {
-  if (at(h, '-'))
+  if (hdr_is(h, '-'))
     return perr(h, "shape has a negative dimension");
   if (!(h->p < h->end && *h->p >= '0' && *h->p <= '9'))
     return perr(h, "expected a non-negative integer in shape");
@@ -236,7 +236,7 @@ static int scan_uint(hdr_t *h, uint64_t *v)
     x = x * 10 + d;
     h->p++;
   }
-  if (at(h, 'L') || at(h, 'l'))
+  if (hdr_is(h, 'L') || hdr_is(h, 'l'))
     h->p++;
   *v = x;
   return 0;
@@ -264,12 +264,12 @@ static int scan_bool(hdr_t *h, int *v)
 /* "(" [int ("," int)* [","]] ")" */
 static int scan_shape(hdr_t *h)
 {
-  if (!at(h, '('))
+  if (!hdr_is(h, '('))
     return perr(h, "shape is not a tuple");
   h->shape_txt = h->p++;
   h->ndim = 0;
   skip_ws(h);
-  while (!at(h, ')')) {
+  while (!hdr_is(h, ')')) {
     if (h->p == h->end)
       return perr(h, "shape has no closing ')'");
     uint64_t v;
@@ -279,10 +279,10 @@ static int scan_shape(hdr_t *h)
       h->dim[h->ndim] = v;
     h->ndim++;
     skip_ws(h);
-    if (at(h, ',')) {
+    if (hdr_is(h, ',')) {
       h->p++;
       skip_ws(h);
-    } else if (!at(h, ')')) {
+    } else if (!hdr_is(h, ')')) {
       return perr(h, h->p == h->end ? "shape has no closing ')'"
                                     : "expected ',' or ')' in shape");
     }
@@ -298,7 +298,7 @@ static int scan_value(hdr_t *h, const char *key, size_t keylen)
     if (h->have_descr)
       return perr(h, "duplicate key 'descr'");
     h->have_descr = 1;
-    if (at(h, '['))
+    if (hdr_is(h, '['))
       return perr(h, "descr is a list (a structured dtype), not '<f4', "
                      "'<f2' or '<u2'");
     return scan_string(h, h->descr, sizeof h->descr, &h->descr_len);
@@ -327,11 +327,11 @@ static int scan_value(hdr_t *h, const char *key, size_t keylen)
 static int scan_header(hdr_t *h)
 {
   skip_ws(h);
-  if (!at(h, '{'))
+  if (!hdr_is(h, '{'))
     return perr(h, "header does not start with '{'");
   h->p++;
   skip_ws(h);
-  while (!at(h, '}')) {
+  while (!hdr_is(h, '}')) {
     if (h->p == h->end)
       return perr(h, "dict has no closing '}'");
     char key[NPY_DESCR_MAX];
@@ -339,17 +339,17 @@ static int scan_header(hdr_t *h)
     if (scan_string(h, key, sizeof key, &keylen) < 0)
       return -1;
     skip_ws(h);
-    if (!at(h, ':'))
+    if (!hdr_is(h, ':'))
       return perr(h, "expected ':' after a key");
     h->p++;
     skip_ws(h);
     if (scan_value(h, key, keylen) < 0)
       return -1;
     skip_ws(h);
-    if (at(h, ',')) {
+    if (hdr_is(h, ',')) {
       h->p++;
       skip_ws(h);
-    } else if (!at(h, '}')) {
+    } else if (!hdr_is(h, '}')) {
       return perr(h, h->p == h->end ? "dict has no closing '}'"
                                     : "expected ',' or '}' after a value");
     }

@@ -108,7 +108,7 @@ static int launch(cs_pipe_t *p)
 }
 
 /* The job's verify, then its report. */
-static int results(cs_pipe_t *p)
+static int pipe_results(cs_pipe_t *p)
 {
   const cs_job_t *j = p->job;
   if (!j->ops)
@@ -133,7 +133,7 @@ int cs_pipe_run(cs_pipe_t *p, const cs_job_t *j)
     goto out_inputs;
   if ((rc = launch(p)) != 0)
     goto out_inputs; /* launch() has closed the tracer */
-  rc = results(p);
+  rc = pipe_results(p);
 out_inputs:
   p->inputs = NULL;
 out_world:
