@@ -46,35 +46,18 @@ static void fini(cs_sched_t *s)
   s->state = NULL;
 }
 
+/* The posted event and a queued op as the callback's view shows them: the
+ * records the describer words, with the event's DMA id and the op's
+ * notify op as well. */
 static void event_rec(cs_trace_rec_t *x, uint32_t rank, const cs_event_t *ev)
 {
-  memset(x, 0, sizeof(*x));
-  x->kind = (uint16_t)ev->kind;
-  x->rank = rank;
-  x->peer = ev->peer;
-  x->slot = ev->slot;
-  x->elem_off = ev->elem_off;
-  x->valid = ev->valid;
-  x->phys = ev->phys;
-  x->cell = ev->cell;
-  x->opcmp = (uint8_t)ev->opcmp;
-  x->value = ev->value;
+  cs__sched_event_rec(x, rank, ev);
   x->dma_id = ev->dma_id;
 }
 
 static void op_rec(cs_trace_rec_t *x, uint32_t rank, const cs_dma_op_t *op)
 {
-  memset(x, 0, sizeof(*x));
-  x->kind = CS_TR_DMA_POST;
-  x->round = op->kind;
-  x->rank = rank;
-  x->dma_id = op->dma_id;
-  x->peer = op->peer;
-  x->slot = op->slot;
-  x->cell = op->cell;
-  x->value = op->value;
-  x->elem_off = op->elem_off;
-  x->valid = op->valid;
+  cs__sched_op_rec(x, rank, op);
   x->opcmp = (uint8_t)op->op;
 }
 

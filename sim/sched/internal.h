@@ -100,6 +100,9 @@ struct cs_sched {
 int cs__sched_stop(cs_sched_t *s, uint32_t reason, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A rank's posted event, a queued DMA op, as trace records (describe.c). */
+void cs__sched_event_rec(cs_trace_rec_t *x, uint32_t rank, const cs_event_t *ev);
+void cs__sched_op_rec(cs_trace_rec_t *x, uint32_t rank, const cs_dma_op_t *op);
 /* One line for a person, into buf of n bytes: "rank 1: load data[16..32)
  * from rank 0 (16 physical)" for the event rank `rank` posted, or for a
  * trace record (a DMA landing included). Used by the interactive prompt
