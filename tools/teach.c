@@ -335,17 +335,23 @@ static void track(const cs_trace_t *t, const cs_ar_cfg_t *c, teach_table_t *tb)
   }
 }
 
+/* "rank0 rank1 ..." column heads, each `width` wide, then the newline. */
+static void print_rank_heads(uint32_t n, int width)
+{
+  for (uint32_t r = 0; r < n; r++) {
+    char h[16];
+    snprintf(h, sizeof(h), "rank%u", r);
+    printf("%-*s", width, h);
+  }
+  printf("\n");
+}
+
 /* The table, round by round (--step: after Enter on a terminal). */
 static void print_rounds(const teach_table_t *tb, uint32_t n, int step)
 {
   printf("\nWhat the transfers did (from the trace; '-' = nothing to do, an "
          "empty segment):\n\n%-8s", "round");
-  for (uint32_t r = 0; r < n; r++) {
-    char h[16];
-    snprintf(h, sizeof(h), "rank%u", r);
-    printf("%-20s", h);
-  }
-  printf("\n");
+  print_rank_heads(n, 20);
   for (int ph = 0; ph < 2; ph++)
     for (uint32_t round = 0; round + 1 < n; round++) {
       if (step && isatty(0)) {
@@ -426,12 +432,7 @@ static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es)
   }
   printf("\nWhat the ranks moved, per phase and round they marked (remote "
          "bytes read / written, notifies sent):\n\n%-12s", "phase.round");
-  for (uint32_t r = 0; r < n; r++) {
-    char h[16];
-    snprintf(h, sizeof(h), "rank%u", r);
-    printf("%-22s", h);
-  }
-  printf("\n");
+  print_rank_heads(n, 22);
   for (uint32_t k = 0; k < nr; k++) {
     char h[24];
     snprintf(h, sizeof(h), "%u.%u", ur[k].phase, ur[k].round);
