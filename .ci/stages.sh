@@ -38,7 +38,7 @@ case "${1:-}" in
     need stages gcc libasan8 libubsan1
     echo "stages: AddressSanitizer + UndefinedBehaviorSanitizer build" >&2
     quiet cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug \
-      -DCMAKE_C_FLAGS="-O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+      -DCMAKE_C_FLAGS="-O1 -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=undefined,float-cast-overflow -fno-omit-frame-pointer"
     quiet cmake --build build-asan -j"$jobs"
     cd build-asan
     # handle_segv=0: a rank's deliberate SIGSEGV must kill it, as the tests expect

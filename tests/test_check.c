@@ -720,6 +720,76 @@ Test(check, run_check_fails_a_passing_run_with_a_finding, .timeout = 120)
  * checksum) must not make check or trace --stats allocate for all of them:
  * check refuses the slot with one line (exit 2), --stats reports from the
  * records it has. Both once tried to allocate terabytes. */
+/* A posted op whose dma id is the largest one (an edited record): the
+ * checker's window of ops in flight must not grow towards it (it did,
+ * without end: base + len wrapped at 2^64; the fuzz stage found it). */
+Test(check, a_post_with_the_largest_dma_id_is_ignored, .timeout = 90)
+{
+  mk_tmpdir();
+  char path[128];
+  snprintf(path, sizeof(path), "%s/relaxed.cstrace", tmpdir);
+  cli_out_t r;
+  run_cli(&r, 30, "run", "--algo", "ring", "--ranks", "2", "--count", "8",
+          "--schedule", "random:1", "--memory-model", "relaxed", "--trace",
+          path, NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  FILE *in = fopen(path, "rb");
+  cr_assert(in);
+  static uint8_t buf[1 << 22];
+  size_t n = fread(buf, 1, sizeof(buf), in);
+  fclose(in);
+  uint64_t nrec = (n - CS_TRACE_HEADER_BYTES) / CS_TRACE_RECORD_BYTES, i;
+  cs_trace_rec_t x;
+  for (i = 0; i < nrec; i++) {
+    memcpy(&x, buf + CS_TRACE_HEADER_BYTES + i * CS_TRACE_RECORD_BYTES, sizeof(x));
+    if (x.dma_id != 0)
+      break; /* the first record with an id is its post */
+  }
+  cr_assert_lt(i, nrec, "no posted op in a relaxed run");
+  x.dma_id = UINT64_MAX;
+  x.checksum = cs_trace_rec_sum(&x);
+  memcpy(buf + CS_TRACE_HEADER_BYTES + i * CS_TRACE_RECORD_BYTES, &x, sizeof(x));
+  FILE *out = fopen(path, "wb");
+  cr_assert(out);
+  cr_assert_eq(fwrite(buf, 1, n, out), n);
+  fclose(out);
+  run_cli(&r, 30, "check", path, NULL);
+  rm_tmpdir();
+  cr_assert(r.status == 0 || r.status == 1, "check exited %d: %s", r.status, r.err);
+}
+
+/* A crafted header whose count and calls make the expected volume larger
+ * than 2^64 bytes: trace --stats prints it as a real number instead of
+ * converting it to an integer (undefined behaviour, which the sanitizer
+ * stage turns into an abort; the fuzz stage found it). */
+Test(check, a_volume_beyond_64_bits_in_the_header_is_printed, .timeout = 60)
+{
+  FILE *in = fopen(COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace", "rb");
+  cr_assert(in);
+  static uint8_t buf[1 << 22];
+  size_t n = fread(buf, 1, sizeof(buf), in);
+  fclose(in);
+  cr_assert(n > sizeof(cs_trace_header_t) && n < sizeof(buf));
+  cs_trace_header_t h;
+  memcpy(&h, buf, sizeof(h));
+  h.count = 1ull << 62;
+  h.iters = 0xffffffffu;
+  h.checksum = 0;
+  h.checksum = cs_trace_fnv32(&h, sizeof(h));
+  memcpy(buf, &h, sizeof(h));
+  char path[] = "/tmp/collsim-hugevolume-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  cr_assert_eq(write(fd, buf, n), (ssize_t)n);
+  close(fd);
+  cli_out_t r;
+  run_cli(&r, 30, "trace", path, "--stats", NULL);
+  unlink(path);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  /* 2(N-1)/N * 2^62 elements * 2 B * (2^32 - 1) calls, as a double */
+  cr_assert(strstr(r.out, "2(N-1)/N*S = 594211218718631"), "%s", r.out);
+}
+
 Test(check, a_huge_signal_slot_in_the_header_is_not_allocated, .timeout = 60)
 {
   FILE *in = fopen(COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace", "rb");

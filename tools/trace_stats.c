@@ -101,7 +101,7 @@ static int expected(const cs_trace_header_t *h, uint32_t r, volume_t *v)
 /* Bytes as "51" or "213.3". */
 static const char *num_str(double v, char *buf, size_t n)
 {
-  if (v == (double)(uint64_t)v)
+  if (v >= 0 && v < 0x1p64 && v == (double)(uint64_t)v)
     snprintf(buf, n, "%llu", (unsigned long long)v);
   else
     snprintf(buf, n, "%.1f", v);

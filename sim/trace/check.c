@@ -90,6 +90,7 @@ typedef struct cellset {
 typedef struct pend {
   int32_t *v;
   uint64_t base, len, cap;
+  uint64_t posts; /* posted ops of the rank seen so far */
 } pend_t;
 
 /* The last few syncs (wait-end, fence) and notifies of one rank, for the
@@ -441,11 +442,14 @@ static void access_write(ck_t *c, int32_t wb)
 static int pend_put(ck_t *c, uint32_t r, uint64_t id, int32_t blk)
 {
   pend_t *q = &c->pend[r];
+  q->posts++;
   if (q->len == 0)
     q->base = id;
-  if (id < q->base || id - q->base > PEND_MAX)
+  /* A rank numbers its posted ops 1, 2, ...: the window never spans more
+   * ids than the rank has posted, so memory follows the records. */
+  if (id < q->base || id - q->base >= q->posts || id - q->base > PEND_MAX)
     return pool_put(c, blk), 0; /* not a dma id this run could have made */
-  while (q->base + q->len <= id) {
+  while (q->len <= id - q->base) { /* id - base: no overflow at 2^64 */
     if (q->len == q->cap) {
       uint64_t cap = q->cap ? 2 * q->cap : 64;
       int32_t *v = realloc(q->v, cap * sizeof(int32_t));
@@ -465,13 +469,15 @@ static int pend_put(ck_t *c, uint32_t r, uint64_t id, int32_t blk)
 static int32_t pend_take(ck_t *c, uint32_t r, uint64_t id)
 {
   pend_t *q = &c->pend[r];
-  if (id < q->base || id >= q->base + q->len)
+  if (id < q->base || id - q->base >= q->len)
     return -1;
   int32_t b = q->v[id - q->base];
   q->v[id - q->base] = -1;
   uint64_t drop = 0;
   while (drop < q->len && q->v[drop] < 0)
     drop++;
+  if (drop == 0)
+    return b;
   memmove(q->v, q->v + drop, (q->len - drop) * sizeof(int32_t));
   q->len -= drop;
   q->base += drop;
