@@ -238,7 +238,11 @@ int cs_mpi_open(cs_mpi_t *m, MPI_Comm comm, const cs_layout_t *l)
   MPI_Comm_size(comm, &m->nranks);
   if (m->nranks < 1 || m->nranks > CS_MAX_RANKS)
     return -EINVAL;
-  m->bytes = l->win_bytes;
+  /* Whole 64-byte lines: MPICH 4.0.2's shared-memory windows place rank
+   * r's memory right after rank r-1's, but its MPI_Get from a window
+   * whose start is not 16-byte aligned reads the wrong bytes (seen with
+   * two ranks of 136 B each: rank 0's get of rank 1's window). */
+  m->bytes = (l->win_bytes + 63u) / 64u * 64u;
   void *base = NULL;
   MPI_Win_allocate((MPI_Aint)(m->bytes ? m->bytes : 1), 1, MPI_INFO_NULL,
                    comm, &base, &m->win);

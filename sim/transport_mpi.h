@@ -27,7 +27,7 @@ typedef struct cs_mpi {
   MPI_Comm comm;    /* the ranks; rank i of comm is collsim rank i */
   MPI_Win  win;     /* MPI_Win_allocate'd, locked (lock_all) until close */
   uint8_t *base;    /* this rank's window memory */
-  uint64_t bytes;   /* == the layout's win_bytes */
+  uint64_t bytes;   /* the layout's win_bytes, rounded up to 64 */
   int      rank;    /* in comm */
   int      nranks;  /* size of comm */
   int      unified; /* MPI_WIN_MODEL is MPI_WIN_UNIFIED */
