@@ -18,6 +18,7 @@
 # MPI_Allreduce, verified on both sides, and bad usage (exit 2). Then a
 # rank killed with SIGKILL mid-run and an injected wait timeout must end
 # the job non-zero within seconds, with no collsim-mpi process left.
+# --minmax and --signals sweep like the default ones (bad values exit 2).
 # COLLSIM_QUICK=1 runs a smaller sweep.
 set -uo pipefail
 fail=0
@@ -122,6 +123,27 @@ hang() {
   echo "ok $label: exit $rc: ${BASH_REMATCH[0]:-}"
 }
 
+# modes LABEL MPIRUN... BINARY: --minmax and --signals, verified like the
+# default modes, and their bad values.
+modes() {
+  local label=$1; shift
+  local pre=("${@:1:$#-1}") b=${*: -1}
+  run "$label minmax" 0 "12 cases on 3 ranks: all bit-exact" "${pre[@]}" -np 3 \
+    "$b" run --algo all --dtype fp32,fp16 --op max,min --count 300 \
+    --minmax pto --iters 2 --fill random
+  run "$label minmax propagate" 0 "6 cases on 2 ranks: all bit-exact" \
+    "${pre[@]}" -np 2 "$b" run --algo all --op max,min --count 17 --minmax propagate
+  run "$label single-use" 0 "6 cases on 3 ranks: all bit-exact" "${pre[@]}" \
+    -np 3 "$b" run --algo all --dtype fp32,fp16 --count 300 --signals single-use
+  run "$label single-use line" 0 "signals: single-use: every non-self cell reached" \
+    "${pre[@]}" -np 2 "$b" run --algo mesh --count 100 --signals single-use
+  run "$label minmax usage" 2 "not accepted" "${pre[@]}" -np 2 "$b" run --minmax nan
+  run "$label signals usage" 2 "not accepted" "${pre[@]}" -np 2 "$b" run --signals twice
+  run "$label single-use iters" 2 "not accepted with --signals single-use" \
+    "${pre[@]}" -np 2 "$b" run --signals single-use --iters 3
+  echo "ok $label: --minmax, --signals"
+}
+
 # shellcheck disable=SC2086
 set -- "$@" ${COLLSIM_MPI_MORE:-}
 for bin in "$@"; do
@@ -138,6 +160,7 @@ for bin in "$@"; do
   run "$impl usage list" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" run --op sum,nope
   run "$impl bench usage" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" bench -b 9x
   run "$impl wrong" 1 "result: WRONG" "${mpirun[@]}" -np 3 "$bin" run --algo ring --count 40 --bug ring-drop-tail --iters 1
+  modes "$impl-modes" "${mpirun[@]}" "$bin"
   hang "$impl-hang" "${mpirun[@]}" "$bin"
   kill_rank "$impl-kill" "${mpirun[@]}" "$bin"
 done
