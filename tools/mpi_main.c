@@ -7,6 +7,7 @@
  *                                [--op LIST] [--fill F] [--seed S] [--iters K]
  *                                [--bug B] [--tile-bytes B] [--timeout S]
  *                                [--fault F] [--minmax M] [--signals M]
+ *                                [--trace FILE]
  *   mpirun -np N collsim-mpi bench ...          (tools/mpi_bench.c)
  *
  * Rank 0 parses the options and hands them to every rank. A list option
@@ -20,10 +21,12 @@
  * 2 bad usage, 3 aborted (a rank faulted, timed out or died: MPI_Abort).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../collectives/allreduce.h"
 #include "../collectives/geometry.h"
@@ -32,6 +35,7 @@
 #include "../window/cs_error.h"
 #include "cli.h"
 #include "mpi_case.h"
+#include "mpi_trace.h"
 
 #define CMD "mpi run"
 
@@ -43,6 +47,7 @@ static const char usage[] =
     "                   [--minmax ieee|propagate|pto]\n"
     "                   [--signals single-use|self-clearing]\n"
     "                   [--fault RANK:KIND[:EVENT]] [--timeout SECONDS]\n"
+    "                   [--trace FILE]\n"
     "       mpirun -np N collsim-mpi bench [options]   (bench --help)\n"
     "\n"
     "The allreduce of 'collsim run' on N MPI processes (the ranks), over\n"
@@ -63,6 +68,13 @@ static const char usage[] =
     "                   (no epilogue, the cells stay at their final values,\n"
     "                   one call: --iters is 1, more is refused), as\n"
     "                   'collsim run --signals'; every rank checks its cells\n"
+    "  --trace FILE     write an ordinary collsim trace of the run to FILE\n"
+    "                   (one case only), for 'collsim trace' and 'collsim\n"
+    "                   check'. The ranks share no clock: events are ordered\n"
+    "                   by Lamport clocks carried from each notify to the\n"
+    "                   wait that sees it, merged at rank 0 by (clock, rank);\n"
+    "                   time is logical (one tick shows as 1 us). A run that\n"
+    "                   aborts writes no trace\n"
     CS_CLI_FAULT_TIMEOUT_HELP
     "\n"
     "Exit status: 0 verified, 1 wrong result, 2 bad usage, 3 run aborted\n"
@@ -75,7 +87,9 @@ typedef struct mpi_opts {
   cs_ar_cfg_t cfg;        /* the first case; the lists give the others */
   cs_fill_t   fill;       /* 0: the default fill of each case */
   uint64_t    seed;
-  cs_cli_common_t common; /* --fault, --timeout (trace unused: NULL) */
+  cs_cli_common_t common; /* --fault, --timeout, --trace (the path: valid
+                             on rank 0 only) */
+  int         traced;     /* --trace given */
   int         have_iters; /* --iters given */
   uint32_t    nalgo, ndtype, nop, ncount;
   cs_algo_t   algo[LIST_MAX];
@@ -174,9 +188,9 @@ static int opt_one(mpi_opts_t *o, int opt, const char *arg)
     o->cfg.bug = (uint32_t)v;
     return 0;
   case CS_OPT_TRACE:
-    cs_cli_error(CMD, "--trace is not supported over MPI (no shared trace "
-                 "area across processes)");
-    return -1;
+    o->traced = 1;
+    o->common.trace = arg;
+    return 0;
   default:
     if (cs_cli_common_opt(CMD, opt, arg, &o->common, &bad) && !bad)
       return 0;
@@ -209,9 +223,14 @@ static uint32_t ncases(const mpi_opts_t *o)
 /* As collsim run: single-use signals allow one call per world, so
  * --iters is 1 unless given, and more calls (asked for, or a defect that
  * needs two) are refused; a defect that shows on a later call gets its
- * calls. Returns 0 or -1 (printed). */
+ * calls. --trace records one case. Returns 0 or -1 (printed). */
 static int check_modes(mpi_opts_t *o)
 {
+  if (o->traced && ncases(o) > 1) {
+    cs_cli_error(CMD, "--trace records one case, not a sweep of %u: give one "
+                 "--algo, --dtype, --op and --count", ncases(o));
+    return -1;
+  }
   if (o->cfg.no_epilogue && !o->have_iters)
     o->cfg.iters = 1;
   if (o->cfg.no_epilogue && o->cfg.iters > 1) {
@@ -368,8 +387,9 @@ static void print_line(const cs_ar_cfg_t *c, const cs_mpi_result_t *res)
   fflush(stdout);
 }
 
-/* Every case of the sweep; returns the exit code (the worst case's). */
-static int run_cases(const mpi_opts_t *o, int rank)
+/* Every case of the sweep; returns the exit code (the worst case's).
+ * trace_fd: -1 untraced, else rank 0's open --trace file. */
+static int run_cases(const mpi_opts_t *o, int rank, int trace_fd)
 {
   uint32_t n = ncases(o), bad = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -377,12 +397,21 @@ static int run_cases(const mpi_opts_t *o, int rank)
     case_of(o, i, &c);
     cs_fill_t fill = o->fill ? o->fill : cs_ar_default_fill(&c);
     cs_mpi_result_t res;
-    cs__mpi_case(&c, fill, o->seed, &o->common, 0, &res);
+    cs__mpi_case(&c, fill, o->seed, &o->common, 0, trace_fd, &res);
     bad += res.code != CS_EXIT_OK;
     if (rank == 0 && n == 1)
       print_summary(&c, fill, &res);
     else if (rank == 0)
       print_line(&c, &res);
+    if (res.trace_err) {
+      if (rank == 0)
+        cs_cli_error(CMD, "--trace %s: write failed: %s", o->common.trace,
+                     cs_strerror(res.trace_err));
+      return CS_EXIT_ABORTED;
+    }
+    if (rank == 0 && trace_fd >= 0)
+      printf("trace: %s (logical clocks, merged at rank 0; see 'collsim "
+             "trace')\n", o->common.trace);
   }
   if (rank == 0 && n > 1)
     printf("collsim-mpi run: %u case%s on %u rank%s: %s%u wrong\n", n,
@@ -392,20 +421,43 @@ static int run_cases(const mpi_opts_t *o, int rank)
   return bad ? CS_EXIT_WRONG : CS_EXIT_OK;
 }
 
+/* Rank 0: creates the --trace file before the run, so a bad path fails
+ * at once. Returns the fd, or -1 after one line. */
+static int open_trace(const char *path)
+{
+  int created = 0, fd = cs_trace_create_file(path, &created);
+  if (fd == CS_ESYMLINK || fd == CS_ENOTREG || fd == CS_EHARDLINK)
+    cs_cli_error(CMD, "--trace %s %s: expected a regular file with no other "
+                 "hard links, a character device or a new name", path,
+                 cs_strerror(fd));
+  else if (fd < 0)
+    cs_cli_error(CMD, "--trace %s: cannot create: %s", path, cs_strerror(fd));
+  return fd < 0 ? -1 : fd;
+}
+
 /* `collsim-mpi run`: rank 0 parses, every rank runs the cases. */
 static int cmd_run(int argc, char **argv, int rank, int size)
 {
   mpi_opts_t o;
-  int rc = 0;
+  int rc = 0, fd = -1;
   memset(&o, 0, sizeof(o));
   if (rank == 0)
     rc = parse(argc, argv, (uint32_t)size, &o);
+  if (rank == 0 && rc == 0 && o.traced &&
+      (fd = open_trace(o.common.trace)) < 0)
+    rc = CS_EXIT_USAGE;
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (rc != 0)
     return rc == PARSE_HELP ? 0 : rc;
+  const char *path = o.common.trace;
   MPI_Bcast(&o, (int)sizeof(o), MPI_BYTE, 0, MPI_COMM_WORLD);
-  o.common.trace = NULL;
-  return run_cases(&o, rank);
+  o.common.trace = rank == 0 ? path : NULL;
+  rc = run_cases(&o, rank, !o.traced ? -1 : rank == 0 ? fd : 0);
+  if (fd >= 0 && close(fd) < 0 && rc == CS_EXIT_OK) {
+    cs_cli_error(CMD, "--trace %s: write failed: %s", path, strerror(errno));
+    rc = CS_EXIT_ABORTED;
+  }
+  return rc;
 }
 
 int main(int argc, char **argv)
