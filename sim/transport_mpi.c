@@ -6,7 +6,8 @@
  * has done them before an op runs), nor processes (mpirun starts them;
  * tools/mpi_main.c is the rank's main). The window holds the slot layout of
  * window/layout.h; the op's `off` is the MPI target displacement
- * (disp_unit 1), the same in every rank's window.
+ * (disp_unit 1), the same in every rank's window; a traced run's window
+ * also holds one clock word per signal cell past the slots (clocks).
  *
  * What each op relies on, by section of the MPI-3.1 standard:
  *
@@ -54,6 +55,23 @@
  *            also drives the library's progress engine, which passive
  *            target needs in implementations without a progress thread
  *            (11.7.3). A wait past the device's timeout fails the rank.
+ *   clocks   (traced runs only, cs_mpi_t.clocks) A notify first raises
+ *            the target cell's uint64 clock word with MPI_Accumulate
+ *            MPI_MAX (11.3.4) and completes it at the target with
+ *            MPI_Win_flush (11.5.4), and only then changes the cell; the
+ *            waiter reads the clock word (MPI_Fetch_and_op MPI_NO_OP +
+ *            flush) after its poll saw the condition hold. The flush puts
+ *            the clock's update in the target's window before the notify
+ *            is even issued, so any later read of the word, in particular
+ *            the waiter's after it saw the notify's effect, returns at
+ *            least the notifier's clock: MPI orders accumulates only per
+ *            location (11.7.2), so the order across the two locations
+ *            comes from the flush, not from accumulate_ordering. Clock
+ *            words are only touched by accumulate-family calls on
+ *            MPI_UINT64_T (MAX, NO_OP), so they are atomic (11.7.1) and
+ *            within same_op_no_op (11.2.7). The word may already hold a
+ *            later notify's clock (MAX keeps the largest): the wait is
+ *            then ordered after more than it saw, never after less.
  *   failure  cs__dev_fail and cs__dev_aborted call the stop op: one line
  *            naming the rank, then MPI_Abort (8.7), which ends every
  *            process of the job; MPI errors are fatal too (the window's
@@ -119,10 +137,21 @@ static void mpi_write(cs_dev_t *d, cs_event_t *ev, uint64_t off,
   MPI_Win_flush_local((int)ev->peer, m->win);
 }
 
+/* The displacement of the clock word of the event's cell. */
+static MPI_Aint clock_disp(const cs_mpi_t *m, const cs_event_t *ev)
+{
+  return (MPI_Aint)(m->clk_off[ev->slot] + (uint64_t)ev->cell * 8u);
+}
+
 static int32_t mpi_notify(cs_dev_t *d, cs_event_t *ev, uint64_t off)
 {
   cs_mpi_t *m = tp(d);
   int32_t value = ev->value, old = 0;
+  if (m->clocks) { /* the clock is at the target before the notify is */
+    MPI_Accumulate(&m->clock, 1, MPI_UINT64_T, (int)ev->peer,
+                   clock_disp(m, ev), 1, MPI_UINT64_T, MPI_MAX, m->win);
+    MPI_Win_flush((int)ev->peer, m->win);
+  }
   MPI_Op op = ev->opcmp == CS_NOTIFY_ADD ? MPI_SUM : MPI_REPLACE;
   MPI_Fetch_and_op(&value, &old, MPI_INT32_T, (int)ev->peer, (MPI_Aint)off,
                    op, m->win);
@@ -157,12 +186,26 @@ static _Noreturn void wait_timed_out(cs_dev_t *d, const cs_event_t *ev,
                ev->cell, ev->opcmp == CS_CMP_EQ ? "==" : ">=", ev->value, v);
 }
 
+/* A wait held: the clock joins what the cell's notifiers knew. */
+static int32_t join_clock(cs_mpi_t *m, const cs_event_t *ev, int32_t v)
+{
+  if (!m->clocks)
+    return v;
+  uint64_t none = 0, word = 0;
+  MPI_Fetch_and_op(&none, &word, MPI_UINT64_T, m->rank, clock_disp(m, ev),
+                   MPI_NO_OP, m->win);
+  MPI_Win_flush(m->rank, m->win);
+  if (word > m->clock)
+    m->clock = word;
+  return v;
+}
+
 static int32_t mpi_wait(cs_dev_t *d, const cs_event_t *ev, uint64_t off)
 {
   cs_mpi_t *m = tp(d);
   int32_t v = poll_cell(m, off);
   if (satisfied(v, ev->opcmp, ev->value))
-    return v;
+    return join_clock(m, ev, v);
 
   cs__dev_block(d, ev, v);
   cs_rank_status_t *st = d->st;
@@ -189,7 +232,7 @@ static int32_t mpi_wait(cs_dev_t *d, const cs_event_t *ev, uint64_t off)
     sleep_ns = sleep_ns * 2 < SLEEP_MAX_NS ? sleep_ns * 2 : SLEEP_MAX_NS;
   }
   st->state = CS_RS_RUNNING;
-  return v;
+  return join_clock(m, ev, v);
 }
 
 static void mpi_fence(cs_dev_t *d, const cs_event_t *ev)
@@ -230,7 +273,23 @@ const cs_dev_ops_t cs_transport_mpi = {
 
 /* ------------------------------------------------------------ window */
 
-int cs_mpi_open(cs_mpi_t *m, MPI_Comm comm, const cs_layout_t *l)
+/* With clocks: one 8-byte word per cell of every int32 slot, past the
+ * slots. Returns the window's bytes. */
+static uint64_t clock_layout(cs_mpi_t *m, const cs_layout_t *l, int clocks)
+{
+  uint64_t end = (l->win_bytes + 7u) / 8u * 8u;
+  m->clocks = clocks;
+  if (!clocks)
+    return l->win_bytes;
+  for (uint32_t s = 0; s < l->nslots && s < CS_MAX_SLOTS; s++)
+    if (l->slot[s].esize == sizeof(int32_t)) {
+      m->clk_off[s] = end;
+      end += l->slot[s].nbytes / sizeof(int32_t) * 8u;
+    }
+  return end;
+}
+
+int cs_mpi_open(cs_mpi_t *m, MPI_Comm comm, const cs_layout_t *l, int clocks)
 {
   memset(m, 0, sizeof(*m));
   m->comm = comm;
@@ -238,7 +297,11 @@ int cs_mpi_open(cs_mpi_t *m, MPI_Comm comm, const cs_layout_t *l)
   MPI_Comm_size(comm, &m->nranks);
   if (m->nranks < 1 || m->nranks > CS_MAX_RANKS)
     return -EINVAL;
-  m->bytes = l->win_bytes;
+  /* Whole 64-byte lines: MPICH 4.0.2's shared-memory windows place rank
+   * r's memory right after rank r-1's, but its MPI_Get from a window
+   * whose start is not 16-byte aligned reads the wrong bytes (seen with
+   * two ranks of 136 B each: rank 0's get of rank 1's window). */
+  m->bytes = (clock_layout(m, l, clocks) + 63u) / 64u * 64u;
   void *base = NULL;
   MPI_Win_allocate((MPI_Aint)(m->bytes ? m->bytes : 1), 1, MPI_INFO_NULL,
                    comm, &base, &m->win);

@@ -18,6 +18,13 @@
 # MPI_Allreduce, verified on both sides, and bad usage (exit 2). Then a
 # rank killed with SIGKILL mid-run and an injected wait timeout must end
 # the job non-zero within seconds, with no collsim-mpi process left.
+# --minmax and --signals sweep like the default ones (bad values exit 2).
+# --trace: a traced run's file (logical clocks, merged at rank 0) must be
+# read by `collsim trace` (the binary in $COLLSIM_BIN, else next to the first
+# binary), whose --stats volumes and signal counts match the reference,
+# `collsim replay` must re-run its order on shared memory, and `collsim
+# check` must find nothing in correct runs and a race in runs of two
+# mutations.
 # COLLSIM_QUICK=1 runs a smaller sweep.
 set -uo pipefail
 fail=0
@@ -122,6 +129,82 @@ hang() {
   echo "ok $label: exit $rc: ${BASH_REMATCH[0]:-}"
 }
 
+# modes LABEL MPIRUN... BINARY: --minmax and --signals, verified like the
+# default modes, and their bad values.
+modes() {
+  local label=$1; shift
+  local pre=("${@:1:$#-1}") b=${*: -1}
+  run "$label minmax" 0 "12 cases on 3 ranks: all bit-exact" "${pre[@]}" -np 3 \
+    "$b" run --algo all --dtype fp32,fp16 --op max,min --count 300 \
+    --minmax pto --iters 2 --fill random
+  run "$label minmax propagate" 0 "6 cases on 2 ranks: all bit-exact" \
+    "${pre[@]}" -np 2 "$b" run --algo all --op max,min --count 17 --minmax propagate
+  run "$label single-use" 0 "6 cases on 3 ranks: all bit-exact" "${pre[@]}" \
+    -np 3 "$b" run --algo all --dtype fp32,fp16 --count 300 --signals single-use
+  run "$label single-use line" 0 "signals: single-use: every non-self cell reached" \
+    "${pre[@]}" -np 2 "$b" run --algo mesh --count 100 --signals single-use
+  run "$label minmax usage" 2 "not accepted" "${pre[@]}" -np 2 "$b" run --minmax nan
+  run "$label signals usage" 2 "not accepted" "${pre[@]}" -np 2 "$b" run --signals twice
+  run "$label single-use iters" 2 "not accepted with --signals single-use" \
+    "${pre[@]}" -np 2 "$b" run --signals single-use --iters 3
+  echo "ok $label: --minmax, --signals"
+}
+
+# traced LABEL MPIRUN... BINARY: --trace read by collsim trace and check.
+traced() {
+  local label=$1; shift
+  local pre=("${@:1:$#-1}") b=${*: -1} f="$tmp/$label.cstrace" out
+  [ -x "$cs" ] || { echo "skip $label: no collsim binary ($cs)"; return; }
+  local algo np
+  for algo in ring mesh host; do
+    np=4; [ "$algo" = host ] && np=3
+    run "$label $algo" 0 "trace: $f" "${pre[@]}" -np $np "$b" run --algo $algo \
+      --count 1000 --iters 2 --trace "$f"
+    run "$label $algo read" 0 "logical: ranks over MPI share no clock" "$cs" trace "$f"
+    # The merged order is one the shared-memory engine can run event by
+    # event: a replay that met a wait before its notify would deadlock.
+    [ "$algo" = ring ] &&
+      run "$label $algo replay" 0 "events: identical; outcome: verified" "$cs" replay "$f"
+    out=$("$cs" trace --stats "$f" 2>&1)
+    if [[ $out != *"the total matches"* && $out != *"every rank matches"* ]] ||
+       [[ $out != *"verdict: the signals match the reference"* ]]; then
+      echo "FAIL $label $algo stats:"; echo "$out" | grep -i verdict; fail=1
+    fi
+    run "$label $algo check" 0 "0 findings" "$cs" check "$f"
+  done
+  run "$label chrome" 0 '"ph":"s"' "$cs" trace --format chrome "$f"
+  if [[ $label == openmpi* ]]; then # the clocks over TCP (osc pt2pt)
+    run "$label tcp" 0 "trace: $f" "${pre[@]}" --mca btl self,tcp --mca osc pt2pt \
+      -np 4 "$b" run --algo ring --count 1000 --iters 2 --trace "$f"
+    run "$label tcp check" 0 "0 findings" "$cs" check "$f"
+  fi
+  run "$label single-use" 0 "trace: $f" "${pre[@]}" -np 3 "$b" run --algo ring \
+    --count 100 --signals single-use --trace "$f"
+  run "$label single-use stats" 0 "every non-self cell ends at 2" "$cs" trace --stats "$f"
+  run "$label single-use check" 0 "0 findings" "$cs" check "$f"
+  # Mutations: the run itself may pass (MPI's flush hides the missing
+  # fence) or fail (1); the trace must show the missing edge either way.
+  local bug rc
+  for bug in no-fence-before-notify:ring mesh-no-chunk-barrier:mesh; do
+    rm -f "$f"
+    out=$(timeout 120 "${pre[@]}" -np 3 "$b" run --algo "${bug#*:}" --count 40 \
+      --iters 2 --bug "${bug%%:*}" --trace "$f" 2>&1); rc=$?
+    if [ $rc -gt 1 ] || [[ $out != *"trace: $f"* ]]; then
+      echo "FAIL $label ${bug%%:*}: exit $rc, no trace"; echo "$out" | tail -3; fail=1
+    fi
+    run "$label ${bug%%:*} check" 1 "1. race" "$cs" check "$f"
+  done
+  run "$label trace sweep" 2 "--trace records one case" "${pre[@]}" -np 2 "$b" \
+    run --algo all --trace "$f"
+  run "$label trace path" 2 "cannot create" "${pre[@]}" -np 2 "$b" run \
+    --trace "$tmp/no/such/dir/x.cstrace"
+  echo "ok $label: --trace read by collsim trace, --stats and check"
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cs=${COLLSIM_BIN:-$(dirname "$1")/collsim}
+
 # shellcheck disable=SC2086
 set -- "$@" ${COLLSIM_MPI_MORE:-}
 for bin in "$@"; do
@@ -138,6 +221,8 @@ for bin in "$@"; do
   run "$impl usage list" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" run --op sum,nope
   run "$impl bench usage" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" bench -b 9x
   run "$impl wrong" 1 "result: WRONG" "${mpirun[@]}" -np 3 "$bin" run --algo ring --count 40 --bug ring-drop-tail --iters 1
+  modes "$impl-modes" "${mpirun[@]}" "$bin"
+  traced "$impl-trace" "${mpirun[@]}" "$bin"
   hang "$impl-hang" "${mpirun[@]}" "$bin"
   kill_rank "$impl-kill" "${mpirun[@]}" "$bin"
 done

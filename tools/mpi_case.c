@@ -19,6 +19,7 @@
 #include "../sim/transport_mpi.h"
 #include "../window/cs_error.h"
 #include "mpi_case.h"
+#include "mpi_trace.h"
 #include "verify.h"
 
 #define VERDICT_N 7
@@ -31,6 +32,11 @@ static void error_of(const cs_ar_cfg_t *c, const uint8_t *got,
   double x = cs_oracle_decode(c->dtype, got, i);
   double y = cs_oracle_f64(c->dtype, c->op, c->nranks, c->count, in, i);
   double e = fabs(x - y);
+  if (!isfinite(x) || !isfinite(y)) { /* as the run's float64 check */
+    if (!(isnan(x) && isnan(y)) && x != y)
+      v->tol_fail++;
+    return;
+  }
   if (e > v->max_abs)
     v->max_abs = e;
   if (y != 0 && e / fabs(y) > v->max_rel)
@@ -52,7 +58,8 @@ static int check_result(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
   }
   for (uint32_t r = 0; r < c->nranks; r++)
     cs_ar_fill(fill, c, seed, r, in + row * r);
-  cs_oracle_expect(c->algo, c->dtype, c->op, c->nranks, c->count, in, rank, want);
+  cs_oracle_expect_mm(c->algo, c->dtype, c->op, (cs_minmax_t)c->minmax,
+                      c->nranks, c->count, in, rank, want);
   double rtol, atol;
   cs_oracle_tolerance(c->dtype, &rtol, &atol);
   int64_t first = -1;
@@ -72,8 +79,10 @@ static int check_result(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
   return 0;
 }
 
-/* Own signal cells after the last epilogue: every rank is past its last
- * call (the barrier), so no notify is in flight. */
+/* Own signal cells at the end not where the signal mode leaves them: 0
+ * after the last epilogue (self-clearing), or the final value of every
+ * non-self cell (single-use). Every rank is past its last call (the
+ * barrier), so no notify is in flight. */
 static double signals_left(const cs_ar_cfg_t *c, cs_mpi_t *m,
                            const cs_layout_t *l)
 {
@@ -81,9 +90,11 @@ static double signals_left(const cs_ar_cfg_t *c, cs_mpi_t *m,
   MPI_Win_sync(m->win);
   const int32_t *cells =
       (const int32_t *)(m->base + l->slot[CS_AR_SLOT_SIGNAL].off);
+  int32_t final = c->no_epilogue ? cs_ar_signal_final(c) : 0;
   double n = 0;
   for (uint64_t i = 0; i < cs_ar_signal_cells(c); i++)
-    n += cells[i] != 0;
+    n += cells[i] !=
+         (cs_ar_signal_is_self(c, (uint32_t)m->rank, i) ? 0 : final);
   return n;
 }
 
@@ -137,8 +148,23 @@ static void gather(const cs_ar_cfg_t *c, cs_mpi_t *m, const cs_world_t *w,
   res->code = code;
 }
 
+/* A traced case's end: the header, then every rank's records to rank
+ * 0's trace_fd. */
+static void write_trace(const cs_ar_cfg_t *c, const cs_layout_t *l,
+                        cs_fill_t fill, uint64_t seed,
+                        const cs_cli_common_t *com, const cs_dev_t *d,
+                        cs_mpi_tracer_t *tr, int trace_fd, cs_mpi_result_t *res)
+{
+  cs_trace_header_t h;
+  if (tr->m->rank == 0) {
+    cs__mpi_trace_header(c, l, fill, seed, com, &h);
+    h.timeout_ns = d->timeout_ns;
+  }
+  res->trace_err = cs__mpi_trace_write(tr, trace_fd, &h);
+}
+
 void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
-                  const cs_cli_common_t *com, uint32_t warmup,
+                  const cs_cli_common_t *com, uint32_t warmup, int trace_fd,
                   cs_mpi_result_t *res)
 {
   int rank = 0;
@@ -152,13 +178,17 @@ void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
   int err = cs_ar_layout(c, &l);
   if (err >= 0)
     err = cs_world_local(&w, &l, c->nranks, &wo);
-  if (err >= 0 && (err = cs_mpi_open(&m, MPI_COMM_WORLD, &l)) >= 0)
+  if (err >= 0 &&
+      (err = cs_mpi_open(&m, MPI_COMM_WORLD, &l, trace_fd >= 0)) >= 0)
     err = cs_mpi_dev_init(&d, &m, &w, com->has_fault ? &com->fault : NULL);
   if (err < 0) {
     fprintf(stderr, "collsim-mpi: rank %d: %s\n", rank, cs_strerror(err));
     MPI_Abort(MPI_COMM_WORLD, CS_EXIT_ABORTED);
   }
   m.abort_code = CS_EXIT_ABORTED;
+  cs_mpi_tracer_t tr;
+  if (trace_fd >= 0)
+    cs__mpi_trace_attach(&tr, &d, &m);
   cs_ar_fill(fill, c, seed, (uint32_t)rank, cs_world_input(&w, (uint32_t)rank));
   MPI_Barrier(m.comm);
   run_body(&d, c, &m);
@@ -170,6 +200,8 @@ void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
   }
   v.signals_left = signals_left(c, &m, &l);
   gather(c, &m, &w, warmup, &v, res);
+  if (trace_fd >= 0)
+    write_trace(c, &l, fill, seed, com, &d, &tr, trace_fd, res);
   res->unified = m.unified;
   cs_dev_fini(&d);
   cs_mpi_close(&m);

@@ -29,14 +29,18 @@ typedef struct cs_mpi_result {
                            slowest rank's time per call */
   int      unified;     /* the window's memory model is unified */
   int      code;        /* every rank: CS_EXIT_OK or CS_EXIT_WRONG */
+  int      trace_err;   /* every rank: 0, or -errno of the trace's write */
 } cs_mpi_result_t;
 
 /* Runs case `c` (c->iters calls, the first `warmup` of them left out of
  * the median) with input `fill`/`seed` on the communicator's ranks. Every
  * rank calls it; a rank that cannot go on calls MPI_Abort (exit 3), so
- * it returns only with a verdict. */
+ * it returns only with a verdict. trace_fd: -1 on every rank for an
+ * untraced run; else the run is traced (tools/mpi_trace.h) and rank 0's
+ * trace_fd is the trace file (other ranks pass any fd >= 0); a write that
+ * fails sets res->trace_err. */
 void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
-                  const cs_cli_common_t *com, uint32_t warmup,
+                  const cs_cli_common_t *com, uint32_t warmup, int trace_fd,
                   cs_mpi_result_t *res);
 
 /* `collsim-mpi bench` (tools/mpi_bench.c): every rank calls it with the

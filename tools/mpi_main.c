@@ -6,7 +6,8 @@
  *   mpirun -np N collsim-mpi run [--algo LIST] [--count LIST] [--dtype LIST]
  *                                [--op LIST] [--fill F] [--seed S] [--iters K]
  *                                [--bug B] [--tile-bytes B] [--timeout S]
- *                                [--fault F]
+ *                                [--fault F] [--minmax M] [--signals M]
+ *                                [--trace FILE]
  *   mpirun -np N collsim-mpi bench ...          (tools/mpi_bench.c)
  *
  * Rank 0 parses the options and hands them to every rank. A list option
@@ -20,10 +21,12 @@
  * 2 bad usage, 3 aborted (a rank faulted, timed out or died: MPI_Abort).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../collectives/allreduce.h"
 #include "../collectives/geometry.h"
@@ -32,6 +35,7 @@
 #include "../window/cs_error.h"
 #include "cli.h"
 #include "mpi_case.h"
+#include "mpi_trace.h"
 
 #define CMD "mpi run"
 
@@ -40,7 +44,10 @@ static const char usage[] =
     "                   [--dtype LIST] [--op LIST]\n"
     "                   [--fill arange|pto|random] [--seed S] [--iters K]\n"
     "                   [--tile-bytes B] [--bug NAME]\n"
+    "                   [--minmax ieee|propagate|pto]\n"
+    "                   [--signals single-use|self-clearing]\n"
     "                   [--fault RANK:KIND[:EVENT]] [--timeout SECONDS]\n"
+    "                   [--trace FILE]\n"
     "       mpirun -np N collsim-mpi bench [options]   (bench --help)\n"
     "\n"
     "The allreduce of 'collsim run' on N MPI processes (the ranks), over\n"
@@ -53,6 +60,21 @@ static const char usage[] =
     "--count): the job then runs every combination, in one mpirun, one line\n"
     "each, and fails if any of them does.\n"
     "\n"
+    "  --minmax M       ieee (default), propagate or pto: what max and min do\n"
+    "                   with NaN and signed zeros, as 'collsim run --minmax';\n"
+    "                   the oracle follows the mode\n"
+    "  --signals M      self-clearing (default: every call ends with the\n"
+    "                   epilogue that returns the cells to 0) or single-use\n"
+    "                   (no epilogue, the cells stay at their final values,\n"
+    "                   one call: --iters is 1, more is refused), as\n"
+    "                   'collsim run --signals'; every rank checks its cells\n"
+    "  --trace FILE     write an ordinary collsim trace of the run to FILE\n"
+    "                   (one case only), for 'collsim trace' and 'collsim\n"
+    "                   check'. The ranks share no clock: events are ordered\n"
+    "                   by Lamport clocks carried from each notify to the\n"
+    "                   wait that sees it, merged at rank 0 by (clock, rank);\n"
+    "                   time is logical (one tick shows as 1 us). A run that\n"
+    "                   aborts writes no trace\n"
     CS_CLI_FAULT_TIMEOUT_HELP
     "\n"
     "Exit status: 0 verified, 1 wrong result, 2 bad usage, 3 run aborted\n"
@@ -65,7 +87,10 @@ typedef struct mpi_opts {
   cs_ar_cfg_t cfg;        /* the first case; the lists give the others */
   cs_fill_t   fill;       /* 0: the default fill of each case */
   uint64_t    seed;
-  cs_cli_common_t common; /* --fault, --timeout (trace unused: NULL) */
+  cs_cli_common_t common; /* --fault, --timeout, --trace (the path: valid
+                             on rank 0 only) */
+  int         traced;     /* --trace given */
+  int         have_iters; /* --iters given */
   uint32_t    nalgo, ndtype, nop, ncount;
   cs_algo_t   algo[LIST_MAX];
   cs_dtype_t  dtype[LIST_MAX];
@@ -74,7 +99,7 @@ typedef struct mpi_opts {
 } mpi_opts_t;
 
 enum { OPT_ALGO = 1, OPT_COUNT, OPT_DTYPE, OPT_OP, OPT_FILL, OPT_SEED,
-       OPT_ITERS, OPT_TILE, OPT_BUG, OPT_HELP };
+       OPT_ITERS, OPT_TILE, OPT_BUG, OPT_MINMAX, OPT_SIGNALS, OPT_HELP };
 enum { PARSE_HELP = -1 };
 
 /* One item of a list option into o; returns 0 or -1 after one line. */
@@ -149,7 +174,12 @@ static int opt_one(mpi_opts_t *o, int opt, const char *arg)
   case OPT_SEED:
     return cs_cli_u64(CMD, "--seed", arg, 0, UINT64_MAX - 1, &o->seed);
   case OPT_ITERS:
+    o->have_iters = 1;
     return cs_cli_u32(CMD, "--iters", arg, 1, 1000000, &o->cfg.iters);
+  case OPT_MINMAX:
+    return cs_cli_minmax(CMD, "--minmax", arg, &o->cfg.minmax);
+  case OPT_SIGNALS:
+    return cs_cli_signals(CMD, "--signals", arg, &o->cfg.no_epilogue);
   case OPT_TILE:
     return cs_cli_u32(CMD, "--tile-bytes", arg, 32, 1u << 24, &o->cfg.tile_bytes);
   case OPT_BUG:
@@ -158,9 +188,9 @@ static int opt_one(mpi_opts_t *o, int opt, const char *arg)
     o->cfg.bug = (uint32_t)v;
     return 0;
   case CS_OPT_TRACE:
-    cs_cli_error(CMD, "--trace is not supported over MPI (no shared trace "
-                 "area across processes)");
-    return -1;
+    o->traced = 1;
+    o->common.trace = arg;
+    return 0;
   default:
     if (cs_cli_common_opt(CMD, opt, arg, &o->common, &bad) && !bad)
       return 0;
@@ -190,6 +220,36 @@ static uint32_t ncases(const mpi_opts_t *o)
   return o->nalgo * o->ndtype * o->nop * o->ncount;
 }
 
+/* As collsim run: single-use signals allow one call per world, so
+ * --iters is 1 unless given, and more calls (asked for, or a defect that
+ * needs two) are refused; a defect that shows on a later call gets its
+ * calls. --trace records one case. Returns 0 or -1 (printed). */
+static int check_modes(mpi_opts_t *o)
+{
+  if (o->traced && ncases(o) > 1) {
+    cs_cli_error(CMD, "--trace records one case, not a sweep of %u: give one "
+                 "--algo, --dtype, --op and --count", ncases(o));
+    return -1;
+  }
+  if (o->cfg.no_epilogue && !o->have_iters)
+    o->cfg.iters = 1;
+  if (o->cfg.no_epilogue && o->cfg.iters > 1) {
+    cs_cli_error(CMD, "--iters %u is not accepted with --signals single-use: "
+                 "single-use signals allow one call per world (use "
+                 "self-clearing to repeat calls)", o->cfg.iters);
+    return -1;
+  }
+  if (o->cfg.no_epilogue && cs_bug_min_calls(o->cfg.bug) > 1) {
+    cs_cli_error(CMD, "--bug %s is not accepted with --signals single-use: "
+                 "it needs %u calls on one world, single-use signals allow one",
+                 cs_bug_table[o->cfg.bug].name, cs_bug_min_calls(o->cfg.bug));
+    return -1;
+  }
+  if (o->cfg.iters < cs_bug_min_calls(o->cfg.bug))
+    o->cfg.iters = cs_bug_min_calls(o->cfg.bug);
+  return 0;
+}
+
 /* Every case must be one collsim run accepts. Returns 0 or -1 (printed). */
 static int check_cases(const mpi_opts_t *o)
 {
@@ -217,6 +277,8 @@ static const struct option run_longopts[] = {
     {"iters", required_argument, 0, OPT_ITERS},
     {"tile-bytes", required_argument, 0, OPT_TILE},
     {"bug", required_argument, 0, OPT_BUG},
+    {"minmax", required_argument, 0, OPT_MINMAX},
+    {"signals", required_argument, 0, OPT_SIGNALS},
     {"help", no_argument, 0, OPT_HELP},
     CS_CLI_COMMON_LONGOPTS,
     {0, 0, 0, 0}};
@@ -249,7 +311,8 @@ static int parse(int argc, char **argv, uint32_t nranks, mpi_opts_t *o)
     cs_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
     return CS_EXIT_USAGE;
   }
-  if (check_cases(o) < 0 || cs_cli_common_check(CMD, &o->common, nranks) < 0)
+  if (check_modes(o) < 0 || check_cases(o) < 0 ||
+      cs_cli_common_check(CMD, &o->common, nranks) < 0)
     return CS_EXIT_USAGE;
   return 0;
 }
@@ -271,6 +334,11 @@ static void print_summary(const cs_ar_cfg_t *c, cs_fill_t fill,
          cs_fill_name(fill), c->iters, c->iters == 1 ? "" : "s");
   printf("transport: MPI-3 RMA, %s, window memory model %s\n", lib,
          res->unified ? "unified" : "separate");
+  if (c->minmax || c->no_epilogue || c->bug)
+    printf("mode: minmax %s, signals %s%s%s\n",
+           cs_minmax_name((cs_minmax_t)c->minmax),
+           c->no_epilogue ? "single-use" : "self-clearing",
+           c->bug ? ", bug " : "", c->bug ? cs_bug_table[c->bug].name : "");
   double us = (double)res->median_ns / 1e3;
   double algbw = us > 0 ? (double)bytes / (us * 1e3) : 0.0;
   double busbw = algbw * (n > 1 ? 2.0 * (n - 1) / n : 0.0);
@@ -289,8 +357,12 @@ static void print_summary(const cs_ar_cfg_t *c, cs_fill_t fill,
          v->tol_fail ? "EXCEEDED" : "within");
   if (v->signal_bad || v->signals_left)
     printf("signals: WRONG: %.0f cells missed their final value %d, %.0f not "
-           "back to 0\n", v->signal_bad, cs_ar_signal_final(c),
-           v->signals_left);
+           "%s at the end\n", v->signal_bad, cs_ar_signal_final(c),
+           v->signals_left,
+           c->no_epilogue ? "at their final value" : "back to 0");
+  else if (c->no_epilogue)
+    printf("signals: single-use: every non-self cell reached %d and stays "
+           "there (no epilogue)\n", cs_ar_signal_final(c));
   else
     printf("signals: every non-self cell reached %d, then the epilogue "
            "returned all to 0\n", cs_ar_signal_final(c));
@@ -315,8 +387,9 @@ static void print_line(const cs_ar_cfg_t *c, const cs_mpi_result_t *res)
   fflush(stdout);
 }
 
-/* Every case of the sweep; returns the exit code (the worst case's). */
-static int run_cases(const mpi_opts_t *o, int rank)
+/* Every case of the sweep; returns the exit code (the worst case's).
+ * trace_fd: -1 untraced, else rank 0's open --trace file. */
+static int run_cases(const mpi_opts_t *o, int rank, int trace_fd)
 {
   uint32_t n = ncases(o), bad = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -324,12 +397,21 @@ static int run_cases(const mpi_opts_t *o, int rank)
     case_of(o, i, &c);
     cs_fill_t fill = o->fill ? o->fill : cs_ar_default_fill(&c);
     cs_mpi_result_t res;
-    cs__mpi_case(&c, fill, o->seed, &o->common, 0, &res);
+    cs__mpi_case(&c, fill, o->seed, &o->common, 0, trace_fd, &res);
     bad += res.code != CS_EXIT_OK;
     if (rank == 0 && n == 1)
       print_summary(&c, fill, &res);
     else if (rank == 0)
       print_line(&c, &res);
+    if (res.trace_err) {
+      if (rank == 0)
+        cs_cli_error(CMD, "--trace %s: write failed: %s", o->common.trace,
+                     cs_strerror(res.trace_err));
+      return CS_EXIT_ABORTED;
+    }
+    if (rank == 0 && trace_fd >= 0)
+      printf("trace: %s (logical clocks, merged at rank 0; see 'collsim "
+             "trace')\n", o->common.trace);
   }
   if (rank == 0 && n > 1)
     printf("collsim-mpi run: %u case%s on %u rank%s: %s%u wrong\n", n,
@@ -339,20 +421,43 @@ static int run_cases(const mpi_opts_t *o, int rank)
   return bad ? CS_EXIT_WRONG : CS_EXIT_OK;
 }
 
+/* Rank 0: creates the --trace file before the run, so a bad path fails
+ * at once. Returns the fd, or -1 after one line. */
+static int open_trace(const char *path)
+{
+  int created = 0, fd = cs_trace_create_file(path, &created);
+  if (fd == CS_ESYMLINK || fd == CS_ENOTREG || fd == CS_EHARDLINK)
+    cs_cli_error(CMD, "--trace %s %s: expected a regular file with no other "
+                 "hard links, a character device or a new name", path,
+                 cs_strerror(fd));
+  else if (fd < 0)
+    cs_cli_error(CMD, "--trace %s: cannot create: %s", path, cs_strerror(fd));
+  return fd < 0 ? -1 : fd;
+}
+
 /* `collsim-mpi run`: rank 0 parses, every rank runs the cases. */
 static int cmd_run(int argc, char **argv, int rank, int size)
 {
   mpi_opts_t o;
-  int rc = 0;
+  int rc = 0, fd = -1;
   memset(&o, 0, sizeof(o));
   if (rank == 0)
     rc = parse(argc, argv, (uint32_t)size, &o);
+  if (rank == 0 && rc == 0 && o.traced &&
+      (fd = open_trace(o.common.trace)) < 0)
+    rc = CS_EXIT_USAGE;
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (rc != 0)
     return rc == PARSE_HELP ? 0 : rc;
+  const char *path = o.common.trace;
   MPI_Bcast(&o, (int)sizeof(o), MPI_BYTE, 0, MPI_COMM_WORLD);
-  o.common.trace = NULL;
-  return run_cases(&o, rank);
+  o.common.trace = rank == 0 ? path : NULL;
+  rc = run_cases(&o, rank, !o.traced ? -1 : rank == 0 ? fd : 0);
+  if (fd >= 0 && close(fd) < 0 && rc == CS_EXIT_OK) {
+    cs_cli_error(CMD, "--trace %s: write failed: %s", path, strerror(errno));
+    rc = CS_EXIT_ABORTED;
+  }
+  return rc;
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,235 @@
+/*
+ * mpi_trace.c - the trace of a collsim-mpi run (mpi_trace.h): device hooks
+ * that record each event of this rank with its Lamport clock, and the
+ * gather, merge and write at the end. Owns the records until they are
+ * written; does not own the clocks' transport (sim/transport_mpi.c) or the
+ * file format (sim/trace/format.h).
+ *
+ * Clock rules (cs_mpi_t.clock): a producer or local event (store, put,
+ * notify, fence, reduce, mark) ticks before its effect, so a notify
+ * carries its own tick to the cell's clock word; a consumer (load,
+ * wait-end) and a wait-begin tick after their observation, a wait-end
+ * after the transport joined the cell's word. So a wait-end's clock
+ * exceeds that of every notify it saw, and every rank's clocks increase.
+ */
+#define _GNU_SOURCE
+#include "mpi_trace.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pipeline.h"
+
+static int is_consumer(uint32_t kind)
+{
+  return kind == CS_EV_LOAD || kind == CS_EV_WAIT;
+}
+
+/* One record of this rank; seq (the sort key) and t_ns hold the clock. */
+static void append(cs_dev_t *d, cs_mpi_tracer_t *t, uint32_t kind,
+                   const cs_event_t *ev, uint64_t clock, int32_t observed,
+                   uint32_t flags)
+{
+  if (t->n == t->cap) {
+    uint64_t cap = t->cap ? t->cap * 2 : 4096;
+    cs_trace_rec_t *r = realloc(t->rec, cap * sizeof(*r));
+    if (!r) {
+      fprintf(stderr, "collsim-mpi: rank %u: out of memory for the trace\n",
+              d->rank);
+      MPI_Abort(t->m->comm, CS_EXIT_ABORTED);
+    }
+    t->rec = r;
+    t->cap = cap;
+  }
+  cs_trace_rec_t *x = &t->rec[t->n++];
+  memset(x, 0, sizeof(*x));
+  x->seq = x->t_ns = clock;
+  x->elem_off = ev->elem_off;
+  x->rank = d->rank;
+  x->peer = ev->peer;
+  x->slot = ev->slot;
+  x->cell = ev->cell;
+  x->valid = ev->valid;
+  x->phys = ev->phys;
+  x->value = ev->value;
+  x->observed = observed;
+  x->kind = (uint16_t)kind;
+  x->opcmp = (uint8_t)(ev->opcmp | flags);
+  x->phase = (uint8_t)d->tag_phase;
+  x->round = d->tag_round;
+  x->step = d->tag_step;
+}
+
+static void hook_begin(cs_dev_t *d, const cs_event_t *ev, void *arg)
+{
+  cs_mpi_tracer_t *t = arg;
+  if (!is_consumer(ev->kind))
+    d->hook_seq = ++t->m->clock; /* before the effect (a notify sends it) */
+}
+
+static void hook_end(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
+                     void *arg)
+{
+  cs_mpi_tracer_t *t = arg;
+  uint64_t clock = is_consumer(ev->kind) ? ++t->m->clock : d->hook_seq;
+  append(d, t, ev->kind, ev, clock, observed, 0);
+}
+
+static void hook_block(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
+                       void *arg)
+{
+  cs_mpi_tracer_t *t = arg;
+  append(d, t, CS_TR_WAIT_BEGIN, ev, ++t->m->clock, observed, 0);
+}
+
+static void hook_fail(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
+                      void *arg)
+{
+  cs_mpi_tracer_t *t = arg;
+  append(d, t, ev->kind, ev, ++t->m->clock, observed, CS_TR_FAILED);
+}
+
+static const cs_dev_hooks_t mpi_trace_hooks = {hook_begin, hook_end,
+                                               hook_fail, hook_block, NULL};
+
+void cs__mpi_trace_attach(cs_mpi_tracer_t *t, cs_dev_t *d, cs_mpi_t *m)
+{
+  memset(t, 0, sizeof(*t));
+  t->m = m;
+  d->hooks = &mpi_trace_hooks;
+  d->hook_arg = t;
+}
+
+/* (clock, rank): every rank's clocks are distinct, so this is total. */
+static int cmp_rec(const void *pa, const void *pb)
+{
+  const cs_trace_rec_t *a = pa, *b = pb;
+  if (a->seq != b->seq)
+    return a->seq < b->seq ? -1 : 1;
+  return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+static int write_all(int fd, const void *buf, size_t n, off_t off)
+{
+  const uint8_t *p = buf;
+  while (n) {
+    ssize_t k = pwrite(fd, p, n, off);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return k < 0 ? -errno : -EIO;
+    p += k;
+    off += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+/* Rank 0: the merged records as the file, seq 1, 2, ... in merged order. */
+static int write_file(int fd, cs_trace_header_t *h, cs_trace_rec_t *all,
+                      uint64_t n)
+{
+  qsort(all, n, sizeof(*all), cmp_rec);
+  for (uint64_t i = 0; i < n; i++) {
+    all[i].seq = i + 1;
+    all[i].checksum = cs_trace_rec_sum(&all[i]);
+  }
+  uint8_t block[CS_TRACE_HEADER_BYTES];
+  memset(block, 0, sizeof(block));
+  h->checksum = 0;
+  h->checksum = cs_trace_fnv32(h, sizeof(*h));
+  memcpy(block, h, sizeof(*h));
+  int rc = write_all(fd, block, sizeof(block), 0);
+  if (rc == 0)
+    rc = write_all(fd, all, n * sizeof(*all), CS_TRACE_HEADER_BYTES);
+  return rc;
+}
+
+int cs__mpi_trace_write(cs_mpi_tracer_t *t, int fd, cs_trace_header_t *h)
+{
+  MPI_Comm comm = t->m->comm;
+  int rank = t->m->rank, size = t->m->nranks, rc = 0;
+  MPI_Datatype rec;
+  MPI_Type_contiguous((int)sizeof(cs_trace_rec_t), MPI_BYTE, &rec);
+  MPI_Type_commit(&rec);
+  int mine = (int)t->n, *counts = NULL, *displs = NULL;
+  cs_trace_rec_t *all = NULL;
+  uint64_t total = 0;
+  if (rank == 0) {
+    counts = calloc((size_t)size, sizeof(int));
+    displs = calloc((size_t)size, sizeof(int));
+  }
+  MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
+  if (rank == 0) {
+    for (int r = 0; counts && displs && r < size; r++) {
+      displs[r] = (int)total;
+      total += (uint64_t)counts[r];
+    }
+    all = counts && displs ? malloc((total ? total : 1) * sizeof(*all)) : NULL;
+    if (!all) {
+      fprintf(stderr, "collsim-mpi: rank 0: out of memory for the trace\n");
+      MPI_Abort(comm, CS_EXIT_ABORTED);
+    }
+  }
+  MPI_Gatherv(t->rec, mine, rec, all, counts, displs, rec, 0, comm);
+  free(t->rec);
+  t->rec = NULL;
+  t->n = t->cap = 0;
+  if (rank == 0)
+    rc = write_file(fd, h, all, total);
+  free(all);
+  free(counts);
+  free(displs);
+  MPI_Type_free(&rec);
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+  return rc;
+}
+
+/* FNV-1a 64 of every rank's input row (the fills are pure functions of
+ * the seed, so any rank can make them all). */
+static uint64_t input_hash(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed)
+{
+  size_t row = c->count * cs_dtype_size(c->dtype);
+  uint8_t *buf = malloc(row ? row : 1);
+  uint64_t h = CS_TRACE_FNV64_INIT;
+  for (uint32_t r = 0; buf && r < c->nranks; r++) {
+    cs_ar_fill(fill, c, seed, r, buf);
+    h = cs_trace_fnv64_more(h, buf, row);
+  }
+  free(buf);
+  return buf ? h : 0;
+}
+
+void cs__mpi_trace_header(const cs_ar_cfg_t *c, const cs_layout_t *l,
+                          cs_fill_t fill, uint64_t seed,
+                          const cs_cli_common_t *com, cs_trace_header_t *h)
+{
+  memset(h, 0, sizeof(*h));
+  memcpy(h->magic, CS_TRACE_MAGIC, 8);
+  h->version = CS_TRACE_VERSION;
+  h->header_bytes = CS_TRACE_HEADER_BYTES;
+  h->record_bytes = CS_TRACE_RECORD_BYTES;
+  h->nranks = c->nranks;
+  h->count = c->count;
+  h->algo = c->algo;
+  h->dtype = c->dtype;
+  h->op = c->op;
+  h->fill = fill;
+  h->seed = seed;
+  h->input_hash = input_hash(c, fill, seed);
+  h->tile_bytes = c->tile_bytes;
+  h->iters = c->iters;
+  h->bug = c->bug;
+  h->tick_ns = CS_MPI_TICK_NS;
+  snprintf(h->schedule, sizeof(h->schedule), "%s", CS_MPI_SCHEDULE);
+  snprintf(h->version_str, sizeof(h->version_str), "%s", CS_VERSION_STRING);
+  h->layout = *l;
+  h->timeout_ns = com->timeout_ns;
+  h->start_ns = cs_now_ns();
+  h->fault_kind = com->has_fault ? com->fault.kind : 0;
+  h->fault_rank = com->fault.rank;
+  h->fault_event = com->fault.event;
+  h->modes = cs_cli_modes(c);
+}
