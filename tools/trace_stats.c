@@ -38,6 +38,19 @@ typedef struct sig_ref {
   const char *what;     /* the notify formula */
 } sig_ref_t;
 
+/* The header's built-in allreduce configuration, if it is one that
+ * collsim runs (an edited header can hold any numbers; the formulas below
+ * divide by its tile and element sizes). Returns 0 otherwise. */
+static int header_cfg(const cs_trace_header_t *h, cs_ar_cfg_t *c)
+{
+  *c = (cs_ar_cfg_t){.algo = h->algo, .dtype = h->dtype, .op = h->op,
+                     .nranks = h->nranks, .count = h->count,
+                     .tile_bytes = h->tile_bytes, .iters = h->iters};
+  return h->program == 0 && h->algo <= CS_ALGO_HOST && h->layout.nslots >= 1 &&
+         cs_ar_check(c) == 0 &&
+         h->layout.slot[0].esize == cs_dtype_size((cs_dtype_t)h->dtype);
+}
+
 /* Per-rank notifies and end cell value of an allreduce trace without a
  * defect: mesh (N-1)(1+C), ring 4K(N-1)^2, host (N-1)(1+ceil(n/256)) per
  * call; the self-clearing epilogue adds one notify per non-self cell of
@@ -45,12 +58,9 @@ typedef struct sig_ref {
  * Returns 0 if there is no such figure. */
 static int sig_expected(const cs_trace_header_t *h, sig_ref_t *s)
 {
-  if (h->program != 0 || h->algo > CS_ALGO_HOST || h->bug != 0 ||
-      h->layout.nslots < 2)
+  cs_ar_cfg_t c;
+  if (!header_cfg(h, &c) || h->bug != 0 || h->layout.nslots < 2)
     return 0;
-  cs_ar_cfg_t c = {.algo = h->algo, .dtype = h->dtype, .op = h->op,
-                   .nranks = h->nranks, .count = h->count,
-                   .tile_bytes = h->tile_bytes, .iters = h->iters};
   uint64_t n1 = h->nranks - 1, per = 0, epi = 0;
   int single = (h->modes & CS_TR_MODE_SINGLE_USE) != 0;
   uint64_t f = (uint64_t)cs_ar_signal_final(&c);
@@ -82,7 +92,8 @@ typedef struct volume {
  * there is none (not an allreduce, or no slot table). */
 static int expected(const cs_trace_header_t *h, uint32_t r, volume_t *v)
 {
-  if (h->program != 0 || h->layout.nslots < 1 || h->algo > CS_ALGO_HOST)
+  cs_ar_cfg_t c;
+  if (!header_cfg(h, &c))
     return 0;
   uint32_t nr = h->nranks, es = h->layout.slot[0].esize, it = h->iters;
   if (h->algo == CS_ALGO_RING) {
