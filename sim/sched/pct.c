@@ -16,7 +16,8 @@
 #include "../rng.h"
 #include "internal.h"
 
-/* One block: the header, the change points, then the priorities. */
+/* One block (s->state_bytes, so it travels with rank turns): the header,
+ * the change points, then the priorities. */
 typedef struct pct {
   uint32_t *prio;   /* priority per actor (2n: ranks, then DMA engines) */
   uint64_t *change; /* change points 1..depth-1, in steps; fired: UINT64_MAX */
@@ -37,6 +38,7 @@ static int init(cs_sched_t *s)
   if (!p)
     return -ENOMEM;
   s->state = p;
+  s->state_bytes = bytes;
   p->change = (uint64_t *)(p + 1);
   p->prio = (uint32_t *)(p->change + depth + 1);
   /* Distinct random priorities >= depth for every actor, and depth-1
@@ -115,6 +117,7 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
 
 const cs_strategy_ops_t cs__strategy_pct = {
   .name = "pct",
+  .turns = 1,
   .init = init,
   .pick = pick,
   .fini = fini,

@@ -19,6 +19,11 @@ typedef struct cs_sched cs_sched_t;
 
 typedef struct cs_strategy_ops {
   const char *name; /* as written in --schedule */
+  /* 1: pick reads and writes nothing of the launcher's but s->rng,
+   * s->steps and s->state when init made it one block of s->state_bytes
+   * (no terminal, no other memory), so a rank may run it in its own copy
+   * of the scheduler (rank turns, internal.h). */
+  int turns;
   /* Called once after the scheduler area is ready: sets s->state (which
    * may stay NULL) and may draw from s->rng. Returns 0 or -errno; on
    * failure fini still runs. NULL: nothing to prepare. */
