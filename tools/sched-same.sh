@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # sched-same.sh - two collsim builds must schedule alike: records the same
 # controlled runs with both (ring, mesh and host; memory models sc, fifo
-# and relaxed; schedules random:SEED, pct:SEED:3 and latest; and every bug
-# mutation under the controlled options --list-bugs gives for it) and
-# compares their traces record by record, every field but the clock (t_ns, the
-# header's start_ns and tick_ns) and the checksums that cover it, and the
-# runs' exit statuses; the bug runs also untraced (what they print, their
-# results, their exit statuses). Prints one line per run, then "same: N of N runs";
-# exits 1 at the first difference (with a diff of the first records that
-# differ), 2 on bad usage.
+# and relaxed; schedules random:SEED, pct:SEED:3, latest and deviate:none;
+# and every bug mutation under the controlled options --list-bugs gives
+# for it) and compares their traces record by record, every field but the
+# clock (t_ns, the header's start_ns and tick_ns) and the checksums that
+# cover it, and the runs' exit statuses; the bug runs also untraced (what
+# they print, their results, their exit statuses). Prints one line per
+# run, then "same: N of N runs"; exits 1 at the first difference (with a
+# diff of the first records that differ), 2 on bad usage.
 #
 #   tools/sched-same.sh [--seeds "1 2"] [--ranks N] [--count C] [--iters K]
 #                       OLD NEW
@@ -83,7 +83,7 @@ same_untraced() {
 old=$1 new=$2
 for algo in ring mesh host; do
   for model in sc fifo relaxed; do
-    scheds="latest"
+    scheds="latest deviate:none"
     for s in $seeds; do scheds="$scheds random:$s pct:$s:3"; done
     for sched in $scheds; do
       same --algo "$algo" --ranks "$ranks" --count "$count" --iters "$iters" \
