@@ -17,6 +17,12 @@
  * actors, picks one, and either performs a DMA landing itself or grants the
  * rank (which runs until its next event). Exactly one actor runs at a time,
  * so a run is a pure function of build, configuration and schedule.
+ * Rank turns (every strategy but interactive and the caller's picker):
+ * the granted rank, at its next event, picks the next step itself with
+ * the same strategy code and state (no round trip through the launcher;
+ * when it picks itself it runs on at once), and hands the turn back for a
+ * traced landing, nothing enabled or its body's end; the decisions are
+ * the same ones in the same order.
  *
  * Enabled: a rank whose posted event is a wait with its condition true, a
  * fence with its DMA queue empty, a post with room in its queue, or any

@@ -19,7 +19,9 @@
 #include "sched.h"
 #include "sched/internal.h"
 
-/* The rank's half of the handshake: post the event, sleep until granted. */
+/* The rank's half of the handshake: post the event, sleep until granted;
+ * or, on its turn (sched/internal.h), pick the next step itself, running
+ * on at once when it picks itself. */
 static void ctl_point(cs_dev_t *d, cs_event_t *ev)
 {
   cs_world_t *w = d->world;
@@ -33,8 +35,13 @@ static void ctl_point(cs_dev_t *d, cs_event_t *ev)
     __atomic_store_n(&d->st->state, CS_RS_WAITING, __ATOMIC_RELEASE);
   }
   __atomic_store_n(&sl->state, SR_POSTED, __ATOMIC_RELEASE);
-  sem_post(&area_of(w)->wake);
-  while (sem_wait(&sl->sem) < 0 && errno == EINTR)
+  cs_sched_area_t *a = area_of(w);
+  int runs_on = 0;
+  if (__atomic_load_n(&a->mode, __ATOMIC_ACQUIRE) == SM_RANK)
+    runs_on = cs__sched_rank_turn(w, d->rank); /* this rank's turn to pick */
+  else
+    sem_post(&a->wake);
+  while (!runs_on && sem_wait(&sl->sem) < 0 && errno == EINTR)
     ;
   if (__atomic_load_n(&w->ctl->abort_word, __ATOMIC_ACQUIRE))
     cs__dev_aborted(d);
@@ -75,7 +82,7 @@ static void ctl_done(cs_dev_t *d)
 {
   cs_sched_slot_t *sl = slot_of(d->world, d->rank);
   __atomic_store_n(&sl->state, SR_DONE, __ATOMIC_RELEASE);
-  sem_post(&area_of(d->world)->wake);
+  cs__sched_done(d->world);
 }
 
 

@@ -1,7 +1,8 @@
 /*
  * sched.c - controlled execution (sched.h): the scheduler area, the rank
  * side of a scheduling point, DMA posting, and the launcher-side scheduler
- * core: the enabled actors, DMA landing and the step loop. Which enabled
+ * core: the enabled actors, DMA landing, the step loop and a rank's turn
+ * (the same step, picked in the granted rank's process). Which enabled
  * actor runs is the strategy's choice (strategy.h, one file per strategy
  * in sim/sched/), chosen once at init; this file never names one after.
  * dev.c calls the rank side, launch.c the launcher side.
@@ -127,6 +128,54 @@ static const cs_strategy_ops_t *const strategies[] = {
   [CS_SCHED_CALLBACK] = &cs__strategy_callback,
 };
 
+/* The scheduler the ranks forked from this process inherit (rank turns):
+ * the last one initialized, its turn_id from turn_seq. */
+static cs_sched_t *turn_sched;
+static uint64_t turn_seq;
+
+/* The scheduler's rng, step count and strategy state to the area, for a
+ * rank's turn. */
+static void push(cs_sched_t *s)
+{
+  cs_sched_area_t *a = area_of(s->w);
+  a->rng = s->rng;
+  a->steps = s->steps;
+  if (s->state_bytes)
+    memcpy(a->state, s->state, s->state_bytes);
+}
+
+/* ... and back, after one. */
+static void pull(cs_sched_t *s)
+{
+  const cs_sched_area_t *a = area_of(s->w);
+  s->rng = a->rng;
+  s->steps = a->steps;
+  if (s->state_bytes)
+    memcpy(s->state, a->state, s->state_bytes);
+}
+
+/* Rank turns for s, when its strategy allows them. */
+static int init_turns(cs_sched_t *s, cs_sched_area_t *a)
+{
+  a->mode = SM_LAUNCHER;
+  a->pending = -1;
+  a->turn_id = 0;
+  int turns = s->ops->turns && s->state_bytes <= sizeof(a->state) &&
+              (!s->state || s->state_bytes);
+  if (!turns)
+    s->state_bytes = 0; /* the state stays in the launcher */
+  push(s);
+  if (!turns)
+    return 0;
+  s->ones = malloc(s->n);
+  if (!s->ones)
+    return -ENOMEM;
+  memset(s->ones, 1, s->n);
+  s->turn_id = a->turn_id = ++turn_seq;
+  turn_sched = s;
+  return 0;
+}
+
 int cs__sched_init(cs_sched_t **out, cs_world_t *w, const cs_sched_cfg_t *cfg)
 {
   uint32_t n = w->ctl->nranks;
@@ -160,6 +209,8 @@ int cs__sched_init(cs_sched_t **out, cs_world_t *w, const cs_sched_cfg_t *cfg)
   }
   s->ops = strategies[cfg->strategy];
   int err = s->ops->init ? s->ops->init(s) : 0;
+  if (err == 0)
+    err = init_turns(s, a);
   if (err < 0) {
     cs__sched_fini(s);
     return err;
@@ -175,6 +226,9 @@ void cs__sched_fini(cs_sched_t *s)
     return;
   if (s->ops && s->ops->fini)
     s->ops->fini(s);
+  if (turn_sched == s)
+    turn_sched = NULL;
+  free(s->ones);
   free(s->en);
   free(s);
 }
@@ -281,6 +335,104 @@ static int all_done(const cs_sched_t *s, const uint8_t *alive)
   return 1;
 }
 
+/* Grants rank r: it runs to its next event, and with rank turns picks the
+ * step after that itself. */
+static void grant(cs_sched_t *s, uint32_t r)
+{
+  cs_sched_area_t *a = area_of(s->w);
+  cs_sched_slot_t *sl = slot_of(s->w, r);
+  if (s->turn_id)
+    __atomic_store_n(&a->mode, SM_RANK, __ATOMIC_RELEASE);
+  __atomic_store_n(&sl->state, SR_RUNNING, __ATOMIC_RELEASE);
+  sem_post(&sl->sem);
+}
+
+/* Hands the turn back to the launcher (posted or done, the rank's state is
+ * stored first). */
+static void hand_back(cs_sched_area_t *a)
+{
+  __atomic_store_n(&a->mode, SM_LAUNCHER, __ATOMIC_RELEASE);
+  sem_post(&a->wake);
+}
+
+void cs__sched_done(cs_world_t *w)
+{
+  cs_sched_area_t *a = area_of(w);
+  if (__atomic_load_n(&a->mode, __ATOMIC_ACQUIRE) == SM_RANK)
+    hand_back(a);
+  else
+    sem_post(&a->wake);
+}
+
+int cs__sched_rank_turn(cs_world_t *w, uint32_t r)
+{
+  cs_sched_area_t *a = area_of(w);
+  cs_sched_t *s = turn_sched;
+  if (!s || s->turn_id != a->turn_id || s->w != w) {
+    hand_back(a); /* not the scheduler this rank forked with */
+    return 0;
+  }
+  /* Landings are hooked (traced) in the launcher only. */
+  int lands = !s->cfg.hooks || !s->cfg.hooks->land;
+  pull(s);
+  for (;;) {
+    uint32_t k = enabled(s, s->ones);
+    if (k == 0)
+      break; /* finished or deadlocked: the launcher says which */
+    int64_t i = s->ops->pick(s, k);
+    if (i < 0)
+      return 0; /* stopped: the abort wakes every rank */
+    cs_actor_t act = s->en[i];
+    if (act.op >= 0 && !lands) {
+      a->pending = (int32_t)i; /* the launcher lands it, with its hooks */
+      break;
+    }
+    s->steps++;
+    if (act.op >= 0) {
+      land(s, act.rank, (uint32_t)act.op);
+      continue;
+    }
+    push(s);
+    if (act.rank != r) {
+      grant(s, act.rank);
+      return 0;
+    }
+    __atomic_store_n(&slot_of(w, r)->state, SR_RUNNING, __ATOMIC_RELEASE);
+    return 1;
+  }
+  push(s);
+  hand_back(a);
+  return 0;
+}
+
+/* Waits for a post of a->wake until `until`; -1 at the deadline. */
+static int wait_post(cs_sched_area_t *a, const struct timespec *until)
+{
+  return sem_timedwait(&a->wake, until) < 0 && errno == ETIMEDOUT ? -1 : 0;
+}
+
+/* Whether every live rank has posted its next event or finished, and no
+ * rank has the turn. */
+static int all_posted(const cs_sched_t *s, const uint8_t *alive)
+{
+  if (__atomic_load_n(&area_of(s->w)->mode, __ATOMIC_ACQUIRE) == SM_RANK)
+    return 0;
+  for (uint32_t r = 0; r < s->n; r++)
+    if (alive[r] && __atomic_load_n(&slot_of(s->w, r)->state, __ATOMIC_ACQUIRE) == SR_RUNNING)
+      return 0;
+  return 1;
+}
+
+/* The strategy's pick among k enabled actors, or the one a rank picked
+ * and handed over. */
+static int64_t pick_next(cs_sched_t *s, uint32_t k)
+{
+  cs_sched_area_t *a = area_of(s->w);
+  int64_t i = a->pending;
+  a->pending = -1;
+  return i >= 0 ? i : s->ops->pick(s, k);
+}
+
 int cs__sched_step(cs_sched_t *s, const uint8_t *alive)
 {
   cs_sched_area_t *a = area_of(s->w);
@@ -292,18 +444,17 @@ int cs__sched_step(cs_sched_t *s, const uint8_t *alive)
     until.tv_nsec -= 1000000000;
   }
   for (;;) {
-    if (__atomic_load_n(&s->w->ctl->abort_word, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&s->w->ctl->abort_word, __ATOMIC_ACQUIRE)) {
+      pull(s);
       return CS_SCHED_STOPPED;
+    }
     /* Wait until every live rank has posted its next event or finished. */
-    int ready = 1;
-    for (uint32_t r = 0; r < s->n && ready; r++)
-      if (alive[r] && __atomic_load_n(&slot_of(s->w, r)->state, __ATOMIC_ACQUIRE) == SR_RUNNING)
-        ready = 0;
-    if (!ready) {
-      if (sem_timedwait(&a->wake, &until) < 0 && errno == ETIMEDOUT)
+    if (!all_posted(s, alive)) {
+      if (wait_post(a, &until) < 0)
         return CS_SCHED_RUNNING;
       continue;
     }
+    pull(s);
     uint32_t k = enabled(s, alive);
     if (k == 0) {
       if (all_done(s, alive)) {
@@ -313,17 +464,15 @@ int cs__sched_step(cs_sched_t *s, const uint8_t *alive)
                             "rank can run and no posted op is left to land",
                             (unsigned long long)s->steps);
     }
-    int64_t i = s->ops->pick(s, k);
+    int64_t i = pick_next(s, k);
     if (i < 0)
       return CS_SCHED_STOPPED;
     cs_actor_t act = s->en[i];
     s->steps++;
-    if (act.op >= 0) {
+    push(s);
+    if (act.op >= 0)
       land(s, act.rank, (uint32_t)act.op);
-    } else {
-      cs_sched_slot_t *sl = slot_of(s->w, act.rank);
-      __atomic_store_n(&sl->state, SR_RUNNING, __ATOMIC_RELEASE);
-      sem_post(&sl->sem);
-    }
+    else
+      grant(s, act.rank);
   }
 }

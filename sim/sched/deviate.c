@@ -39,6 +39,8 @@ typedef struct deviation {
   actor_id_t after, run;
 } deviation_t;
 
+/* One block with the events after it (s->state_bytes: it travels with
+ * rank turns); the list, which pick only reads, is allocated apart. */
 typedef struct deviate {
   deviation_t *d;
   uint64_t     n;
@@ -96,25 +98,25 @@ int64_t cs__deviate_parse(const char *s, void *out, uint64_t cap)
 static void fini(cs_sched_t *s)
 {
   deviate_t *v = s->state;
-  if (v) {
+  if (v)
     free(v->d);
-    free(v->events);
-  }
   free(v);
   s->state = NULL;
 }
 
 static int init(cs_sched_t *s)
 {
-  deviate_t *v = calloc(1, sizeof(*v));
+  size_t bytes = sizeof(deviate_t) + s->n * sizeof(uint64_t);
+  deviate_t *v = calloc(1, bytes);
   if (!(s->state = v))
     return -ENOMEM;
+  s->state_bytes = bytes;
+  v->events = (uint64_t *)(v + 1);
   int64_t n = s->cfg.deviate ? cs__deviate_parse(s->cfg.deviate, NULL, 0) : -1;
   if (n < 0)
     return -EINVAL;
   v->d = calloc(n ? (size_t)n : 1, sizeof(deviation_t));
-  v->events = calloc(s->n, sizeof(uint64_t));
-  if (!v->d || !v->events)
+  if (!v->d)
     return -ENOMEM;
   v->n = (uint64_t)cs__deviate_parse(s->cfg.deviate, v->d, (uint64_t)n);
   v->last = (actor_id_t){UINT32_MAX, 0, 0};
@@ -167,6 +169,7 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
 
 const cs_strategy_ops_t cs__strategy_deviate = {
   .name = "deviate",
+  .turns = 1,
   .init = init,
   .pick = pick,
   .fini = fini,

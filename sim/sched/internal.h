@@ -2,8 +2,10 @@
  * internal.h - the scheduler's internals, shared by sim/sched.c and the
  * strategies in sim/sched/ (never included outside sim/).
  *
- * Owns the layout of the scheduler area in the shared region (one slot per
- * rank: semaphore, state, posted event, DMA queue, payload arena), the
+ * Owns the layout of the scheduler area in the shared region (the wake
+ * semaphore and the rank-turn hand-over: who picks, the rng, step count
+ * and strategy state; then one slot per rank: semaphore, state, posted
+ * event, DMA queue, payload arena), the
  * launcher-side scheduler struct (world, enabled-actor list, step count,
  * rng, the chosen strategy and its state) and the helpers the strategies
  * share: stopping the run with a message and describing an event for a
@@ -54,13 +56,31 @@ typedef struct cs_sched_slot {
   cs_dma_op_t q[QCAP];   /* queued ops, oldest first */
 } cs_sched_slot_t;
 
+/* Room for a strategy's state that travels with rank turns: pct's
+ * priorities (2 per rank) and change points (up to 65), with its header. */
+#define CS_TURN_STATE_MAX ((2u * CS_MAX_RANKS * 4u + 65u * 8u + 16u + 63u) / 64u * 64u)
+
+/* Who picks the next step (cs_sched_area_t.mode). */
+enum { SM_LAUNCHER = 0, SM_RANK = 1 };
+
 typedef struct cs_sched_area {
   sem_t    wake;        /* ranks post it after posting an event or finishing */
   uint64_t arena_bytes; /* payload arena per rank, bytes */
   uint64_t slot_stride; /* bytes from one rank's slot to the next */
-  uint8_t  pad[16];
+  /* Rank turns (SM_RANK): the granted rank picks the next step itself at
+   * its next event, with the launcher's strategy and these copies of the
+   * rng and step count, and grants the rank picked (itself: it runs on,
+   * no hand-off). A landing to perform, nothing enabled, or its body
+   * done: it hands the turn back (SM_LAUNCHER, a post of wake). */
+  uint32_t mode;        /* SM_*; SM_RANK only while one granted rank runs */
+  int32_t  pending;     /* index into the enabled list a rank picked for
+                           the launcher to perform (a landing), or -1 */
+  uint64_t turn_id;     /* cs_sched_t.turn_id of the scheduler it serves */
+  uint64_t rng, steps;  /* the scheduler's, at every hand-over */
+  uint8_t  pad[48];
+  uint8_t  state[CS_TURN_STATE_MAX]; /* the strategy's (state_bytes) too */
 } cs_sched_area_t;
-_Static_assert(sizeof(cs_sched_area_t) == 64, "cs_sched_area_t");
+_Static_assert(sizeof(cs_sched_area_t) % 64 == 0, "cs_sched_area_t");
 
 static inline cs_sched_area_t *area_of(const cs_world_t *w)
 {
@@ -93,7 +113,21 @@ struct cs_sched {
   cs_actor_t    *en;       /* enabled actors: ranks by index, then DMA ops */
   const cs_strategy_ops_t *ops; /* chosen once from cfg.strategy */
   void          *state;    /* the strategy's own, or NULL */
+  size_t         state_bytes; /* rank turns: s->state is one block of
+                                 these bytes, pointers only into itself */
+  uint8_t       *ones;     /* n ones: every rank alive, for a rank's turn */
+  uint64_t       turn_id;  /* nonzero: ranks may take turns (ops->turns) */
 };
+
+/* A rank that was granted under SM_RANK and has just posted its next
+ * event (transport_ctl.c) picks the next step in its own copy of the
+ * launcher's scheduler (inherited at fork). Returns 1 when it picked
+ * itself and runs on; 0 when it must sleep on its semaphore (another rank
+ * granted, or the turn handed back to the launcher). */
+int cs__sched_rank_turn(cs_world_t *w, uint32_t r);
+/* A rank's body returned (its state DONE): wakes the launcher, handing
+ * back the turn if the rank had it. */
+void cs__sched_done(cs_world_t *w);
 
 /* Sets the abort word to `reason` with a message (unless an abort came
  * first) and wakes every rank. Returns CS_SCHED_STOPPED. */

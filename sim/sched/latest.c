@@ -22,5 +22,6 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
 
 const cs_strategy_ops_t cs__strategy_latest = {
   .name = "latest",
+  .turns = 1,
   .pick = pick,
 };

@@ -16,6 +16,8 @@
 #include "../rng.h"
 #include "internal.h"
 
+/* One block (s->state_bytes, so it travels with rank turns): the header,
+ * the change points, then the priorities. */
 typedef struct pct {
   uint32_t *prio;   /* priority per actor (2n: ranks, then DMA engines) */
   uint64_t *change; /* change points 1..depth-1, in steps; fired: UINT64_MAX */
@@ -23,26 +25,22 @@ typedef struct pct {
 
 static void fini(cs_sched_t *s)
 {
-  pct_t *p = s->state;
-  if (!p)
-    return;
-  free(p->prio);
-  free(p->change);
-  free(p);
+  free(s->state);
   s->state = NULL;
 }
 
 static int init(cs_sched_t *s)
 {
   uint32_t n = s->n, depth = s->cfg.depth;
-  pct_t *p = calloc(1, sizeof(*p));
+  size_t bytes = sizeof(pct_t) + (depth + 1) * sizeof(uint64_t) +
+                 2 * (size_t)n * sizeof(uint32_t);
+  pct_t *p = calloc(1, bytes);
   if (!p)
     return -ENOMEM;
   s->state = p;
-  p->prio = calloc(2 * (size_t)n, sizeof(uint32_t));
-  p->change = calloc(depth + 1, sizeof(uint64_t));
-  if (!p->prio || !p->change)
-    return -ENOMEM;
+  s->state_bytes = bytes;
+  p->change = (uint64_t *)(p + 1);
+  p->prio = (uint32_t *)(p->change + depth + 1);
   /* Distinct random priorities >= depth for every actor, and depth-1
    * change points in [0, steps). */
   for (uint32_t i = 0; i < 2 * n; i++)
@@ -119,6 +117,7 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
 
 const cs_strategy_ops_t cs__strategy_pct = {
   .name = "pct",
+  .turns = 1,
   .init = init,
   .pick = pick,
   .fini = fini,

@@ -16,5 +16,6 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
 
 const cs_strategy_ops_t cs__strategy_random = {
   .name = "random",
+  .turns = 1,
   .pick = pick,
 };

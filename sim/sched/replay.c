@@ -20,6 +20,7 @@ typedef struct replay {
 static int init(cs_sched_t *s)
 {
   s->state = calloc(1, sizeof(replay_t));
+  s->state_bytes = sizeof(replay_t); /* travels with rank turns */
   return s->state ? 0 : -ENOMEM;
 }
 
@@ -119,6 +120,7 @@ static int finish(cs_sched_t *s)
 
 const cs_strategy_ops_t cs__strategy_replay = {
   .name = "replay",
+  .turns = 1,
   .init = init,
   .pick = pick,
   .finish = finish,

@@ -19,6 +19,13 @@ typedef struct cs_sched cs_sched_t;
 
 typedef struct cs_strategy_ops {
   const char *name; /* as written in --schedule */
+  /* 1: pick writes nothing of the launcher's but s->rng, s->steps and
+   * s->state when init made it one block of s->state_bytes (pointers only
+   * into itself, or to memory init filled and pick only reads), and uses
+   * no terminal, so a rank may run it in its own copy of the scheduler,
+   * inherited at fork (rank turns, internal.h); a stop (cs__sched_stop)
+   * works from there too. */
+  int turns;
   /* Called once after the scheduler area is ready: sets s->state (which
    * may stay NULL) and may draw from s->rng. Returns 0 or -errno; on
    * failure fini still runs. NULL: nothing to prepare. */
