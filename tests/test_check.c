@@ -716,10 +716,106 @@ Test(check, run_check_fails_a_passing_run_with_a_finding, .timeout = 120)
   cr_assert_leq(count_tmp_checks(), before, "a temporary trace was left");
 }
 
-/* A header whose signal slot claims 2^38 cells (resealed, so it passes the
- * checksum) must not make check or trace --stats allocate for all of them:
- * check refuses the slot with one line (exit 2), --stats reports from the
- * records it has. Both once tried to allocate terabytes. */
+/* ------------------------------------------------------ edited traces */
+
+/* A trace file's bytes in one buffer; n its size. */
+static uint8_t tracebuf[1 << 22];
+static size_t read_trace_file(const char *path)
+{
+  FILE *in = fopen(path, "rb");
+  cr_assert(in, "%s", path);
+  size_t n = fread(tracebuf, 1, sizeof(tracebuf), in);
+  fclose(in);
+  cr_assert(n > sizeof(cs_trace_header_t) && n < sizeof(tracebuf), "%s", path);
+  return n;
+}
+
+/* A shipped trace with its header edited and resealed (so it passes the
+ * checksum), written to a new temporary file `path`. */
+static void edited_header(const char *shipped, char *path,
+                          void (*edit)(cs_trace_header_t *))
+{
+  size_t n = read_trace_file(shipped);
+  cs_trace_header_t h;
+  memcpy(&h, tracebuf, sizeof(h));
+  edit(&h);
+  h.checksum = 0;
+  h.checksum = cs_trace_fnv32(&h, sizeof(h));
+  memcpy(tracebuf, &h, sizeof(h));
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  cr_assert_eq(write(fd, tracebuf, n), (ssize_t)n);
+  close(fd);
+}
+
+/* A header whose signal slot claims 2^38 cells must not make check or
+ * trace --stats allocate for all of them: check refuses the slot with one
+ * line (exit 2), --stats reports from the records it has. Both once tried
+ * to allocate terabytes. */
+static void huge_slot(cs_trace_header_t *h)
+{
+  cr_assert(h->layout.nslots >= 2);
+  h->layout.slot[1].nbytes = 1ull << 40;
+}
+
+Test(check, a_huge_signal_slot_in_the_header_is_not_allocated, .timeout = 60)
+{
+  char path[] = "/tmp/collsim-hugeslot-XXXXXX";
+  edited_header(COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace", path,
+                huge_slot);
+  cli_out_t r;
+  run_cli(&r, 30, "check", path, NULL);
+  cr_assert_eq(r.status, 2, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.err, "too large"), "%s", r.err);
+  run_cli(&r, 30, "trace", path, "--stats", NULL);
+  unlink(path);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+}
+
+/* A header whose count and calls make the expected volume larger than
+ * 2^64 bytes: trace --stats prints it as a real number instead of
+ * converting it to an integer (undefined behaviour, which the sanitizer
+ * stage turns into an abort; the fuzz stage found it). */
+static void huge_volume(cs_trace_header_t *h)
+{
+  h->count = 1ull << 36; /* the most a run takes */
+  h->iters = 0xffffffffu;
+}
+
+Test(check, a_volume_beyond_64_bits_in_the_header_is_printed, .timeout = 60)
+{
+  char path[] = "/tmp/collsim-hugevolume-XXXXXX";
+  edited_header(COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace", path,
+                huge_volume);
+  cli_out_t r;
+  run_cli(&r, 30, "trace", path, "--stats", NULL);
+  unlink(path);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  /* 2(N-1)/N * 2^36 elements * 2 B * (2^32 - 1) calls, as a double */
+  cr_assert(strstr(r.out, "2(N-1)/N*S = 885443715331900"), "%s", r.out);
+}
+
+/* A header with a tile of 0 bytes: trace --stats skips the figures it
+ * cannot derive instead of dividing by zero (a SIGFPE before; the fuzz
+ * stage found it). */
+static void no_tile(cs_trace_header_t *h)
+{
+  h->tile_bytes = 0;
+}
+
+Test(check, a_header_with_no_tile_gets_no_formulas, .timeout = 60)
+{
+  char path[] = "/tmp/collsim-notile-XXXXXX";
+  edited_header(COLLSIM_SOURCE_DIR "/traces/mesh-n3-c4097-fp32-max.cstrace", path,
+                no_tile);
+  cli_out_t r;
+  run_cli(&r, 30, "trace", path, "--stats", NULL);
+  unlink(path);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "rank "), "%s", r.out);
+  cr_assert(!strstr(r.out, "verdict"), "%s", r.out);
+}
+
 /* A posted op whose dma id is the largest one (an edited record): the
  * checker's window of ops in flight must not grow towards it (it did,
  * without end: base + len wrapped at 2^64; the fuzz stage found it). */
@@ -733,118 +829,23 @@ Test(check, a_post_with_the_largest_dma_id_is_ignored, .timeout = 90)
           "--schedule", "random:1", "--memory-model", "relaxed", "--trace",
           path, NULL);
   cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
-  FILE *in = fopen(path, "rb");
-  cr_assert(in);
-  static uint8_t buf[1 << 22];
-  size_t n = fread(buf, 1, sizeof(buf), in);
-  fclose(in);
+  size_t n = read_trace_file(path);
   uint64_t nrec = (n - CS_TRACE_HEADER_BYTES) / CS_TRACE_RECORD_BYTES, i;
   cs_trace_rec_t x;
   for (i = 0; i < nrec; i++) {
-    memcpy(&x, buf + CS_TRACE_HEADER_BYTES + i * CS_TRACE_RECORD_BYTES, sizeof(x));
+    memcpy(&x, tracebuf + CS_TRACE_HEADER_BYTES + i * CS_TRACE_RECORD_BYTES, sizeof(x));
     if (x.dma_id != 0)
       break; /* the first record with an id is its post */
   }
   cr_assert_lt(i, nrec, "no posted op in a relaxed run");
   x.dma_id = UINT64_MAX;
   x.checksum = cs_trace_rec_sum(&x);
-  memcpy(buf + CS_TRACE_HEADER_BYTES + i * CS_TRACE_RECORD_BYTES, &x, sizeof(x));
+  memcpy(tracebuf + CS_TRACE_HEADER_BYTES + i * CS_TRACE_RECORD_BYTES, &x, sizeof(x));
   FILE *out = fopen(path, "wb");
   cr_assert(out);
-  cr_assert_eq(fwrite(buf, 1, n, out), n);
+  cr_assert_eq(fwrite(tracebuf, 1, n, out), n);
   fclose(out);
   run_cli(&r, 30, "check", path, NULL);
   rm_tmpdir();
   cr_assert(r.status == 0 || r.status == 1, "check exited %d: %s", r.status, r.err);
-}
-
-/* A crafted header with a tile of 0 bytes: trace --stats skips the
- * figures it cannot derive instead of dividing by zero (the fuzz stage
- * found it; a SIGFPE before). */
-Test(check, a_header_with_no_tile_gets_no_formulas, .timeout = 60)
-{
-  FILE *in = fopen(COLLSIM_SOURCE_DIR "/traces/mesh-n3-c4097-fp32-max.cstrace", "rb");
-  cr_assert(in);
-  static uint8_t buf[1 << 22];
-  size_t n = fread(buf, 1, sizeof(buf), in);
-  fclose(in);
-  cr_assert(n > sizeof(cs_trace_header_t) && n < sizeof(buf));
-  cs_trace_header_t h;
-  memcpy(&h, buf, sizeof(h));
-  h.tile_bytes = 0;
-  h.checksum = 0;
-  h.checksum = cs_trace_fnv32(&h, sizeof(h));
-  memcpy(buf, &h, sizeof(h));
-  char path[] = "/tmp/collsim-notile-XXXXXX";
-  int fd = mkstemp(path);
-  cr_assert(fd >= 0);
-  cr_assert_eq(write(fd, buf, n), (ssize_t)n);
-  close(fd);
-  cli_out_t r;
-  run_cli(&r, 30, "trace", path, "--stats", NULL);
-  unlink(path);
-  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
-  cr_assert(strstr(r.out, "rank "), "%s", r.out);
-  cr_assert(!strstr(r.out, "verdict"), "%s", r.out);
-}
-
-/* A crafted header whose count and calls make the expected volume larger
- * than 2^64 bytes: trace --stats prints it as a real number instead of
- * converting it to an integer (undefined behaviour, which the sanitizer
- * stage turns into an abort; the fuzz stage found it). */
-Test(check, a_volume_beyond_64_bits_in_the_header_is_printed, .timeout = 60)
-{
-  FILE *in = fopen(COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace", "rb");
-  cr_assert(in);
-  static uint8_t buf[1 << 22];
-  size_t n = fread(buf, 1, sizeof(buf), in);
-  fclose(in);
-  cr_assert(n > sizeof(cs_trace_header_t) && n < sizeof(buf));
-  cs_trace_header_t h;
-  memcpy(&h, buf, sizeof(h));
-  h.count = 1ull << 36; /* the most a run takes */
-  h.iters = 0xffffffffu;
-  h.checksum = 0;
-  h.checksum = cs_trace_fnv32(&h, sizeof(h));
-  memcpy(buf, &h, sizeof(h));
-  char path[] = "/tmp/collsim-hugevolume-XXXXXX";
-  int fd = mkstemp(path);
-  cr_assert(fd >= 0);
-  cr_assert_eq(write(fd, buf, n), (ssize_t)n);
-  close(fd);
-  cli_out_t r;
-  run_cli(&r, 30, "trace", path, "--stats", NULL);
-  unlink(path);
-  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
-  /* 2(N-1)/N * 2^36 elements * 2 B * (2^32 - 1) calls, as a double */
-  cr_assert(strstr(r.out, "2(N-1)/N*S = 885443715331900"), "%s", r.out);
-}
-
-Test(check, a_huge_signal_slot_in_the_header_is_not_allocated, .timeout = 60)
-{
-  FILE *in = fopen(COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace", "rb");
-  cr_assert(in);
-  static uint8_t buf[1 << 22];
-  size_t n = fread(buf, 1, sizeof(buf), in);
-  fclose(in);
-  cr_assert(n > sizeof(cs_trace_header_t) && n < sizeof(buf));
-  cs_trace_header_t h;
-  memcpy(&h, buf, sizeof(h));
-  cr_assert(h.layout.nslots >= 2);
-  h.layout.slot[1].nbytes = 1ull << 40;
-  h.checksum = 0;
-  h.checksum = cs_trace_fnv32(&h, sizeof(h));
-  memcpy(buf, &h, sizeof(h));
-  char path[] = "/tmp/collsim-hugeslot-XXXXXX";
-  int fd = mkstemp(path);
-  cr_assert(fd >= 0);
-  cr_assert_eq(write(fd, buf, n), (ssize_t)n);
-  close(fd);
-  cli_out_t r;
-  run_cli(&r, 30, "check", path, NULL);
-  cr_assert_eq(r.status, 2, "%s%s", r.out, r.err);
-  cr_assert(strstr(r.err, "too large"), "%s", r.err);
-  run_cli(&r, 30, "trace", path, "--stats", NULL);
-  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
-  unlink(path);
 }
