@@ -563,23 +563,17 @@ static void fold_block(const cs_oracle_run_t *o, float *restrict acc,
  * one, else vround_half on the bits. Both are IEEE's rounding of a float
  * to half, as the float op is for fp32; tests/test_oracle.c holds every
  * route to the frexp/ldexp oracle above bit for bit. */
-#if defined(__GNUC__) && !defined(__clang__)
-/* The helpers below return 32-byte vectors (and take them by pointer);
- * they are always inlined, so the ABI warning gcc gives for the default
- * (non-AVX) clone concerns no call. */
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
+/* The helpers take the vectors by pointer and return none: a 32-byte
+ * vector passed by value gets an ABI warning in the default clone. */
 typedef float vf8 __attribute__((vector_size(32)));
 typedef uint32_t vu8 __attribute__((vector_size(32)));
 typedef int32_t vi8 __attribute__((vector_size(32)));
 #define VLANES 8u
 #define VINLINE static inline __attribute__((always_inline))
 
-VINLINE vf8 vload(const float *p)
+VINLINE void vload(vf8 *v, const float *p)
 {
-  vf8 v;
-  memcpy(&v, p, sizeof v);
-  return v;
+  memcpy(v, p, sizeof *v);
 }
 
 VINLINE void vstore(float *p, const vf8 *v)
@@ -594,7 +588,7 @@ VINLINE void vstore(float *p, const vf8 *v)
  * inf and NaN pass. Equal to round_half on every one of the 2^32 float
  * patterns (checked exhaustively when written). Signed compares are exact
  * here: every operand is below 2^31. */
-VINLINE vf8 vround_half(const vf8 *f)
+VINLINE void vround_half(vf8 *f)
 {
   vu8 u = (vu8)*f, a = u & 0x7fffffffu;
   vi8 e = (vi8)(a & 0x7f800000u);
@@ -606,36 +600,43 @@ VINLINE vf8 vround_half(const vf8 *f)
   vu8 big = (vu8)~(r <= 65504.0f);
   vu8 rb = ((vu8)r & ~big) | (0x7f800000u & big);
   vu8 spec = (vu8)((vi8)a >= 0x7f800000);
-  return (vf8)((u & spec) | (((u ^ a) | rb) & ~spec));
+  *f = (vf8)((u & spec) | (((u ^ a) | rb) & ~spec));
 }
 
-VINLINE vf8 vround_bf16(const vf8 *f)
+VINLINE void vround_bf16(vf8 *f)
 {
   vu8 u = (vu8)*f;
   vu8 r = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
   vu8 nan = (vu8)((vi8)(u & 0x7fffffffu) > 0x7f800000);
-  return (vf8)((u & nan) | (r & ~nan));
+  *f = (vf8)((u & nan) | (r & ~nan));
 }
 
-#define VID(v) (*(v))
+#define VID(v) ((void)(v))
 /* The fold of one rank, OP a binary vector operator, ROUND the rounding. */
 #define MESH_FOLD(OP, ROUND)                                                 \
   for (uint32_t g = 0; g < BLOCK; g += 4 * VLANES) {                         \
     const float *own = xd + (size_t)r * BLOCK + g;                           \
-    vf8 v0 = vload(own), v1 = vload(own + VLANES);                           \
-    vf8 v2 = vload(own + 2 * VLANES), v3 = vload(own + 3 * VLANES);          \
+    vf8 v0, v1, v2, v3, x0, x1, x2, x3;                                      \
+    vload(&v0, own);                                                         \
+    vload(&v1, own + VLANES);                                                \
+    vload(&v2, own + 2 * VLANES);                                            \
+    vload(&v3, own + 3 * VLANES);                                            \
     for (uint32_t p = 0; p < nr; p++) {                                      \
       if (p == r)                                                            \
         continue;                                                            \
       const float *x = xd + (size_t)p * BLOCK + g;                           \
-      v0 = v0 OP vload(x);                                                   \
-      v1 = v1 OP vload(x + VLANES);                                          \
-      v2 = v2 OP vload(x + 2 * VLANES);                                      \
-      v3 = v3 OP vload(x + 3 * VLANES);                                      \
-      v0 = ROUND(&v0);                                                       \
-      v1 = ROUND(&v1);                                                       \
-      v2 = ROUND(&v2);                                                       \
-      v3 = ROUND(&v3);                                                       \
+      vload(&x0, x);                                                         \
+      vload(&x1, x + VLANES);                                                \
+      vload(&x2, x + 2 * VLANES);                                            \
+      vload(&x3, x + 3 * VLANES);                                            \
+      v0 = v0 OP x0;                                                         \
+      v1 = v1 OP x1;                                                         \
+      v2 = v2 OP x2;                                                         \
+      v3 = v3 OP x3;                                                         \
+      ROUND(&v0);                                                            \
+      ROUND(&v1);                                                            \
+      ROUND(&v2);                                                            \
+      ROUND(&v3);                                                            \
     }                                                                        \
     vstore(acc + g, &v0);                                                    \
     vstore(acc + g + VLANES, &v1);                                           \
@@ -669,10 +670,10 @@ static void mesh_fold_bits(cs_dtype_t t, int prod, uint32_t nr,
 #include <immintrin.h>
 #define VF16C __attribute__((target("avx2,avx,f16c")))
 
-static inline __attribute__((always_inline)) VF16C vf8
-vround_f16c(const vf8 *f)
+static inline __attribute__((always_inline)) VF16C void
+vround_f16c(vf8 *f)
 {
-  return (vf8)_mm256_cvtph_ps(
+  *f = (vf8)_mm256_cvtph_ps(
       _mm256_cvtps_ph((__m256)*f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
@@ -808,8 +809,8 @@ static uint64_t f64_compare(const float *restrict got, f64_lanes_t *restrict l)
     /* & and |, not && and ||: no branches, so that the loop vectorises */
     int fin = err <= DBL_MAX;
     int nan2 = (f != f) & (g != g);
-    l->abs[j] = fin & (err > l->abs[j]) ? err : l->abs[j];
-    l->rel[j] = fin & (af != 0) & (rel > l->rel[j]) ? rel : l->rel[j];
+    l->abs[j] = (fin & (err > l->abs[j])) ? err : l->abs[j];
+    l->rel[j] = (fin & (af != 0) & (rel > l->rel[j])) ? rel : l->rel[j];
     fail += (unsigned)((fin & (err > l->thr[j])) | (!fin & !nan2 & (g != f)));
   }
   return fail;
