@@ -60,9 +60,10 @@ uint32_t cs_oracle_elem_rows(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
 /* The verification path: every rank's results against the oracle's, a
  * range of elements at a time, so that ranges can run on threads. Same
  * definitions, orders and bits as cs_oracle_expect_mm (tested so), but on
- * decoded blocks with the dtype rounding on float bits; max/min other
- * than pto take one fold for every rank (their result does not depend on
- * the order). With f64 also the float64 reduction against the results
+ * decoded blocks, each rank's fold in vector registers, with the dtype
+ * rounding on float bits (fp16 with F16C where the CPU has it); max/min
+ * other than pto take one fold for every rank (their result does not
+ * depend on the order), and sum/prod reuse rank 0's fold for rank 1. With f64 also the float64 reduction against the results
  * (ring: rank 0's, the same on every rank; mesh/host: every rank's). */
 typedef struct cs_oracle_run {
   cs_algo_t   algo;
@@ -95,6 +96,10 @@ size_t cs_oracle_scratch_bytes(uint32_t nranks);
  * safe from any thread with its own scratch and tally. */
 void cs_oracle_check_range(const cs_oracle_run_t *o, uint64_t lo, uint64_t hi,
                            void *scratch, cs_oracle_tally_t *t);
+/* on != 0: fp16 folds of the verification path round on the bits even
+ * where the CPU has F16C (both routes give the same bits; for the tests
+ * of both). Not thread-safe against running checks. */
+void cs_oracle_force_portable(int on);
 /* Merges the tally of another range into *into. */
 void cs_oracle_tally_merge(cs_oracle_tally_t *into, const cs_oracle_tally_t *from);
 

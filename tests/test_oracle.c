@@ -1020,8 +1020,82 @@ static uint32_t any_bits(cs_dtype_t t, uint64_t *s)
   }
 }
 
+static void verification_path_cases(void);
+
+/* Both routes of the fp16 folds (F16C where the CPU has it, and the bits
+ * everywhere) against the oracle. */
 Test(oracle, the_verification_path_gives_the_oracles_bits_in_every_case,
+     .timeout = 240)
+{
+  for (int port = 0; port < 2; port++) {
+    cs_oracle_force_portable(port);
+    verification_path_cases();
+  }
+  cs_oracle_force_portable(0);
+}
+
+/* The float64 figures of the verification path against the definition,
+ * element by element: the reduction (cs_oracle_f64), the largest absolute
+ * and relative errors where both are finite, and the tolerance failures
+ * (a finite error over atol + rtol|ref|, or an unequal non-finite pair
+ * that is not two NaNs). */
+Test(oracle, the_verification_paths_float64_figures_follow_the_definition,
      .timeout = 120)
+{
+  const uint32_t n = 5;
+  const uint64_t count = 700;
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  for (int t = 0; t < CS_NDTYPES; t++)
+    for (int op = 0; op < CS_NOPS; op++) {
+      uint32_t es = t == CS_FP32 ? 4 : 2;
+      uint8_t *in = malloc(n * count * es), *got = malloc(n * count * es);
+      void *scratch = malloc(cs_oracle_scratch_bytes(n));
+      cr_assert(in && got && scratch);
+      const void *inr[5], *gotr[5];
+      for (uint64_t i = 0; i < n * count; i++) {
+        uint32_t b = any_bits((cs_dtype_t)t, &seed);
+        memcpy(in + i * es, &b, es);
+        b = any_bits((cs_dtype_t)t, &seed);
+        memcpy(got + i * es, &b, es);
+      }
+      for (uint32_t r = 0; r < n; r++) {
+        inr[r] = in + r * count * es;
+        gotr[r] = got + r * count * es;
+      }
+      double rtol, atol, mabs = 0, mrel = 0;
+      uint64_t fail = 0;
+      cs_oracle_tolerance((cs_dtype_t)t, &rtol, &atol);
+      for (uint64_t i = 0; i < count; i++) {
+        double f = cs_oracle_f64((cs_dtype_t)t, (cs_op_t)op, n, count, in, i);
+        for (uint32_t r = 0; r < n; r++) {
+          double g = cs_oracle_decode((cs_dtype_t)t, gotr[r], i);
+          double err = fabs(g - f);
+          if (isfinite(f) && isfinite(g)) {
+            mabs = err > mabs ? err : mabs;
+            if (f != 0 && err / fabs(f) > mrel)
+              mrel = err / fabs(f);
+            fail += err > atol + rtol * fabs(f);
+          } else {
+            fail += !(isnan(f) && isnan(g)) && g != f;
+          }
+        }
+      }
+      cs_oracle_run_t o = {CS_ALGO_MESH, (cs_dtype_t)t, (cs_op_t)op,
+                           CS_MINMAX_IEEE, n, count, inr, gotr, 1, rtol, atol};
+      cs_oracle_tally_t tl = {.bad_rank = -1};
+      cs_oracle_check_range(&o, 0, 300, scratch, &tl);
+      cs_oracle_check_range(&o, 300, count, scratch, &tl);
+      cr_assert(tl.max_abs == mabs && tl.max_rel == mrel && tl.tol_fail == fail,
+                "dtype %d op %d: max abs %g/%g, rel %g/%g, fail %llu/%llu", t,
+                op, tl.max_abs, mabs, tl.max_rel, mrel,
+                (unsigned long long)tl.tol_fail, (unsigned long long)fail);
+      free(in);
+      free(got);
+      free(scratch);
+    }
+}
+
+static void verification_path_cases(void)
 {
   static const uint32_t ns[] = {1, 2, 3, 5, 8};
   const uint64_t count = 700; /* several blocks and ragged ring segments */
