@@ -19,6 +19,9 @@
 # rank killed with SIGKILL mid-run and an injected wait timeout must end
 # the job non-zero within seconds, with no collsim-mpi process left.
 # --minmax and --signals sweep like the default ones (bad values exit 2).
+# --input/--output: an input with NaN and signed zeros, whose max output
+# differs between the three --minmax modes and matches `collsim run`'s
+# byte for byte in each; bad inputs exit 2 and write nothing.
 # --trace: a traced run's file (logical clocks, merged at rank 0) must be
 # read by `collsim trace` (the binary in $COLLSIM_BIN, else next to the first
 # binary), whose --stats volumes and signal counts match the reference,
@@ -201,6 +204,71 @@ traced() {
   echo "ok $label: --trace read by collsim trace, --stats and check"
 }
 
+# npyio LABEL MPIRUN... BINARY: --input and --output. The input (3 ranks x
+# 6 fp32) holds NaN, +0, -0 and ordinary values; its header comes from
+# collsim's own writer (`collsim run --output`), its rows from printf. For
+# --op max under each --minmax mode the three outputs must differ from each
+# other (so a mode the job ignored would fail here), and each must be
+# byte-identical to collsim run's output on shared memory (the other engine).
+# Then bad inputs: one line, exit 2, no output file.
+npyio() {
+  local label=$1; shift
+  local pre=("${@:1:$#-1}") b=${*: -1} d="$tmp/$label" a m out
+  [ -x "$cs" ] || { echo "skip $label: no collsim binary ($cs)"; return; }
+  mkdir -p "$d"
+  if ! "$cs" run --ranks 3 --count 6 --iters 1 --output "$d/base.npy" >/dev/null; then
+    echo "FAIL $label: collsim run --output"; fail=1; return
+  fi
+  local one='\x00\x00\x80\x3f' two='\x00\x00\x00\x40' nan='\x00\x00\xc0\x7f'
+  local pz='\x00\x00\x00\x00' nz='\x00\x00\x00\x80'
+  { head -c $(( $(stat -c %s "$d/base.npy") - 72 )) "$d/base.npy"
+    printf "$one$pz$nan"'\x00\x00\xc0\x3f'"$nz"'\x00\x00\xe0\x40' # 1 +0 NaN 1.5 -0 7
+    printf "$nan$nz$nan"'\x00\x00\x20\x40'"$pz"'\x00\x00\x40\xc0' # NaN -0 NaN 2.5 +0 -3
+    printf "$two$nz$nan"'\x00\x00\x80\xbf'"$nan"'\x00\x00\x80\x40' # 2 -0 NaN -1 NaN 4
+  } > "$d/in.npy"
+  local algos="mesh ring host"
+  [ "${COLLSIM_QUICK:-0}" = 1 ] && algos="mesh"
+  for a in $algos; do
+    for m in ieee propagate pto; do
+      run "$label $a $m" 0 "result: bit-exact on all 3 ranks" "${pre[@]}" -np 3 \
+        "$b" run --algo $a --op max --minmax $m --iters 1 --input "$d/in.npy" \
+        --output "$d/mpi-$a-$m.npy"
+      run "$label $a $m shm" 0 "result: bit-exact" "$cs" run --algo $a --op max \
+        --minmax $m --iters 1 --input "$d/in.npy" --output "$d/shm-$a-$m.npy"
+      if ! cmp -s "$d/mpi-$a-$m.npy" "$d/shm-$a-$m.npy"; then
+        echo "FAIL $label $a $m: the MPI and shared-memory outputs differ"; fail=1
+      fi
+    done
+    for m in ieee:propagate ieee:pto propagate:pto; do
+      if cmp -s "$d/mpi-$a-${m%:*}.npy" "$d/mpi-$a-${m#*:}.npy"; then
+        echo "FAIL $label $a: --minmax ${m%:*} and ${m#*:} gave the same output"; fail=1
+      fi
+    done
+  done
+  # Bad inputs: one line from collsim-mpi, exit 2, nothing written.
+  out=$(timeout "$limit" "${pre[@]}" -np 4 "$b" run --input "$d/in.npy" \
+    --output "$d/bad.npy" 2>&1); local rc=$?
+  if [ $rc -ne 2 ] || [ "$(grep -c '^collsim' <<<"$out")" -ne 1 ] ||
+     [[ $out != *"rows (ranks) (fp32, shape (3, 6)) do not match"* ]] ||
+     compgen -G "$d/bad.npy*" >/dev/null; then
+    echo "FAIL $label shape: exit $rc, files: $(ls "$d" | grep bad)"
+    echo "$out" | grep -v '^-----' | head -5; fail=1
+  fi
+  run "$label dtype" 2 "its dtype (fp32, shape (3, 6)) do not match" "${pre[@]}" \
+    -np 3 "$b" run --input "$d/in.npy" --dtype fp16 --output "$d/bad.npy"
+  run "$label fill" 2 "--fill and --input are exclusive" "${pre[@]}" -np 3 "$b" \
+    run --input "$d/in.npy" --fill random
+  run "$label sweep" 2 "--output writes one case" "${pre[@]}" -np 3 "$b" run \
+    --input "$d/in.npy" --op max,min --output "$d/bad.npy"
+  ln -s in.npy "$d/link.npy"
+  run "$label symlink" 2 "is a symbolic link" "${pre[@]}" -np 3 "$b" run \
+    --input "$d/in.npy" --output "$d/link.npy"
+  if compgen -G "$d/bad.npy*" >/dev/null || [ ! -L "$d/link.npy" ]; then
+    echo "FAIL $label: a refused run left $(ls "$d")"; fail=1
+  fi
+  echo "ok $label: --input/--output, --minmax modes differ and match collsim run"
+}
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cs=${COLLSIM_BIN:-$(dirname "$1")/collsim}
@@ -222,6 +290,7 @@ for bin in "$@"; do
   run "$impl bench usage" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" bench -b 9x
   run "$impl wrong" 1 "result: WRONG" "${mpirun[@]}" -np 3 "$bin" run --algo ring --count 40 --bug ring-drop-tail --iters 1
   modes "$impl-modes" "${mpirun[@]}" "$bin"
+  npyio "$impl-npy" "${mpirun[@]}" "$bin"
   traced "$impl-trace" "${mpirun[@]}" "$bin"
   hang "$impl-hang" "${mpirun[@]}" "$bin"
   kill_rank "$impl-kill" "${mpirun[@]}" "$bin"

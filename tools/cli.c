@@ -9,11 +9,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../window/cs_error.h"
 
@@ -324,4 +327,30 @@ int cs_cli_bytes(const char *cmd, const char *opt, const char *s, uint64_t hi,
   }
   *out = v;
   return 0;
+}
+
+/* Refuses an --output path that cannot be written before the run, not
+ * after it. Returns 0 or -1 (printed). */
+int cs_cli_output_ok(const char *cmd, const char *path)
+{
+  struct stat sb;
+  if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    cs_cli_error(cmd, "--output %s is a directory: expected a file name", path);
+    return -1;
+  }
+  /* The file is renamed over path: never replace what was not ours. */
+  if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    cs_cli_error(cmd, "--output %s is %s: expected a regular file or a new "
+                 "name", path, S_ISLNK(sb.st_mode)
+                 ? "a symbolic link" : "not a regular file");
+    return -1;
+  }
+  char *copy = strdup(path);
+  const char *dir = copy ? dirname(copy) : ".";
+  int ok = access(dir, W_OK | X_OK) == 0;
+  if (!ok)
+    cs_cli_error(cmd, "--output %s: cannot write in directory %s: %s", path,
+                 dir, strerror(errno));
+  free(copy);
+  return ok ? 0 : -1;
 }

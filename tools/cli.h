@@ -84,6 +84,11 @@ void cs_cli_fault_why(const char *s, int rc, char *buf, size_t n);
  * success, -1 on a bad value via *bad), 0 otherwise. */
 int cs_cli_common_opt(const char *cmd, int opt, const char *arg,
                       cs_cli_common_t *c, int *bad);
+/* Refuses an --output path that cannot be written, before the run, not
+ * after it: a directory, an existing path that is not a regular file (the
+ * output is renamed over it), a directory that is not writable. Returns 0
+ * or -1 (printed). */
+int cs_cli_output_ok(const char *cmd, const char *path);
 /* Validates the fault rank against nranks. Returns 0 or -1 (printed). */
 int cs_cli_common_check(const char *cmd, const cs_cli_common_t *c,
                         uint32_t nranks);

@@ -4,8 +4,9 @@
  * makes), runs the rank body of `collsim run` (cs_ar_rank_main: stage-in,
  * the timed calls, stage-out) over the MPI-3 RMA transport, and checks its
  * own result bit for bit against the oracle, which it computes from every
- * rank's fill itself (the fills are pure functions of the seed). Owns no
- * words for people beyond a rank's own failure line.
+ * rank's fill itself (the fills are pure functions of the seed), or from
+ * the --input rows every rank was given; --output gathers the results at
+ * rank 0. Owns no words for people beyond a rank's own failure line.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -45,19 +46,22 @@ static void error_of(const cs_ar_cfg_t *c, const uint8_t *got,
     v->tol_fail++;
 }
 
-/* This rank's result against the oracle and float64. */
+/* This rank's result against the oracle and float64. The inputs are
+ * `rows` (--input), or every rank's fill, made here. */
 static int check_result(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
-                        uint32_t rank, const uint8_t *got, cs_mpi_verdict_t *v)
+                        const uint8_t *rows, uint32_t rank, const uint8_t *got,
+                        cs_mpi_verdict_t *v)
 {
   size_t row = c->count * cs_dtype_size(c->dtype);
-  uint8_t *in = malloc(row * c->nranks), *want = malloc(row);
-  if (!in || !want) {
-    free(in);
+  uint8_t *made = rows ? NULL : malloc(row * c->nranks), *want = malloc(row);
+  if ((!rows && !made) || !want) {
+    free(made);
     free(want);
     return -1;
   }
-  for (uint32_t r = 0; r < c->nranks; r++)
-    cs_ar_fill(fill, c, seed, r, in + row * r);
+  for (uint32_t r = 0; made && r < c->nranks; r++)
+    cs_ar_fill(fill, c, seed, r, made + row * r);
+  const uint8_t *in = rows ? rows : made;
   cs_oracle_expect_mm(c->algo, c->dtype, c->op, (cs_minmax_t)c->minmax,
                       c->nranks, c->count, in, rank, want);
   double rtol, atol;
@@ -74,9 +78,28 @@ static int check_result(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
             v->wrong, v->wrong == 1 ? "" : "s", (long long)first,
             cs_oracle_decode(c->dtype, want, (uint64_t)first),
             cs_oracle_decode(c->dtype, got, (uint64_t)first));
-  free(in);
+  free(made);
   free(want);
   return 0;
+}
+
+/* --output: every rank's result row to rank 0's io->out, in pieces an
+ * int count can hold. */
+static void gather_rows(const cs_ar_cfg_t *c, cs_mpi_t *m, const uint8_t *got,
+                        const cs_mpi_io_t *io)
+{
+  size_t row = c->count * cs_dtype_size(c->dtype), piece = 1u << 30;
+  if (m->rank == 0)
+    memcpy(io->out, got, row);
+  for (uint32_t r = 1; r < c->nranks; r++)
+    for (size_t off = 0; off < row; off += piece) {
+      int len = (int)(row - off < piece ? row - off : piece);
+      if (m->rank == 0)
+        MPI_Recv(io->out + row * r + off, len, MPI_BYTE, (int)r, 0, m->comm,
+                 MPI_STATUS_IGNORE);
+      else if ((uint32_t)m->rank == r)
+        MPI_Send(got + off, len, MPI_BYTE, 0, 0, m->comm);
+    }
 }
 
 /* Own signal cells at the end not where the signal mode leaves them: 0
@@ -164,8 +187,8 @@ static void write_trace(const cs_ar_cfg_t *c, const cs_layout_t *l,
 }
 
 void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
-                  const cs_cli_common_t *com, uint32_t warmup, int trace_fd,
-                  cs_mpi_result_t *res)
+                  const cs_mpi_io_t *io, const cs_cli_common_t *com,
+                  uint32_t warmup, int trace_fd, cs_mpi_result_t *res)
 {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -189,15 +212,23 @@ void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
   cs_mpi_tracer_t tr;
   if (trace_fd >= 0)
     cs__mpi_trace_attach(&tr, &d, &m);
-  cs_ar_fill(fill, c, seed, (uint32_t)rank, cs_world_input(&w, (uint32_t)rank));
+  const uint8_t *rows = io ? io->rows : NULL;
+  uint8_t *mine = cs_world_input(&w, (uint32_t)rank);
+  size_t row = c->count * cs_dtype_size(c->dtype);
+  if (rows)
+    memcpy(mine, rows + row * (size_t)rank, row);
+  else
+    cs_ar_fill(fill, c, seed, (uint32_t)rank, mine);
   MPI_Barrier(m.comm);
   run_body(&d, c, &m);
   cs_mpi_verdict_t v = {0};
-  if (check_result(c, fill, seed, (uint32_t)rank,
-                   cs_world_output(&w, (uint32_t)rank), &v) < 0) {
+  const uint8_t *got = cs_world_output(&w, (uint32_t)rank);
+  if (check_result(c, fill, seed, rows, (uint32_t)rank, got, &v) < 0) {
     fprintf(stderr, "collsim-mpi: rank %d: out of memory\n", rank);
     MPI_Abort(m.comm, CS_EXIT_ABORTED);
   }
+  if (io && io->gather)
+    gather_rows(c, &m, got, io);
   v.signals_left = signals_left(c, &m, &l);
   gather(c, &m, &w, warmup, &v, res);
   if (trace_fd >= 0)

@@ -32,16 +32,26 @@ typedef struct cs_mpi_result {
   int      trace_err;   /* every rank: 0, or -errno of the trace's write */
 } cs_mpi_result_t;
 
+/* --input and --output of a case (tools/mpi_main.c). */
+typedef struct cs_mpi_io {
+  const uint8_t *rows; /* every rank: the N input rows (row r is rank r's
+                          input), or NULL for the fill */
+  uint8_t       *out;  /* rank 0: room for the N result rows, gathered
+                          after the check; NULL on the others */
+  int            gather; /* every rank: 1 to gather the results at rank 0 */
+} cs_mpi_io_t;
+
 /* Runs case `c` (c->iters calls, the first `warmup` of them left out of
- * the median) with input `fill`/`seed` on the communicator's ranks. Every
+ * the median) with input `fill`/`seed` (or io->rows; io may be NULL) on
+ * the communicator's ranks, gathering the results into io->out. Every
  * rank calls it; a rank that cannot go on calls MPI_Abort (exit 3), so
  * it returns only with a verdict. trace_fd: -1 on every rank for an
  * untraced run; else the run is traced (tools/mpi_trace.h) and rank 0's
  * trace_fd is the trace file (other ranks pass any fd >= 0); a write that
  * fails sets res->trace_err. */
 void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
-                  const cs_cli_common_t *com, uint32_t warmup, int trace_fd,
-                  cs_mpi_result_t *res);
+                  const cs_mpi_io_t *io, const cs_cli_common_t *com,
+                  uint32_t warmup, int trace_fd, cs_mpi_result_t *res);
 
 /* `collsim-mpi bench` (tools/mpi_bench.c): every rank calls it with the
  * whole command line; returns the exit code every rank agrees on. */

@@ -7,13 +7,16 @@
  *                                [--op LIST] [--fill F] [--seed S] [--iters K]
  *                                [--bug B] [--tile-bytes B] [--timeout S]
  *                                [--fault F] [--minmax M] [--signals M]
- *                                [--trace FILE]
+ *                                [--trace FILE] [--input IN.npy]
+ *                                [--output OUT.npy]
  *   mpirun -np N collsim-mpi bench ...          (tools/mpi_bench.c)
  *
  * Rank 0 parses the options and hands them to every rank. A list option
  * makes a sweep: every combination runs in turn in the one job (a case is
  * tools/mpi_case.c: the seeded fill, the rank body of `collsim run`, each
- * rank checking its own result against the oracle); rank 0 prints the
+ * rank checking its own result against the oracle; --input's rows, read
+ * by rank 0, go to every rank, and --output's are gathered back to rank
+ * 0, which writes the file); rank 0 prints the
  * summary of a single case, or one line per case. Owns only this wiring
  * and the words; built only with the CMake option COLLSIM_MPI.
  *
@@ -36,6 +39,7 @@
 #include "cli.h"
 #include "mpi_case.h"
 #include "mpi_trace.h"
+#include "npy.h"
 
 #define CMD "mpi run"
 
@@ -47,7 +51,7 @@ static const char usage[] =
     "                   [--minmax ieee|propagate|pto]\n"
     "                   [--signals single-use|self-clearing]\n"
     "                   [--fault RANK:KIND[:EVENT]] [--timeout SECONDS]\n"
-    "                   [--trace FILE]\n"
+    "                   [--trace FILE] [--input IN.npy] [--output OUT.npy]\n"
     "       mpirun -np N collsim-mpi bench [options]   (bench --help)\n"
     "\n"
     "The allreduce of 'collsim run' on N MPI processes (the ranks), over\n"
@@ -75,6 +79,16 @@ static const char usage[] =
     "                   wait that sees it, merged at rank 0 by (clock, rank);\n"
     "                   time is logical (one tick shows as 1 us). A run that\n"
     "                   aborts writes no trace\n"
+    "  --input IN.npy   inputs from a .npy of shape (N, C), N the job's ranks:\n"
+    "                   '<f4' fp32, '<f2' fp16, '<u2' bf16 bits; row r is rank\n"
+    "                   r's input; C and the dtype are the case's --count and\n"
+    "                   --dtype (given ones must match); not with --fill or\n"
+    "                   --trace. Rank 0 reads it and sends every rank all rows\n"
+    "  --output OUT.npy write every rank's result, shape (N, C), same dtype\n"
+    "                   (one case only): rank 0 gathers the rows after the\n"
+    "                   check and writes OUT.npy.tmpXXXXXX, renamed over\n"
+    "                   OUT.npy; an existing path that is not a regular file\n"
+    "                   is refused before the run\n"
     CS_CLI_FAULT_TIMEOUT_HELP
     "\n"
     "Exit status: 0 verified, 1 wrong result, 2 bad usage, 3 run aborted\n"
@@ -91,6 +105,9 @@ typedef struct mpi_opts {
                              on rank 0 only) */
   int         traced;     /* --trace given */
   int         have_iters; /* --iters given */
+  int         have_count, have_dtype; /* --count, --dtype given */
+  const char *input, *output; /* --input, --output: valid on rank 0 only */
+  int         has_input, has_output;
   uint32_t    nalgo, ndtype, nop, ncount;
   cs_algo_t   algo[LIST_MAX];
   cs_dtype_t  dtype[LIST_MAX];
@@ -99,7 +116,8 @@ typedef struct mpi_opts {
 } mpi_opts_t;
 
 enum { OPT_ALGO = 1, OPT_COUNT, OPT_DTYPE, OPT_OP, OPT_FILL, OPT_SEED,
-       OPT_ITERS, OPT_TILE, OPT_BUG, OPT_MINMAX, OPT_SIGNALS, OPT_HELP };
+       OPT_ITERS, OPT_TILE, OPT_BUG, OPT_MINMAX, OPT_SIGNALS, OPT_INPUT,
+       OPT_OUTPUT, OPT_HELP };
 enum { PARSE_HELP = -1 };
 
 /* One item of a list option into o; returns 0 or -1 after one line. */
@@ -163,7 +181,17 @@ static int opt_one(mpi_opts_t *o, int opt, const char *arg)
   int v, bad = 0;
   switch (opt) {
   case OPT_ALGO: case OPT_COUNT: case OPT_DTYPE: case OPT_OP:
+    o->have_count |= opt == OPT_COUNT;
+    o->have_dtype |= opt == OPT_DTYPE;
     return parse_list(o, opt, arg);
+  case OPT_INPUT:
+    o->has_input = 1;
+    o->input = arg;
+    return 0;
+  case OPT_OUTPUT:
+    o->has_output = 1;
+    o->output = arg;
+    return 0;
   case OPT_FILL:
     o->fill = !strcmp(arg, "arange") ? CS_FILL_ARANGE
               : !strcmp(arg, "pto")  ? CS_FILL_PTO
@@ -267,6 +295,65 @@ static int check_cases(const mpi_opts_t *o)
   return 0;
 }
 
+/* What in the --input file does not match the job or the options, or
+ * NULL. */
+static const char *input_clash(const mpi_opts_t *o, uint32_t nranks,
+                               const cs_npy_t *a)
+{
+  for (uint32_t i = 0; o->have_dtype && i < o->ndtype; i++)
+    if (o->dtype[i] != a->dtype)
+      return "dtype";
+  if (a->rows != nranks)
+    return "rows (ranks)";
+  for (uint32_t i = 0; o->have_count && i < o->ncount; i++)
+    if (o->count[i] != a->cols)
+      return "columns (count)";
+  return NULL;
+}
+
+/* --input and --output as collsim run takes them: the output path is
+ * checked before the run, the input read (into a) and matched against
+ * the job's ranks and any --dtype and --count, which it then sets.
+ * Returns 0 or -1 (printed). */
+static int check_io(mpi_opts_t *o, uint32_t nranks, cs_npy_t *a)
+{
+  if (o->has_input && o->fill) {
+    cs_cli_error(CMD, "--fill and --input are exclusive: give one");
+    return -1;
+  }
+  if (o->has_input && o->traced) {
+    cs_cli_error(CMD, "--trace and --input are exclusive: a trace over MPI "
+                 "records a seeded fill (use --fill and --seed)");
+    return -1;
+  }
+  if (o->has_output && cs_cli_output_ok(CMD, o->output) < 0)
+    return -1;
+  char why[512];
+  if (o->has_input && cs_npy_read(o->input, a, why, sizeof(why)) < 0) {
+    cs_cli_error(CMD, "--input %s", why);
+    return -1;
+  }
+  const char *clash = o->has_input ? input_clash(o, nranks, a) : NULL;
+  if (clash) {
+    cs_cli_error(CMD, "--input %s: its %s (%s, shape (%llu, %llu)) do not "
+                 "match the options (%u ranks: mpirun -np)", o->input, clash,
+                 cs_dtype_name(a->dtype), (unsigned long long)a->rows,
+                 (unsigned long long)a->cols, nranks);
+    return -1;
+  }
+  if (o->has_input) {
+    o->ndtype = o->ncount = 1;
+    o->dtype[0] = o->cfg.dtype = a->dtype;
+    o->count[0] = o->cfg.count = a->cols;
+  }
+  if (o->has_output && ncases(o) > 1) {
+    cs_cli_error(CMD, "--output writes one case, not a sweep of %u: give one "
+                 "--algo, --dtype, --op and --count", ncases(o));
+    return -1;
+  }
+  return 0;
+}
+
 static const struct option run_longopts[] = {
     {"algo", required_argument, 0, OPT_ALGO},
     {"count", required_argument, 0, OPT_COUNT},
@@ -279,13 +366,17 @@ static const struct option run_longopts[] = {
     {"bug", required_argument, 0, OPT_BUG},
     {"minmax", required_argument, 0, OPT_MINMAX},
     {"signals", required_argument, 0, OPT_SIGNALS},
+    {"input", required_argument, 0, OPT_INPUT},
+    {"output", required_argument, 0, OPT_OUTPUT},
     {"help", no_argument, 0, OPT_HELP},
     CS_CLI_COMMON_LONGOPTS,
     {0, 0, 0, 0}};
 
-/* Rank 0: the options of `run`. Returns 0, PARSE_HELP or CS_EXIT_USAGE
+/* Rank 0: the options of `run`, and the --input file into `in` (the
+ * caller frees in->data). Returns 0, PARSE_HELP or CS_EXIT_USAGE
  * (printed). */
-static int parse(int argc, char **argv, uint32_t nranks, mpi_opts_t *o)
+static int parse(int argc, char **argv, uint32_t nranks, mpi_opts_t *o,
+                 cs_npy_t *in)
 {
   memset(o, 0, sizeof(*o));
   o->cfg = (cs_ar_cfg_t){.algo = CS_ALGO_RING, .dtype = CS_FP32, .op = CS_SUM,
@@ -311,14 +402,14 @@ static int parse(int argc, char **argv, uint32_t nranks, mpi_opts_t *o)
     cs_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
     return CS_EXIT_USAGE;
   }
-  if (check_modes(o) < 0 || check_cases(o) < 0 ||
-      cs_cli_common_check(CMD, &o->common, nranks) < 0)
+  if (check_io(o, nranks, in) < 0 || check_modes(o) < 0 ||
+      check_cases(o) < 0 || cs_cli_common_check(CMD, &o->common, nranks) < 0)
     return CS_EXIT_USAGE;
   return 0;
 }
 
 static void print_summary(const cs_ar_cfg_t *c, cs_fill_t fill,
-                          const cs_mpi_result_t *res)
+                          const char *input, const cs_mpi_result_t *res)
 {
   uint32_t n = c->nranks;
   uint64_t bytes = c->count * cs_dtype_size(c->dtype);
@@ -328,10 +419,11 @@ static void print_summary(const cs_ar_cfg_t *c, cs_fill_t fill,
   MPI_Get_library_version(lib, &len);
   lib[strcspn(lib, ",\n")] = 0;
   printf("collsim-mpi run: %s allreduce, %u rank%s, %llu x %s (%llu B per "
-         "rank), %s, input %s, %u call%s\n", cs_algo_name(c->algo), n,
+         "rank), %s, input %s%s%s, %u call%s\n", cs_algo_name(c->algo), n,
          n == 1 ? "" : "s", (unsigned long long)c->count,
          cs_dtype_name(c->dtype), (unsigned long long)bytes, cs_op_name(c->op),
-         cs_fill_name(fill), c->iters, c->iters == 1 ? "" : "s");
+         cs_fill_name(fill), input ? " " : "", input ? input : "", c->iters,
+         c->iters == 1 ? "" : "s");
   printf("transport: MPI-3 RMA, %s, window memory model %s\n", lib,
          res->unified ? "unified" : "separate");
   if (c->minmax || c->no_epilogue || c->bug)
@@ -387,22 +479,65 @@ static void print_line(const cs_ar_cfg_t *c, const cs_mpi_result_t *res)
   fflush(stdout);
 }
 
+/* Rank 0: room for --output's rows of case c (NULL elsewhere). */
+static uint8_t *output_rows(const mpi_opts_t *o, const cs_ar_cfg_t *c,
+                            int rank)
+{
+  if (rank != 0 || !o->has_output)
+    return NULL;
+  uint8_t *out = malloc(c->count * cs_dtype_size(c->dtype) * c->nranks);
+  if (!out) {
+    cs_cli_error(CMD, "out of memory for the output");
+    MPI_Abort(MPI_COMM_WORLD, CS_EXIT_ABORTED);
+  }
+  return out;
+}
+
+/* --output: rank 0 writes the gathered rows (temp file, renamed over the
+ * path, by cs_npy_write). Returns the exit code every rank agrees on,
+ * given the verdict `code` (a wrong result stays the verdict). */
+static int write_output(const mpi_opts_t *o, const cs_ar_cfg_t *c, int rank,
+                        uint8_t *out, int code)
+{
+  char why[256];
+  if (rank == 0 && cs_npy_write(o->output, c->dtype, c->nranks, c->count,
+                                out, why, sizeof(why)) < 0) {
+    cs_cli_error(CMD, "--output %s", why);
+    if (code == CS_EXIT_OK)
+      code = CS_EXIT_USAGE;
+  }
+  free(out);
+  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return code;
+}
+
 /* Every case of the sweep; returns the exit code (the worst case's).
- * trace_fd: -1 untraced, else rank 0's open --trace file. */
-static int run_cases(const mpi_opts_t *o, int rank, int trace_fd)
+ * trace_fd: -1 untraced, else rank 0's open --trace file; rows: the
+ * --input rows on every rank, or NULL. */
+static int run_cases(const mpi_opts_t *o, int rank, int trace_fd,
+                     const uint8_t *rows)
 {
   uint32_t n = ncases(o), bad = 0;
+  int code = CS_EXIT_OK; /* the worst case's */
   for (uint32_t i = 0; i < n; i++) {
     cs_ar_cfg_t c;
     case_of(o, i, &c);
-    cs_fill_t fill = o->fill ? o->fill : cs_ar_default_fill(&c);
+    cs_fill_t fill = rows ? CS_FILL_INPUT
+                          : o->fill ? o->fill : cs_ar_default_fill(&c);
     cs_mpi_result_t res;
-    cs__mpi_case(&c, fill, o->seed, &o->common, 0, trace_fd, &res);
-    bad += res.code != CS_EXIT_OK;
+    cs_mpi_io_t io = {.rows = rows, .out = output_rows(o, &c, rank),
+                      .gather = o->has_output};
+    cs__mpi_case(&c, fill, o->seed, &io, &o->common, 0, trace_fd, &res);
     if (rank == 0 && n == 1)
-      print_summary(&c, fill, &res);
+      print_summary(&c, fill, o->input, &res);
     else if (rank == 0)
       print_line(&c, &res);
+    if (o->has_output) { /* after the summary, as collsim run */
+      fflush(stdout);
+      res.code = write_output(o, &c, rank, io.out, res.code);
+    }
+    bad += res.code != CS_EXIT_OK;
+    code = res.code > code ? res.code : code;
     if (res.trace_err) {
       if (rank == 0)
         cs_cli_error(CMD, "--trace %s: write failed: %s", o->common.trace,
@@ -418,7 +553,24 @@ static int run_cases(const mpi_opts_t *o, int rank, int trace_fd)
            n == 1 ? "" : "s", o->cfg.nranks, o->cfg.nranks == 1 ? "" : "s",
            bad ? "" : "all bit-exact, ", bad);
   fflush(stdout);
-  return bad ? CS_EXIT_WRONG : CS_EXIT_OK;
+  return code;
+}
+
+/* --input: rank 0's rows (in->data) to every rank, in pieces an int
+ * count can hold. */
+static void share_rows(const mpi_opts_t *o, int rank, cs_npy_t *in)
+{
+  size_t bytes = o->count[0] * cs_dtype_size(o->dtype[0]) * o->cfg.nranks;
+  size_t piece = 1u << 30;
+  if (rank != 0 && !(in->data = malloc(bytes))) {
+    fprintf(stderr, "collsim-mpi: rank %d: out of memory for the input\n",
+            rank);
+    MPI_Abort(MPI_COMM_WORLD, CS_EXIT_ABORTED);
+  }
+  for (size_t off = 0; off < bytes; off += piece)
+    MPI_Bcast((uint8_t *)in->data + off,
+              (int)(bytes - off < piece ? bytes - off : piece), MPI_BYTE, 0,
+              MPI_COMM_WORLD);
 }
 
 /* Rank 0: creates the --trace file before the run, so a bad path fails
@@ -439,20 +591,28 @@ static int open_trace(const char *path)
 static int cmd_run(int argc, char **argv, int rank, int size)
 {
   mpi_opts_t o;
+  cs_npy_t in = {0};
   int rc = 0, fd = -1;
   memset(&o, 0, sizeof(o));
   if (rank == 0)
-    rc = parse(argc, argv, (uint32_t)size, &o);
+    rc = parse(argc, argv, (uint32_t)size, &o, &in);
   if (rank == 0 && rc == 0 && o.traced &&
       (fd = open_trace(o.common.trace)) < 0)
     rc = CS_EXIT_USAGE;
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (rc != 0)
+  if (rc != 0) {
+    free(in.data);
     return rc == PARSE_HELP ? 0 : rc;
-  const char *path = o.common.trace;
+  }
+  const char *path = o.common.trace, *input = o.input, *output = o.output;
   MPI_Bcast(&o, (int)sizeof(o), MPI_BYTE, 0, MPI_COMM_WORLD);
   o.common.trace = rank == 0 ? path : NULL;
-  rc = run_cases(&o, rank, !o.traced ? -1 : rank == 0 ? fd : 0);
+  o.input = rank == 0 ? input : NULL;
+  o.output = rank == 0 ? output : NULL;
+  if (o.has_input)
+    share_rows(&o, rank, &in);
+  rc = run_cases(&o, rank, !o.traced ? -1 : rank == 0 ? fd : 0, in.data);
+  free(in.data);
   if (fd >= 0 && close(fd) < 0 && rc == CS_EXIT_OK) {
     cs_cli_error(CMD, "--trace %s: write failed: %s", path, strerror(errno));
     rc = CS_EXIT_ABORTED;

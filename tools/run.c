@@ -375,32 +375,6 @@ static int load_input(run_job_t *rj)
   return 0;
 }
 
-/* Refuses an --output path that cannot be written before the run, not
- * after it. Returns 0 or -1 (printed). */
-static int output_ok(const char *cmd, const char *path)
-{
-  struct stat sb;
-  if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-    cs_cli_error(cmd, "--output %s is a directory: expected a file name", path);
-    return -1;
-  }
-  /* The file is renamed over path: never replace what was not ours. */
-  if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-    cs_cli_error(cmd, "--output %s is %s: expected a regular file or a new "
-                 "name", path, S_ISLNK(sb.st_mode)
-                 ? "a symbolic link" : "not a regular file");
-    return -1;
-  }
-  char *copy = strdup(path);
-  const char *dir = copy ? dirname(copy) : ".";
-  int ok = access(dir, W_OK | X_OK) == 0;
-  if (!ok)
-    cs_cli_error(cmd, "--output %s: cannot write in directory %s: %s", path,
-                 dir, strerror(errno));
-  free(copy);
-  return ok ? 0 : -1;
-}
-
 /* The world the run needs, and whether the launcher can hold it (with
  * --input's rows beside it).
  * Returns the exit code (CS_EXIT_OK to go on; otherwise printed). */
@@ -469,7 +443,7 @@ static int single_use_check(run_opts_t *o)
 static int check(run_job_t *rj)
 {
   run_opts_t *o = &rj->o;
-  if (o->output && output_ok(o->cmd, o->output) < 0)
+  if (o->output && cs_cli_output_ok(o->cmd, o->output) < 0)
     return CS_EXIT_USAGE;
   if (o->input && load_input(rj) < 0)
     return CS_EXIT_USAGE;
