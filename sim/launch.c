@@ -85,9 +85,10 @@ static _Noreturn void rank_error(cs_world_t *w, uint32_t rank, int err)
   _exit(CS_RX_ERROR);
 }
 
-static _Noreturn void rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn,
-                                void *arg, const cs_launch_opts_t *o,
-                                pid_t parent, const sigset_t *oldmask)
+/* A rank's start in its own process: the caller's signal mask, death with
+ * the launcher, its CPU and its own mapping of the region. */
+static void rank_setup(cs_world_t *w, uint32_t rank, pid_t parent,
+                       const sigset_t *oldmask)
 {
   sigprocmask(SIG_SETMASK, oldmask, NULL);
   signal(SIGINT, SIG_IGN); /* Ctrl-C goes to the launcher, which aborts */
@@ -98,9 +99,15 @@ static _Noreturn void rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn,
   int err = cs_world_remap(w);
   if (err < 0)
     rank_error(w, rank, err);
+}
+
+/* One run of the body in a rank process; returns its code. */
+static int rank_run(cs_world_t *w, uint32_t rank, cs_rank_fn fn, void *arg,
+                    const cs_launch_opts_t *o)
+{
   cs_dev_t d;
-  err = cs_dev_init(&d, w, rank, &o->fault,
-                    o->sched ? &cs_transport_controlled : &cs_transport_free);
+  int err = cs_dev_init(&d, w, rank, &o->fault,
+                        o->sched ? &cs_transport_controlled : &cs_transport_free);
   if (err < 0)
     rank_error(w, rank, err);
   d.hooks = o->hooks;
@@ -117,7 +124,15 @@ static _Noreturn void rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn,
   __atomic_store_n(&d.st->state, rc == 0 ? CS_RS_DONE : CS_RS_FAILED,
                    __ATOMIC_RELEASE);
   cs_dev_fini(&d);
-  _exit(rc);
+  return rc;
+}
+
+static _Noreturn void rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn,
+                                void *arg, const cs_launch_opts_t *o,
+                                pid_t parent, const sigset_t *oldmask)
+{
+  rank_setup(w, rank, parent, oldmask);
+  _exit(rank_run(w, rank, fn, arg, o));
 }
 
 static void wake_all(cs_world_t *w)
