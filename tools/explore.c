@@ -71,10 +71,12 @@ static const char usage[] =
     "  --keep-going      do not stop at a failure: count distinct failures\n"
     "                    (by outcome and first bad rank and position) and keep\n"
     "                    the first trace of each\n"
-    "  --batch K         schedules per child process (default 32, at most an\n"
+    "  --batch K         schedules per child process (default 128, at most an\n"
     "                    even share of what is left): a child runs them in\n"
-    "                    turn untraced and runs a failing one again with its\n"
-    "                    trace; 1: one collsim run per schedule\n"
+    "                    turn untraced, over one world and one set of rank\n"
+    "                    processes while they pass, and runs a failing one\n"
+    "                    again, in a fresh world, with its trace; 1: one\n"
+    "                    collsim run per schedule\n"
     "  -o DIR            where failing traces go (default .): explore-N.cstrace,\n"
     "                    never replacing a file\n"
     "  --no-shrink       do not shrink the first failure (by default it is cut\n"
@@ -244,7 +246,7 @@ static int parse(int argc, char **argv, ex_opts_t *o)
   *o = (ex_opts_t){.schedules = 1000, .strategies = ST_LATEST | ST_PCT | ST_RANDOM,
                    .models = 7,
                    .jobs = cpus <= 0 ? 2 : cpus < MAX_JOBS ? (uint32_t)cpus : MAX_JOBS,
-                   .batch = 32, .dir = "."};
+                   .batch = 128, .dir = "."};
   o->run_argv = calloc((size_t)argc + 1, sizeof(char *));
   if (!o->run_argv)
     return -1;
