@@ -79,7 +79,8 @@ static const char usage[] =
     "                    collsim run per schedule\n"
     "  -o DIR            where failing traces go (default .): explore-N.cstrace,\n"
     "                    never replacing a file\n"
-    "  --no-shrink       do not shrink the first failure (by default it is cut\n"
+    "  --no-shrink       do not shrink failures (by default the first, and with\n"
+    "                    --keep-going the first of every signature, is cut\n"
     "                    down as collsim shrink does, to explore-N.min.cstrace,\n"
     "                    with its replay command and its story)\n"
     "\n"
@@ -660,6 +661,26 @@ static int first_run(explore_t *x)
   return 0;
 }
 
+/* Shrinks the first failure, or with --keep-going the first of every
+ * signature, as collsim shrink does, into NAME.min.cstrace beside its
+ * trace, until one is interrupted. */
+static void shrink_failures(const explore_t *x)
+{
+  uint32_t n = x->o.keep_going ? x->nsig : x->nsig ? 1 : 0;
+  for (uint32_t i = 0; i < n; i++) {
+    char min[700];
+    const char *t = x->sig[i].trace;
+    size_t len = strlen(t);
+    int ext = len > 8 && !strcmp(t + len - 8, ".cstrace");
+    snprintf(min, sizeof(min), "%.*s.min.cstrace", (int)(ext ? len - 8 : len), t);
+    if (n > 1)
+      printf("shrinking failure %u:\n", i + 1);
+    fflush(stdout);
+    if (cs__shrink_file(t, min, 600, 1, stdout) == CS_EXIT_ABORTED)
+      break;
+  }
+}
+
 static void explore_report(const explore_t *x)
 {
   for (uint32_t i = 0; i < x->nsig; i++) {
@@ -673,14 +694,8 @@ static void explore_report(const explore_t *x)
       printf("  finding: collsim check %s\n", g->trace);
   }
   progress(x, 1);
-  if (x->nsig && !x->o.no_shrink && !x->signo) { /* the first, shrunk */
-    char min[700];
-    size_t n = strlen(x->sig[0].trace);
-    int ext = n > 8 && !strcmp(x->sig[0].trace + n - 8, ".cstrace");
-    snprintf(min, sizeof(min), "%.*s.min.cstrace", (int)(ext ? n - 8 : n), x->sig[0].trace);
-    fflush(stdout);
-    cs__shrink_file(x->sig[0].trace, min, 600, 1, stdout);
-  }
+  if (!x->o.no_shrink && !x->signo)
+    shrink_failures(x);
 }
 
 int cs_cmd_explore(int argc, char **argv)
