@@ -28,9 +28,19 @@
 #include "../window/cs_error.h"
 #include "transport.h"
 
+/* The online CPUs, read once per process: sysconf reads a file every
+ * time, twice per run, which many short runs in a row notice. */
+static long online_cpus(void)
+{
+  static long cpus;
+  if (cpus == 0)
+    cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return cpus;
+}
+
 uint32_t cs_launch_spin_default(uint32_t nranks)
 {
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  long cpus = online_cpus();
   /* With a CPU per rank, spin far longer than a spin hop and than a
    * cross-core futex wake, so a waiter rarely sleeps, yet short enough to
    * give the core away when something else wants it (docs/measurements.md
@@ -41,7 +51,7 @@ uint32_t cs_launch_spin_default(uint32_t nranks)
 
 uint32_t cs_launch_yield_default(uint32_t nranks)
 {
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  long cpus = online_cpus();
   /* More ranks than CPUs: the rank a waiter needs is usually runnable but
    * not running, and sched_yield hands it the CPU sooner than a futex
    * sleep and wake (two context switches) would. After this many yields
