@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -341,6 +342,33 @@ static char *batch_list(const ex_slot_t *sl)
   return list;
 }
 
+/* posix_spawn of a child that starts on one CPU of its own: slot j's
+ * share of the CPUs explore may use, inherited from this process, whose
+ * affinity is set around the spawn and put back. Only one actor of a
+ * controlled run runs at a time, so its hand-offs then stay on one CPU
+ * instead of waking a process on another one at every step. Returns
+ * posix_spawn's code. */
+static int spawn_pinned(explore_t *x, ex_slot_t *sl, const posix_spawn_file_actions_t *fa,
+                        const posix_spawnattr_t *at, char **argv)
+{
+  cpu_set_t allowed, one;
+  int pinned = 0;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 1) {
+    int k = (int)((uint32_t)(sl - x->slot) % (uint32_t)CPU_COUNT(&allowed));
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+      if (CPU_ISSET(c, &allowed) && k-- == 0) {
+        CPU_SET(c, &one);
+        break;
+      }
+    pinned = sched_setaffinity(0, sizeof(one), &one) == 0;
+  }
+  int rc = posix_spawn(&sl->pid, "/proc/self/exe", fa, at, argv, environ);
+  if (pinned)
+    sched_setaffinity(0, sizeof(allowed), &allowed);
+  return rc;
+}
+
 /* Starts sl's schedules (sl->items, sl->count, sl->index set): one
  * `collsim run` with its options, or a batch child for several (tools/
  * explore_batch.c). 0 or -errno. */
@@ -395,7 +423,7 @@ static int spawn(explore_t *x, ex_slot_t *sl)
   posix_spawnattr_setsigmask(&at, &x->old);
   posix_spawnattr_setpgroup(&at, 0);
   posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
-  int rc = posix_spawn(&sl->pid, "/proc/self/exe", &fa, &at, argv, environ);
+  int rc = spawn_pinned(x, sl, &fa, &at, argv);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
   free(list);
