@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -27,9 +28,19 @@
 #include "../window/cs_error.h"
 #include "transport.h"
 
+/* The online CPUs, read once per process: sysconf reads a file every
+ * time, twice per run, which many short runs in a row notice. */
+static long online_cpus(void)
+{
+  static long cpus;
+  if (cpus == 0)
+    cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return cpus;
+}
+
 uint32_t cs_launch_spin_default(uint32_t nranks)
 {
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  long cpus = online_cpus();
   /* With a CPU per rank, spin far longer than a spin hop and than a
    * cross-core futex wake, so a waiter rarely sleeps, yet short enough to
    * give the core away when something else wants it (docs/measurements.md
@@ -40,7 +51,7 @@ uint32_t cs_launch_spin_default(uint32_t nranks)
 
 uint32_t cs_launch_yield_default(uint32_t nranks)
 {
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  long cpus = online_cpus();
   /* More ranks than CPUs: the rank a waiter needs is usually runnable but
    * not running, and sched_yield hands it the CPU sooner than a futex
    * sleep and wake (two context switches) would. After this many yields
@@ -85,9 +96,10 @@ static _Noreturn void rank_error(cs_world_t *w, uint32_t rank, int err)
   _exit(CS_RX_ERROR);
 }
 
-static _Noreturn void rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn,
-                                void *arg, const cs_launch_opts_t *o,
-                                pid_t parent, const sigset_t *oldmask)
+/* A rank's start in its own process: the caller's signal mask, death with
+ * the launcher, its CPU and its own mapping of the region. */
+static void rank_setup(cs_world_t *w, uint32_t rank, pid_t parent,
+                       const sigset_t *oldmask)
 {
   sigprocmask(SIG_SETMASK, oldmask, NULL);
   signal(SIGINT, SIG_IGN); /* Ctrl-C goes to the launcher, which aborts */
@@ -98,9 +110,15 @@ static _Noreturn void rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn,
   int err = cs_world_remap(w);
   if (err < 0)
     rank_error(w, rank, err);
+}
+
+/* One run of the body in a rank process; returns its code. */
+static int rank_run(cs_world_t *w, uint32_t rank, cs_rank_fn fn, void *arg,
+                    const cs_launch_opts_t *o)
+{
   cs_dev_t d;
-  err = cs_dev_init(&d, w, rank, &o->fault,
-                    o->sched ? &cs_transport_controlled : &cs_transport_free);
+  int err = cs_dev_init(&d, w, rank, &o->fault,
+                        o->sched ? &cs_transport_controlled : &cs_transport_free);
   if (err < 0)
     rank_error(w, rank, err);
   d.hooks = o->hooks;
@@ -117,7 +135,119 @@ static _Noreturn void rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn,
   __atomic_store_n(&d.st->state, rc == 0 ? CS_RS_DONE : CS_RS_FAILED,
                    __ATOMIC_RELEASE);
   cs_dev_fini(&d);
-  _exit(rc);
+  return rc;
+}
+
+static _Noreturn void rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn,
+                                void *arg, const cs_launch_opts_t *o,
+                                pid_t parent, const sigset_t *oldmask)
+{
+  rank_setup(w, rank, parent, oldmask);
+  _exit(rank_run(w, rank, fn, arg, o));
+}
+
+/* ------------------------------------------------------------ the pool */
+
+/* What a pool's ranks watch, in memory shared with them: run counts the
+ * runs started (a rank begins the next one when it changes), fin[r] is
+ * the last run rank r finished cleanly. */
+typedef struct pool_words {
+  uint32_t run;
+  uint32_t fin[CS_MAX_RANKS];
+} pool_words_t;
+
+struct cs_launch_pool {
+  pool_words_t *words;
+  uint32_t      n;
+  pid_t         pid[CS_MAX_RANKS]; /* its ranks; 0: none (gone) */
+  cs_ctl_t      ctl0;  /* the control block as the first run found it */
+};
+
+/* A pooled rank: the body once per run, until it fails or is killed.
+ * `seen` is the run count before its first run. */
+static _Noreturn void pool_rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn,
+                                     void *arg, const cs_launch_opts_t *o,
+                                     pid_t parent, const sigset_t *oldmask,
+                                     uint32_t seen)
+{
+  pool_words_t *pw = o->pool->words;
+  rank_setup(w, rank, parent, oldmask);
+  for (;;) {
+    uint32_t run;
+    while ((run = __atomic_load_n(&pw->run, __ATOMIC_ACQUIRE)) == seen)
+      syscall(SYS_futex, &pw->run, FUTEX_WAIT, seen, NULL, NULL, 0);
+    seen = run;
+    int rc = rank_run(w, rank, fn, arg, o);
+    if (rc != 0)
+      _exit(rc);
+    __atomic_store_n(&pw->fin[rank], run, __ATOMIC_RELEASE);
+    kill(parent, SIGCHLD); /* the launcher looks at its ranks again */
+  }
+}
+
+int cs_launch_pool_open(cs_launch_pool_t **pool, uint32_t nranks)
+{
+  *pool = NULL;
+  if (nranks < 1 || nranks > CS_MAX_RANKS)
+    return -EINVAL;
+  cs_launch_pool_t *p = calloc(1, sizeof(*p));
+  if (!p)
+    return -ENOMEM;
+  p->words = mmap(NULL, sizeof(pool_words_t), PROT_READ | PROT_WRITE,
+                  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p->words == MAP_FAILED) {
+    free(p);
+    return -ENOMEM;
+  }
+  p->n = nranks;
+  *pool = p;
+  return 0;
+}
+
+int cs_launch_pool_alive(const cs_launch_pool_t *pool)
+{
+  if (!pool)
+    return 0;
+  for (uint32_t r = 0; r < pool->n; r++)
+    if (pool->pid[r] <= 0)
+      return 0;
+  return 1;
+}
+
+void cs_launch_pool_reset(const cs_launch_pool_t *pool, cs_world_t *w)
+{
+  memcpy(w->ctl, &pool->ctl0, sizeof(cs_ctl_t));
+  cs_ctl_t *c = w->ctl;
+  memset(w->base + sizeof(cs_ctl_t), 0, c->off_sched - sizeof(cs_ctl_t));
+}
+
+/* Kills and reaps what is left of the pool's ranks. */
+static void pool_end(cs_launch_pool_t *pool)
+{
+  for (uint32_t r = 0; r < pool->n; r++)
+    if (pool->pid[r] > 0)
+      kill(pool->pid[r], SIGKILL);
+  for (uint32_t r = 0; r < pool->n; r++) {
+    while (pool->pid[r] > 0 && waitpid(pool->pid[r], NULL, 0) < 0 && errno == EINTR)
+      ;
+    pool->pid[r] = 0;
+  }
+}
+
+void cs_launch_pool_close(cs_launch_pool_t *pool)
+{
+  if (!pool)
+    return;
+  pool_end(pool);
+  munmap(pool->words, sizeof(pool_words_t));
+  free(pool);
+}
+
+/* The pool's ranks begin the next run. */
+static void pool_start(cs_launch_pool_t *pool)
+{
+  __atomic_add_fetch(&pool->words->run, 1, __ATOMIC_RELEASE);
+  syscall(SYS_futex, &pool->words->run, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 static void wake_all(cs_world_t *w)
@@ -358,14 +488,20 @@ static void restore_signals(launch_t *L)
   sigaction(SIGCHLD, &L->old_chld, NULL);
 }
 
-/* Forks every rank. 0, or -errno when a fork failed (the run is then
+/* Forks every rank (a pool's ranks: only when it has none; they begin
+ * the run together). 0, or -errno when a fork failed (the run is then
  * aborted and the forked ones are reaped by the watch loop). */
 static int fork_ranks(launch_t *L, cs_rank_fn fn, void *arg)
 {
+  cs_launch_pool_t *pool = L->o.pool;
+  int forked = !cs_launch_pool_alive(pool);
+  uint32_t seen = pool ? pool->words->run : 0;
   fflush(NULL); /* children must not flush the parent's buffers again */
   pid_t parent = getpid();
   for (uint32_t r = 0; r < L->n; r++) {
-    pid_t pid = fork();
+    pid_t pid = forked ? fork() : pool->pid[r];
+    if (pid == 0 && pool)
+      pool_rank_main(L->w, r, fn, arg, &L->o, parent, &L->old, seen);
     if (pid == 0)
       rank_main(L->w, r, fn, arg, &L->o, parent, &L->old);
     if (pid < 0) {
@@ -376,10 +512,31 @@ static int fork_ranks(launch_t *L, cs_rank_fn fn, void *arg)
       return err;
     }
     L->p[r].pid = pid;
+    if (pool)
+      pool->pid[r] = pid;
     L->alive_ranks[r] = 1;
     L->alive++;
   }
+  if (pool)
+    pool_start(pool);
   return 0;
+}
+
+/* Whether rank r ended this run: it exited (a pool loses it; *status is
+ * set), or as a pool's rank it finished the run and waits for the next
+ * (status 0). */
+static int rank_ended(launch_t *L, uint32_t r, int *status)
+{
+  rank_proc_t *p = &L->p[r];
+  cs_launch_pool_t *pool = L->o.pool;
+  if (waitpid(p->pid, status, WNOHANG) == p->pid) {
+    if (pool)
+      pool->pid[r] = 0;
+    return 1;
+  }
+  *status = 0;
+  return pool && __atomic_load_n(&pool->words->fin[r], __ATOMIC_ACQUIRE) ==
+                     __atomic_load_n(&pool->words->run, __ATOMIC_RELAXED);
 }
 
 /* Reaps our ranks only (the caller may have children of its own); the
@@ -389,7 +546,7 @@ static void reap_ranks(launch_t *L)
   int status;
   for (uint32_t r = 0; r < L->n && L->alive > 0; r++) {
     rank_proc_t *p = &L->p[r];
-    if (p->pid <= 0 || p->reaped || waitpid(p->pid, &status, WNOHANG) != p->pid)
+    if (p->pid <= 0 || p->reaped || !rank_ended(L, r, &status))
       continue;
     p->reaped = 1;
     p->status = status;
@@ -557,6 +714,11 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
               const cs_launch_opts_t *opts, cs_launch_result_t *res)
 {
   launch_t L;
+  cs_launch_pool_t *pool = opts ? opts->pool : NULL;
+  if (pool && (opts->hooks || opts->tick || pool->n != w->ctl->nranks))
+    return -EINVAL;
+  if (pool && !cs_launch_pool_alive(pool))
+    memcpy(&pool->ctl0, w->ctl, sizeof(cs_ctl_t)); /* for the next runs */
   int err = launch_init(&L, w, opts);
   if (err < 0)
     return err;
@@ -574,6 +736,8 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
     report_abort(&L);
     err = err < 0 ? err : 1;
   }
+  if (pool && (err != 0 || !cs_launch_pool_alive(pool)))
+    pool_end(pool); /* the next run starts from fresh processes */
   cs__sched_fini(L.sched);
   free(L.alive_ranks);
   free(L.p);

@@ -38,6 +38,13 @@ typedef struct cs_wait_where {
   void *arg;
 } cs_wait_where_t;
 
+/* The ranks of one world kept alive from run to run (cs_launch_opts_t.
+ * pool): a run with a pool whose ranks are alive starts them again
+ * instead of forking, so a run pays for its world, its fork and each
+ * rank's mapping of the region only once. Opaque: the cs_launch_pool_*
+ * functions below. */
+typedef struct cs_launch_pool cs_launch_pool_t;
+
 typedef struct cs_launch_opts {
   cs_fault_t fault;           /* injected fault (kind NONE = none) */
   uint32_t   spin_iters;      /* 0 = choose from ranks vs online CPUs */
@@ -54,6 +61,9 @@ typedef struct cs_launch_opts {
                                   scheduler area), NULL = free mode */
   cs_wait_where_t wait_where; /* names a blocked wait's place in the
                                  program for the wavefront, or NULL */
+  cs_launch_pool_t *pool;     /* keep the ranks for the next run, or NULL
+                                 (fork for this run only); no hooks or
+                                 tick with a pool */
 } cs_launch_opts_t;
 
 typedef struct cs_launch_result {
@@ -72,6 +82,26 @@ typedef struct cs_launch_result {
  * while it runs. */
 int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
               const cs_launch_opts_t *opts, cs_launch_result_t *res);
+
+/* A pool for worlds of nranks, with no ranks yet: the first cs_launch
+ * with it forks them; they stay after a clean run (every rank returned 0,
+ * nothing aborted) and run the body again at the next cs_launch with the
+ * pool, over the same world. After any other run they are gone (killed
+ * and reaped) and the next cs_launch forks afresh. The rank body, its
+ * argument (as it was at the fork), the fault and the transport are those
+ * of the run that forked them: pass the same ones, and the same world.
+ * 0 or -ENOMEM. */
+int cs_launch_pool_open(cs_launch_pool_t **pool, uint32_t nranks);
+/* 1 while the pool holds ranks (they ran cleanly), else 0. */
+int cs_launch_pool_alive(const cs_launch_pool_t *pool);
+/* Before the next run over w with a live pool: puts back the control
+ * block as it was when the pool's first run began and zeroes the notes,
+ * windows, staging buffers and trace rings, as a fresh world has them
+ * (the scheduler area is set up by every controlled run). */
+void cs_launch_pool_reset(const cs_launch_pool_t *pool, cs_world_t *w);
+/* Ends the pool's ranks (SIGKILL, then reaps them) and frees it. NULL is
+ * fine. */
+void cs_launch_pool_close(cs_launch_pool_t *pool);
 
 /* Spin iterations a waiter uses before sleeping, for n ranks on this
  * machine (long when every rank has a CPU, short otherwise). */

@@ -390,6 +390,38 @@ Test(explore_batch, a_failure_leaves_only_its_trace, .timeout = 120)
   }
 }
 
+/* With --keep-going every distinct failure is shrunk, not only the first:
+ * mesh-no-chunk-barrier fails with several signatures (the rank that
+ * double-counts) within 40 schedules of the portfolio (-j 1: the same
+ * ones every time), and each gets a shrunk trace that replays to itself. */
+Test(explore, keep_going_shrinks_every_signature, .timeout = 240)
+{
+  char dir[64], name[128], want[32];
+  temp_dir(dir, sizeof(dir));
+  cli_out_t r;
+  run_cli(&r, 200, "explore", "--algo", "mesh", "--ranks", "3", "--count", "40",
+          "--bug", "mesh-no-chunk-barrier", "--schedules", "40", "-j", "1",
+          "--keep-going", "-o", dir, NULL);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  unsigned n = 0;
+  for (const char *p = r.out; (p = strstr(p, "\nfailure ")); p++)
+    n++;
+  n += !strncmp(r.out, "failure ", 8);
+  cr_assert_geq(n, 2, "fewer than two signatures: %s", r.out);
+  for (unsigned i = 1; i <= n; i++) {
+    snprintf(want, sizeof(want), "shrinking failure %u:\n", i);
+    cr_assert(strstr(r.out, want), "failure %u not shrunk: %s", i, r.out);
+    snprintf(name, sizeof(name), "%s/explore-%u.min.cstrace", dir, i);
+    cli_out_t rp;
+    run_cli(&rp, 60, "replay", name, NULL);
+    cr_assert_eq(rp.status, 0, "%s: %s%s", name, rp.out, rp.err);
+    cr_assert(strstr(rp.out, "identical; outcome: wrong result"), "%s", rp.out);
+  }
+  cr_assert_eq(files_in(dir, ".", 0), 0, "a temporary file was left");
+  files_in(dir, "", 1);
+  rmdir(dir);
+}
+
 /* ring-drop-tail fails under every schedule, so the first schedule is the
  * failure and the report shows its seed: round 1's is 1 by default, and
  * another explore seed gives other seeds, each its own. */

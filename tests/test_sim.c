@@ -24,7 +24,7 @@ static cs_world_t world;
 static FILE *report;
 
 /* A world with a 64-int32 data slot and a 16-cell signal slot. */
-static void setup_world(uint32_t n, double timeout_s)
+static void make_world(uint32_t n, double timeout_s)
 {
   cs_layout_t l;
   cs_layout_init(&l, CS_SLOT_ALIGN);
@@ -32,6 +32,11 @@ static void setup_world(uint32_t n, double timeout_s)
   cs_layout_add(&l, "signal", 16 * 4, 4);
   cs_world_opts_t o = {.io_bytes = 4096, .timeout_ns = (uint64_t)(timeout_s * 1e9)};
   cr_assert_eq(cs_world_create(&world, &l, n, &o), 0);
+}
+
+static void setup_world(uint32_t n, double timeout_s)
+{
+  make_world(n, timeout_s);
   report = tmpfile();
   cr_assert_not_null(report);
 }
@@ -464,6 +469,89 @@ Test(launch, sixty_four_ranks_start_barrier_and_finish, .timeout = 60,
     for (uint32_t s = 0; s < 64; s++)
       cr_assert_eq(c[s], s == r ? 0 : 3);
   }
+}
+
+/* ---------------------------------------------------------- the pool */
+
+/* A pooled run's body: fails (status 9) unless its data slot and its
+ * output start as a fresh world's (zero; peers may already notify its
+ * signal cells); exits with status 5 when its input says so; else marks
+ * its data slot, writes its pid to out[0] and notifies every peer's cell
+ * [rank], waiting for its own. */
+static int pool_body(cs_dev_t *d, void *arg)
+{
+  (void)arg;
+  int32_t *win = (int32_t *)cs_world_window(d->world, d->rank);
+  int32_t *out = (int32_t *)cs_world_output(d->world, d->rank);
+  for (uint32_t i = 0; i < 64; i++)
+    if (win[i] || out[i])
+      return 9;
+  if (((const int32_t *)cs_world_input(d->world, d->rank))[0] == 1)
+    return 5;
+  win[0] = 1;
+  out[0] = (int32_t)getpid();
+  for (uint32_t p = 0; p < d->nranks; p++)
+    if (p != d->rank)
+      cs_notify(d, p, SIG, d->rank, CS_NOTIFY_ADD, 1);
+  for (uint32_t s = 0; s < d->nranks; s++)
+    if (s != d->rank)
+      cs_wait(d, SIG, s, CS_CMP_GE, 1);
+  return 0;
+}
+
+/* One pooled run over the world; `fail_rank` >= 0 exits that rank with
+ * status 5. Copies every rank's pid out. */
+static int pool_run(cs_launch_pool_t *pool, int fail_rank, int32_t *pids)
+{
+  if (cs_launch_pool_alive(pool))
+    cs_launch_pool_reset(pool, &world);
+  for (uint32_t r = 0; r < world.ctl->nranks; r++)
+    ((int32_t *)cs_world_input(&world, r))[0] = (int)r == fail_rank;
+  cs_launch_opts_t o = {.report = report, .pool = pool};
+  int rc = cs_launch(&world, pool_body, NULL, &o, NULL);
+  for (uint32_t r = 0; r < world.ctl->nranks; r++)
+    pids[r] = ((int32_t *)cs_world_output(&world, r))[0];
+  return rc;
+}
+
+Test(pool, keeps_its_ranks_and_starts_each_run_from_a_fresh_world,
+     .timeout = 30, .fini = teardown_world)
+{
+  setup_world(3, 10);
+  cs_launch_pool_t *pool;
+  int32_t first[3], pids[3];
+  cr_assert_eq(cs_launch_pool_open(&pool, 3), 0);
+  cr_assert_eq(pool_run(pool, -1, first), 0, "%s", report_text());
+  for (int k = 0; k < 5; k++) {
+    cr_assert(cs_launch_pool_alive(pool));
+    cr_assert_eq(pool_run(pool, -1, pids), 0, "run %d: %s", k + 2, report_text());
+    for (uint32_t r = 0; r < 3; r++)
+      cr_assert_eq(pids[r], first[r], "run %d: rank %u forked again", k + 2, r);
+  }
+  cs_launch_pool_close(pool);
+  cr_assert_eq(waitpid(-1, NULL, WNOHANG), -1, "a rank was left behind");
+}
+
+Test(pool, a_failed_run_ends_its_ranks_and_the_next_forks_afresh,
+     .timeout = 30, .fini = teardown_world)
+{
+  setup_world(3, 10);
+  cs_launch_pool_t *pool;
+  int32_t first[3], pids[3];
+  cr_assert_eq(cs_launch_pool_open(&pool, 3), 0);
+  cr_assert_eq(pool_run(pool, -1, first), 0, "%s", report_text());
+  cr_assert_eq(pool_run(pool, 1, pids), 1, "the failing run passed");
+  cr_assert(strstr(report_text(), "rank 1: exited with status 5"), "%s", report_text());
+  cr_assert_not(cs_launch_pool_alive(pool));
+  cr_assert_eq(waitpid(-1, NULL, WNOHANG), -1, "a failed pool's rank was left");
+  cs_world_destroy(&world); /* after a failure: a fresh world */
+  make_world(3, 10);
+  cr_assert_eq(pool_run(pool, -1, pids), 0, "%s", report_text());
+  for (uint32_t r = 0; r < 3; r++)
+    cr_assert_neq(pids[r], first[r], "rank %u was not forked afresh", r);
+  cr_assert(cs_launch_pool_alive(pool));
+  cs_launch_pool_close(pool);
+  cr_assert_eq(waitpid(-1, NULL, WNOHANG), -1, "a rank was left behind");
 }
 
 /* ---------------------------------------------------------- parsing */

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -63,7 +64,8 @@ static const char usage[] =
     "  --explore-seed S  the portfolio's seeds: 0 (the default) seeds round r\n"
     "                    (from 1) with r; any other S gives every round a seed\n"
     "                    of its own (latest has no seed: its schedules stay)\n"
-    "  -j N              schedules at a time (default: the online CPUs)\n"
+    "  -j N              schedules at a time (default: the online CPUs), each\n"
+    "                    child process started on a CPU of its own in turn\n"
     "  --check           also check every schedule's trace for ordering defects\n"
     "                    (as collsim check does): a finding on a run that\n"
     "                    otherwise passed is a failure, named by the finding's\n"
@@ -71,13 +73,16 @@ static const char usage[] =
     "  --keep-going      do not stop at a failure: count distinct failures\n"
     "                    (by outcome and first bad rank and position) and keep\n"
     "                    the first trace of each\n"
-    "  --batch K         schedules per child process (default 32, at most an\n"
+    "  --batch K         schedules per child process (default 128, at most an\n"
     "                    even share of what is left): a child runs them in\n"
-    "                    turn untraced and runs a failing one again with its\n"
-    "                    trace; 1: one collsim run per schedule\n"
+    "                    turn untraced, over one world and one set of rank\n"
+    "                    processes while they pass, and runs a failing one\n"
+    "                    again, in a fresh world, with its trace; 1: one\n"
+    "                    collsim run per schedule\n"
     "  -o DIR            where failing traces go (default .): explore-N.cstrace,\n"
     "                    never replacing a file\n"
-    "  --no-shrink       do not shrink the first failure (by default it is cut\n"
+    "  --no-shrink       do not shrink failures (by default the first, and with\n"
+    "                    --keep-going the first of every signature, is cut\n"
     "                    down as collsim shrink does, to explore-N.min.cstrace,\n"
     "                    with its replay command and its story)\n"
     "\n"
@@ -244,7 +249,7 @@ static int parse(int argc, char **argv, ex_opts_t *o)
   *o = (ex_opts_t){.schedules = 1000, .strategies = ST_LATEST | ST_PCT | ST_RANDOM,
                    .models = 7,
                    .jobs = cpus <= 0 ? 2 : cpus < MAX_JOBS ? (uint32_t)cpus : MAX_JOBS,
-                   .batch = 32, .dir = "."};
+                   .batch = 128, .dir = "."};
   o->run_argv = calloc((size_t)argc + 1, sizeof(char *));
   if (!o->run_argv)
     return -1;
@@ -338,6 +343,33 @@ static char *batch_list(const ex_slot_t *sl)
   return list;
 }
 
+/* posix_spawn of a child that starts on one CPU of its own: slot j's
+ * share of the CPUs explore may use, inherited from this process, whose
+ * affinity is set around the spawn and put back. Only one actor of a
+ * controlled run runs at a time, so its hand-offs then stay on one CPU
+ * instead of waking a process on another one at every step. Returns
+ * posix_spawn's code. */
+static int spawn_pinned(explore_t *x, ex_slot_t *sl, const posix_spawn_file_actions_t *fa,
+                        const posix_spawnattr_t *at, char **argv)
+{
+  cpu_set_t allowed, one;
+  int pinned = 0;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 1) {
+    int k = (int)((uint32_t)(sl - x->slot) % (uint32_t)CPU_COUNT(&allowed));
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+      if (CPU_ISSET(c, &allowed) && k-- == 0) {
+        CPU_SET(c, &one);
+        break;
+      }
+    pinned = sched_setaffinity(0, sizeof(one), &one) == 0;
+  }
+  int rc = posix_spawn(&sl->pid, "/proc/self/exe", fa, at, argv, environ);
+  if (pinned)
+    sched_setaffinity(0, sizeof(allowed), &allowed);
+  return rc;
+}
+
 /* Starts sl's schedules (sl->items, sl->count, sl->index set): one
  * `collsim run` with its options, or a batch child for several (tools/
  * explore_batch.c). 0 or -errno. */
@@ -392,7 +424,7 @@ static int spawn(explore_t *x, ex_slot_t *sl)
   posix_spawnattr_setsigmask(&at, &x->old);
   posix_spawnattr_setpgroup(&at, 0);
   posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
-  int rc = posix_spawn(&sl->pid, "/proc/self/exe", &fa, &at, argv, environ);
+  int rc = spawn_pinned(x, sl, &fa, &at, argv);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
   free(list);
@@ -658,6 +690,26 @@ static int first_run(explore_t *x)
   return 0;
 }
 
+/* Shrinks the first failure, or with --keep-going the first of every
+ * signature, as collsim shrink does, into NAME.min.cstrace beside its
+ * trace, until one is interrupted. */
+static void shrink_failures(const explore_t *x)
+{
+  uint32_t n = x->o.keep_going ? x->nsig : x->nsig ? 1 : 0;
+  for (uint32_t i = 0; i < n; i++) {
+    char min[700];
+    const char *t = x->sig[i].trace;
+    size_t len = strlen(t);
+    int ext = len > 8 && !strcmp(t + len - 8, ".cstrace");
+    snprintf(min, sizeof(min), "%.*s.min.cstrace", (int)(ext ? len - 8 : len), t);
+    if (n > 1)
+      printf("shrinking failure %u:\n", i + 1);
+    fflush(stdout);
+    if (cs__shrink_file(t, min, 600, 1, stdout) == CS_EXIT_ABORTED)
+      break;
+  }
+}
+
 static void explore_report(const explore_t *x)
 {
   for (uint32_t i = 0; i < x->nsig; i++) {
@@ -671,14 +723,8 @@ static void explore_report(const explore_t *x)
       printf("  finding: collsim check %s\n", g->trace);
   }
   progress(x, 1);
-  if (x->nsig && !x->o.no_shrink && !x->signo) { /* the first, shrunk */
-    char min[700];
-    size_t n = strlen(x->sig[0].trace);
-    int ext = n > 8 && !strcmp(x->sig[0].trace + n - 8, ".cstrace");
-    snprintf(min, sizeof(min), "%.*s.min.cstrace", (int)(ext ? n - 8 : n), x->sig[0].trace);
-    fflush(stdout);
-    cs__shrink_file(x->sig[0].trace, min, 600, 1, stdout);
-  }
+  if (!x->o.no_shrink && !x->signo)
+    shrink_failures(x);
 }
 
 int cs_cmd_explore(int argc, char **argv)

@@ -7,7 +7,10 @@
  * LIST is SCHEDULE@MODEL,... (never shown in the help).
  *
  * A passing schedule runs untraced (unless --check, which needs its
- * trace) and its output is discarded; the first failing one is run again
+ * trace) and its output is discarded; untraced schedules share one world
+ * and its rank processes (kept after each clean run, set back to a fresh
+ * world's state before the next: tools/pipeline.h), so a schedule pays
+ * for neither a new world nor a fork; the first failing one is run again
  * with the trace, its output kept, and the batch stops there with that
  * run's exit code and a last line "explore-batch: schedule K failed". All
  * passing: "explore-batch: N passed", exit 0. SIGINT, SIGTERM and SIGHUP
@@ -67,13 +70,16 @@ static int take_item(run_opts_t *o, char *item)
   return 0;
 }
 
-/* One schedule: its run, and for a failure the traced re-run. */
+/* One schedule: its run, and for a failure the traced re-run (in a world
+ * of its own: the kept one and its ranks go first). */
 static int one(run_opts_t *o, const char *trace)
 {
   o->com.trace = o->check ? trace : NULL;
   o->abort_reason = 0;
   fresh_output();
   int rc = o->check ? cs_run_checked(o) : cs_run_execute(o);
+  if (rc != CS_EXIT_OK)
+    cs_pipe_keep_close(o->keep);
   if (rc == CS_EXIT_OK || rc == CS_EXIT_USAGE || o->check ||
       o->abort_reason == CS_ABORT_SIGNAL /* stopped, not failed */)
     return rc;
@@ -105,6 +111,8 @@ int cs__explore_batch(int argc, char **argv)
   sigaddset(&stops, SIGTERM);
   sigaddset(&stops, SIGHUP);
   sigprocmask(SIG_BLOCK, &stops, NULL);
+  cs_pipe_keep_t keep = {0};
+  o.keep = &keep; /* one world and its ranks for the untraced runs */
   unsigned k = 0;
   for (char *save, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     k++;
@@ -119,6 +127,7 @@ int cs__explore_batch(int argc, char **argv)
     printf("explore-batch: schedule %u failed\n", k);
   else if (rc == CS_EXIT_OK)
     printf("explore-batch: %u passed\n", k);
+  cs_pipe_keep_close(&keep);
   free(list);
   return rc;
 }

@@ -87,7 +87,7 @@ static int launch(cs_pipe_t *p)
 {
   const cs_job_t *j = p->job;
   cs_launch_opts_t lo = {.fault = j->fault, .sched = j->sched,
-                         .wait_where = j->wait_where};
+                         .wait_where = j->wait_where, .pool = p->pool};
   if (p->tracer) {
     cs_tracer_launch_opts(p->tracer, &lo);
     lo.statuses = p->statuses;
@@ -120,13 +120,78 @@ static int pipe_results(cs_pipe_t *p)
   return 0;
 }
 
+void cs_pipe_keep_close(cs_pipe_keep_t *k)
+{
+  cs_launch_pool_close(k->pool);
+  cs_world_destroy(&k->world);
+  memset(k, 0, sizeof(*k));
+}
+
+/* Whether k holds ranks for j's shape. */
+static int keep_fits(const cs_pipe_keep_t *k, const cs_job_t *j)
+{
+  return k->world.base && cs_launch_pool_alive(k->pool) && k->nranks == j->nranks &&
+         k->body == j->body && k->controlled == (j->sched != NULL) &&
+         k->fault.kind == j->fault.kind && k->fault.rank == j->fault.rank &&
+         k->fault.event == j->fault.event &&
+         !memcmp(&k->wo, &j->wo, sizeof(k->wo)) &&
+         !memcmp(&k->layout, j->layout, sizeof(k->layout));
+}
+
+/* The world: the one kept for j's shape, set back to a fresh world's
+ * state with its ranks waiting, or a new one. */
+static int world_in(cs_pipe_t *p)
+{
+  const cs_job_t *j = p->job;
+  cs_pipe_keep_t *k = j->trace ? NULL : j->keep;
+  if (k && keep_fits(k, j)) {
+    p->world = k->world;
+    k->world = (cs_world_t){.fd = -1}; /* the pipeline's until it is kept again */
+    cs_launch_pool_reset(k->pool, &p->world);
+    p->pool = k->pool;
+    return 0;
+  }
+  if (k) {
+    cs_pipe_keep_close(k);
+    if (cs_launch_pool_open(&k->pool, j->nranks) == 0)
+      p->pool = k->pool; /* else: no pool, a run like any other */
+  }
+  return cs_world_create(&p->world, j->layout, j->nranks, &j->wo);
+}
+
+/* The end: the world kept with its ranks after a clean launch, else
+ * destroyed (and a pool's ranks ended). */
+static void world_out(cs_pipe_t *p)
+{
+  const cs_job_t *j = p->job;
+  cs_pipe_keep_t *k = p->pool ? j->keep : NULL;
+  if (k && cs_pipe_launched(p) && p->launch_rc == 0 &&
+      cs_launch_pool_alive(k->pool)) {
+    k->world = p->world;
+    k->layout = *j->layout;
+    k->wo = j->wo;
+    k->nranks = j->nranks;
+    k->body = j->body;
+    k->fault = j->fault;
+    k->controlled = j->sched != NULL;
+    return;
+  }
+  if (k) {
+    cs_launch_pool_close(k->pool);
+    k->pool = NULL;
+  }
+  cs_world_destroy(&p->world);
+}
+
 int cs_pipe_run(cs_pipe_t *p, const cs_job_t *j)
 {
   memset(p, 0, sizeof(*p));
   p->job = j;
-  int rc = cs_world_create(&p->world, j->layout, j->nranks, &j->wo);
-  if (rc < 0)
+  int rc = world_in(p);
+  if (rc < 0) {
+    world_out(p);
     return fail(p, CS_PIPE_WORLD, rc);
+  }
   if ((rc = inputs_in(p)) < 0)
     goto out_world;
   if ((rc = tracer_open(p)) < 0)
@@ -137,6 +202,6 @@ int cs_pipe_run(cs_pipe_t *p, const cs_job_t *j)
 out_inputs:
   p->inputs = NULL;
 out_world:
-  cs_world_destroy(&p->world);
+  world_out(p);
   return rc;
 }

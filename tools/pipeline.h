@@ -46,6 +46,23 @@ typedef enum cs_pipe_step {
 
 typedef struct cs_pipe cs_pipe_t;
 
+/* A world and its ranks kept from one job to the next (cs_job_t.keep):
+ * an untraced job of the same shape (layout, ranks, world options, body,
+ * fault, free or controlled) takes them over, set back to a fresh world's
+ * state, instead of creating a world and forking (sim/launch.h, the
+ * pool). They stay only after a clean launch; after anything else the
+ * next job starts afresh. Zero-initialise; cs_pipe_keep_close at the end. */
+typedef struct cs_pipe_keep {
+  cs_world_t        world;  /* base NULL: none kept */
+  cs_launch_pool_t *pool;   /* its ranks, NULL: none */
+  cs_layout_t       layout; /* the shape they were made for */
+  cs_world_opts_t   wo;
+  uint32_t          nranks;
+  cs_rank_fn        body;
+  cs_fault_t        fault;
+  int               controlled;
+} cs_pipe_keep_t;
+
 /* A job's own steps, called with the world mapped, only after a clean
  * launch (every rank returned 0, the trace fully written). */
 typedef struct cs_job_ops {
@@ -87,6 +104,9 @@ typedef struct cs_job {
   void           *ctx;         /* passed to ops */
   cs_wait_where_t wait_where;  /* the wavefront's names of waits; fn NULL
                                   = none */
+  cs_pipe_keep_t *keep;        /* untraced: take and keep the world and
+                                  ranks there (the body's arg must not
+                                  change between such jobs); NULL = none */
 } cs_job_t;
 
 /* One pipeline run: what it holds while it runs and what it found. */
@@ -102,6 +122,7 @@ struct cs_pipe {
   char            trace_path[4096]; /* a temporary trace's name */
   cs_trace_header_t th;
   cs_tracer_t    *tracer;
+  cs_launch_pool_t *pool;    /* job.keep's ranks for this launch, or NULL */
   int             statuses[CS_MAX_RANKS]; /* ranks' wait statuses */
   cs_launch_result_t res;
   cs_pipe_step_t  failed;    /* the first step that failed */
@@ -121,9 +142,14 @@ struct cs_pipe {
  * run (the launcher has printed why). Even after a failed launch the
  * tracer is closed (the trace of a failure is kept), and p->launch_rc,
  * p->close_rc, p->res and p->events are set. On return nothing is held:
- * the world is destroyed.
+ * the world is destroyed (or, with job.keep, kept there after a clean
+ * launch).
  * Blocks while the ranks run. */
 int cs_pipe_run(cs_pipe_t *p, const cs_job_t *j);
+
+/* Ends the ranks kept in k and destroys its world; k is empty after
+ * (zeroed). */
+void cs_pipe_keep_close(cs_pipe_keep_t *k);
 
 /* Trace ring bytes per rank (cs_world_opts_t.trace_bytes) for a traced run
  * of nranks, free or controlled (cs_trace_chunk_rec, CS_TRACE_CHUNK_MIN).

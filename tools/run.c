@@ -500,6 +500,7 @@ static void make_job(run_job_t *rj)
   j->fault = o->com.fault;
   j->sched = rj->controlled ? &o->sched : NULL;
   j->trace = o->com.trace;
+  j->keep = o->com.trace ? NULL : o->keep;
   j->th = (cs_trace_header_t){
       .count = c->count, .algo = c->algo, .dtype = c->dtype, .op = c->op,
       .fill = rj->fill, .seed = o->seed, .tile_bytes = c->tile_bytes,

@@ -14,6 +14,7 @@
 #include "../sim/sched.h"
 #include "../sim/trace.h"
 #include "cli.h"
+#include "pipeline.h"
 
 typedef struct run_opts {
   const char *cmd;          /* subcommand name for messages */
@@ -35,6 +36,10 @@ typedef struct run_opts {
   cs_trace_t replay;        /* the loaded trace */
   cs_trace_rec_t *steps;    /* its step records, in seq order */
   uint64_t expect_hash;     /* replay: input hash the trace was made with */
+  cs_pipe_keep_t *keep;     /* untraced runs of one configuration in a row
+                               (explore's batches): keep the world and its
+                               ranks there for the next (tools/pipeline.h);
+                               NULL = a fresh world per run */
   /* results */
   uint32_t abort_reason;    /* CS_ABORT_* if the run was aborted */
   uint64_t sched_steps;     /* events recorded (global sequence numbers used) */
