@@ -204,15 +204,6 @@ int cs_launch_pool_open(cs_launch_pool_t **pool, uint32_t nranks)
   return 0;
 }
 
-int cs_launch_pool_alive(const cs_launch_pool_t *pool)
-{
-  if (!pool)
-    return 0;
-  for (uint32_t r = 0; r < pool->n; r++)
-    if (pool->pid[r] <= 0)
-      return 0;
-  return 1;
-}
 
 void cs_launch_pool_reset(const cs_launch_pool_t *pool, cs_world_t *w)
 {
@@ -232,6 +223,24 @@ static void pool_end(cs_launch_pool_t *pool)
       ;
     pool->pid[r] = 0;
   }
+}
+
+int cs_launch_pool_alive(cs_launch_pool_t *pool)
+{
+  if (!pool)
+    return 0;
+  for (uint32_t r = 0; r < pool->n; r++) {
+    /* A kept rank killed from outside between runs is a zombie by now:
+     * its pid must not be taken for a waiting rank. */
+    pid_t gone = pool->pid[r] > 0 ? waitpid(pool->pid[r], NULL, WNOHANG) : 0;
+    if (gone == pool->pid[r] || (gone < 0 && errno == ECHILD))
+      pool->pid[r] = 0;
+    if (pool->pid[r] <= 0) {
+      pool_end(pool); /* the others too: the next run forks afresh */
+      return 0;
+    }
+  }
+  return 1;
 }
 
 void cs_launch_pool_close(cs_launch_pool_t *pool)

@@ -92,8 +92,10 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
  * of the run that forked them: pass the same ones, and the same world.
  * 0 or -ENOMEM. */
 int cs_launch_pool_open(cs_launch_pool_t **pool, uint32_t nranks);
-/* 1 while the pool holds ranks (they ran cleanly), else 0. */
-int cs_launch_pool_alive(const cs_launch_pool_t *pool);
+/* 1 while the pool holds ranks (they ran cleanly and none has died since),
+ * else 0. A rank found dead (killed from outside between runs) is reaped
+ * and the others are ended, so the next cs_launch forks afresh. */
+int cs_launch_pool_alive(cs_launch_pool_t *pool);
 /* Before the next run over w with a live pool: puts back the control
  * block as it was when the pool's first run began and zeroes the notes,
  * windows, staging buffers and trace rings, as a fresh world has them

@@ -554,6 +554,30 @@ Test(pool, a_failed_run_ends_its_ranks_and_the_next_forks_afresh,
   cr_assert_eq(waitpid(-1, NULL, WNOHANG), -1, "a rank was left behind");
 }
 
+/* A kept rank killed from outside while it waits between runs: the pool
+ * is no longer alive (its other ranks are ended), and the next run forks
+ * afresh and passes instead of reporting the old rank's death. */
+Test(pool, a_kept_rank_killed_between_runs_is_not_reused,
+     .timeout = 30, .fini = teardown_world)
+{
+  setup_world(3, 10);
+  cs_launch_pool_t *pool;
+  int32_t first[3], pids[3];
+  cr_assert_eq(cs_launch_pool_open(&pool, 3), 0);
+  cr_assert_eq(pool_run(pool, -1, first), 0, "%s", report_text());
+  cr_assert_eq(kill(first[1], SIGKILL), 0);
+  siginfo_t si = {0}; /* until rank 1 has died; WNOWAIT leaves it unreaped */
+  cr_assert_eq(waitid(P_PID, (id_t)first[1], &si, WEXITED | WNOWAIT), 0);
+  cr_assert_not(cs_launch_pool_alive(pool));
+  cs_world_destroy(&world);
+  make_world(3, 10);
+  cr_assert_eq(pool_run(pool, -1, pids), 0, "%s", report_text());
+  for (uint32_t r = 0; r < 3; r++)
+    cr_assert_neq(pids[r], first[r], "rank %u was not forked afresh", r);
+  cs_launch_pool_close(pool);
+  cr_assert_eq(waitpid(-1, NULL, WNOHANG), -1, "a rank was left behind");
+}
+
 /* ---------------------------------------------------------- parsing */
 
 Test(fault, parses_the_documented_forms_and_rejects_the_rest)
