@@ -28,22 +28,27 @@ if [ "$mode" = mpi ]; then
   # FindMPI takes one implementation per build tree: Open MPI in build-mpi
   # (its ctest entry runs the test), MPICH in build-mpich (handed to the
   # same test as a second binary).
+  # COLLSIM_TESTS=ON: a tree configured before without tests would
+  # otherwise have no mpi test, and ctest passes when it finds none.
   quiet cmake -S . -B build-mpi -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCOLLSIM_MPI=ON -DMPI_C_COMPILER=mpicc.openmpi
+    -DCOLLSIM_MPI=ON -DCOLLSIM_TESTS=ON -DMPI_C_COMPILER=mpicc.openmpi
   quiet cmake --build build-mpi -j"$(nproc)"
   quiet cmake -S . -B build-mpich -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCOLLSIM_MPI=ON -DCOLLSIM_TESTS=OFF -DMPI_C_COMPILER=mpicc.mpich
   quiet cmake --build build-mpich -j"$(nproc)" --target collsim-mpi
   cd build-mpi
   COLLSIM_MPI_MORE=$PWD/../build-mpich/collsim-mpi exec ctest \
-    --output-on-failure -R '^mpi$' "$@"
+    --output-on-failure --no-tests=error -R '^mpi$' "$@"
 fi
-quiet cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# test: tests on, even in a tree configured before without them
+tests=()
+[ "$mode" = test ] && tests=(-DCOLLSIM_TESTS=ON)
+quiet cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "${tests[@]}"
 quiet cmake --build build -j"$(nproc)"
 
 case "$mode" in
   demo)  exec ./build/collsim run "$@" ;;
-  test)  cd build && exec ctest --output-on-failure "$@" ;;
+  test)  cd build && exec ctest --output-on-failure --no-tests=error "$@" ;;
   build) ;;
   *) echo "usage: tools/setup.sh demo|test|build|mpi" >&2; exit 2 ;;
 esac
