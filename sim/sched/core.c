@@ -466,12 +466,16 @@ static cs_sched_t *rank_sched(cs_world_t *w, const cs_sched_area_t *a)
   cs_sched_t *s = turn_sched;
   if (s && s->turn_id == a->turn_id && s->w == w)
     return s;
+  static uint64_t failed; /* the turn_id a copy could not be built for */
   unsigned k = (unsigned)a->cfg.c.strategy;
-  if (!a->rebuild || k >= sizeof(strategies) / sizeof(strategies[0]) ||
-      !strategies[k] || !strategies[k]->turns)
+  if (!a->rebuild || a->turn_id == failed ||
+      k >= sizeof(strategies) / sizeof(strategies[0]) || !strategies[k] ||
+      !strategies[k]->turns)
     return NULL;
   cs__sched_fini(s); /* this process's copy of an earlier run's */
   turn_sched = rebuild(w, a);
+  if (!turn_sched)
+    failed = a->turn_id;
   return turn_sched;
 }
 
