@@ -618,3 +618,97 @@ Test(controlled, rank_turns_pick_what_the_launcher_picks, .timeout = 300,
       same_file_bytes(npy[0], npy[1]);
     }
 }
+
+/* ------------------------------------------------ rank turns, kept ranks */
+
+#include <sys/mman.h>
+
+#include "../sim/sched/internal.h" /* the area's count of refused turns */
+
+/* Where the ranks log the order they ran in (shared with them). */
+typedef struct turn_log {
+  uint32_t n;
+  uint8_t  rank[4096];
+} turn_log_t;
+
+/* Each rank notifies its right neighbour 24 times, logging itself after
+ * every event, then waits for its left neighbour's 24: the log is the
+ * order the schedule granted the ranks in. */
+static int turn_body(cs_dev_t *d, void *arg)
+{
+  turn_log_t *log = arg;
+  for (int i = 0; i < 24; i++) {
+    cs_notify(d, (d->rank + 1) % d->nranks, 0, 0, CS_NOTIFY_ADD, 1);
+    uint32_t k = __atomic_fetch_add(&log->n, 1, __ATOMIC_RELAXED);
+    if (k < sizeof(log->rank))
+      log->rank[k] = (uint8_t)d->rank;
+  }
+  cs_wait(d, 0, 0, CS_CMP_GE, 24);
+  return 0;
+}
+
+static void turn_world(cs_world_t *w)
+{
+  cs_layout_t l;
+  cs_layout_init(&l, CS_SLOT_ALIGN);
+  cs_layout_add(&l, "signal", 16 * 4, 4);
+  cs_world_opts_t wo = {.io_bytes = 64, .timeout_ns = 20000000000ull,
+                        .sched_bytes = cs_sched_area_bytes(3, 1u << 16)};
+  cr_assert_eq(cs_world_create(w, &l, 3, &wo), 0);
+}
+
+/* One run of turn_body under sc over w (a pool's, when pool); its log to
+ * out. Returns the turns the ranks handed back for want of the
+ * launcher's scheduler. */
+static uint64_t turn_run(cs_world_t *w, cs_launch_pool_t *pool,
+                         const cs_sched_cfg_t *sc, turn_log_t *log,
+                         turn_log_t *out)
+{
+  if (cs_launch_pool_alive(pool))
+    cs_launch_pool_reset(pool, w);
+  memset(log, 0, sizeof(*log));
+  FILE *rep = tmpfile();
+  cs_launch_opts_t lo = {.report = rep, .sched = sc, .pool = pool};
+  cr_assert_eq(cs_launch(w, turn_body, log, &lo, NULL), 0);
+  fclose(rep);
+  *out = *log;
+  return area_of(w)->refused;
+}
+
+/* A kept rank (a pool's) forked with the first run's scheduler; in every
+ * later run it must take its turns with that run's scheduler (none handed
+ * back), and pick what a fresh world's ranks pick. */
+Test(controlled, kept_ranks_take_turns_with_each_runs_scheduler, .timeout = 120)
+{
+  turn_log_t *log = mmap(NULL, sizeof(*log), PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  cr_assert_neq(log, MAP_FAILED);
+  static turn_log_t kept, fresh;
+  cs_world_t pw;
+  turn_world(&pw);
+  cs_launch_pool_t *pool;
+  cr_assert_eq(cs_launch_pool_open(&pool, 3), 0);
+  for (uint64_t seed = 1; seed <= 8; seed++) {
+    cs_sched_cfg_t sc = {.strategy = seed % 2 ? CS_SCHED_RANDOM : CS_SCHED_PCT,
+                         .model = CS_MM_SC, .seed = seed, .depth = 3, .steps = 80};
+    uint64_t refused = turn_run(&pw, pool, &sc, log, &kept);
+    cr_assert(cs_launch_pool_alive(pool), "seed %llu: the pool lost a rank",
+              (unsigned long long)seed);
+    cr_assert_eq(refused, 0, "seed %llu: %llu turns handed back",
+                 (unsigned long long)seed, (unsigned long long)refused);
+    cs_world_t fw;
+    turn_world(&fw);
+    turn_run(&fw, NULL, &sc, log, &fresh);
+    cs_world_destroy(&fw);
+    cr_assert_eq(kept.n, 72);
+    cr_assert_eq(fresh.n, 72);
+    cr_assert(memcmp(kept.rank, fresh.rank, kept.n) == 0,
+              "seed %llu: the kept ranks ran in another order",
+              (unsigned long long)seed);
+  }
+  cs_launch_pool_close(pool);
+  cs_world_destroy(&pw);
+  munmap(log, sizeof(*log));
+  cr_assert_eq(waitpid(-1, NULL, WNOHANG), -1, "a rank was left behind");
+  cr_assert_eq(cs_world_count_names(getpid()), 0);
+}

@@ -133,6 +133,20 @@ static const cs_strategy_ops_t *const strategies[] = {
 static cs_sched_t *turn_sched;
 static uint64_t turn_seq;
 
+/* Copies s's strategy state between its block and the area's, adding
+ * `by` to the words that are pointers into the block (a rebuilt copy's). */
+static void copy_state(const cs_sched_t *s, void *dst, const void *src,
+                       uint64_t by)
+{
+  memcpy(dst, src, s->state_bytes);
+  if (!s->moved)
+    return;
+  uint64_t *d = dst;
+  for (size_t i = 0; i < s->state_bytes / 8; i++)
+    if (s->moved[i])
+      d[i] += by;
+}
+
 /* The scheduler's rng, step count and strategy state to the area, for a
  * rank's turn. */
 static void push(cs_sched_t *s)
@@ -141,7 +155,7 @@ static void push(cs_sched_t *s)
   a->rng = s->rng;
   a->steps = s->steps;
   if (s->state_bytes)
-    memcpy(a->state, s->state, s->state_bytes);
+    copy_state(s, a->state, s->state, 0 - s->delta);
 }
 
 /* ... and back, after one. */
@@ -151,7 +165,28 @@ static void pull(cs_sched_t *s)
   s->rng = a->rng;
   s->steps = a->steps;
   if (s->state_bytes)
-    memcpy(s->state, a->state, s->state_bytes);
+    copy_state(s, s->state, a->state, s->delta);
+}
+
+/* What a kept rank needs to build its own copy of s (cs_sched_area_t). */
+static void publish(const cs_sched_t *s, cs_sched_area_t *a)
+{
+  const cs_sched_cfg_t *c = &s->cfg;
+  a->rebuild = !c->replay && !c->deviate && !c->tty_in && !c->tty_out &&
+               !c->pick_fn && !c->pick_arg && !c->hooks && !c->hook_arg;
+  memset(&a->cfg, 0, sizeof(a->cfg));
+  a->cfg.c = (cs_sched_cfg_t){.strategy = c->strategy, .model = c->model,
+                              .seed = c->seed, .depth = c->depth,
+                              .steps = c->steps};
+  a->state_addr = (uint64_t)(uintptr_t)s->state;
+  a->state_bytes = (uint32_t)s->state_bytes;
+  if (s->state_bytes)
+    memcpy(a->state0, s->state, s->state_bytes);
+}
+
+static uint64_t first_rng(const cs_sched_cfg_t *cfg)
+{
+  return cfg->seed * 0x2545f4914f6cdd1dull + 12345;
 }
 
 /* Rank turns for s, when its strategy allows them. */
@@ -160,6 +195,8 @@ static int init_turns(cs_sched_t *s, cs_sched_area_t *a)
   a->mode = SM_LAUNCHER;
   a->pending = -1;
   a->turn_id = 0;
+  a->rebuild = 0;
+  a->refused = 0;
   int turns = s->ops->turns && s->state_bytes <= sizeof(a->state) &&
               (!s->state || s->state_bytes);
   if (!turns)
@@ -171,6 +208,7 @@ static int init_turns(cs_sched_t *s, cs_sched_area_t *a)
   if (!s->ones)
     return -ENOMEM;
   memset(s->ones, 1, s->n);
+  publish(s, a);
   s->turn_id = a->turn_id = ++turn_seq;
   turn_sched = s;
   return 0;
@@ -189,7 +227,7 @@ int cs__sched_init(cs_sched_t **out, cs_world_t *w, const cs_sched_cfg_t *cfg)
   s->w = w;
   s->n = n;
   s->waiting = -1;
-  s->rng = cfg->seed * 0x2545f4914f6cdd1dull + 12345;
+  s->rng = first_rng(cfg);
   s->en = calloc((size_t)n * (QCAP + 1), sizeof(cs_actor_t));
   if (!s->en) {
     cs__sched_fini(s);
@@ -228,6 +266,7 @@ void cs__sched_fini(cs_sched_t *s)
     s->ops->fini(s);
   if (turn_sched == s)
     turn_sched = NULL;
+  free(s->moved);
   free(s->ones);
   free(s->en);
   free(s);
@@ -364,12 +403,89 @@ void cs__sched_done(cs_world_t *w)
     sem_post(&a->wake);
 }
 
+/* Which words of s's state (rebuilt in a rank, by the strategy's init)
+ * are pointers into it, against the launcher's state0: the words that
+ * differ, each by the blocks' distance and pointing into the launcher's.
+ * 0, or -1 when the two differ otherwise (no copy of this scheduler). */
+static int find_moved(cs_sched_t *s, const cs_sched_area_t *a)
+{
+  if (s->state_bytes != a->state_bytes || s->state_bytes > sizeof(a->state) ||
+      (s->state_bytes && !s->state))
+    return -1;
+  size_t nw = s->state_bytes / 8, tail = s->state_bytes % 8;
+  const uint8_t *mine = s->state;
+  if (tail && memcmp(mine + nw * 8, a->state0 + nw * 8, tail))
+    return -1;
+  s->delta = (uint64_t)(uintptr_t)s->state - a->state_addr;
+  s->moved = calloc(nw ? nw : 1, 1);
+  if (!s->moved)
+    return -1;
+  for (size_t i = 0; i < nw; i++) {
+    uint64_t m, l;
+    memcpy(&m, mine + i * 8, 8);
+    memcpy(&l, a->state0 + i * 8, 8);
+    if (m == l)
+      continue;
+    if (m - l != s->delta || l - a->state_addr > s->state_bytes)
+      return -1;
+    s->moved[i] = 1;
+  }
+  return 0;
+}
+
+/* A kept rank's own copy of the launcher's current scheduler, built from
+ * the area (publish) in place of the one it forked with; NULL when it
+ * cannot be. The shared area is the launcher's and stays as it is. */
+static cs_sched_t *rebuild(cs_world_t *w, const cs_sched_area_t *a)
+{
+  cs_sched_t *s = calloc(1, sizeof(*s));
+  if (!s)
+    return NULL;
+  s->cfg = a->cfg.c;
+  s->w = w;
+  s->n = w->ctl->nranks;
+  s->waiting = -1;
+  s->rng = first_rng(&s->cfg);
+  s->en = calloc((size_t)s->n * (QCAP + 1), sizeof(cs_actor_t));
+  s->ones = malloc(s->n);
+  s->ops = strategies[s->cfg.strategy];
+  if (!s->en || !s->ones || (s->ops->init && s->ops->init(s) < 0) ||
+      find_moved(s, a) < 0) {
+    cs__sched_fini(s);
+    return NULL;
+  }
+  memset(s->ones, 1, s->n);
+  s->turn_id = a->turn_id;
+  return s;
+}
+
+/* The scheduler a rank's turn runs: the one it forked with, or when the
+ * launcher has begun another since (a kept rank), its own copy of that. */
+static cs_sched_t *rank_sched(cs_world_t *w, const cs_sched_area_t *a)
+{
+  cs_sched_t *s = turn_sched;
+  if (s && s->turn_id == a->turn_id && s->w == w)
+    return s;
+  static uint64_t failed; /* the turn_id a copy could not be built for */
+  unsigned k = (unsigned)a->cfg.c.strategy;
+  if (!a->rebuild || a->turn_id == failed ||
+      k >= sizeof(strategies) / sizeof(strategies[0]) || !strategies[k] ||
+      !strategies[k]->turns)
+    return NULL;
+  cs__sched_fini(s); /* this process's copy of an earlier run's */
+  turn_sched = rebuild(w, a);
+  if (!turn_sched)
+    failed = a->turn_id;
+  return turn_sched;
+}
+
 int cs__sched_rank_turn(cs_world_t *w, uint32_t r)
 {
   cs_sched_area_t *a = area_of(w);
-  cs_sched_t *s = turn_sched;
-  if (!s || s->turn_id != a->turn_id || s->w != w) {
-    hand_back(a); /* not the scheduler this rank forked with */
+  cs_sched_t *s = rank_sched(w, a);
+  if (!s) {
+    __atomic_add_fetch(&a->refused, 1, __ATOMIC_RELAXED);
+    hand_back(a); /* no copy of the launcher's scheduler here */
     return 0;
   }
   /* Landings are hooked (traced) in the launcher only. */

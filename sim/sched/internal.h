@@ -77,9 +77,27 @@ typedef struct cs_sched_area {
                            the launcher to perform (a landing), or -1 */
   uint64_t turn_id;     /* cs_sched_t.turn_id of the scheduler it serves */
   uint64_t rng, steps;  /* the scheduler's, at every hand-over */
-  uint8_t  pad[48];
+  /* A kept rank (a pool's, launch.c) forked with an earlier run's
+   * scheduler builds its own copy of this one from cfg (rebuild: cfg
+   * holds numbers only), running the strategy's init as the launcher did
+   * and checking its state against state0, the launcher's right after
+   * init at address state_addr: the words that differ are pointers into
+   * the block, moved by the two blocks' distance at every hand-over. Any
+   * other difference (or a cfg with pointers, hooks included) and the
+   * rank hands its turns back, as with no copy at all. */
+  uint64_t state_addr;  /* the launcher's s->state */
+  uint32_t rebuild;     /* 1: a rank may build its scheduler from cfg */
+  uint32_t state_bytes; /* the launcher's s->state_bytes */
+  uint64_t refused;     /* turns handed back for want of this scheduler */
+  uint8_t  pad[24];
   uint8_t  state[CS_TURN_STATE_MAX]; /* the strategy's (state_bytes) too */
+  union {
+    cs_sched_cfg_t c;   /* the launcher's cfg, its pointers cleared */
+    uint8_t        pad[256];
+  } cfg;
+  uint8_t  state0[CS_TURN_STATE_MAX];
 } cs_sched_area_t;
+_Static_assert(sizeof(cs_sched_cfg_t) <= 256, "cs_sched_area_t.cfg");
 _Static_assert(sizeof(cs_sched_area_t) % 64 == 0, "cs_sched_area_t");
 
 static inline cs_sched_area_t *area_of(const cs_world_t *w)
@@ -117,11 +135,15 @@ struct cs_sched {
                                  these bytes, pointers only into itself */
   uint8_t       *ones;     /* n ones: every rank alive, for a rank's turn */
   uint64_t       turn_id;  /* nonzero: ranks may take turns (ops->turns) */
+  uint8_t       *moved;    /* a rank's rebuilt copy: per 8-byte word of the
+                              state, 1 if a pointer into it, else NULL */
+  uint64_t       delta;    /* rank's state address - the launcher's */
 };
 
 /* A rank that was granted under SM_RANK and has just posted its next
  * event (transport_ctl.c) picks the next step in its own copy of the
- * launcher's scheduler (inherited at fork). Returns 1 when it picked
+ * launcher's scheduler (inherited at fork; a kept rank builds its copy of
+ * a later run's from the area, cs_sched_area_t). Returns 1 when it picked
  * itself and runs on; 0 when it must sleep on its semaphore (another rank
  * granted, or the turn handed back to the launcher). */
 int cs__sched_rank_turn(cs_world_t *w, uint32_t r);
