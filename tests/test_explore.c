@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -446,4 +447,106 @@ Test(explore, explore_seed_changes_the_portfolios_seeds, .timeout = 60)
   cr_assert_str_neq(got[2], got[0]);
   cr_assert_str_neq(got[2], got[1]);
   rmdir(dir);
+}
+
+/* ---- stops while shrinking, and a child ended from outside */
+
+/* Starts `collsim ARGS` with its stdout and stderr in a memfd (*fd). This
+ * test is the subreaper: whatever explore leaves is re-parented here. */
+static pid_t start_explore(int *fd, char *const args[])
+{
+  cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  *fd = memfd_create("explore-out", 0);
+  cr_assert_geq(*fd, 0);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    dup2(*fd, 1);
+    dup2(*fd, 2);
+    execv(bin_path(), args);
+    _exit(127);
+  }
+  return pid;
+}
+
+static void output_so_far(int fd, char *buf, size_t cap)
+{
+  ssize_t n = pread(fd, buf, cap - 1, 0);
+  buf[n > 0 ? n : 0] = 0;
+}
+
+static void pause_ms(long ms)
+{
+  nanosleep(&(struct timespec){ms / 1000, ms % 1000 * 1000000}, NULL);
+}
+
+/* Reaps what explore left (re-parented here) and checks there is none. */
+static void nothing_left(void)
+{
+  int status;
+  for (int i = 0; i < 20; i++) {
+    if (waitpid(-1, &status, WNOHANG) < 0 && errno == ECHILD)
+      break;
+    pause_ms(100);
+  }
+  cr_assert_eq(waitpid(-1, &status, WNOHANG), -1, "a process outlived explore");
+}
+
+/* Waits (at most about 150 s) for explore to end; SIGKILL and a test
+ * failure if it does not. Then checks it left no process. Returns its
+ * wait status. */
+static int end_of(pid_t pid, const char *out)
+{
+  int status = 0, ended = 0;
+  for (int i = 0; i < 1500 && !(ended = waitpid(pid, &status, WNOHANG) == pid); i++)
+    pause_ms(100);
+  if (!ended) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    cr_assert_fail("explore did not end: %s", out);
+  }
+  nothing_left();
+  return status;
+}
+
+/* A stop while explore shrinks the second signature (-j 1, the same
+ * schedules every time: see keep_going_shrinks_every_signature) is an
+ * interruption like one during the search: exit 3, not death by the
+ * signal once explore unblocks it; the first shrunk trace stays, the
+ * second is not written, and no temporary file is left. */
+static void stop_while_shrinking(int sig)
+{
+  char dir[64], out[65536];
+  temp_dir(dir, sizeof(dir));
+  char *args[] = {"collsim", "explore", "--algo", "mesh", "--ranks", "3",
+                  "--count", "40", "--bug", "mesh-no-chunk-barrier",
+                  "--schedules", "40", "-j", "1", "--keep-going", "-o", dir, NULL};
+  int fd;
+  pid_t pid = start_explore(&fd, args);
+  int i = 0;
+  for (output_so_far(fd, out, sizeof(out)); i < 1500 && !strstr(out, "shrinking failure 2:");
+       i++, output_so_far(fd, out, sizeof(out)))
+    pause_ms(100);
+  kill(pid, sig);
+  int status = end_of(pid, out);
+  output_so_far(fd, out, sizeof(out));
+  close(fd);
+  cr_assert(strstr(out, "shrinking failure 2:"), "never shrank a second: %s", out);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 3, "status %#x: %s", status, out);
+  cr_assert(strstr(out, "explore: 40 schedules in "), "no summary: %s", out);
+  cr_assert_eq(files_in(dir, "explore-1.min.cstrace", 0), 1, "%s", out);
+  cr_assert_eq(files_in(dir, "explore-2.min.cstrace", 0), 0, "%s", out);
+  cr_assert_eq(files_in(dir, ".", 0), 0, "a temporary file was left");
+  files_in(dir, "", 1);
+  rmdir(dir);
+}
+
+Test(explore, sigint_while_shrinking_exits_interrupted, .timeout = 240)
+{
+  stop_while_shrinking(SIGINT);
+}
+
+Test(explore, sigterm_while_shrinking_exits_interrupted, .timeout = 240)
+{
+  stop_while_shrinking(SIGTERM);
 }

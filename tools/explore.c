@@ -769,6 +769,12 @@ int cs_cmd_explore(int argc, char **argv)
                   : x->failures ? CS_EXIT_WRONG : CS_EXIT_OK;
   if (rc == 0)
     explore_report(x);
+  /* A stop that cut the shrinking short is still pending (shrink only
+   * looks): taken here, it is an interruption, not death by the signal
+   * once the mask is restored. */
+  drain_signals(x);
+  if (rc == 0 && x->signo)
+    exit_code = CS_EXIT_ABORTED;
   sigprocmask(SIG_SETMASK, &x->old, NULL);
   sigaction(SIGCHLD, &old_chld, NULL);
   free(x->o.run_argv);
