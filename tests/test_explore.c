@@ -550,3 +550,100 @@ Test(explore, sigterm_while_shrinking_exits_interrupted, .timeout = 240)
 {
   stop_while_shrinking(SIGTERM);
 }
+
+/* A child of explore (from /proc) with `needle` in its command line
+ * (arguments joined by spaces), 0 while there is none. */
+static pid_t child_of(pid_t pid, const char *needle)
+{
+  char path[64], cmd[4096];
+  snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+  FILE *f = fopen(path, "r");
+  int c, found = 0;
+  while (f && !found && fscanf(f, "%d", &c) == 1) {
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", c);
+    int fd = open(path, O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : -1;
+    if (fd >= 0)
+      close(fd);
+    for (ssize_t k = 0; k < n; k++)
+      cmd[k] = cmd[k] ? cmd[k] : ' ';
+    cmd[n > 0 ? n : 0] = 0;
+    found = strstr(cmd, needle) != NULL;
+  }
+  if (f)
+    fclose(f);
+  return found ? c : 0;
+}
+
+/* Sends sig to a child of explore with needle in its command line (a
+ * batch child, or a run after the first) until explore ends (a child may end by
+ * itself before the signal lands: then another gets it, 2 s later), at
+ * most 32 children and 30 s. Writes those into c[] and their number into
+ * *n; returns explore's wait status, or -1 (it did not end). */
+static int signal_children(pid_t pid, int sig, const char *needle, pid_t *c, int *n)
+{
+  int status;
+  *n = 0;
+  for (int i = 0; i < 1500; i++) {
+    if (waitpid(pid, &status, WNOHANG) == pid)
+      return status;
+    pid_t k = child_of(pid, needle);
+    if (k > 0 && *n < 32 && (*n == 0 || (i % 100 == 0 && c[*n - 1] != k)) &&
+        kill(k, sig) == 0)
+      c[(*n)++] = k;
+    pause_ms(20);
+  }
+  return -1;
+}
+
+/* A child of a search of a correct algorithm (one with `needle` in its
+ * command line) ended by `sig` from outside is no failure: explore says so in one line naming the child and the
+ * signal, reports no failure and no trace, exits 4, leaves nothing. */
+static void child_ended_from_outside(int sig, const char *batch, const char *needle)
+{
+  char dir[64], out[65536], want[64];
+  temp_dir(dir, sizeof(dir));
+  char *args[] = {"collsim", "explore", "--algo", "ring", "--ranks", "3",
+                  "--count", "40", "--schedules", "100000", "--batch",
+                  (char *)batch, "-o", dir, NULL};
+  int fd, n;
+  pid_t pid = start_explore(&fd, args), c[32];
+  int status = signal_children(pid, sig, needle, c, &n);
+  if (status == -1) {
+    kill(pid, SIGTERM);
+    end_of(pid, "");
+    cr_assert_fail("explore outlived %d signalled children", n);
+  }
+  nothing_left();
+  output_so_far(fd, out, sizeof(out));
+  close(fd);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 4, "status %#x: %s", status, out);
+  int named = 0;
+  for (int i = 0; i < n && !named; i++) {
+    snprintf(want, sizeof(want), "child %d ", (int)c[i]);
+    named = strstr(out, want) != NULL;
+  }
+  cr_assert(named, "no signalled child is named: %s", out);
+  snprintf(want, sizeof(want), "SIG%s", sigabbrev_np(sig));
+  cr_assert(strstr(out, want), "the signal is not named: %s", out);
+  cr_assert_null(strstr(out, "failure 1"), "%s", out);
+  cr_assert_null(strstr(out, ".cstrace"), "%s", out);
+  cr_assert(strstr(out, " 0 failures"), "%s", out);
+  cr_assert_eq(files_in(dir, "", 0), 0, "explore left files behind");
+  rmdir(dir);
+}
+
+Test(explore_batch, a_batch_child_killed_is_a_search_error, .timeout = 200)
+{
+  child_ended_from_outside(SIGKILL, "32", " --run-batch ");
+}
+
+Test(explore_batch, a_batch_child_terminated_is_a_search_error, .timeout = 200)
+{
+  child_ended_from_outside(SIGTERM, "32", " --run-batch ");
+}
+
+Test(explore_batch, a_single_run_child_terminated_is_a_search_error, .timeout = 200)
+{
+  child_ended_from_outside(SIGTERM, "1", " --schedule pct:");
+}
