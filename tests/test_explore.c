@@ -514,7 +514,7 @@ static int end_of(pid_t pid, const char *out)
  * interruption like one during the search: exit 3, not death by the
  * signal once explore unblocks it; the first shrunk trace stays, the
  * second is not written, and no temporary file is left. */
-static void stop_while_shrinking(int sig)
+static void stop_while_shrinking(int sig, int ignored)
 {
   char dir[64], out[65536];
   temp_dir(dir, sizeof(dir));
@@ -522,7 +522,13 @@ static void stop_while_shrinking(int sig)
                   "--count", "40", "--bug", "mesh-no-chunk-barrier",
                   "--schedules", "40", "-j", "1", "--keep-going", "-o", dir, NULL};
   int fd;
+  struct sigaction ign = {.sa_handler = SIG_IGN}, was;
+  sigemptyset(&ign.sa_mask);
+  if (ignored) /* as a shell's background job starts with SIGINT */
+    sigaction(sig, &ign, &was);
   pid_t pid = start_explore(&fd, args);
+  if (ignored)
+    sigaction(sig, &was, NULL);
   int i = 0;
   for (output_so_far(fd, out, sizeof(out)); i < 1500 && !strstr(out, "shrinking failure 2:");
        i++, output_so_far(fd, out, sizeof(out)))
@@ -543,12 +549,18 @@ static void stop_while_shrinking(int sig)
 
 Test(explore, sigint_while_shrinking_exits_interrupted, .timeout = 240)
 {
-  stop_while_shrinking(SIGINT);
+  stop_while_shrinking(SIGINT, 0);
+}
+
+/* Explore blocks the signal, so it takes it even when it was ignored. */
+Test(explore, sigint_while_shrinking_exits_interrupted_when_ignored, .timeout = 240)
+{
+  stop_while_shrinking(SIGINT, 1);
 }
 
 Test(explore, sigterm_while_shrinking_exits_interrupted, .timeout = 240)
 {
-  stop_while_shrinking(SIGTERM);
+  stop_while_shrinking(SIGTERM, 0);
 }
 
 /* A child of explore (from /proc) with `needle` in its command line

@@ -732,8 +732,8 @@ static int first_run(explore_t *x)
 
 /* Shrinks the first failure, or with --keep-going the first of every
  * signature, as collsim shrink does, into NAME.min.cstrace beside its
- * trace, until one is interrupted. */
-static void shrink_failures(const explore_t *x)
+ * trace, until one is interrupted (1). */
+static int shrink_failures(const explore_t *x)
 {
   uint32_t n = x->o.keep_going ? x->nsig : x->nsig ? 1 : 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -746,11 +746,15 @@ static void shrink_failures(const explore_t *x)
       printf("shrinking failure %u:\n", i + 1);
     fflush(stdout);
     if (cs__shrink_file(t, min, 600, 1, stdout) == CS_EXIT_ABORTED)
-      break;
+      return 1;
   }
+  return 0;
 }
 
-static void explore_report(const explore_t *x)
+/* The failures and the summary, then the shrinking: 1 when a stop cut
+ * that short (its signal may be gone: one ignored when explore started is
+ * discarded as shrink puts the disposition back). */
+static int explore_report(const explore_t *x)
 {
   for (uint32_t i = 0; i < x->nsig; i++) {
     const ex_sig_t *g = &x->sig[i];
@@ -763,8 +767,7 @@ static void explore_report(const explore_t *x)
       printf("  finding: collsim check %s\n", g->trace);
   }
   progress(x, 1);
-  if (!x->o.no_shrink && !x->signo && !x->lost)
-    shrink_failures(x);
+  return !x->o.no_shrink && !x->signo && !x->lost && shrink_failures(x);
 }
 
 int cs_cmd_explore(int argc, char **argv)
@@ -807,13 +810,12 @@ int cs_cmd_explore(int argc, char **argv)
   drain_signals(x); /* a stop that came with the last child still counts */
   int exit_code = rc < 0 ? CS_EXIT_USAGE : x->signo ? CS_EXIT_ABORTED
                   : x->lost ? EX_EXIT_LOST : x->failures ? CS_EXIT_WRONG : CS_EXIT_OK;
-  if (rc == 0)
-    explore_report(x);
+  int cut = rc == 0 && explore_report(x);
   /* A stop that cut the shrinking short is still pending (shrink only
    * looks): taken here, it is an interruption, not death by the signal
    * once the mask is restored. */
   drain_signals(x);
-  if (rc == 0 && x->signo)
+  if (rc == 0 && (cut || x->signo))
     exit_code = CS_EXIT_ABORTED;
   sigprocmask(SIG_SETMASK, &x->old, NULL);
   sigaction(SIGCHLD, &old_chld, NULL);
