@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -446,4 +447,220 @@ Test(explore, explore_seed_changes_the_portfolios_seeds, .timeout = 60)
   cr_assert_str_neq(got[2], got[0]);
   cr_assert_str_neq(got[2], got[1]);
   rmdir(dir);
+}
+
+/* ---- stops while shrinking, and a child ended from outside */
+
+/* Starts `collsim ARGS` with its stdout and stderr in a memfd (*fd). This
+ * test is the subreaper: whatever explore leaves is re-parented here. */
+static pid_t start_explore(int *fd, char *const args[])
+{
+  cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  *fd = memfd_create("explore-out", 0);
+  cr_assert_geq(*fd, 0);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    dup2(*fd, 1);
+    dup2(*fd, 2);
+    execv(bin_path(), args);
+    _exit(127);
+  }
+  return pid;
+}
+
+static void output_so_far(int fd, char *buf, size_t cap)
+{
+  ssize_t n = pread(fd, buf, cap - 1, 0);
+  buf[n > 0 ? n : 0] = 0;
+}
+
+static void pause_ms(long ms)
+{
+  nanosleep(&(struct timespec){ms / 1000, ms % 1000 * 1000000}, NULL);
+}
+
+/* Reaps what explore left (re-parented here) and checks there is none. */
+static void nothing_left(void)
+{
+  int status;
+  for (int i = 0; i < 20; i++) {
+    if (waitpid(-1, &status, WNOHANG) < 0 && errno == ECHILD)
+      break;
+    pause_ms(100);
+  }
+  cr_assert_eq(waitpid(-1, &status, WNOHANG), -1, "a process outlived explore");
+}
+
+/* Waits (at most about 150 s) for explore to end; SIGKILL and a test
+ * failure if it does not. Then checks it left no process. Returns its
+ * wait status. */
+static int end_of(pid_t pid, const char *out)
+{
+  int status = 0, ended = 0;
+  for (int i = 0; i < 1500 && !(ended = waitpid(pid, &status, WNOHANG) == pid); i++)
+    pause_ms(100);
+  if (!ended) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    cr_assert_fail("explore did not end: %s", out);
+  }
+  nothing_left();
+  return status;
+}
+
+/* A stop while explore shrinks the second signature (-j 1, the same
+ * schedules every time: see keep_going_shrinks_every_signature) is an
+ * interruption like one during the search: exit 3, not death by the
+ * signal once explore unblocks it; the first shrunk trace stays, the
+ * one cut short is not written, and no temporary file is left. */
+static void stop_while_shrinking(int sig, int ignored)
+{
+  char dir[64], out[65536];
+  temp_dir(dir, sizeof(dir));
+  char *args[] = {"collsim", "explore", "--algo", "mesh", "--ranks", "3",
+                  "--count", "40", "--bug", "mesh-no-chunk-barrier",
+                  "--schedules", "40", "-j", "1", "--keep-going", "-o", dir, NULL};
+  int fd;
+  struct sigaction ign = {.sa_handler = SIG_IGN}, was;
+  sigemptyset(&ign.sa_mask);
+  if (ignored) /* as a shell's background job starts with SIGINT */
+    sigaction(sig, &ign, &was);
+  pid_t pid = start_explore(&fd, args);
+  if (ignored)
+    sigaction(sig, &was, NULL);
+  int i = 0;
+  for (output_so_far(fd, out, sizeof(out)); i < 1500 && !strstr(out, "shrinking failure 2:");
+       i++, output_so_far(fd, out, sizeof(out)))
+    pause_ms(100);
+  kill(pid, sig);
+  int status = end_of(pid, out);
+  output_so_far(fd, out, sizeof(out));
+  close(fd);
+  cr_assert(strstr(out, "shrinking failure 2:"), "never shrank a second: %s", out);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 3, "status %#x: %s", status, out);
+  cr_assert(strstr(out, "explore: 40 schedules in "), "no summary: %s", out);
+  cr_assert_eq(files_in(dir, "explore-1.min.cstrace", 0), 1, "%s", out);
+  /* The shrink the stop cut short (the second, unless it ended first)
+   * says so, and wrote nothing. */
+  const char *cut = strstr(out, "collsim shrink: interrupted; ");
+  char name[128];
+  if (cut && sscanf(cut, "collsim shrink: interrupted; %127s", name) == 1)
+    cr_assert_neq(access(name, F_OK), 0, "%s was written: %s", name, out);
+  cr_assert_eq(files_in(dir, ".", 0), 0, "a temporary file was left");
+  files_in(dir, "", 1);
+  rmdir(dir);
+}
+
+Test(explore, sigint_while_shrinking_exits_interrupted, .timeout = 240)
+{
+  stop_while_shrinking(SIGINT, 0);
+}
+
+/* Explore blocks the signal, so it takes it even when it was ignored. */
+Test(explore, sigint_while_shrinking_exits_interrupted_when_ignored, .timeout = 240)
+{
+  stop_while_shrinking(SIGINT, 1);
+}
+
+Test(explore, sigterm_while_shrinking_exits_interrupted, .timeout = 240)
+{
+  stop_while_shrinking(SIGTERM, 0);
+}
+
+/* A child of explore (from /proc) with `needle` in its command line
+ * (arguments joined by spaces), 0 while there is none. */
+static pid_t child_of(pid_t pid, const char *needle)
+{
+  char path[64], cmd[4096];
+  snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+  FILE *f = fopen(path, "r");
+  int c, found = 0;
+  while (f && !found && fscanf(f, "%d", &c) == 1) {
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", c);
+    int fd = open(path, O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : -1;
+    if (fd >= 0)
+      close(fd);
+    for (ssize_t k = 0; k < n; k++)
+      cmd[k] = cmd[k] ? cmd[k] : ' ';
+    cmd[n > 0 ? n : 0] = 0;
+    found = strstr(cmd, needle) != NULL;
+  }
+  if (f)
+    fclose(f);
+  return found ? c : 0;
+}
+
+/* Sends sig to a child of explore with needle in its command line (a
+ * batch child, or a run after the first) until explore ends (a child may end by
+ * itself before the signal lands: then another gets it, 2 s later), at
+ * most 32 children and 30 s. Writes those into c[] and their number into
+ * *n; returns explore's wait status, or -1 (it did not end). */
+static int signal_children(pid_t pid, int sig, const char *needle, pid_t *c, int *n)
+{
+  int status;
+  *n = 0;
+  for (int i = 0; i < 1500; i++) {
+    if (waitpid(pid, &status, WNOHANG) == pid)
+      return status;
+    pid_t k = child_of(pid, needle);
+    if (k > 0 && *n < 32 && (*n == 0 || (i % 100 == 0 && c[*n - 1] != k)) &&
+        kill(k, sig) == 0)
+      c[(*n)++] = k;
+    pause_ms(20);
+  }
+  return -1;
+}
+
+/* A child of a search of a correct algorithm (one with `needle` in its
+ * command line) ended by `sig` from outside is no failure: explore says so in one line naming the child and the
+ * signal, reports no failure and no trace, exits 4, leaves nothing. */
+static void child_ended_from_outside(int sig, const char *batch, const char *needle)
+{
+  char dir[64], out[65536], want[64];
+  temp_dir(dir, sizeof(dir));
+  char *args[] = {"collsim", "explore", "--algo", "ring", "--ranks", "3",
+                  "--count", "40", "--schedules", "100000", "--batch",
+                  (char *)batch, "-o", dir, NULL};
+  int fd, n;
+  pid_t pid = start_explore(&fd, args), c[32];
+  int status = signal_children(pid, sig, needle, c, &n);
+  if (status == -1) {
+    kill(pid, SIGTERM);
+    end_of(pid, "");
+    cr_assert_fail("explore outlived %d signalled children", n);
+  }
+  nothing_left();
+  output_so_far(fd, out, sizeof(out));
+  close(fd);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 4, "status %#x: %s", status, out);
+  int named = 0;
+  for (int i = 0; i < n && !named; i++) {
+    snprintf(want, sizeof(want), "child %d ", (int)c[i]);
+    named = strstr(out, want) != NULL;
+  }
+  cr_assert(named, "no signalled child is named: %s", out);
+  snprintf(want, sizeof(want), "SIG%s", sigabbrev_np(sig));
+  cr_assert(strstr(out, want), "the signal is not named: %s", out);
+  cr_assert_null(strstr(out, "failure 1"), "%s", out);
+  cr_assert_null(strstr(out, ".cstrace"), "%s", out);
+  cr_assert(strstr(out, " 0 failures"), "%s", out);
+  cr_assert_eq(files_in(dir, "", 0), 0, "explore left files behind");
+  rmdir(dir);
+}
+
+Test(explore_batch, a_batch_child_killed_is_a_search_error, .timeout = 200)
+{
+  child_ended_from_outside(SIGKILL, "32", " --run-batch ");
+}
+
+Test(explore_batch, a_batch_child_terminated_is_a_search_error, .timeout = 200)
+{
+  child_ended_from_outside(SIGTERM, "32", " --run-batch ");
+}
+
+Test(explore_batch, a_single_run_child_terminated_is_a_search_error, .timeout = 200)
+{
+  child_ended_from_outside(SIGTERM, "1", " --schedule pct:");
 }

@@ -92,12 +92,15 @@ static const char usage[] =
     "world, so no defect that needs two). A progress line goes to stderr while it is a\n"
     "terminal; a summary line always goes to stdout.\n"
     "Exit status: 0 no failure found, 1 a failure found, 2 bad usage,\n"
-    "3 interrupted.\n";
+    "3 interrupted (also while shrinking), 4 a child process was ended by a\n"
+    "signal not sent through explore (e.g. SIGKILL from outside): the search\n"
+    "stops, that batch counts as no failure, no shrinking.\n";
 
 enum { ST_LATEST = 1, ST_PCT = 2, ST_RANDOM = 4 };
 #define MAX_SIGS 64
 #define MAX_JOBS 64
 #define MAX_BATCH 256
+#define EX_EXIT_LOST 4 /* a child ended by a signal: the search is cut short */
 
 typedef struct ex_opts {
   char   **run_argv; /* the run options, passed through */
@@ -154,6 +157,7 @@ typedef struct explore {
   uint64_t  t0;
   int       stop;     /* no more schedules: a failure, the time, a signal */
   int       signo;    /* SIGINT/SIGTERM that stopped it */
+  int       lost;     /* a child ended by a signal, not by its run */
   ex_slot_t slot[MAX_JOBS];
   ex_sig_t  sig[MAX_SIGS];
   uint32_t  nsig;
@@ -504,12 +508,45 @@ static void redo_rest(explore_t *x, const ex_slot_t *sl, uint32_t k)
     x->redo[x->nredo++] = (ex_range_t){sl->index - 1 + k, sl->index - 1 + sl->count};
 }
 
+/* A child that ended by a signal (SIGKILL from outside, a crash) or
+ * whose run a signal stopped (the launcher's "interrupted by SIGTERM", or
+ * the batch's between runs) has no result: 1 and the signal's name in
+ * why, else 0. The person's own stop (x->signo) is not asked about. */
+static int ended_by_signal(int status, const char *out, char *why, size_t cap)
+{
+  const char *p;
+  if (WIFSIGNALED(status)) {
+    const char *name = sigabbrev_np(WTERMSIG(status));
+    snprintf(why, cap, "SIG%s", name ? name : "?");
+    return 1;
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != CS_EXIT_ABORTED ||
+      !(p = strstr(out, "interrupted by SIG")))
+    return 0;
+  p += strlen("interrupted by ");
+  snprintf(why, cap, "%.*s", (int)strcspn(p, " \n;,:"), p);
+  return 1;
+}
+
+/* A search error, not a failure: one line, and the search stops (the
+ * children still running end their schedules). */
+static void lost_child(explore_t *x, const ex_slot_t *sl, pid_t pid, const char *why)
+{
+  cs_cli_error("explore", "child %d (schedules %llu-%llu) was ended by %s, not by "
+               "its run: the search stops with exit 4 (no failure counted)",
+               (int)pid, (unsigned long long)sl->index,
+               (unsigned long long)(sl->index + sl->count - 1), why);
+  x->lost = 1;
+  x->stop = 1;
+}
+
 /* A child ended with `status`. Returns -1 when its run refused the options
  * (exit 2: explore stops and shows why), else 0. */
 static int finished(explore_t *x, ex_slot_t *sl, int status)
 {
-  char out[32768], sig[240];
+  char out[32768], sig[240], why[32];
   output_of(sl, out, sizeof(out));
+  pid_t pid = sl->pid;
   sl->pid = 0;
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   uint32_t k = code == 0 ? sl->count : failed_item(sl, out);
@@ -518,9 +555,12 @@ static int finished(explore_t *x, ex_slot_t *sl, int status)
     unlink(sl->trace);
     return -1;
   }
-  if (code == 0 || x->signo) {
+  int lost = code != 0 && !x->signo && ended_by_signal(status, out, why, sizeof(why));
+  if (code == 0 || x->signo || lost) {
     x->done += code == 0 ? k : k - 1;
-    unlink(sl->trace); /* passed, or stopped by the person's signal */
+    unlink(sl->trace); /* passed, or stopped by a signal: no result */
+    if (lost)
+      lost_child(x, sl, pid, why);
     return 0;
   }
   x->done += k;
@@ -692,8 +732,8 @@ static int first_run(explore_t *x)
 
 /* Shrinks the first failure, or with --keep-going the first of every
  * signature, as collsim shrink does, into NAME.min.cstrace beside its
- * trace, until one is interrupted. */
-static void shrink_failures(const explore_t *x)
+ * trace, until one is interrupted (1). */
+static int shrink_failures(const explore_t *x)
 {
   uint32_t n = x->o.keep_going ? x->nsig : x->nsig ? 1 : 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -706,11 +746,15 @@ static void shrink_failures(const explore_t *x)
       printf("shrinking failure %u:\n", i + 1);
     fflush(stdout);
     if (cs__shrink_file(t, min, 600, 1, stdout) == CS_EXIT_ABORTED)
-      break;
+      return 1;
   }
+  return 0;
 }
 
-static void explore_report(const explore_t *x)
+/* The failures and the summary, then the shrinking: 1 when a stop cut
+ * that short (its signal may be gone: one ignored when explore started is
+ * discarded as shrink puts the disposition back). */
+static int explore_report(const explore_t *x)
 {
   for (uint32_t i = 0; i < x->nsig; i++) {
     const ex_sig_t *g = &x->sig[i];
@@ -723,8 +767,7 @@ static void explore_report(const explore_t *x)
       printf("  finding: collsim check %s\n", g->trace);
   }
   progress(x, 1);
-  if (!x->o.no_shrink && !x->signo)
-    shrink_failures(x);
+  return !x->o.no_shrink && !x->signo && !x->lost && shrink_failures(x);
 }
 
 int cs_cmd_explore(int argc, char **argv)
@@ -766,9 +809,14 @@ int cs_cmd_explore(int argc, char **argv)
     fputc('\n', stderr);
   drain_signals(x); /* a stop that came with the last child still counts */
   int exit_code = rc < 0 ? CS_EXIT_USAGE : x->signo ? CS_EXIT_ABORTED
-                  : x->failures ? CS_EXIT_WRONG : CS_EXIT_OK;
-  if (rc == 0)
-    explore_report(x);
+                  : x->lost ? EX_EXIT_LOST : x->failures ? CS_EXIT_WRONG : CS_EXIT_OK;
+  int cut = rc == 0 && explore_report(x);
+  /* A stop that cut the shrinking short is still pending (shrink only
+   * looks): taken here, it is an interruption, not death by the signal
+   * once the mask is restored. */
+  drain_signals(x);
+  if (rc == 0 && (cut || x->signo))
+    exit_code = CS_EXIT_ABORTED;
   sigprocmask(SIG_SETMASK, &x->old, NULL);
   sigaction(SIGCHLD, &old_chld, NULL);
   free(x->o.run_argv);

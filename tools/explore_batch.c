@@ -32,13 +32,13 @@
 #include "coll.h"
 #include "run.h"
 
-/* A stop asked for (pending while blocked). */
+/* A stop asked for (pending while blocked): its number, or 0. */
 static int stop_pending(void)
 {
   sigset_t p;
   sigpending(&p);
-  return sigismember(&p, SIGINT) || sigismember(&p, SIGTERM) ||
-         sigismember(&p, SIGHUP);
+  return sigismember(&p, SIGINT) ? SIGINT : sigismember(&p, SIGTERM) ? SIGTERM
+         : sigismember(&p, SIGHUP) ? SIGHUP : 0;
 }
 
 /* Starts a schedule's output afresh: what the last one printed goes. */
@@ -116,8 +116,11 @@ int cs__explore_batch(int argc, char **argv)
   unsigned k = 0;
   for (char *save, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     k++;
-    if (stop_pending() || take_item(&o, t) < 0) {
-      rc = stop_pending() ? CS_EXIT_ABORTED : CS_EXIT_USAGE;
+    int stop = stop_pending();
+    if (stop || take_item(&o, t) < 0) {
+      rc = stop ? CS_EXIT_ABORTED : CS_EXIT_USAGE;
+      if (stop) /* explore tells this from a failure by it */
+        printf("explore-batch: interrupted by SIG%s\n", sigabbrev_np(stop));
       break;
     }
     if ((rc = one(&o, trace)) != CS_EXIT_OK)
