@@ -201,6 +201,14 @@ traced() {
     run --algo all --trace "$f"
   run "$label trace path" 2 "cannot create" "${pre[@]}" -np 2 "$b" run \
     --trace "$tmp/no/such/dir/x.cstrace"
+  # An aborted run writes no trace: an existing file stays as it was and
+  # no temp file is left beside it.
+  local keep="$tmp/$label-keep"; mkdir -p "$keep"; echo keep >"$keep/t.cstrace"
+  timeout "$limit" "${pre[@]}" -np 2 "$b" run --algo ring --count 100 \
+    --fault 1:segv:5 --trace "$keep/t.cstrace" >/dev/null 2>&1
+  if [ "$(cat "$keep/t.cstrace")" != keep ] || [ "$(ls "$keep")" != t.cstrace ]; then
+    echo "FAIL $label abort: the trace path changed: $(ls -l "$keep")"; fail=1
+  fi
   echo "ok $label: --trace read by collsim trace, --stats and check"
 }
 

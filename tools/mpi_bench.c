@@ -226,7 +226,7 @@ static double bench_size(const bench_opts_t *o, uint64_t bytes, int rank, int si
                      .nranks = (uint32_t)size, .count = count,
                      .tile_bytes = CS_TILE_BYTES, .iters = o->warmup + o->iters};
     cs_mpi_result_t res;
-    cs__mpi_case(&c, CS_FILL_RANDOM, bytes, NULL, &o->common, o->warmup, -1, &res);
+    cs__mpi_case(&c, CS_FILL_RANDOM, bytes, NULL, &o->common, o->warmup, 0, &res);
     double us = (double)res.median_ns / 1e3;
     if (rank == 0) {
       printf(" %10.1f", us);

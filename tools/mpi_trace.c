@@ -16,8 +16,11 @@
 #include "mpi_trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pipeline.h"
@@ -147,7 +150,66 @@ static int write_file(int fd, cs_trace_header_t *h, cs_trace_rec_t *all,
   return rc;
 }
 
-int cs__mpi_trace_write(cs_mpi_tracer_t *t, int fd, cs_trace_header_t *h)
+/* A path that is not a plain name (a character device such as /dev/null,
+ * the caller's own symbolic link): written in place, at the end. */
+static int write_in_place(const char *path, cs_trace_header_t *h,
+                          cs_trace_rec_t *all, uint64_t n)
+{
+  int created = 0, fd = cs_trace_create_file(path, &created);
+  if (fd < 0)
+    return fd;
+  int rc = write_file(fd, h, all, n);
+  if (close(fd) < 0 && rc == 0)
+    rc = -errno;
+  if (rc < 0 && created)
+    unlink(path);
+  return rc;
+}
+
+/* Rank 0: writes the trace to PATH.tmpXXXXXX beside path and renames it
+ * over path once written, so a failed write leaves path as it was and no
+ * temp file (the terminating signals are held meanwhile). Created only
+ * now, after the gather: a run that aborts before leaves nothing. */
+static int commit_file(const char *path, cs_trace_header_t *h,
+                       cs_trace_rec_t *all, uint64_t n)
+{
+  struct stat sb;
+  if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+    return write_in_place(path, h, all, n);
+  size_t len = strlen(path);
+  char *tmp = malloc(len + sizeof ".tmpXXXXXX");
+  if (!tmp)
+    return -ENOMEM;
+  memcpy(tmp, path, len);
+  memcpy(tmp + len, ".tmpXXXXXX", sizeof ".tmpXXXXXX");
+  sigset_t stops, old;
+  sigemptyset(&stops);
+  sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGTERM);
+  sigaddset(&stops, SIGHUP);
+  sigprocmask(SIG_BLOCK, &stops, &old);
+  int rc = 0, fd = mkostemp(tmp, O_CLOEXEC);
+  if (fd < 0)
+    rc = -errno;
+  mode_t mask = umask(0);
+  umask(mask);
+  if (fd >= 0 && fchmod(fd, 0644 & ~mask) < 0) /* as an open(2) would */
+    rc = -errno;
+  if (fd >= 0 && rc == 0)
+    rc = write_file(fd, h, all, n);
+  if (fd >= 0 && close(fd) < 0 && rc == 0)
+    rc = -errno;
+  if (fd >= 0 && rc == 0 && rename(tmp, path) < 0)
+    rc = -errno;
+  if (fd >= 0 && rc < 0)
+    unlink(tmp);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  free(tmp);
+  return rc;
+}
+
+int cs__mpi_trace_write(cs_mpi_tracer_t *t, const char *path,
+                        cs_trace_header_t *h)
 {
   MPI_Comm comm = t->m->comm;
   int rank = t->m->rank, size = t->m->nranks, rc = 0;
@@ -178,7 +240,7 @@ int cs__mpi_trace_write(cs_mpi_tracer_t *t, int fd, cs_trace_header_t *h)
   t->rec = NULL;
   t->n = t->cap = 0;
   if (rank == 0)
-    rc = write_file(fd, h, all, total);
+    rc = commit_file(path, h, all, total);
   free(all);
   free(counts);
   free(displs);
