@@ -47,6 +47,7 @@ limit=120
 run() {
   local name=$1 want=$2 pat=$3; shift 3
   local out; out=$(timeout "$limit" "$@" 2>&1); local rc=$?
+  last=$out # the job's output, for a further look
   if [ "$rc" -ne "$want" ] || [[ $out != *"$pat"* ]]; then
     echo "FAIL $name: exit $rc, expected $want and '$pat': $*"
     echo "$out" | tail -5
@@ -163,6 +164,13 @@ traced() {
     np=4; [ "$algo" = host ] && np=3
     run "$label $algo" 0 "trace: $f" "${pre[@]}" -np $np "$b" run --algo $algo \
       --count 1000 --iters 2 --trace "$f"
+    # One clock word per signal cell (the trace's signal slot, 4-byte
+    # cells), none for the fp32 data slot.
+    local said=$last cells
+    cells=$("$cs" trace "$f" 2>/dev/null | awk '$2 == "signal" {print $4 / 4}')
+    if [ -z "$cells" ] || [[ $said != *": $cells clock words per rank"* ]]; then
+      echo "FAIL $label $algo clock words: expected $cells: $said"; fail=1
+    fi
     run "$label $algo read" 0 "logical: ranks over MPI share no clock" "$cs" trace "$f"
     # The merged order is one the shared-memory engine can run event by
     # event: a replay that met a wait before its notify would deadlock.

@@ -202,7 +202,8 @@ void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
   if (err >= 0)
     err = cs_world_local(&w, &l, c->nranks, &wo);
   if (err >= 0 &&
-      (err = cs_mpi_open(&m, MPI_COMM_WORLD, &l, traced)) >= 0)
+      (err = cs_mpi_open(&m, MPI_COMM_WORLD, &l,
+                           traced ? CS_AR_SLOT_SIGNAL : -1)) >= 0)
     err = cs_mpi_dev_init(&d, &m, &w, com->has_fault ? &com->fault : NULL);
   if (err < 0) {
     fprintf(stderr, "collsim-mpi: rank %d: %s\n", rank, cs_strerror(err));
@@ -234,6 +235,7 @@ void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
   if (traced)
     write_trace(c, &l, fill, seed, com, &d, &tr, res);
   res->unified = m.unified;
+  res->clock_words = m.clock_words;
   cs_dev_fini(&d);
   cs_mpi_close(&m);
   cs_world_destroy(&w);

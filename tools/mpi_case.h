@@ -30,6 +30,8 @@ typedef struct cs_mpi_result {
   int      unified;     /* the window's memory model is unified */
   int      code;        /* every rank: CS_EXIT_OK or CS_EXIT_WRONG */
   int      trace_err;   /* every rank: 0, or -errno of the trace's write */
+  uint64_t clock_words; /* traced: clock words per rank (one per signal
+                           cell), else 0 */
 } cs_mpi_result_t;
 
 /* --input and --output of a case (tools/mpi_main.c). */

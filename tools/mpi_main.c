@@ -548,8 +548,9 @@ static int run_cases(const mpi_opts_t *o, int rank, int traced,
       return CS_EXIT_ABORTED;
     }
     if (rank == 0 && traced)
-      printf("trace: %s (logical clocks, merged at rank 0; see 'collsim "
-             "trace')\n", o->common.trace);
+      printf("trace: %s (logical clocks: %llu clock words per rank, one "
+             "per signal cell; merged at rank 0; see 'collsim trace')\n",
+             o->common.trace, (unsigned long long)res.clock_words);
   }
   if (rank == 0 && n > 1)
     printf("collsim-mpi run: %u case%s on %u rank%s: %s%u wrong\n", n,
