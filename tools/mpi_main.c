@@ -262,20 +262,8 @@ static int check_modes(mpi_opts_t *o)
                  "--algo, --dtype, --op and --count", ncases(o));
     return -1;
   }
-  if (o->cfg.no_epilogue && !o->have_iters)
-    o->cfg.iters = 1;
-  if (o->cfg.no_epilogue && o->cfg.iters > 1) {
-    cs_cli_error(CMD, "--iters %u is not accepted with --signals single-use: "
-                 "single-use signals allow one call per world (use "
-                 "self-clearing to repeat calls)", o->cfg.iters);
+  if (cs_cli_single_use_check(CMD, &o->cfg, o->have_iters) < 0)
     return -1;
-  }
-  if (o->cfg.no_epilogue && cs_bug_min_calls(o->cfg.bug) > 1) {
-    cs_cli_error(CMD, "--bug %s is not accepted with --signals single-use: "
-                 "it needs %u calls on one world, single-use signals allow one",
-                 cs_bug_table[o->cfg.bug].name, cs_bug_min_calls(o->cfg.bug));
-    return -1;
-  }
   if (o->cfg.iters < cs_bug_min_calls(o->cfg.bug))
     o->cfg.iters = cs_bug_min_calls(o->cfg.bug);
   return 0;
