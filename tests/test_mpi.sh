@@ -217,6 +217,13 @@ traced() {
   if [ "$(cat "$keep/t.cstrace")" != keep ] || [ "$(ls "$keep")" != t.cstrace ]; then
     echo "FAIL $label abort: the trace path changed: $(ls -l "$keep")"; fail=1
   fi
+  # More records than one MPI_Gatherv's int counts carry (the limit
+  # lowered for the test): one line, exit 3, the file as it was.
+  run "$label trace gather" 3 "records one MPI_Gatherv can gather" "${pre[@]}" \
+    -np 2 env COLLSIM_MPI_TRACE_MAX=100 "$b" run --algo ring --count 100 \
+    --trace "$keep/t.cstrace"
+  [ "$(cat "$keep/t.cstrace")" = keep ] ||
+    { echo "FAIL $label trace gather: the trace path changed"; fail=1; }
   echo "ok $label: --trace read by collsim trace, --stats and check"
 }
 
