@@ -311,6 +311,8 @@ for bin in "$@"; do
   run "$impl usage" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" run --algo nope
   run "$impl usage list" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" run --op sum,nope
   run "$impl bench usage" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" bench -b 9x
+  run "$impl bench trace" 2 "--trace is not accepted" "${mpirun[@]}" -np 2 "$bin" \
+    bench -b 8 -e 8 -n 1 -w 0 --trace "$tmp/bench.cstrace"
   run "$impl wrong" 1 "result: WRONG" "${mpirun[@]}" -np 3 "$bin" run --algo ring --count 40 --bug ring-drop-tail --iters 1
   modes "$impl-modes" "${mpirun[@]}" "$bin"
   npyio "$impl-npy" "${mpirun[@]}" "$bin"
