@@ -572,19 +572,22 @@ static void share_rows(const mpi_opts_t *o, int rank, cs_npy_t *in)
 static int trace_path_ok(const char *path)
 {
   struct stat ln, sb;
-  int err = 0;
-  if (lstat(path, &ln) < 0) {
-    char *copy = strdup(path);
-    if (errno != ENOENT || !copy || access(dirname(copy), W_OK | X_OK) < 0)
-      err = -errno;
-    free(copy);
-  } else if (S_ISLNK(ln.st_mode) && ln.st_uid != geteuid())
+  int err = 0, beside = 0; /* a temp file beside path is renamed over it */
+  if (lstat(path, &ln) < 0)
+    err = errno == ENOENT ? 0 : -errno, beside = !err;
+  else if (S_ISLNK(ln.st_mode) && ln.st_uid != geteuid())
     err = CS_ESYMLINK;
   else if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) &&
            !S_ISCHR(sb.st_mode))
     err = CS_ENOTREG;
   else if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_nlink > 1)
     err = CS_EHARDLINK;
+  else
+    beside = S_ISREG(ln.st_mode);
+  char *copy = beside ? strdup(path) : NULL;
+  if (beside && (!copy || access(dirname(copy), W_OK | X_OK) < 0))
+    err = copy ? -errno : -ENOMEM;
+  free(copy);
   if (err == CS_ESYMLINK || err == CS_ENOTREG || err == CS_EHARDLINK)
     cs_cli_error(CMD, "--trace %s %s: expected a regular file with no other "
                  "hard links, a character device or a new name", path,
