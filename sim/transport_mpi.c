@@ -147,7 +147,7 @@ static int32_t mpi_notify(cs_dev_t *d, cs_event_t *ev, uint64_t off)
 {
   cs_mpi_t *m = tp(d);
   int32_t value = ev->value, old = 0;
-  if (m->clocks) { /* the clock is at the target before the notify is */
+  if (m->clocks && m->clk_off[ev->slot]) { /* clock before the notify */
     MPI_Accumulate(&m->clock, 1, MPI_UINT64_T, (int)ev->peer,
                    clock_disp(m, ev), 1, MPI_UINT64_T, MPI_MAX, m->win);
     MPI_Win_flush((int)ev->peer, m->win);
@@ -189,7 +189,7 @@ static _Noreturn void wait_timed_out(cs_dev_t *d, const cs_event_t *ev,
 /* A wait held: the clock joins what the cell's notifiers knew. */
 static int32_t join_clock(cs_mpi_t *m, const cs_event_t *ev, int32_t v)
 {
-  if (!m->clocks)
+  if (!m->clocks || !m->clk_off[ev->slot])
     return v;
   uint64_t none = 0, word = 0;
   MPI_Fetch_and_op(&none, &word, MPI_UINT64_T, m->rank, clock_disp(m, ev),
@@ -273,23 +273,24 @@ const cs_dev_ops_t cs_transport_mpi = {
 
 /* ------------------------------------------------------------ window */
 
-/* With clocks: one 8-byte word per cell of every int32 slot, past the
- * slots. Returns the window's bytes. */
-static uint64_t clock_layout(cs_mpi_t *m, const cs_layout_t *l, int clocks)
+/* With clocks: one 8-byte word per cell of the signal slot clock_slot
+ * (its cells are 4-byte), past the slots; no other slot has any. Returns
+ * the window's bytes. */
+static uint64_t clock_layout(cs_mpi_t *m, const cs_layout_t *l, int clock_slot)
 {
   uint64_t end = (l->win_bytes + 7u) / 8u * 8u;
-  m->clocks = clocks;
-  if (!clocks)
+  m->clocks = clock_slot >= 0 && (uint32_t)clock_slot < l->nslots &&
+              clock_slot < CS_MAX_SLOTS &&
+              l->slot[clock_slot].esize == sizeof(int32_t);
+  if (!m->clocks)
     return l->win_bytes;
-  for (uint32_t s = 0; s < l->nslots && s < CS_MAX_SLOTS; s++)
-    if (l->slot[s].esize == sizeof(int32_t)) {
-      m->clk_off[s] = end;
-      end += l->slot[s].nbytes / sizeof(int32_t) * 8u;
-    }
-  return end;
+  m->clk_off[clock_slot] = end;
+  m->clock_words = l->slot[clock_slot].nbytes / sizeof(int32_t);
+  return end + m->clock_words * 8u;
 }
 
-int cs_mpi_open(cs_mpi_t *m, MPI_Comm comm, const cs_layout_t *l, int clocks)
+int cs_mpi_open(cs_mpi_t *m, MPI_Comm comm, const cs_layout_t *l,
+                int clock_slot)
 {
   memset(m, 0, sizeof(*m));
   m->comm = comm;
@@ -301,7 +302,7 @@ int cs_mpi_open(cs_mpi_t *m, MPI_Comm comm, const cs_layout_t *l, int clocks)
    * r's memory right after rank r-1's, but its MPI_Get from a window
    * whose start is not 16-byte aligned reads the wrong bytes (seen with
    * two ranks of 136 B each: rank 0's get of rank 1's window). */
-  m->bytes = (clock_layout(m, l, clocks) + 63u) / 64u * 64u;
+  m->bytes = (clock_layout(m, l, clock_slot) + 63u) / 64u * 64u;
   void *base = NULL;
   MPI_Win_allocate((MPI_Aint)(m->bytes ? m->bytes : 1), 1, MPI_INFO_NULL,
                    comm, &base, &m->win);

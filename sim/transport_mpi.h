@@ -7,7 +7,7 @@
  * A rank process (tools/mpi_main.c) calls, in this order:
  *
  *   cs_world_local(&w, &layout, nranks, &opts)   its own control block
- *   cs_mpi_open(&m, MPI_COMM_WORLD, &layout, 0)  collective: the window
+ *   cs_mpi_open(&m, MPI_COMM_WORLD, &layout, -1) collective: the window
  *   cs_mpi_dev_init(&d, &m, &w, &fault)          the device over it
  *   ... the rank body (cs_ar_rank_main) ...
  *   cs_dev_fini(&d); cs_mpi_close(&m)            collective
@@ -34,9 +34,10 @@ typedef struct cs_mpi {
   int      unified; /* MPI_WIN_MODEL is MPI_WIN_UNIFIED */
   int      abort_code; /* MPI_Abort's error code on a failure; 0 (the
                           default): the rank's CS_RX_* exit code */
-  /* Logical clocks (cs_mpi_open with clocks = 1, for a traced run): the
-   * window then holds, past the slots, one uint64 clock word per cell of
-   * every int32 slot. A notify first raises the target cell's clock word
+  /* Logical clocks (cs_mpi_open with clock_slot >= 0, for a traced run):
+   * the window then holds, past the slots, one uint64 clock word per cell
+   * of the signal slot clock_slot (clock_words of them), none for the
+   * data. A notify first raises the target cell's clock word
    * to `clock` (MPI_Accumulate MPI_MAX, then MPI_Win_flush), then changes
    * the cell; a wait whose condition holds reads its cell's clock word
    * and sets clock = max(clock, word). The tracer advances `clock` by one
@@ -44,18 +45,20 @@ typedef struct cs_mpi {
   int      clocks;
   uint64_t clock;
   uint64_t clk_off[CS_MAX_SLOTS]; /* slot's first clock word, or 0: none */
+  uint64_t clock_words;           /* clock words per window (0: none) */
 } cs_mpi_t;
 
 extern const cs_dev_ops_t cs_transport_mpi;
 
 /* Collective over comm: allocates this rank's window of l->win_bytes
- * (zeroed; with `clocks`, plus the clock words), opens the
+ * (zeroed; with clock_slot >= 0, the index of the layout's signal slot of
+ * 4-byte cells, plus one clock word per cell of it), opens the
  * passive-target epoch for the whole run (MPI_Win_lock_all,
  * MPI_MODE_NOCHECK) and waits until every rank has.
  * Returns 0 or -EINVAL (more ranks than CS_MAX_RANKS). MPI errors are
  * fatal to the job (the window's default error handler). */
 int cs_mpi_open(cs_mpi_t *m, MPI_Comm comm, const cs_layout_t *l,
-                int clocks);
+                int clock_slot);
 
 /* cs_dev_init for rank m->rank of w (a cs_world_local world of the same
  * layout and size), with the device's own window and the CommContext

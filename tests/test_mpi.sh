@@ -47,6 +47,7 @@ limit=120
 run() {
   local name=$1 want=$2 pat=$3; shift 3
   local out; out=$(timeout "$limit" "$@" 2>&1); local rc=$?
+  last=$out # the job's output, for a further look
   if [ "$rc" -ne "$want" ] || [[ $out != *"$pat"* ]]; then
     echo "FAIL $name: exit $rc, expected $want and '$pat': $*"
     echo "$out" | tail -5
@@ -163,6 +164,13 @@ traced() {
     np=4; [ "$algo" = host ] && np=3
     run "$label $algo" 0 "trace: $f" "${pre[@]}" -np $np "$b" run --algo $algo \
       --count 1000 --iters 2 --trace "$f"
+    # One clock word per signal cell (the trace's signal slot, 4-byte
+    # cells), none for the fp32 data slot.
+    local said=$last cells
+    cells=$("$cs" trace "$f" 2>/dev/null | awk '$2 == "signal" {print $4 / 4}')
+    if [ -z "$cells" ] || [[ $said != *": $cells clock words per rank"* ]]; then
+      echo "FAIL $label $algo clock words: expected $cells: $said"; fail=1
+    fi
     run "$label $algo read" 0 "logical: ranks over MPI share no clock" "$cs" trace "$f"
     # The merged order is one the shared-memory engine can run event by
     # event: a replay that met a wait before its notify would deadlock.
@@ -201,6 +209,21 @@ traced() {
     run --algo all --trace "$f"
   run "$label trace path" 2 "cannot create" "${pre[@]}" -np 2 "$b" run \
     --trace "$tmp/no/such/dir/x.cstrace"
+  # An aborted run writes no trace: an existing file stays as it was and
+  # no temp file is left beside it.
+  local keep="$tmp/$label-keep"; mkdir -p "$keep"; echo keep >"$keep/t.cstrace"
+  timeout "$limit" "${pre[@]}" -np 2 "$b" run --algo ring --count 100 \
+    --fault 1:segv:5 --trace "$keep/t.cstrace" >/dev/null 2>&1
+  if [ "$(cat "$keep/t.cstrace")" != keep ] || [ "$(ls "$keep")" != t.cstrace ]; then
+    echo "FAIL $label abort: the trace path changed: $(ls -l "$keep")"; fail=1
+  fi
+  # More records than one MPI_Gatherv's int counts carry (the limit
+  # lowered for the test): one line, exit 3, the file as it was.
+  run "$label trace gather" 3 "records one MPI_Gatherv can gather" "${pre[@]}" \
+    -np 2 env COLLSIM_MPI_TRACE_MAX=100 "$b" run --algo ring --count 100 \
+    --trace "$keep/t.cstrace"
+  [ "$(cat "$keep/t.cstrace")" = keep ] ||
+    { echo "FAIL $label trace gather: the trace path changed"; fail=1; }
   echo "ok $label: --trace read by collsim trace, --stats and check"
 }
 
@@ -288,6 +311,8 @@ for bin in "$@"; do
   run "$impl usage" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" run --algo nope
   run "$impl usage list" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" run --op sum,nope
   run "$impl bench usage" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" bench -b 9x
+  run "$impl bench trace" 2 "--trace is not accepted" "${mpirun[@]}" -np 2 "$bin" \
+    bench -b 8 -e 8 -n 1 -w 0 --trace "$tmp/bench.cstrace"
   run "$impl wrong" 1 "result: WRONG" "${mpirun[@]}" -np 3 "$bin" run --algo ring --count 40 --bug ring-drop-tail --iters 1
   modes "$impl-modes" "${mpirun[@]}" "$bin"
   npyio "$impl-npy" "${mpirun[@]}" "$bin"

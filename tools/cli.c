@@ -329,6 +329,27 @@ int cs_cli_bytes(const char *cmd, const char *opt, const char *s, uint64_t hi,
   return 0;
 }
 
+int cs_cli_single_use_check(const char *cmd, cs_ar_cfg_t *c, int have_iters)
+{
+  if (!c->no_epilogue)
+    return 0;
+  if (!have_iters)
+    c->iters = 1;
+  if (c->iters > 1) {
+    cs_cli_error(cmd, "--iters %u is not accepted with --signals single-use: "
+                 "single-use signals allow one call per world (use "
+                 "self-clearing to repeat calls)", c->iters);
+    return -1;
+  }
+  if (cs_bug_min_calls(c->bug) > 1) {
+    cs_cli_error(cmd, "--bug %s is not accepted with --signals single-use: "
+                 "it needs %u calls on one world, single-use signals allow one",
+                 cs_bug_table[c->bug].name, cs_bug_min_calls(c->bug));
+    return -1;
+  }
+  return 0;
+}
+
 /* Refuses an --output path that cannot be written before the run, not
  * after it. Returns 0 or -1 (printed). */
 int cs_cli_output_ok(const char *cmd, const char *path)

@@ -89,6 +89,12 @@ int cs_cli_common_opt(const char *cmd, int opt, const char *arg,
  * output is renamed over it), a directory that is not writable. Returns 0
  * or -1 (printed). */
 int cs_cli_output_ok(const char *cmd, const char *path);
+/* Single-use signals (c->no_epilogue): one call per world (a second
+ * call's waits would pass on the first call's credits), so --iters is 1
+ * unless given (have_iters), and more than one call (asked for, or a
+ * defect that needs two) is refused. Shared by collsim run and
+ * collsim-mpi run. Returns 0 or -1 (printed). */
+int cs_cli_single_use_check(const char *cmd, cs_ar_cfg_t *c, int have_iters);
 /* Validates the fault rank against nranks. Returns 0 or -1 (printed). */
 int cs_cli_common_check(const char *cmd, const cs_cli_common_t *c,
                         uint32_t nranks);

@@ -94,6 +94,11 @@ static int bench_opt(bench_opts_t *o, int opt, const char *arg)
   case 'w': return cs_cli_u32(BCMD, "-w", arg, 0, 100000, &o->warmup);
   case 'o': return cs_cli_op(BCMD, "-o", arg, &o->op);
   case B_ALGO: return bench_algos(arg, &o->algos);
+  case CS_OPT_TRACE: /* would be parsed by the common options and ignored */
+    cs_cli_error(BCMD, "--trace is not accepted: bench records no trace (a "
+                 "sweep is many runs); trace one case with 'collsim-mpi run "
+                 "--trace FILE'");
+    return -1;
   default:
     if (cs_cli_common_opt(BCMD, opt, arg, &o->common, &bad) && !bad)
       return 0;
@@ -226,7 +231,7 @@ static double bench_size(const bench_opts_t *o, uint64_t bytes, int rank, int si
                      .nranks = (uint32_t)size, .count = count,
                      .tile_bytes = CS_TILE_BYTES, .iters = o->warmup + o->iters};
     cs_mpi_result_t res;
-    cs__mpi_case(&c, CS_FILL_RANDOM, bytes, NULL, &o->common, o->warmup, -1, &res);
+    cs__mpi_case(&c, CS_FILL_RANDOM, bytes, NULL, &o->common, o->warmup, 0, &res);
     double us = (double)res.median_ns / 1e3;
     if (rank == 0) {
       printf(" %10.1f", us);
@@ -257,7 +262,7 @@ int cs__mpi_bench(int argc, char **argv, int rank, int size)
   if (rc != 0)
     return rc == 1 ? 0 : rc;
   MPI_Bcast(&o, (int)sizeof(o), MPI_BYTE, 0, MPI_COMM_WORLD);
-  o.common.trace = NULL;
+  o.common.trace = NULL; /* refused above; never a pointer of rank 0's */
   if (rank == 0)
     print_head(&o, size);
   double wrong = 0;

@@ -172,23 +172,23 @@ static void gather(const cs_ar_cfg_t *c, cs_mpi_t *m, const cs_world_t *w,
 }
 
 /* A traced case's end: the header, then every rank's records to rank
- * 0's trace_fd. */
+ * 0's --trace path (com->trace). */
 static void write_trace(const cs_ar_cfg_t *c, const cs_layout_t *l,
                         cs_fill_t fill, uint64_t seed,
                         const cs_cli_common_t *com, const cs_dev_t *d,
-                        cs_mpi_tracer_t *tr, int trace_fd, cs_mpi_result_t *res)
+                        cs_mpi_tracer_t *tr, cs_mpi_result_t *res)
 {
   cs_trace_header_t h;
   if (tr->m->rank == 0) {
     cs__mpi_trace_header(c, l, fill, seed, com, &h);
     h.timeout_ns = d->timeout_ns;
   }
-  res->trace_err = cs__mpi_trace_write(tr, trace_fd, &h);
+  res->trace_err = cs__mpi_trace_write(tr, com->trace, &h);
 }
 
 void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
                   const cs_mpi_io_t *io, const cs_cli_common_t *com,
-                  uint32_t warmup, int trace_fd, cs_mpi_result_t *res)
+                  uint32_t warmup, int traced, cs_mpi_result_t *res)
 {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -202,7 +202,8 @@ void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
   if (err >= 0)
     err = cs_world_local(&w, &l, c->nranks, &wo);
   if (err >= 0 &&
-      (err = cs_mpi_open(&m, MPI_COMM_WORLD, &l, trace_fd >= 0)) >= 0)
+      (err = cs_mpi_open(&m, MPI_COMM_WORLD, &l,
+                           traced ? CS_AR_SLOT_SIGNAL : -1)) >= 0)
     err = cs_mpi_dev_init(&d, &m, &w, com->has_fault ? &com->fault : NULL);
   if (err < 0) {
     fprintf(stderr, "collsim-mpi: rank %d: %s\n", rank, cs_strerror(err));
@@ -210,7 +211,7 @@ void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
   }
   m.abort_code = CS_EXIT_ABORTED;
   cs_mpi_tracer_t tr;
-  if (trace_fd >= 0)
+  if (traced)
     cs__mpi_trace_attach(&tr, &d, &m);
   const uint8_t *rows = io ? io->rows : NULL;
   uint8_t *mine = cs_world_input(&w, (uint32_t)rank);
@@ -231,9 +232,10 @@ void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
     gather_rows(c, &m, got, io);
   v.signals_left = signals_left(c, &m, &l);
   gather(c, &m, &w, warmup, &v, res);
-  if (trace_fd >= 0)
-    write_trace(c, &l, fill, seed, com, &d, &tr, trace_fd, res);
+  if (traced)
+    write_trace(c, &l, fill, seed, com, &d, &tr, res);
   res->unified = m.unified;
+  res->clock_words = m.clock_words;
   cs_dev_fini(&d);
   cs_mpi_close(&m);
   cs_world_destroy(&w);

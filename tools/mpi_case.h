@@ -30,6 +30,8 @@ typedef struct cs_mpi_result {
   int      unified;     /* the window's memory model is unified */
   int      code;        /* every rank: CS_EXIT_OK or CS_EXIT_WRONG */
   int      trace_err;   /* every rank: 0, or -errno of the trace's write */
+  uint64_t clock_words; /* traced: clock words per rank (one per signal
+                           cell), else 0 */
 } cs_mpi_result_t;
 
 /* --input and --output of a case (tools/mpi_main.c). */
@@ -45,13 +47,13 @@ typedef struct cs_mpi_io {
  * the median) with input `fill`/`seed` (or io->rows; io may be NULL) on
  * the communicator's ranks, gathering the results into io->out. Every
  * rank calls it; a rank that cannot go on calls MPI_Abort (exit 3), so
- * it returns only with a verdict. trace_fd: -1 on every rank for an
- * untraced run; else the run is traced (tools/mpi_trace.h) and rank 0's
- * trace_fd is the trace file (other ranks pass any fd >= 0); a write that
- * fails sets res->trace_err. */
+ * it returns only with a verdict. traced: 0 on every rank for an
+ * untraced run; else (1 on every rank) the run is traced
+ * (tools/mpi_trace.h) to rank 0's com->trace, written only at the end; a
+ * write that fails sets res->trace_err. */
 void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
                   const cs_mpi_io_t *io, const cs_cli_common_t *com,
-                  uint32_t warmup, int trace_fd, cs_mpi_result_t *res);
+                  uint32_t warmup, int traced, cs_mpi_result_t *res);
 
 /* `collsim-mpi bench` (tools/mpi_bench.c): every rank calls it with the
  * whole command line; returns the exit code every rank agrees on. */

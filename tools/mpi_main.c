@@ -26,9 +26,11 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../collectives/allreduce.h"
@@ -78,7 +80,8 @@ static const char usage[] =
     "                   by Lamport clocks carried from each notify to the\n"
     "                   wait that sees it, merged at rank 0 by (clock, rank);\n"
     "                   time is logical (one tick shows as 1 us). A run that\n"
-    "                   aborts writes no trace\n"
+    "                   aborts writes no trace and leaves an existing FILE\n"
+    "                   as it was (FILE.tmpXXXXXX is renamed over it)\n"
     "  --input IN.npy   inputs from a .npy of shape (N, C), N the job's ranks:\n"
     "                   '<f4' fp32, '<f2' fp16, '<u2' bf16 bits; row r is rank\n"
     "                   r's input; C and the dtype are the case's --count and\n"
@@ -259,20 +262,8 @@ static int check_modes(mpi_opts_t *o)
                  "--algo, --dtype, --op and --count", ncases(o));
     return -1;
   }
-  if (o->cfg.no_epilogue && !o->have_iters)
-    o->cfg.iters = 1;
-  if (o->cfg.no_epilogue && o->cfg.iters > 1) {
-    cs_cli_error(CMD, "--iters %u is not accepted with --signals single-use: "
-                 "single-use signals allow one call per world (use "
-                 "self-clearing to repeat calls)", o->cfg.iters);
+  if (cs_cli_single_use_check(CMD, &o->cfg, o->have_iters) < 0)
     return -1;
-  }
-  if (o->cfg.no_epilogue && cs_bug_min_calls(o->cfg.bug) > 1) {
-    cs_cli_error(CMD, "--bug %s is not accepted with --signals single-use: "
-                 "it needs %u calls on one world, single-use signals allow one",
-                 cs_bug_table[o->cfg.bug].name, cs_bug_min_calls(o->cfg.bug));
-    return -1;
-  }
   if (o->cfg.iters < cs_bug_min_calls(o->cfg.bug))
     o->cfg.iters = cs_bug_min_calls(o->cfg.bug);
   return 0;
@@ -512,9 +503,9 @@ static int write_output(const mpi_opts_t *o, const cs_ar_cfg_t *c, int rank,
 }
 
 /* Every case of the sweep; returns the exit code (the worst case's).
- * trace_fd: -1 untraced, else rank 0's open --trace file; rows: the
+ * traced: the run records a trace to rank 0's --trace; rows: the
  * --input rows on every rank, or NULL. */
-static int run_cases(const mpi_opts_t *o, int rank, int trace_fd,
+static int run_cases(const mpi_opts_t *o, int rank, int traced,
                      const uint8_t *rows)
 {
   uint32_t n = ncases(o), bad = 0;
@@ -527,7 +518,7 @@ static int run_cases(const mpi_opts_t *o, int rank, int trace_fd,
     cs_mpi_result_t res;
     cs_mpi_io_t io = {.rows = rows, .out = output_rows(o, &c, rank),
                       .gather = o->has_output};
-    cs__mpi_case(&c, fill, o->seed, &io, &o->common, 0, trace_fd, &res);
+    cs__mpi_case(&c, fill, o->seed, &io, &o->common, 0, traced, &res);
     if (rank == 0 && n == 1)
       print_summary(&c, fill, o->input, &res);
     else if (rank == 0)
@@ -539,14 +530,15 @@ static int run_cases(const mpi_opts_t *o, int rank, int trace_fd,
     bad += res.code != CS_EXIT_OK;
     code = res.code > code ? res.code : code;
     if (res.trace_err) {
-      if (rank == 0)
+      if (rank == 0 && res.trace_err != -EOVERFLOW) /* else said */
         cs_cli_error(CMD, "--trace %s: write failed: %s", o->common.trace,
                      cs_strerror(res.trace_err));
       return CS_EXIT_ABORTED;
     }
-    if (rank == 0 && trace_fd >= 0)
-      printf("trace: %s (logical clocks, merged at rank 0; see 'collsim "
-             "trace')\n", o->common.trace);
+    if (rank == 0 && traced)
+      printf("trace: %s (logical clocks: %llu clock words per rank, one "
+             "per signal cell; merged at rank 0; see 'collsim trace')\n",
+             o->common.trace, (unsigned long long)res.clock_words);
   }
   if (rank == 0 && n > 1)
     printf("collsim-mpi run: %u case%s on %u rank%s: %s%u wrong\n", n,
@@ -573,18 +565,37 @@ static void share_rows(const mpi_opts_t *o, int rank, cs_npy_t *in)
               MPI_COMM_WORLD);
 }
 
-/* Rank 0: creates the --trace file before the run, so a bad path fails
- * at once. Returns the fd, or -1 after one line. */
-static int open_trace(const char *path)
+/* Rank 0: refuses a --trace path that could not be written before the
+ * run, as cs_trace_create_file would (which writes it only at the end, so
+ * an aborted run leaves an existing file as it was). Returns 0 or -1
+ * after one line. */
+static int trace_path_ok(const char *path)
 {
-  int created = 0, fd = cs_trace_create_file(path, &created);
-  if (fd == CS_ESYMLINK || fd == CS_ENOTREG || fd == CS_EHARDLINK)
+  struct stat ln, sb;
+  int err = 0, beside = 0; /* a temp file beside path is renamed over it */
+  if (lstat(path, &ln) < 0)
+    err = errno == ENOENT ? 0 : -errno, beside = !err;
+  else if (S_ISLNK(ln.st_mode) && ln.st_uid != geteuid())
+    err = CS_ESYMLINK;
+  else if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) &&
+           !S_ISCHR(sb.st_mode))
+    err = CS_ENOTREG;
+  else if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_nlink > 1)
+    err = CS_EHARDLINK;
+  else
+    beside = S_ISREG(ln.st_mode);
+  char *copy = beside ? strdup(path) : NULL;
+  if (beside && (!copy || access(dirname(copy), W_OK | X_OK) < 0))
+    err = copy ? -errno : -ENOMEM;
+  free(copy);
+  if (err == CS_ESYMLINK || err == CS_ENOTREG || err == CS_EHARDLINK)
     cs_cli_error(CMD, "--trace %s %s: expected a regular file with no other "
                  "hard links, a character device or a new name", path,
-                 cs_strerror(fd));
-  else if (fd < 0)
-    cs_cli_error(CMD, "--trace %s: cannot create: %s", path, cs_strerror(fd));
-  return fd < 0 ? -1 : fd;
+                 cs_strerror(err));
+  else if (err < 0)
+    cs_cli_error(CMD, "--trace %s: cannot create: %s", path,
+                 cs_strerror(err));
+  return err < 0 ? -1 : 0;
 }
 
 /* `collsim-mpi run`: rank 0 parses, every rank runs the cases. */
@@ -592,12 +603,11 @@ static int cmd_run(int argc, char **argv, int rank, int size)
 {
   mpi_opts_t o;
   cs_npy_t in = {0};
-  int rc = 0, fd = -1;
+  int rc = 0;
   memset(&o, 0, sizeof(o));
   if (rank == 0)
     rc = parse(argc, argv, (uint32_t)size, &o, &in);
-  if (rank == 0 && rc == 0 && o.traced &&
-      (fd = open_trace(o.common.trace)) < 0)
+  if (rank == 0 && rc == 0 && o.traced && trace_path_ok(o.common.trace) < 0)
     rc = CS_EXIT_USAGE;
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (rc != 0) {
@@ -611,12 +621,8 @@ static int cmd_run(int argc, char **argv, int rank, int size)
   o.output = rank == 0 ? output : NULL;
   if (o.has_input)
     share_rows(&o, rank, &in);
-  rc = run_cases(&o, rank, !o.traced ? -1 : rank == 0 ? fd : 0, in.data);
+  rc = run_cases(&o, rank, o.traced, in.data);
   free(in.data);
-  if (fd >= 0 && close(fd) < 0 && rc == CS_EXIT_OK) {
-    cs_cli_error(CMD, "--trace %s: write failed: %s", path, strerror(errno));
-    rc = CS_EXIT_ABORTED;
-  }
   return rc;
 }
 

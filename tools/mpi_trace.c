@@ -16,8 +16,12 @@
 #include "mpi_trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pipeline.h"
@@ -147,39 +151,141 @@ static int write_file(int fd, cs_trace_header_t *h, cs_trace_rec_t *all,
   return rc;
 }
 
-int cs__mpi_trace_write(cs_mpi_tracer_t *t, int fd, cs_trace_header_t *h)
+/* A path that is not a plain name (a character device such as /dev/null,
+ * the caller's own symbolic link): written in place, at the end. */
+static int write_in_place(const char *path, cs_trace_header_t *h,
+                          cs_trace_rec_t *all, uint64_t n)
+{
+  int created = 0, fd = cs_trace_create_file(path, &created);
+  if (fd < 0)
+    return fd;
+  int rc = write_file(fd, h, all, n);
+  if (close(fd) < 0 && rc == 0)
+    rc = -errno;
+  if (rc < 0 && created)
+    unlink(path);
+  return rc;
+}
+
+/* Rank 0: writes the trace to PATH.tmpXXXXXX beside path and renames it
+ * over path once written, so a failed write leaves path as it was and no
+ * temp file (the terminating signals are held meanwhile). Created only
+ * now, after the gather: a run that aborts before leaves nothing. */
+static int commit_file(const char *path, cs_trace_header_t *h,
+                       cs_trace_rec_t *all, uint64_t n)
+{
+  struct stat sb;
+  if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+    return write_in_place(path, h, all, n);
+  size_t len = strlen(path);
+  char *tmp = malloc(len + sizeof ".tmpXXXXXX");
+  if (!tmp)
+    return -ENOMEM;
+  memcpy(tmp, path, len);
+  memcpy(tmp + len, ".tmpXXXXXX", sizeof ".tmpXXXXXX");
+  sigset_t stops, old;
+  sigemptyset(&stops);
+  sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGTERM);
+  sigaddset(&stops, SIGHUP);
+  sigprocmask(SIG_BLOCK, &stops, &old);
+  int rc = 0, fd = mkostemp(tmp, O_CLOEXEC);
+  if (fd < 0)
+    rc = -errno;
+  mode_t mask = umask(0);
+  umask(mask);
+  if (fd >= 0 && fchmod(fd, 0644 & ~mask) < 0) /* as an open(2) would */
+    rc = -errno;
+  if (fd >= 0 && rc == 0)
+    rc = write_file(fd, h, all, n);
+  if (fd >= 0 && close(fd) < 0 && rc == 0)
+    rc = -errno;
+  if (fd >= 0 && rc == 0 && rename(tmp, path) < 0)
+    rc = -errno;
+  if (fd >= 0 && rc < 0)
+    unlink(tmp);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  free(tmp);
+  return rc;
+}
+
+/* The most records one MPI_Gatherv carries in all: its counts and
+ * displacements are ints (of records, the datatype rec). The environment
+ * variable COLLSIM_MPI_TRACE_MAX (a smaller whole number) lowers it, so a
+ * test can reach the limit. */
+static uint64_t gather_max(void)
+{
+  const char *s = getenv("COLLSIM_MPI_TRACE_MAX");
+  char *end = NULL;
+  unsigned long long v = s && *s ? strtoull(s, &end, 10) : 0;
+  return v && end && !*end && v < INT_MAX ? v : INT_MAX;
+}
+
+/* Rank 0: the int counts and displacements of every rank's records
+ * (n[r], gathered as uint64) for the MPI_Gatherv, or -EOVERFLOW after
+ * one line when they do not fit. */
+static int gather_counts(const uint64_t *n, int size, const char *path,
+                         int *counts, int *displs, uint64_t *total)
+{
+  uint64_t max = gather_max(), sum = 0;
+  int big = 0;
+  for (int r = 0; r < size; r++) {
+    sum += n[r];
+    big = n[r] > n[big] ? r : big;
+  }
+  if (sum > max) {
+    cs_cli_error("mpi run", "--trace %s: %llu records in all (rank %d: "
+                 "%llu) exceed the %llu records one MPI_Gatherv can gather (int "
+                 "counts): trace fewer calls (--iters) or a smaller --count",
+                 path, (unsigned long long)sum, big,
+                 (unsigned long long)n[big], (unsigned long long)max);
+    return -EOVERFLOW;
+  }
+  for (int r = 0; r < size; r++) {
+    displs[r] = (int)*total;
+    counts[r] = (int)n[r];
+    *total += n[r];
+  }
+  return 0;
+}
+
+int cs__mpi_trace_write(cs_mpi_tracer_t *t, const char *path,
+                        cs_trace_header_t *h)
 {
   MPI_Comm comm = t->m->comm;
   int rank = t->m->rank, size = t->m->nranks, rc = 0;
   MPI_Datatype rec;
   MPI_Type_contiguous((int)sizeof(cs_trace_rec_t), MPI_BYTE, &rec);
   MPI_Type_commit(&rec);
-  int mine = (int)t->n, *counts = NULL, *displs = NULL;
+  uint64_t mine = t->n, *n = NULL, total = 0;
+  int *counts = NULL, *displs = NULL;
   cs_trace_rec_t *all = NULL;
-  uint64_t total = 0;
   if (rank == 0) {
+    n = calloc((size_t)size, sizeof(uint64_t));
     counts = calloc((size_t)size, sizeof(int));
     displs = calloc((size_t)size, sizeof(int));
   }
-  MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
-  if (rank == 0) {
-    for (int r = 0; counts && displs && r < size; r++) {
-      displs[r] = (int)total;
-      total += (uint64_t)counts[r];
-    }
-    all = counts && displs ? malloc((total ? total : 1) * sizeof(*all)) : NULL;
+  MPI_Gather(&mine, 1, MPI_UINT64_T, n, 1, MPI_UINT64_T, 0, comm);
+  if (rank == 0 && n && counts && displs)
+    rc = gather_counts(n, size, path, counts, displs, &total);
+  if (rank == 0 && rc == 0) {
+    all = n && counts && displs ? malloc((total ? total : 1) * sizeof(*all))
+                                : NULL;
     if (!all) {
       fprintf(stderr, "collsim-mpi: rank 0: out of memory for the trace\n");
       MPI_Abort(comm, CS_EXIT_ABORTED);
     }
   }
-  MPI_Gatherv(t->rec, mine, rec, all, counts, displs, rec, 0, comm);
+  MPI_Bcast(&rc, 1, MPI_INT, 0, comm); /* no gather when it cannot fit */
+  if (rc == 0)
+    MPI_Gatherv(t->rec, (int)mine, rec, all, counts, displs, rec, 0, comm);
   free(t->rec);
   t->rec = NULL;
   t->n = t->cap = 0;
-  if (rank == 0)
-    rc = write_file(fd, h, all, total);
+  if (rank == 0 && rc == 0)
+    rc = commit_file(path, h, all, total);
   free(all);
+  free(n);
   free(counts);
   free(displs);
   MPI_Type_free(&rec);

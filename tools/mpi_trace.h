@@ -40,9 +40,12 @@ typedef struct cs_mpi_tracer {
 void cs__mpi_trace_attach(cs_mpi_tracer_t *t, cs_dev_t *d, cs_mpi_t *m);
 
 /* Collective: gathers every rank's records at rank 0, which merges them
- * and writes header h (completed here) and the records to fd. Frees the
- * records. Returns, on every rank, 0 or rank 0's -errno. */
-int cs__mpi_trace_write(cs_mpi_tracer_t *t, int fd, cs_trace_header_t *h);
+ * and writes header h (completed here) and the records to path (rank 0's;
+ * a temp file beside it renamed over it, or a character device or the
+ * caller's own link in place; nothing is created before this call).
+ * Frees the records. Returns, on every rank, 0 or rank 0's -errno. */
+int cs__mpi_trace_write(cs_mpi_tracer_t *t, const char *path,
+                        cs_trace_header_t *h);
 
 /* The header fields of case c (layout l, input fill/seed, --fault). */
 void cs__mpi_trace_header(const cs_ar_cfg_t *c, const cs_layout_t *l,

@@ -413,31 +413,6 @@ static int check_world(run_job_t *rj)
   return CS_EXIT_OK;
 }
 
-/* Single-use signals: one call per world (a second call's waits would pass
- * on the first call's credits), so --iters is 1 unless given, and more
- * than one call (asked for, or a defect that needs two) is refused.
- * Returns 0 or -1 (printed). */
-static int single_use_check(run_opts_t *o)
-{
-  if (!o->cfg.no_epilogue)
-    return 0;
-  if (!o->have_iters)
-    o->cfg.iters = 1;
-  if (o->cfg.iters > 1) {
-    cs_cli_error(o->cmd, "--iters %u is not accepted with --signals single-use: "
-                 "single-use signals allow one call per world (use "
-                 "self-clearing to repeat calls)", o->cfg.iters);
-    return -1;
-  }
-  if (cs_bug_min_calls(o->cfg.bug) > 1) {
-    cs_cli_error(o->cmd, "--bug %s is not accepted with --signals single-use: "
-                 "it needs %u calls on one world, single-use signals allow one",
-                 cs_bug_table[o->cfg.bug].name, cs_bug_min_calls(o->cfg.bug));
-    return -1;
-  }
-  return 0;
-}
-
 /* Everything that can be refused before the world exists. Returns the
  * exit code (CS_EXIT_OK to go on; otherwise printed). */
 static int check(run_job_t *rj)
@@ -447,7 +422,7 @@ static int check(run_job_t *rj)
     return CS_EXIT_USAGE;
   if (o->input && load_input(rj) < 0)
     return CS_EXIT_USAGE;
-  if (single_use_check(o) < 0)
+  if (cs_cli_single_use_check(o->cmd, &o->cfg, o->have_iters) < 0)
     return CS_EXIT_USAGE;
   if (o->cfg.iters < cs_bug_min_calls(o->cfg.bug))
     o->cfg.iters = cs_bug_min_calls(o->cfg.bug); /* some show on a second call */
