@@ -514,6 +514,22 @@ static int pool_run(cs_launch_pool_t *pool, int fail_rank, int32_t *pids)
   return rc;
 }
 
+/* After a pool lost its ranks: over a fresh world the next run passes
+ * with ranks forked afresh (none of `first`), the pool holds them again,
+ * and closing it leaves no rank behind. Closes the pool. */
+static void runs_afresh(cs_launch_pool_t *pool, const int32_t *first)
+{
+  int32_t pids[3];
+  cs_world_destroy(&world);
+  make_world(3, 10);
+  cr_assert_eq(pool_run(pool, -1, pids), 0, "%s", report_text());
+  for (uint32_t r = 0; r < 3; r++)
+    cr_assert_neq(pids[r], first[r], "rank %u was not forked afresh", r);
+  cr_assert(cs_launch_pool_alive(pool));
+  cs_launch_pool_close(pool);
+  cr_assert_eq(waitpid(-1, NULL, WNOHANG), -1, "a rank was left behind");
+}
+
 Test(pool, keeps_its_ranks_and_starts_each_run_from_a_fresh_world,
      .timeout = 30, .fini = teardown_world)
 {
@@ -544,14 +560,7 @@ Test(pool, a_failed_run_ends_its_ranks_and_the_next_forks_afresh,
   cr_assert(strstr(report_text(), "rank 1: exited with status 5"), "%s", report_text());
   cr_assert_not(cs_launch_pool_alive(pool));
   cr_assert_eq(waitpid(-1, NULL, WNOHANG), -1, "a failed pool's rank was left");
-  cs_world_destroy(&world); /* after a failure: a fresh world */
-  make_world(3, 10);
-  cr_assert_eq(pool_run(pool, -1, pids), 0, "%s", report_text());
-  for (uint32_t r = 0; r < 3; r++)
-    cr_assert_neq(pids[r], first[r], "rank %u was not forked afresh", r);
-  cr_assert(cs_launch_pool_alive(pool));
-  cs_launch_pool_close(pool);
-  cr_assert_eq(waitpid(-1, NULL, WNOHANG), -1, "a rank was left behind");
+  runs_afresh(pool, first);
 }
 
 /* A kept rank killed from outside while it waits between runs: the pool
@@ -562,20 +571,14 @@ Test(pool, a_kept_rank_killed_between_runs_is_not_reused,
 {
   setup_world(3, 10);
   cs_launch_pool_t *pool;
-  int32_t first[3], pids[3];
+  int32_t first[3];
   cr_assert_eq(cs_launch_pool_open(&pool, 3), 0);
   cr_assert_eq(pool_run(pool, -1, first), 0, "%s", report_text());
   cr_assert_eq(kill(first[1], SIGKILL), 0);
   siginfo_t si = {0}; /* until rank 1 has died; WNOWAIT leaves it unreaped */
   cr_assert_eq(waitid(P_PID, (id_t)first[1], &si, WEXITED | WNOWAIT), 0);
   cr_assert_not(cs_launch_pool_alive(pool));
-  cs_world_destroy(&world);
-  make_world(3, 10);
-  cr_assert_eq(pool_run(pool, -1, pids), 0, "%s", report_text());
-  for (uint32_t r = 0; r < 3; r++)
-    cr_assert_neq(pids[r], first[r], "rank %u was not forked afresh", r);
-  cs_launch_pool_close(pool);
-  cr_assert_eq(waitpid(-1, NULL, WNOHANG), -1, "a rank was left behind");
+  runs_afresh(pool, first);
 }
 
 /* ---------------------------------------------------------- parsing */
