@@ -22,11 +22,11 @@
  *              loses to a number, max(+0,-0) = +0, min(+0,-0) = -0, in
  *              either order (collsim's default)
  *   PROPAGATE  a NaN operand gives NaN (torch.max/amax); ±0 as IEEE
- *   PTO        acc > x ? acc : x (max), acc < x ? acc : x (min), acc the
- *              local accumulator, x the received value, as the
- *              reference's operand order and pto-isa's CPU simulator
- *              (std::max(a, b) = a < b ? b : a): order-dependent for NaN
- *              and ±0 */
+ *   PTO        std::max(a, b) = a < b ? b : a, std::min(a, b) =
+ *              b < a ? b : a, as pto-isa's CPU simulator (TMAX/TMIN),
+ *              a the reference's first operand (the local accumulator),
+ *              b the received value: a NaN operand or a tie (±0) gives
+ *              a, so the result depends on the order */
 typedef enum cs_minmax {
   CS_MINMAX_IEEE = 0,
   CS_MINMAX_PROPAGATE = 1,

@@ -175,13 +175,14 @@ static double min_num(double a, double b)
 
 /* The --minmax modes other than ieee, written from their definitions
  * (dtype.h), with `a` the first operand (the reference's local value):
- * propagate: NaN when either operand is NaN, otherwise as ieee; pto: the
- * plain compare-and-select, a > b ? a : b (max), a < b ? a : b (min). */
+ * propagate: NaN when either operand is NaN, otherwise as ieee; pto:
+ * C++'s std::max(a, b) = a < b ? b : a and std::min(a, b) = b < a ? b : a
+ * (pto-isa's CPU simulator): a NaN operand or a tie (±0) gives a. */
 static double minmax(cs_op_t op, cs_minmax_t mm, double a, double b)
 {
   int max = op == CS_MAX;
   if (mm == CS_MINMAX_PTO)
-    return max ? (a > b ? a : b) : (a < b ? a : b);
+    return max ? (a < b ? b : a) : (b < a ? b : a);
   if (mm == CS_MINMAX_PROPAGATE && (isnan(a) || isnan(b)))
     return NAN;
   return max ? max_num(a, b) : min_num(a, b);
@@ -544,7 +545,7 @@ static void fold_block(const cs_oracle_run_t *o, float *restrict acc,
   if (o->mm == CS_MINMAX_PTO) { /* the select, first operand a */
     for (uint32_t j = 0; j < BLOCK; j++) {
       float a = x_first ? x[j] : acc[j], b = x_first ? acc[j] : x[j];
-      acc[j] = max ? (a > b ? a : b) : (a < b ? a : b);
+      acc[j] = max ? (a < b ? b : a) : (b < a ? b : a);
     }
     return;
   }

@@ -90,9 +90,12 @@ CS_INLINE float min_num(float a, float b)
 
 /* The kernels' ops: sum and prod, and max/min in each --minmax mode
  * (dtype.h): IEEE, PROP (a NaN operand gives NaN: a + b is a quiet NaN
- * then; ±0 as IEEE), PTO (a > b ? a : b, a the first operand) and PTOR
- * (the same with the operands swapped, for a caller whose first operand
- * sits in x). */
+ * then; ±0 as IEEE), and the two plain selects of acc (a) and x (b):
+ * MAXT/MINT a > b ? a : b / a < b ? a : b (keep b on a NaN or a tie) and
+ * MAXTR/MINTR b > a ? b : a / b < a ? b : a (keep a). pto is C++'s
+ * std::max(f, s) = f < s ? s : f, std::min(f, s) = s < f ? s : f, with
+ * f the reference's first operand: MAXTR/MINTR when f sits in acc, MAXT/
+ * MINT when it sits in x. */
 typedef enum kop {
   K_SUM, K_PROD, K_MAX, K_MIN, K_MAXP, K_MINP, K_MAXT, K_MINT, K_MAXTR,
   K_MINTR
@@ -410,7 +413,7 @@ static kop_t kop_of(cs_op_t op, cs_minmax_t mm, int x_first)
   switch (mm) {
   case CS_MINMAX_PROPAGATE: return max ? K_MAXP : K_MINP;
   case CS_MINMAX_PTO:
-    return x_first ? (max ? K_MAXTR : K_MINTR) : (max ? K_MAXT : K_MINT);
+    return x_first ? (max ? K_MAXT : K_MINT) : (max ? K_MAXTR : K_MINTR);
   default: return max ? K_MAX : K_MIN;
   }
 }

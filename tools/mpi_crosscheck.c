@@ -15,17 +15,20 @@
  *   mpi_crosscheck special IN.npy COUNT SEED  as gen, but every element one
  *                                          of NaN, ±0, ±inf, ±(fp32
  *                                          subnormals), ±1, 2
- *   mpi_crosscheck check0 IN.npy OUT.npy OP max|min: every rank's
- *                                          MPI_Allreduce result against
- *                                          collsim's row 0, bit for bit
- *                                          (NaN equal to NaN)
+ *   mpi_crosscheck check0 IN.npy OUT.npy OP [FIRST]  OP max|min: every
+ *                                          rank's MPI_Allreduce result
+ *                                          against collsim's row 0 from
+ *                                          element FIRST (default 0) on,
+ *                                          bit for bit (NaN equal to NaN)
  *
  * Open MPI's MPI_MAX/MPI_MIN on fp32 are the select (a > b ? a : b),
  * order-dependent for NaN and ±0. Measured with Open MPI 4.1 on 2 and 3
  * ranks and up to about 1000 elements, every rank gets the ascending fold
- * ((x0 op x1) op x2): collsim's --minmax pto on mesh or host, rank 0. For
- * more ranks or elements the tree or ring Open MPI picks folds in other
- * orders (not modelled).
+ * ((x0 op x1) op x2). collsim's --minmax pto is std::max(a, b) = a < b ?
+ * b : a, so that fold is std::max(x2, std::max(x1, x0)): the ring's order
+ * in its last segment (owner N-1: start at x0, each rank folds its own
+ * value in as the first operand). For more ranks or elements the tree or
+ * ring Open MPI picks folds in other orders (not modelled).
  */
 #include <math.h>
 #include <mpi.h>
@@ -116,7 +119,7 @@ static void write_special(const char *path, int n, long count, uint64_t s)
 
 /* check0: MPI's result on every rank against collsim's rank 0. */
 static int check0(const char *in_path, const char *out_path, const char *opname,
-                  int rank, int n)
+                  long from, int rank, int n)
 {
   long count = npy_cols(in_path);
   MPI_Op op = !strcmp(opname, "min") ? MPI_MIN : MPI_MAX;
@@ -129,7 +132,7 @@ static int check0(const char *in_path, const char *out_path, const char *opname,
   float *want = malloc(sizeof(float) * (size_t)count);
   MPI_Allreduce(in, want, (int)count, MPI_FLOAT, op, MPI_COMM_WORLD);
   long bad = 0, first = -1, total = 0;
-  for (long i = 0; i < count; i++)
+  for (long i = from; i < count; i++)
     if (!same_bits(want[i], got[i]) && bad++ == 0)
       first = i;
   MPI_Reduce(&bad, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -137,8 +140,8 @@ static int check0(const char *in_path, const char *out_path, const char *opname,
     fprintf(stderr, "rank %d: %ld mismatches, first at %ld: MPI %.9g, collsim %.9g\n",
             rank, bad, first, want[first], got[first]);
   if (rank == 0)
-    printf("%s NaN/±0/inf/subnormal: %d ranks x %ld: %s (%ld mismatching elements)\n",
-           opname, n, count, total ? "MISMATCH" : "bit-identical", total);
+    printf("%s NaN/±0/inf/subnormal: %d ranks x %ld (from %ld): %s (%ld mismatching elements)\n",
+           opname, n, count, from, total ? "MISMATCH" : "bit-identical", total);
   free(want);
   free(in);
   free(got);
@@ -171,8 +174,8 @@ int main(int argc, char **argv)
     if (rank == 0)
       write_special(argv[2], n, atol(argv[3]),
                     strtoull(argv[4], NULL, 10) * 0x9e3779b97f4a7c15ull + 1);
-  } else if (argc == 5 && !strcmp(argv[1], "check0")) {
-    rc = check0(argv[2], argv[3], argv[4], rank, n);
+  } else if ((argc == 5 || argc == 6) && !strcmp(argv[1], "check0")) {
+    rc = check0(argv[2], argv[3], argv[4], argc == 6 ? atol(argv[5]) : 0, rank, n);
   } else if (argc == 5 && !strcmp(argv[1], "check")) {
     long count = npy_cols(argv[2]);
     MPI_Op op = !strcmp(argv[4], "max") ? MPI_MAX : !strcmp(argv[4], "min") ? MPI_MIN

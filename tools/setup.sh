@@ -20,7 +20,7 @@ mode=${1:-demo}
 
 pkgs=(gcc libc6-dev make cmake pkg-config liburing-dev libcriterion-dev libncurses-dev)
 [ "$mode" = mpi ] && pkgs+=(openmpi-bin libopenmpi-dev mpich libmpich-dev)
-[ "$mode" = test ] && pkgs+=(tmux) # the terminal lesson's tests
+[ "$mode" = test ] && pkgs+=(tmux g++) # the terminal lesson's tests, pto_ref
 . tools/need.sh
 need setup "${pkgs[@]}"
 
