@@ -23,7 +23,8 @@ static void verb(char *b, size_t n, const cs_trace_header_t *h,
 {
   char slot[32], peer[32] = "";
   cs_trace_slot_name(&h->layout, x->slot, slot, sizeof(slot));
-  uint64_t end = x->elem_off + x->valid;
+  uint64_t end = cs_trace_rec_is_2d(x) ? cs_trace_rec_end(x)
+                                       : x->elem_off + x->valid;
   if (x->peer != x->rank)
     snprintf(peer, sizeof(peer), " %s rank %u", x->kind == CS_EV_LOAD ? "from" : "to",
              x->peer);
