@@ -316,6 +316,19 @@ Test(rect_cli, bad_shapes_and_rectangles_get_one_line_and_exit_2,
           "--shape", "4x8", "--valid", "3;5", NULL);
 }
 
+Test(rect_cli, bench_and_teach_refuse_a_shape_with_one_line, .timeout = 60)
+{
+  static const char *cmds[] = {"bench", "teach"};
+  for (int i = 0; i < 2; i++) {
+    cli_out_t r;
+    run_cli(&r, 30, cmds[i], "--shape", "4x8", "--valid", "3,5", NULL);
+    cr_assert_eq(r.status, 2, "%s: %d %s", cmds[i], r.status, r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "--shape and --valid are not accepted"), "%s",
+              r.err);
+  }
+}
+
 Test(rect_cli, agreeing_count_and_a_whole_valid_shape_run, .timeout = 120)
 {
   cli_out_t r;
