@@ -22,6 +22,9 @@
  *            makes completed RMA updates to the public copy visible to
  *            local loads in the separate model; in the unified model it is a
  *            memory barrier, 11.7 rules on public and private copies).
+ *   load2d,  The 2-D forms (cs_load_rect, cs_store_rect): one MPI_Get /
+ *   write2d  MPI_Put per row, then one MPI_Win_flush_local; the own window
+ *            by memcpy per row, with MPI_Win_sync as for load and write.
  *   write    Peer (put): MPI_Put (11.3.1) + MPI_Win_flush_local, so the
  *            tile may be reused at once (11.3: the origin buffer must not
  *            change until local completion), but NOT completed at the
