@@ -465,6 +465,30 @@ Test(rect_cli, the_checker_finds_the_missing_barrier_on_the_rows,
   }
 }
 
+/* explore takes the run options: it finds the missing barrier on the
+ * rectangle path, and its shrink keeps the shape (the count is its
+ * product) while it cuts the ranks, and replays the smaller failure. */
+Test(rect_cli, explore_finds_and_shrink_keeps_the_shape, .timeout = 240,
+     .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  cli_out_t r;
+  run_cli(&r, 120, "explore", "--algo", "mesh", "--ranks", "3", "--shape",
+          "4x8", "--valid", "3,5", "--bug", "mesh-no-chunk-barrier", "-o",
+          tmpdir, NULL);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "failure 1: wrong result"), "%s", r.out);
+  cr_assert(strstr(r.out, "shrink: ranks 3 -> 2, count 32 -> 32"), "%s%s",
+            r.out, r.err);
+  cr_assert(strstr(r.out, "(rows 3 x 5 @ stride 8)"), "%s", r.out);
+  char min[200];
+  snprintf(min, sizeof(min), "%s/explore-1.min.cstrace", tmpdir);
+  run_cli(&r, 60, "trace", min, NULL);
+  cr_assert(strstr(r.out, "shape     4 x 8, valid 3 x 5"), "%.2000s", r.out);
+  run_cli(&r, 60, "replay", min, NULL);
+  cr_assert(strstr(r.out, "identical; outcome: wrong result"), "%s%s", r.out,
+            r.err);
+}
+
 /* ------------------------------------------------------------ the API */
 
 /* A 2-D access whose last row leaves the slot is an out-of-slot fault
