@@ -432,6 +432,9 @@ Test(rect_cli, controlled_runs_replay_and_show_rows, .timeout = 240,
     run_cli(&r, 60, "trace", path, NULL);
     cr_assert(strstr(r.out, "shape     5 x 7, valid 4 x 3"), "%s", r.out);
     cr_assert(strstr(r.out, "rows 4 x 3 @ stride 7"), "%.3000s", r.out);
+    run_cli(&r, 60, "trace", path, "--format", "chrome", NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "rows 4 x 3 @ stride 7"), "%.3000s", r.out);
     run_cli(&r, 60, "check", path, NULL);
     cr_assert_eq(r.status, 0, "correct %s run: %.2000s", models[m], r.out);
   }
