@@ -312,6 +312,10 @@ Test(rect_cli, bad_shapes_and_rectangles_get_one_line_and_exit_2,
           "--shape", "4x", NULL);
   refused("--shape '0x8' is not accepted", "--algo", "mesh", "--shape", "0x8",
           NULL);
+  refused("--shape 4294967295x17 is not accepted: 73014444015 elements",
+          "--algo", "mesh", "--shape", "4294967295x17", NULL);
+  refused("--shape '4x-8' is not accepted", "--algo", "mesh", "--shape",
+          "4x-8", NULL);
   refused("--valid '3;5' is not accepted: expected R,C", "--algo", "mesh",
           "--shape", "4x8", "--valid", "3;5", NULL);
 }

@@ -154,6 +154,12 @@ int cs_cli_shape_resolve(const char *cmd, cs_ar_cfg_t *c, int have_shape,
   if (!have_shape)
     return 0;
   uint64_t n = (uint64_t)c->shape_rows * c->shape_cols;
+  if (n > CS_AR_MAX_COUNT) {
+    cs_cli_error(cmd, "--shape %ux%u is not accepted: %llu elements; expected "
+                 "ROWS x COLS at most %llu", c->shape_rows, c->shape_cols,
+                 (unsigned long long)n, CS_AR_MAX_COUNT);
+    return -1;
+  }
   if (have_count && c->count != n) {
     cs_cli_error(cmd, "--count %llu does not match --shape %ux%u: expected "
                  "%llu (ROWS x COLS) or no --count",
