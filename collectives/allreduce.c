@@ -28,6 +28,27 @@ uint32_t cs_ar_max_ranks(cs_algo_t algo)
   return algo == CS_ALGO_HOST ? CS_HOST_MAX_RANKS : CS_AR_MAX_RANKS;
 }
 
+/* The §3.3 shape and valid rectangle of c (none: all four 0). */
+static int check_shape(const cs_ar_cfg_t *c)
+{
+  if (!c->shape_rows && !c->shape_cols && !c->valid_rows && !c->valid_cols)
+    return 0;
+  if (!c->shape_rows || !c->shape_cols ||
+      (uint64_t)c->shape_rows * c->shape_cols != c->count)
+    return CS_EARSHAPE;
+  if (!c->valid_rows || !c->valid_cols || c->valid_rows > c->shape_rows ||
+      c->valid_cols > c->shape_cols)
+    return CS_EARVALID;
+  if (!cs_ar_rect(c))
+    return 0;
+  if (c->algo != CS_ALGO_MESH)
+    return CS_EARVALIDALGO;
+  if ((uint64_t)c->valid_rows * c->valid_cols * cs_dtype_size(c->dtype) >
+      c->tile_bytes)
+    return CS_EARVALIDTILE;
+  return 0;
+}
+
 int cs_ar_check(const cs_ar_cfg_t *c)
 {
   if ((unsigned)c->algo >= CS_NALGOS || (unsigned)c->dtype >= CS_NDTYPES ||
@@ -42,7 +63,7 @@ int cs_ar_check(const cs_ar_cfg_t *c)
     return CS_EARTILE;
   if (c->iters < 1)
     return CS_EARITERS;
-  return 0;
+  return check_shape(c);
 }
 
 uint64_t cs_ar_signal_cells(const cs_ar_cfg_t *c)
@@ -56,6 +77,8 @@ int32_t cs_ar_signal_final(const cs_ar_cfg_t *c)
   uint32_t es = cs_dtype_size(c->dtype);
   switch (c->algo) {
   case CS_ALGO_MESH:
+    if (cs_ar_rect(c))
+      return 2; /* §3.3: one chunk */
     return (int32_t)(1 + cs_mesh_chunks(c->count, es, c->tile_bytes));
   case CS_ALGO_RING:
     return (int32_t)(2 * cs_ring_subchunks(c->count, c->nranks, es, c->tile_bytes));

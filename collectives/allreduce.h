@@ -41,7 +41,11 @@ uint32_t cs_ar_max_ranks(cs_algo_t algo);
 /* Checks a configuration. Returns 0, or the first field out of range:
  * CS_EARENUM (algo, dtype or op), CS_EARRANKS (1..cs_ar_max_ranks),
  * CS_EARCOUNT (1..CS_AR_MAX_COUNT), CS_EARTILE (a multiple of 32 from
- * CS_AR_MIN_TILE to CS_AR_MAX_TILE) or CS_EARITERS (0 calls). Words no
+ * CS_AR_MIN_TILE to CS_AR_MAX_TILE), CS_EARITERS (0 calls), and for a
+ * shape (§3.3): CS_EARSHAPE (rows x columns != count), CS_EARVALID (valid
+ * rows or columns 0 or above the shape's), CS_EARVALIDALGO (a partial
+ * rectangle on ring or host), CS_EARVALIDTILE (its bytes above
+ * tile_bytes). Words no
  * message: the caller names the value from `c`. */
 int cs_ar_check(const cs_ar_cfg_t *c);
 

@@ -29,7 +29,28 @@ typedef struct cs_ar_cfg {
   uint32_t   no_epilogue;/* 1: leave signals at their final values (single use) */
   uint32_t   bug;        /* cs_bug_t: a named defect, 0 = none (bugs.h) */
   uint32_t   minmax;     /* cs_minmax_t: max/min on NaN and ±0 (dtype.h) */
+  /* docs/algorithms.md §3.3: the data as a row-major 2-D shape
+   * [shape_rows, shape_cols] (their product is count) with the valid
+   * top-left rectangle [valid_rows, valid_cols]; all 0: 1-D, no shape. */
+  uint32_t   shape_rows, shape_cols;
+  uint32_t   valid_rows, valid_cols;
 } cs_ar_cfg_t;
+
+/* Whether c takes mesh's partial-valid rectangle path (§3.3): a shape
+ * whose valid rectangle is smaller than it (cs_ar_check has held the
+ * rectangle to one tile and the algorithm to mesh). */
+static inline int cs_ar_rect(const cs_ar_cfg_t *c)
+{
+  return c->shape_rows != 0 &&
+         (c->valid_rows < c->shape_rows || c->valid_cols < c->shape_cols);
+}
+
+/* Whether element i lies in c's valid rectangle (always, without one). */
+static inline int cs_ar_in_rect(const cs_ar_cfg_t *c, uint64_t i)
+{
+  return !cs_ar_rect(c) || (i / c->shape_cols < c->valid_rows &&
+                            i % c->shape_cols < c->valid_cols);
+}
 
 /* The window of every algorithm: slot 0 "data" (count elements), slot 1
  * "signal" (int32 cells), in that order (cs_ar_layout declares them). */

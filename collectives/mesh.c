@@ -22,7 +22,12 @@
  * Cost:         1 + C all-to-all barriers; (N-1)(1+C) notifies per rank;
  *               each rank loads (N-1)*S bytes remotely (S = count*esize)
  *               and stores S.
- * Limitations:  no partial-valid rectangle path (§3.3).
+ * Rectangle:    with a shape [R, C] (count = R*C) whose valid top-left
+ *               rectangle [r, c] is partial and fits one tile, the §3.3
+ *               path instead: ready barrier, one 2-D own load, one 2-D
+ *               remote load per peer ascending folded in, one barrier
+ *               (wait >= 2), one 2-D store; the elements outside the
+ *               rectangle keep the rank's input. Cells reach 2.
  *
  * Buffers after the chunk (4 ranks, one chunk; [0+1+2] = x0 op x1 op x2):
  *
@@ -35,9 +40,38 @@
 #include "barrier.h"
 #include "geometry.h"
 
+/* §3.3: the valid rectangle [valid_rows, valid_cols] of the row-major
+ * [shape_rows, shape_cols] data, in one tile, as one chunk (step 0). */
+static void mesh_rect(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
+                      cs_ar_tiles_t *t, cs_ar_sigbad_t *bad)
+{
+  uint32_t n = d->nranks, me = d->rank;
+  uint32_t rows = c->valid_rows, cols = c->valid_cols, stride = c->shape_cols;
+  t->acc.width = t->recv.width = rows * cols;
+  cs_mark(d, 1, 0);
+  cs__ar_barrier(d, k, 0, 1); /* ready */
+  cs_dev_step(d, 0);
+  cs_load_rect(d, &t->acc, me, CS_AR_SLOT_DATA, 0, rows, cols, stride);
+  for (uint32_t p = 0; p < n; p++) {
+    if (p == me)
+      continue;
+    cs_load_rect(d, &t->recv, p, CS_AR_SLOT_DATA, 0, rows, cols, stride);
+    cs__ar_reduce(d, &t->acc, &t->recv, c, 0); /* local first */
+  }
+  int32_t read_done = 2;
+  if (k->chunk_barrier && k->final_barrier)
+    cs__ar_barrier(d, k, 0, read_done++); /* read-complete */
+  cs_store_rect(d, &t->acc, CS_AR_SLOT_DATA, 0, rows, cols, stride);
+  cs__ar_epilogue(d, k, 1, read_done - 1, read_done - 1, bad);
+}
+
 void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
                  cs_ar_tiles_t *t, cs_ar_sigbad_t *bad)
 {
+  if (cs_ar_rect(c)) {
+    mesh_rect(d, c, k, t, bad);
+    return;
+  }
   uint32_t n = d->nranks, me = d->rank, es = cs_dtype_size(c->dtype);
   uint64_t size = c->count;
   uint64_t w = cs_mesh_width(size, es, c->tile_bytes);

@@ -289,6 +289,79 @@ void cs_put(cs_dev_t *d, const cs_tile_t *t, uint32_t peer, uint32_t slot,
   write_to(d, CS_EV_PUT, t, peer, slot, elem_off, valid);
 }
 
+/* ------------------------------------------------------------ 2-D */
+
+/* Begins 2-D event ev (cell = rows, value = stride) with tile t: the
+ * shape's rules, then the footprint: the slot is one contiguous range, so
+ * every row lies inside it exactly when the span from the first row's
+ * start to the last row's end does. Returns the first row's window
+ * offset. */
+static uint64_t rect_begin(cs_dev_t *d, cs_event_t *ev, const cs_tile_t *t,
+                           uint32_t cols, uint64_t stride)
+{
+  cs__dev_begin(d, ev);
+  uint32_t rows = ev->cell;
+  uint64_t n = (uint64_t)rows * cols;
+  if (__builtin_expect(rows == 0 || cols == 0 || stride < cols ||
+                       stride > INT32_MAX || n > t->width, 0))
+    cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
+                 "rank %u: bad 2-D %s at event %llu: %u rows x %u columns "
+                 "@ stride %llu with a tile of %u elements (expected rows, "
+                 "columns >= 1, columns <= stride, rows x columns <= the "
+                 "tile)", d->rank, kind_name(ev->kind),
+                 (unsigned long long)ev->index, rows, cols,
+                 (unsigned long long)stride, t->width);
+  uint64_t span = (uint64_t)(rows - 1) * stride + cols;
+  const cs_slot_t *s = check(d, ev, ev->slot, ev->peer, ev->elem_off, span);
+  check_tile(d, ev, t, s, (uint32_t)n);
+  return s->off + ev->elem_off * s->esize;
+}
+
+void cs_load_rect(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
+                  uint64_t elem_off, uint32_t rows, uint32_t cols,
+                  uint32_t stride)
+{
+  uint32_t n = rows * cols; /* wraps only when rect_begin refuses it */
+  cs_event_t ev = {.kind = CS_EV_LOAD, .peer = peer, .slot = slot,
+                   .elem_off = elem_off, .valid = n, .phys = n,
+                   .cell = rows, .value = (int32_t)stride};
+  uint64_t off = rect_begin(d, &ev, t, cols, stride);
+  size_t es = t->esize, rb = (size_t)cols * es, pitch = (size_t)stride * es;
+  uint8_t *dst = t->buf;
+  if (d->direct) {
+    const uint8_t *src = cs_win_remote(&d->ctx, d->mywin + off, peer);
+    for (uint32_t i = 0; i < rows; i++)
+      memcpy(dst + i * rb, src + i * pitch, rb);
+  } else {
+    d->ops->load2d(d, &ev, off, dst, rb, rows, pitch);
+  }
+  if (n < t->width)
+    memset(dst + (size_t)n * es, 0, (size_t)(t->width - n) * es);
+  t->valid = n;
+  cs__dev_end(d, &ev, 0);
+}
+
+void cs_store_rect(cs_dev_t *d, const cs_tile_t *t, uint32_t slot,
+                   uint64_t elem_off, uint32_t rows, uint32_t cols,
+                   uint32_t stride)
+{
+  uint32_t n = rows * cols;
+  cs_event_t ev = {.kind = CS_EV_STORE, .peer = d->rank, .slot = slot,
+                   .elem_off = elem_off, .valid = n, .phys = n,
+                   .cell = rows, .value = (int32_t)stride};
+  uint64_t off = rect_begin(d, &ev, t, cols, stride);
+  size_t rb = (size_t)cols * t->esize, pitch = (size_t)stride * t->esize;
+  const uint8_t *src = t->buf;
+  if (d->direct) {
+    uint8_t *dst = d->mywin + off;
+    for (uint32_t i = 0; i < rows; i++)
+      memcpy(dst + i * pitch, src + i * rb, rb);
+  } else {
+    d->ops->write2d(d, &ev, off, src, rb, rows, pitch);
+  }
+  cs__dev_end(d, &ev, 0);
+}
+
 /* ------------------------------------------------------------ signals */
 
 /* Bounds of a signal access: one int32 cell inside an int32 slot.

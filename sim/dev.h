@@ -84,10 +84,12 @@ typedef struct cs_event {
   uint64_t dma_id;   /* controlled fifo/relaxed: id of the posted op, else 0 */
   uint32_t peer;     /* peer rank (own rank for local access) */
   uint32_t slot;     /* slot index */
-  uint32_t cell;     /* signal cell index (notify, wait) */
+  uint32_t cell;     /* signal cell index (notify, wait); a 2-D load or
+                        store (cs_load_rect, cs_store_rect): its rows, else 0 */
   uint32_t valid;    /* logical elements */
   uint32_t phys;     /* physical elements (>= valid: FP16 tail rounding) */
-  int32_t  value;    /* notify value, wait target */
+  int32_t  value;    /* notify value, wait target; 2-D: the row stride
+                        in elements (valid = phys = rows x columns) */
 } cs_event_t;
 
 typedef struct cs_dev cs_dev_t;
@@ -141,6 +143,15 @@ typedef struct cs_dev_ops {
    * may post it for later (then sets ev->dma_id). */
   void (*write)(cs_dev_t *d, cs_event_t *ev, uint64_t off, const void *src,
                 size_t nbytes);
+  /* The 2-D forms (cs_load_rect, cs_store_rect; ev->cell = rows,
+   * ev->value = row stride in elements): `rows` rows of `rowbytes`, the
+   * first at `off`, each `pitch` bytes after the one before, packed row
+   * after row in dst / src. write2d may post the whole rectangle as one op
+   * (then sets ev->dma_id). Not called when `direct`. */
+  void (*load2d)(cs_dev_t *d, const cs_event_t *ev, uint64_t off, void *dst,
+                 size_t rowbytes, uint32_t rows, uint64_t pitch);
+  void (*write2d)(cs_dev_t *d, cs_event_t *ev, uint64_t off, const void *src,
+                  size_t rowbytes, uint32_t rows, uint64_t pitch);
   /* Applies the event's op and value to the peer's cell at `off`; returns
    * the cell's value after it, or 0 when the notify was posted for later. */
   int32_t (*notify)(cs_dev_t *d, cs_event_t *ev, uint64_t off);

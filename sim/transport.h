@@ -30,6 +30,11 @@ static inline void *cs__shm_at(const cs_dev_t *d, uint32_t peer, uint64_t off)
 }
 void cs__free_write(cs_dev_t *d, cs_event_t *ev, uint64_t off,
                     const void *src, size_t nbytes);
+void cs__free_load2d(cs_dev_t *d, const cs_event_t *ev, uint64_t off,
+                     void *dst, size_t rowbytes, uint32_t rows, uint64_t pitch);
+void cs__free_write2d(cs_dev_t *d, cs_event_t *ev, uint64_t off,
+                      const void *src, size_t rowbytes, uint32_t rows,
+                      uint64_t pitch);
 int32_t cs__free_notify(cs_dev_t *d, cs_event_t *ev, uint64_t off);
 int32_t cs__free_wait(cs_dev_t *d, const cs_event_t *ev, uint64_t off);
 void cs__free_fence(cs_dev_t *d, const cs_event_t *ev);

@@ -107,6 +107,18 @@ static void ctl_write(cs_dev_t *d, cs_event_t *ev, uint64_t off,
     cs__free_write(d, ev, off, src, nbytes);
 }
 
+/* A 2-D store: posted as one op whose payload is the packed rows (the op
+ * carries rows and stride in cell and value; the landing scatters them). */
+static void ctl_write2d(cs_dev_t *d, cs_event_t *ev, uint64_t off,
+                        const void *src, size_t rowbytes, uint32_t rows,
+                        uint64_t pitch)
+{
+  if (posted(d))
+    ctl_post(d, ev, src, (uint32_t)(rowbytes * rows));
+  else
+    cs__free_write2d(d, ev, off, src, rowbytes, rows, pitch);
+}
+
 static int32_t ctl_notify(cs_dev_t *d, cs_event_t *ev, uint64_t off)
 {
   if (!posted(d))
@@ -121,6 +133,8 @@ const cs_dev_ops_t cs_transport_controlled = {
     .load = ctl_load,
     .view = NULL,
     .write = ctl_write,
+    .load2d = cs__free_load2d, /* loads read memory as it is when they run */
+    .write2d = ctl_write2d,
     .notify = ctl_notify,
     .wait = cs__free_wait, /* granted only when satisfied: returns at once */
     .fence = cs__free_fence, /* granted only with an empty queue */

@@ -64,6 +64,23 @@ void cs__free_write(cs_dev_t *d, cs_event_t *ev, uint64_t off,
   memcpy(cs__shm_at(d, ev->peer, off), src, nbytes);
 }
 
+void cs__free_load2d(cs_dev_t *d, const cs_event_t *ev, uint64_t off,
+                     void *dst, size_t rowbytes, uint32_t rows, uint64_t pitch)
+{
+  const uint8_t *src = cs__shm_at(d, ev->peer, off);
+  for (uint32_t i = 0; i < rows; i++)
+    memcpy((uint8_t *)dst + i * rowbytes, src + i * pitch, rowbytes);
+}
+
+void cs__free_write2d(cs_dev_t *d, cs_event_t *ev, uint64_t off,
+                      const void *src, size_t rowbytes, uint32_t rows,
+                      uint64_t pitch)
+{
+  uint8_t *dst = cs__shm_at(d, ev->peer, off);
+  for (uint32_t i = 0; i < rows; i++)
+    memcpy(dst + i * pitch, (const uint8_t *)src + i * rowbytes, rowbytes);
+}
+
 int32_t cs__free_notify(cs_dev_t *d, cs_event_t *ev, uint64_t off)
 {
   int32_t *p = cs__shm_at(d, ev->peer, off), now;
@@ -169,6 +186,8 @@ const cs_dev_ops_t cs_transport_free = {
     .load = free_load,
     .view = free_view,
     .write = cs__free_write,
+    .load2d = cs__free_load2d,
+    .write2d = cs__free_write2d,
     .notify = cs__free_notify,
     .wait = cs__free_wait,
     .fence = cs__free_fence,

@@ -22,6 +22,9 @@
  *            makes completed RMA updates to the public copy visible to
  *            local loads in the separate model; in the unified model it is a
  *            memory barrier, 11.7 rules on public and private copies).
+ *   load2d,  The 2-D forms (cs_load_rect, cs_store_rect): one MPI_Get /
+ *   write2d  MPI_Put per row, then one MPI_Win_flush_local; the own window
+ *            by memcpy per row, with MPI_Win_sync as for load and write.
  *   write    Peer (put): MPI_Put (11.3.1) + MPI_Win_flush_local, so the
  *            tile may be reused at once (11.3: the origin buffer must not
  *            change until local completion), but NOT completed at the
@@ -135,6 +138,46 @@ static void mpi_write(cs_dev_t *d, cs_event_t *ev, uint64_t off,
     done += (size_t)n;
   }
   MPI_Win_flush_local((int)ev->peer, m->win);
+}
+
+/* 2-D: one MPI_Get / MPI_Put per row (11.3), then one flush_local; the
+ * own window by memcpy as in mpi_load / mpi_write. */
+static void mpi_load2d(cs_dev_t *d, const cs_event_t *ev, uint64_t off,
+                       void *dst, size_t rowbytes, uint32_t rows,
+                       uint64_t pitch)
+{
+  cs_mpi_t *m = tp(d);
+  if (ev->peer == d->rank)
+    MPI_Win_sync(m->win);
+  for (uint32_t i = 0; i < rows; i++) {
+    uint8_t *to = (uint8_t *)dst + i * rowbytes;
+    if (ev->peer == d->rank)
+      memcpy(to, m->base + off + i * pitch, rowbytes);
+    else
+      MPI_Get(to, (int)rowbytes, MPI_BYTE, (int)ev->peer,
+              (MPI_Aint)(off + i * pitch), (int)rowbytes, MPI_BYTE, m->win);
+  }
+  if (ev->peer != d->rank)
+    MPI_Win_flush_local((int)ev->peer, m->win);
+}
+
+static void mpi_write2d(cs_dev_t *d, cs_event_t *ev, uint64_t off,
+                        const void *src, size_t rowbytes, uint32_t rows,
+                        uint64_t pitch)
+{
+  cs_mpi_t *m = tp(d);
+  for (uint32_t i = 0; i < rows; i++) {
+    const uint8_t *from = (const uint8_t *)src + i * rowbytes;
+    if (ev->peer == d->rank)
+      memcpy(m->base + off + i * pitch, from, rowbytes);
+    else
+      MPI_Put(from, (int)rowbytes, MPI_BYTE, (int)ev->peer,
+              (MPI_Aint)(off + i * pitch), (int)rowbytes, MPI_BYTE, m->win);
+  }
+  if (ev->peer == d->rank)
+    MPI_Win_sync(m->win);
+  else
+    MPI_Win_flush_local((int)ev->peer, m->win);
 }
 
 /* The displacement of the clock word of the event's cell. */
@@ -264,6 +307,8 @@ const cs_dev_ops_t cs_transport_mpi = {
     .load = mpi_load,
     .view = NULL, /* peers' memory is never mapped: loads copy */
     .write = mpi_write,
+    .load2d = mpi_load2d,
+    .write2d = mpi_write2d,
     .notify = mpi_notify,
     .wait = mpi_wait,
     .fence = mpi_fence,

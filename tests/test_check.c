@@ -496,6 +496,52 @@ static int p_pad_disjoint(cs_dev_t *d, void *a)
   return 0;
 }
 
+/* A 2-D store's footprint is its rows: r0 stores rows 2 x 2 @ stride 8
+ * of its data slot (elements 0, 1, 8, 9) while r1, unordered, loads
+ * element 8 from it (a race) or elements 2..7, between the rows (none:
+ * a contiguous footprint [0, 10) would call it one). And a 2-D load
+ * against a 1-D store into its second row. */
+static int p_rect_row_race(cs_dev_t *d, void *a)
+{
+  (void)a;
+  cs_tile_t t = tile(4, 32, 4);
+  if (d->rank == 0)
+    cs_store_rect(d, &t, S_DATA, 0, 2, 2, 8);
+  else
+    cs_load(d, &t, 0, S_DATA, 8, 1, 1);
+  return 0;
+}
+static int p_rect_gap(cs_dev_t *d, void *a)
+{
+  (void)a;
+  cs_tile_t t = tile(4, 32, 6);
+  if (d->rank == 0)
+    cs_store_rect(d, &t, S_DATA, 0, 2, 2, 8);
+  else
+    cs_load(d, &t, 0, S_DATA, 2, 6, 6);
+  return 0;
+}
+static int p_rect_load_race(cs_dev_t *d, void *a)
+{
+  (void)a;
+  cs_tile_t t = tile(4, 32, 4);
+  if (d->rank == 0)
+    cs_put(d, &t, 1, S_DATA, 9, 1);
+  else
+    cs_load_rect(d, &t, 1, S_DATA, 0, 2, 2, 8);
+  return 0;
+}
+static int p_rect_load_gap(cs_dev_t *d, void *a)
+{
+  (void)a;
+  cs_tile_t t = tile(4, 32, 4);
+  if (d->rank == 0)
+    cs_put(d, &t, 1, S_DATA, 2, 6);
+  else
+    cs_load_rect(d, &t, 1, S_DATA, 0, 2, 2, 8);
+  return 0;
+}
+
 /* An Eq wait that r0's second add can pass before r1 looks, or the same
  * with the second add after r1's wait (r1 notifies after it). */
 static int p_eq_hazard(cs_dev_t *d, void *a)
@@ -584,6 +630,12 @@ static const prog_t progs[] = {
     {"padding read after the store (fifo)", 2, p_pad_ordered, 0, 0, CS_MM_FIFO},
     {"padding over-read races a store", 2, p_pad_phys_race, 1, CS_CHECK_RACE, -1},
     {"padding over-read, no byte shared", 2, p_pad_disjoint, 0, 0, -1},
+    {"2-D store row races a load", 2, p_rect_row_race, 1, CS_CHECK_RACE, -1},
+    {"2-D store row races a load (fifo)", 2, p_rect_row_race, 1, CS_CHECK_RACE, CS_MM_FIFO},
+    {"2-D store, a load between its rows", 2, p_rect_gap, 0, 0, -1},
+    {"2-D store, a load between its rows (relaxed)", 2, p_rect_gap, 0, 0, CS_MM_RELAXED},
+    {"2-D load row races a put", 2, p_rect_load_race, 1, CS_CHECK_RACE, -1},
+    {"2-D load, a put between its rows", 2, p_rect_load_gap, 0, 0, -1},
     {"wait Eq passed by a second add", 2, p_eq_hazard, 1, CS_CHECK_WAIT_EQ, -1},
     {"wait Eq, second add ordered after it", 2, p_eq_ordered, 0, 0, -1},
     {"a wait the notifies satisfy", 2, p_satisfiable, 0, 0, -1},

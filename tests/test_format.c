@@ -375,6 +375,40 @@ Test(format, checker_catches_a_doctored_doc)
   expect_caught(doc, "## Record (80 bytes)", "## Record (96 bytes)",
                 "80 bytes");
   expect_caught(doc, "version 3\n", "version 4\n", "another version");
+  expect_caught(doc, "   880  u32   valid_rows", "   880  u32   valid_r",
+                "no field valid_r");
+  expect_caught(doc, "   888  u8[136] reserved", "   884  u8[136] reserved",
+                "reserved at offset 884");
+}
+
+/* The §3.3 fields came out of the reserved bytes: a zero header (every
+ * older trace) has no shape. And a 2-D record (cell = rows, value =
+ * stride) ends with its last row; a 1-D one, or a notify whose cell is
+ * a signal cell, is not 2-D. */
+Test(format, shape_fields_and_two_d_records)
+{
+  cs_trace_header_t h;
+  memset(&h, 0, sizeof(h));
+  cr_assert_eq(h.shape_rows | h.shape_cols | h.valid_rows | h.valid_cols, 0u);
+  cr_assert_eq(offsetof(cs_trace_header_t, shape_rows), 872u);
+  cr_assert_eq(offsetof(cs_trace_header_t, reserved), 888u);
+  cs_trace_rec_t x = {.kind = 1, .elem_off = 8, .valid = 15, .phys = 15,
+                      .cell = 3, .value = 8};
+  cr_assert(cs_trace_rec_is_2d(&x));
+  cr_assert_eq(cs_trace_rec_end(&x), 8u + 2 * 8 + 5); /* rows 8, 16, 24 */
+  x.kind = 2;
+  cr_assert(cs_trace_rec_is_2d(&x));
+  x.kind = CS_TR_DMA_LAND;
+  x.round = 2;
+  cr_assert(cs_trace_rec_is_2d(&x));
+  cr_assert_eq(cs_trace_rec_end(&x), 29u);
+  x.round = 4; /* a landed notify: cell is its signal cell */
+  cr_assert_not(cs_trace_rec_is_2d(&x));
+  cs_trace_rec_t n = {.kind = 4, .cell = 3, .value = 1};
+  cr_assert_not(cs_trace_rec_is_2d(&n));
+  cs_trace_rec_t one = {.kind = 1, .elem_off = 8, .valid = 5, .phys = 16};
+  cr_assert_not(cs_trace_rec_is_2d(&one));
+  cr_assert_eq(cs_trace_rec_end(&one), 24u);
 }
 
 Test(format, doc_types_have_the_widths_of_the_c_declarations)

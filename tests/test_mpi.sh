@@ -18,7 +18,9 @@
 # MPI_Allreduce, verified on both sides, and bad usage (exit 2). Then a
 # rank killed with SIGKILL mid-run and an injected wait timeout must end
 # the job non-zero within seconds, with no collsim-mpi process left.
-# --minmax and --signals sweep like the default ones (bad values exit 2).
+# --minmax and --signals sweep like the default ones (bad values exit 2);
+# mesh's rectangle path (--shape, --valid: 2-D loads and stores as one
+# MPI_Get/MPI_Put per row) verified the same way.
 # --input/--output: an input with NaN and signed zeros, whose max output
 # differs between the three --minmax modes and matches `collsim run`'s
 # byte for byte in each; bad inputs exit 2 and write nothing.
@@ -151,7 +153,14 @@ modes() {
   run "$label signals usage" 2 "not accepted" "${pre[@]}" -np 2 "$b" run --signals twice
   run "$label single-use iters" 2 "not accepted with --signals single-use" \
     "${pre[@]}" -np 2 "$b" run --signals single-use --iters 3
-  echo "ok $label: --minmax, --signals"
+  run "$label rectangle" 0 "8 cases on 3 ranks: all bit-exact" "${pre[@]}" -np 3 \
+    "$b" run --algo mesh --dtype fp32,fp16 --op all --shape 33x129 --valid 32,128
+  run "$label rectangle cells" 0 "single-use: every non-self cell reached 2" \
+    "${pre[@]}" -np 4 "$b" run --algo mesh --shape 7x13 --valid 6,11 \
+    --signals single-use
+  run "$label rectangle ring" 2 "only mesh has the partial-valid path" \
+    "${pre[@]}" -np 2 "$b" run --algo ring --shape 4x8 --valid 3,5
+  echo "ok $label: --minmax, --signals, --shape"
 }
 
 # traced LABEL MPIRUN... BINARY: --trace read by collsim trace and check.

@@ -137,7 +137,7 @@ static const char bench_help[] =
 #define BENCH_SEED 1u
 
 enum { OPT_RANKS = 2000, OPT_ALGO, OPT_CSV, OPT_STAGING, OPT_TILE,
-       OPT_TRACE_COST, OPT_FLOOR, OPT_SIGNALS, OPT_MINMAX };
+       OPT_TRACE_COST, OPT_FLOOR, OPT_SIGNALS, OPT_MINMAX, OPT_SHAPE };
 enum { OPT_NOT_MINE = 2 }; /* an option handler's "not one of mine" */
 
 typedef struct bench_opts {
@@ -304,6 +304,11 @@ static int opt_other(bench_opts_t *o, int opt, const char *arg,
   case 'h':
     fputs(bench_help, stdout);
     return 1;
+  case OPT_SHAPE:
+    cs_cli_error("bench", "--shape and --valid are not accepted: bench "
+                 "sweeps 1-D sizes; the partial-valid rectangle path "
+                 "(docs/algorithms.md §3.3) runs with collsim run or explore");
+    return -1;
   case ':':
     cs_cli_error("bench", "option '%s' needs a value (see 'collsim bench "
                  "--help')", argv_prev);
@@ -365,6 +370,8 @@ static int parse(int argc, char **argv, bench_opts_t *o)
       {"floor", no_argument, 0, OPT_FLOOR},
       {"signals", required_argument, 0, OPT_SIGNALS},
       {"minmax", required_argument, 0, OPT_MINMAX},
+      {"shape", required_argument, 0, OPT_SHAPE},
+      {"valid", required_argument, 0, OPT_SHAPE},
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};

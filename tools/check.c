@@ -35,17 +35,21 @@ static void event_phrase(const out_t *o, const cs_trace_rec_t *x, char *buf,
   cs_trace_slot_name(&o->h->layout, x->slot, slot, sizeof(slot));
   cs_trace_tag_str(o->h, o->nm, x, tag, sizeof(tag));
   uint32_t len = x->kind == CS_EV_LOAD && x->phys > x->valid ? x->phys : x->valid;
-  char where[64] = "";
+  uint64_t end = cs_trace_rec_is_2d(x) ? cs_trace_rec_end(x) : x->elem_off + len;
+  char where[96] = "";
+  int w = 0;
+  if (cs_trace_rec_is_2d(x))
+    w = snprintf(where, sizeof(where), " (rows %u x %u @ stride %u)", x->cell,
+                 x->valid / x->cell, (uint32_t)x->value);
   if (x->kind == CS_EV_LOAD && x->peer != x->rank)
-    snprintf(where, sizeof(where), " from rank %u", x->peer);
+    snprintf(where + w, sizeof(where) - (size_t)w, " from rank %u", x->peer);
   else if (x->kind == CS_EV_PUT)
-    snprintf(where, sizeof(where), " to rank %u", x->peer);
+    snprintf(where + w, sizeof(where) - (size_t)w, " to rank %u", x->peer);
   if (!tag[0] && x->kind == CS_EV_STORE)
     snprintf(tag, sizeof(tag), "stage-in"); /* before the first marker */
   snprintf(buf, n, "rank %u's %s of %s[%llu..%llu)%s%s%s", x->rank,
            cs_trace_kind_name(x->kind), slot, (unsigned long long)x->elem_off,
-           (unsigned long long)(x->elem_off + len), where, tag[0] ? " at " : "",
-           tag);
+           (unsigned long long)end, where, tag[0] ? " at " : "", tag);
 }
 
 /* "#577 r2 store local data[0..16) valid 16  [RS t0 j0]" */

@@ -122,6 +122,75 @@ int cs_cli_minmax(const char *cmd, const char *opt, const char *s,
   return 0;
 }
 
+int cs_cli_pair(const char *cmd, const char *opt, const char *s, char sep,
+                uint32_t lo, uint32_t *a, uint32_t *b)
+{
+  unsigned long long x = 0, y = 0;
+  int n = -1;
+  char fmt[] = "%llu?%llu%n";
+  fmt[4] = sep;
+  if (s[0] >= '0' && s[0] <= '9' && sscanf(s, fmt, &x, &y, &n) == 2 &&
+      n >= 0 && s[n] == 0 && strchr(s, sep)[1] >= '0' &&
+      strchr(s, sep)[1] <= '9' && x >= lo && y >= lo && x <= UINT32_MAX &&
+      y <= UINT32_MAX) {
+    *a = (uint32_t)x;
+    *b = (uint32_t)y;
+    return 0;
+  }
+  cs_cli_error(cmd, "%s '%s' is not accepted: expected %s (two integers%s)",
+               opt, s, sep == 'x' ? "ROWSxCOLS, e.g. 4x8" : "R,C, e.g. 3,5",
+               lo ? " of at least 1" : "");
+  return -1;
+}
+
+int cs_cli_shape_resolve(const char *cmd, cs_ar_cfg_t *c, int have_shape,
+                         int have_valid, int have_count)
+{
+  if (have_valid && !have_shape) {
+    cs_cli_error(cmd, "--valid %u,%u needs --shape ROWSxCOLS", c->valid_rows,
+                 c->valid_cols);
+    return -1;
+  }
+  if (!have_shape)
+    return 0;
+  uint64_t n = (uint64_t)c->shape_rows * c->shape_cols;
+  if (n > CS_AR_MAX_COUNT) {
+    cs_cli_error(cmd, "--shape %ux%u is not accepted: %llu elements; expected "
+                 "ROWS x COLS at most %llu", c->shape_rows, c->shape_cols,
+                 (unsigned long long)n, CS_AR_MAX_COUNT);
+    return -1;
+  }
+  if (have_count && c->count != n) {
+    cs_cli_error(cmd, "--count %llu does not match --shape %ux%u: expected "
+                 "%llu (ROWS x COLS) or no --count",
+                 (unsigned long long)c->count, c->shape_rows, c->shape_cols,
+                 (unsigned long long)n);
+    return -1;
+  }
+  c->count = n;
+  if (!have_valid) {
+    c->valid_rows = c->shape_rows;
+    c->valid_cols = c->shape_cols;
+  }
+  return 0;
+}
+
+void cs_cli_shape_to_header(const cs_ar_cfg_t *c, cs_trace_header_t *h)
+{
+  h->shape_rows = c->shape_rows;
+  h->shape_cols = c->shape_cols;
+  h->valid_rows = c->valid_rows;
+  h->valid_cols = c->valid_cols;
+}
+
+void cs_cli_shape_from_header(const cs_trace_header_t *h, cs_ar_cfg_t *c)
+{
+  c->shape_rows = h->shape_rows;
+  c->shape_cols = h->shape_cols;
+  c->valid_rows = h->valid_rows;
+  c->valid_cols = h->valid_cols;
+}
+
 uint32_t cs_cli_modes(const cs_ar_cfg_t *c)
 {
   return (c->no_epilogue ? CS_TR_MODE_SINGLE_USE : 0) |
@@ -160,6 +229,31 @@ void cs_cli_ar_why(const cs_ar_cfg_t *c, int rc, char *buf, size_t n)
     break;
   case CS_EARITERS:
     snprintf(buf, n, "--iters 0 is not accepted: expected at least 1");
+    break;
+  case CS_EARSHAPE:
+    snprintf(buf, n, "--shape %ux%u is not accepted: expected ROWS x COLS = "
+             "the element count (%llu)", c->shape_rows, c->shape_cols,
+             (unsigned long long)c->count);
+    break;
+  case CS_EARVALID:
+    snprintf(buf, n, "--valid %u,%u is not accepted for --shape %ux%u: "
+             "expected R from 1 to %u and C from 1 to %u", c->valid_rows,
+             c->valid_cols, c->shape_rows, c->shape_cols, c->shape_rows,
+             c->shape_cols);
+    break;
+  case CS_EARVALIDALGO:
+    snprintf(buf, n, "--valid %u,%u (a partial rectangle of --shape %ux%u) "
+             "is not accepted for --algo %s: only mesh has the partial-valid "
+             "path (docs/algorithms.md §3.3)", c->valid_rows, c->valid_cols,
+             c->shape_rows, c->shape_cols, cs_algo_name(c->algo));
+    break;
+  case CS_EARVALIDTILE:
+    snprintf(buf, n, "--valid %u,%u is not accepted: %llu bytes of %s do not "
+             "fit one tile; expected R x C x %u <= %u (--tile-bytes)",
+             c->valid_rows, c->valid_cols,
+             (unsigned long long)c->valid_rows * c->valid_cols *
+                 cs_dtype_size(c->dtype),
+             cs_dtype_name(c->dtype), cs_dtype_size(c->dtype), c->tile_bytes);
     break;
   default:
     snprintf(buf, n, "unknown algorithm, dtype or op");

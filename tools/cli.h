@@ -94,6 +94,23 @@ int cs_cli_output_ok(const char *cmd, const char *path);
  * unless given (have_iters), and more than one call (asked for, or a
  * defect that needs two) is refused. Shared by collsim run and
  * collsim-mpi run. Returns 0 or -1 (printed). */
+/* --shape ROWSxCOLS (sep 'x') and --valid R,C (sep ','): two decimal
+ * u32s joined by `sep`; --shape's at least 1 (--valid's ranges are
+ * cs_ar_check's). On failure one line; returns -1. */
+int cs_cli_pair(const char *cmd, const char *opt, const char *s, char sep,
+                uint32_t lo, uint32_t *a, uint32_t *b);
+
+/* After the options: --valid needs --shape; the count is ROWS*COLS (a
+ * --count that disagrees is refused: have_count); no --valid: the whole
+ * shape. Returns 0, or -1 after one line. */
+int cs_cli_shape_resolve(const char *cmd, cs_ar_cfg_t *c, int have_shape,
+                         int have_valid, int have_count);
+
+/* The §3.3 shape and valid rectangle into / out of a trace header
+ * (shape_rows .. valid_cols; all 0: none). */
+void cs_cli_shape_to_header(const cs_ar_cfg_t *c, cs_trace_header_t *h);
+void cs_cli_shape_from_header(const cs_trace_header_t *h, cs_ar_cfg_t *c);
+
 int cs_cli_single_use_check(const char *cmd, cs_ar_cfg_t *c, int have_iters);
 /* Validates the fault rank against nranks. Returns 0 or -1 (printed). */
 int cs_cli_common_check(const char *cmd, const cs_cli_common_t *c,

@@ -52,6 +52,7 @@ static const char usage[] =
     "                   [--tile-bytes B] [--bug NAME]\n"
     "                   [--minmax ieee|propagate|pto]\n"
     "                   [--signals single-use|self-clearing]\n"
+    "                   [--shape ROWSxCOLS [--valid R,C]]\n"
     "                   [--fault RANK:KIND[:EVENT]] [--timeout SECONDS]\n"
     "                   [--trace FILE] [--input IN.npy] [--output OUT.npy]\n"
     "       mpirun -np N collsim-mpi bench [options]   (bench --help)\n"
@@ -74,6 +75,9 @@ static const char usage[] =
     "                   (no epilogue, the cells stay at their final values,\n"
     "                   one call: --iters is 1, more is refused), as\n"
     "                   'collsim run --signals'; every rank checks its cells\n"
+    "  --shape RxC      as 'collsim run --shape' (one --count or none), with\n"
+    "  --valid R,C      mesh's partial-valid rectangle path: 2-D loads and\n"
+    "                   stores, one MPI_Get / MPI_Put per row\n"
     "  --trace FILE     write an ordinary collsim trace of the run to FILE\n"
     "                   (one case only), for 'collsim trace' and 'collsim\n"
     "                   check'. The ranks share no clock: events are ordered\n"
@@ -109,6 +113,7 @@ typedef struct mpi_opts {
   int         traced;     /* --trace given */
   int         have_iters; /* --iters given */
   int         have_count, have_dtype; /* --count, --dtype given */
+  int         have_shape, have_valid; /* --shape, --valid given */
   const char *input, *output; /* --input, --output: valid on rank 0 only */
   int         has_input, has_output;
   uint32_t    nalgo, ndtype, nop, ncount;
@@ -120,7 +125,7 @@ typedef struct mpi_opts {
 
 enum { OPT_ALGO = 1, OPT_COUNT, OPT_DTYPE, OPT_OP, OPT_FILL, OPT_SEED,
        OPT_ITERS, OPT_TILE, OPT_BUG, OPT_MINMAX, OPT_SIGNALS, OPT_INPUT,
-       OPT_OUTPUT, OPT_HELP };
+       OPT_OUTPUT, OPT_HELP, OPT_SHAPE, OPT_VALID };
 enum { PARSE_HELP = -1 };
 
 /* One item of a list option into o; returns 0 or -1 after one line. */
@@ -209,6 +214,14 @@ static int opt_one(mpi_opts_t *o, int opt, const char *arg)
     return cs_cli_u32(CMD, "--iters", arg, 1, 1000000, &o->cfg.iters);
   case OPT_MINMAX:
     return cs_cli_minmax(CMD, "--minmax", arg, &o->cfg.minmax);
+  case OPT_SHAPE:
+    o->have_shape = 1;
+    return cs_cli_pair(CMD, "--shape", arg, 'x', 1, &o->cfg.shape_rows,
+                       &o->cfg.shape_cols);
+  case OPT_VALID:
+    o->have_valid = 1;
+    return cs_cli_pair(CMD, "--valid", arg, ',', 0, &o->cfg.valid_rows,
+                       &o->cfg.valid_cols);
   case OPT_SIGNALS:
     return cs_cli_signals(CMD, "--signals", arg, &o->cfg.no_epilogue);
   case OPT_TILE:
@@ -266,6 +279,23 @@ static int check_modes(mpi_opts_t *o)
     return -1;
   if (o->cfg.iters < cs_bug_min_calls(o->cfg.bug))
     o->cfg.iters = cs_bug_min_calls(o->cfg.bug);
+  return 0;
+}
+
+/* --shape and --valid as collsim run takes them, on one count (given,
+ * from --input, or ROWS x COLS). Returns 0 or -1 (printed). */
+static int check_shape(mpi_opts_t *o)
+{
+  if (o->have_shape && o->ncount > 1) {
+    cs_cli_error(CMD, "--shape gives one count, not a list of %u: give one "
+                 "--count or none", o->ncount);
+    return -1;
+  }
+  o->cfg.count = o->count[0];
+  if (cs_cli_shape_resolve(CMD, &o->cfg, o->have_shape, o->have_valid,
+                           o->have_count || o->has_input) < 0)
+    return -1;
+  o->count[0] = o->cfg.count;
   return 0;
 }
 
@@ -359,6 +389,8 @@ static const struct option run_longopts[] = {
     {"signals", required_argument, 0, OPT_SIGNALS},
     {"input", required_argument, 0, OPT_INPUT},
     {"output", required_argument, 0, OPT_OUTPUT},
+    {"shape", required_argument, 0, OPT_SHAPE},
+    {"valid", required_argument, 0, OPT_VALID},
     {"help", no_argument, 0, OPT_HELP},
     CS_CLI_COMMON_LONGOPTS,
     {0, 0, 0, 0}};
@@ -393,8 +425,8 @@ static int parse(int argc, char **argv, uint32_t nranks, mpi_opts_t *o,
     cs_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
     return CS_EXIT_USAGE;
   }
-  if (check_io(o, nranks, in) < 0 || check_modes(o) < 0 ||
-      check_cases(o) < 0 || cs_cli_common_check(CMD, &o->common, nranks) < 0)
+  if (check_io(o, nranks, in) < 0 || check_shape(o) < 0 ||
+      check_modes(o) < 0 || check_cases(o) < 0 || cs_cli_common_check(CMD, &o->common, nranks) < 0)
     return CS_EXIT_USAGE;
   return 0;
 }

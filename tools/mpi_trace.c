@@ -338,4 +338,5 @@ void cs__mpi_trace_header(const cs_ar_cfg_t *c, const cs_layout_t *l,
   h->fault_rank = com->fault.rank;
   h->fault_event = com->fault.event;
   h->modes = cs_cli_modes(c);
+  cs_cli_shape_to_header(c, h);
 }

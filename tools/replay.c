@@ -164,6 +164,7 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
                          .tile_bytes = h->tile_bytes, .iters = h->iters,
                          .bug = h->bug};
   cs_cli_modes_apply(h->modes, &o->cfg);
+  cs_cli_shape_from_header(h, &o->cfg);
   o->have_ranks = o->have_count = o->have_dtype = o->have_iters = 1;
   o->fill = h->fill == CS_FILL_INPUT ? CS_FILL_DEFAULT : (cs_fill_t)h->fill;
   header_common(o, h);

@@ -39,6 +39,7 @@ static const char run_help[] =
     "                   [--bug NAME] [--list-bugs] [--fault RANK:KIND[:EVENT]]\n"
     "                   [--signals single-use|self-clearing]\n"
     "                   [--minmax ieee|propagate|pto]\n"
+    "                   [--shape ROWSxCOLS [--valid R,C]]\n"
     "                   [--timeout SECONDS] [--trace FILE] [--check]\n"
     "\n"
     "Runs the allreduce of PyPTO PR #2161 on N forked rank processes and\n"
@@ -109,6 +110,15 @@ static const char run_help[] =
     "                   likewise, as pto-isa's CPU simulator: a NaN or a ±0\n"
     "                   tie keeps the local value); the oracle follows the\n"
     "                   mode\n"
+    "  --shape RxC      the data as a row-major R x C matrix (count = R*C; a\n"
+    "                   --count that differs is refused)\n"
+    "  --valid R,C      mesh only: the valid top-left R x C rectangle of the\n"
+    "                   shape (1 <= R <= ROWS, 1 <= C <= COLS, R*C*esize <=\n"
+    "                   --tile-bytes). A partial one takes PR #2161's\n"
+    "                   rectangle path (docs/algorithms.md §3.3): one 2-D load\n"
+    "                   per rank, one barrier, one 2-D store; the elements\n"
+    "                   outside keep each rank's input, and are verified so.\n"
+    "                   Default: the whole shape (the chunked path)\n"
     "  --check          at the end, check the run's own trace for ordering\n"
     "                   defects as 'collsim check' does (a temporary trace\n"
     "                   without --trace); a finding fails the run (exit 1)\n"
@@ -117,7 +127,8 @@ static const char run_help[] =
 
 enum { OPT_ALGO = 2000, OPT_RANKS, OPT_COUNT, OPT_DTYPE, OPT_OP, OPT_FILL,
        OPT_SEED, OPT_INPUT, OPT_OUTPUT, OPT_ITERS, OPT_TILE, OPT_SCHEDULE,
-       OPT_MM, OPT_BUG, OPT_LIST_BUGS, OPT_CHECK, OPT_SIGNALS, OPT_MINMAX };
+       OPT_MM, OPT_BUG, OPT_LIST_BUGS, OPT_CHECK, OPT_SIGNALS, OPT_MINMAX,
+       OPT_SHAPE, OPT_VALID };
 
 enum { OPT_NOT_MINE = 2 }; /* an option handler's "not one of mine" */
 
@@ -166,6 +177,14 @@ static int opt_cfg(run_opts_t *o, int opt, const char *arg)
     return 0;
   case OPT_SEED:
     return cs_cli_u64("run", "--seed", arg, 0, UINT64_MAX - 1, &o->seed);
+  case OPT_SHAPE:
+    o->have_shape = 1;
+    return cs_cli_pair("run", "--shape", arg, 'x', 1, &o->cfg.shape_rows,
+                       &o->cfg.shape_cols);
+  case OPT_VALID:
+    o->have_valid = 1;
+    return cs_cli_pair("run", "--valid", arg, ',', 0, &o->cfg.valid_rows,
+                       &o->cfg.valid_cols);
   case OPT_ITERS:
     o->have_iters = 1;
     return cs_cli_u32("run", "--iters", arg, 1, 1000000, &o->cfg.iters);
@@ -252,6 +271,8 @@ static int parse(int argc, char **argv, run_opts_t *o)
       {"check", no_argument, 0, OPT_CHECK},
       {"signals", required_argument, 0, OPT_SIGNALS},
       {"minmax", required_argument, 0, OPT_MINMAX},
+      {"shape", required_argument, 0, OPT_SHAPE},
+      {"valid", required_argument, 0, OPT_VALID},
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
@@ -275,12 +296,16 @@ static int parse(int argc, char **argv, run_opts_t *o)
     cs_cli_error("run", "unexpected argument '%s'", argv[optind]);
     return -1;
   }
-  if (o->coll && (o->cfg.bug || o->input || o->output)) {
+  if (o->coll && (o->cfg.bug || o->input || o->output || o->have_shape)) {
     cs_cli_error("run", "%s is for the built-in algorithms, not --algo %s",
-                 o->cfg.bug ? "--bug" : o->input ? "--input" : "--output",
-                 o->coll_path);
+                 o->cfg.bug ? "--bug" : o->input ? "--input"
+                 : o->output ? "--output" : "--shape", o->coll_path);
     return -1;
   }
+  if (cs_cli_shape_resolve("run", &o->cfg, o->have_shape, o->have_valid,
+                           o->have_count) < 0)
+    return -1;
+  o->have_count |= o->have_shape; /* --input's columns must match it too */
   if (o->input && o->fill != CS_FILL_DEFAULT) {
     cs_cli_error("run", "--fill and --input are exclusive: give one");
     return -1;
@@ -485,6 +510,7 @@ static void make_job(run_job_t *rj)
       .bug = c->bug, .fault_kind = o->com.has_fault ? o->com.fault.kind : 0,
       .fault_rank = o->com.fault.rank, .fault_event = o->com.fault.event,
       .modes = cs_cli_modes(c)};
+  cs_cli_shape_to_header(c, &j->th);
   snprintf(j->th.schedule, sizeof(j->th.schedule), "%s",
            o->schedule_str ? o->schedule_str : rj->controlled ? "replay" : "free");
   j->ops = &run_ops;
@@ -576,6 +602,10 @@ static void print_head(const run_job_t *rj)
          cs_dtype_name(c->dtype), hb, cs_op_name(c->op), cs_fill_name(rj->fill),
          o->input ? " " : "", o->input ? o->input : "", c->iters,
          c->iters == 1 ? "" : "s");
+  if (cs_ar_rect(c))
+    printf("shape: %u x %u, valid rectangle %u x %u (the partial-valid path, "
+           "docs/algorithms.md §3.3; the rest keeps each rank's input)\n",
+           c->shape_rows, c->shape_cols, c->valid_rows, c->valid_cols);
   double us = (double)rj->median_ns / 1e3;
   double algbw = (double)bytes / (us * 1e3); /* GB/s */
   double busbw = algbw * (n > 1 ? 2.0 * (n - 1) / n : 0.0);
@@ -600,9 +630,15 @@ static void print_result(run_job_t *rj, const cs_pipe_t *p)
     const void *rows[CS_AR_MAX_RANKS];
     for (uint32_t r = 0; r < n; r++)
       rows[r] = cs_world_input(&p->world, r);
-    uint32_t bits = cs_oracle_elem_rows(c->algo, c->dtype, c->op,
-                                        (cs_minmax_t)c->minmax, n, c->count,
-                                        rows, (uint32_t)v->bad_rank, v->bad_i);
+    uint32_t bits = 0; /* outside the valid rectangle: the own input */
+    if (cs_ar_in_rect(c, v->bad_i))
+      bits = cs_oracle_elem_rows(c->algo, c->dtype, c->op,
+                                 (cs_minmax_t)c->minmax, n, c->count, rows,
+                                 (uint32_t)v->bad_rank, v->bad_i);
+    else
+      memcpy(&bits, (const uint8_t *)rows[v->bad_rank] +
+                        v->bad_i * cs_dtype_size(c->dtype),
+             cs_dtype_size(c->dtype));
     uint16_t half = (uint16_t)bits;
     memcpy(rj->want, c->dtype == CS_FP32 ? (const void *)&bits : &half,
            cs_dtype_size(c->dtype));

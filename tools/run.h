@@ -27,6 +27,7 @@ typedef struct run_opts {
   uint64_t seed;
   const char *input, *output;
   int have_ranks, have_count, have_dtype, have_iters;
+  int have_shape, have_valid; /* --shape, --valid given */
   cs_sched_cfg_t sched;     /* strategy CS_SCHED_FREE = free mode */
   const char *schedule_str; /* as given */
   int model_set;

@@ -5,7 +5,8 @@
  *
  * The same way = the same signature (signature.h: outcome kind and first
  * bad rank and position). First the inputs: one call, fewer ranks (from 2
- * up), fewer elements (bisection on the count); each candidate is searched
+ * up), fewer elements (bisection on the count; a §3.3 shape keeps its
+ * count); each candidate is searched
  * briefly with a few schedules (the deviations that made the last failure,
  * whose actors are named by what they are and so may still apply; the
  * default order; latest; pct and random seeds). Then the schedule: the
@@ -83,6 +84,8 @@ typedef struct sh_cfg {
   uint32_t fault_kind, fault_rank;
   uint64_t fault_event;
   uint64_t timeout_ns; /* the recorded run's wait timeout */
+  uint32_t shape_rows, shape_cols, valid_rows, valid_cols; /* §3.3, 0 none:
+                          kept as recorded (the count is their product) */
 } sh_cfg_t;
 
 /* A deviation Z>Y (deviate.c): rank UINT32_MAX in z = the start. */
@@ -158,6 +161,15 @@ static void run_argv(const sh_cfg_t *c, const char *sched, const char *trace,
   argv[n++] = (char *)fills[c->fill < 5 ? c->fill : 1];
   add_u64(argv, &n, num, "--ranks", c->nranks);
   add_u64(argv, &n, num, "--count", c->count);
+  if (c->shape_rows) {
+    argv[n] = "--shape";
+    snprintf(num[n + 1], sizeof(num[0]), "%ux%u", c->shape_rows, c->shape_cols);
+    argv[n + 1] = num[n + 1];
+    argv[n + 2] = "--valid";
+    snprintf(num[n + 3], sizeof(num[0]), "%u,%u", c->valid_rows, c->valid_cols);
+    argv[n + 3] = num[n + 3];
+    n += 4;
+  }
   add_u64(argv, &n, num, "--iters", c->iters);
   add_u64(argv, &n, num, "--tile-bytes", c->tile);
   add_u64(argv, &n, num, "--seed", c->seed);
@@ -490,7 +502,7 @@ static int shrink_inputs(shrink_t *sh)
     }
   }
   uint64_t lo = 1, hi = sh->cfg.count;
-  while (lo < hi) {
+  while (lo < hi && !sh->cfg.shape_rows) { /* a shape fixes the count */
     c = sh->cfg;
     c.count = lo + (hi - lo) / 2;
     snprintf(what, sizeof(what), "--count %llu", (unsigned long long)c.count);
@@ -703,7 +715,9 @@ static int from_header(const cs_trace_header_t *h, const char *path, sh_cfg_t *c
                   .tile = h->tile_bytes, .bug = h->bug, .model = h->memory_model,
                   .count = h->count, .seed = h->seed, .fault_kind = h->fault_kind,
                   .fault_rank = h->fault_rank, .fault_event = h->fault_event,
-                  .timeout_ns = h->timeout_ns <= 1000000000ull * 1000000 ? h->timeout_ns : 0};
+                  .timeout_ns = h->timeout_ns <= 1000000000ull * 1000000 ? h->timeout_ns : 0,
+                  .shape_rows = h->shape_rows, .shape_cols = h->shape_cols,
+                  .valid_rows = h->valid_rows, .valid_cols = h->valid_cols};
   return 0;
 }
 

@@ -21,12 +21,17 @@
 static void verb(char *b, size_t n, const cs_trace_header_t *h,
                  const cs_trace_rec_t *x)
 {
-  char slot[32], peer[32] = "";
+  char slot[32], peer[80] = "";
   cs_trace_slot_name(&h->layout, x->slot, slot, sizeof(slot));
-  uint64_t end = x->elem_off + x->valid;
+  uint64_t end = cs_trace_rec_is_2d(x) ? cs_trace_rec_end(x)
+                                       : x->elem_off + x->valid;
+  int w = 0;
+  if (cs_trace_rec_is_2d(x))
+    w = snprintf(peer, sizeof(peer), " (rows %u x %u @ stride %u)", x->cell,
+                 x->valid / x->cell, (uint32_t)x->value);
   if (x->peer != x->rank)
-    snprintf(peer, sizeof(peer), " %s rank %u", x->kind == CS_EV_LOAD ? "from" : "to",
-             x->peer);
+    snprintf(peer + w, sizeof(peer) - (size_t)w, " %s rank %u",
+             x->kind == CS_EV_LOAD ? "from" : "to", x->peer);
   switch (x->kind) {
   case CS_EV_STORE:
   case CS_EV_PUT:

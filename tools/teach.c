@@ -107,7 +107,8 @@ static uint32_t seg_of(uint64_t e, uint64_t count, uint32_t n, uint32_t es)
   return k;
 }
 
-enum { OPT_PLAIN = 256, OPT_ALGO, OPT_BUG, OPT_TRACE, OPT_LEVEL, OPT_LESSON };
+enum { OPT_PLAIN = 256, OPT_ALGO, OPT_BUG, OPT_TRACE, OPT_LEVEL, OPT_LESSON,
+       OPT_SHAPE };
 
 /* The break-it levels: a known defect, a small world where it can show,
  * and the learner's goal. */
@@ -156,6 +157,11 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
   char why[512];
   int v;
   switch (c) {
+  case OPT_SHAPE:
+    cs_cli_error("teach", "--shape and --valid are not accepted: the lessons "
+                 "are 1-D; the partial-valid rectangle path "
+                 "(docs/algorithms.md §3.3) runs with collsim run or explore");
+    return -1;
   case 'n': return cs_cli_u32("teach", "--ranks", arg, 2, MAXR, &o->cfg.nranks);
   case 'c': return cs_cli_u64("teach", "--count", arg, 1, 1u << 20, &o->cfg.count);
   case 'd': return cs_cli_dtype("teach", "--dtype", arg, &o->cfg.dtype);
@@ -216,6 +222,8 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
       {"trace", required_argument, 0, OPT_TRACE},
       {"level", required_argument, 0, OPT_LEVEL},
       {"lesson", no_argument, 0, OPT_LESSON},
+      {"shape", required_argument, 0, OPT_SHAPE},
+      {"valid", required_argument, 0, OPT_SHAPE},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   int c, rc, plain = 0;

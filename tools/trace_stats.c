@@ -45,7 +45,9 @@ static int header_cfg(const cs_trace_header_t *h, cs_ar_cfg_t *c)
 {
   *c = (cs_ar_cfg_t){.algo = h->algo, .dtype = h->dtype, .op = h->op,
                      .nranks = h->nranks, .count = h->count,
-                     .tile_bytes = h->tile_bytes, .iters = h->iters};
+                     .tile_bytes = h->tile_bytes, .iters = h->iters,
+                     .shape_rows = h->shape_rows, .shape_cols = h->shape_cols,
+                     .valid_rows = h->valid_rows, .valid_cols = h->valid_cols};
   return h->program == 0 && h->algo <= CS_ALGO_HOST && h->layout.nslots >= 1 &&
          cs_ar_check(c) == 0 &&
          h->layout.slot[0].esize == cs_dtype_size((cs_dtype_t)h->dtype);
@@ -71,7 +73,10 @@ static int sig_expected(const cs_trace_header_t *h, sig_ref_t *s)
   } else {
     per = n1 * f;
     epi = n1;
-    s->what = h->algo == CS_ALGO_MESH
+    s->what = cs_ar_rect(&c)
+                  ? (single ? "2(N-1) (rectangle path)"
+                            : "2(N-1) + (N-1) epilogue (rectangle path)")
+              : h->algo == CS_ALGO_MESH
                   ? (single ? "(N-1)(1+C)" : "(N-1)(1+C) + (N-1) epilogue")
                   : (single ? "(N-1)(1+ceil(n/256))"
                             : "(N-1)(1+ceil(n/256)) + (N-1) epilogue");
@@ -101,8 +106,11 @@ static int expected(const cs_trace_header_t *h, uint32_t r, volume_t *v)
     v->formula = cs_ring_remote_bytes_formula(h->count, nr, es, it);
     v->exact = cs_ring_remote_bytes(r, h->count, nr, es, it);
   } else {
-    v->what = "(N-1)*S";
-    v->exact = h->algo == CS_ALGO_HOST ? cs_host_remote_bytes(h->count, nr, es, it)
+    v->what = cs_ar_rect(&c) ? "(N-1)*r*c*esize (the valid rectangle)"
+                             : "(N-1)*S";
+    v->exact = cs_ar_rect(&c)
+                   ? (uint64_t)(nr - 1) * c.valid_rows * c.valid_cols * es * it
+               : h->algo == CS_ALGO_HOST ? cs_host_remote_bytes(h->count, nr, es, it)
                                        : cs_mesh_remote_bytes(h->count, nr, es, it);
     v->formula = (double)v->exact;
   }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../collectives/oracle.h"
@@ -44,6 +45,37 @@ static void *vthread(void *arg)
   return NULL;
 }
 
+/* The §3.3 rectangle path (cs_ar_rect): the rectangle's rows against the
+ * oracle (one tile: one thread), every other element of every rank
+ * against that rank's own input, bit for bit. Returns 0 or -ENOMEM. */
+static int verify_rect(const cs_ar_cfg_t *c, vjob_t *j)
+{
+  void *scratch = malloc(cs_oracle_scratch_bytes(c->nranks));
+  if (!scratch)
+    return -ENOMEM;
+  uint64_t cols = c->shape_cols;
+  size_t es = cs_dtype_size(c->dtype);
+  for (uint64_t i = 0; i < c->valid_rows; i++) {
+    cs_oracle_tally_t t = {.bad_rank = -1};
+    cs_oracle_check_range(&j->o, i * cols, i * cols + c->valid_cols, scratch, &t);
+    cs_oracle_tally_merge(&j->all, &t);
+  }
+  free(scratch);
+  for (uint32_t r = 0; r < c->nranks; r++) {
+    const uint8_t *in = j->o.in[r], *got = j->o.got[r];
+    cs_oracle_tally_t u = {.bad_rank = -1};
+    for (uint64_t row = 0; row < c->shape_rows; row++)
+      for (uint64_t e = row * cols + (row < c->valid_rows ? c->valid_cols : 0);
+           e < (row + 1) * cols; e++)
+        if (memcmp(in + e * es, got + e * es, es) && u.wrong++ == 0) {
+          u.bad_rank = r;
+          u.bad_i = e;
+        }
+    cs_oracle_tally_merge(&j->all, &u);
+  }
+  return 0;
+}
+
 /* Threads: the online CPUs, at most one per range, at most 64. */
 static uint32_t vthreads(uint64_t count, uint64_t range)
 {
@@ -51,6 +83,21 @@ static uint32_t vthreads(uint64_t count, uint64_t range)
   uint64_t want = (count + range - 1) / range;
   uint32_t n = cpus < 1 ? 1 : cpus > 64 ? 64 : (uint32_t)cpus;
   return want < n ? (uint32_t)want : n;
+}
+
+/* Every element on the online CPUs. Returns 0 or -ENOMEM. */
+static int verify_threads(const cs_ar_cfg_t *c, vjob_t *j)
+{
+  pthread_mutex_init(&j->lock, NULL);
+  uint32_t nt = vthreads(c->count, j->range), started = 0;
+  pthread_t tid[64];
+  for (uint32_t k = 1; k < nt; k++)
+    started += pthread_create(&tid[started], NULL, vthread, j) == 0;
+  vthread(j); /* this thread too */
+  for (uint32_t k = 0; k < started; k++)
+    pthread_join(tid[k], NULL);
+  pthread_mutex_destroy(&j->lock);
+  return j->nomem ? -ENOMEM : 0;
 }
 
 int cs_verify_allreduce(const cs_ar_cfg_t *c, const cs_world_t *w,
@@ -72,17 +119,12 @@ int cs_verify_allreduce(const cs_ar_cfg_t *c, const cs_world_t *w,
                     .count = c->count, .in = in, .got = got, .f64 = f64,
                     .rtol = v->rtol, .atol = v->atol},
               .range = 16384, .all = {.bad_rank = -1}};
-  pthread_mutex_init(&j.lock, NULL);
-  uint32_t nt = vthreads(c->count, j.range), started = 0;
-  pthread_t tid[64];
-  for (uint32_t k = 1; k < nt; k++)
-    started += pthread_create(&tid[started], NULL, vthread, &j) == 0;
-  vthread(&j); /* this thread too */
-  for (uint32_t k = 0; k < started; k++)
-    pthread_join(tid[k], NULL);
-  pthread_mutex_destroy(&j.lock);
-  if (j.nomem)
+  if (cs_ar_rect(c)) {
+    if (verify_rect(c, &j) < 0)
+      return -ENOMEM;
+  } else if (verify_threads(c, &j) < 0) {
     return -ENOMEM;
+  }
   v->wrong = j.all.wrong;
   v->bad_rank = j.all.bad_rank;
   v->bad_i = j.all.bad_i;

@@ -41,7 +41,10 @@ typedef struct cs_verdict {
  * reduction, and counts the cells of every rank's signal slot that are
  * not at their end state. Runs on threads (one per online CPU, joined
  * before it returns), each with O(nranks) scratch: no copy of the inputs
- * or results. `want` is unused (kept for callers). Returns 0 or -ENOMEM. */
+ * or results. With a partial valid rectangle (§3.3, cs_ar_rect) only the
+ * rectangle goes to the oracle (and f64), and every element outside it
+ * must equal the rank's own input bit for bit. `want` is unused (kept for
+ * callers). Returns 0 or -ENOMEM. */
 int cs_verify_allreduce(const cs_ar_cfg_t *c, const cs_world_t *w,
                          const uint8_t *inputs, int f64, uint8_t *want,
                          cs_verdict_t *v);

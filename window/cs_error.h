@@ -39,7 +39,11 @@
   X(CS_EBADRECORD, -10026, "corrupt record")                                  \
   X(CS_EDUPSEQ,    -10027, "a sequence number appears twice")                 \
   X(CS_ESYMLINK,   -10028, "is another user's symbolic link, not followed") \
-  X(CS_EHARDLINK,  -10029, "has other hard links, not truncated")
+  X(CS_EHARDLINK,  -10029, "has other hard links, not truncated")          \
+  X(CS_EARSHAPE,   -10030, "shape does not match the element count")          \
+  X(CS_EARVALID,   -10031, "valid rectangle out of range for the shape")      \
+  X(CS_EARVALIDALGO, -10032, "a partial valid rectangle is for mesh only")  \
+  X(CS_EARVALIDTILE, -10033, "the valid rectangle does not fit one tile")
 
 enum {
 #define CS_X_ENUM(name, val, msg) name = (val),

@@ -96,6 +96,23 @@ void cs_store(cs_dev_t *d, const cs_tile_t *t, uint32_t slot,
 void cs_put(cs_dev_t *d, const cs_tile_t *t, uint32_t peer, uint32_t slot,
             uint64_t elem_off, uint32_t valid);
 
+/* The 2-D forms, one event each: a rectangle of `rows` rows of `cols`
+ * elements whose row i starts at element elem_off + i*stride of `slot`.
+ * cs_load_rect copies it from `peer`'s window into t, packed row after row
+ * (element (i, j) at t->buf[i*cols + j]), zero-fills the rest of the
+ * tile's width and sets t->valid = rows*cols; cs_store_rect writes the
+ * first rows*cols elements of t, packed the same way, into the own
+ * window (posted under fifo and relaxed like cs_store). Every row must lie
+ * inside the slot; requires rows, cols >= 1, cols <= stride <= INT32_MAX
+ * and rows*cols <= t->width. Traced as one record with the row count and
+ * stride (traces/FORMAT.md). */
+void cs_load_rect(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
+                  uint64_t elem_off, uint32_t rows, uint32_t cols,
+                  uint32_t stride);
+void cs_store_rect(cs_dev_t *d, const cs_tile_t *t, uint32_t slot,
+                   uint64_t elem_off, uint32_t rows, uint32_t cols,
+                   uint32_t stride);
+
 /* ---- signals ---- */
 
 /* Applies `op` (CS_NOTIFY_ADD: atomic += value, release; CS_NOTIFY_SET:

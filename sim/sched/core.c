@@ -349,6 +349,11 @@ static void land(cs_sched_t *s, uint32_t r, uint32_t i)
       observed = __atomic_add_fetch(cell, op.value, __ATOMIC_SEQ_CST);
     else
       __atomic_store_n(cell, observed = op.value, __ATOMIC_SEQ_CST);
+  } else if (op.cell) { /* 2-D: op.cell rows, op.value stride (elements) */
+    uint32_t rb = op.valid / op.cell * ts->esize;
+    for (uint32_t i = 0; i < op.cell; i++)
+      memcpy(base + (op.elem_off + (uint64_t)i * (uint32_t)op.value) * ts->esize,
+             arena_of(w, r) + op.data_off + (uint64_t)i * rb, rb);
   } else {
     memcpy(base + op.elem_off * ts->esize, arena_of(w, r) + op.data_off, op.bytes);
   }

@@ -35,11 +35,11 @@ typedef struct cs_dma_op {
   uint32_t kind;     /* CS_EV_STORE, CS_EV_PUT or CS_EV_NOTIFY */
   uint32_t peer;     /* target rank */
   uint32_t slot;     /* target slot */
-  uint32_t cell;     /* notify: cell */
+  uint32_t cell;     /* notify: cell; 2-D store: rows (else 0) */
   uint32_t bytes;    /* payload bytes (store/put) */
   uint32_t valid;    /* elements (store/put) */
   uint32_t op;       /* notify op */
-  int32_t  value;    /* notify value */
+  int32_t  value;    /* notify value; 2-D store: row stride, elements */
   uint32_t pad[2];
 } cs_dma_op_t;
 _Static_assert(sizeof(cs_dma_op_t) == 64, "cs_dma_op_t");

@@ -307,17 +307,17 @@ static int64_t ival_cover(ck_t *c, imap_t *m, uint64_t lo, uint64_t hi,
 
 /* The bytes of its slot a record touches, clamped to the slot's alloc
  * (reads of the padding count by their physical extent); 0 if none. */
-static int byte_range(const ck_t *c, const cs_trace_rec_t *x, uint32_t elems,
-                      uint64_t *lo, uint64_t *hi)
+static int byte_range(const ck_t *c, const cs_trace_rec_t *x, uint64_t off,
+                      uint32_t elems, uint64_t *lo, uint64_t *hi)
 {
   const cs_layout_t *L = &c->h.layout;
   if (x->slot >= L->nslots || x->peer >= c->n || elems == 0)
     return 0;
   uint64_t es = L->slot[x->slot].esize ? L->slot[x->slot].esize : 1;
   uint64_t cap = L->slot[x->slot].alloc;
-  if (x->elem_off > cap / es)
+  if (off > cap / es)
     return 0;
-  *lo = x->elem_off * es;
+  *lo = off * es;
   *hi = *lo + (uint64_t)elems * es;
   if (*hi > cap)
     *hi = cap;
@@ -352,14 +352,28 @@ static void read_forget(ck_t *c, rd_t *r)
   r->blk = -1;
 }
 
-/* The intervals of access x's window map that its first n elements
- * cover: the first index, with *m the map and *end one past the last;
- * -1 when the range is empty or out of the slot. */
-static int64_t cover(ck_t *c, const cs_trace_rec_t *x, uint32_t n, imap_t **m,
-                     uint64_t *end)
+/* An access's footprint is its rows (FORMAT.md, 2-D accesses): one for
+ * a 1-D access, from elem_off; a 2-D one's `cell` rows of valid/cell
+ * elements, `value` elements apart. The gaps between rows are untouched:
+ * a write there races with nothing. */
+static uint32_t rows_of(const cs_trace_rec_t *x)
+{
+  return cs_trace_rec_is_2d(x) ? x->cell : 1;
+}
+
+static uint64_t row_off(const cs_trace_rec_t *x, uint32_t i)
+{
+  return x->elem_off + (uint64_t)i * (uint32_t)x->value;
+}
+
+/* The intervals of access x's window map that row i (n elements; 1-D:
+ * row 0) covers: the first index, with *m the map and *end one past the
+ * last; -1 when the range is empty or out of the slot. */
+static int64_t cover(ck_t *c, const cs_trace_rec_t *x, uint32_t i, uint32_t n,
+                     imap_t **m, uint64_t *end)
 {
   uint64_t lo, hi;
-  if (!byte_range(c, x, n, &lo, &hi))
+  if (!byte_range(c, x, row_off(x, i), n, &lo, &hi))
     return -1;
   *m = map_of(c, x->peer, x->slot);
   return ival_cover(c, *m, lo, hi, end);
@@ -377,20 +391,25 @@ static inline void after_write(ck_t *c, const ival_t *iv, const uint32_t *k,
 /* Load x by its rank, whose clock is k. */
 static void access_read(ck_t *c, const cs_trace_rec_t *x, const uint32_t *k)
 {
-  uint64_t end;
-  imap_t *m;
-  int64_t p = cover(c, x, x->phys > x->valid ? x->phys : x->valid, &m, &end);
-  if (p < 0)
-    return;
-  int32_t blk = pool_get(c, k, x, (uint32_t)(end - (uint64_t)p));
-  if (blk < 0)
-    return;
+  uint32_t rows = rows_of(x);
+  uint32_t n = cs_trace_rec_is_2d(x) ? x->valid / rows
+               : x->phys > x->valid ? x->phys : x->valid;
   c->last_a = c->last_b = UINT64_MAX;
-  for (uint64_t j = (uint64_t)p; j < end; j++) {
-    ival_t *iv = &m->v[j];
-    after_write(c, iv, k, x);
-    read_forget(c, &iv->r[x->rank]);
-    iv->r[x->rank].blk = blk;
+  for (uint32_t i = 0; i < rows; i++) {
+    uint64_t end;
+    imap_t *m;
+    int64_t p = cover(c, x, i, n, &m, &end);
+    if (p < 0)
+      continue;
+    int32_t blk = pool_get(c, k, x, (uint32_t)(end - (uint64_t)p));
+    if (blk < 0)
+      return;
+    for (uint64_t j = (uint64_t)p; j < end; j++) {
+      ival_t *iv = &m->v[j];
+      after_write(c, iv, k, x);
+      read_forget(c, &iv->r[x->rank]);
+      iv->r[x->rank].blk = blk;
+    }
   }
 }
 
@@ -406,17 +425,28 @@ static void late_landing(ck_t *c, int32_t rb, int32_t wb)
     race(c, r, w, CS_CHECK_NO_READ_DONE);
 }
 
+static void write_row(ck_t *c, int32_t wb, uint32_t i, uint32_t n);
+
 /* The landing of the write in block wb (its post's clock and record). */
 static void access_write(ck_t *c, int32_t wb)
+{
+  const cs_trace_rec_t *x = pool_rec(c, wb);
+  uint32_t rows = rows_of(x);
+  c->last_a = c->last_b = UINT64_MAX;
+  for (uint32_t i = 0; i < rows; i++)
+    write_row(c, wb, i, x->valid / rows);
+}
+
+/* Row i (n elements) of the write in block wb. */
+static void write_row(ck_t *c, int32_t wb, uint32_t i, uint32_t n)
 {
   const cs_trace_rec_t *x = pool_rec(c, wb);
   const uint32_t *k = pool_at(c, wb);
   uint64_t end;
   imap_t *m;
-  int64_t p = cover(c, x, x->valid, &m, &end);
+  int64_t p = cover(c, x, i, n, &m, &end);
   if (p < 0)
     return;
-  c->last_a = c->last_b = UINT64_MAX;
   for (uint64_t j = (uint64_t)p; j < end; j++) {
     ival_t *iv = &m->v[j];
     after_write(c, iv, k, x);

@@ -94,6 +94,33 @@ static const char *posted_str(const cs_trace_rec_t *x, char *buf, size_t n)
   return buf;
 }
 
+/* " rows 3 x 5 @ stride 8" for a 2-D record, else "". */
+static const char *rect_str(const cs_trace_rec_t *x, char *buf, size_t n)
+{
+  buf[0] = 0;
+  if (cs_trace_rec_is_2d(x))
+    snprintf(buf, n, " rows %u x %u @ stride %u", x->cell, x->valid / x->cell,
+             (uint32_t)x->value);
+  return buf;
+}
+
+/* A 2-D load, store or put: the span it lies in, then its rows. */
+static void describe_rect(char *buf, size_t n, const char *slot,
+                          const cs_trace_rec_t *x, const char *post)
+{
+  char from[16], rs[64];
+  unsigned long long off = (unsigned long long)x->elem_off;
+  if (x->kind == CS_EV_LOAD && x->peer != x->rank)
+    snprintf(from, sizeof(from), "from r%-2u", x->peer);
+  else if (x->kind == CS_EV_PUT)
+    snprintf(from, sizeof(from), "to r%-4u", x->peer);
+  else
+    snprintf(from, sizeof(from), "local  ");
+  snprintf(buf, n, "%s %s[%llu..%llu)%s valid %u%s", from, slot, off,
+           (unsigned long long)cs_trace_rec_end(x),
+           rect_str(x, rs, sizeof(rs)), x->valid, post);
+}
+
 /* load, store, put: who, which elements. */
 static void describe_access(char *buf, size_t n, const cs_layout_t *l,
                             const cs_trace_rec_t *x)
@@ -101,7 +128,9 @@ static void describe_access(char *buf, size_t n, const cs_layout_t *l,
   char sn[24], from[16], post[40];
   unsigned long long off = (unsigned long long)x->elem_off;
   const char *slot = cs_trace_slot_name(l, x->slot, sn, sizeof(sn));
-  if (x->kind == CS_EV_LOAD) {
+  if (cs_trace_rec_is_2d(x)) {
+    describe_rect(buf, n, slot, x, posted_str(x, post, sizeof(post)));
+  } else if (x->kind == CS_EV_LOAD) {
     if (x->peer == x->rank)
       snprintf(from, sizeof(from), "local  ");
     else
@@ -164,12 +193,15 @@ static void describe_dma(char *buf, size_t n, const cs_layout_t *l,
   else if (x->round == CS_EV_NOTIFY)
     snprintf(buf, n, "dma #%llu %s notify -> r%u %s[%u] = %d", id, verb,
              x->peer, slot, x->cell, x->value);
-  else
-    snprintf(buf, n, "dma #%llu %s %s -> r%u %s[%llu..%llu) valid %u", id,
+  else {
+    char rs[64];
+    snprintf(buf, n, "dma #%llu %s %s -> r%u %s[%llu..%llu)%s valid %u", id,
              verb,
              x->round == CS_EV_STORE || x->round == CS_EV_PUT
                  ? cs_trace_kind_name(x->round) : "op",
-             x->peer, slot, off, off + x->valid, x->valid);
+             x->peer, slot, off, (unsigned long long)cs_trace_rec_end(x),
+             rect_str(x, rs, sizeof(rs)), x->valid);
+  }
 }
 
 void cs_trace_describe(char *buf, size_t n, const cs_trace_header_t *h,
@@ -225,6 +257,21 @@ static void sentence_access(char *buf, size_t n, int sl, const char *sn,
                             const cs_trace_rec_t *x)
 {
   unsigned long long a = (unsigned long long)x->elem_off, b = a + x->valid;
+  char rs[64];
+  if (cs_trace_rec_is_2d(x)) {
+    b = (unsigned long long)cs_trace_rec_end(x);
+    snprintf(buf, n, "rank %u: %s %.*s[%llu..%llu)%s%s%s", x->rank,
+             cs_trace_kind_name(x->kind), sl, sn, a, b,
+             rect_str(x, rs, sizeof(rs)),
+             x->peer == x->rank ? "" : x->kind == CS_EV_LOAD ? " from rank "
+                                                             : " to rank ",
+             "");
+    if (x->peer != x->rank) {
+      size_t len = strlen(buf);
+      snprintf(buf + len, n > len ? n - len : 0, "%u", x->peer);
+    }
+    return;
+  }
   if (x->kind == CS_EV_LOAD && x->peer == x->rank)
     snprintf(buf, n, "rank %u: load %.*s[%llu..%llu) (local)", x->rank, sl, sn,
              a, b);
@@ -243,14 +290,18 @@ static void sentence_queued(char *buf, size_t n, int sl, const char *sn,
                             const cs_trace_rec_t *x)
 {
   unsigned long long a = (unsigned long long)x->elem_off, b = a + x->valid;
+  char rs[64];
+  if (cs_trace_rec_is_2d(x))
+    b = (unsigned long long)cs_trace_rec_end(x);
   if (x->round == CS_EV_NOTIFY)
     snprintf(buf, n, "rank %u's DMA: land notify #%llu: rank %u %.*s[%u] %+d",
              x->rank, (unsigned long long)x->dma_id, x->peer, sl, sn, x->cell,
              x->value);
   else
-    snprintf(buf, n, "rank %u's DMA: land %s #%llu: rank %u %.*s[%llu..%llu)",
+    snprintf(buf, n, "rank %u's DMA: land %s #%llu: rank %u %.*s[%llu..%llu)%s",
              x->rank, x->round == CS_EV_PUT ? "put" : "store",
-             (unsigned long long)x->dma_id, x->peer, sl, sn, a, b);
+             (unsigned long long)x->dma_id, x->peer, sl, sn, a, b,
+             rect_str(x, rs, sizeof(rs)));
 }
 
 void cs_trace_sentence(char *buf, size_t n, const cs_layout_t *l,

@@ -55,6 +55,12 @@ static void text_program(FILE *f, const cs_trace_header_t *h,
           h->nranks == 1 ? "" : "s", (unsigned long long)h->count,
           cs_trace_dtype_name(nm, h->dtype),
           (unsigned long long)(h->count * es), cs_trace_op_name(nm, h->op));
+  if (h->shape_rows)
+    fprintf(f, "  shape     %u x %u, valid %u x %u%s\n", h->shape_rows,
+            h->shape_cols, h->valid_rows, h->valid_cols,
+            h->valid_rows < h->shape_rows || h->valid_cols < h->shape_cols
+                ? " (partial: the rectangle path, docs/algorithms.md §3.3)"
+                : "");
   if (cs_trace_is_file_fill(nm, h->fill))
     fprintf(f, "  input     from a file, input hash 0x%016llx\n",
             (unsigned long long)h->input_hash);

@@ -26,9 +26,10 @@
  *   44  u32    fill                      604  u32 modes (0: the defaults)
  *   48  u64    seed                      608  u64 fault event
  *   56  u64    input hash (FNV-1a 64     616  char[256] algo path (algo 254)
- *              of all inputs)            872  u8[152] reserved, zero
- *   64  u32    tile_bytes
- *   68  u32    iters
+ *              of all inputs)
+ *   64  u32    tile_bytes                872  u32[4] shape rows, cols, valid
+ *   68  u32    iters                            rows, cols (0: no shape)
+ *                                          888  u8[136] reserved, zero
  *   72  u32    memory model (0 sc, 1 fifo, 2 relaxed)
  *   76  u32    program (0 allreduce, 1 ping)
  *   80  u32    bug (0 none)
@@ -138,7 +139,12 @@ enum {
   X(608, uint64_t,    fault_event,  ,      "u64",      "its event index")        \
   X(616, char,        algo_path,    [256], "char[256]",                          \
     "algo 254: the collective's shared object, NUL-terminated")             \
-  X(872, uint8_t,     reserved,     [152], "u8[152]",  "zero")
+  X(872, uint32_t,    shape_rows,   ,      "u32",                                \
+    "--shape ROWS (docs/algorithms.md §3.3), 0 none")                         \
+  X(876, uint32_t,    shape_cols,   ,      "u32",      "--shape COLS, 0 none")   \
+  X(880, uint32_t,    valid_rows,   ,      "u32",      "--valid R, 0 none")      \
+  X(884, uint32_t,    valid_cols,   ,      "u32",      "--valid C, 0 none")      \
+  X(888, uint8_t,     reserved,     [136], "u8[136]",  "zero")
 
 /* t_ns on disk: ticks since the start (x tick_ns = ns); as the reader
  * returns it (sim/trace/read.h, cs_trace_load): ns since start_ns. */
@@ -150,10 +156,12 @@ enum {
   X(32, uint32_t, rank,     , "u32", "acting rank")                              \
   X(36, uint32_t, peer,     , "u32", "peer rank (own rank for local)")           \
   X(40, uint32_t, slot,     , "u32", "slot index")                               \
-  X(44, uint32_t, cell,     , "u32", "signal cell (notify/wait); phase for marks")\
+  X(44, uint32_t, cell,     , "u32",                                             \
+    "signal cell (notify/wait); phase for marks; 2-D load/store: rows")       \
   X(48, uint32_t, valid,    , "u32", "logical elements")                         \
   X(52, uint32_t, phys,     , "u32", "physical elements")                        \
-  X(56, int32_t,  value,    , "i32", "notify value, wait target, mark step")     \
+  X(56, int32_t,  value,    , "i32",                                             \
+    "notify value, wait target, mark step; 2-D load/store: row stride")       \
   X(60, int32_t,  observed, , "i32", "wait: value seen; notify: cell after the add")\
   X(64, uint16_t, kind,     , "u16", "cs_ev_kind_t or CS_TR_*")                  \
   X(66, uint8_t,  opcmp,    , "u8",                                              \
@@ -229,6 +237,26 @@ _Static_assert(0 CS_TRACE_SLOT_FIELDS(CS__TRACE_SLOT_WIDTH) == sizeof(cs_slot_t)
                "cs_slot_t: no padding");
 _Static_assert(sizeof(cs_layout_t) == 400 && CS_MAX_SLOTS == 8,
                "the slot table is 400 bytes: 16 + 8 entries of 48");
+
+/* Whether record x is a 2-D data access (FORMAT.md, "2-D accesses"): a
+ * load (1), store (2) or put (3), or the dma-land of a store or put, with
+ * cell = rows >= 1 and value = the row stride. Pure. */
+static inline int cs_trace_rec_is_2d(const cs_trace_rec_t *x)
+{
+  uint32_t k = x->kind == CS_TR_DMA_LAND ? x->round : x->kind;
+  return x->cell != 0 && k >= 1 && k <= 3;
+}
+
+/* One past the last element a data record touches: elem_off + phys (1-D
+ * load), elem_off + valid (1-D store, put, landing), the last row's end
+ * for a 2-D one. Pure. */
+static inline uint64_t cs_trace_rec_end(const cs_trace_rec_t *x)
+{
+  if (cs_trace_rec_is_2d(x))
+    return x->elem_off + (uint64_t)(x->cell - 1) * (uint32_t)x->value +
+           x->valid / x->cell;
+  return x->elem_off + (x->kind == 1 ? x->phys : x->valid);
+}
 
 /* The format's checksums and names (checksum.c): FNV-1a 32 of a header
  * (with its checksum field 0) and FNV-1a 64 of the inputs; a record's
