@@ -121,6 +121,13 @@ static double signals_left(const cs_ar_cfg_t *c, cs_mpi_t *m,
   return n;
 }
 
+/* The wavefront's name of a wait: its place in the allreduce. */
+static void wait_where(void *arg, uint32_t rank, uint32_t slot, uint32_t cell,
+                       int32_t target, char *buf, size_t n)
+{
+  cs_ar_wait_where(arg, rank, slot, cell, target, buf, n);
+}
+
 /* The rank body as the launcher runs it (sim/launch.c), minus the fork. */
 static void run_body(cs_dev_t *d, const cs_ar_cfg_t *c, cs_mpi_t *m)
 {
@@ -210,6 +217,7 @@ void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
     MPI_Abort(MPI_COMM_WORLD, CS_EXIT_ABORTED);
   }
   m.abort_code = CS_EXIT_ABORTED;
+  m.where = (cs_wait_where_t){wait_where, (void *)c};
   cs_mpi_tracer_t tr;
   if (traced)
     cs__mpi_trace_attach(&tr, &d, &m);

@@ -94,6 +94,14 @@ static const char usage[] =
     "                   is refused before the run\n"
     CS_CLI_FAULT_TIMEOUT_HELP
     "\n"
+    "When a wait times out (or an injected hang ends), rank 0 prints the hang\n"
+    "wavefront of 'collsim run', one line per rank: each rank in a wait puts\n"
+    "its position one-sidedly into a small window on rank 0 (after the first\n"
+    "timeout only), and rank 0 waits up to --timeout (0.5 to 2 s) for them;\n"
+    "a rank that cannot answer (computing, or stuck in an MPI call to a rank\n"
+    "that makes no progress, as over TCP) shows as 'no report'. If rank 0 is\n"
+    "in no wait, each rank that timed out prints its own line instead.\n"
+    "\n"
     "Exit status: 0 verified, 1 wrong result, 2 bad usage, 3 run aborted\n"
     "(a rank faulted, timed out or died).\n";
 
