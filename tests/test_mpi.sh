@@ -22,7 +22,8 @@
 # --minmax and --signals sweep like the default ones (bad values exit 2).
 # --input/--output: an input with NaN and signed zeros, whose max output
 # differs between the three --minmax modes and matches `collsim run`'s
-# byte for byte in each; bad inputs exit 2 and write nothing.
+# byte for byte in each; bad inputs exit 2 and write nothing; its trace
+# names the input file's hash, as collsim run's does, and replays with it.
 # --trace: a traced run's file (logical clocks, merged at rank 0) must be
 # read by `collsim trace` (the binary in $COLLSIM_BIN, else next to the first
 # binary), whose --stats volumes and signal counts match the reference,
@@ -286,6 +287,25 @@ npyio() {
       fi
     done
   done
+  # --trace with --input: the header says "from a file" with the rows'
+  # hash, as collsim run's trace of the same file does; check reads it,
+  # replay refuses it without the file and replays it with it.
+  local t="$d/in.cstrace"
+  run "$label trace" 0 "trace: $t" "${pre[@]}" -np 3 "$b" run --algo ring \
+    --op max --iters 1 --input "$d/in.npy" --trace "$t"
+  "$cs" run --ranks 3 --algo ring --op max --iters 1 --input "$d/in.npy" \
+    --trace "$d/shm.cstrace" >/dev/null
+  local want got
+  want=$("$cs" trace "$d/shm.cstrace" 2>&1 | grep '^  input ')
+  got=$("$cs" trace "$t" 2>&1 | grep '^  input ')
+  if [[ $want != *"from a file, input hash 0x"* ]] || [ "$got" != "$want" ]; then
+    echo "FAIL $label trace header: '$got', expected '$want'"; fail=1
+  fi
+  run "$label trace check" 0 "0 findings" "$cs" check "$t"
+  run "$label trace replay" 2 "was recorded with --input: give the same file" \
+    "$cs" replay "$t"
+  run "$label trace replay input" 0 "events: identical; outcome: verified" \
+    "$cs" replay --input "$d/in.npy" "$t"
   # Bad inputs: one line from collsim-mpi, exit 2, nothing written.
   out=$(timeout "$limit" "${pre[@]}" -np 4 "$b" run --input "$d/in.npy" \
     --output "$d/bad.npy" 2>&1); local rc=$?

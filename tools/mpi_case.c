@@ -181,13 +181,13 @@ static void gather(const cs_ar_cfg_t *c, cs_mpi_t *m, const cs_world_t *w,
 /* A traced case's end: the header, then every rank's records to rank
  * 0's --trace path (com->trace). */
 static void write_trace(const cs_ar_cfg_t *c, const cs_layout_t *l,
-                        cs_fill_t fill, uint64_t seed,
+                        cs_fill_t fill, uint64_t seed, const uint8_t *rows,
                         const cs_cli_common_t *com, const cs_dev_t *d,
                         cs_mpi_tracer_t *tr, cs_mpi_result_t *res)
 {
   cs_trace_header_t h;
   if (tr->m->rank == 0) {
-    cs__mpi_trace_header(c, l, fill, seed, com, &h);
+    cs__mpi_trace_header(c, l, fill, seed, rows, com, &h);
     h.timeout_ns = d->timeout_ns;
   }
   res->trace_err = cs__mpi_trace_write(tr, com->trace, &h);
@@ -241,7 +241,7 @@ void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
   v.signals_left = signals_left(c, &m, &l);
   gather(c, &m, &w, warmup, &v, res);
   if (traced)
-    write_trace(c, &l, fill, seed, com, &d, &tr, res);
+    write_trace(c, &l, fill, seed, rows, com, &d, &tr, res);
   res->unified = m.unified;
   res->clock_words = m.clock_words;
   cs_dev_fini(&d);

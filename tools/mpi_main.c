@@ -85,8 +85,11 @@ static const char usage[] =
     "  --input IN.npy   inputs from a .npy of shape (N, C), N the job's ranks:\n"
     "                   '<f4' fp32, '<f2' fp16, '<u2' bf16 bits; row r is rank\n"
     "                   r's input; C and the dtype are the case's --count and\n"
-    "                   --dtype (given ones must match); not with --fill or\n"
-    "                   --trace. Rank 0 reads it and sends every rank all rows\n"
+    "                   --dtype (given ones must match); not with --fill.\n"
+    "                   Rank 0 reads it and sends every rank all rows; a\n"
+    "                   --trace of it says fill 'input file' and holds the\n"
+    "                   rows' hash, as 'collsim run --input --trace' does\n"
+    "                   ('collsim replay' then needs the same --input)\n"
     "  --output OUT.npy write every rank's result, shape (N, C), same dtype\n"
     "                   (one case only): rank 0 gathers the rows after the\n"
     "                   check and writes OUT.npy.tmpXXXXXX, renamed over\n"
@@ -318,11 +321,6 @@ static int check_io(mpi_opts_t *o, uint32_t nranks, cs_npy_t *a)
 {
   if (o->has_input && o->fill) {
     cs_cli_error(CMD, "--fill and --input are exclusive: give one");
-    return -1;
-  }
-  if (o->has_input && o->traced) {
-    cs_cli_error(CMD, "--trace and --input are exclusive: a trace over MPI "
-                 "records a seeded fill (use --fill and --seed)");
     return -1;
   }
   if (o->has_output && cs_cli_output_ok(CMD, o->output) < 0)

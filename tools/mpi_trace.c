@@ -293,11 +293,15 @@ int cs__mpi_trace_write(cs_mpi_tracer_t *t, const char *path,
   return rc;
 }
 
-/* FNV-1a 64 of every rank's input row (the fills are pure functions of
- * the seed, so any rank can make them all). */
-static uint64_t input_hash(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed)
+/* FNV-1a 64 of every rank's input row, in rank order, as collsim run
+ * hashes them: the --input rows, or the fill's (pure functions of the
+ * seed, so any rank can make them all). */
+static uint64_t input_hash(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
+                           const uint8_t *rows)
 {
   size_t row = c->count * cs_dtype_size(c->dtype);
+  if (rows)
+    return cs_trace_fnv64_more(CS_TRACE_FNV64_INIT, rows, row * c->nranks);
   uint8_t *buf = malloc(row ? row : 1);
   uint64_t h = CS_TRACE_FNV64_INIT;
   for (uint32_t r = 0; buf && r < c->nranks; r++) {
@@ -309,7 +313,7 @@ static uint64_t input_hash(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed)
 }
 
 void cs__mpi_trace_header(const cs_ar_cfg_t *c, const cs_layout_t *l,
-                          cs_fill_t fill, uint64_t seed,
+                          cs_fill_t fill, uint64_t seed, const uint8_t *rows,
                           const cs_cli_common_t *com, cs_trace_header_t *h)
 {
   memset(h, 0, sizeof(*h));
@@ -324,7 +328,7 @@ void cs__mpi_trace_header(const cs_ar_cfg_t *c, const cs_layout_t *l,
   h->op = c->op;
   h->fill = fill;
   h->seed = seed;
-  h->input_hash = input_hash(c, fill, seed);
+  h->input_hash = input_hash(c, fill, seed, rows);
   h->tile_bytes = c->tile_bytes;
   h->iters = c->iters;
   h->bug = c->bug;

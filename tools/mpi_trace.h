@@ -47,9 +47,11 @@ void cs__mpi_trace_attach(cs_mpi_tracer_t *t, cs_dev_t *d, cs_mpi_t *m);
 int cs__mpi_trace_write(cs_mpi_tracer_t *t, const char *path,
                         cs_trace_header_t *h);
 
-/* The header fields of case c (layout l, input fill/seed, --fault). */
+/* The header fields of case c (layout l, input fill/seed, or with fill
+ * CS_FILL_INPUT the --input rows, N rows of c's count, whose hash it
+ * holds; --fault). */
 void cs__mpi_trace_header(const cs_ar_cfg_t *c, const cs_layout_t *l,
-                          cs_fill_t fill, uint64_t seed,
+                          cs_fill_t fill, uint64_t seed, const uint8_t *rows,
                           const cs_cli_common_t *com, cs_trace_header_t *h);
 
 #endif
