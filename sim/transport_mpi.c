@@ -86,8 +86,9 @@
  *            request flag the same way; a rank in a wait reads its own
  *            flag (a local access, every 1024th poll and in every sleep)
  *            and reports too. After the grace period rank 0 prints the
- *            wavefront and calls MPI_Abort. No wavefront word is touched
- *            until a wait times out.
+ *            wavefront, lets a traced run write its records
+ *            (cs_mpi_t.stop_trace) and calls MPI_Abort. No wavefront word
+ *            is touched until a wait times out.
  */
 #define _GNU_SOURCE
 #include "transport_mpi.h"
@@ -323,13 +324,20 @@ static void wf_print(cs_dev_t *d)
   }
 }
 
-/* Rank 0: the rank whose report came first, or -1. */
-static int wf_first(cs_mpi_t *m)
+/* Rank 0: who reported, and what (for the trace). */
+static void wf_who(cs_mpi_t *m, cs_mpi_stopped_t *who)
 {
-  for (int r = 0; r < m->nranks; r++)
-    if (wf_own(m, WF_REC(r)) == 1)
-      return r;
-  return -1;
+  memset(who, 0, sizeof(*who));
+  who->first = -1;
+  for (int r = 0; r < m->nranks; r++) {
+    int64_t x[CS_MPI_WF_REC], none[CS_MPI_WF_REC] = {0};
+    wf_op(m, 0, none, x, CS_MPI_WF_REC, WF_REC(r), MPI_NO_OP, UINT64_MAX);
+    who->reported[r] = x[0] != 0;
+    who->hung[r] = x[0] != 0 && x[1] == CS_RS_HUNG;
+    who->event[r] = (uint64_t)x[2];
+    if (x[0] == 1)
+      who->first = r;
+  }
 }
 
 /* A wait (or an injected hang) passed the timeout here (msg: its line),
@@ -347,16 +355,22 @@ static _Noreturn void hang_stop(cs_dev_t *d, int rx, const char *msg)
   int reported = wf_report(d, bound) == 0;
   if (m->rank == 0) {
     wf_gather(m, grace);
+    cs_mpi_stopped_t who;
+    wf_who(m, &who);
     if (msg)
       fprintf(stderr, "collsim-mpi: %s\n", msg);
     else
       fprintf(stderr, "collsim-mpi: rank %d reported a wait past the %.1f s "
-              "timeout; rank 0 stops the run\n", wf_first(m),
+              "timeout; rank 0 stops the run\n", who.first,
               (double)d->timeout_ns / 1e9);
     wf_print(d);
     fflush(stderr);
+    if (m->stop_trace)
+      m->stop_trace(m, m->stop_trace_arg, &who, cs_now_ns() + 2000000000ull);
     MPI_Abort(m->comm, code);
   }
+  if (reported && m->stop_trace)
+    m->stop_trace(m, m->stop_trace_arg, NULL, bound);
   while (reported && cs_now_ns() < bound) { /* rank 0 ends the job */
     int flag = 0; /* meanwhile progress for peers' RMA on this rank's
                      windows (11.7.3), so rank 0 can reach its wait */

@@ -25,6 +25,15 @@
 #include "dev.h"
 #include "launch.h"
 
+/* The ranks that answered rank 0's wavefront (a wait timed out), for the
+ * trace of the aborted run. */
+typedef struct cs_mpi_stopped {
+  int      first;                  /* the rank whose report came first, or -1 */
+  uint8_t  reported[CS_MAX_RANKS]; /* 1: it reported (and sends its records) */
+  uint8_t  hung[CS_MAX_RANKS];     /* 1: what it reported is an injected hang */
+  uint64_t event[CS_MAX_RANKS];    /* its event index then */
+} cs_mpi_stopped_t;
+
 /* One rank's window and what the ops need to reach it. */
 typedef struct cs_mpi {
   MPI_Comm comm;    /* the ranks; rank i of comm is collsim rank i */
@@ -60,6 +69,14 @@ typedef struct cs_mpi {
   MPI_Win  wf_win;
   int64_t *wf_base;               /* the words */
   cs_wait_where_t where;          /* names a wait's place, or fn NULL */
+  /* A traced run's records at a wait timeout (tools/mpi_trace.c), or
+   * NULL: after this rank's report, rank 0 calls it with `who` once the
+   * grace period is over (it takes the records of the ranks that
+   * reported and writes the trace), another rank with who NULL (it sends
+   * its records to rank 0); each gives up at `deadline`. */
+  void (*stop_trace)(struct cs_mpi *m, void *arg, const cs_mpi_stopped_t *who,
+                     uint64_t deadline);
+  void *stop_trace_arg;
 } cs_mpi_t;
 
 /* Rank 0's wavefront window: a request flag, the count of reports, and

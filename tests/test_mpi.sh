@@ -29,7 +29,7 @@
 # binary), whose --stats volumes and signal counts match the reference,
 # `collsim replay` must re-run its order on shared memory, and `collsim
 # check` must find nothing in correct runs and a race in runs of two
-# mutations.
+# mutations; a hung run's trace ends with the fault and the abort.
 # COLLSIM_QUICK=1 runs a smaller sweep; COLLSIM_MPI_ONLY (a space-separated
 # list of sweep, bench, usage, modes, npyio, traced, hang, kill) only those.
 set -uo pipefail
@@ -236,6 +236,21 @@ traced() {
   if [ "$(cat "$keep/t.cstrace")" != keep ] || [ "$(ls "$keep")" != t.cstrace ]; then
     echo "FAIL $label abort: the trace path changed: $(ls -l "$keep")"; fail=1
   fi
+  # A wait timeout writes the hung run's trace: the records of the ranks
+  # that answered the wavefront, the hung rank's fault record, then the
+  # abort (wait timeout), which collsim trace and check read.
+  local hf="$tmp/$label-hang.cstrace" rc
+  out=$(timeout 60 "${pre[@]}" -np 3 "$b" run --algo mesh --count 100 --iters 1 \
+    --fault 1:hang:5 --timeout 1 --trace "$hf" 2>&1); rc=$?
+  if [ $rc -ne 3 ] || [[ $out != *"trace: $hf (aborted run: "* ]]; then
+    echo "FAIL $label hang trace: exit $rc"; echo "$out" | grep -v '^---' | head -8; fail=1
+  fi
+  out=$("$cs" trace "$hf" 2>&1 | tail -2)
+  if ! grep -Eq '^ +[0-9]+ .* r1 +fault +rank 1 hung \(injected fault\) at event 5' <<<"$out" ||
+     ! grep -Eq '^ +[0-9]+ .* abort +run aborted \(wait timeout\), first failing rank [0-2] *$' <<<"$out"; then
+    echo "FAIL $label hang trace end:"; echo "$out"; fail=1
+  fi
+  run "$label hang trace check" 0 "the run was aborted" "$cs" check "$hf"
   # More records than one MPI_Gatherv's int counts carry (the limit
   # lowered for the test): one line, exit 3, the file as it was.
   run "$label trace gather" 3 "records one MPI_Gatherv can gather" "${pre[@]}" \

@@ -219,8 +219,14 @@ void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
   m.abort_code = CS_EXIT_ABORTED;
   m.where = (cs_wait_where_t){wait_where, (void *)c};
   cs_mpi_tracer_t tr;
+  cs_trace_header_t th;
+  if (traced && rank == 0) { /* for a run that aborts */
+    cs__mpi_trace_header(c, &l, fill, seed, io ? io->rows : NULL, com, &th);
+    th.timeout_ns = d.timeout_ns;
+  }
   if (traced)
-    cs__mpi_trace_attach(&tr, &d, &m);
+    cs__mpi_trace_attach(&tr, &d, &m, rank == 0 ? com->trace : NULL,
+                         rank == 0 ? &th : NULL);
   const uint8_t *rows = io ? io->rows : NULL;
   uint8_t *mine = cs_world_input(&w, (uint32_t)rank);
   size_t row = c->count * cs_dtype_size(c->dtype);
