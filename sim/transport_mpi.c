@@ -263,10 +263,13 @@ static int wf_report(cs_dev_t *d, uint64_t deadline)
   if (st->state == CS_RS_WAITING && st->wait_slot < d->layout->nslots)
     v = poll_cell(m, d->layout->slot[st->wait_slot].off +
                          (uint64_t)st->wait_cell * 4u);
-  int64_t rec[CS_MPI_WF_REC - 1] = {st->state, (int64_t)st->event,
-                                    st->wait_slot, st->wait_cell,
-                                    st->wait_cmp, st->wait_value, v};
-  int64_t old[CS_MPI_WF_REC], one = 1, order = 0;
+  /* Static: an op given up on may still complete into them later (this
+   * runs once, on the way to MPI_Abort). */
+  static int64_t rec[CS_MPI_WF_REC - 1], old[CS_MPI_WF_REC], one = 1, order;
+  int64_t mine[CS_MPI_WF_REC - 1] = {st->state, (int64_t)st->event,
+                                     st->wait_slot, st->wait_cell,
+                                     st->wait_cmp, st->wait_value, v};
+  memcpy(rec, mine, sizeof(rec));
   uint64_t at = WF_REC(m->rank);
   if (wf_op(m, 0, rec, old, CS_MPI_WF_REC - 1, at + 1, MPI_REPLACE,
             deadline) < 0 ||
@@ -283,7 +286,7 @@ static void wf_gather(cs_mpi_t *m, uint64_t grace_ns)
 {
   uint64_t end = cs_now_ns() + grace_ns;
   static const int64_t ask = 1;
-  int64_t old[CS_MAX_RANKS];
+  static int64_t old[CS_MAX_RANKS]; /* a pending op may complete later */
   MPI_Request rq[CS_MAX_RANKS];
   for (int r = 1; r < m->nranks; r++)
     MPI_Rget_accumulate(&ask, 1, MPI_INT64_T, &old[r], 1, MPI_INT64_T, r,

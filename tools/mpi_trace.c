@@ -440,15 +440,18 @@ static uint64_t recv_recs(cs_mpi_tracer_t *t, MPI_Datatype rec,
 static void collect(cs_mpi_tracer_t *t, MPI_Datatype rec,
                     const cs_mpi_stopped_t *who, uint64_t deadline)
 {
+  /* Static, and `all` never freed: a receive given up on may still
+   * complete into them until MPI_Abort, which comes next. */
+  static uint64_t in[CS_MAX_RANKS];
   uint64_t n[CS_MAX_RANKS] = {0}, total = t->n, got = 0;
   int from = 0;
   for (int r = 1; r < t->m->nranks; r++) {
     MPI_Request rq;
     if (!who->reported[r])
       continue;
-    MPI_Irecv(&n[r], 1, MPI_UINT64_T, r, TAG_COUNT, t->m->comm, &rq);
-    if (done_by(&rq, deadline) < 0)
-      n[r] = 0; /* its count never came: leave it out */
+    MPI_Irecv(&in[r], 1, MPI_UINT64_T, r, TAG_COUNT, t->m->comm, &rq);
+    if (done_by(&rq, deadline) == 0) /* else its count never came: left out */
+      n[r] = in[r];
     total += n[r];
     from += n[r] > 0;
   }
@@ -467,7 +470,6 @@ static void collect(cs_mpi_tracer_t *t, MPI_Datatype rec,
             "the %d other rank%s that reported, then the abort)\n", t->path,
             (unsigned long long)got, from, from == 1 ? "" : "s");
   fflush(stderr);
-  free(all);
 }
 
 static void stop_trace(cs_mpi_t *m, void *arg, const cs_mpi_stopped_t *who,
