@@ -318,6 +318,40 @@ static void note_str(const cs_world_t *w, uint32_t r, char *buf, size_t n)
              CS_NOTE_RANK(note), (unsigned long long)CS_NOTE_EVENT(note));
 }
 
+void cs_launch_print_wait(const cs_wait_line_t *l, const cs_wait_where_t *where,
+                          FILE *out)
+{
+  int eq = l->cmp == CS_CMP_EQ;
+  int met = eq ? l->value == l->target : l->value >= l->target;
+  const char *cmp = eq ? "==" : ">=";
+  char pos[160] = "";
+  if (where && where->fn)
+    where->fn(where->arg, l->rank, l->slot, l->cell, l->target, pos + 2,
+              sizeof(pos) - 2);
+  if (pos[2])
+    pos[0] = ';', pos[1] = ' ';
+  else
+    pos[0] = 0;
+  const char *note = l->note ? l->note : "";
+  if (met)
+    fprintf(out, "  rank %u: wait satisfied at event %llu (%s[%u] %s %d: "
+            "cell is %d), stopped before it returned%s%s\n", l->rank,
+            (unsigned long long)l->event, l->slot_name, l->cell, cmp,
+            l->target, l->value, pos, note);
+  else
+    fprintf(out, "  rank %u: blocked at event %llu in wait(%s[%u] %s %d): "
+            "cell is %d, expected %s %d%s%s\n", l->rank,
+            (unsigned long long)l->event, l->slot_name, l->cell, cmp,
+            l->target, l->value, cmp, l->target, pos, note);
+}
+
+void cs_launch_print_state(uint32_t rank, uint32_t state, uint64_t event,
+                           FILE *out)
+{
+  fprintf(out, "  rank %u: %s at event %llu\n", rank, state_name(state),
+          (unsigned long long)event);
+}
+
 /* The wavefront line of rank r, which sleeps in a wait: blocked, or met
  * by a notify that came after it went to sleep (the run stopped before it
  * returned). */
@@ -331,28 +365,13 @@ static void print_wait(const cs_world_t *w, uint32_t r,
   if ((uint64_t)st->wait_cell * 4 + 4 <= s->alloc)
     v = __atomic_load_n((int32_t *)(cs_world_window(w, r) + s->off) +
                             st->wait_cell, __ATOMIC_ACQUIRE);
-  int eq = st->wait_cmp == CS_CMP_EQ;
-  int met = eq ? v == st->wait_value : v >= st->wait_value;
-  const char *cmp = eq ? "==" : ">=";
-  char pos[160] = "", note[96];
-  if (where && where->fn)
-    where->fn(where->arg, r, st->wait_slot, st->wait_cell, st->wait_value,
-              pos + 2, sizeof(pos) - 2);
-  if (pos[2])
-    pos[0] = ';', pos[1] = ' ';
-  else
-    pos[0] = 0;
+  char note[96];
   note_str(w, r, note, sizeof(note));
-  if (met)
-    fprintf(out, "  rank %u: wait satisfied at event %llu (%s[%u] %s %d: "
-            "cell is %d), stopped before it returned%s%s\n", r,
-            (unsigned long long)st->event, s->name, st->wait_cell, cmp,
-            st->wait_value, v, pos, note);
-  else
-    fprintf(out, "  rank %u: blocked at event %llu in wait(%s[%u] %s %d): "
-            "cell is %d, expected %s %d%s%s\n", r, (unsigned long long)st->event,
-            s->name, st->wait_cell, cmp, st->wait_value, v, cmp,
-            st->wait_value, pos, note);
+  cs_wait_line_t l = {.rank = r, .event = st->event, .slot_name = s->name,
+                      .slot = st->wait_slot, .cell = st->wait_cell,
+                      .cmp = st->wait_cmp, .target = st->wait_value,
+                      .value = v, .note = note};
+  cs_launch_print_wait(&l, where, out);
 }
 
 void cs_launch_print_wavefront(const cs_world_t *w, const cs_wait_where_t *where,
@@ -362,12 +381,10 @@ void cs_launch_print_wavefront(const cs_world_t *w, const cs_wait_where_t *where
   fprintf(out, "hang wavefront:\n");
   for (uint32_t r = 0; r < c->nranks; r++) {
     const cs_rank_status_t *st = &c->rank[r];
-    if (st->state == CS_RS_WAITING && st->wait_slot < c->layout.nslots) {
+    if (st->state == CS_RS_WAITING && st->wait_slot < c->layout.nslots)
       print_wait(w, r, where, out);
-    } else {
-      fprintf(out, "  rank %u: %s at event %llu\n", r, state_name(st->state),
-              (unsigned long long)st->event);
-    }
+    else
+      cs_launch_print_state(r, st->state, st->event, out);
   }
 }
 

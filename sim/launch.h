@@ -112,6 +112,29 @@ uint32_t cs_launch_spin_default(uint32_t nranks);
  * (only when ranks outnumber CPUs). */
 uint32_t cs_launch_yield_default(uint32_t nranks);
 
+/* One rank's wait as a wavefront line shows it, for a caller that keeps
+ * the wait state itself (the MPI transport, whose ranks share no control
+ * block). */
+typedef struct cs_wait_line {
+  uint32_t    rank;
+  uint64_t    event;     /* the rank's event index */
+  const char *slot_name; /* the layout's name of the slot */
+  uint32_t    slot, cell, cmp; /* cmp: CS_CMP_* */
+  int32_t     target;    /* the value waited for */
+  int32_t     value;     /* the cell's value as last seen */
+  const char *note;      /* appended as is ("; never notified"), or NULL */
+} cs_wait_line_t;
+
+/* The wavefront's line of a rank in a wait: "  rank R: blocked at event E
+ * in wait(slot[cell] >= T): cell is V, expected >= T; <where>" (or "wait
+ * satisfied ... stopped before it returned" when V meets T). */
+void cs_launch_print_wait(const cs_wait_line_t *l, const cs_wait_where_t *where,
+                          FILE *out);
+/* The wavefront's line of a rank in no wait: "  rank R: running at event
+ * E" (state: CS_RS_*, named as the wavefront names it). */
+void cs_launch_print_state(uint32_t rank, uint32_t state, uint64_t event,
+                           FILE *out);
+
 /* Prints the hang wavefront: one line per rank: what it is blocked on,
  * the cell's value and the expected value, the wait's place in the
  * program (from `where`, which may be NULL or have a NULL fn), and who

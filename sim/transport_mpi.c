@@ -79,6 +79,19 @@
  *            naming the rank, then MPI_Abort (8.7), which ends every
  *            process of the job; MPI errors are fatal too (the window's
  *            default handler, MPI_ERRORS_ARE_FATAL, 8.3).
+ *   wavefront A wait timeout or an injected hang first reports: the rank
+ *            writes its wait state into its record in rank 0's second
+ *            window (wf_win) with MPI_Rget_accumulate (11.3.5: the
+ *            request completes only once the op is done at the target,
+ *            so a rank 0 that makes no progress is given up on at a
+ *            deadline instead of hanging the reporter). Rank 0, once it
+ *            times out or sees a report in a long wait, sets every rank's
+ *            request flag the same way; a rank in a wait reads its own
+ *            flag (a local access, every 1024th poll and in every sleep)
+ *            and reports too. After the grace period rank 0 prints the
+ *            wavefront, lets a traced run write its records
+ *            (cs_mpi_t.stop_trace) and calls MPI_Abort. No wavefront word
+ *            is touched until a wait times out.
  */
 #define _GNU_SOURCE
 #include "transport_mpi.h"
@@ -89,6 +102,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Bytes per MPI call: counts are int. */
 #define MAX_CHUNK (1u << 30)
@@ -218,6 +232,219 @@ static inline int satisfied(int32_t v, uint32_t cmp, int32_t want)
   return cmp == CS_CMP_EQ ? v == want : v >= want;
 }
 
+/* ------------------------------------------------------------ wavefront */
+
+/* Words of the wavefront windows (cs_mpi_t.wf_win): word 0 of every
+ * rank's is its request flag (rank 0 sets it: report now); rank 0's word
+ * 1 counts the reports, and rank r's record is the CS_MPI_WF_REC words
+ * from WF_REC(r). */
+#define WF_ASK   0u
+#define WF_COUNT 1u
+#define WF_REC(r) (2u + (uint64_t)(r) * CS_MPI_WF_REC)
+
+static void nap(uint64_t ns)
+{
+  struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+  nanosleep(&ts, NULL);
+}
+
+/* Waits for rq until deadline: 0 done, -1 not. */
+static int wf_complete(MPI_Request *rq, uint64_t deadline)
+{
+  for (;;) {
+    int done = 0;
+    MPI_Test(rq, &done, MPI_STATUS_IGNORE);
+    if (done)
+      return 0;
+    if (cs_now_ns() >= deadline)
+      return -1;
+    nap(100000);
+  }
+}
+
+/* n int64 words at `word` of rank `to`'s wavefront window, combined with
+ * `origin` by op (MPI_REPLACE, MPI_SUM, MPI_NO_OP), the old words into
+ * res: MPI_Rget_accumulate (11.3.5), whose request completes only when
+ * the result is back, so the op is done at the target (no flush needed).
+ * Returns 0, or -1 if it had not completed by `deadline` (the target
+ * makes no progress: over TCP, a rank outside MPI calls). Every word is
+ * only accessed by accumulate-family calls on MPI_INT64_T, with one op and
+ * MPI_NO_OP per word (11.2.7 same_op_no_op, 11.7.1 atomicity). */
+static int wf_op(cs_mpi_t *m, int to, const int64_t *origin, int64_t *res,
+                 int n, uint64_t word, MPI_Op op, uint64_t deadline)
+{
+  MPI_Request rq;
+  MPI_Rget_accumulate(origin, n, MPI_INT64_T, res, n, MPI_INT64_T, to,
+                      (MPI_Aint)word, n, MPI_INT64_T, op, m->wf_win, &rq);
+  return wf_complete(&rq, deadline);
+}
+
+/* One own word of the wavefront window (a local access, no traffic). */
+static int64_t wf_own(cs_mpi_t *m, uint64_t word)
+{
+  int64_t none = 0, v = 0;
+  wf_op(m, m->rank, &none, &v, 1, word, MPI_NO_OP, UINT64_MAX);
+  return v;
+}
+
+/* How long rank 0 waits for the other ranks' reports after its own:
+ * the timeout, at least 0.5 s, at most 2 s. */
+static uint64_t wf_grace(const cs_dev_t *d)
+{
+  uint64_t g = d->timeout_ns;
+  return g < 500000000ull ? 500000000ull : g > 2000000000ull ? 2000000000ull : g;
+}
+
+/* This rank's state (its wait, or its hang) into its record at rank 0:
+ * the fields, then the count of reports, then its order, which marks the
+ * record complete. Returns 0, or -1 if rank 0 took none by deadline. */
+static int wf_report(cs_dev_t *d, uint64_t deadline)
+{
+  cs_mpi_t *m = tp(d);
+  const cs_rank_status_t *st = d->st;
+  int32_t v = 0;
+  if (st->state == CS_RS_WAITING && st->wait_slot < d->layout->nslots)
+    v = poll_cell(m, d->layout->slot[st->wait_slot].off +
+                         (uint64_t)st->wait_cell * 4u);
+  /* Static: an op given up on may still complete into them later (this
+   * runs once, on the way to MPI_Abort). */
+  static int64_t rec[CS_MPI_WF_REC - 1], old[CS_MPI_WF_REC], one = 1, order;
+  int64_t mine[CS_MPI_WF_REC - 1] = {st->state, (int64_t)st->event,
+                                     st->wait_slot, st->wait_cell,
+                                     st->wait_cmp, st->wait_value, v};
+  memcpy(rec, mine, sizeof(rec));
+  uint64_t at = WF_REC(m->rank);
+  if (wf_op(m, 0, rec, old, CS_MPI_WF_REC - 1, at + 1, MPI_REPLACE,
+            deadline) < 0 ||
+      wf_op(m, 0, &one, &order, 1, WF_COUNT, MPI_SUM, deadline) < 0)
+    return -1;
+  order += 1;
+  return wf_op(m, 0, &order, old, 1, at, MPI_REPLACE, deadline);
+}
+
+/* Rank 0: asks every other rank to report now (a rank in a wait sees
+ * it within a few ms), then waits up to `grace_ns` for every report.
+ * A rank that makes no progress leaves its request pending. */
+static void wf_gather(cs_mpi_t *m, uint64_t grace_ns)
+{
+  uint64_t end = cs_now_ns() + grace_ns;
+  static const int64_t ask = 1;
+  static int64_t old[CS_MAX_RANKS]; /* a pending op may complete later */
+  MPI_Request rq[CS_MAX_RANKS];
+  for (int r = 1; r < m->nranks; r++)
+    MPI_Rget_accumulate(&ask, 1, MPI_INT64_T, &old[r], 1, MPI_INT64_T, r,
+                        WF_ASK, 1, MPI_INT64_T, MPI_REPLACE, m->wf_win, &rq[r]);
+  while (wf_own(m, WF_COUNT) < m->nranks && cs_now_ns() < end) {
+    for (int r = 1; r < m->nranks; r++) { /* a done one becomes NULL */
+      int flag = 0;
+      if (rq[r] != MPI_REQUEST_NULL)
+        MPI_Test(&rq[r], &flag, MPI_STATUS_IGNORE);
+    }
+    nap(1000000);
+  }
+}
+
+/* Rank 0: the wavefront, one line per rank, in the words of collsim
+ * run's (sim/launch.h). */
+static void wf_print(cs_dev_t *d)
+{
+  cs_mpi_t *m = tp(d);
+  fprintf(stderr, "hang wavefront:\n");
+  for (uint32_t r = 0; r < (uint32_t)m->nranks; r++) {
+    int64_t x[CS_MPI_WF_REC], none[CS_MPI_WF_REC] = {0};
+    wf_op(m, 0, none, x, CS_MPI_WF_REC, WF_REC(r), MPI_NO_OP, UINT64_MAX);
+    if (!x[0]) {
+      fprintf(stderr, "  rank %u: no report (not in a wait: computing, or "
+              "stuck in an MPI call to a rank that makes no progress, or "
+              "dead)\n", r);
+    } else if (x[1] == CS_RS_WAITING && (uint64_t)x[3] < d->layout->nslots) {
+      cs_wait_line_t l = {.rank = r, .event = (uint64_t)x[2],
+                          .slot_name = d->layout->slot[x[3]].name,
+                          .slot = (uint32_t)x[3], .cell = (uint32_t)x[4],
+                          .cmp = (uint32_t)x[5], .target = (int32_t)x[6],
+                          .value = (int32_t)x[7]};
+      cs_launch_print_wait(&l, &m->where, stderr);
+    } else {
+      cs_launch_print_state(r, (uint32_t)x[1], (uint64_t)x[2], stderr);
+    }
+  }
+}
+
+/* Rank 0: who reported, and what (for the trace). */
+static void wf_who(cs_mpi_t *m, cs_mpi_stopped_t *who)
+{
+  memset(who, 0, sizeof(*who));
+  who->first = -1;
+  for (int r = 0; r < m->nranks; r++) {
+    int64_t x[CS_MPI_WF_REC], none[CS_MPI_WF_REC] = {0};
+    wf_op(m, 0, none, x, CS_MPI_WF_REC, WF_REC(r), MPI_NO_OP, UINT64_MAX);
+    who->reported[r] = x[0] != 0;
+    who->hung[r] = x[0] != 0 && x[1] == CS_RS_HUNG;
+    who->event[r] = (uint64_t)x[2];
+    if (x[0] == 1)
+      who->first = r;
+  }
+}
+
+/* A wait (or an injected hang) passed the timeout here (msg: its line),
+ * or this rank, in a wait, saw a request (msg NULL): report this rank's
+ * state to rank 0. Rank 0 asks the others, waits for their reports,
+ * prints the wavefront and ends the job; another rank waits for that,
+ * and ends the job itself, with its own line, if rank 0 has not within
+ * the timeout and the grace period (rank 0 is not in a wait). */
+static _Noreturn void hang_stop(cs_dev_t *d, int rx, const char *msg)
+{
+  cs_mpi_t *m = tp(d);
+  uint64_t grace = wf_grace(d);
+  uint64_t bound = cs_now_ns() + d->timeout_ns + grace + 1000000000ull;
+  int code = m->abort_code ? m->abort_code : rx;
+  int reported = wf_report(d, bound) == 0;
+  if (m->rank == 0) {
+    wf_gather(m, grace);
+    cs_mpi_stopped_t who;
+    wf_who(m, &who);
+    if (msg)
+      fprintf(stderr, "collsim-mpi: %s\n", msg);
+    else
+      fprintf(stderr, "collsim-mpi: rank %d reported a wait past the %.1f s "
+              "timeout; rank 0 stops the run\n", who.first,
+              (double)d->timeout_ns / 1e9);
+    wf_print(d);
+    fflush(stderr);
+    if (m->stop_trace)
+      m->stop_trace(m, m->stop_trace_arg, &who, cs_now_ns() + 2000000000ull);
+    /* MPICH's launcher drops what it has not forwarded yet when the
+     * abort reaches it (seen: the whole wavefront lost in 2 of 6 runs). */
+    nap(200000000);
+    MPI_Abort(m->comm, code);
+  }
+  if (reported && m->stop_trace)
+    m->stop_trace(m, m->stop_trace_arg, NULL, bound);
+  while (reported && cs_now_ns() < bound) { /* rank 0 ends the job */
+    int flag = 0; /* meanwhile progress for peers' RMA on this rank's
+                     windows (11.7.3), so rank 0 can reach its wait */
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->comm, &flag, MPI_STATUS_IGNORE);
+    nap(1000000);
+  }
+  if (msg)
+    fprintf(stderr, "collsim-mpi: %s (rank 0 printed no wavefront: it is "
+            "not in a wait)\n", msg);
+  else
+    fprintf(stderr, "collsim-mpi: rank %d: stopped for the wavefront, which "
+            "rank 0 did not print\n", m->rank);
+  fflush(stderr);
+  nap(200000000); /* as above: let the launcher forward the line */
+  MPI_Abort(m->comm, code);
+  _exit(code); /* not reached: MPI_Abort does not return */
+}
+
+/* In a wait that lasts: 1 if the wavefront is being taken (rank 0: a
+ * rank reported; another rank: rank 0 asked). Local words only. */
+static int wf_asked(cs_mpi_t *m)
+{
+  return wf_own(m, m->rank == 0 ? WF_COUNT : WF_ASK) != 0;
+}
+
 static _Noreturn void wait_timed_out(cs_dev_t *d, const cs_event_t *ev,
                                      int32_t v)
 {
@@ -266,6 +493,8 @@ static int32_t mpi_wait(cs_dev_t *d, const cs_event_t *ev, uint64_t off)
       continue;
     if (cs_now_ns() >= deadline)
       wait_timed_out(d, ev, v);
+    if ((i >= SPIN_POLLS + YIELD_POLLS || i % 1024 == 0) && wf_asked(m))
+      hang_stop(d, CS_RX_ABORTED, NULL); /* the wavefront is being taken */
     if (i < SPIN_POLLS + YIELD_POLLS) {
       sched_yield();
       continue;
@@ -292,6 +521,8 @@ static void mpi_done(cs_dev_t *d)
 static void mpi_stop(cs_dev_t *d, int rx)
 {
   const cs_ctl_t *c = d->world->ctl;
+  if (rx == CS_RX_TIMEOUT || rx == CS_RX_HUNG)
+    hang_stop(d, rx, c->abort_msg);
   if (rx == CS_RX_ABORTED)
     fprintf(stderr, "collsim-mpi: rank %u: stopped because the run was "
             "aborted\n", d->rank);
@@ -360,6 +591,15 @@ int cs_mpi_open(cs_mpi_t *m, MPI_Comm comm, const cs_layout_t *l,
   memset(m->base, 0, m->bytes);
   MPI_Win_lock_all(MPI_MODE_NOCHECK, m->win);
   MPI_Win_sync(m->win);
+  uint64_t wf_bytes = (m->rank == 0 ? CS_MPI_WF_WORDS(m->nranks) : 1u) * 8u;
+  void *wf = NULL;
+  MPI_Win_allocate((MPI_Aint)wf_bytes, 8, MPI_INFO_NULL, comm, &wf,
+                   &m->wf_win);
+  m->wf_base = wf;
+  if (wf_bytes)
+    memset(wf, 0, wf_bytes);
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, m->wf_win);
+  MPI_Win_sync(m->wf_win);
   MPI_Barrier(comm);
   return 0;
 }
@@ -390,5 +630,7 @@ void cs_mpi_close(cs_mpi_t *m)
   MPI_Barrier(m->comm);
   MPI_Win_unlock_all(m->win);
   MPI_Win_free(&m->win);
+  MPI_Win_unlock_all(m->wf_win);
+  MPI_Win_free(&m->wf_win);
   m->base = NULL;
 }

@@ -13,7 +13,9 @@
  *   cs_dev_fini(&d); cs_mpi_close(&m)            collective
  *
  * Any failure of a rank (out-of-slot fault, wait timeout, an MPI error)
- * ends the whole job with MPI_Abort after one line naming the rank.
+ * ends the whole job with MPI_Abort after one line naming the rank; a
+ * wait timeout (or injected hang) first makes rank 0 print the hang
+ * wavefront, every rank's position (cs_mpi_t.wf_win).
  */
 #ifndef CS_TRANSPORT_MPI_H
 #define CS_TRANSPORT_MPI_H
@@ -21,6 +23,16 @@
 #include <mpi.h>
 
 #include "dev.h"
+#include "launch.h"
+
+/* The ranks that answered rank 0's wavefront (a wait timed out), for the
+ * trace of the aborted run. */
+typedef struct cs_mpi_stopped {
+  int      first;                  /* the rank whose report came first, or -1 */
+  uint8_t  reported[CS_MAX_RANKS]; /* 1: it reported (and sends its records) */
+  uint8_t  hung[CS_MAX_RANKS];     /* 1: what it reported is an injected hang */
+  uint64_t event[CS_MAX_RANKS];    /* its event index then */
+} cs_mpi_stopped_t;
 
 /* One rank's window and what the ops need to reach it. */
 typedef struct cs_mpi {
@@ -46,7 +58,33 @@ typedef struct cs_mpi {
   uint64_t clock;
   uint64_t clk_off[CS_MAX_SLOTS]; /* slot's first clock word, or 0: none */
   uint64_t clock_words;           /* clock words per window (0: none) */
+  /* The hang wavefront: a second window, of CS_MPI_WF_WORDS(nranks)
+   * int64 words on rank 0 and one (its request flag) elsewhere. A rank
+   * whose wait (or injected hang) passed the timeout writes its state
+   * into its record at rank 0 one-sidedly; rank 0 then sets every rank's
+   * request flag, which a rank in a wait reads locally and answers with
+   * its own record, and after a grace period prints every rank's line
+   * (cs_launch_print_wait) before it ends the job. Untouched while no
+   * wait times out. */
+  MPI_Win  wf_win;
+  int64_t *wf_base;               /* the words */
+  cs_wait_where_t where;          /* names a wait's place, or fn NULL */
+  /* A traced run's records at a wait timeout (tools/mpi_trace.c), or
+   * NULL: after this rank's report, rank 0 calls it with `who` once the
+   * grace period is over (it takes the records of the ranks that
+   * reported and writes the trace), another rank with who NULL (it sends
+   * its records to rank 0); each gives up at `deadline`. */
+  void (*stop_trace)(struct cs_mpi *m, void *arg, const cs_mpi_stopped_t *who,
+                     uint64_t deadline);
+  void *stop_trace_arg;
 } cs_mpi_t;
+
+/* Rank 0's wavefront window: a request flag, the count of reports, and
+ * per rank r a record of CS_MPI_WF_REC words: its order among the reports
+ * (1 = first; 0 = none yet), its state (CS_RS_*), event, slot, cell, cmp,
+ * target and the cell's value. */
+#define CS_MPI_WF_REC 8
+#define CS_MPI_WF_WORDS(n) (2 + (uint64_t)(n) * CS_MPI_WF_REC)
 
 extern const cs_dev_ops_t cs_transport_mpi;
 

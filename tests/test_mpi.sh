@@ -17,20 +17,23 @@
 # case verified bit for bit by every rank (exit 0); then `bench` next to
 # MPI_Allreduce, verified on both sides, and bad usage (exit 2). Then a
 # rank killed with SIGKILL mid-run and an injected wait timeout must end
-# the job non-zero within seconds, with no collsim-mpi process left.
+# the job non-zero within seconds, with no collsim-mpi process left; the
+# timeout with rank 0's hang wavefront, one line per rank.
 # --minmax and --signals sweep like the default ones (bad values exit 2);
 # mesh's rectangle path (--shape, --valid: 2-D loads and stores as one
 # MPI_Get/MPI_Put per row) verified the same way.
 # --input/--output: an input with NaN and signed zeros, whose max output
 # differs between the three --minmax modes and matches `collsim run`'s
-# byte for byte in each; bad inputs exit 2 and write nothing.
+# byte for byte in each; bad inputs exit 2 and write nothing; its trace
+# names the input file's hash, as collsim run's does, and replays with it.
 # --trace: a traced run's file (logical clocks, merged at rank 0) must be
 # read by `collsim trace` (the binary in $COLLSIM_BIN, else next to the first
 # binary), whose --stats volumes and signal counts match the reference,
 # `collsim replay` must re-run its order on shared memory, and `collsim
 # check` must find nothing in correct runs and a race in runs of two
-# mutations.
-# COLLSIM_QUICK=1 runs a smaller sweep.
+# mutations; a hung run's trace ends with the fault and the abort.
+# COLLSIM_QUICK=1 runs a smaller sweep; COLLSIM_MPI_ONLY (a space-separated
+# list of sweep, bench, usage, modes, npyio, traced, hang, kill) only those.
 set -uo pipefail
 fail=0
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -121,18 +124,34 @@ kill_rank() {
   echo "ok $label: killed rank pid $victim, job exit $rc after $(( $(date +%s) - t0 )) s"
 }
 
-# hang LABEL MPIRUN... BINARY: an injected hang fails the waits at the
-# timeout: exit 3 and a line naming a rank.
+# hang LABEL MPIRUN... BINARY: an injected hang (in rank 1, then in rank
+# 0, which must still print) fails the waits at the timeout: exit 3 and
+# rank 0's hang wavefront, one line per rank, naming the hung rank's
+# position and rank 0's wait, the words of `collsim run`'s wavefront.
 hang() {
   local label=$1; shift
-  local out; out=$(timeout 60 "${@:1:$#-1}" -np 3 "${@: -1}" run --algo mesh \
-    --count 100 --iters 1 --fault 1:hang:5 --timeout 1 2>&1); local rc=$?
-  local re='collsim-mpi: rank [0-9]+: .*(timed out|hung)'
-  if [ $rc -eq 0 ] || [[ ! $out =~ $re ]]; then
-    echo "FAIL $label: exit $rc; output:"; echo "$out" | tail -5; fail=1
-  fi
-  if left_over; then echo "FAIL $label: collsim-mpi processes left"; fail=1; fi
-  echo "ok $label: exit $rc: ${BASH_REMATCH[0]:-}"
+  local who out rc r n bad
+  for who in 1 0; do
+    out=$(timeout 60 "${@:1:$#-1}" -np 3 "${@: -1}" run --algo mesh \
+      --count 100 --iters 1 --fault "$who:hang:5" --timeout 1 2>&1); rc=$?
+    bad=""
+    [ $rc -eq 3 ] || bad="exit $rc, expected 3"
+    [ "$(grep -c '^hang wavefront:$' <<<"$out")" = 1 ] || bad="$bad; no wavefront"
+    for r in 0 1 2; do
+      n=$(grep -c "^  rank $r: " <<<"$out")
+      [ "$n" = 1 ] || bad="$bad; $n lines for rank $r"
+    done
+    grep -q "^  rank $who: hung (injected fault) at event 5$" <<<"$out" ||
+      bad="$bad; rank $who's hang not named"
+    [ "$who" = 0 ] || grep -Eq '^  rank 0: blocked at event [0-9]+ in wait\(signal\[[0-9]+\] >= [0-9]+\): cell is [0-9]+, expected >= [0-9]+; .+' <<<"$out" ||
+      bad="$bad; rank 0's wait not named"
+    if [ -n "$bad" ]; then
+      echo "FAIL $label (hang in rank $who): $bad; output:"; echo "$out" | head -8; fail=1
+    fi
+    sleep 0.5
+    if left_over; then echo "FAIL $label: collsim-mpi processes left"; fail=1; fi
+  done
+  echo "ok $label: exit $rc, wavefront: $(grep -c '^  rank ' <<<"$out") lines"
 }
 
 # modes LABEL MPIRUN... BINARY: --minmax and --signals, verified like the
@@ -226,6 +245,21 @@ traced() {
   if [ "$(cat "$keep/t.cstrace")" != keep ] || [ "$(ls "$keep")" != t.cstrace ]; then
     echo "FAIL $label abort: the trace path changed: $(ls -l "$keep")"; fail=1
   fi
+  # A wait timeout writes the hung run's trace: the records of the ranks
+  # that answered the wavefront, the hung rank's fault record, then the
+  # abort (wait timeout), which collsim trace and check read.
+  local hf="$tmp/$label-hang.cstrace" rc
+  out=$(timeout 60 "${pre[@]}" -np 3 "$b" run --algo mesh --count 100 --iters 1 \
+    --fault 1:hang:5 --timeout 1 --trace "$hf" 2>&1); rc=$?
+  if [ $rc -ne 3 ] || [[ $out != *"trace: $hf (aborted run: "* ]]; then
+    echo "FAIL $label hang trace: exit $rc"; echo "$out" | grep -v '^---' | head -8; fail=1
+  fi
+  out=$("$cs" trace "$hf" 2>&1 | tail -2)
+  if ! grep -Eq '^ +[0-9]+ .* r1 +fault +rank 1 hung \(injected fault\) at event 5' <<<"$out" ||
+     ! grep -Eq '^ +[0-9]+ .* abort +run aborted \(wait timeout\), first failing rank [0-2] *$' <<<"$out"; then
+    echo "FAIL $label hang trace end:"; echo "$out"; fail=1
+  fi
+  run "$label hang trace check" 0 "the run was aborted" "$cs" check "$hf"
   # More records than one MPI_Gatherv's int counts carry (the limit
   # lowered for the test): one line, exit 3, the file as it was.
   run "$label trace gather" 3 "records one MPI_Gatherv can gather" "${pre[@]}" \
@@ -277,6 +311,25 @@ npyio() {
       fi
     done
   done
+  # --trace with --input: the header says "from a file" with the rows'
+  # hash, as collsim run's trace of the same file does; check reads it,
+  # replay refuses it without the file and replays it with it.
+  local t="$d/in.cstrace"
+  run "$label trace" 0 "trace: $t" "${pre[@]}" -np 3 "$b" run --algo ring \
+    --op max --iters 1 --input "$d/in.npy" --trace "$t"
+  "$cs" run --ranks 3 --algo ring --op max --iters 1 --input "$d/in.npy" \
+    --trace "$d/shm.cstrace" >/dev/null
+  local want got
+  want=$("$cs" trace "$d/shm.cstrace" 2>&1 | grep '^  input ')
+  got=$("$cs" trace "$t" 2>&1 | grep '^  input ')
+  if [[ $want != *"from a file, input hash 0x"* ]] || [ "$got" != "$want" ]; then
+    echo "FAIL $label trace header: '$got', expected '$want'"; fail=1
+  fi
+  run "$label trace check" 0 "0 findings" "$cs" check "$t"
+  run "$label trace replay" 2 "was recorded with --input: give the same file" \
+    "$cs" replay "$t"
+  run "$label trace replay input" 0 "events: identical; outcome: verified" \
+    "$cs" replay --input "$d/in.npy" "$t"
   # Bad inputs: one line from collsim-mpi, exit 2, nothing written.
   out=$(timeout "$limit" "${pre[@]}" -np 4 "$b" run --input "$d/in.npy" \
     --output "$d/bad.npy" 2>&1); local rc=$?
@@ -307,27 +360,31 @@ cs=${COLLSIM_BIN:-$(dirname "$1")/collsim}
 
 # shellcheck disable=SC2086
 set -- "$@" ${COLLSIM_MPI_MORE:-}
+# COLLSIM_MPI_ONLY="hang kill" runs only those parts (while developing).
+only() { [ -z "${COLLSIM_MPI_ONLY:-}" ] || [[ " $COLLSIM_MPI_ONLY " == *" $1 "* ]]; }
 for bin in "$@"; do
   [ -x "$bin" ] || { echo "FAIL: $bin is not an executable"; fail=1; continue; }
   read -r -a mpirun <<<"$(launcher_of "$bin")"
   impl=${mpirun[0]#mpirun.}
   command -v "${mpirun[0]}" >/dev/null || { echo "skip $impl: ${mpirun[0]} not found"; continue; }
-  sweep "$impl-shm" "${mpirun[@]}" "$bin"
-  if [ "$impl" = openmpi ]; then
+  only sweep && sweep "$impl-shm" "${mpirun[@]}" "$bin"
+  if [ "$impl" = openmpi ] && only sweep; then
     sweep "$impl-tcp" "${mpirun[@]}" --mca btl self,tcp --mca osc pt2pt "$bin"
   fi
-  bench "$impl" "${mpirun[@]}" "$bin"
-  run "$impl usage" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" run --algo nope
-  run "$impl usage list" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" run --op sum,nope
-  run "$impl bench usage" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" bench -b 9x
-  run "$impl bench trace" 2 "--trace is not accepted" "${mpirun[@]}" -np 2 "$bin" \
-    bench -b 8 -e 8 -n 1 -w 0 --trace "$tmp/bench.cstrace"
-  run "$impl wrong" 1 "result: WRONG" "${mpirun[@]}" -np 3 "$bin" run --algo ring --count 40 --bug ring-drop-tail --iters 1
-  modes "$impl-modes" "${mpirun[@]}" "$bin"
-  npyio "$impl-npy" "${mpirun[@]}" "$bin"
-  traced "$impl-trace" "${mpirun[@]}" "$bin"
-  hang "$impl-hang" "${mpirun[@]}" "$bin"
-  kill_rank "$impl-kill" "${mpirun[@]}" "$bin"
+  only bench && bench "$impl" "${mpirun[@]}" "$bin"
+  if only usage; then
+    run "$impl usage" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" run --algo nope
+    run "$impl usage list" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" run --op sum,nope
+    run "$impl bench usage" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" bench -b 9x
+    run "$impl bench trace" 2 "--trace is not accepted" "${mpirun[@]}" -np 2 "$bin" \
+      bench -b 8 -e 8 -n 1 -w 0 --trace "$tmp/bench.cstrace"
+    run "$impl wrong" 1 "result: WRONG" "${mpirun[@]}" -np 3 "$bin" run --algo ring --count 40 --bug ring-drop-tail --iters 1
+  fi
+  only modes && modes "$impl-modes" "${mpirun[@]}" "$bin"
+  only npyio && npyio "$impl-npy" "${mpirun[@]}" "$bin"
+  only traced && traced "$impl-trace" "${mpirun[@]}" "$bin"
+  only hang && hang "$impl-hang" "${mpirun[@]}" "$bin"
+  only kill && kill_rank "$impl-kill" "${mpirun[@]}" "$bin"
 done
 [ $fail = 0 ] && echo "test_mpi: all passed"
 exit $fail

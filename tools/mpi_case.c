@@ -126,6 +126,13 @@ static double signals_left(const cs_ar_cfg_t *c, cs_mpi_t *m,
   return n;
 }
 
+/* The wavefront's name of a wait: its place in the allreduce. */
+static void wait_where(void *arg, uint32_t rank, uint32_t slot, uint32_t cell,
+                       int32_t target, char *buf, size_t n)
+{
+  cs_ar_wait_where(arg, rank, slot, cell, target, buf, n);
+}
+
 /* The rank body as the launcher runs it (sim/launch.c), minus the fork. */
 static void run_body(cs_dev_t *d, const cs_ar_cfg_t *c, cs_mpi_t *m)
 {
@@ -179,13 +186,13 @@ static void gather(const cs_ar_cfg_t *c, cs_mpi_t *m, const cs_world_t *w,
 /* A traced case's end: the header, then every rank's records to rank
  * 0's --trace path (com->trace). */
 static void write_trace(const cs_ar_cfg_t *c, const cs_layout_t *l,
-                        cs_fill_t fill, uint64_t seed,
+                        cs_fill_t fill, uint64_t seed, const uint8_t *rows,
                         const cs_cli_common_t *com, const cs_dev_t *d,
                         cs_mpi_tracer_t *tr, cs_mpi_result_t *res)
 {
   cs_trace_header_t h;
   if (tr->m->rank == 0) {
-    cs__mpi_trace_header(c, l, fill, seed, com, &h);
+    cs__mpi_trace_header(c, l, fill, seed, rows, com, &h);
     h.timeout_ns = d->timeout_ns;
   }
   res->trace_err = cs__mpi_trace_write(tr, com->trace, &h);
@@ -215,9 +222,16 @@ void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
     MPI_Abort(MPI_COMM_WORLD, CS_EXIT_ABORTED);
   }
   m.abort_code = CS_EXIT_ABORTED;
+  m.where = (cs_wait_where_t){wait_where, (void *)c};
   cs_mpi_tracer_t tr;
+  cs_trace_header_t th;
+  if (traced && rank == 0) { /* for a run that aborts */
+    cs__mpi_trace_header(c, &l, fill, seed, io ? io->rows : NULL, com, &th);
+    th.timeout_ns = d.timeout_ns;
+  }
   if (traced)
-    cs__mpi_trace_attach(&tr, &d, &m);
+    cs__mpi_trace_attach(&tr, &d, &m, rank == 0 ? com->trace : NULL,
+                         rank == 0 ? &th : NULL);
   const uint8_t *rows = io ? io->rows : NULL;
   uint8_t *mine = cs_world_input(&w, (uint32_t)rank);
   size_t row = c->count * cs_dtype_size(c->dtype);
@@ -238,7 +252,7 @@ void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
   v.signals_left = signals_left(c, &m, &l);
   gather(c, &m, &w, warmup, &v, res);
   if (traced)
-    write_trace(c, &l, fill, seed, com, &d, &tr, res);
+    write_trace(c, &l, fill, seed, rows, com, &d, &tr, res);
   res->unified = m.unified;
   res->clock_words = m.clock_words;
   cs_dev_fini(&d);

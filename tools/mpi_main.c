@@ -83,20 +83,36 @@ static const char usage[] =
     "                   check'. The ranks share no clock: events are ordered\n"
     "                   by Lamport clocks carried from each notify to the\n"
     "                   wait that sees it, merged at rank 0 by (clock, rank);\n"
-    "                   time is logical (one tick shows as 1 us). A run that\n"
-    "                   aborts writes no trace and leaves an existing FILE\n"
-    "                   as it was (FILE.tmpXXXXXX is renamed over it)\n"
+    "                   time is logical (one tick shows as 1 us). A run\n"
+    "                   aborted by a wait timeout or an injected hang writes\n"
+    "                   what rank 0 and the ranks that answered the hang\n"
+    "                   wavefront recorded, a fault record per hung rank and\n"
+    "                   the abort (wait timeout), as 'collsim run' does; a\n"
+    "                   run aborted otherwise (a fault, a killed rank) writes\n"
+    "                   no trace and leaves an existing FILE as it was\n"
+    "                   (FILE.tmpXXXXXX is renamed over it)\n"
     "  --input IN.npy   inputs from a .npy of shape (N, C), N the job's ranks:\n"
     "                   '<f4' fp32, '<f2' fp16, '<u2' bf16 bits; row r is rank\n"
     "                   r's input; C and the dtype are the case's --count and\n"
-    "                   --dtype (given ones must match); not with --fill or\n"
-    "                   --trace. Rank 0 reads it and sends every rank all rows\n"
+    "                   --dtype (given ones must match); not with --fill.\n"
+    "                   Rank 0 reads it and sends every rank all rows; a\n"
+    "                   --trace of it says fill 'input file' and holds the\n"
+    "                   rows' hash, as 'collsim run --input --trace' does\n"
+    "                   ('collsim replay' then needs the same --input)\n"
     "  --output OUT.npy write every rank's result, shape (N, C), same dtype\n"
     "                   (one case only): rank 0 gathers the rows after the\n"
     "                   check and writes OUT.npy.tmpXXXXXX, renamed over\n"
     "                   OUT.npy; an existing path that is not a regular file\n"
     "                   is refused before the run\n"
     CS_CLI_FAULT_TIMEOUT_HELP
+    "\n"
+    "When a wait times out (or an injected hang ends), rank 0 prints the hang\n"
+    "wavefront of 'collsim run', one line per rank: each rank in a wait puts\n"
+    "its position one-sidedly into a small window on rank 0 (after the first\n"
+    "timeout only), and rank 0 waits up to --timeout (0.5 to 2 s) for them;\n"
+    "a rank that cannot answer (computing, or stuck in an MPI call to a rank\n"
+    "that makes no progress, as over TCP) shows as 'no report'. If rank 0 is\n"
+    "in no wait, each rank that timed out prints its own line instead.\n"
     "\n"
     "Exit status: 0 verified, 1 wrong result, 2 bad usage, 3 run aborted\n"
     "(a rank faulted, timed out or died).\n";
@@ -340,11 +356,6 @@ static int check_io(mpi_opts_t *o, uint32_t nranks, cs_npy_t *a)
 {
   if (o->has_input && o->fill) {
     cs_cli_error(CMD, "--fill and --input are exclusive: give one");
-    return -1;
-  }
-  if (o->has_input && o->traced) {
-    cs_cli_error(CMD, "--trace and --input are exclusive: a trace over MPI "
-                 "records a seeded fill (use --fill and --seed)");
     return -1;
   }
   if (o->has_output && cs_cli_output_ok(CMD, o->output) < 0)

@@ -1,7 +1,9 @@
 /*
  * mpi_trace.c - the trace of a collsim-mpi run (mpi_trace.h): device hooks
  * that record each event of this rank with its Lamport clock, and the
- * gather, merge and write at the end. Owns the records until they are
+ * gather, merge and write at the end, or at a wait timeout (the ranks
+ * that answered the wavefront send theirs to rank 0, which writes them
+ * before the abort). Owns the records until they are
  * written; does not own the clocks' transport (sim/transport_mpi.c) or the
  * file format (sim/trace/format.h).
  *
@@ -22,8 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "../window/cs_error.h"
 #include "pipeline.h"
 
 static int is_consumer(uint32_t kind)
@@ -98,12 +102,21 @@ static void hook_fail(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
 static const cs_dev_hooks_t mpi_trace_hooks = {hook_begin, hook_end,
                                                hook_fail, hook_block, NULL};
 
-void cs__mpi_trace_attach(cs_mpi_tracer_t *t, cs_dev_t *d, cs_mpi_t *m)
+static void stop_trace(cs_mpi_t *m, void *arg, const cs_mpi_stopped_t *who,
+                       uint64_t deadline);
+
+void cs__mpi_trace_attach(cs_mpi_tracer_t *t, cs_dev_t *d, cs_mpi_t *m,
+                          const char *path, const cs_trace_header_t *h)
 {
   memset(t, 0, sizeof(*t));
   t->m = m;
+  t->path = path;
+  if (h)
+    t->hdr = *h;
   d->hooks = &mpi_trace_hooks;
   d->hook_arg = t;
+  m->stop_trace = stop_trace;
+  m->stop_trace_arg = t;
 }
 
 /* (clock, rank): every rank's clocks are distinct, so this is total. */
@@ -254,6 +267,7 @@ int cs__mpi_trace_write(cs_mpi_tracer_t *t, const char *path,
 {
   MPI_Comm comm = t->m->comm;
   int rank = t->m->rank, size = t->m->nranks, rc = 0;
+  t->m->stop_trace = NULL; /* the records go now, not at a timeout */
   MPI_Datatype rec;
   MPI_Type_contiguous((int)sizeof(cs_trace_rec_t), MPI_BYTE, &rec);
   MPI_Type_commit(&rec);
@@ -293,11 +307,15 @@ int cs__mpi_trace_write(cs_mpi_tracer_t *t, const char *path,
   return rc;
 }
 
-/* FNV-1a 64 of every rank's input row (the fills are pure functions of
- * the seed, so any rank can make them all). */
-static uint64_t input_hash(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed)
+/* FNV-1a 64 of every rank's input row, in rank order, as collsim run
+ * hashes them: the --input rows, or the fill's (pure functions of the
+ * seed, so any rank can make them all). */
+static uint64_t input_hash(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
+                           const uint8_t *rows)
 {
   size_t row = c->count * cs_dtype_size(c->dtype);
+  if (rows)
+    return cs_trace_fnv64_more(CS_TRACE_FNV64_INIT, rows, row * c->nranks);
   uint8_t *buf = malloc(row ? row : 1);
   uint64_t h = CS_TRACE_FNV64_INIT;
   for (uint32_t r = 0; buf && r < c->nranks; r++) {
@@ -309,7 +327,7 @@ static uint64_t input_hash(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed)
 }
 
 void cs__mpi_trace_header(const cs_ar_cfg_t *c, const cs_layout_t *l,
-                          cs_fill_t fill, uint64_t seed,
+                          cs_fill_t fill, uint64_t seed, const uint8_t *rows,
                           const cs_cli_common_t *com, cs_trace_header_t *h)
 {
   memset(h, 0, sizeof(*h));
@@ -324,7 +342,7 @@ void cs__mpi_trace_header(const cs_ar_cfg_t *c, const cs_layout_t *l,
   h->op = c->op;
   h->fill = fill;
   h->seed = seed;
-  h->input_hash = input_hash(c, fill, seed);
+  h->input_hash = input_hash(c, fill, seed, rows);
   h->tile_bytes = c->tile_bytes;
   h->iters = c->iters;
   h->bug = c->bug;
@@ -339,4 +357,132 @@ void cs__mpi_trace_header(const cs_ar_cfg_t *c, const cs_layout_t *l,
   h->fault_event = com->fault.event;
   h->modes = cs_cli_modes(c);
   cs_cli_shape_to_header(c, h);
+}
+
+/* ------------------------------------------------------------ aborted run */
+
+#define TAG_COUNT 0x6373 /* a stopped rank's record count, then its records */
+#define TAG_RECS  0x6374
+
+/* Waits for rq until deadline, driving progress. 0 done, -1 not. */
+static int done_by(MPI_Request *rq, uint64_t deadline)
+{
+  for (;;) {
+    int done = 0;
+    MPI_Test(rq, &done, MPI_STATUS_IGNORE);
+    if (done)
+      return 0;
+    if (cs_now_ns() >= deadline)
+      return -1;
+    struct timespec ts = {0, 100000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+/* A stopped rank: its records to rank 0 (none if an int cannot count
+ * them). The requests stay alive after a deadline: the caller keeps
+ * driving progress until the job ends. */
+static void send_recs(cs_mpi_tracer_t *t, MPI_Datatype rec, uint64_t deadline)
+{
+  static uint64_t n;
+  n = t->n <= (uint64_t)INT_MAX ? t->n : 0;
+  MPI_Request rq;
+  MPI_Isend(&n, 1, MPI_UINT64_T, 0, TAG_COUNT, t->m->comm, &rq);
+  if (done_by(&rq, deadline) < 0 || !n)
+    return;
+  MPI_Isend(t->rec, (int)n, rec, 0, TAG_RECS, t->m->comm, &rq);
+  done_by(&rq, deadline);
+}
+
+/* Rank 0: appends a launcher-style record after every clock (c + k). */
+static void end_rec(cs_trace_rec_t *x, uint32_t kind, uint32_t rank,
+                    int32_t value, int32_t observed, uint32_t step,
+                    uint64_t clock)
+{
+  memset(x, 0, sizeof(*x));
+  x->seq = x->t_ns = clock;
+  x->rank = x->peer = rank;
+  x->value = value;
+  x->observed = observed;
+  x->kind = (uint16_t)kind;
+  x->step = step;
+}
+
+/* Rank 0: the records of the ranks that reported (their own after rank
+ * 0's), the hung ranks' fault records and the abort record into all;
+ * returns how many. all has room for n + what `n` counts + nranks + 1. */
+static uint64_t recv_recs(cs_mpi_tracer_t *t, MPI_Datatype rec,
+                          const cs_mpi_stopped_t *who, const uint64_t *n,
+                          cs_trace_rec_t *all, uint64_t deadline)
+{
+  uint64_t k = t->n, clock = 0;
+  memcpy(all, t->rec, t->n * sizeof(*all));
+  for (int r = 1; r < t->m->nranks; r++) {
+    MPI_Request rq;
+    if (!n[r])
+      continue;
+    MPI_Irecv(all + k, (int)n[r], rec, r, TAG_RECS, t->m->comm, &rq);
+    if (done_by(&rq, deadline) == 0)
+      k += n[r];
+  }
+  for (uint64_t i = 0; i < k; i++)
+    clock = all[i].seq > clock ? all[i].seq : clock;
+  for (int r = 0; r < t->m->nranks; r++)
+    if (who->hung[r])
+      end_rec(&all[k++], CS_TR_FAULT, (uint32_t)r, CS_RX_HUNG,
+              (int32_t)who->event[r], 2, clock + 1);
+  end_rec(&all[k++], CS_TR_ABORT,
+          who->first < 0 ? UINT32_MAX : (uint32_t)who->first,
+          CS_ABORT_TIMEOUT, 0, 0, clock + 2);
+  return k;
+}
+
+/* Rank 0: takes the reported ranks' records and writes the trace. */
+static void collect(cs_mpi_tracer_t *t, MPI_Datatype rec,
+                    const cs_mpi_stopped_t *who, uint64_t deadline)
+{
+  /* Static, and `all` never freed: a receive given up on may still
+   * complete into them until MPI_Abort, which comes next. */
+  static uint64_t in[CS_MAX_RANKS];
+  uint64_t n[CS_MAX_RANKS] = {0}, total = t->n, got = 0;
+  int from = 0;
+  for (int r = 1; r < t->m->nranks; r++) {
+    MPI_Request rq;
+    if (!who->reported[r])
+      continue;
+    MPI_Irecv(&in[r], 1, MPI_UINT64_T, r, TAG_COUNT, t->m->comm, &rq);
+    if (done_by(&rq, deadline) == 0) /* else its count never came: left out */
+      n[r] = in[r];
+    total += n[r];
+    from += n[r] > 0;
+  }
+  cs_trace_rec_t *all = malloc((total + (uint64_t)t->m->nranks + 1) *
+                               sizeof(*all));
+  int rc = all ? 0 : -ENOMEM;
+  if (all) {
+    got = recv_recs(t, rec, who, n, all, deadline);
+    rc = commit_file(t->path, &t->hdr, all, got);
+  }
+  if (rc < 0)
+    cs_cli_error("mpi run", "--trace %s: write failed: %s", t->path,
+                 cs_strerror(rc));
+  else
+    fprintf(stderr, "trace: %s (aborted run: %llu records, of rank 0 and "
+            "the %d other rank%s that reported, then the abort)\n", t->path,
+            (unsigned long long)got, from, from == 1 ? "" : "s");
+  fflush(stderr);
+}
+
+static void stop_trace(cs_mpi_t *m, void *arg, const cs_mpi_stopped_t *who,
+                       uint64_t deadline)
+{
+  cs_mpi_tracer_t *t = arg;
+  MPI_Datatype rec;
+  MPI_Type_contiguous((int)sizeof(cs_trace_rec_t), MPI_BYTE, &rec);
+  MPI_Type_commit(&rec);
+  if (m->rank != 0)
+    send_recs(t, rec, deadline);
+  else if (t->path)
+    collect(t, rec, who, deadline);
+  /* rec stays committed: a send may still be in flight until MPI_Abort */
 }

@@ -13,7 +13,9 @@
  * order is causal, as collsim trace and check expect) and writes the file.
  * Time in such a trace is logical: t_ns holds the Lamport clock, and the
  * header's tick_ns (1000) shows one tick as 1 us; the schedule reads "mpi".
- * A run that aborts (MPI_Abort) writes no trace.
+ * A run aborted by a wait timeout or an injected hang writes what the
+ * ranks that answered the wavefront recorded (cs__mpi_trace_attach); a
+ * run aborted otherwise (a fault, a dead rank) writes no trace.
  */
 #ifndef CS_MPI_TRACE_H
 #define CS_MPI_TRACE_H
@@ -34,10 +36,19 @@ typedef struct cs_mpi_tracer {
   cs_mpi_t       *m;
   cs_trace_rec_t *rec; /* this rank's records; seq holds the clock */
   uint64_t        n, cap;
+  const char     *path; /* rank 0: --trace, for a run that aborts */
+  cs_trace_header_t hdr; /* rank 0: its header, made before the run */
 } cs_mpi_tracer_t;
 
-/* Makes device d (over m, opened with clocks) record into t. */
-void cs__mpi_trace_attach(cs_mpi_tracer_t *t, cs_dev_t *d, cs_mpi_t *m);
+/* Makes device d (over m, opened with clocks) record into t, and a wait
+ * timeout write the trace of the aborted run (cs_mpi_t.stop_trace): the
+ * ranks that answered rank 0's wavefront send it their records
+ * (MPI_Isend, given up at a deadline), and rank 0 writes them to `path`
+ * (rank 0's; NULL elsewhere) with header h (rank 0's, made before the
+ * run), then one fault record per hung rank and the abort record (wait
+ * timeout), as a one-host run's trace ends. */
+void cs__mpi_trace_attach(cs_mpi_tracer_t *t, cs_dev_t *d, cs_mpi_t *m,
+                          const char *path, const cs_trace_header_t *h);
 
 /* Collective: gathers every rank's records at rank 0, which merges them
  * and writes header h (completed here) and the records to path (rank 0's;
@@ -47,9 +58,11 @@ void cs__mpi_trace_attach(cs_mpi_tracer_t *t, cs_dev_t *d, cs_mpi_t *m);
 int cs__mpi_trace_write(cs_mpi_tracer_t *t, const char *path,
                         cs_trace_header_t *h);
 
-/* The header fields of case c (layout l, input fill/seed, --fault). */
+/* The header fields of case c (layout l, input fill/seed, or with fill
+ * CS_FILL_INPUT the --input rows, N rows of c's count, whose hash it
+ * holds; --fault). */
 void cs__mpi_trace_header(const cs_ar_cfg_t *c, const cs_layout_t *l,
-                          cs_fill_t fill, uint64_t seed,
+                          cs_fill_t fill, uint64_t seed, const uint8_t *rows,
                           const cs_cli_common_t *com, cs_trace_header_t *h);
 
 #endif
