@@ -298,3 +298,35 @@ Test(shrink, explore_shrinks_its_failure_unless_told_not_to, .timeout = 300)
   cr_assert_eq(files_in(dir, "", 1), 1, "--no-shrink: one trace, the failure's");
   rmdir(dir);
 }
+
+/* The fidelity modes of the header (traces/FORMAT.md `modes`) belong to the
+ * failing run: a failure recorded with --signals single-use and --minmax
+ * propagate is shrunk under both, so the run replays to its failure, and
+ * the shrunk trace keeps them (its replay reproduces the failure). */
+Test(shrink, keeps_the_runs_fidelity_modes, .timeout = 300)
+{
+  char dir[64], min[128], why[256];
+  temp_dir(dir, sizeof(dir));
+  snprintf(min, sizeof(min), "%s/explore-1.min.cstrace", dir);
+  cli_out_t r;
+  run_cli(&r, 250, "explore", "--algo", "ring", "--ranks", "3", "--count", "40",
+          "--op", "max", "--bug", "no-fence-before-notify", "--signals",
+          "single-use", "--minmax", "propagate", "-j", "1", "-o", dir, NULL);
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "failure 1: wrong result"), "%s", r.out);
+  cr_assert(strstr(r.out, "story:\n"), "%s%s", r.out, r.err);
+  cs_trace_t t;
+  cr_assert_eq(load_trace(min, &t, why, sizeof(why)), 0, "%s: %s%s", why, r.out,
+               r.err);
+  uint32_t want = CS_TR_MODE_SINGLE_USE | (1u << CS_TR_MODE_MINMAX_SHIFT);
+  cr_assert_eq(t.hdr.modes, want, "modes %#x, expected %#x", t.hdr.modes, want);
+  cr_assert_eq(t.hdr.iters, 1);
+  cs_trace_free(&t);
+  run_cli(&r, 60, "replay", min, NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "identical; outcome: wrong result"), "%s", r.out);
+  cr_assert(strstr(r.out, "single-use"), "%s", r.out);
+  cr_assert_eq(files_in(dir, ".shrink-", 0), 0, "a temporary trace was left");
+  files_in(dir, "", 1);
+  rmdir(dir);
+}

@@ -66,6 +66,8 @@ static const char usage[] =
     "collsim replay OUT reproduces it, collsim trace OUT shows it. Then the\n"
     "few events that make the failure are told as a numbered story, with\n"
     "the racing pair and the missing edge collsim check finds.\n"
+    "The run's collective (also --algo ./x.so, which must still be there)\n"
+    "and its modes (--signals, --minmax) stay as recorded.\n"
     "\n"
     "  -o OUT       the shrunk trace (default: TRACE with .min.cstrace for\n"
     "               .cstrace)\n"
@@ -86,6 +88,8 @@ typedef struct sh_cfg {
   uint64_t timeout_ns; /* the recorded run's wait timeout */
   uint32_t shape_rows, shape_cols, valid_rows, valid_cols; /* §3.3, 0 none:
                           kept as recorded (the count is their product) */
+  uint32_t modes;      /* fidelity modes (traces/FORMAT.md), kept */
+  char     so[257];    /* algo 254: the collective's shared object, kept */
 } sh_cfg_t;
 
 /* A deviation Z>Y (deviate.c): rank UINT32_MAX in z = the start. */
@@ -143,6 +147,20 @@ static void add_u64(char **argv, int *n, char (*num)[40], const char *opt,
   *n += 2;
 }
 
+/* The options of c's fidelity modes, as the header has them. */
+static void add_modes(const sh_cfg_t *c, char **argv, int *n)
+{
+  if (c->modes & CS_TR_MODE_SINGLE_USE) {
+    argv[(*n)++] = "--signals";
+    argv[(*n)++] = "single-use";
+  }
+  uint32_t mm = (c->modes & CS_TR_MODE_MINMAX_MASK) >> CS_TR_MODE_MINMAX_SHIFT;
+  if (mm) {
+    argv[(*n)++] = "--minmax";
+    argv[(*n)++] = (char *)cs_minmax_name((cs_minmax_t)mm);
+  }
+}
+
 /* argv of `collsim run` for c under schedule `sched`, tracing to `trace`. */
 static void run_argv(const sh_cfg_t *c, const char *sched, const char *trace,
                      char **argv, char (*num)[40])
@@ -152,7 +170,7 @@ static void run_argv(const sh_cfg_t *c, const char *sched, const char *trace,
   argv[n++] = "collsim";
   argv[n++] = "run";
   argv[n++] = "--algo";
-  argv[n++] = (char *)cs_algo_name((cs_algo_t)c->algo);
+  argv[n++] = c->so[0] ? (char *)c->so : (char *)cs_algo_name((cs_algo_t)c->algo);
   argv[n++] = "--dtype";
   argv[n++] = (char *)cs_dtype_name((cs_dtype_t)c->dtype);
   argv[n++] = "--op";
@@ -177,6 +195,7 @@ static void run_argv(const sh_cfg_t *c, const char *sched, const char *trace,
     argv[n++] = "--bug";
     argv[n++] = (char *)cs_bug_table[c->bug].name;
   }
+  add_modes(c, argv, &n);
   if (c->fault_kind) {
     argv[n] = "--fault";
     snprintf(num[n + 1], sizeof(num[0]), "%u:%s:%llu", c->fault_rank,
@@ -693,16 +712,21 @@ static int shrink_schedule(shrink_t *sh)
 
 /* ------------------------------------------------------------ the command */
 
-/* The run configuration of a loaded trace's header; -1 (printed) when it
+/* The run configuration of a loaded trace's header, its fidelity modes and
+ * (algo 254) its collective's shared object included; -1 (printed) when it
  * is not one shrink can make smaller. */
 static int from_header(const cs_trace_header_t *h, const char *path, sh_cfg_t *c)
 {
-  if (h->program != 0 || h->algo >= CS_NALGOS || h->dtype >= CS_NDTYPES ||
+  int user = h->algo == CS_TRACE_ALGO_USER;
+  if (h->program != 0 || (h->algo >= CS_NALGOS && !user) || h->dtype >= CS_NDTYPES ||
       h->op >= CS_NOPS || h->bug >= CS_NBUGS || h->memory_model > CS_MM_RELAXED ||
       h->fill > CS_FILL_INPUT || h->fault_kind > CS_FAULT_HANG ||
-      h->nranks < 1 || h->count < 1 || h->iters < 1 || h->iters > 1000000) {
+      h->nranks < 1 || h->count < 1 || h->iters < 1 || h->iters > 1000000 ||
+      cs_cli_modes_check(h->modes) < 0 ||
+      (user && (h->bug || h->shape_rows || !h->algo_path[0]))) {
     cs_cli_error("shrink", "%s: not the trace of an allreduce run collsim can "
-                 "make (program %u, algo %u)", path, h->program, h->algo);
+                 "make (program %u, algo %u, modes %#x)", path, h->program,
+                 h->algo, h->modes);
     return -1;
   }
   if (h->fill == CS_FILL_INPUT) {
@@ -717,7 +741,16 @@ static int from_header(const cs_trace_header_t *h, const char *path, sh_cfg_t *c
                   .fault_rank = h->fault_rank, .fault_event = h->fault_event,
                   .timeout_ns = h->timeout_ns <= 1000000000ull * 1000000 ? h->timeout_ns : 0,
                   .shape_rows = h->shape_rows, .shape_cols = h->shape_cols,
-                  .valid_rows = h->valid_rows, .valid_cols = h->valid_cols};
+                  .valid_rows = h->valid_rows, .valid_cols = h->valid_cols,
+                  .modes = h->modes};
+  if (!user)
+    return 0;
+  snprintf(c->so, sizeof(c->so), "%.*s", (int)sizeof(h->algo_path), h->algo_path);
+  if (access(c->so, R_OK) < 0) {
+    cs_cli_error("shrink", "%s: its collective %s cannot be read (%s): shrink "
+                 "reruns it, so it must still be there", path, c->so, strerror(errno));
+    return -1;
+  }
   return 0;
 }
 
