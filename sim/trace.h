@@ -45,6 +45,22 @@ uint64_t cs_trace_chunk_rec(uint32_t nranks);
  * scheduler's DMA landings (hook_arg: the tracer). */
 extern const cs_dev_hooks_t cs_trace_hooks;
 
+/* The record of event ev of `rank` as `kind` (ev->kind, or a trace-only
+ * kind such as CS_TR_WAIT_BEGIN): kind, rank and the event's peer, slot,
+ * elem_off, valid, phys, cell, opcmp and value; every other field 0
+ * (seq, t_ns, dma_id, observed, phase, round, step, checksum) for the
+ * caller to set. For records made outside the rings (collsim-mpi's
+ * trace, the scheduler's describer); the hooks above copy in blocks. */
+static inline void cs_trace_rec_from_event(cs_trace_rec_t *x, uint32_t rank,
+                                           uint32_t kind, const cs_event_t *ev)
+{
+  *x = (cs_trace_rec_t){.kind = (uint16_t)kind, .rank = rank,
+                        .peer = ev->peer, .slot = ev->slot,
+                        .elem_off = ev->elem_off, .valid = ev->valid,
+                        .phys = ev->phys, .cell = ev->cell,
+                        .opcmp = (uint8_t)ev->opcmp, .value = ev->value};
+}
+
 /* ---- writing (launcher) ---- */
 
 typedef struct cs_tracer cs_tracer_t;

@@ -52,18 +52,9 @@ static void append(cs_dev_t *d, cs_mpi_tracer_t *t, uint32_t kind,
     t->cap = cap;
   }
   cs_trace_rec_t *x = &t->rec[t->n++];
-  memset(x, 0, sizeof(*x));
+  cs_trace_rec_from_event(x, d->rank, kind, ev);
   x->seq = x->t_ns = clock;
-  x->elem_off = ev->elem_off;
-  x->rank = d->rank;
-  x->peer = ev->peer;
-  x->slot = ev->slot;
-  x->cell = ev->cell;
-  x->valid = ev->valid;
-  x->phys = ev->phys;
-  x->value = ev->value;
   x->observed = observed;
-  x->kind = (uint16_t)kind;
   x->opcmp = (uint8_t)(ev->opcmp | flags);
   x->phase = (uint8_t)d->tag_phase;
   x->round = d->tag_round;
