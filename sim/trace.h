@@ -78,6 +78,16 @@ typedef struct cs_tracer cs_tracer_t;
  * failure. */
 int cs_trace_create_file(const char *path, int *created);
 
+/* The header fields that are the file's frame rather than the run's
+ * configuration: magic, version, header and record sizes, ranks, slot
+ * table, wait timeout and start time. The writer's and collsim-mpi's
+ * headers are both made with it. */
+void cs_trace_header_frame(cs_trace_header_t *h, uint32_t nranks,
+                           const cs_layout_t *l, uint64_t timeout_ns,
+                           uint64_t start_ns);
+/* Sets h->checksum: FNV-1a 32 of the header with the field itself 0. */
+void cs_trace_header_seal(cs_trace_header_t *h);
+
 /* Creates `path` (cs_trace_create_file) and writes the header (its
  * start_ns is set now). The world must have been created with trace
  * rings. Returns 0 or -errno / CS_E*. */

@@ -146,8 +146,7 @@ static int write_file(int fd, cs_trace_header_t *h, cs_trace_rec_t *all,
   }
   uint8_t block[CS_TRACE_HEADER_BYTES];
   memset(block, 0, sizeof(block));
-  h->checksum = 0;
-  h->checksum = cs_trace_fnv32(h, sizeof(*h));
+  cs_trace_header_seal(h);
   memcpy(block, h, sizeof(*h));
   int rc = write_all(fd, block, sizeof(block), 0);
   if (rc == 0)
@@ -322,11 +321,6 @@ void cs__mpi_trace_header(const cs_ar_cfg_t *c, const cs_layout_t *l,
                           const cs_cli_common_t *com, cs_trace_header_t *h)
 {
   memset(h, 0, sizeof(*h));
-  memcpy(h->magic, CS_TRACE_MAGIC, 8);
-  h->version = CS_TRACE_VERSION;
-  h->header_bytes = CS_TRACE_HEADER_BYTES;
-  h->record_bytes = CS_TRACE_RECORD_BYTES;
-  h->nranks = c->nranks;
   h->count = c->count;
   h->algo = c->algo;
   h->dtype = c->dtype;
@@ -340,9 +334,7 @@ void cs__mpi_trace_header(const cs_ar_cfg_t *c, const cs_layout_t *l,
   h->tick_ns = CS_MPI_TICK_NS;
   snprintf(h->schedule, sizeof(h->schedule), "%s", CS_MPI_SCHEDULE);
   snprintf(h->version_str, sizeof(h->version_str), "%s", CS_VERSION_STRING);
-  h->layout = *l;
-  h->timeout_ns = com->timeout_ns;
-  h->start_ns = cs_now_ns();
+  cs_trace_header_frame(h, c->nranks, l, com->timeout_ns, cs_now_ns());
   h->fault_kind = com->has_fault ? com->fault.kind : 0;
   h->fault_rank = com->fault.rank;
   h->fault_event = com->fault.event;
