@@ -1,24 +1,9 @@
 /*
- * barrier.c - the signal steps every algorithm shares: the all-to-all
- * barrier and the self-clearing epilogue (barrier.h has their contracts).
+ * barrier.c - the self-clearing epilogue every algorithm shares (barrier.h
+ * has its contract, and the all-to-all barrier, inline).
  * Called by mesh.c, ring.c and host.c; calls only the device API.
  */
 #include "barrier.h"
-
-void cs__ar_barrier(cs_dev_t *d, const cs_knobs_t *k, uint32_t row,
-                    int32_t expect)
-{
-  uint32_t n = d->nranks, me = d->rank;
-  uint32_t base = row * n;
-  if (k->fence_before_notify)
-    cs_fence(d);
-  for (uint32_t p = 0; p < n; p++)
-    if (p != me)
-      cs_notify(d, p, CS_AR_SLOT_SIGNAL, base + me, CS_NOTIFY_ADD, 1);
-  for (uint32_t s = 0; s < n; s++)
-    if (s != me)
-      cs_wait(d, CS_AR_SLOT_SIGNAL, base + s, k->wait_cmp, expect);
-}
 
 void cs__ar_epilogue(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
                      int32_t row_total, int32_t last_total, cs_ar_sigbad_t *bad)

@@ -21,8 +21,20 @@
  * the signal, as PyPTO's PIPE_ALL before TNOTIFY; k->fence_before_notify),
  * +1 to cell [row, me] of every peer ascending, then wait for cell [row, s]
  * >= expect (k->wait_cmp) of every peer ascending. */
-void cs__ar_barrier(cs_dev_t *d, const cs_knobs_t *k, uint32_t row,
-                    int32_t expect);
+static inline void cs__ar_barrier(cs_dev_t *d, const cs_knobs_t *k,
+                                  uint32_t row, int32_t expect)
+{
+  uint32_t n = d->nranks, me = d->rank;
+  uint32_t base = row * n;
+  if (k->fence_before_notify)
+    cs_fence(d);
+  for (uint32_t p = 0; p < n; p++)
+    if (p != me)
+      cs_notify(d, p, CS_AR_SLOT_SIGNAL, base + me, CS_NOTIFY_ADD, 1);
+  for (uint32_t s = 0; s < n; s++)
+    if (s != me)
+      cs_wait(d, CS_AR_SLOT_SIGNAL, base + s, k->wait_cmp, expect);
+}
 
 /* The operands of one tile reduce (cs__ar_reduce). x_first: x holds the
  * reference's first operand, the local value (the ring folds its own copy
@@ -49,7 +61,7 @@ static inline void cs__ar_reduce(cs_dev_t *d, cs_tile_t *acc,
                                  int x_first)
 {
   cs__ar_red_t r = {c, acc, x, x_first};
-  cs_reduce_event(d, c->op, acc->valid, cs__ar_red_kernel, &r);
+  cs__dev_reduce(d, c->op, acc->valid, cs__ar_red_kernel, &r);
 }
 
 static void cs__ar_consume(cs_tile_t *acc, const void *src, uint32_t n,
@@ -81,7 +93,7 @@ static inline void cs__ar_load_reduce(cs_dev_t *d, cs_ar_tiles_t *t,
   cs__ar_red_t r = {c, &t->acc, NULL, x_first};
   cs_load_fused(d, &t->acc, peer, CS_AR_SLOT_DATA, off, v, phys,
                 cs__ar_consume, &r);
-  cs_reduce_event(d, c->op, v, NULL, NULL); /* the work happened in the load */
+  cs__dev_reduce(d, c->op, v, NULL, NULL); /* the work happened in the load */
 }
 
 /* The own signal cells that missed their final value before the reset:

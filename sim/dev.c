@@ -55,6 +55,8 @@ int cs_dev_init(cs_dev_t *d, cs_world_t *w, uint32_t rank,
   d->yield_iters = w->ctl->yield_iters;
   d->timeout_ns = w->ctl->timeout_ns;
   d->controlled = w->ctl->controlled != 0;
+  d->note_slot = w->ctl->note_slot;
+  d->note_cells = w->ctl->note_cells;
   return 0;
 }
 
@@ -384,8 +386,8 @@ void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
                    .cell = cell, .opcmp = op, .value = value};
   cs__dev_begin(d, &ev);
   uint64_t off = check_cell(d, &ev);
-  const cs_ctl_t *c = d->world->ctl;
-  if (slot == c->note_slot && cell < c->note_cells) /* before the add lands */
+  if (cell < d->note_cells && slot == d->note_slot)
+    /* before the add lands */
     __atomic_store_n(cs_world_notes(d->world, peer) + cell,
                      CS_NOTE(d->rank, ev.index), __ATOMIC_RELAXED);
   int32_t now;
@@ -436,12 +438,7 @@ void cs_fence(cs_dev_t *d)
 void cs_reduce_event(cs_dev_t *d, uint32_t op, uint32_t valid,
                      void (*kernel)(void *arg), void *arg)
 {
-  cs_event_t ev = {.kind = CS_EV_REDUCE, .peer = d->rank, .valid = valid,
-                   .phys = valid, .opcmp = op};
-  cs__dev_begin(d, &ev);
-  if (kernel)
-    kernel(arg);
-  cs__dev_end(d, &ev, 0);
+  cs__dev_reduce(d, op, valid, kernel, arg);
 }
 
 void cs_mark(cs_dev_t *d, uint32_t phase, uint32_t round)

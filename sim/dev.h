@@ -201,6 +201,8 @@ struct cs_dev {
   uint32_t           tag_round; /*   round or chunk, */
   uint32_t           tag_step;  /*   subchunk */
   uint32_t           controlled; /* every event waits for the scheduler */
+  uint32_t           note_slot;  /* == world->ctl->note_slot, */
+  uint32_t           note_cells; /*   ->note_cells (0: no notes), read per notify */
 };
 
 /* Prepares the device of `rank` in this (forked) process, with the
@@ -259,6 +261,20 @@ static inline void cs__dev_block(cs_dev_t *d, const cs_event_t *ev,
 {
   if (__builtin_expect(d->hooks != 0, 0) && d->hooks->block)
     d->hooks->block(d, ev, observed, d->hook_arg);
+}
+
+/* cs_reduce_event's body, inline for the engine's own collectives: a
+ * reduce event is one per chunk and peer, and with no kernel (the work
+ * happened in a fused load) it is only the event's numbering. */
+static inline void cs__dev_reduce(cs_dev_t *d, uint32_t op, uint32_t valid,
+                                  void (*kernel)(void *arg), void *arg)
+{
+  cs_event_t ev = {.kind = CS_EV_REDUCE, .peer = d->rank, .valid = valid,
+                   .phys = valid, .opcmp = op};
+  cs__dev_begin(d, &ev);
+  if (kernel)
+    kernel(arg);
+  cs__dev_end(d, &ev, 0);
 }
 
 /* Whether a load's data can be consumed in place (cs_load_fused): only

@@ -45,6 +45,22 @@ uint64_t cs_trace_chunk_rec(uint32_t nranks);
  * scheduler's DMA landings (hook_arg: the tracer). */
 extern const cs_dev_hooks_t cs_trace_hooks;
 
+/* The record of event ev of `rank` as `kind` (ev->kind, or a trace-only
+ * kind such as CS_TR_WAIT_BEGIN): kind, rank and the event's peer, slot,
+ * elem_off, valid, phys, cell, opcmp and value; every other field 0
+ * (seq, t_ns, dma_id, observed, phase, round, step, checksum) for the
+ * caller to set. For records made outside the rings (collsim-mpi's
+ * trace, the scheduler's describer); the hooks above copy in blocks. */
+static inline void cs_trace_rec_from_event(cs_trace_rec_t *x, uint32_t rank,
+                                           uint32_t kind, const cs_event_t *ev)
+{
+  *x = (cs_trace_rec_t){.kind = (uint16_t)kind, .rank = rank,
+                        .peer = ev->peer, .slot = ev->slot,
+                        .elem_off = ev->elem_off, .valid = ev->valid,
+                        .phys = ev->phys, .cell = ev->cell,
+                        .opcmp = (uint8_t)ev->opcmp, .value = ev->value};
+}
+
 /* ---- writing (launcher) ---- */
 
 typedef struct cs_tracer cs_tracer_t;
@@ -61,6 +77,16 @@ typedef struct cs_tracer cs_tracer_t;
  * (O_CLOEXEC, blocking) or a negative code; nothing is changed on
  * failure. */
 int cs_trace_create_file(const char *path, int *created);
+
+/* The header fields that are the file's frame rather than the run's
+ * configuration: magic, version, header and record sizes, ranks, slot
+ * table, wait timeout and start time. The writer's and collsim-mpi's
+ * headers are both made with it. */
+void cs_trace_header_frame(cs_trace_header_t *h, uint32_t nranks,
+                           const cs_layout_t *l, uint64_t timeout_ns,
+                           uint64_t start_ns);
+/* Sets h->checksum: FNV-1a 32 of the header with the field itself 0. */
+void cs_trace_header_seal(cs_trace_header_t *h);
 
 /* Creates `path` (cs_trace_create_file) and writes the header (its
  * start_ns is set now). The world must have been created with trace

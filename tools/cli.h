@@ -178,7 +178,7 @@ int cs_cmd_check(int argc, char **argv);
  * 3 out of memory (tools/check.c). */
 int cs__check_path(const char *path, int jsonl, FILE *f);
 /* The collectives' names of trace fields, for every reader of a trace in
- * tools/ (tools/trace.c). */
+ * tools/ (tools/trace_cmd.c). */
 const struct cs_trace_names *cs__trace_names(void);
 
 #endif

@@ -52,18 +52,9 @@ static void append(cs_dev_t *d, cs_mpi_tracer_t *t, uint32_t kind,
     t->cap = cap;
   }
   cs_trace_rec_t *x = &t->rec[t->n++];
-  memset(x, 0, sizeof(*x));
+  cs_trace_rec_from_event(x, d->rank, kind, ev);
   x->seq = x->t_ns = clock;
-  x->elem_off = ev->elem_off;
-  x->rank = d->rank;
-  x->peer = ev->peer;
-  x->slot = ev->slot;
-  x->cell = ev->cell;
-  x->valid = ev->valid;
-  x->phys = ev->phys;
-  x->value = ev->value;
   x->observed = observed;
-  x->kind = (uint16_t)kind;
   x->opcmp = (uint8_t)(ev->opcmp | flags);
   x->phase = (uint8_t)d->tag_phase;
   x->round = d->tag_round;
@@ -155,8 +146,7 @@ static int write_file(int fd, cs_trace_header_t *h, cs_trace_rec_t *all,
   }
   uint8_t block[CS_TRACE_HEADER_BYTES];
   memset(block, 0, sizeof(block));
-  h->checksum = 0;
-  h->checksum = cs_trace_fnv32(h, sizeof(*h));
+  cs_trace_header_seal(h);
   memcpy(block, h, sizeof(*h));
   int rc = write_all(fd, block, sizeof(block), 0);
   if (rc == 0)
@@ -331,11 +321,6 @@ void cs__mpi_trace_header(const cs_ar_cfg_t *c, const cs_layout_t *l,
                           const cs_cli_common_t *com, cs_trace_header_t *h)
 {
   memset(h, 0, sizeof(*h));
-  memcpy(h->magic, CS_TRACE_MAGIC, 8);
-  h->version = CS_TRACE_VERSION;
-  h->header_bytes = CS_TRACE_HEADER_BYTES;
-  h->record_bytes = CS_TRACE_RECORD_BYTES;
-  h->nranks = c->nranks;
   h->count = c->count;
   h->algo = c->algo;
   h->dtype = c->dtype;
@@ -349,9 +334,7 @@ void cs__mpi_trace_header(const cs_ar_cfg_t *c, const cs_layout_t *l,
   h->tick_ns = CS_MPI_TICK_NS;
   snprintf(h->schedule, sizeof(h->schedule), "%s", CS_MPI_SCHEDULE);
   snprintf(h->version_str, sizeof(h->version_str), "%s", CS_VERSION_STRING);
-  h->layout = *l;
-  h->timeout_ns = com->timeout_ns;
-  h->start_ns = cs_now_ns();
+  cs_trace_header_frame(h, c->nranks, l, com->timeout_ns, cs_now_ns());
   h->fault_kind = com->has_fault ? com->fault.kind : 0;
   h->fault_rank = com->fault.rank;
   h->fault_event = com->fault.event;

@@ -16,18 +16,9 @@
 # Defaults: seeds 1 2, 4 ranks, count 4097, 2 calls. Nothing is left behind.
 set -euo pipefail
 seeds="1 2" ranks=4 count=4097 iters=2
-die() { echo "sched-same: $*" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-  case $1 in
-    --seeds) seeds=$2; shift 2 ;;
-    --ranks) ranks=$2; shift 2 ;;
-    --count) count=$2; shift 2 ;;
-    --iters) iters=$2; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    -*) die "unknown option '$1' (see --help)" ;;
-    *) break ;;
-  esac
-done
+. "$(dirname "$0")/opts.sh"
+opts_parse sched-same "seeds ranks count iters" "$@"
+set -- "${opts_rest[@]}"
 [ $# -eq 2 ] || die "expected two collsim binaries, OLD and NEW (see --help)"
 for b in "$@"; do [ -x "$b" ] || die "'$b' is not an executable collsim"; done
 tmp=$(mktemp -d)

@@ -15,21 +15,9 @@
 # 10 calls, 5 repeats. Run from anywhere; nothing is left behind.
 set -euo pipefail
 model=sc schedule=random:1 algo=ring ranks=4 count=4097 iters=10 reps=5
-die() { echo "sched-speed: $*" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-  case $1 in
-    --model) model=$2; shift 2 ;;
-    --schedule) schedule=$2; shift 2 ;;
-    --algo) algo=$2; shift 2 ;;
-    --ranks) ranks=$2; shift 2 ;;
-    --count) count=$2; shift 2 ;;
-    --iters) iters=$2; shift 2 ;;
-    --reps) reps=$2; shift 2 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    -*) die "unknown option '$1' (see --help)" ;;
-    *) break ;;
-  esac
-done
+. "$(dirname "$0")/opts.sh"
+opts_parse sched-speed "model schedule algo ranks count iters reps" "$@"
+set -- "${opts_rest[@]}"
 [ $# -ge 1 ] && [ $# -le 2 ] || die "expected one or two collsim binaries (see --help)"
 for b in "$@"; do [ -x "$b" ] || die "'$b' is not an executable collsim"; done
 tmp=$(mktemp -d)

@@ -2,7 +2,7 @@
  * trace_stats.h - `collsim trace --stats`: per-rank totals of a finished
  * trace, checked against the algorithms' volumes (collectives/geometry.h).
  * Lives in tools/ because the volumes are the collectives' and sim/ may not
- * include them. Called by tools/trace.c only.
+ * include them. Called by tools/trace_cmd.c only.
  */
 #ifndef CS_TRACE_STATS_H
 #define CS_TRACE_STATS_H

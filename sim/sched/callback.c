@@ -46,19 +46,13 @@ static void fini(cs_sched_t *s)
   s->state = NULL;
 }
 
-/* The posted event and a queued op as the callback's view shows them: the
- * records the describer words, with the event's DMA id and the op's
- * notify op as well. */
+/* The posted event as the callback's view shows it: the record the
+ * describer words, with the event's DMA id as well (a queued op's record
+ * is cs__sched_op_rec's). */
 static void event_rec(cs_trace_rec_t *x, uint32_t rank, const cs_event_t *ev)
 {
   cs__sched_event_rec(x, rank, ev);
   x->dma_id = ev->dma_id;
-}
-
-static void op_rec(cs_trace_rec_t *x, uint32_t rank, const cs_dma_op_t *op)
-{
-  cs__sched_op_rec(x, rank, op);
-  x->opcmp = (uint8_t)op->op;
 }
 
 /* Why rank r's posted event cannot run (it is not among the enabled). */
@@ -114,7 +108,7 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
     if (s->en[i].op < 0)
       event_rec(&v->en[i].rec, r, &slot_of(s->w, r)->next);
     else
-      op_rec(&v->en[i].rec, r, &slot_of(s->w, r)->q[s->en[i].op]);
+      cs__sched_op_rec(&v->en[i].rec, r, &slot_of(s->w, r)->q[s->en[i].op]);
   }
   cs_sched_view_t view = {.w = s->w, .step = s->steps, .nranks = s->n,
                           .nenabled = k, .en = v->en, .rank = v->rank};

@@ -361,10 +361,8 @@ static void land(cs_sched_t *s, uint32_t r, uint32_t i)
   if (--sl->nops == 0)
     sl->arena_used = 0;
   if (s->cfg.hooks && s->cfg.hooks->land) {
-    cs_event_t landed = {.kind = op.kind, .opcmp = op.op,
-                         .elem_off = op.elem_off, .dma_id = op.dma_id,
-                         .peer = op.peer, .slot = op.slot, .cell = op.cell,
-                         .valid = op.valid, .phys = op.valid, .value = op.value};
+    cs_event_t landed = cs__sched_op_event(&op);
+    landed.phys = op.valid;
     s->cfg.hooks->land(w, r, &landed, observed, s->cfg.hook_arg);
   }
 }

@@ -156,7 +156,18 @@ void cs__sched_done(cs_world_t *w);
 int cs__sched_stop(cs_sched_t *s, uint32_t reason, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* A rank's posted event, a queued DMA op, as trace records (describe.c). */
+/* The store, put or notify a queued op carries out, as an event: its
+ * kind, notify op and value, target, elements and DMA id (phys 0). */
+static inline cs_event_t cs__sched_op_event(const cs_dma_op_t *op)
+{
+  return (cs_event_t){.kind = op->kind, .opcmp = op->op,
+                      .elem_off = op->elem_off, .dma_id = op->dma_id,
+                      .peer = op->peer, .slot = op->slot, .cell = op->cell,
+                      .valid = op->valid, .value = op->value};
+}
+
+/* A rank's posted event, a queued DMA op, as trace records (describe.c):
+ * an op as kind CS_TR_DMA_POST with its own kind in round. */
 void cs__sched_event_rec(cs_trace_rec_t *x, uint32_t rank, const cs_event_t *ev);
 void cs__sched_op_rec(cs_trace_rec_t *x, uint32_t rank, const cs_dma_op_t *op);
 /* One line for a person, into buf of n bytes: "rank 1: load data[16..32)

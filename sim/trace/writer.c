@@ -189,11 +189,24 @@ static void submit_chunk(cs_tracer_t *t, uint32_t c)
   t->inflight++;
 }
 
-/* The header's checksum, over all of it with the field itself 0. */
-static void seal_header(cs_trace_header_t *h)
+void cs_trace_header_seal(cs_trace_header_t *h)
 {
   h->checksum = 0;
   h->checksum = cs_trace_fnv32(h, sizeof(*h));
+}
+
+void cs_trace_header_frame(cs_trace_header_t *h, uint32_t nranks,
+                           const cs_layout_t *l, uint64_t timeout_ns,
+                           uint64_t start_ns)
+{
+  memcpy(h->magic, CS_TRACE_MAGIC, 8);
+  h->version = CS_TRACE_VERSION;
+  h->header_bytes = CS_TRACE_HEADER_BYTES;
+  h->record_bytes = CS_TRACE_RECORD_BYTES;
+  h->nranks = nranks;
+  h->layout = *l;
+  h->timeout_ns = timeout_ns;
+  h->start_ns = start_ns;
 }
 
 /* Whether the TSC ticks at a constant rate in every state and core
@@ -373,15 +386,8 @@ int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
     goto err_ring;
   }
   uint64_t start = start_clock(t, h);
-  memcpy(h->magic, CS_TRACE_MAGIC, 8);
-  h->version = CS_TRACE_VERSION;
-  h->header_bytes = CS_TRACE_HEADER_BYTES;
-  h->record_bytes = CS_TRACE_RECORD_BYTES;
-  h->nranks = n;
-  h->layout = w->ctl->layout;
-  h->timeout_ns = w->ctl->timeout_ns;
-  h->start_ns = start;
-  seal_header(h);
+  cs_trace_header_frame(h, n, &w->ctl->layout, w->ctl->timeout_ns, start);
+  cs_trace_header_seal(h);
   t->hdr = *h;
   /* The header goes out at once, so an unwritable target fails here with a
    * clear message. */
@@ -503,7 +509,7 @@ int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
     uint64_t now_c = __rdtsc(), now_n = cs_now_ns();
     if (now_c > t->tsc0 && now_n > t->ns0) {
       t->hdr.tick_ns = (double)(now_n - t->ns0) / (double)(now_c - t->tsc0);
-      seal_header(&t->hdr);
+      cs_trace_header_seal(&t->hdr);
       err = pwrite_all(t->fd, &t->hdr, sizeof(t->hdr), 0);
     }
   }

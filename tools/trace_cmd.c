@@ -1,5 +1,5 @@
 /*
- * trace.c - `collsim trace FILE`: shows a recorded transfer log (format:
+ * trace_cmd.c - `collsim trace FILE`: shows a recorded transfer log (format:
  * sim/trace.h, traces/FORMAT.md) as aligned text, JSON lines, or Chrome
  * Trace Event JSON for Perfetto, or summarises it per rank (--stats).
  *
