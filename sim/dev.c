@@ -304,15 +304,15 @@ static uint64_t rect_begin(cs_dev_t *d, cs_event_t *ev, const cs_tile_t *t,
   cs__dev_begin(d, ev);
   uint32_t rows = ev->cell;
   uint64_t n = (uint64_t)rows * cols;
-  if (__builtin_expect(rows == 0 || cols == 0 || stride < cols ||
-                       stride > INT32_MAX || n > t->width, 0))
+  if (__builtin_expect(rows == 0 || rows > CS_RECT_MAX_ROWS || cols == 0 ||
+                       stride < cols || stride > INT32_MAX || n > t->width, 0))
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: bad 2-D %s at event %llu: %u rows x %u columns "
-                 "@ stride %llu with a tile of %u elements (expected rows, "
-                 "columns >= 1, columns <= stride, rows x columns <= the "
-                 "tile)", d->rank, kind_name(ev->kind),
+                 "@ stride %llu with a tile of %u elements (expected rows 1 "
+                 "to %u, columns >= 1, columns <= stride, rows x columns "
+                 "<= the tile)", d->rank, kind_name(ev->kind),
                  (unsigned long long)ev->index, rows, cols,
-                 (unsigned long long)stride, t->width);
+                 (unsigned long long)stride, t->width, CS_RECT_MAX_ROWS);
   uint64_t span = (uint64_t)(rows - 1) * stride + cols;
   const cs_slot_t *s = check(d, ev, ev->slot, ev->peer, ev->elem_off, span);
   check_tile(d, ev, t, s, (uint32_t)n);

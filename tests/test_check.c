@@ -901,3 +901,50 @@ Test(check, a_post_with_the_largest_dma_id_is_ignored, .timeout = 90)
   rm_tmpdir();
   cr_assert(r.status == 0 || r.status == 1, "check exited %d: %s", r.status, r.err);
 }
+
+/* A 2-D load record edited to claim 2^32 - 1 rows of one element: check
+ * follows a rectangle row by row, so it must refuse the record with one
+ * line instead of walking four billion rows (it did; the fuzz stage found
+ * it), and a row count that does not divide the elements likewise. */
+static void edit_rect_load(uint32_t rows, uint32_t valid)
+{
+  mk_tmpdir();
+  char path[128];
+  snprintf(path, sizeof(path), "%s/rect.cstrace", tmpdir);
+  cli_out_t r;
+  run_cli(&r, 30, "run", "--algo", "mesh", "--ranks", "2", "--shape", "4x8",
+          "--valid", "3,5", "--trace", path, NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  size_t n = read_trace_file(path);
+  uint64_t nrec = (n - CS_TRACE_HEADER_BYTES) / CS_TRACE_RECORD_BYTES, i;
+  cs_trace_rec_t x;
+  for (i = 0; i < nrec; i++) {
+    memcpy(&x, tracebuf + CS_TRACE_HEADER_BYTES + i * CS_TRACE_RECORD_BYTES, sizeof(x));
+    if (x.kind == CS_EV_LOAD && x.cell == 3)
+      break;
+  }
+  cr_assert_lt(i, nrec, "no 2-D load in a rectangle run");
+  x.cell = rows;
+  x.valid = valid;
+  x.value = 1;
+  x.checksum = cs_trace_rec_sum(&x);
+  memcpy(tracebuf + CS_TRACE_HEADER_BYTES + i * CS_TRACE_RECORD_BYTES, &x, sizeof(x));
+  FILE *out = fopen(path, "wb");
+  cr_assert(out);
+  cr_assert_eq(fwrite(tracebuf, 1, n, out), n);
+  fclose(out);
+  run_cli(&r, 30, "check", path, NULL);
+  rm_tmpdir();
+  cr_assert_eq(r.status, 2, "check exited %d: %s%s", r.status, r.out, r.err);
+  cr_assert(strstr(r.err, "2-D access"), "%s", r.err);
+}
+
+Test(check, a_rectangle_of_four_billion_rows_is_refused, .timeout = 90)
+{
+  edit_rect_load(UINT32_MAX, UINT32_MAX);
+}
+
+Test(check, a_rectangle_whose_rows_do_not_divide_it_is_refused, .timeout = 90)
+{
+  edit_rect_load(3, 16);
+}

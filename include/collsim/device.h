@@ -103,9 +103,10 @@ void cs_put(cs_dev_t *d, const cs_tile_t *t, uint32_t peer, uint32_t slot,
  * tile's width and sets t->valid = rows*cols; cs_store_rect writes the
  * first rows*cols elements of t, packed the same way, into the own
  * window (posted under fifo and relaxed like cs_store). Every row must lie
- * inside the slot; requires rows, cols >= 1, cols <= stride <= INT32_MAX
- * and rows*cols <= t->width. Traced as one record with the row count and
- * stride (traces/FORMAT.md). */
+ * inside the slot; requires 1 <= rows <= CS_RECT_MAX_ROWS, cols >= 1,
+ * cols <= stride <= INT32_MAX and rows*cols <= t->width. Traced as one
+ * record with the row count and stride (traces/FORMAT.md). */
+#define CS_RECT_MAX_ROWS (1u << 20)
 void cs_load_rect(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
                   uint64_t elem_off, uint32_t rows, uint32_t cols,
                   uint32_t stride);

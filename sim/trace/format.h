@@ -247,6 +247,20 @@ static inline int cs_trace_rec_is_2d(const cs_trace_rec_t *x)
   return x->cell != 0 && k >= 1 && k <= 3;
 }
 
+/* The most rows of a 2-D record (include/collsim/device.h's
+ * CS_RECT_MAX_ROWS: the core writes no more). */
+#define CS_TRACE_MAX_ROWS (1u << 20)
+
+/* A 2-D record as the core writes one: 1..CS_TRACE_MAX_ROWS rows (cell)
+ * that divide valid into columns >= 1, a stride (value) >= the columns.
+ * Readers that follow a record row by row refuse any other. Pure. */
+static inline int cs_trace_rec_2d_ok(const cs_trace_rec_t *x)
+{
+  uint32_t cols = x->valid / x->cell;
+  return x->cell <= CS_TRACE_MAX_ROWS && cols >= 1 &&
+         x->valid % x->cell == 0 && x->value >= 0 && (uint32_t)x->value >= cols;
+}
+
 /* One past the last element a data record touches: elem_off + phys (1-D
  * load), elem_off + valid (1-D store, put, landing), the last row's end
  * for a 2-D one. Pure. */

@@ -22,6 +22,9 @@
 #include "../launch.h"
 #include "ring.h"
 
+_Static_assert(CS_RECT_MAX_ROWS == CS_TRACE_MAX_ROWS,
+               "the core and the trace readers agree on 2-D rows");
+
 uint64_t cs_trace_ring_bytes(uint64_t chunk_rec)
 {
   chunk_rec = (chunk_rec + CHUNK_GRAIN - 1) / CHUNK_GRAIN * CHUNK_GRAIN;
