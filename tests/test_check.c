@@ -903,9 +903,10 @@ Test(check, a_post_with_the_largest_dma_id_is_ignored, .timeout = 90)
 }
 
 /* A 2-D load record edited to claim 2^32 - 1 rows of one element: check
- * follows a rectangle row by row, so it must refuse the record with one
- * line instead of walking four billion rows (it did; the fuzz stage found
- * it), and a row count that does not divide the elements likewise. */
+ * follows a rectangle row by row, so the reader must refuse the record
+ * with one line instead of walking four billion rows (check did; the fuzz
+ * stage found it), and a row count that does not divide the elements
+ * likewise (trace printed "rows 3 x 5" for 16 elements). */
 static void edit_rect_load(uint32_t rows, uint32_t valid)
 {
   mk_tmpdir();
@@ -934,8 +935,11 @@ static void edit_rect_load(uint32_t rows, uint32_t valid)
   cr_assert_eq(fwrite(tracebuf, 1, n, out), n);
   fclose(out);
   run_cli(&r, 30, "check", path, NULL);
-  rm_tmpdir();
   cr_assert_eq(r.status, 2, "check exited %d: %s%s", r.status, r.out, r.err);
+  cr_assert(strstr(r.err, "2-D access"), "%s", r.err);
+  run_cli(&r, 30, "trace", path, "--stats", NULL); /* the reader refuses it */
+  rm_tmpdir();
+  cr_assert_eq(r.status, 2, "trace exited %d: %s%s", r.status, r.out, r.err);
   cr_assert(strstr(r.err, "2-D access"), "%s", r.err);
 }
 

@@ -252,13 +252,17 @@ static inline int cs_trace_rec_is_2d(const cs_trace_rec_t *x)
 #define CS_TRACE_MAX_ROWS (1u << 20)
 
 /* A 2-D record as the core writes one: 1..CS_TRACE_MAX_ROWS rows (cell)
- * that divide valid into columns >= 1, a stride (value) >= the columns.
- * Readers that follow a record row by row refuse any other. Pure. */
+ * that divide valid into columns >= 1, a stride (value) >= the columns,
+ * and a last row that ends below 2^64. The reader refuses any other.
+ * Pure. */
 static inline int cs_trace_rec_2d_ok(const cs_trace_rec_t *x)
 {
   uint32_t cols = x->valid / x->cell;
-  return x->cell <= CS_TRACE_MAX_ROWS && cols >= 1 &&
-         x->valid % x->cell == 0 && x->value >= 0 && (uint32_t)x->value >= cols;
+  if (x->cell > CS_TRACE_MAX_ROWS || cols < 1 || x->valid % x->cell != 0 ||
+      x->value < 0 || (uint32_t)x->value < cols)
+    return 0;
+  uint64_t span = (uint64_t)(x->cell - 1) * (uint32_t)x->value + cols;
+  return x->elem_off <= UINT64_MAX - span;
 }
 
 /* One past the last element a data record touches: elem_off + phys (1-D

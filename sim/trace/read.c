@@ -70,7 +70,8 @@ static int defect_code(cs_trace_defect_t k, uint64_t err)
   case CS_TRD_REC_SUM:
   case CS_TRD_REC_KIND:
   case CS_TRD_REC_RANK:
-  case CS_TRD_REC_PEER: return CS_EBADRECORD;
+  case CS_TRD_REC_PEER:
+  case CS_TRD_REC_2D: return CS_EBADRECORD;
   case CS_TRD_NOMEM_READER:
   case CS_TRD_NOMEM_RECORDS: return -ENOMEM;
   case CS_TRD_DUP_SEQ: return CS_EDUPSEQ;
@@ -245,6 +246,8 @@ static cs_trace_defect_t rec_fault(cs_trace_reader_t *rd,
   if (x->kind < CS_TR_FAULT && x->kind != CS_EV_MARK && x->kind != CS_EV_FENCE &&
       x->kind != CS_EV_REDUCE && (x->peer >= h->nranks || x->slot >= h->layout.nslots))
     return CS_TRD_REC_PEER;
+  if (cs_trace_rec_is_2d(x) && !cs_trace_rec_2d_ok(x))
+    return CS_TRD_REC_2D;
   return CS_TRD_OK;
 }
 
@@ -419,6 +422,8 @@ static const char *const reasons[] = {
   [CS_TRD_REC_KIND] = "corrupt record %llu (unknown kind)",
   [CS_TRD_REC_RANK] = "corrupt record %llu (rank out of range)",
   [CS_TRD_REC_PEER] = "corrupt record %llu (peer or slot out of range)",
+  [CS_TRD_REC_2D] = ("corrupt record %llu (a 2-D access no device call makes: "
+                     "rows, elements or stride)"),
   [CS_TRD_NOMEM_READER] = "out of memory for the reader",
   [CS_TRD_NOMEM_RECORDS] = "out of memory for %llu records",
   [CS_TRD_DUP_SEQ] = "corrupt: sequence number %llu appears twice",

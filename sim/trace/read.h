@@ -54,6 +54,7 @@ typedef enum cs_trace_defect {
   CS_TRD_REC_KIND,
   CS_TRD_REC_RANK,
   CS_TRD_REC_PEER,
+  CS_TRD_REC_2D,        /* a 2-D record the core cannot write */
   CS_TRD_NOMEM_READER,
   CS_TRD_NOMEM_RECORDS, /* a: records */
   CS_TRD_DUP_SEQ,       /* a: the sequence number */
