@@ -305,6 +305,11 @@ Test(rect_cli, bad_shapes_and_rectangles_get_one_line_and_exit_2,
           "--shape", "4x8", "--valid", "3,5", NULL);
   refused("is not accepted for --algo host: only mesh", "--algo", "host",
           "--shape", "4x8", "--valid", "3,5", NULL);
+  /* a 4 GiB window if it got that far: refused before any allocation */
+  refused("--shape 1x2147483648 is not accepted with a partial --valid 1,1: "
+          "expected COLS <= 2147483647", "--algo", "mesh", "--ranks", "1",
+          "--dtype", "fp16", "--shape", "1x2147483648", "--valid", "1,1",
+          NULL);
   refused("--count 33 does not match --shape 4x8: expected 32", "--algo",
           "mesh", "--shape", "4x8", "--count", "33", NULL);
   refused("--valid 1,1 needs --shape", "--algo", "mesh", "--valid", "1,1", NULL);

@@ -247,6 +247,12 @@ void cs_cli_ar_why(const cs_ar_cfg_t *c, int rc, char *buf, size_t n)
              "path (docs/algorithms.md §3.3)", c->valid_rows, c->valid_cols,
              c->shape_rows, c->shape_cols, cs_algo_name(c->algo));
     break;
+  case CS_EARVALIDSTRIDE:
+    snprintf(buf, n, "--shape %ux%u is not accepted with a partial --valid "
+             "%u,%u: expected COLS <= %d (the 2-D stride's limit)",
+             c->shape_rows, c->shape_cols, c->valid_rows, c->valid_cols,
+             INT32_MAX);
+    break;
   case CS_EARVALIDTILE:
     snprintf(buf, n, "--valid %u,%u is not accepted: %llu bytes of %s do not "
              "fit one tile; expected R x C x %u <= %u (--tile-bytes)",
