@@ -209,6 +209,27 @@ void cs_cli_modes_apply(uint32_t modes, cs_ar_cfg_t *c)
   c->minmax = (modes & CS_TR_MODE_MINMAX_MASK) >> CS_TR_MODE_MINMAX_SHIFT;
 }
 
+int cs_cli_header_cfg(const cs_trace_header_t *h, cs_ar_cfg_t *c, char *why,
+                      size_t n)
+{
+  *c = (cs_ar_cfg_t){.algo = h->algo, .dtype = h->dtype, .op = h->op,
+                     .nranks = h->nranks, .count = h->count,
+                     .tile_bytes = h->tile_bytes, .iters = h->iters,
+                     .bug = h->bug};
+  cs_cli_modes_apply(h->modes, c);
+  cs_cli_shape_from_header(h, c);
+  int rc = cs_ar_check(c);
+  if (rc < 0)
+    cs_cli_ar_why(c, rc, why, n);
+  else if (h->iters > 1000000)
+    snprintf(why, n, "more than 1000000 calls");
+  else if (h->fault_kind && h->fault_rank >= h->nranks)
+    snprintf(why, n, "fault rank out of range");
+  else
+    return 0;
+  return -1;
+}
+
 void cs_cli_ar_why(const cs_ar_cfg_t *c, int rc, char *buf, size_t n)
 {
   uint32_t maxr = cs_ar_max_ranks(c->algo);
