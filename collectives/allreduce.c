@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,8 @@ static int check_shape(const cs_ar_cfg_t *c)
     return 0;
   if (c->algo != CS_ALGO_MESH)
     return CS_EARVALIDALGO;
+  if (c->shape_cols > INT32_MAX) /* the 2-D accesses' stride is an int32 */
+    return CS_EARVALIDSTRIDE;
   if ((uint64_t)c->valid_rows * c->valid_cols * cs_dtype_size(c->dtype) >
       c->tile_bytes)
     return CS_EARVALIDTILE;

@@ -44,8 +44,9 @@ uint32_t cs_ar_max_ranks(cs_algo_t algo);
  * CS_AR_MIN_TILE to CS_AR_MAX_TILE), CS_EARITERS (0 calls), and for a
  * shape (§3.3): CS_EARSHAPE (rows x columns != count), CS_EARVALID (valid
  * rows or columns 0 or above the shape's), CS_EARVALIDALGO (a partial
- * rectangle on ring or host), CS_EARVALIDTILE (its bytes above
- * tile_bytes). Words no
+ * rectangle on ring or host), CS_EARVALIDSTRIDE (a partial rectangle
+ * with shape columns above INT32_MAX, the 2-D stride's limit),
+ * CS_EARVALIDTILE (its bytes above tile_bytes). Words no
  * message: the caller names the value from `c`. */
 int cs_ar_check(const cs_ar_cfg_t *c);
 

@@ -174,8 +174,34 @@ static const char *kind_name(uint32_t k)
   return k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
 
-/* Bounds check of one access; the out-of-slot fault report names rank,
- * peer, slot, the range and the slot's bounds. */
+/* The out-of-slot fault report: rank, peer, slot, the range and the
+ * slot's bounds; the range in bytes when its end fits 64 bits, else in
+ * elements (an offset near 2^64 / esize would wrap the byte figures). */
+static _Noreturn __attribute__((cold, noinline)) void
+out_of_slot(cs_dev_t *d, const cs_event_t *ev, const cs_slot_t *s,
+            uint32_t peer, uint64_t elem_off, uint64_t nelem)
+{
+  uint64_t es = s->esize ? s->esize : 1;
+  int bytes = nelem <= UINT64_MAX / es &&
+              elem_off <= (UINT64_MAX - nelem * es) / es;
+  char range[96];
+  if (bytes)
+    snprintf(range, sizeof(range), "bytes [%llu, %llu)",
+             (unsigned long long)(elem_off * es),
+             (unsigned long long)((elem_off + nelem) * es));
+  else
+    snprintf(range, sizeof(range), "elements [%llu, +%llu) of %llu B",
+             (unsigned long long)elem_off, (unsigned long long)nelem,
+             (unsigned long long)es);
+  cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
+               "rank %u: out-of-slot fault at event %llu: %s %s rank %u "
+               "slot '%s' %s outside the slot's [0, %llu) (logical %llu)",
+               d->rank, (unsigned long long)ev->index, kind_name(ev->kind),
+               ev->kind == CS_EV_LOAD ? "from" : "to", peer, s->name, range,
+               (unsigned long long)s->alloc, (unsigned long long)s->nbytes);
+}
+
+/* Bounds check of one access (out_of_slot reports a fault). */
 static inline const cs_slot_t *check(cs_dev_t *d, const cs_event_t *ev,
                                      uint32_t slot, uint32_t peer,
                                      uint64_t elem_off, uint64_t nelem)
@@ -189,14 +215,7 @@ static inline const cs_slot_t *check(cs_dev_t *d, const cs_event_t *ev,
   uint64_t off = elem_off * s->esize, nbytes = nelem * s->esize;
   if (__builtin_expect(elem_off > (UINT64_MAX >> 4) || nelem > (UINT64_MAX >> 4) ||
                        !cs_slot_contains(s, off, nbytes), 0))
-    cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
-                 "rank %u: out-of-slot fault at event %llu: %s %s rank %u "
-                 "slot '%s' bytes [%llu, %llu) outside the slot's [0, %llu) "
-                 "(logical %llu)",
-                 d->rank, (unsigned long long)ev->index, kind_name(ev->kind),
-                 ev->kind == CS_EV_LOAD ? "from" : "to", peer, s->name,
-                 (unsigned long long)off, (unsigned long long)(off + nbytes),
-                 (unsigned long long)s->alloc, (unsigned long long)s->nbytes);
+    out_of_slot(d, ev, s, peer, elem_off, nelem);
   return s;
 }
 

@@ -305,6 +305,11 @@ Test(rect_cli, bad_shapes_and_rectangles_get_one_line_and_exit_2,
           "--shape", "4x8", "--valid", "3,5", NULL);
   refused("is not accepted for --algo host: only mesh", "--algo", "host",
           "--shape", "4x8", "--valid", "3,5", NULL);
+  /* a 4 GiB window if it got that far: refused before any allocation */
+  refused("--shape 1x2147483648 is not accepted with a partial --valid 1,1: "
+          "expected COLS <= 2147483647", "--algo", "mesh", "--ranks", "1",
+          "--dtype", "fp16", "--shape", "1x2147483648", "--valid", "1,1",
+          NULL);
   refused("--count 33 does not match --shape 4x8: expected 32", "--algo",
           "mesh", "--shape", "4x8", "--count", "33", NULL);
   refused("--valid 1,1 needs --shape", "--algo", "mesh", "--valid", "1,1", NULL);
@@ -442,6 +447,37 @@ Test(rect_cli, controlled_runs_replay_and_show_rows, .timeout = 240,
     run_cli(&r, 60, "check", path, NULL);
     cr_assert_eq(r.status, 0, "correct %s run: %.2000s", models[m], r.out);
   }
+}
+
+/* The jsonl header names what the text header shows: the shape and
+ * valid rectangle (only when there is one) and the modes word. */
+Test(rect_cli, the_jsonl_header_has_the_shape_and_the_modes, .timeout = 120,
+     .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  char path[200];
+  snprintf(path, sizeof(path), "%s/jsonl.cstrace", tmpdir);
+  cli_out_t r;
+  run_cli(&r, 60, "run", "--algo", "mesh", "--ranks", "3", "--shape", "5x7",
+          "--valid", "4,3", "--signals", "single-use", "--iters", "1",
+          "--trace", path, NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  run_cli(&r, 60, "trace", path, "--format", "jsonl", NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  char *nl = strchr(r.out, '\n');
+  cr_assert_not_null(nl);
+  *nl = 0; /* the header line alone */
+  cr_assert(strstr(r.out, "\"shape\":[5,7],\"valid\":[4,3]"), "%s", r.out);
+  cr_assert(strstr(r.out, "\"modes\":1,"), "%s", r.out); /* bit 0 */
+  cr_assert_not(strstr(r.out, "\"algo_path\""), "%s", r.out);
+  run_cli(&r, 60, "run", "--algo", "ring", "--ranks", "3", "--count", "9",
+          "--trace", path, NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  run_cli(&r, 60, "trace", path, "--format", "jsonl", NULL);
+  nl = strchr(r.out, '\n');
+  cr_assert_not_null(nl);
+  *nl = 0;
+  cr_assert(strstr(r.out, "\"modes\":0,"), "%s", r.out);
+  cr_assert_not(strstr(r.out, "\"shape\""), "%s", r.out);
 }
 
 /* Without the read-complete barrier a fast rank stores its rectangle

@@ -168,6 +168,61 @@ Test(shrink, refuses_bad_input_with_one_line_and_leaves_nothing, .timeout = 120)
   rmdir(dir);
 }
 
+/* The shipped ring trace with its header's shape set to rows x cols,
+ * valid vr,vc and count, resealed (so it passes the checksum), in path. */
+static void reshaped(char *path, uint64_t count, uint32_t rows, uint32_t cols,
+                     uint32_t vr, uint32_t vc)
+{
+  FILE *in = fopen(COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace", "rb");
+  cr_assert_not_null(in);
+  static uint8_t buf[1 << 20];
+  size_t n = fread(buf, 1, sizeof(buf), in);
+  fclose(in);
+  cr_assert(n > sizeof(cs_trace_header_t) && n < sizeof(buf));
+  cs_trace_header_t h;
+  memcpy(&h, buf, sizeof(h));
+  h.count = count;
+  h.shape_rows = rows;
+  h.shape_cols = cols;
+  h.valid_rows = vr;
+  h.valid_cols = vc;
+  h.checksum = 0;
+  h.checksum = cs_trace_fnv32(&h, sizeof(h));
+  memcpy(buf, &h, sizeof(h));
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  cr_assert_eq(write(fd, buf, n), (ssize_t)n);
+  close(fd);
+}
+
+/* A header whose shape `collsim run` would refuse: shrink refuses it with
+ * replay's words (it once said the run "does not fail"). */
+Test(shrink, refuses_a_header_shape_run_would_refuse_as_replay_does,
+     .timeout = 120)
+{
+  static const struct { uint64_t count; uint32_t r, c, vr, vc; const char *why; }
+  cases[] = {
+    {40, 4, 10, 5, 7, "(--valid 5,7 is not accepted for --shape 4x10"},
+    {40, 0, 10, 3, 7, "(--shape 0x10 is not accepted"},
+  };
+  for (int i = 0; i < 2; i++) {
+    char path[] = "/tmp/collsim-reshaped-XXXXXX";
+    reshaped(path, cases[i].count, cases[i].r, cases[i].c, cases[i].vr,
+             cases[i].vc);
+    cli_out_t s, p;
+    run_cli(&s, 60, "shrink", path, NULL);
+    run_cli(&p, 60, "replay", path, NULL);
+    unlink(path);
+    const char *words = "its header describes a run collsim cannot make ";
+    cr_assert_eq(p.status, 2, "%s%s", p.out, p.err);
+    cr_assert(strstr(p.err, words) && strstr(p.err, cases[i].why), "%s", p.err);
+    cr_assert_eq(s.status, 2, "%s%s", s.out, s.err);
+    cr_assert_eq(count_lines(s.err), 1, "%s", s.err);
+    cr_assert(strstr(s.err, words) && strstr(s.err, cases[i].why), "%s", s.err);
+    cr_assert_str_eq(strstr(s.err, words), strstr(p.err, words));
+  }
+}
+
 /* Runs the correct ring under deviate:LIST with a trace in dir; loads it. */
 static void deviate_run(const char *dir, const char *list, const char *model,
                         cs_trace_t *t)

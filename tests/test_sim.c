@@ -390,6 +390,32 @@ Test(bounds, out_of_slot_load_stops_the_run_naming_everything, .timeout = 30,
             "%s", t);
 }
 
+static int oob_far_body(cs_dev_t *d, void *arg)
+{
+  (void)arg;
+  int32_t b[16];
+  cs_tile_t t = {b, 4, 16, 0};
+  if (d->rank == 1)
+    cs_load(d, &t, 2, DATA, 1ull << 62, 8, 8); /* 2^62 x 4 B wraps 64 bits */
+  cs_wait(d, SIG, 0, CS_CMP_GE, 1);
+  return 0;
+}
+
+/* An offset whose byte figure wraps is reported in elements (it once
+ * printed "bytes [0, 32)"). */
+Test(bounds, an_offset_past_64_bit_bytes_is_reported_in_elements,
+     .timeout = 30, .fini = teardown_world)
+{
+  setup_world(3, 60);
+  cs_launch_result_t res;
+  cr_assert_eq(launch(oob_far_body, NULL, NULL, &res), 1);
+  cr_assert_eq(res.abort_reason, CS_ABORT_FAULT);
+  char *t = report_text();
+  cr_assert(strstr(t, "rank 1: out-of-slot fault at event 0: load from rank 2 "
+                      "slot 'data' elements [4611686018427387904, +8) of 4 B "
+                      "outside the slot's [0, 256)"), "%s", t);
+}
+
 static int oob_cell_body(cs_dev_t *d, void *arg)
 {
   (void)arg;

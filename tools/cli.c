@@ -209,6 +209,27 @@ void cs_cli_modes_apply(uint32_t modes, cs_ar_cfg_t *c)
   c->minmax = (modes & CS_TR_MODE_MINMAX_MASK) >> CS_TR_MODE_MINMAX_SHIFT;
 }
 
+int cs_cli_header_cfg(const cs_trace_header_t *h, cs_ar_cfg_t *c, char *why,
+                      size_t n)
+{
+  *c = (cs_ar_cfg_t){.algo = h->algo, .dtype = h->dtype, .op = h->op,
+                     .nranks = h->nranks, .count = h->count,
+                     .tile_bytes = h->tile_bytes, .iters = h->iters,
+                     .bug = h->bug};
+  cs_cli_modes_apply(h->modes, c);
+  cs_cli_shape_from_header(h, c);
+  int rc = cs_ar_check(c);
+  if (rc < 0)
+    cs_cli_ar_why(c, rc, why, n);
+  else if (h->iters > 1000000)
+    snprintf(why, n, "more than 1000000 calls");
+  else if (h->fault_kind && h->fault_rank >= h->nranks)
+    snprintf(why, n, "fault rank out of range");
+  else
+    return 0;
+  return -1;
+}
+
 void cs_cli_ar_why(const cs_ar_cfg_t *c, int rc, char *buf, size_t n)
 {
   uint32_t maxr = cs_ar_max_ranks(c->algo);
@@ -246,6 +267,12 @@ void cs_cli_ar_why(const cs_ar_cfg_t *c, int rc, char *buf, size_t n)
              "is not accepted for --algo %s: only mesh has the partial-valid "
              "path (docs/algorithms.md §3.3)", c->valid_rows, c->valid_cols,
              c->shape_rows, c->shape_cols, cs_algo_name(c->algo));
+    break;
+  case CS_EARVALIDSTRIDE:
+    snprintf(buf, n, "--shape %ux%u is not accepted with a partial --valid "
+             "%u,%u: expected COLS <= %d (the 2-D stride's limit)",
+             c->shape_rows, c->shape_cols, c->valid_rows, c->valid_cols,
+             INT32_MAX);
     break;
   case CS_EARVALIDTILE:
     snprintf(buf, n, "--valid %u,%u is not accepted: %llu bytes of %s do not "

@@ -111,6 +111,13 @@ int cs_cli_shape_resolve(const char *cmd, cs_ar_cfg_t *c, int have_shape,
 void cs_cli_shape_to_header(const cs_ar_cfg_t *c, cs_trace_header_t *h);
 void cs_cli_shape_from_header(const cs_trace_header_t *h, cs_ar_cfg_t *c);
 
+/* The built-in allreduce run a trace header describes, into c, checked as
+ * `collsim run` checks its options (cs_ar_check, at most 1000000 calls,
+ * the fault rank below nranks). Returns 0, or -1 with the reason in why
+ * (the caller prints it). */
+int cs_cli_header_cfg(const cs_trace_header_t *h, cs_ar_cfg_t *c, char *why,
+                      size_t n);
+
 int cs_cli_single_use_check(const char *cmd, cs_ar_cfg_t *c, int have_iters);
 /* Validates the fault rank against nranks. Returns 0 or -1 (printed). */
 int cs_cli_common_check(const char *cmd, const cs_cli_common_t *c,

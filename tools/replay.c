@@ -159,25 +159,14 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
     fprintf(stderr, "collsim replay: %llu record%s of %s edited (checksum "
             "mismatch); replaying them as they are\n",
             (unsigned long long)edited, edited == 1 ? "" : "s", path);
-  o->cfg = (cs_ar_cfg_t){.algo = h->algo, .dtype = h->dtype, .op = h->op,
-                         .nranks = h->nranks, .count = h->count,
-                         .tile_bytes = h->tile_bytes, .iters = h->iters,
-                         .bug = h->bug};
-  cs_cli_modes_apply(h->modes, &o->cfg);
-  cs_cli_shape_from_header(h, &o->cfg);
+  char why[256];
+  int bad = cs_cli_header_cfg(h, &o->cfg, why, sizeof(why));
   o->have_ranks = o->have_count = o->have_dtype = o->have_iters = 1;
   o->fill = h->fill == CS_FILL_INPUT ? CS_FILL_DEFAULT : (cs_fill_t)h->fill;
   header_common(o, h);
-  char why[256];
-  int rc = cs_ar_check(&o->cfg);
-  if (rc < 0)
-    cs_cli_ar_why(&o->cfg, rc, why, sizeof(why));
-  if (rc < 0 || h->iters > 1000000 ||
-      (h->fault_kind && h->fault_rank >= h->nranks)) {
+  if (bad) {
     cs_cli_error("replay", "%s: its header describes a run collsim cannot "
-                 "make (%s)", path, h->iters > 1000000 ? "more than 1000000 calls"
-                 : h->fault_kind && h->fault_rank >= h->nranks
-                     ? "fault rank out of range" : why);
+                 "make (%s)", path, why);
     return -1;
   }
   return 0;

@@ -734,6 +734,13 @@ static int from_header(const cs_trace_header_t *h, const char *path, sh_cfg_t *c
                  "inputs, so it takes only runs with a fill", path);
     return -1;
   }
+  cs_ar_cfg_t ar;
+  char why[256];
+  if (!user && cs_cli_header_cfg(h, &ar, why, sizeof(why)) < 0) {
+    cs_cli_error("shrink", "%s: its header describes a run collsim cannot "
+                 "make (%s)", path, why);
+    return -1;
+  }
   *c = (sh_cfg_t){.algo = h->algo, .dtype = h->dtype, .op = h->op,
                   .fill = h->fill, .nranks = h->nranks, .iters = h->iters,
                   .tile = h->tile_bytes, .bug = h->bug, .model = h->memory_model,

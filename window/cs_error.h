@@ -43,7 +43,8 @@
   X(CS_EARSHAPE,   -10030, "shape does not match the element count")          \
   X(CS_EARVALID,   -10031, "valid rectangle out of range for the shape")      \
   X(CS_EARVALIDALGO, -10032, "a partial valid rectangle is for mesh only")  \
-  X(CS_EARVALIDTILE, -10033, "the valid rectangle does not fit one tile")
+  X(CS_EARVALIDTILE, -10033, "the valid rectangle does not fit one tile") \
+  X(CS_EARVALIDSTRIDE, -10034, "the shape's columns exceed the 2-D stride")
 
 enum {
 #define CS_X_ENUM(name, val, msg) name = (val),

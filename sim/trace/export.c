@@ -188,12 +188,23 @@ static void jsonl_config(FILE *f, const cs_trace_header_t *h,
           "\"tile_bytes\":%u,\"iters\":%u,\"memory_model\":\"%s\","
           "\"memory_model_id\":%u,\"program_id\":%u,\"bug\":%u,\"bug_name\":\"%s\","
           "\"rounds\":%u,\"fault_kind\":\"%s\",\"fault_rank\":%u,"
-          "\"fault_event\":%llu,\"schedule\":", h->fill, (unsigned long long)h->seed,
+          "\"fault_event\":%llu,\"modes\":%u,", h->fill, (unsigned long long)h->seed,
           (unsigned long long)h->input_hash, h->tile_bytes, h->iters,
           cs_trace_model_name(h->memory_model), h->memory_model, h->program,
           h->bug, cs_trace_bug_name(nm, h->bug), h->rounds,
           cs_fault_kind_name((cs_fault_kind_t)h->fault_kind), h->fault_rank,
-          (unsigned long long)h->fault_event);
+          (unsigned long long)h->fault_event, h->modes);
+  if (h->shape_rows)
+    fprintf(f, "\"shape\":[%u,%u],\"valid\":[%u,%u],", h->shape_rows,
+            h->shape_cols, h->valid_rows, h->valid_cols);
+  if (h->algo_path[0]) {
+    char so[sizeof(h->algo_path) + 1];
+    cs_trace_field_str(h->algo_path, sizeof(h->algo_path), so, sizeof(so));
+    fprintf(f, "\"algo_path\":");
+    json_str(f, so);
+    fputc(',', f);
+  }
+  fprintf(f, "\"schedule\":");
 }
 
 static void jsonl_header(FILE *f, const cs_trace_export_t *e)
