@@ -343,6 +343,18 @@ npyio() {
     -np 3 "$b" run --input "$d/in.npy" --dtype fp16 --output "$d/bad.npy"
   run "$label fill" 2 "--fill and --input are exclusive" "${pre[@]}" -np 3 "$b" \
     run --input "$d/in.npy" --fill random
+  # --trace or --output naming the input file (another spelling, or a
+  # symlink to it): refused, exit 2, the input's bytes as they were.
+  cp "$d/in.npy" "$d/in-before.npy"; ln -sf in.npy "$d/in-link.npy"
+  run "$label trace is input" 2 "is the --input file" "${pre[@]}" -np 3 "$b" \
+    run --input "$d/in.npy" --trace "$d/in-link.npy"
+  run "$label output is input" 2 "is the --input file" "${pre[@]}" -np 3 "$b" \
+    run --input "$d/in.npy" --output "$d/./in.npy"
+  run "$label trace is output" 2 "is the --output file" "${pre[@]}" -np 3 "$b" \
+    run --input "$d/in.npy" --output "$d/o.npy" --trace "$d/./o.npy"
+  if ! cmp -s "$d/in.npy" "$d/in-before.npy"; then
+    echo "FAIL $label: the --input file was replaced"; fail=1
+  fi
   run "$label sweep" 2 "--output writes one case" "${pre[@]}" -np 3 "$b" run \
     --input "$d/in.npy" --op max,min --output "$d/bad.npy"
   ln -s in.npy "$d/link.npy"

@@ -360,6 +360,10 @@ static int check_io(mpi_opts_t *o, uint32_t nranks, cs_npy_t *a)
   }
   if (o->has_output && cs_cli_output_ok(CMD, o->output) < 0)
     return -1;
+  if (cs_cli_paths_distinct(CMD, o->has_input ? o->input : NULL,
+                            o->has_output ? o->output : NULL,
+                            o->traced ? o->common.trace : NULL) < 0)
+    return -1;
   char why[512];
   if (o->has_input && cs_npy_read(o->input, a, why, sizeof(why)) < 0) {
     cs_cli_error(CMD, "--input %s", why);

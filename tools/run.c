@@ -447,6 +447,8 @@ static int check(run_job_t *rj)
   run_opts_t *o = &rj->o;
   if (o->output && cs_cli_output_ok(o->cmd, o->output) < 0)
     return CS_EXIT_USAGE;
+  if (cs_cli_paths_distinct(o->cmd, o->input, o->output, o->com.trace) < 0)
+    return CS_EXIT_USAGE;
   if (o->input && load_input(rj) < 0)
     return CS_EXIT_USAGE;
   if (cs_cli_single_use_check(o->cmd, &o->cfg, o->have_iters) < 0)
