@@ -103,7 +103,9 @@ static const char usage[] =
     "                   (one case only): rank 0 gathers the rows after the\n"
     "                   check and writes OUT.npy.tmpXXXXXX, renamed over\n"
     "                   OUT.npy; an existing path that is not a regular file\n"
-    "                   is refused before the run\n"
+    "                   is refused before the run, as are an --output or\n"
+    "                   --trace that is the --input file and a --trace that\n"
+    "                   is the --output file\n"
     CS_CLI_FAULT_TIMEOUT_HELP
     "\n"
     "When a wait times out (or an injected hang ends), rank 0 prints the hang\n"
