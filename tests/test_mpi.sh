@@ -343,6 +343,9 @@ npyio() {
     -np 3 "$b" run --input "$d/in.npy" --dtype fp16 --output "$d/bad.npy"
   run "$label fill" 2 "--fill and --input are exclusive" "${pre[@]}" -np 3 "$b" \
     run --input "$d/in.npy" --fill random
+  # --shape against the input's columns (no --count given): named so.
+  run "$label shape" 2 "its columns (count) (6) do not match the options (--shape 2x4: 8)" \
+    "${pre[@]}" -np 3 "$b" run --algo mesh --input "$d/in.npy" --shape 2x4
   # --trace or --output naming the input file (another spelling, or a
   # symlink to it): refused, exit 2, the input's bytes as they were.
   cp "$d/in.npy" "$d/in-before.npy"; ln -sf in.npy "$d/in-link.npy"

@@ -310,6 +310,14 @@ static int check_shape(mpi_opts_t *o)
     return -1;
   }
   o->cfg.count = o->count[0];
+  uint64_t n = (uint64_t)o->cfg.shape_rows * o->cfg.shape_cols;
+  if (o->have_shape && !o->have_count && o->has_input && n != o->cfg.count) {
+    cs_cli_error(CMD, "--input %s: its columns (count) (%llu) do not match "
+                 "the options (--shape %ux%u: %llu)", o->input,
+                 (unsigned long long)o->cfg.count, o->cfg.shape_rows,
+                 o->cfg.shape_cols, (unsigned long long)n);
+    return -1;
+  }
   if (cs_cli_shape_resolve(CMD, &o->cfg, o->have_shape, o->have_valid,
                            o->have_count || o->has_input) < 0)
     return -1;
