@@ -90,8 +90,11 @@
  *            flag (a local access, every 1024th poll and in every sleep)
  *            and reports too. After the grace period rank 0 prints the
  *            wavefront, lets a traced run write its records
- *            (cs_mpi_t.stop_trace) and calls MPI_Abort. No wavefront word
- *            is touched until a wait times out.
+ *            (cs_mpi_t.stop_trace) and calls MPI_Abort. Until a wait
+ *            times out no rank writes a wavefront word, but a long wait
+ *            reads its own (wf_asked: an MPI_Rget_accumulate NO_OP on
+ *            this rank's window, no traffic) every 1024th poll and, once
+ *            past the yield phase, every poll.
  */
 #define _GNU_SOURCE
 #include "transport_mpi.h"
