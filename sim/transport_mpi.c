@@ -90,8 +90,11 @@
  *            flag (a local access, every 1024th poll and in every sleep)
  *            and reports too. After the grace period rank 0 prints the
  *            wavefront, lets a traced run write its records
- *            (cs_mpi_t.stop_trace) and calls MPI_Abort. No wavefront word
- *            is touched until a wait times out.
+ *            (cs_mpi_t.stop_trace) and calls MPI_Abort. Until a wait
+ *            times out no rank writes a wavefront word, but a long wait
+ *            reads its own (wf_asked: an MPI_Rget_accumulate NO_OP on
+ *            this rank's window, no traffic) every 1024th poll and, once
+ *            past the yield phase, every poll.
  */
 #define _GNU_SOURCE
 #include "transport_mpi.h"
@@ -405,6 +408,9 @@ static _Noreturn void hang_stop(cs_dev_t *d, int rx, const char *msg)
     wf_who(m, &who);
     if (msg)
       fprintf(stderr, "collsim-mpi: %s\n", msg);
+    else if (who.first >= 0 && who.hung[who.first])
+      fprintf(stderr, "collsim-mpi: rank %d reported an injected hang; rank "
+              "0 stops the run\n", who.first);
     else
       fprintf(stderr, "collsim-mpi: rank %d reported a wait past the %.1f s "
               "timeout; rank 0 stops the run\n", who.first,
@@ -432,6 +438,9 @@ static _Noreturn void hang_stop(cs_dev_t *d, int rx, const char *msg)
   else
     fprintf(stderr, "collsim-mpi: rank %d: stopped for the wavefront, which "
             "rank 0 did not print\n", m->rank);
+  if (m->stop_trace)
+    fprintf(stderr, "collsim-mpi: rank %d: no trace was written: rank 0 was "
+            "not in a wait, so nobody gathered the records\n", m->rank);
   fflush(stderr);
   nap(200000000); /* as above: let the launcher forward the line */
   MPI_Abort(m->comm, code);

@@ -64,8 +64,10 @@ typedef struct cs_mpi {
    * into its record at rank 0 one-sidedly; rank 0 then sets every rank's
    * request flag, which a rank in a wait reads locally and answers with
    * its own record, and after a grace period prints every rank's line
-   * (cs_launch_print_wait) before it ends the job. Untouched while no
-   * wait times out. */
+   * (cs_launch_print_wait) before it ends the job. Not written while no
+   * wait times out; a long wait reads its own words (a local NO_OP
+   * MPI_Rget_accumulate) every 1024th poll and, past the yield phase,
+   * every poll. */
   MPI_Win  wf_win;
   int64_t *wf_base;               /* the words */
   cs_wait_where_t where;          /* names a wait's place, or fn NULL */

@@ -117,6 +117,47 @@ Test(hardening, output_refuses_a_symlink_and_leaves_its_target,
   cr_assert_eq(count_entries(), 2, "a temp file was left behind");
 }
 
+/* The whole file at path, and its size, into buf (at most cap bytes). */
+static size_t read_bytes(const char *path, unsigned char *buf, size_t cap)
+{
+  FILE *f = fopen(path, "rb");
+  cr_assert_not_null(f, "%s is gone", path);
+  size_t n = fread(buf, 1, cap, f);
+  fclose(f);
+  return n;
+}
+
+Test(hardening, output_or_trace_naming_the_input_is_refused,
+     .init = make_dir, .fini = remove_dir, .timeout = 60)
+{
+  char in[128], dot[160], link[128], out[128], odot[160];
+  in_dir(in, sizeof in, "in.npy");
+  in_dir(link, sizeof link, "in-link.npy");
+  in_dir(out, sizeof out, "o.npy");
+  snprintf(dot, sizeof dot, "%s/./in.npy", dir);
+  snprintf(odot, sizeof odot, "%s/./o.npy", dir);
+  float v[2 * 8];
+  for (int i = 0; i < 16; i++)
+    v[i] = (float)i;
+  char why[256];
+  cr_assert_eq(cs_npy_write(in, CS_FP32, 2, 8, v, why, sizeof why), 0, "%s", why);
+  cr_assert_eq(symlink("in.npy", link), 0);
+  unsigned char before[4096], after[4096];
+  size_t nb = read_bytes(in, before, sizeof before);
+  const char *pairs[][2] = {{"--output", dot}, {"--trace", dot},
+                            {"--trace", link}};
+  for (int i = 0; i < 3; i++) {
+    run_cli(&r, 20, "run", "--input", in, pairs[i][0], pairs[i][1], NULL);
+    expect_refused("is the --input file");
+  }
+  run_cli(&r, 20, "run", "--input", in, "--output", out, "--trace", odot,
+          NULL);
+  expect_refused("is the --output file");
+  cr_assert_eq(read_bytes(in, after, sizeof after), nb, "the input changed size");
+  cr_assert_eq(memcmp(before, after, nb), 0, "the input was replaced");
+  cr_assert_eq(count_entries(), 2, "a file was left behind");
+}
+
 Test(hardening, output_refuses_a_fifo_and_a_device,
      .init = make_dir, .fini = remove_dir, .timeout = 30)
 {

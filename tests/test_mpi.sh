@@ -251,6 +251,7 @@ traced() {
   local hf="$tmp/$label-hang.cstrace" rc
   out=$(timeout 60 "${pre[@]}" -np 3 "$b" run --algo mesh --count 100 --iters 1 \
     --fault 1:hang:5 --timeout 1 --trace "$hf" 2>&1); rc=$?
+  local out0=$out
   if [ $rc -ne 3 ] || [[ $out != *"trace: $hf (aborted run: "* ]]; then
     echo "FAIL $label hang trace: exit $rc"; echo "$out" | grep -v '^---' | head -8; fail=1
   fi
@@ -259,7 +260,18 @@ traced() {
      ! grep -Eq '^ +[0-9]+ .* abort +run aborted \(wait timeout\), first failing rank [0-2] *$' <<<"$out"; then
     echo "FAIL $label hang trace end:"; echo "$out"; fail=1
   fi
+  # The line names what was reported: rank 1's injected hang, not a wait.
+  if [[ $out0 == *"rank 1 reported a wait past"* ]]; then
+    echo "FAIL $label hang trace: an injected hang reported as a wait"; fail=1
+  fi
   run "$label hang trace check" 0 "the run was aborted" "$cs" check "$hf"
+  # Rank 0 in no wait (done, in the final barrier): nobody gathers the
+  # records; the rank that ends the job says no trace was written.
+  run "$label hang no trace" 3 "no trace was written: rank 0 was not in a wait" \
+    "${pre[@]}" -np 3 "$b" run --algo mesh --count 40 --iters 1 \
+    --fault 1:hang:1000 --timeout 1 --trace "$tmp/$label-none.cstrace"
+  [ -e "$tmp/$label-none.cstrace" ] &&
+    { echo "FAIL $label hang no trace: a trace was written"; fail=1; }
   # More records than one MPI_Gatherv's int counts carry (the limit
   # lowered for the test): one line, exit 3, the file as it was.
   run "$label trace gather" 3 "records one MPI_Gatherv can gather" "${pre[@]}" \
@@ -343,6 +355,21 @@ npyio() {
     -np 3 "$b" run --input "$d/in.npy" --dtype fp16 --output "$d/bad.npy"
   run "$label fill" 2 "--fill and --input are exclusive" "${pre[@]}" -np 3 "$b" \
     run --input "$d/in.npy" --fill random
+  # --shape against the input's columns (no --count given): named so.
+  run "$label shape" 2 "its columns (count) (6) do not match the options (--shape 2x4: 8)" \
+    "${pre[@]}" -np 3 "$b" run --algo mesh --input "$d/in.npy" --shape 2x4
+  # --trace or --output naming the input file (another spelling, or a
+  # symlink to it): refused, exit 2, the input's bytes as they were.
+  cp "$d/in.npy" "$d/in-before.npy"; ln -sf in.npy "$d/in-link.npy"
+  run "$label trace is input" 2 "is the --input file" "${pre[@]}" -np 3 "$b" \
+    run --input "$d/in.npy" --trace "$d/in-link.npy"
+  run "$label output is input" 2 "is the --input file" "${pre[@]}" -np 3 "$b" \
+    run --input "$d/in.npy" --output "$d/./in.npy"
+  run "$label trace is output" 2 "is the --output file" "${pre[@]}" -np 3 "$b" \
+    run --input "$d/in.npy" --output "$d/o.npy" --trace "$d/./o.npy"
+  if ! cmp -s "$d/in.npy" "$d/in-before.npy"; then
+    echo "FAIL $label: the --input file was replaced"; fail=1
+  fi
   run "$label sweep" 2 "--output writes one case" "${pre[@]}" -np 3 "$b" run \
     --input "$d/in.npy" --op max,min --output "$d/bad.npy"
   ln -s in.npy "$d/link.npy"

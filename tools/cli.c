@@ -496,3 +496,44 @@ int cs_cli_output_ok(const char *cmd, const char *path)
   free(copy);
   return ok ? 0 : -1;
 }
+
+/* Whether paths a and b name one file: the same inode when both exist,
+ * else the same name in the same directory (so ./x and x, and a symlink
+ * to a file, are caught). */
+static int same_file(const char *a, const char *b)
+{
+  struct stat sa, sb;
+  if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  char *ca = strdup(a), *cb = strdup(b), *da = strdup(a), *db = strdup(b);
+  int same = 0;
+  if (ca && cb && da && db && strcmp(basename(ca), basename(cb)) == 0)
+    same = stat(dirname(da), &sa) == 0 && stat(dirname(db), &sb) == 0 &&
+           sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  free(ca);
+  free(cb);
+  free(da);
+  free(db);
+  return same;
+}
+
+int cs_cli_paths_distinct(const char *cmd, const char *input,
+                          const char *output, const char *trace)
+{
+  const char *what = NULL, *path = NULL;
+  if (input && output && same_file(input, output))
+    what = "--output", path = output;
+  else if (input && trace && same_file(input, trace))
+    what = "--trace", path = trace;
+  if (what) {
+    cs_cli_error(cmd, "%s %s is the --input file %s: expected another file "
+                 "(the input would be replaced)", what, path, input);
+    return -1;
+  }
+  if (output && trace && same_file(output, trace)) {
+    cs_cli_error(cmd, "--trace %s is the --output file %s: expected another "
+                 "file (one would replace the other)", trace, output);
+    return -1;
+  }
+  return 0;
+}

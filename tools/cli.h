@@ -89,6 +89,12 @@ int cs_cli_common_opt(const char *cmd, int opt, const char *arg,
  * output is renamed over it), a directory that is not writable. Returns 0
  * or -1 (printed). */
 int cs_cli_output_ok(const char *cmd, const char *path);
+/* Refuses an --output or --trace that is the --input file, and a --trace
+ * that is the --output file (any of them NULL when not given): the same
+ * inode when both exist, else the same name in the same directory.
+ * Returns 0 or -1 (printed). */
+int cs_cli_paths_distinct(const char *cmd, const char *input,
+                          const char *output, const char *trace);
 /* Single-use signals (c->no_epilogue): one call per world (a second
  * call's waits would pass on the first call's credits), so --iters is 1
  * unless given (have_iters), and more than one call (asked for, or a

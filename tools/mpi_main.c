@@ -87,10 +87,13 @@ static const char usage[] =
     "                   aborted by a wait timeout or an injected hang writes\n"
     "                   what rank 0 and the ranks that answered the hang\n"
     "                   wavefront recorded, a fault record per hung rank and\n"
-    "                   the abort (wait timeout), as 'collsim run' does; a\n"
-    "                   run aborted otherwise (a fault, a killed rank) writes\n"
-    "                   no trace and leaves an existing FILE as it was\n"
-    "                   (FILE.tmpXXXXXX is renamed over it)\n"
+    "                   the abort (wait timeout), as 'collsim run' does; if\n"
+    "                   rank 0 was in no wait, nobody gathers the records:\n"
+    "                   no trace is written, and the rank that ends the job\n"
+    "                   says so in one line. A run aborted otherwise (a\n"
+    "                   fault, a killed rank) writes no trace and leaves an\n"
+    "                   existing FILE as it was (FILE.tmpXXXXXX is renamed\n"
+    "                   over it)\n"
     "  --input IN.npy   inputs from a .npy of shape (N, C), N the job's ranks:\n"
     "                   '<f4' fp32, '<f2' fp16, '<u2' bf16 bits; row r is rank\n"
     "                   r's input; C and the dtype are the case's --count and\n"
@@ -103,7 +106,9 @@ static const char usage[] =
     "                   (one case only): rank 0 gathers the rows after the\n"
     "                   check and writes OUT.npy.tmpXXXXXX, renamed over\n"
     "                   OUT.npy; an existing path that is not a regular file\n"
-    "                   is refused before the run\n"
+    "                   is refused before the run, as are an --output or\n"
+    "                   --trace that is the --input file and a --trace that\n"
+    "                   is the --output file\n"
     CS_CLI_FAULT_TIMEOUT_HELP
     "\n"
     "When a wait times out (or an injected hang ends), rank 0 prints the hang\n"
@@ -308,6 +313,14 @@ static int check_shape(mpi_opts_t *o)
     return -1;
   }
   o->cfg.count = o->count[0];
+  uint64_t n = (uint64_t)o->cfg.shape_rows * o->cfg.shape_cols;
+  if (o->have_shape && !o->have_count && o->has_input && n != o->cfg.count) {
+    cs_cli_error(CMD, "--input %s: its columns (count) (%llu) do not match "
+                 "the options (--shape %ux%u: %llu)", o->input,
+                 (unsigned long long)o->cfg.count, o->cfg.shape_rows,
+                 o->cfg.shape_cols, (unsigned long long)n);
+    return -1;
+  }
   if (cs_cli_shape_resolve(CMD, &o->cfg, o->have_shape, o->have_valid,
                            o->have_count || o->has_input) < 0)
     return -1;
@@ -359,6 +372,10 @@ static int check_io(mpi_opts_t *o, uint32_t nranks, cs_npy_t *a)
     return -1;
   }
   if (o->has_output && cs_cli_output_ok(CMD, o->output) < 0)
+    return -1;
+  if (cs_cli_paths_distinct(CMD, o->has_input ? o->input : NULL,
+                            o->has_output ? o->output : NULL,
+                            o->traced ? o->common.trace : NULL) < 0)
     return -1;
   char why[512];
   if (o->has_input && cs_npy_read(o->input, a, why, sizeof(why)) < 0) {

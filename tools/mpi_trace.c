@@ -437,7 +437,7 @@ static void collect(cs_mpi_tracer_t *t, MPI_Datatype rec,
     if (done_by(&rq, deadline) == 0) /* else its count never came: left out */
       n[r] = in[r];
     total += n[r];
-    from += n[r] > 0;
+    from += 1; /* it reported (its records may still be missing) */
   }
   cs_trace_rec_t *all = malloc((total + (uint64_t)t->m->nranks + 1) *
                                sizeof(*all));

@@ -70,7 +70,9 @@ static const char run_help[] =
     "  --seed S         seed of the random fill (default 1)\n"
     "  --input IN.npy   inputs from a .npy of shape (N, C): '<f4' fp32, '<f2'\n"
     "                   fp16, '<u2' bf16 bits; row r is rank r's input\n"
-    "  --output OUT.npy write every rank's result, shape (N, C), same dtype\n"
+    "  --output OUT.npy write every rank's result, shape (N, C), same dtype;\n"
+    "                   an --output or --trace that is the --input file, or\n"
+    "                   a --trace that is the --output file, is refused\n"
     "  --iters K        allreduce calls on one world (default 10); the time\n"
     "                   printed is the median over calls of the slowest rank\n"
     "  --tile-bytes B   UB tile size (default 16384, as in PR #2161)\n"
@@ -446,6 +448,8 @@ static int check(run_job_t *rj)
 {
   run_opts_t *o = &rj->o;
   if (o->output && cs_cli_output_ok(o->cmd, o->output) < 0)
+    return CS_EXIT_USAGE;
+  if (cs_cli_paths_distinct(o->cmd, o->input, o->output, o->com.trace) < 0)
     return CS_EXIT_USAGE;
   if (o->input && load_input(rj) < 0)
     return CS_EXIT_USAGE;
