@@ -215,18 +215,23 @@ static inline void check_tile(cs_dev_t *d, const cs_event_t *ev,
 /* ------------------------------------------------------------ data */
 
 /* Begins load event ev into tile t: bounds of the physical range, tile
- * capacity, valid <= phys. Returns the range's window offset. */
+ * capacity, valid <= phys. Returns the range's window offset. The range
+ * comes as arguments, equal to ev's fields (which nothing changes):
+ * after the slow path of cs__dev_begin, which sees ev, the compiler would
+ * otherwise reload each field from memory. */
 static inline uint64_t load_begin(cs_dev_t *d, cs_event_t *ev,
-                                  const cs_tile_t *t)
+                                  const cs_tile_t *t, uint32_t peer,
+                                  uint32_t slot, uint64_t elem_off,
+                                  uint32_t valid, uint32_t phys)
 {
   cs__dev_begin(d, ev);
-  const cs_slot_t *s = check(d, ev, ev->slot, ev->peer, ev->elem_off, ev->phys);
-  check_tile(d, ev, t, s, ev->phys);
-  if (__builtin_expect(ev->valid > ev->phys, 0))
+  const cs_slot_t *s = check(d, ev, slot, peer, elem_off, phys);
+  check_tile(d, ev, t, s, phys);
+  if (__builtin_expect(valid > phys, 0))
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: bad load at event %llu: valid %u > physical %u",
-                 d->rank, (unsigned long long)ev->index, ev->valid, ev->phys);
-  return s->off + ev->elem_off * s->esize;
+                 d->rank, (unsigned long long)ev->index, valid, phys);
+  return s->off + elem_off * s->esize;
 }
 
 void cs_load(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
@@ -234,7 +239,7 @@ void cs_load(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
 {
   cs_event_t ev = {.kind = CS_EV_LOAD, .peer = peer, .slot = slot,
                    .elem_off = elem_off, .valid = valid, .phys = phys};
-  uint64_t off = load_begin(d, &ev, t);
+  uint64_t off = load_begin(d, &ev, t, peer, slot, elem_off, valid, phys);
   size_t es = t->esize;
   if (d->direct)
     memcpy(t->buf, cs_win_remote(&d->ctx, d->mywin + off, peer), (size_t)valid * es);
@@ -255,7 +260,8 @@ void cs_load_fused(cs_dev_t *d, cs_tile_t *acc, uint32_t peer, uint32_t slot,
 {
   cs_event_t ev = {.kind = CS_EV_LOAD, .peer = peer, .slot = slot,
                    .elem_off = elem_off, .valid = valid, .phys = phys};
-  uint64_t off = load_begin(d, &ev, acc);
+  uint64_t off = load_begin(d, &ev, acc, peer, slot, elem_off, valid,
+                            phys);
   consume(acc, d->direct ? cs_win_remote(&d->ctx, d->mywin + off, peer)
                         : d->ops->view(d, &ev, off), valid, arg);
   cs__dev_end(d, &ev, 0);
@@ -366,17 +372,19 @@ void cs_store_rect(cs_dev_t *d, const cs_tile_t *t, uint32_t slot,
 
 /* ------------------------------------------------------------ signals */
 
-/* Bounds of a signal access: one int32 cell inside an int32 slot.
+/* Bounds of a signal access: one int32 cell inside an int32 slot (the
+ * arguments equal ev's fields, passed for the reason load_begin's are).
  * Returns the cell's window offset. */
-static inline uint64_t check_cell(cs_dev_t *d, const cs_event_t *ev)
+static inline uint64_t check_cell(cs_dev_t *d, const cs_event_t *ev,
+                                  uint32_t peer, uint32_t slot, uint32_t cell)
 {
-  const cs_slot_t *s = check(d, ev, ev->slot, ev->peer, ev->cell, 1);
+  const cs_slot_t *s = check(d, ev, slot, peer, cell, 1);
   if (__builtin_expect(s->esize != sizeof(int32_t), 0))
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: %s at event %llu on slot '%s', which does not hold "
                  "int32 signal cells", d->rank, kind_name(ev->kind),
                  (unsigned long long)ev->index, s->name);
-  return s->off + (uint64_t)ev->cell * sizeof(int32_t);
+  return s->off + (uint64_t)cell * sizeof(int32_t);
 }
 
 void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
@@ -385,7 +393,7 @@ void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
   cs_event_t ev = {.kind = CS_EV_NOTIFY, .peer = peer, .slot = slot,
                    .cell = cell, .opcmp = op, .value = value};
   cs__dev_begin(d, &ev);
-  uint64_t off = check_cell(d, &ev);
+  uint64_t off = check_cell(d, &ev, peer, slot, cell);
   if (cell < d->note_cells && slot == d->note_slot)
     /* before the add lands */
     __atomic_store_n(cs_world_notes(d->world, peer) + cell,
@@ -411,7 +419,7 @@ int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
   cs_event_t ev = {.kind = CS_EV_WAIT, .peer = d->rank, .slot = slot,
                    .cell = cell, .opcmp = cmp, .value = value};
   cs__dev_begin(d, &ev);
-  uint64_t off = check_cell(d, &ev);
+  uint64_t off = check_cell(d, &ev, d->rank, slot, cell);
   int32_t v;
   if (d->direct) {
     v = __atomic_load_n((int32_t *)(d->mywin + off), __ATOMIC_ACQUIRE);
