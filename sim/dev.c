@@ -174,16 +174,24 @@ static const char *kind_name(uint32_t k)
   return k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
 
-/* Bounds check of one access; the out-of-slot fault report names rank,
- * peer, slot, the range and the slot's bounds. */
-static inline const cs_slot_t *check(cs_dev_t *d, const cs_event_t *ev,
+/* The index of the event in progress: the one cs__dev_begin (or
+ * cs__dev_count) numbered last. For failure messages, read only there. */
+static inline uint64_t cur_index(const cs_dev_t *d)
+{
+  return d->nevents - 1;
+}
+
+/* Bounds check of one access of the current event, of `kind`; the
+ * out-of-slot fault report names rank, peer, slot, the range and the
+ * slot's bounds. */
+static inline const cs_slot_t *check(cs_dev_t *d, uint32_t kind,
                                      uint32_t slot, uint32_t peer,
                                      uint64_t elem_off, uint64_t nelem)
 {
   if (__builtin_expect(slot >= d->layout->nslots || peer >= d->nranks, 0))
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: bad %s at event %llu: slot %u of %u, peer %u of %u",
-                 d->rank, kind_name(ev->kind), (unsigned long long)ev->index,
+                 d->rank, kind_name(kind), (unsigned long long)cur_index(d),
                  slot, d->layout->nslots, peer, d->nranks);
   const cs_slot_t *s = &d->layout->slot[slot];
   uint64_t off = elem_off * s->esize, nbytes = nelem * s->esize;
@@ -193,8 +201,8 @@ static inline const cs_slot_t *check(cs_dev_t *d, const cs_event_t *ev,
                  "rank %u: out-of-slot fault at event %llu: %s %s rank %u "
                  "slot '%s' bytes [%llu, %llu) outside the slot's [0, %llu) "
                  "(logical %llu)",
-                 d->rank, (unsigned long long)ev->index, kind_name(ev->kind),
-                 ev->kind == CS_EV_LOAD ? "from" : "to", peer, s->name,
+                 d->rank, (unsigned long long)cur_index(d), kind_name(kind),
+                 kind == CS_EV_LOAD ? "from" : "to", peer, s->name,
                  (unsigned long long)off, (unsigned long long)(off + nbytes),
                  (unsigned long long)s->alloc, (unsigned long long)s->nbytes);
   return s;
@@ -225,7 +233,7 @@ static inline uint64_t load_begin(cs_dev_t *d, cs_event_t *ev,
                                   uint32_t valid, uint32_t phys)
 {
   cs__dev_begin(d, ev);
-  const cs_slot_t *s = check(d, ev, slot, peer, elem_off, phys);
+  const cs_slot_t *s = check(d, CS_EV_LOAD, slot, peer, elem_off, phys);
   check_tile(d, ev, t, s, phys);
   if (__builtin_expect(valid > phys, 0))
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
@@ -274,7 +282,7 @@ static inline void write_to(cs_dev_t *d, uint32_t kind, const cs_tile_t *t,
   cs_event_t ev = {.kind = kind, .peer = peer, .slot = slot,
                    .elem_off = elem_off, .valid = valid, .phys = valid};
   cs__dev_begin(d, &ev);
-  const cs_slot_t *s = check(d, &ev, slot, peer, elem_off, valid);
+  const cs_slot_t *s = check(d, kind, slot, peer, elem_off, valid);
   check_tile(d, &ev, t, s, valid);
   uint64_t off = s->off + elem_off * s->esize;
   if (d->direct)
@@ -320,7 +328,8 @@ static uint64_t rect_begin(cs_dev_t *d, cs_event_t *ev, const cs_tile_t *t,
                  (unsigned long long)ev->index, rows, cols,
                  (unsigned long long)stride, t->width);
   uint64_t span = (uint64_t)(rows - 1) * stride + cols;
-  const cs_slot_t *s = check(d, ev, ev->slot, ev->peer, ev->elem_off, span);
+  const cs_slot_t *s = check(d, ev->kind, ev->slot, ev->peer, ev->elem_off,
+                             span);
   check_tile(d, ev, t, s, (uint32_t)n);
   return s->off + ev->elem_off * s->esize;
 }
@@ -372,18 +381,19 @@ void cs_store_rect(cs_dev_t *d, const cs_tile_t *t, uint32_t slot,
 
 /* ------------------------------------------------------------ signals */
 
-/* Bounds of a signal access: one int32 cell inside an int32 slot (the
- * arguments equal ev's fields, passed for the reason load_begin's are).
+/* Bounds of a signal access of the current event, of `kind`: one int32 cell
+ * inside an int32 slot (the arguments equal the event's fields, passed for
+ * the reason load_begin's are).
  * Returns the cell's window offset. */
-static inline uint64_t check_cell(cs_dev_t *d, const cs_event_t *ev,
-                                  uint32_t peer, uint32_t slot, uint32_t cell)
+static inline uint64_t check_cell(cs_dev_t *d, uint32_t kind, uint32_t peer,
+                                  uint32_t slot, uint32_t cell)
 {
-  const cs_slot_t *s = check(d, ev, slot, peer, cell, 1);
+  const cs_slot_t *s = check(d, kind, slot, peer, cell, 1);
   if (__builtin_expect(s->esize != sizeof(int32_t), 0))
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: %s at event %llu on slot '%s', which does not hold "
-                 "int32 signal cells", d->rank, kind_name(ev->kind),
-                 (unsigned long long)ev->index, s->name);
+                 "int32 signal cells", d->rank, kind_name(kind),
+                 (unsigned long long)cur_index(d), s->name);
   return s->off + (uint64_t)cell * sizeof(int32_t);
 }
 
@@ -393,7 +403,7 @@ void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
   cs_event_t ev = {.kind = CS_EV_NOTIFY, .peer = peer, .slot = slot,
                    .cell = cell, .opcmp = op, .value = value};
   cs__dev_begin(d, &ev);
-  uint64_t off = check_cell(d, &ev, peer, slot, cell);
+  uint64_t off = check_cell(d, CS_EV_NOTIFY, peer, slot, cell);
   if (cell < d->note_cells && slot == d->note_slot)
     /* before the add lands */
     __atomic_store_n(cs_world_notes(d->world, peer) + cell,
@@ -419,7 +429,7 @@ int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
   cs_event_t ev = {.kind = CS_EV_WAIT, .peer = d->rank, .slot = slot,
                    .cell = cell, .opcmp = cmp, .value = value};
   cs__dev_begin(d, &ev);
-  uint64_t off = check_cell(d, &ev, d->rank, slot, cell);
+  uint64_t off = check_cell(d, CS_EV_WAIT, d->rank, slot, cell);
   int32_t v;
   if (d->direct) {
     v = __atomic_load_n((int32_t *)(d->mywin + off), __ATOMIC_ACQUIRE);
