@@ -397,29 +397,49 @@ static inline uint64_t check_cell(cs_dev_t *d, uint32_t kind, uint32_t peer,
   return s->off + (uint64_t)cell * sizeof(int32_t);
 }
 
+/* A notify's effect where the transport is direct: the atomic on the
+ * peer's mapped cell, then a wake when the peer sleeps (the Dekker pair of
+ * transport_free.c). Returns the cell's value after it. */
+static inline int32_t notify_direct(cs_dev_t *d, uint32_t peer, uint64_t off,
+                                    uint32_t op, int32_t value)
+{
+  int32_t *p = cs_win_remote(&d->ctx, d->mywin + off, peer), now;
+  if (op == CS_NOTIFY_ADD)
+    now = __atomic_add_fetch(p, value, __ATOMIC_SEQ_CST);
+  else
+    __atomic_store_n(p, now = value, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&d->world->ctl->rank[peer].sleeping, __ATOMIC_SEQ_CST))
+    d->ops->wake(p);
+  return now;
+}
+
+/* Bounds, then the notifier note, before the add lands. Returns the
+ * cell's window offset. */
+static inline uint64_t notify_begin(cs_dev_t *d, uint32_t peer, uint32_t slot,
+                                    uint32_t cell, uint64_t index)
+{
+  uint64_t off = check_cell(d, CS_EV_NOTIFY, peer, slot, cell);
+  if (cell < d->note_cells && slot == d->note_slot)
+    __atomic_store_n(cs_world_notes(d->world, peer) + cell,
+                     CS_NOTE(d->rank, index), __ATOMIC_RELAXED);
+  return off;
+}
+
 void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
                uint32_t op, int32_t value)
 {
+  if (d->direct && cs__dev_plain(d)) { /* no one reads the record */
+    cs__dev_count(d);
+    uint64_t off = notify_begin(d, peer, slot, cell, cur_index(d));
+    notify_direct(d, peer, off, op, value);
+    return;
+  }
   cs_event_t ev = {.kind = CS_EV_NOTIFY, .peer = peer, .slot = slot,
                    .cell = cell, .opcmp = op, .value = value};
   cs__dev_begin(d, &ev);
-  uint64_t off = check_cell(d, CS_EV_NOTIFY, peer, slot, cell);
-  if (cell < d->note_cells && slot == d->note_slot)
-    /* before the add lands */
-    __atomic_store_n(cs_world_notes(d->world, peer) + cell,
-                     CS_NOTE(d->rank, ev.index), __ATOMIC_RELAXED);
-  int32_t now;
-  if (d->direct) {
-    int32_t *p = cs_win_remote(&d->ctx, d->mywin + off, peer);
-    if (op == CS_NOTIFY_ADD)
-      now = __atomic_add_fetch(p, value, __ATOMIC_SEQ_CST);
-    else
-      __atomic_store_n(p, now = value, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&d->world->ctl->rank[peer].sleeping, __ATOMIC_SEQ_CST))
-      d->ops->wake(p);
-  } else {
-    now = d->ops->notify(d, &ev, off);
-  }
+  uint64_t off = notify_begin(d, peer, slot, cell, ev.index);
+  int32_t now = d->direct ? notify_direct(d, peer, off, op, value)
+                          : d->ops->notify(d, &ev, off);
   cs__dev_end(d, &ev, now);
 }
 
