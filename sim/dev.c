@@ -208,23 +208,23 @@ static inline const cs_slot_t *check(cs_dev_t *d, uint32_t kind,
   return s;
 }
 
-static inline void check_tile(cs_dev_t *d, const cs_event_t *ev,
-                              const cs_tile_t *t, const cs_slot_t *s,
-                              uint32_t n)
+static inline void check_tile(cs_dev_t *d, uint32_t kind, const cs_tile_t *t,
+                              const cs_slot_t *s, uint32_t n)
 {
   if (__builtin_expect(n > t->width || t->esize != s->esize, 0))
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: bad %s at event %llu: %u elements of %u bytes "
                  "with a tile of %u elements of %u bytes (slot '%s')",
-                 d->rank, kind_name(ev->kind), (unsigned long long)ev->index,
+                 d->rank, kind_name(kind), (unsigned long long)cur_index(d),
                  n, s->esize, t->width, t->esize, s->name);
 }
 
 /* ------------------------------------------------------------ data */
 
-/* Begins load event ev into tile t: bounds of the physical range, tile
- * capacity, valid <= phys. Returns the range's window offset. The range
- * comes as arguments, equal to ev's fields (which nothing changes):
+/* Begins a load into tile t: numbers it (filling the record ev unless
+ * nobody reads it: plain, direct), then bounds of the physical range,
+ * tile capacity, valid <= phys. Returns the range's window offset. The
+ * range comes as arguments, equal to ev's fields (which nothing changes):
  * after the slow path of cs__dev_begin, which sees ev, the compiler would
  * otherwise reload each field from memory. */
 static inline uint64_t load_begin(cs_dev_t *d, cs_event_t *ev,
@@ -232,21 +232,26 @@ static inline uint64_t load_begin(cs_dev_t *d, cs_event_t *ev,
                                   uint32_t slot, uint64_t elem_off,
                                   uint32_t valid, uint32_t phys)
 {
-  cs__dev_begin(d, ev);
+  if (d->direct && cs__dev_plain(d)) {
+    cs__dev_count(d);
+  } else {
+    *ev = (cs_event_t){.kind = CS_EV_LOAD, .peer = peer, .slot = slot,
+                       .elem_off = elem_off, .valid = valid, .phys = phys};
+    cs__dev_begin(d, ev);
+  }
   const cs_slot_t *s = check(d, CS_EV_LOAD, slot, peer, elem_off, phys);
-  check_tile(d, ev, t, s, phys);
+  check_tile(d, CS_EV_LOAD, t, s, phys);
   if (__builtin_expect(valid > phys, 0))
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: bad load at event %llu: valid %u > physical %u",
-                 d->rank, (unsigned long long)ev->index, valid, phys);
+                 d->rank, (unsigned long long)cur_index(d), valid, phys);
   return s->off + elem_off * s->esize;
 }
 
 void cs_load(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
              uint64_t elem_off, uint32_t valid, uint32_t phys)
 {
-  cs_event_t ev = {.kind = CS_EV_LOAD, .peer = peer, .slot = slot,
-                   .elem_off = elem_off, .valid = valid, .phys = phys};
+  cs_event_t ev; /* filled by load_begin where anyone reads it */
   uint64_t off = load_begin(d, &ev, t, peer, slot, elem_off, valid, phys);
   size_t es = t->esize;
   if (d->direct)
@@ -266,8 +271,7 @@ void cs_load_fused(cs_dev_t *d, cs_tile_t *acc, uint32_t peer, uint32_t slot,
                                    uint32_t n, const void *arg),
                    const void *arg)
 {
-  cs_event_t ev = {.kind = CS_EV_LOAD, .peer = peer, .slot = slot,
-                   .elem_off = elem_off, .valid = valid, .phys = phys};
+  cs_event_t ev; /* filled by load_begin where anyone reads it */
   uint64_t off = load_begin(d, &ev, acc, peer, slot, elem_off, valid,
                             phys);
   consume(acc, d->direct ? cs_win_remote(&d->ctx, d->mywin + off, peer)
@@ -279,18 +283,25 @@ static inline void write_to(cs_dev_t *d, uint32_t kind, const cs_tile_t *t,
                             uint32_t peer, uint32_t slot, uint64_t elem_off,
                             uint32_t valid)
 {
-  cs_event_t ev = {.kind = kind, .peer = peer, .slot = slot,
-                   .elem_off = elem_off, .valid = valid, .phys = valid};
-  cs__dev_begin(d, &ev);
+  cs_event_t ev;
+  int plain = d->direct && cs__dev_plain(d); /* nobody reads the record */
+  if (plain) {
+    cs__dev_count(d);
+  } else {
+    ev = (cs_event_t){.kind = kind, .peer = peer, .slot = slot,
+                      .elem_off = elem_off, .valid = valid, .phys = valid};
+    cs__dev_begin(d, &ev);
+  }
   const cs_slot_t *s = check(d, kind, slot, peer, elem_off, valid);
-  check_tile(d, &ev, t, s, valid);
+  check_tile(d, kind, t, s, valid);
   uint64_t off = s->off + elem_off * s->esize;
   if (d->direct)
     memcpy(cs_win_remote(&d->ctx, d->mywin + off, peer), t->buf,
            (size_t)valid * t->esize);
   else
     d->ops->write(d, &ev, off, t->buf, (size_t)valid * t->esize);
-  cs__dev_end(d, &ev, 0);
+  if (!plain)
+    cs__dev_end(d, &ev, 0);
 }
 
 void cs_store(cs_dev_t *d, const cs_tile_t *t, uint32_t slot,
@@ -330,7 +341,7 @@ static uint64_t rect_begin(cs_dev_t *d, cs_event_t *ev, const cs_tile_t *t,
   uint64_t span = (uint64_t)(rows - 1) * stride + cols;
   const cs_slot_t *s = check(d, ev->kind, ev->slot, ev->peer, ev->elem_off,
                              span);
-  check_tile(d, ev, t, s, (uint32_t)n);
+  check_tile(d, ev->kind, t, s, (uint32_t)n);
   return s->off + ev->elem_off * s->esize;
 }
 
