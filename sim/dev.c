@@ -174,12 +174,20 @@ static const char *kind_name(uint32_t k)
   return k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
 
-/* The out-of-slot fault report: rank, peer, slot, the range and the
- * slot's bounds; the range in bytes when its end fits 64 bits, else in
- * elements (an offset near 2^64 / esize would wrap the byte figures). */
+/* The index of the event in progress: the one cs__dev_begin (or
+ * cs__dev_count) numbered last. For failure messages, read only there. */
+static inline uint64_t cur_index(const cs_dev_t *d)
+{
+  return d->nevents - 1;
+}
+
+/* The out-of-slot fault report of the current event, of `kind`: rank,
+ * peer, slot, the range and the slot's bounds; the range in bytes when
+ * its end fits 64 bits, else in elements (an offset near 2^64 / esize
+ * would wrap the byte figures). */
 static _Noreturn __attribute__((cold, noinline)) void
-out_of_slot(cs_dev_t *d, const cs_event_t *ev, const cs_slot_t *s,
-            uint32_t peer, uint64_t elem_off, uint64_t nelem)
+out_of_slot(cs_dev_t *d, uint32_t kind, const cs_slot_t *s, uint32_t peer,
+            uint64_t elem_off, uint64_t nelem)
 {
   uint64_t es = s->esize ? s->esize : 1;
   int bytes = nelem <= UINT64_MAX / es &&
@@ -196,64 +204,75 @@ out_of_slot(cs_dev_t *d, const cs_event_t *ev, const cs_slot_t *s,
   cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                "rank %u: out-of-slot fault at event %llu: %s %s rank %u "
                "slot '%s' %s outside the slot's [0, %llu) (logical %llu)",
-               d->rank, (unsigned long long)ev->index, kind_name(ev->kind),
-               ev->kind == CS_EV_LOAD ? "from" : "to", peer, s->name, range,
+               d->rank, (unsigned long long)cur_index(d), kind_name(kind),
+               kind == CS_EV_LOAD ? "from" : "to", peer, s->name, range,
                (unsigned long long)s->alloc, (unsigned long long)s->nbytes);
 }
 
-/* Bounds check of one access (out_of_slot reports a fault). */
-static inline const cs_slot_t *check(cs_dev_t *d, const cs_event_t *ev,
+/* Bounds check of one access of the current event, of `kind`
+ * (out_of_slot reports a fault). */
+static inline const cs_slot_t *check(cs_dev_t *d, uint32_t kind,
                                      uint32_t slot, uint32_t peer,
                                      uint64_t elem_off, uint64_t nelem)
 {
   if (__builtin_expect(slot >= d->layout->nslots || peer >= d->nranks, 0))
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: bad %s at event %llu: slot %u of %u, peer %u of %u",
-                 d->rank, kind_name(ev->kind), (unsigned long long)ev->index,
+                 d->rank, kind_name(kind), (unsigned long long)cur_index(d),
                  slot, d->layout->nslots, peer, d->nranks);
   const cs_slot_t *s = &d->layout->slot[slot];
   uint64_t off = elem_off * s->esize, nbytes = nelem * s->esize;
   if (__builtin_expect(elem_off > (UINT64_MAX >> 4) || nelem > (UINT64_MAX >> 4) ||
                        !cs_slot_contains(s, off, nbytes), 0))
-    out_of_slot(d, ev, s, peer, elem_off, nelem);
+    out_of_slot(d, kind, s, peer, elem_off, nelem);
   return s;
 }
 
-static inline void check_tile(cs_dev_t *d, const cs_event_t *ev,
-                              const cs_tile_t *t, const cs_slot_t *s,
-                              uint32_t n)
+static inline void check_tile(cs_dev_t *d, uint32_t kind, const cs_tile_t *t,
+                              const cs_slot_t *s, uint32_t n)
 {
   if (__builtin_expect(n > t->width || t->esize != s->esize, 0))
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: bad %s at event %llu: %u elements of %u bytes "
                  "with a tile of %u elements of %u bytes (slot '%s')",
-                 d->rank, kind_name(ev->kind), (unsigned long long)ev->index,
+                 d->rank, kind_name(kind), (unsigned long long)cur_index(d),
                  n, s->esize, t->width, t->esize, s->name);
 }
 
 /* ------------------------------------------------------------ data */
 
-/* Begins load event ev into tile t: bounds of the physical range, tile
- * capacity, valid <= phys. Returns the range's window offset. */
+/* Begins a load into tile t: numbers it (filling the record ev unless
+ * nobody reads it: plain, direct), then bounds of the physical range,
+ * tile capacity, valid <= phys. Returns the range's window offset. The
+ * range comes as arguments, equal to ev's fields (which nothing changes):
+ * after the slow path of cs__dev_begin, which sees ev, the compiler would
+ * otherwise reload each field from memory. */
 static inline uint64_t load_begin(cs_dev_t *d, cs_event_t *ev,
-                                  const cs_tile_t *t)
+                                  const cs_tile_t *t, uint32_t peer,
+                                  uint32_t slot, uint64_t elem_off,
+                                  uint32_t valid, uint32_t phys)
 {
-  cs__dev_begin(d, ev);
-  const cs_slot_t *s = check(d, ev, ev->slot, ev->peer, ev->elem_off, ev->phys);
-  check_tile(d, ev, t, s, ev->phys);
-  if (__builtin_expect(ev->valid > ev->phys, 0))
+  if (d->direct && cs__dev_plain(d)) {
+    cs__dev_count(d);
+  } else {
+    *ev = (cs_event_t){.kind = CS_EV_LOAD, .peer = peer, .slot = slot,
+                       .elem_off = elem_off, .valid = valid, .phys = phys};
+    cs__dev_begin(d, ev);
+  }
+  const cs_slot_t *s = check(d, CS_EV_LOAD, slot, peer, elem_off, phys);
+  check_tile(d, CS_EV_LOAD, t, s, phys);
+  if (__builtin_expect(valid > phys, 0))
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: bad load at event %llu: valid %u > physical %u",
-                 d->rank, (unsigned long long)ev->index, ev->valid, ev->phys);
-  return s->off + ev->elem_off * s->esize;
+                 d->rank, (unsigned long long)cur_index(d), valid, phys);
+  return s->off + elem_off * s->esize;
 }
 
 void cs_load(cs_dev_t *d, cs_tile_t *t, uint32_t peer, uint32_t slot,
              uint64_t elem_off, uint32_t valid, uint32_t phys)
 {
-  cs_event_t ev = {.kind = CS_EV_LOAD, .peer = peer, .slot = slot,
-                   .elem_off = elem_off, .valid = valid, .phys = phys};
-  uint64_t off = load_begin(d, &ev, t);
+  cs_event_t ev; /* filled by load_begin where anyone reads it */
+  uint64_t off = load_begin(d, &ev, t, peer, slot, elem_off, valid, phys);
   size_t es = t->esize;
   if (d->direct)
     memcpy(t->buf, cs_win_remote(&d->ctx, d->mywin + off, peer), (size_t)valid * es);
@@ -272,9 +291,9 @@ void cs_load_fused(cs_dev_t *d, cs_tile_t *acc, uint32_t peer, uint32_t slot,
                                    uint32_t n, const void *arg),
                    const void *arg)
 {
-  cs_event_t ev = {.kind = CS_EV_LOAD, .peer = peer, .slot = slot,
-                   .elem_off = elem_off, .valid = valid, .phys = phys};
-  uint64_t off = load_begin(d, &ev, acc);
+  cs_event_t ev; /* filled by load_begin where anyone reads it */
+  uint64_t off = load_begin(d, &ev, acc, peer, slot, elem_off, valid,
+                            phys);
   consume(acc, d->direct ? cs_win_remote(&d->ctx, d->mywin + off, peer)
                         : d->ops->view(d, &ev, off), valid, arg);
   cs__dev_end(d, &ev, 0);
@@ -284,18 +303,25 @@ static inline void write_to(cs_dev_t *d, uint32_t kind, const cs_tile_t *t,
                             uint32_t peer, uint32_t slot, uint64_t elem_off,
                             uint32_t valid)
 {
-  cs_event_t ev = {.kind = kind, .peer = peer, .slot = slot,
-                   .elem_off = elem_off, .valid = valid, .phys = valid};
-  cs__dev_begin(d, &ev);
-  const cs_slot_t *s = check(d, &ev, slot, peer, elem_off, valid);
-  check_tile(d, &ev, t, s, valid);
+  cs_event_t ev;
+  int plain = d->direct && cs__dev_plain(d); /* nobody reads the record */
+  if (plain) {
+    cs__dev_count(d);
+  } else {
+    ev = (cs_event_t){.kind = kind, .peer = peer, .slot = slot,
+                      .elem_off = elem_off, .valid = valid, .phys = valid};
+    cs__dev_begin(d, &ev);
+  }
+  const cs_slot_t *s = check(d, kind, slot, peer, elem_off, valid);
+  check_tile(d, kind, t, s, valid);
   uint64_t off = s->off + elem_off * s->esize;
   if (d->direct)
     memcpy(cs_win_remote(&d->ctx, d->mywin + off, peer), t->buf,
            (size_t)valid * t->esize);
   else
     d->ops->write(d, &ev, off, t->buf, (size_t)valid * t->esize);
-  cs__dev_end(d, &ev, 0);
+  if (!plain)
+    cs__dev_end(d, &ev, 0);
 }
 
 void cs_store(cs_dev_t *d, const cs_tile_t *t, uint32_t slot,
@@ -333,8 +359,9 @@ static uint64_t rect_begin(cs_dev_t *d, cs_event_t *ev, const cs_tile_t *t,
                  (unsigned long long)ev->index, rows, cols,
                  (unsigned long long)stride, t->width, CS_RECT_MAX_ROWS);
   uint64_t span = (uint64_t)(rows - 1) * stride + cols;
-  const cs_slot_t *s = check(d, ev, ev->slot, ev->peer, ev->elem_off, span);
-  check_tile(d, ev, t, s, (uint32_t)n);
+  const cs_slot_t *s = check(d, ev->kind, ev->slot, ev->peer, ev->elem_off,
+                             span);
+  check_tile(d, ev->kind, t, s, (uint32_t)n);
   return s->off + ev->elem_off * s->esize;
 }
 
@@ -385,42 +412,65 @@ void cs_store_rect(cs_dev_t *d, const cs_tile_t *t, uint32_t slot,
 
 /* ------------------------------------------------------------ signals */
 
-/* Bounds of a signal access: one int32 cell inside an int32 slot.
+/* Bounds of a signal access of the current event, of `kind`: one int32 cell
+ * inside an int32 slot (the arguments equal the event's fields, passed for
+ * the reason load_begin's are).
  * Returns the cell's window offset. */
-static inline uint64_t check_cell(cs_dev_t *d, const cs_event_t *ev)
+static inline uint64_t check_cell(cs_dev_t *d, uint32_t kind, uint32_t peer,
+                                  uint32_t slot, uint32_t cell)
 {
-  const cs_slot_t *s = check(d, ev, ev->slot, ev->peer, ev->cell, 1);
+  const cs_slot_t *s = check(d, kind, slot, peer, cell, 1);
   if (__builtin_expect(s->esize != sizeof(int32_t), 0))
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: %s at event %llu on slot '%s', which does not hold "
-                 "int32 signal cells", d->rank, kind_name(ev->kind),
-                 (unsigned long long)ev->index, s->name);
-  return s->off + (uint64_t)ev->cell * sizeof(int32_t);
+                 "int32 signal cells", d->rank, kind_name(kind),
+                 (unsigned long long)cur_index(d), s->name);
+  return s->off + (uint64_t)cell * sizeof(int32_t);
+}
+
+/* A notify's effect where the transport is direct: the atomic on the
+ * peer's mapped cell, then a wake when the peer sleeps (the Dekker pair of
+ * transport_free.c). Returns the cell's value after it. */
+static inline int32_t notify_direct(cs_dev_t *d, uint32_t peer, uint64_t off,
+                                    uint32_t op, int32_t value)
+{
+  int32_t *p = cs_win_remote(&d->ctx, d->mywin + off, peer), now;
+  if (op == CS_NOTIFY_ADD)
+    now = __atomic_add_fetch(p, value, __ATOMIC_SEQ_CST);
+  else
+    __atomic_store_n(p, now = value, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&d->world->ctl->rank[peer].sleeping, __ATOMIC_SEQ_CST))
+    d->ops->wake(p);
+  return now;
+}
+
+/* Bounds, then the notifier note, before the add lands. Returns the
+ * cell's window offset. */
+static inline uint64_t notify_begin(cs_dev_t *d, uint32_t peer, uint32_t slot,
+                                    uint32_t cell, uint64_t index)
+{
+  uint64_t off = check_cell(d, CS_EV_NOTIFY, peer, slot, cell);
+  if (cell < d->note_cells && slot == d->note_slot)
+    __atomic_store_n(cs_world_notes(d->world, peer) + cell,
+                     CS_NOTE(d->rank, index), __ATOMIC_RELAXED);
+  return off;
 }
 
 void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
                uint32_t op, int32_t value)
 {
+  if (d->direct && cs__dev_plain(d)) { /* no one reads the record */
+    cs__dev_count(d);
+    uint64_t off = notify_begin(d, peer, slot, cell, cur_index(d));
+    notify_direct(d, peer, off, op, value);
+    return;
+  }
   cs_event_t ev = {.kind = CS_EV_NOTIFY, .peer = peer, .slot = slot,
                    .cell = cell, .opcmp = op, .value = value};
   cs__dev_begin(d, &ev);
-  uint64_t off = check_cell(d, &ev);
-  if (cell < d->note_cells && slot == d->note_slot)
-    /* before the add lands */
-    __atomic_store_n(cs_world_notes(d->world, peer) + cell,
-                     CS_NOTE(d->rank, ev.index), __ATOMIC_RELAXED);
-  int32_t now;
-  if (d->direct) {
-    int32_t *p = cs_win_remote(&d->ctx, d->mywin + off, peer);
-    if (op == CS_NOTIFY_ADD)
-      now = __atomic_add_fetch(p, value, __ATOMIC_SEQ_CST);
-    else
-      __atomic_store_n(p, now = value, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&d->world->ctl->rank[peer].sleeping, __ATOMIC_SEQ_CST))
-      d->ops->wake(p);
-  } else {
-    now = d->ops->notify(d, &ev, off);
-  }
+  uint64_t off = notify_begin(d, peer, slot, cell, ev.index);
+  int32_t now = d->direct ? notify_direct(d, peer, off, op, value)
+                          : d->ops->notify(d, &ev, off);
   cs__dev_end(d, &ev, now);
 }
 
@@ -430,7 +480,7 @@ int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
   cs_event_t ev = {.kind = CS_EV_WAIT, .peer = d->rank, .slot = slot,
                    .cell = cell, .opcmp = cmp, .value = value};
   cs__dev_begin(d, &ev);
-  uint64_t off = check_cell(d, &ev);
+  uint64_t off = check_cell(d, CS_EV_WAIT, d->rank, slot, cell);
   int32_t v;
   if (d->direct) {
     v = __atomic_load_n((int32_t *)(d->mywin + off), __ATOMIC_ACQUIRE);
@@ -445,6 +495,11 @@ int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
 
 void cs_fence(cs_dev_t *d)
 {
+  if (d->direct && cs__dev_plain(d)) {
+    cs__dev_count(d);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return;
+  }
   cs_event_t ev = {.kind = CS_EV_FENCE, .peer = d->rank};
   cs__dev_begin(d, &ev);
   if (d->direct)
@@ -465,6 +520,10 @@ void cs_mark(cs_dev_t *d, uint32_t phase, uint32_t round)
   d->tag_phase = phase;
   d->tag_round = round;
   d->tag_step = 0;
+  if (cs__dev_plain(d)) {
+    cs__dev_count(d);
+    return;
+  }
   cs_event_t ev = {.kind = CS_EV_MARK, .peer = d->rank, .cell = phase,
                    .value = (int32_t)round};
   cs__dev_begin(d, &ev);

@@ -232,15 +232,32 @@ _Noreturn void cs__dev_fail(cs_dev_t *d, uint32_t reason, int rx,
 
 void cs__dev_begin_slow(cs_dev_t *d, cs_event_t *ev);
 
+/* Whether no one looks at an event's record: no hooks and no scheduling
+ * point (untraced free mode). Then an event is only numbered, and a call
+ * whose effect needs no record (a reduce, a mark, a direct fence) may skip
+ * filling one: cs__dev_count instead of cs__dev_begin and cs__dev_end. */
+static inline int cs__dev_plain(const cs_dev_t *d)
+{
+  return __builtin_expect(((uintptr_t)d->hooks | (uintptr_t)d->point) == 0, 1);
+}
+/* The whole choke point of an event where cs__dev_plain(d): numbers it and
+ * strikes an injected fault, exactly as cs__dev_begin does there. */
+static inline void cs__dev_count(cs_dev_t *d)
+{
+  uint64_t index = d->nevents++;
+  __atomic_store_n(&d->st->event, index, __ATOMIC_RELAXED);
+  if (__builtin_expect(index == d->fault_at, 0))
+    cs__dev_strike(d);
+}
 /* The choke point: every device-API call begins here. Untraced free mode
- * (no hooks, no scheduling point) only numbers the event and looks for an
- * injected fault; the rest is cs__dev_begin_slow: cur_ev, the fault, the
- * transport's scheduling point, the begin hook, in that order. */
+ * (cs__dev_plain) only numbers the event and looks for an injected fault;
+ * the rest is cs__dev_begin_slow: cur_ev, the fault, the transport's
+ * scheduling point, the begin hook, in that order. */
 static inline void cs__dev_begin(cs_dev_t *d, cs_event_t *ev)
 {
   ev->index = d->nevents++;
   __atomic_store_n(&d->st->event, ev->index, __ATOMIC_RELAXED);
-  if (__builtin_expect(((uintptr_t)d->hooks | (uintptr_t)d->point) != 0, 0))
+  if (!cs__dev_plain(d))
     cs__dev_begin_slow(d, ev);
   else if (__builtin_expect(ev->index == d->fault_at, 0))
     cs__dev_strike(d);
@@ -269,6 +286,12 @@ static inline void cs__dev_block(cs_dev_t *d, const cs_event_t *ev,
 static inline void cs__dev_reduce(cs_dev_t *d, uint32_t op, uint32_t valid,
                                   void (*kernel)(void *arg), void *arg)
 {
+  if (cs__dev_plain(d)) {
+    cs__dev_count(d);
+    if (kernel)
+      kernel(arg);
+    return;
+  }
   cs_event_t ev = {.kind = CS_EV_REDUCE, .peer = d->rank, .valid = valid,
                    .phys = valid, .opcmp = op};
   cs__dev_begin(d, &ev);
