@@ -251,8 +251,7 @@ static void nap(uint64_t ns)
   nanosleep(&ts, NULL);
 }
 
-/* Waits for rq until deadline: 0 done, -1 not. */
-static int wf_complete(MPI_Request *rq, uint64_t deadline)
+int cs_mpi_complete_by(MPI_Request *rq, uint64_t deadline)
 {
   for (;;) {
     int done = 0;
@@ -279,7 +278,7 @@ static int wf_op(cs_mpi_t *m, int to, const int64_t *origin, int64_t *res,
   MPI_Request rq;
   MPI_Rget_accumulate(origin, n, MPI_INT64_T, res, n, MPI_INT64_T, to,
                       (MPI_Aint)word, n, MPI_INT64_T, op, m->wf_win, &rq);
-  return wf_complete(&rq, deadline);
+  return cs_mpi_complete_by(&rq, deadline);
 }
 
 /* One own word of the wavefront window (a local access, no traffic). */

@@ -107,6 +107,11 @@ int cs_mpi_open(cs_mpi_t *m, MPI_Comm comm, const cs_layout_t *l,
 int cs_mpi_dev_init(cs_dev_t *d, cs_mpi_t *m, cs_world_t *w,
                     const cs_fault_t *fault);
 
+/* Waits for request rq until CLOCK_MONOTONIC deadline (ns), testing it
+ * (which drives MPI progress) every 0.1 ms: 0 done, -1 not by then, the
+ * request then still pending. Never blocks past the deadline. */
+int cs_mpi_complete_by(MPI_Request *rq, uint64_t deadline);
+
 /* Collective: completes this rank's operations, closes the epoch once
  * every rank is done with every window, frees the window. */
 void cs_mpi_close(cs_mpi_t *m);

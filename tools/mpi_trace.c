@@ -347,20 +347,6 @@ void cs__mpi_trace_header(const cs_ar_cfg_t *c, const cs_layout_t *l,
 #define TAG_COUNT 0x6373 /* a stopped rank's record count, then its records */
 #define TAG_RECS  0x6374
 
-/* Waits for rq until deadline, driving progress. 0 done, -1 not. */
-static int done_by(MPI_Request *rq, uint64_t deadline)
-{
-  for (;;) {
-    int done = 0;
-    MPI_Test(rq, &done, MPI_STATUS_IGNORE);
-    if (done)
-      return 0;
-    if (cs_now_ns() >= deadline)
-      return -1;
-    struct timespec ts = {0, 100000};
-    nanosleep(&ts, NULL);
-  }
-}
 
 /* A stopped rank: its records to rank 0 (none if an int cannot count
  * them). The requests stay alive after a deadline: the caller keeps
@@ -371,10 +357,10 @@ static void send_recs(cs_mpi_tracer_t *t, MPI_Datatype rec, uint64_t deadline)
   n = t->n <= (uint64_t)INT_MAX ? t->n : 0;
   MPI_Request rq;
   MPI_Isend(&n, 1, MPI_UINT64_T, 0, TAG_COUNT, t->m->comm, &rq);
-  if (done_by(&rq, deadline) < 0 || !n)
+  if (cs_mpi_complete_by(&rq, deadline) < 0 || !n)
     return;
   MPI_Isend(t->rec, (int)n, rec, 0, TAG_RECS, t->m->comm, &rq);
-  done_by(&rq, deadline);
+  cs_mpi_complete_by(&rq, deadline);
 }
 
 /* Rank 0: appends a launcher-style record after every clock (c + k). */
@@ -405,7 +391,7 @@ static uint64_t recv_recs(cs_mpi_tracer_t *t, MPI_Datatype rec,
     if (!n[r])
       continue;
     MPI_Irecv(all + k, (int)n[r], rec, r, TAG_RECS, t->m->comm, &rq);
-    if (done_by(&rq, deadline) == 0)
+    if (cs_mpi_complete_by(&rq, deadline) == 0)
       k += n[r];
   }
   for (uint64_t i = 0; i < k; i++)
@@ -434,7 +420,8 @@ static void collect(cs_mpi_tracer_t *t, MPI_Datatype rec,
     if (!who->reported[r])
       continue;
     MPI_Irecv(&in[r], 1, MPI_UINT64_T, r, TAG_COUNT, t->m->comm, &rq);
-    if (done_by(&rq, deadline) == 0) /* else its count never came: left out */
+    /* else its count never came: left out */
+    if (cs_mpi_complete_by(&rq, deadline) == 0)
       n[r] = in[r];
     total += n[r];
     from += 1; /* it reported (its records may still be missing) */
