@@ -420,7 +420,7 @@ static void collect(cs_mpi_tracer_t *t, MPI_Datatype rec,
     if (!who->reported[r])
       continue;
     MPI_Irecv(&in[r], 1, MPI_UINT64_T, r, TAG_COUNT, t->m->comm, &rq);
-    /* else its count never came: left out */
+    /* a rank whose count never comes is left out */
     if (cs_mpi_complete_by(&rq, deadline) == 0)
       n[r] = in[r];
     total += n[r];
