@@ -354,8 +354,9 @@ static void read_forget(ck_t *c, rd_t *r)
 
 /* An access's footprint is its rows (FORMAT.md, 2-D accesses): one for
  * a 1-D access, from elem_off; a 2-D one's `cell` rows of valid/cell
- * elements, `value` elements apart. The gaps between rows are untouched:
- * a write there races with nothing. */
+ * elements, `value` elements apart (the reader refuses a 2-D record whose
+ * rows do not fit that, or number more than CS_TRACE_MAX_ROWS). The gaps
+ * between rows are untouched: a write there races with nothing. */
 static uint32_t rows_of(const cs_trace_rec_t *x)
 {
   return cs_trace_rec_is_2d(x) ? x->cell : 1;
@@ -607,8 +608,6 @@ int cs_check_feed(cs_check_t *c, const cs_trace_rec_t *x)
     c->faulted = 1; /* a rank died; its own wait timing out is a symptom */
   if (cs_trace_rec_is_launcher(x) || x->rank >= c->n)
     return 0;
-  if (cs_trace_rec_is_2d(x) && !cs_trace_rec_2d_ok(x))
-    return c->err = -ERANGE; /* the rows are followed one by one */
   if (x->kind == CS_TR_DMA_LAND)
     land(c, x);
   else if (x->kind != CS_TR_DMA_POST)
@@ -1242,16 +1241,9 @@ static int merge_feed(merge_t *m, cs_check_t *c, char *why, size_t whylen)
     if (!best)
       break;
     int rc = cs_check_feed(c, &best->head);
-    if (rc == -EINVAL || rc == -ERANGE) {
-      if (rc == -EINVAL)
-        snprintf(why, whylen, "corrupt: sequence number %llu appears twice",
-                 (unsigned long long)best->head.seq);
-      else
-        snprintf(why, whylen, "corrupt: record %llu is a 2-D access of %u "
-                 "rows, %u elements, stride %d (expected 1 to %u rows that "
-                 "divide the elements, a stride of at least a row)",
-                 (unsigned long long)best->head.seq, best->head.cell,
-                 best->head.valid, best->head.value, CS_TRACE_MAX_ROWS);
+    if (rc == -EINVAL) {
+      snprintf(why, whylen, "corrupt: sequence number %llu appears twice",
+               (unsigned long long)best->head.seq);
       return -1;
     }
     if (rc < 0)
