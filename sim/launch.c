@@ -69,7 +69,7 @@ typedef struct rank_proc {
 /* With no more ranks than allowed CPUs, binds rank r to the r-th of them
  * (as Open MPI binds to cores for small runs): left to itself the kernel
  * sometimes keeps two spinning ranks on one CPU for a whole run. */
-static void pin_rank(uint32_t rank, uint32_t nranks)
+void cs_launch_pin(uint32_t rank, uint32_t nranks)
 {
   cpu_set_t allowed, one;
   if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0 ||
@@ -106,7 +106,7 @@ static void rank_setup(cs_world_t *w, uint32_t rank, pid_t parent,
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent)
     _exit(CS_RX_ABORTED);
-  pin_rank(rank, w->ctl->nranks);
+  cs_launch_pin(rank, w->ctl->nranks);
   int err = cs_world_remap(w);
   if (err < 0)
     rank_error(w, rank, err);

@@ -105,6 +105,11 @@ void cs_launch_pool_reset(const cs_launch_pool_t *pool, cs_world_t *w);
  * fine. */
 void cs_launch_pool_close(cs_launch_pool_t *pool);
 
+/* Binds the calling thread to the rank-th allowed CPU when nranks fit the
+ * allowed CPUs (what every rank does at start); otherwise does nothing.
+ * Also for a tool whose threads stand in for ranks (bench --floor). */
+void cs_launch_pin(uint32_t rank, uint32_t nranks);
+
 /* Spin iterations a waiter uses before sleeping, for n ranks on this
  * machine (long when every rank has a CPU, short otherwise). */
 uint32_t cs_launch_spin_default(uint32_t nranks);

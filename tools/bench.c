@@ -111,13 +111,16 @@ static const char bench_help[] =
     "                    recorded whole; the launcher's writes may spill\n"
     "                    into the untraced call after it\n"
     "  --floor           the memory floor: before each size's rows, N\n"
-    "                    threads (N = --ranks) each run timed fp32\n"
-    "                    dst += src passes over two private buffers of\n"
-    "                    the size, all at once; from that read-add-write\n"
-    "                    rate, floor(us) is the time the (3N-1) x size\n"
-    "                    bytes an in-place allreduce must move at least\n"
-    "                    would take, and floor/time how close the call\n"
-    "                    comes to it (1 = at the floor). CSV adds\n"
+    "                    threads (N = --ranks, pinned as the ranks are)\n"
+    "                    each add half of a private buffer of the size\n"
+    "                    into its other half with the calls' fp32 sum\n"
+    "                    kernel, all at once, timed passes; from that\n"
+    "                    read-add-write rate, floor(us) is the time the\n"
+    "                    (3N-1) x size bytes an in-place allreduce must\n"
+    "                    move at least would take, and floor/time how\n"
+    "                    close the call comes to it (1 = at the floor;\n"
+    "                    the same footprint as the windows, so as warm\n"
+    "                    as repeated calls). CSV adds\n"
     "                    floor_us,floor_ratio\n"
     "  --signals self-clearing  the only mode bench runs: its calls repeat on\n"
     "                    one world, which needs the self-clearing epilogue of\n"
@@ -774,8 +777,9 @@ static void print_header(const bench_opts_t *o, const int *algos, int skipped_ho
          cs_launch_spin_default(n));
   if (o->floor)
     printf("# --floor: floor(us) = (3N-1) x size bytes at the read-add-write "
-           "rate of %u threads\n# measured before each size (fp32 dst += src, "
-           "private buffers); floor/time = floor(us) / time(us)\n", n);
+           "rate of %u threads\n# measured before each size (the fp32 sum kernel, "
+           "half of a private buffer of the size into the other half, "
+           "pinned as the ranks); floor/time = floor(us) / time(us)\n", n);
   if (o->trace_cost)
     printf("# --trace-cost: the calls alternate untraced and traced (U T T U "
            "...); time(us) is the\n# untraced median (%u calls), traced(us) "

@@ -1,8 +1,10 @@
 /*
- * floor.c - the memory floor (floor.h): N threads, each with two private
- * S-byte buffers, run timed read-add-write passes together, a barrier
- * between passes; the pass time is the slowest thread's and the median
- * pass gives the rate. Owns its threads and buffers (freed before it
+ * floor.c - the memory floor (floor.h): N threads, pinned as the ranks
+ * are, each with one private S-byte buffer (a rank's window), run timed
+ * read-add-write passes together (the buffer's second half added into
+ * its first with the calls' own fp32 sum kernel), a barrier between
+ * passes; the pass time is the slowest thread's and the median pass
+ * gives the rate. Owns its threads and buffers (freed before it
  * returns); does not own the table or when to measure (bench.c, which
  * calls it once per size).
  */
@@ -14,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/dev.h" /* cs_now_ns */
+#include "../collectives/reduce.h"
+#include "../sim/dev.h"    /* cs_now_ns */
+#include "../sim/launch.h" /* cs_launch_pin */
 
 enum { FLOOR_MAX_PASSES = 64 };
 
@@ -28,8 +32,9 @@ typedef struct floor_gate {
 typedef struct floor_job {
   floor_gate_t      *gate;
   pthread_barrier_t *bar;
-  float             *dst, *src;
-  uint64_t           n;      /* floats per buffer */
+  float             *buf;    /* 2 * half floats */
+  uint64_t           half;   /* floats per half */
+  uint32_t           rank, nranks;
   uint32_t           passes; /* warmup pass first, then the timed ones */
   uint64_t           ns[FLOOR_MAX_PASSES];
 } floor_job_t;
@@ -47,13 +52,12 @@ static void *floor_thread(void *arg)
     pthread_cond_wait(&j->gate->cv, &j->gate->mu);
   int go = j->gate->state > 0;
   pthread_mutex_unlock(&j->gate->mu);
+  if (go)
+    cs_launch_pin(j->rank, j->nranks);
   for (uint32_t p = 0; go && p < j->passes; p++) {
     pthread_barrier_wait(j->bar);
     uint64_t t0 = cs_now_ns();
-    float *restrict d = j->dst;
-    const float *restrict s = j->src;
-    for (uint64_t i = 0; i < j->n; i++)
-      d[i] += s[i];
+    cs_reduce_kernel(CS_FP32, CS_SUM, j->buf, j->buf + j->half, j->half);
     j->ns[p] = cs_now_ns() - t0;
   }
   return NULL;
@@ -74,7 +78,7 @@ static uint32_t floor_passes(uint64_t bytes)
 
 int64_t cs_floor_ns(uint32_t nranks, uint64_t bytes)
 {
-  uint64_t n = (bytes + 3) / 4, len = n * 4;
+  uint64_t half = (bytes + 7) / 8, len = half * 8;
   floor_job_t *j = calloc(nranks, sizeof(*j));
   pthread_t *tid = calloc(nranks, sizeof(*tid));
   pthread_barrier_t bar;
@@ -84,11 +88,11 @@ int64_t cs_floor_ns(uint32_t nranks, uint64_t bytes)
   if (!j || !tid || pthread_barrier_init(&bar, NULL, nranks) != 0)
     goto out;
   for (uint32_t r = 0; r < nranks; r++) {
-    j[r] = (floor_job_t){.gate = &gate, .bar = &bar, .n = n, .passes = floor_passes(len)};
-    if (!(j[r].dst = malloc(len)) || !(j[r].src = malloc(len)))
+    j[r] = (floor_job_t){.gate = &gate, .bar = &bar, .half = half, .rank = r,
+                         .nranks = nranks, .passes = floor_passes(len)};
+    if (!(j[r].buf = malloc(len)))
       goto out_bar;
-    memset(j[r].dst, 0, len); /* touched: no page faults in the passes */
-    memset(j[r].src, 0, len);
+    memset(j[r].buf, 0, len); /* touched: no page faults in the passes */
   }
   for (; started < nranks; started++)
     if (pthread_create(&tid[started], NULL, floor_thread, &j[started]) != 0) {
@@ -113,14 +117,13 @@ int64_t cs_floor_ns(uint32_t nranks, uint64_t bytes)
         slow[p] = j[r].ns[p + 1];
   }
   qsort(slow, timed, sizeof(slow[0]), cmp_u64);
-  double rate = 3.0 * (double)len * nranks / (double)(slow[timed / 2] ? slow[timed / 2] : 1);
+  double rate = 1.5 * (double)len * nranks / (double)(slow[timed / 2] ? slow[timed / 2] : 1);
   rc = (int64_t)((double)cs_floor_traffic(nranks, len) / rate);
 out_bar:
   pthread_barrier_destroy(&bar);
 out:
   for (uint32_t r = 0; j && r < nranks; r++) {
-    free(j[r].dst);
-    free(j[r].src);
+    free(j[r].buf);
   }
   free(j);
   free(tid);

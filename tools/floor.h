@@ -8,8 +8,11 @@
  * least (3N-1)S bytes through memory: each rank's share of S/N is read on
  * all N ranks and written once (reduce), then the (N-1) shares it does not
  * own are read and written once more (gather): per rank S + S/N +
- * 2(N-1)S/N. The rate is that of N threads, each running dst += src over
- * its own two S-byte fp32 buffers (3S of traffic per pass), all at once.
+ * 2(N-1)S/N. The rate is that of N threads, all at once, each pinned as
+ * rank r is and adding the second half of its own S-byte buffer into the
+ * first with the calls' own fp32 sum kernel (1.5S of traffic per pass):
+ * the same kernel, CPUs and footprint (N x S, the windows) as the calls,
+ * so repeated passes are as cache-warm as repeated calls.
  */
 #ifndef CS_FLOOR_H
 #define CS_FLOOR_H
