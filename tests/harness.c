@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -223,4 +224,31 @@ int files_in(const char *dir, const char *prefix, int remove)
   }
   closedir(d);
   return n;
+}
+
+void edited_trace(const char *shipped, char *path,
+                  void (*edit)(struct cs_trace_header *h, void *arg),
+                  void *arg)
+{
+  FILE *in = fopen(shipped, "rb");
+  cr_assert_not_null(in, "%s", shipped);
+  cr_assert_eq(fseek(in, 0, SEEK_END), 0);
+  long n = ftell(in);
+  rewind(in);
+  cr_assert(n > (long)sizeof(cs_trace_header_t), "%s", shipped);
+  uint8_t *buf = malloc((size_t)n);
+  cr_assert_not_null(buf);
+  cr_assert_eq(fread(buf, 1, (size_t)n, in), (size_t)n, "%s", shipped);
+  fclose(in);
+  cs_trace_header_t h;
+  memcpy(&h, buf, sizeof(h));
+  edit(&h, arg);
+  h.checksum = 0;
+  h.checksum = cs_trace_fnv32(&h, sizeof(h));
+  memcpy(buf, &h, sizeof(h));
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0, "%s", path);
+  cr_assert_eq(write(fd, buf, (size_t)n), (ssize_t)n);
+  close(fd);
+  free(buf);
 }

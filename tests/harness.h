@@ -2,9 +2,9 @@
  * harness.h - running the real `collsim` binary from a Criterion test:
  * stdout and stderr captured, a kill timer, the child reaped, and a check
  * that it left no /collsim-<pid>-* name behind; and reading a trace
- * in-process with its refusal worded as the tools word it. Shared by the
- * suites that test the command line or read traces (cli, bench, trace,
- * sched, reader, analysis).
+ * in-process with its refusal worded as the tools word it; and a shipped
+ * trace with an edited header. Shared by the suites that test the command
+ * line or read traces (cli, bench, trace, sched, reader, check, shrink, ...).
  */
 #ifndef CS_TEST_HARNESS_H
 #define CS_TEST_HARNESS_H
@@ -60,5 +60,14 @@ int open_reader(const char *path, unsigned flags, struct cs_trace_reader **rd,
 /* The refusal of the reader's last failed next(), worded; "" if none.
  * Valid until the next call. */
 const char *reader_why(const struct cs_trace_reader *rd);
+
+/* A shipped trace with its header changed by edit(h, arg) and resealed
+ * (so it passes the checksum), written to a new temporary file: path is a
+ * mkstemp template and gets the file's name (asserts; the caller unlinks
+ * it). */
+struct cs_trace_header;
+void edited_trace(const char *shipped, char *path,
+                  void (*edit)(struct cs_trace_header *h, void *arg),
+                  void *arg);
 
 #endif

@@ -782,30 +782,13 @@ static size_t read_trace_file(const char *path)
   return n;
 }
 
-/* A shipped trace with its header edited and resealed (so it passes the
- * checksum), written to a new temporary file `path`. */
-static void edited_header(const char *shipped, char *path,
-                          void (*edit)(cs_trace_header_t *))
-{
-  size_t n = read_trace_file(shipped);
-  cs_trace_header_t h;
-  memcpy(&h, tracebuf, sizeof(h));
-  edit(&h);
-  h.checksum = 0;
-  h.checksum = cs_trace_fnv32(&h, sizeof(h));
-  memcpy(tracebuf, &h, sizeof(h));
-  int fd = mkstemp(path);
-  cr_assert(fd >= 0);
-  cr_assert_eq(write(fd, tracebuf, n), (ssize_t)n);
-  close(fd);
-}
-
 /* A header whose signal slot claims 2^38 cells must not make check or
  * trace --stats allocate for all of them: check refuses the slot with one
  * line (exit 2), --stats reports from the records it has. Both once tried
  * to allocate terabytes. */
-static void huge_slot(cs_trace_header_t *h)
+static void huge_slot(cs_trace_header_t *h, void *arg)
 {
+  (void)arg;
   cr_assert(h->layout.nslots >= 2);
   h->layout.slot[1].nbytes = 1ull << 40;
 }
@@ -813,8 +796,8 @@ static void huge_slot(cs_trace_header_t *h)
 Test(check, a_huge_signal_slot_in_the_header_is_not_allocated, .timeout = 60)
 {
   char path[] = "/tmp/collsim-hugeslot-XXXXXX";
-  edited_header(COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace", path,
-                huge_slot);
+  edited_trace(COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace", path,
+               huge_slot, NULL);
   cli_out_t r;
   run_cli(&r, 30, "check", path, NULL);
   cr_assert_eq(r.status, 2, "%s%s", r.out, r.err);
@@ -828,8 +811,9 @@ Test(check, a_huge_signal_slot_in_the_header_is_not_allocated, .timeout = 60)
  * 2^64 bytes: trace --stats prints it as a real number instead of
  * converting it to an integer (undefined behaviour, which the sanitizer
  * stage turns into an abort; the fuzz stage found it). */
-static void huge_volume(cs_trace_header_t *h)
+static void huge_volume(cs_trace_header_t *h, void *arg)
 {
+  (void)arg;
   h->count = 1ull << 36; /* the most a run takes */
   h->iters = 0xffffffffu;
 }
@@ -837,8 +821,8 @@ static void huge_volume(cs_trace_header_t *h)
 Test(check, a_volume_beyond_64_bits_in_the_header_is_printed, .timeout = 60)
 {
   char path[] = "/tmp/collsim-hugevolume-XXXXXX";
-  edited_header(COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace", path,
-                huge_volume);
+  edited_trace(COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace", path,
+               huge_volume, NULL);
   cli_out_t r;
   run_cli(&r, 30, "trace", path, "--stats", NULL);
   unlink(path);
@@ -850,16 +834,17 @@ Test(check, a_volume_beyond_64_bits_in_the_header_is_printed, .timeout = 60)
 /* A header with a tile of 0 bytes: trace --stats skips the figures it
  * cannot derive instead of dividing by zero (a SIGFPE before; the fuzz
  * stage found it). */
-static void no_tile(cs_trace_header_t *h)
+static void no_tile(cs_trace_header_t *h, void *arg)
 {
+  (void)arg;
   h->tile_bytes = 0;
 }
 
 Test(check, a_header_with_no_tile_gets_no_formulas, .timeout = 60)
 {
   char path[] = "/tmp/collsim-notile-XXXXXX";
-  edited_header(COLLSIM_SOURCE_DIR "/traces/mesh-n3-c4097-fp32-max.cstrace", path,
-                no_tile);
+  edited_trace(COLLSIM_SOURCE_DIR "/traces/mesh-n3-c4097-fp32-max.cstrace", path,
+               no_tile, NULL);
   cli_out_t r;
   run_cli(&r, 30, "trace", path, "--stats", NULL);
   unlink(path);

@@ -168,31 +168,29 @@ Test(shrink, refuses_bad_input_with_one_line_and_leaves_nothing, .timeout = 120)
   rmdir(dir);
 }
 
+typedef struct shape_edit {
+  uint64_t count;
+  uint32_t rows, cols, vr, vc;
+} shape_edit_t;
+
+static void set_shape(cs_trace_header_t *h, void *arg)
+{
+  const shape_edit_t *e = arg;
+  h->count = e->count;
+  h->shape_rows = e->rows;
+  h->shape_cols = e->cols;
+  h->valid_rows = e->vr;
+  h->valid_cols = e->vc;
+}
+
 /* The shipped ring trace with its header's shape set to rows x cols,
  * valid vr,vc and count, resealed (so it passes the checksum), in path. */
 static void reshaped(char *path, uint64_t count, uint32_t rows, uint32_t cols,
                      uint32_t vr, uint32_t vc)
 {
-  FILE *in = fopen(COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace", "rb");
-  cr_assert_not_null(in);
-  static uint8_t buf[1 << 20];
-  size_t n = fread(buf, 1, sizeof(buf), in);
-  fclose(in);
-  cr_assert(n > sizeof(cs_trace_header_t) && n < sizeof(buf));
-  cs_trace_header_t h;
-  memcpy(&h, buf, sizeof(h));
-  h.count = count;
-  h.shape_rows = rows;
-  h.shape_cols = cols;
-  h.valid_rows = vr;
-  h.valid_cols = vc;
-  h.checksum = 0;
-  h.checksum = cs_trace_fnv32(&h, sizeof(h));
-  memcpy(buf, &h, sizeof(h));
-  int fd = mkstemp(path);
-  cr_assert(fd >= 0);
-  cr_assert_eq(write(fd, buf, n), (ssize_t)n);
-  close(fd);
+  shape_edit_t e = {count, rows, cols, vr, vc};
+  edited_trace(COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace", path,
+               set_shape, &e);
 }
 
 /* A header whose shape `collsim run` would refuse: shrink refuses it with
