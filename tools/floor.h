@@ -8,11 +8,15 @@
  * least (3N-1)S bytes through memory: each rank's share of S/N is read on
  * all N ranks and written once (reduce), then the (N-1) shares it does not
  * own are read and written once more (gather): per rank S + S/N +
- * 2(N-1)S/N. The rate is that of N threads, all at once, each pinned as
- * rank r is and adding the second half of its own S-byte buffer into the
- * first with the calls' own fp32 sum kernel (1.5S of traffic per pass):
- * the same kernel, CPUs and footprint (N x S, the windows) as the calls,
- * so repeated passes are as cache-warm as repeated calls.
+ * 2(N-1)S/N. The rate is measured on one S-byte buffer per rank (the
+ * windows' footprint, so a size whose windows fit the caches has a floor
+ * that fits them too), served by min(N, allowed CPUs) threads pinned as
+ * the ranks are: each timed pass adds every buffer's second half into its
+ * first with the fp32 sum kernel the calls use (1.5S of traffic per
+ * buffer) and lasts from the first thread's start to the last one's end.
+ * For fp16, bf16 and the other ops it is still the fp32 sum kernel: a
+ * floor on memory, not on arithmetic. Nothing is shared between CPUs,
+ * which the calls do share.
  */
 #ifndef CS_FLOOR_H
 #define CS_FLOOR_H
@@ -22,9 +26,9 @@
 /* Bytes an N-rank allreduce of `bytes` per rank must move, at least. */
 uint64_t cs_floor_traffic(uint32_t nranks, uint64_t bytes);
 
-/* Measures N concurrent read-add-write passes over `bytes` per thread and
- * returns the floor time of the allreduce in ns (traffic / rate, the
- * median pass), or a negative errno (-ENOMEM, thread creation). */
+/* Measures read-add-write passes over N buffers of `bytes` and returns
+ * the floor time of the allreduce in ns (traffic / rate, the median
+ * pass), or a negative errno (-ENOMEM, or thread creation's). */
 int64_t cs_floor_ns(uint32_t nranks, uint64_t bytes);
 
 #endif
