@@ -99,14 +99,15 @@ static _Noreturn void rank_error(cs_world_t *w, uint32_t rank, int err)
 /* A rank's start in its own process: the caller's signal mask, death with
  * the launcher, its CPU and its own mapping of the region. */
 static void rank_setup(cs_world_t *w, uint32_t rank, pid_t parent,
-                       const sigset_t *oldmask)
+                       const sigset_t *oldmask, int controlled)
 {
   sigprocmask(SIG_SETMASK, oldmask, NULL);
   signal(SIGINT, SIG_IGN); /* Ctrl-C goes to the launcher, which aborts */
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent)
     _exit(CS_RX_ABORTED);
-  cs_launch_pin(rank, w->ctl->nranks);
+  if (!controlled) /* a controlled rank keeps the launcher's one CPU */
+    cs_launch_pin(rank, w->ctl->nranks);
   int err = cs_world_remap(w);
   if (err < 0)
     rank_error(w, rank, err);
@@ -142,7 +143,7 @@ static _Noreturn void rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn,
                                 void *arg, const cs_launch_opts_t *o,
                                 pid_t parent, const sigset_t *oldmask)
 {
-  rank_setup(w, rank, parent, oldmask);
+  rank_setup(w, rank, parent, oldmask, o->sched != NULL);
   _exit(rank_run(w, rank, fn, arg, o));
 }
 
@@ -160,6 +161,7 @@ struct cs_launch_pool {
   pool_words_t *words;
   uint32_t      n;
   pid_t         pid[CS_MAX_RANKS]; /* its ranks; 0: none (gone) */
+  int           cpu;   /* the one CPU its controlled ranks run on */
   cs_ctl_t      ctl0;  /* the control block as the first run found it */
 };
 
@@ -171,7 +173,7 @@ static _Noreturn void pool_rank_main(cs_world_t *w, uint32_t rank, cs_rank_fn fn
                                      uint32_t seen)
 {
   pool_words_t *pw = o->pool->words;
-  rank_setup(w, rank, parent, oldmask);
+  rank_setup(w, rank, parent, oldmask, o->sched != NULL);
   for (;;) {
     uint32_t run;
     while ((run = __atomic_load_n(&pw->run, __ATOMIC_ACQUIRE)) == seen)
@@ -736,6 +738,32 @@ static void report_abort(launch_t *L)
     cs_launch_print_wavefront(L->w, &L->o.wait_where, L->out);
 }
 
+/* A controlled run has one actor running at a time (the launcher's
+ * scheduler or the granted rank), and every hand-off wakes a sleeping
+ * process. On the waker's CPU that is a switch; on another CPU it is an
+ * inter-processor interrupt, which in a virtual machine with an idle
+ * CPU costs tens of microseconds (docs/performance.md, "Controlled-mode
+ * throughput"). So the launcher binds itself to the CPU it is on, its
+ * ranks inherit that at fork, and cs_launch gives the caller's set back
+ * after the run. A pool's later runs reuse the CPU its ranks were forked
+ * on. Returns whether it bound (saved holds the caller's set). */
+static int bind_one_cpu(cs_launch_pool_t *pool, cpu_set_t *saved)
+{
+  if (sched_getaffinity(0, sizeof(*saved), saved) < 0)
+    return 0;
+  int cpu = pool && cs_launch_pool_alive(pool) ? pool->cpu : sched_getcpu();
+  if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, saved))
+    return 0;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  if (sched_setaffinity(0, sizeof(one), &one) < 0)
+    return 0;
+  if (pool)
+    pool->cpu = cpu;
+  return 1;
+}
+
 int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
               const cs_launch_opts_t *opts, cs_launch_result_t *res)
 {
@@ -749,10 +777,14 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
   if (err < 0)
     return err;
   block_signals(&L);
+  cpu_set_t saved;
+  int bound = L.sched && bind_one_cpu(pool, &saved);
   uint64_t t0 = cs_now_ns();
   err = fork_ranks(&L, fn, arg);
   watch(&L);
   L.res.wall_ns = cs_now_ns() - t0;
+  if (bound)
+    sched_setaffinity(0, sizeof(saved), &saved);
   restore_signals(&L);
 
   if (L.o.statuses)

@@ -657,6 +657,7 @@ Test(controlled, untraced_rank_turns_give_the_launchers_results, .timeout = 300,
 
 /* ------------------------------------------------ rank turns, kept ranks */
 
+#include <sched.h>
 #include <sys/mman.h>
 
 #include "../sim/sched/internal.h" /* the area's count of refused turns */
@@ -747,4 +748,62 @@ Test(controlled, kept_ranks_take_turns_with_each_runs_scheduler, .timeout = 120)
   munmap(log, sizeof(*log));
   cr_assert_eq(waitpid(-1, NULL, WNOHANG), -1, "a rank was left behind");
   cr_assert_eq(cs_world_count_names(getpid()), 0);
+}
+
+/* Where each rank ran: the CPUs it was allowed, as a count and the
+ * lowest one (shared with the ranks). */
+typedef struct cpu_log {
+  int count[3], first[3];
+} cpu_log_t;
+
+static int cpu_body(cs_dev_t *d, void *arg)
+{
+  cpu_log_t *log = arg;
+  cpu_set_t s;
+  cr_assert_eq(sched_getaffinity(0, sizeof(s), &s), 0);
+  log->count[d->rank] = CPU_COUNT(&s);
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &s)) {
+      log->first[d->rank] = c;
+      break;
+    }
+  cs_notify(d, (d->rank + 1) % d->nranks, 0, 0, CS_NOTIFY_ADD, 1);
+  cs_wait(d, 0, 0, CS_CMP_GE, 1);
+  return 0;
+}
+
+/* A controlled run has one actor at a time, so the launcher binds itself
+ * and its ranks to one CPU (a hand-off is then a local switch, not an
+ * interrupt to another CPU) and gives its own CPU set back afterwards;
+ * a free run's ranks are pinned one per CPU when they fit, as before. */
+Test(controlled, ranks_share_the_launchers_one_cpu, .timeout = 60)
+{
+  cpu_log_t *log = mmap(NULL, sizeof(*log), PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  cr_assert_neq(log, MAP_FAILED);
+  cpu_set_t before, after;
+  cr_assert_eq(sched_getaffinity(0, sizeof(before), &before), 0);
+  cs_world_t w;
+  turn_world(&w);
+  cs_sched_cfg_t sc = {.strategy = CS_SCHED_RANDOM, .model = CS_MM_SC, .seed = 1};
+  FILE *rep = tmpfile();
+  cs_launch_opts_t lo = {.report = rep, .sched = &sc};
+  cr_assert_eq(cs_launch(&w, cpu_body, log, &lo, NULL), 0);
+  cr_assert_eq(sched_getaffinity(0, sizeof(after), &after), 0);
+  cr_assert(CPU_EQUAL(&before, &after), "the launcher's CPU set changed");
+  for (int r = 0; r < 3; r++) {
+    cr_assert_eq(log->count[r], 1, "rank %d may run on %d CPUs", r, log->count[r]);
+    cr_assert_eq(log->first[r], log->first[0], "rank %d on CPU %d, rank 0 on %d",
+                 r, log->first[r], log->first[0]);
+    cr_assert(CPU_ISSET(log->first[r], &before));
+  }
+  if (CPU_COUNT(&before) >= 3) { /* free mode: one CPU each, as before */
+    memset(log, 0, sizeof(*log));
+    lo.sched = NULL;
+    cr_assert_eq(cs_launch(&w, cpu_body, log, &lo, NULL), 0);
+    cr_assert_neq(log->first[0], log->first[1]);
+  }
+  fclose(rep);
+  cs_world_destroy(&w);
+  munmap(log, sizeof(*log));
 }
