@@ -16,11 +16,15 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -161,7 +165,8 @@ struct cs_launch_pool {
   pool_words_t *words;
   uint32_t      n;
   pid_t         pid[CS_MAX_RANKS]; /* its ranks; 0: none (gone) */
-  int           cpu;   /* the one CPU its controlled ranks run on */
+  int           cpu;    /* the one CPU its controlled ranks run on */
+  int           cpu_fd; /* its claim on that CPU (claim_cpu), or -1 */
   cs_ctl_t      ctl0;  /* the control block as the first run found it */
 };
 
@@ -202,6 +207,7 @@ int cs_launch_pool_open(cs_launch_pool_t **pool, uint32_t nranks)
     return -ENOMEM;
   }
   p->n = nranks;
+  p->cpu_fd = -1;
   *pool = p;
   return 0;
 }
@@ -225,6 +231,9 @@ static void pool_end(cs_launch_pool_t *pool)
       ;
     pool->pid[r] = 0;
   }
+  if (pool->cpu_fd >= 0) /* the next run forks afresh and claims again */
+    close(pool->cpu_fd);
+  pool->cpu_fd = -1;
 }
 
 int cs_launch_pool_alive(cs_launch_pool_t *pool)
@@ -738,29 +747,72 @@ static void report_abort(launch_t *L)
     cs_launch_print_wavefront(L->w, &L->o.wait_where, L->out);
 }
 
+/* Claims CPU cpu for one controlled run (or a pool's life) against
+ * every other collsim process on the machine: an abstract UNIX socket
+ * named after it, which only one process can bind and which the kernel
+ * frees when the last process holding it (the launcher, its ranks) is
+ * gone, so nothing is left behind. The fd, or -1 when taken. */
+static int claim_cpu(int cpu)
+{
+  struct sockaddr_un a = {.sun_family = AF_UNIX};
+  int len = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "collsim-cpu-%d", cpu);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0 &&
+      bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) == 0)
+    return fd;
+  if (fd >= 0)
+    close(fd);
+  return -1;
+}
+
 /* A controlled run has one actor running at a time (the launcher's
  * scheduler or the granted rank), and every hand-off wakes a sleeping
  * process. On the waker's CPU that is a switch; on another CPU it is an
  * inter-processor interrupt, which in a virtual machine with an idle
  * CPU costs tens of microseconds (docs/performance.md, "Controlled-mode
- * throughput"). So the launcher binds itself to the CPU it is on, its
- * ranks inherit that at fork, and cs_launch gives the caller's set back
- * after the run. A pool's later runs reuse the CPU its ranks were forked
- * on. Returns whether it bound (saved holds the caller's set). */
-static int bind_one_cpu(cs_launch_pool_t *pool, cpu_set_t *saved)
+ * throughput"). So the launcher binds itself to one CPU of the caller's
+ * set that no other collsim run has claimed (the one it is on first),
+ * its ranks inherit that at fork, and cs_launch gives the caller's set
+ * back after the run; with every CPU claimed it binds nothing. A pool
+ * keeps its claim, and its later runs the CPU, while its ranks live.
+ * Returns whether it bound; saved holds the caller's set, *fd the claim
+ * to close after the run (-1: none, or the pool's). */
+static int bind_one_cpu(cs_launch_pool_t *pool, cpu_set_t *saved, int *fd)
 {
+  *fd = -1;
   if (sched_getaffinity(0, sizeof(*saved), saved) < 0)
     return 0;
-  int cpu = pool && cs_launch_pool_alive(pool) ? pool->cpu : sched_getcpu();
-  if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, saved))
-    return 0;
+  int cpu = -1;
+  if (pool && cs_launch_pool_alive(pool)) {
+    if (pool->cpu_fd >= 0 && CPU_ISSET(pool->cpu, saved))
+      cpu = pool->cpu;
+  } else {
+    int here = sched_getcpu();
+    for (int k = -1; k < CPU_SETSIZE && cpu < 0; k++) {
+      int c = k < 0 ? here : k;
+      if (c < 0 || c >= CPU_SETSIZE || !CPU_ISSET(c, saved) || (k >= 0 && c == here))
+        continue;
+      if ((*fd = claim_cpu(c)) >= 0)
+        cpu = c;
+    }
+  }
   cpu_set_t one;
   CPU_ZERO(&one);
-  CPU_SET(cpu, &one);
-  if (sched_setaffinity(0, sizeof(one), &one) < 0)
+  if (cpu >= 0)
+    CPU_SET(cpu, &one);
+  if (cpu < 0 || sched_setaffinity(0, sizeof(one), &one) < 0) {
+    if (*fd >= 0)
+      close(*fd);
+    *fd = -1;
     return 0;
-  if (pool)
+  }
+  if (pool && *fd >= 0) { /* the pool holds the claim from now on */
+    if (pool->cpu_fd >= 0)
+      close(pool->cpu_fd);
     pool->cpu = cpu;
+    pool->cpu_fd = *fd;
+    *fd = -1;
+  }
   return 1;
 }
 
@@ -778,13 +830,16 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
     return err;
   block_signals(&L);
   cpu_set_t saved;
-  int bound = L.sched && bind_one_cpu(pool, &saved);
+  int claim = -1;
+  int bound = L.sched && bind_one_cpu(pool, &saved, &claim);
   uint64_t t0 = cs_now_ns();
   err = fork_ranks(&L, fn, arg);
   watch(&L);
   L.res.wall_ns = cs_now_ns() - t0;
   if (bound)
     sched_setaffinity(0, sizeof(saved), &saved);
+  if (claim >= 0)
+    close(claim);
   restore_signals(&L);
 
   if (L.o.statuses)

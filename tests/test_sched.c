@@ -658,7 +658,10 @@ Test(controlled, untraced_rank_turns_give_the_launchers_results, .timeout = 300,
 /* ------------------------------------------------ rank turns, kept ranks */
 
 #include <sched.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "../sim/sched/internal.h" /* the area's count of refused turns */
 
@@ -775,7 +778,9 @@ static int cpu_body(cs_dev_t *d, void *arg)
 /* A controlled run has one actor at a time, so the launcher binds itself
  * and its ranks to one CPU (a hand-off is then a local switch, not an
  * interrupt to another CPU) and gives its own CPU set back afterwards;
- * a free run's ranks are pinned one per CPU when they fit, as before. */
+ * a free run's ranks are pinned one per CPU when they fit, as before.
+ * While the suite's other jobs hold every CPU's claim a run binds none,
+ * so the run is repeated until one binds (a few tries at most). */
 Test(controlled, ranks_share_the_launchers_one_cpu, .timeout = 60)
 {
   cpu_log_t *log = mmap(NULL, sizeof(*log), PROT_READ | PROT_WRITE,
@@ -788,21 +793,92 @@ Test(controlled, ranks_share_the_launchers_one_cpu, .timeout = 60)
   cs_sched_cfg_t sc = {.strategy = CS_SCHED_RANDOM, .model = CS_MM_SC, .seed = 1};
   FILE *rep = tmpfile();
   cs_launch_opts_t lo = {.report = rep, .sched = &sc};
-  cr_assert_eq(cs_launch(&w, cpu_body, log, &lo, NULL), 0);
-  cr_assert_eq(sched_getaffinity(0, sizeof(after), &after), 0);
-  cr_assert(CPU_EQUAL(&before, &after), "the launcher's CPU set changed");
-  for (int r = 0; r < 3; r++) {
-    cr_assert_eq(log->count[r], 1, "rank %d may run on %d CPUs", r, log->count[r]);
-    cr_assert_eq(log->first[r], log->first[0], "rank %d on CPU %d, rank 0 on %d",
-                 r, log->first[r], log->first[0]);
-    cr_assert(CPU_ISSET(log->first[r], &before));
+  int bound = 0;
+  for (int tries = 0; tries < 200 && !bound; tries++) {
+    memset(log, 0, sizeof(*log));
+    cr_assert_eq(cs_launch(&w, cpu_body, log, &lo, NULL), 0);
+    cr_assert_eq(sched_getaffinity(0, sizeof(after), &after), 0);
+    cr_assert(CPU_EQUAL(&before, &after), "the launcher's CPU set changed");
+    bound = log->count[0] == 1;
+    for (int r = 0; r < 3; r++) {
+      cr_assert_eq(log->count[r], bound ? 1 : CPU_COUNT(&before),
+                   "rank %d may run on %d CPUs", r, log->count[r]);
+      cr_assert_eq(log->first[r], log->first[0], "rank %d on CPU %d, rank 0 on %d",
+                   r, log->first[r], log->first[0]);
+      cr_assert(CPU_ISSET(log->first[r], &before));
+    }
+    if (!bound)
+      usleep(10000);
   }
+  cr_assert(bound, "no run bound its ranks to one CPU in 200 tries");
   if (CPU_COUNT(&before) >= 3) { /* free mode: one CPU each, as before */
     memset(log, 0, sizeof(*log));
     lo.sched = NULL;
     cr_assert_eq(cs_launch(&w, cpu_body, log, &lo, NULL), 0);
     cr_assert_neq(log->first[0], log->first[1]);
   }
+  fclose(rep);
+  cs_world_destroy(&w);
+  munmap(log, sizeof(*log));
+}
+
+/* A CPU claimed by another collsim run (an abstract socket of its name,
+ * as the launcher binds) is not taken: the run binds to a free one, and
+ * with every CPU claimed it binds none and its ranks may use them all. */
+static int claim_as_another_run(int cpu)
+{
+  struct sockaddr_un a = {.sun_family = AF_UNIX};
+  int len = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "collsim-cpu-%d", cpu);
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  cr_assert(fd >= 0);
+  if (bind(fd, (struct sockaddr *)&a,
+           (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) != 0) {
+    close(fd);
+    return -1; /* held by a run of the suite's other jobs */
+  }
+  return fd;
+}
+
+Test(controlled, a_cpu_another_run_claimed_is_not_taken, .timeout = 60)
+{
+  cpu_log_t *log = mmap(NULL, sizeof(*log), PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  cr_assert_neq(log, MAP_FAILED);
+  cpu_set_t before;
+  cr_assert_eq(sched_getaffinity(0, sizeof(before), &before), 0);
+  int fds[CPU_SETSIZE], last = -1;
+  for (int c = 0; c < CPU_SETSIZE; c++) {
+    fds[c] = -1;
+    if (CPU_ISSET(c, &before))
+      last = c;
+  }
+  int held = 1; /* this test, not the suite's other jobs, holds the claims */
+  for (int c = 0; c < last; c++) /* every allowed CPU but the last one */
+    if (CPU_ISSET(c, &before))
+      held &= (fds[c] = claim_as_another_run(c)) >= 0;
+  cs_world_t w;
+  turn_world(&w);
+  cs_sched_cfg_t sc = {.strategy = CS_SCHED_RANDOM, .model = CS_MM_SC, .seed = 1};
+  FILE *rep = tmpfile();
+  cs_launch_opts_t lo = {.report = rep, .sched = &sc};
+  cr_assert_eq(cs_launch(&w, cpu_body, log, &lo, NULL), 0);
+  int mine = claim_as_another_run(last);
+  if (held && mine >= 0) { /* the run's claim was given back; all are claimed */
+    for (int r = 0; r < 3; r++) {
+      cr_assert_eq(log->count[r], 1);
+      cr_assert_eq(log->first[r], last, "rank %d on CPU %d, the free one is %d", r,
+                   log->first[r], last);
+    }
+    memset(log, 0, sizeof(*log));
+    cr_assert_eq(cs_launch(&w, cpu_body, log, &lo, NULL), 0);
+    for (int r = 0; r < 3; r++)
+      cr_assert_eq(log->count[r], CPU_COUNT(&before), "rank %d bound to a claimed CPU", r);
+  }
+  if (mine >= 0)
+    close(mine);
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (fds[c] >= 0)
+      close(fds[c]);
   fclose(rep);
   cs_world_destroy(&w);
   munmap(log, sizeof(*log));
