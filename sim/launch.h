@@ -79,7 +79,10 @@ typedef struct cs_launch_result {
  * report has been printed); -errno when ranks could not be started (any
  * started ones are killed and reaped). Blocks. Not thread-safe: it blocks
  * SIGCHLD, SIGINT, SIGTERM and SIGHUP (and CS_LAUNCH_DOORBELL with a tick)
- * while it runs. */
+ * while it runs. A free run pins rank r to the r-th allowed CPU when the
+ * ranks fit (cs_launch_pin); a controlled run binds the calling thread
+ * and its ranks to one CPU no other collsim run claims, and gives the
+ * thread its CPU set back before it returns. */
 int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
               const cs_launch_opts_t *opts, cs_launch_result_t *res);
 
