@@ -788,13 +788,12 @@ static int bind_one_cpu(cs_launch_pool_t *pool, cpu_set_t *saved, int *fd)
       cpu = pool->cpu;
   } else {
     int here = sched_getcpu();
-    for (int k = -1; k < CPU_SETSIZE && cpu < 0; k++) {
-      int c = k < 0 ? here : k;
-      if (c < 0 || c >= CPU_SETSIZE || !CPU_ISSET(c, saved) || (k >= 0 && c == here))
-        continue;
-      if ((*fd = claim_cpu(c)) >= 0)
+    if (here >= 0 && here < CPU_SETSIZE && CPU_ISSET(here, saved) &&
+        (*fd = claim_cpu(here)) >= 0)
+      cpu = here;
+    for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
+      if (c != here && CPU_ISSET(c, saved) && (*fd = claim_cpu(c)) >= 0)
         cpu = c;
-    }
   }
   cpu_set_t one;
   CPU_ZERO(&one);
