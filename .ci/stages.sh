@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-. tools/need.sh
+. scripts/need.sh
 
 jobs=$(nproc)
 case "${1:-}" in

@@ -1,9 +1,10 @@
 /*
- * allreduce.c - what the three algorithms share: configuration checks,
- * window layout, signal shapes and final values, tiles, stage-in/out,
- * input fills, the dispatch to an algorithm and the rank body of `collsim
- * run`. The algorithms themselves: mesh.c, ring.c, host.c, which call down
- * into barrier.c for their shared steps; nothing here is called back.
+ * allreduce.c - what the algorithms share: configuration checks, window
+ * layout, tiles, stage-in/out, input fills and the rank body of `collsim
+ * run`; the facts of one algorithm (its signal shape and final values,
+ * where a wait sits, its body) come from its descriptor (algo.h), each in
+ * the algorithm's own file (mesh.c, ring.c, host.c), which call down into
+ * barrier.c for their shared steps.
  */
 #include "allreduce.h"
 
@@ -26,7 +27,8 @@ const char *cs_fill_name(cs_fill_t f)
 
 uint32_t cs_ar_max_ranks(cs_algo_t algo)
 {
-  return algo == CS_ALGO_HOST ? CS_HOST_MAX_RANKS : CS_AR_MAX_RANKS;
+  const cs_algo_desc_t *a = cs_algo_desc(algo);
+  return a ? a->max_ranks : CS_AR_MAX_RANKS;
 }
 
 /* The §3.3 shape and valid rectangle of c (none: all four 0). */
@@ -42,7 +44,7 @@ static int check_shape(const cs_ar_cfg_t *c)
     return CS_EARVALID;
   if (!cs_ar_rect(c))
     return 0;
-  if (c->algo != CS_ALGO_MESH)
+  if (!cs_algo_desc(c->algo)->rect)
     return CS_EARVALIDALGO;
   if (c->shape_cols > INT32_MAX) /* the 2-D accesses' stride is an int32 */
     return CS_EARVALIDSTRIDE;
@@ -54,7 +56,7 @@ static int check_shape(const cs_ar_cfg_t *c)
 
 int cs_ar_check(const cs_ar_cfg_t *c)
 {
-  if ((unsigned)c->algo >= CS_NALGOS || (unsigned)c->dtype >= CS_NDTYPES ||
+  if (!cs_algo_desc(c->algo) || (unsigned)c->dtype >= CS_NDTYPES ||
       (unsigned)c->op >= CS_NOPS)
     return CS_EARENUM;
   if (c->nranks < 1 || c->nranks > cs_ar_max_ranks(c->algo))
@@ -71,23 +73,12 @@ int cs_ar_check(const cs_ar_cfg_t *c)
 
 uint64_t cs_ar_signal_cells(const cs_ar_cfg_t *c)
 {
-  uint64_t n = c->nranks;
-  return c->algo == CS_ALGO_RING ? 2 * (n - 1) * n : n;
+  return cs_algo_desc(c->algo)->signal_cells(c);
 }
 
 int32_t cs_ar_signal_final(const cs_ar_cfg_t *c)
 {
-  uint32_t es = cs_dtype_size(c->dtype);
-  switch (c->algo) {
-  case CS_ALGO_MESH:
-    if (cs_ar_rect(c))
-      return 2; /* §3.3: one chunk */
-    return (int32_t)(1 + cs_mesh_chunks(c->count, es, c->tile_bytes));
-  case CS_ALGO_RING:
-    return (int32_t)(2 * cs_ring_subchunks(c->count, c->nranks, es, c->tile_bytes));
-  default:
-    return (int32_t)(1 + cs_ceil_div(c->count, CS_HOST_CHUNK));
-  }
+  return cs_algo_desc(c->algo)->signal_final(c);
 }
 
 int cs_ar_signal_is_self(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell)
@@ -98,30 +89,12 @@ int cs_ar_signal_is_self(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell)
 void cs_ar_wait_where(const cs_ar_cfg_t *c, uint32_t rank, uint32_t slot,
                       uint32_t cell, int32_t target, char *buf, size_t n)
 {
-  uint32_t nr = c->nranks;
   buf[0] = 0;
   if (slot != CS_AR_SLOT_SIGNAL || cell >= cs_ar_signal_cells(c) || target < 1 ||
       cs_ar_signal_is_self(c, rank, cell) || n == 0)
     return;
-  uint32_t from = cell % nr, row = cell / nr;
   cs_knobs_t k = cs_bug_knobs(c->bug, c->no_epilogue);
-  if (c->algo == CS_ALGO_RING) {
-    /* Row t: RS round t; row N-1+t: AG round t. Per subchunk j the row
-     * takes READY (2j+1) then READ-COMPLETE (2j+2), or only the latter
-     * (j+1) without READY barriers. */
-    const char *ph = row + 1 < nr ? "RS" : "AG";
-    uint32_t t = row + 1 < nr ? row : row - (nr - 1);
-    int ready = k.ready_barrier && target % 2 == 1;
-    int32_t j = k.ready_barrier ? (target - 1) / 2 : target - 1;
-    snprintf(buf, n, "%s barrier of %s t%u j%d, rank %u's notify",
-             ready ? "READY" : "READ-COMPLETE", ph, t, j, from);
-  } else if (target == 1) {
-    snprintf(buf, n, "ready barrier, rank %u's notify", from);
-  } else {
-    /* Mesh and host: 1 + chunk ci after chunk ci's read-complete. */
-    snprintf(buf, n, "read-complete of chunk %d, rank %u's notify",
-             target - 2, from);
-  }
+  cs_algo_desc(c->algo)->wait_where(c, &k, rank, cell, target, buf, n);
 }
 
 int cs_ar_layout(const cs_ar_cfg_t *c, cs_layout_t *l)
@@ -170,12 +143,7 @@ static void allreduce_checked(cs_dev_t *d, const cs_ar_cfg_t *c,
                               const cs_knobs_t *k, cs_ar_tiles_t *t,
                               cs_ar_sigbad_t *bad)
 {
-  switch (c->algo) {
-  case CS_ALGO_MESH: cs__ar_mesh(d, c, k, t, bad); break;
-  case CS_ALGO_RING: cs__ar_ring(d, c, k, t, bad); break;
-  case CS_ALGO_HOST: cs__ar_host(d, c, k, t, bad); break;
-  default: break;
-  }
+  cs_algo_desc(c->algo)->body(d, c, k, t, bad);
 }
 
 void cs_allreduce(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t)
@@ -214,16 +182,18 @@ void cs_ar_stage_out(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
 
 /* ------------------------------------------------------------ fills */
 
+cs_fill_t cs_ar_fill_rule(cs_dtype_t dtype, cs_op_t op, bool half_fill_pto)
+{
+  if (op == CS_PROD || (half_fill_pto && dtype != CS_FP32))
+    return CS_FILL_PTO;
+  return CS_FILL_ARANGE;
+}
+
 cs_fill_t cs_ar_default_fill(const cs_ar_cfg_t *c)
 {
   /* docs/algorithms.md §7: mesh/ring use the pto fill for prod or FP16,
-   * host only
-   * for prod; arange otherwise. bf16 is treated like fp16. */
-  if (c->op == CS_PROD)
-    return CS_FILL_PTO;
-  if (c->algo != CS_ALGO_HOST && c->dtype != CS_FP32)
-    return CS_FILL_PTO;
-  return CS_FILL_ARANGE;
+   * host only for prod; arange otherwise. bf16 is treated like fp16. */
+  return cs_ar_fill_rule(c->dtype, c->op, cs_algo_desc(c->algo)->half_fill_pto);
 }
 
 static void put_elem(cs_dtype_t t, void *dst, uint64_t i, float v)

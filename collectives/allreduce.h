@@ -18,6 +18,7 @@
 
 #include "../sim/dev.h"
 #include "algo.h"
+#include "registry.h"
 #include "ar_config.h"
 #include "bugs.h"
 #include "dtype.h"
@@ -96,9 +97,12 @@ void cs_ar_fill(cs_fill_t f, const cs_ar_cfg_t *c, uint64_t seed, uint32_t r,
                 void *dst);
 /* The fill the reference's tests use for this configuration. */
 cs_fill_t cs_ar_default_fill(const cs_ar_cfg_t *c);
+/* The same rule from its inputs: pto for prod, and for fp16/bf16 when
+ * the algorithm's tests fill them so (half_fill_pto), else arange. */
+cs_fill_t cs_ar_fill_rule(cs_dtype_t dtype, cs_op_t op, bool half_fill_pto);
 const char *cs_fill_name(cs_fill_t f);
 
-/* ---- the rank body and its io-buffer protocol (used by tools/run) ---- */
+/* ---- the rank body and its io-buffer protocol (used by the run command, cli/collsim/run.c) ---- */
 
 /* Per-rank results after the output data in the io buffer. */
 typedef struct cs_ar_stats {

@@ -1,9 +1,12 @@
 /*
  * barrier.c - the self-clearing epilogue every algorithm shares (barrier.h
- * has its contract, and the all-to-all barrier, inline).
+ * has its contract, and the all-to-all barrier, inline), and the wording
+ * of a wait's place that the chunked algorithms (mesh, host) share.
  * Called by mesh.c, ring.c and host.c; calls only the device API.
  */
 #include "barrier.h"
+
+#include <stdio.h>
 
 void cs__ar_epilogue(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
                      int32_t row_total, int32_t last_total, cs_ar_sigbad_t *bad)
@@ -32,4 +35,20 @@ void cs__ar_epilogue(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
       if (s != me)
         cs_notify(d, me, CS_AR_SLOT_SIGNAL, row * n + s, CS_NOTIFY_ADD,
                   row + 1 == nrows ? -last_total : -row_total);
+}
+
+/* Mesh and host: target 1 is the ready barrier, 2 + ci chunk ci's
+ * read-complete barrier. */
+void cs__ar_chunked_where(const cs_ar_cfg_t *c, const cs_knobs_t *k,
+                          uint32_t rank, uint32_t cell, int32_t target,
+                          char *buf, size_t n)
+{
+  (void)k;
+  (void)rank;
+  uint32_t from = cell % c->nranks;
+  if (target == 1)
+    snprintf(buf, n, "ready barrier, rank %u's notify", from);
+  else
+    snprintf(buf, n, "read-complete of chunk %d, rank %u's notify",
+             target - 2, from);
 }

@@ -116,4 +116,17 @@ typedef struct cs_ar_sigbad {
 void cs__ar_epilogue(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
                      int32_t total, int32_t last_total, cs_ar_sigbad_t *bad);
 
+/* How teach's tags and folds read for an algorithm of chunks (mesh,
+ * host): a descriptor's legend (algo.h). */
+#define CS_AR_CHUNKED_LEGEND                                                   \
+  "ph1 r0: the main phase; c0 = chunk 0; [2+0+1]: r2's input op r0's op r1's"
+
+/* The place of a wait in an algorithm of chunks (mesh, host): target 1
+ * is the ready barrier, 2 + ci chunk ci's read-complete barrier, into buf
+ * ("read-complete of chunk 3, rank 1's notify"). A descriptor's
+ * wait_where (algo.h). */
+void cs__ar_chunked_where(const cs_ar_cfg_t *c, const cs_knobs_t *k,
+                          uint32_t rank, uint32_t cell, int32_t target,
+                          char *buf, size_t n);
+
 #endif

@@ -6,7 +6,7 @@
  * oracle's, the signal cells end at 0 (the self-clearing epilogue). The
  * `collsim run --algo ring` path does not come here: it keeps its own
  * rank body (allreduce.c), which also checks every cell's final value
- * before the last epilogue and takes --bug. Called by tools/coll.c.
+ * before the last epilogue and takes --bug. Called by run/coll.c.
  */
 #include "builtin.h"
 

@@ -1,6 +1,6 @@
 /*
  * builtin.h - the built-in allreduces as registrations (builtin.c), for
- * the public cs_coll_builtin (tools/coll.c).
+ * the public cs_coll_builtin (run/coll.c).
  */
 #ifndef CS_BUILTIN_H
 #define CS_BUILTIN_H

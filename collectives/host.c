@@ -2,7 +2,8 @@
  * host.c - host allreduce builtin (builtin.tensor.allreduce) of PR #2161,
  * single-core variant (docs/algorithms.md §5).
  *
- * Function:     cs__ar_host (through cs_allreduce)
+ * Function:     cs__ar_host (through cs_allreduce), and its descriptor
+ *               cs__algo_host (algo.h) at the end of this file
  * Accepts:      1..16 ranks (the kernel returns early above 16; collsim
  *               refuses such runs up front), count >= 1, fp32/fp16/bf16,
  *               sum/max/min/prod
@@ -56,3 +57,61 @@ void cs__ar_host(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
   }
   cs__ar_epilogue(d, k, 1, read_done - 1, read_done - 1, bad);
 }
+
+/* ------------------------------------------------------------ descriptor */
+
+static uint64_t host_cells(const cs_ar_cfg_t *c) { return c->nranks; }
+
+static int32_t host_final(const cs_ar_cfg_t *c)
+{
+  return (int32_t)(1 + cs_ceil_div(c->count, CS_HOST_CHUNK));
+}
+
+static void host_notifies(const cs_ar_cfg_t *c, int single, cs_algo_notifies_t *s)
+{
+  uint64_t n1 = c->nranks - 1;
+  s->per_call = n1 * (uint64_t)host_final(c);
+  s->epilogue = n1;
+  s->what = single ? "(N-1)(1+ceil(n/256))" : "(N-1)(1+ceil(n/256)) + (N-1) epilogue";
+}
+
+static void host_volume(const cs_ar_cfg_t *c, uint32_t r, uint32_t es,
+                        cs_algo_volume_t *v)
+{
+  (void)r;
+  v->what = "(N-1)*S";
+  v->exact = cs_host_remote_bytes(c->count, c->nranks, es, c->iters);
+  v->formula = (double)v->exact;
+}
+
+static uint64_t host_parts(const cs_ar_cfg_t *c)
+{
+  return cs_ceil_div(c->count, CS_HOST_CHUNK);
+}
+
+static uint64_t host_part_lo(const cs_ar_cfg_t *c, uint64_t i)
+{
+  return i * CS_HOST_CHUNK < c->count ? i * CS_HOST_CHUNK : c->count;
+}
+
+const cs_algo_desc_t cs__algo_host = {
+    .name = "host",
+    .what = "host allreduce builtin of PyPTO PR #2161",
+    .max_ranks = CS_HOST_MAX_RANKS,
+    .limit_who = "the host builtin",
+    .rect = false,
+    .half_fill_pto = false,
+    .body = cs__ar_host,
+    .signal_cells = host_cells,
+    .signal_final = host_final,
+    .final_text = "1+ceil(n/256)",
+    .wait_where = cs__ar_chunked_where,
+    .fold = CS_FOLD_OWN_FIRST,
+    .fold_text = "order: own value first, then peers ascending",
+    .notifies = host_notifies,
+    .volume = host_volume,
+    .part_letter = 'c',
+    .parts = host_parts,
+    .part_lo = host_part_lo,
+    .legend = CS_AR_CHUNKED_LEGEND,
+};

@@ -1,7 +1,8 @@
 /*
  * mesh.c - InCore mesh allreduce of PyPTO PR #2161 (docs/algorithms.md §3).
  *
- * Function:     cs__ar_mesh (through cs_allreduce)
+ * Function:     cs__ar_mesh (through cs_allreduce), and its descriptor
+ *               cs__algo_mesh (algo.h) at the end of this file
  * Accepts:      N >= 1 ranks, count >= 1 elements of fp32/fp16/bf16 in the
  *               own window's data slot, op sum/max/min/prod
  * Returns:      every rank's data slot holds the reduction, in the order
@@ -98,3 +99,69 @@ void cs__ar_mesh(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
   }
   cs__ar_epilogue(d, k, 1, read_done - 1, read_done - 1, bad);
 }
+
+/* ------------------------------------------------------------ descriptor */
+
+static uint64_t mesh_cells(const cs_ar_cfg_t *c) { return c->nranks; }
+
+static int32_t mesh_final(const cs_ar_cfg_t *c)
+{
+  if (cs_ar_rect(c))
+    return 2; /* §3.3: one chunk */
+  return (int32_t)(1 + cs_mesh_chunks(c->count, cs_dtype_size(c->dtype),
+                                      c->tile_bytes));
+}
+
+static void mesh_notifies(const cs_ar_cfg_t *c, int single, cs_algo_notifies_t *s)
+{
+  uint64_t n1 = c->nranks - 1;
+  s->per_call = n1 * (uint64_t)mesh_final(c);
+  s->epilogue = n1;
+  s->what = cs_ar_rect(c) ? (single ? "2(N-1) (rectangle path)"
+                                    : "2(N-1) + (N-1) epilogue (rectangle path)")
+                          : (single ? "(N-1)(1+C)" : "(N-1)(1+C) + (N-1) epilogue");
+}
+
+static void mesh_volume(const cs_ar_cfg_t *c, uint32_t r, uint32_t es,
+                        cs_algo_volume_t *v)
+{
+  (void)r;
+  uint32_t nr = c->nranks;
+  v->what = cs_ar_rect(c) ? "(N-1)*r*c*esize (the valid rectangle)" : "(N-1)*S";
+  v->exact = cs_ar_rect(c) ? (uint64_t)(nr - 1) * c->valid_rows * c->valid_cols *
+                                 es * c->iters
+                           : cs_mesh_remote_bytes(c->count, nr, es, c->iters);
+  v->formula = (double)v->exact;
+}
+
+static uint64_t mesh_parts(const cs_ar_cfg_t *c)
+{
+  return cs_mesh_chunks(c->count, cs_dtype_size(c->dtype), c->tile_bytes);
+}
+
+static uint64_t mesh_part_lo(const cs_ar_cfg_t *c, uint64_t i)
+{
+  uint64_t w = cs_mesh_width(c->count, cs_dtype_size(c->dtype), c->tile_bytes);
+  return i * w < c->count ? i * w : c->count;
+}
+
+const cs_algo_desc_t cs__algo_mesh = {
+    .name = "mesh",
+    .what = "InCore mesh allreduce of PyPTO PR #2161",
+    .max_ranks = CS_AR_MAX_RANKS,
+    .rect = true,
+    .half_fill_pto = true,
+    .body = cs__ar_mesh,
+    .signal_cells = mesh_cells,
+    .signal_final = mesh_final,
+    .final_text = "1+C",
+    .wait_where = cs__ar_chunked_where,
+    .fold = CS_FOLD_OWN_FIRST,
+    .fold_text = "order: own value first, then peers ascending",
+    .notifies = mesh_notifies,
+    .volume = mesh_volume,
+    .part_letter = 'c',
+    .parts = mesh_parts,
+    .part_lo = mesh_part_lo,
+    .legend = CS_AR_CHUNKED_LEGEND,
+};

@@ -29,11 +29,19 @@
  * inf (m = 0) or NaN (m != 0); otherwise (2^M + m) * 2^(e-bias-M).
  */
 #include "oracle.h"
+#include "registry.h"
 
 #include <assert.h>
 #include <float.h>
 #include <math.h>
 #include <string.h>
+
+/* Whether algorithm a folds in the ring's order (the same bits on every
+ * rank), as its descriptor declares; else the own value first. */
+static int ring_order(cs_algo_t a)
+{
+  return cs_algo_desc(a)->fold == CS_FOLD_RING;
+}
 
 /* ---------------------------------------------------------------- codec */
 
@@ -311,13 +319,13 @@ uint32_t cs_oracle_elem_rows(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
                              const void *const *rows, uint32_t rank,
                              uint64_t i)
 {
-  assert((unsigned)algo < CS_NALGOS && (unsigned)t < CS_NDTYPES);
+  assert(cs_algo_desc(algo) && (unsigned)t < CS_NDTYPES);
   assert((unsigned)op < CS_NOPS && (unsigned)mm < CS_NMINMAX);
   assert(nranks >= 1 && rank < nranks && i < count);
   const fmt_t f = fmt_of(t);
   if (nranks == 1)
     return load_bits(t, rows[0], i);
-  if (algo == CS_ALGO_RING)
+  if (ring_order(algo))
     return encode(f, fold_ring(t, f, op, mm, nranks, count, rows,
                                ring_seg_of(t, nranks, count, i), i));
   return encode(f, fold_mesh(t, f, op, mm, nranks, count, rows, rank, i));
@@ -327,7 +335,7 @@ void cs_oracle_expect_mm(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
                          cs_minmax_t mm, uint32_t nranks, uint64_t count,
                          const void *in, uint32_t rank, void *out)
 {
-  assert((unsigned)algo < CS_NALGOS && (unsigned)t < CS_NDTYPES);
+  assert(cs_algo_desc(algo) && (unsigned)t < CS_NDTYPES);
   assert((unsigned)mm < CS_NMINMAX);
   assert((unsigned)op < CS_NOPS && nranks >= 1 && rank < nranks);
   const fmt_t f = fmt_of(t);
@@ -339,7 +347,7 @@ void cs_oracle_expect_mm(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
     memcpy(out, in, (size_t)(count * cs_dtype_size(t)));
     return;
   }
-  if (algo == CS_ALGO_RING) {
+  if (ring_order(algo)) {
     /* Walk the segments once; boundaries cost O(NR), not O(count). Empty
      * segments own nothing, so element e lands in the k with
      * B(k) <= e < B(k+1), i.e. the largest k with B(k) <= e among the
@@ -354,7 +362,7 @@ void cs_oracle_expect_mm(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
     }
     return;
   }
-  /* CS_ALGO_MESH and CS_ALGO_HOST share the association order. */
+  /* Own value first, then the peers ascending (mesh, host). */
   for (uint64_t i = 0; i < count; i++)
     store_bits(t, out, i,
                encode(f, fold_mesh(t, f, op, mm, nranks, count, rows, rank, i)));
@@ -857,7 +865,8 @@ void cs_oracle_check_range(const cs_oracle_run_t *o, uint64_t lo, uint64_t hi,
   f64_lanes_t *l = (f64_lanes_t *)(gd + BLOCK);
   float tmp[BLOCK];
   /* max/min but pto do not depend on the order: one fold for all ranks */
-  int one = o->algo == CS_ALGO_RING || nr == 1 ||
+  int ring = ring_order(o->algo);
+  int one = ring || nr == 1 ||
             ((o->op == CS_MAX || o->op == CS_MIN) && o->mm != CS_MINMAX_PTO);
   int fast = o->op == CS_SUM || o->op == CS_PROD;
   for (uint64_t b = lo; b < hi; b += BLOCK) {
@@ -867,7 +876,7 @@ void cs_oracle_check_range(const cs_oracle_run_t *o, uint64_t lo, uint64_t hi,
     if (o->f64)
       f64_block(o, xd, l);
     if (one) {
-      if (o->algo == CS_ALGO_RING && nr > 1) {
+      if (ring && nr > 1) {
         ring_block(o, xd, acc, tmp, b, n);
       } else {
         memcpy(acc, xd, BLOCK * sizeof(float));
@@ -888,7 +897,7 @@ void cs_oracle_check_range(const cs_oracle_run_t *o, uint64_t lo, uint64_t hi,
       }
       decode_row(o->dtype, o->got[r], b, n, gd);
       compare(r, b, acc, gd, n, t);
-      if (o->f64 && (r == 0 || o->algo != CS_ALGO_RING))
+      if (o->f64 && (r == 0 || !ring))
         t->tol_fail += f64_compare(gd, l);
     }
     if (o->f64)

@@ -2,7 +2,8 @@
  * ring.c - InCore ring allreduce of PyPTO PR #2161 (docs/algorithms.md
  * §4), pull model: every rank reads only from its left neighbour.
  *
- * Function:     cs__ar_ring (through cs_allreduce)
+ * Function:     cs__ar_ring (through cs_allreduce), and its descriptor
+ *               cs__algo_ring (algo.h) at the end of this file
  * Accepts:      N >= 1 ranks, any count >= 1 (count < N, ragged and empty
  *               segments included), fp32/fp16/bf16, sum/max/min/prod
  * Returns:      every rank holds the same bits: for segment k the fold
@@ -39,6 +40,8 @@
  *   AG t1  s2               s3               s0               s1
  *   AG t2  s1: all four segments reduced on every rank
  */
+#include <stdio.h>
+
 #include "ar_internal.h"
 #include "barrier.h"
 #include "geometry.h"
@@ -127,3 +130,96 @@ void cs__ar_ring(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
   if (n > 1)
     cs__ar_epilogue(d, k, 2 * (n - 1), per_row, last_row, bad);
 }
+
+/* ------------------------------------------------------------ descriptor */
+
+static uint64_t ring_cells(const cs_ar_cfg_t *c)
+{
+  uint64_t n = c->nranks;
+  return 2 * (n - 1) * n;
+}
+
+static int32_t ring_final(const cs_ar_cfg_t *c)
+{
+  return (int32_t)(2 * cs_ring_subchunks(c->count, c->nranks,
+                                         cs_dtype_size(c->dtype), c->tile_bytes));
+}
+
+/* Row t: RS round t; row N-1+t: AG round t. Per subchunk j the row takes
+ * READY (2j+1) then READ-COMPLETE (2j+2), or only the latter (j+1)
+ * without READY barriers. */
+static void ring_where(const cs_ar_cfg_t *c, const cs_knobs_t *k, uint32_t rank,
+                       uint32_t cell, int32_t target, char *buf, size_t n)
+{
+  (void)rank;
+  uint32_t nr = c->nranks, from = cell % nr, row = cell / nr;
+  const char *ph = row + 1 < nr ? "RS" : "AG";
+  uint32_t t = row + 1 < nr ? row : row - (nr - 1);
+  int ready = k->ready_barrier && target % 2 == 1;
+  int32_t j = k->ready_barrier ? (target - 1) / 2 : target - 1;
+  snprintf(buf, n, "%s barrier of %s t%u j%d, rank %u's notify",
+           ready ? "READY" : "READ-COMPLETE", ph, t, j, from);
+}
+
+static void ring_notifies(const cs_ar_cfg_t *c, int single, cs_algo_notifies_t *s)
+{
+  uint64_t n1 = c->nranks - 1;
+  s->per_call = 2 * (uint64_t)ring_final(c) * n1 * n1; /* 2K x 2(N-1) rows x (N-1) */
+  s->epilogue = 2 * n1 * n1;
+  s->what = single ? "4K(N-1)^2" : "4K(N-1)^2 + 2(N-1)^2 epilogue";
+}
+
+static void ring_volume(const cs_ar_cfg_t *c, uint32_t r, uint32_t es,
+                        cs_algo_volume_t *v)
+{
+  v->what = "2(N-1)/N*S";
+  v->formula = cs_ring_remote_bytes_formula(c->count, c->nranks, es, c->iters);
+  v->exact = cs_ring_remote_bytes(r, c->count, c->nranks, es, c->iters);
+}
+
+static uint64_t ring_total(const cs_ar_cfg_t *c, uint32_t es, const char **what)
+{
+  *what = "2(N-1)*S";
+  return cs_ring_total_remote_bytes(c->count, c->nranks, es, c->iters);
+}
+
+static uint64_t ring_seg(const cs_ar_cfg_t *c, uint64_t k, uint32_t es)
+{
+  return cs_ring_seg_len(k, c->count, c->nranks, es);
+}
+
+static uint64_t ring_parts(const cs_ar_cfg_t *c) { return c->nranks; }
+
+static uint64_t ring_part_lo(const cs_ar_cfg_t *c, uint64_t i)
+{
+  return cs_ring_bound(i, c->count, c->nranks, cs_dtype_size(c->dtype));
+}
+
+static const char *const ring_phases[] = {"RS", "AG"};
+
+const cs_algo_desc_t cs__algo_ring = {
+    .name = "ring",
+    .what = "InCore ring allreduce of PyPTO PR #2161",
+    .max_ranks = CS_AR_MAX_RANKS,
+    .rect = false,
+    .half_fill_pto = true,
+    .body = cs__ar_ring,
+    .signal_cells = ring_cells,
+    .signal_final = ring_final,
+    .final_text = "2K per row",
+    .wait_where = ring_where,
+    .phases = ring_phases,
+    .nphases = 2,
+    .fold = CS_FOLD_RING,
+    .fold_text = "ring fold order, identical on every rank",
+    .notifies = ring_notifies,
+    .volume = ring_volume,
+    .total_volume = ring_total,
+    .segment_len = ring_seg,
+    .pull_ring = true,
+    .part_letter = 's',
+    .parts = ring_parts,
+    .part_lo = ring_part_lo,
+    .legend = "RS t1 j0: reduce-scatter round 1, subchunk 0 (AG: all-gather); "
+              "[2+3]: r2 op r3",
+};

@@ -3,8 +3,8 @@
  * rank body: its window layout, the io buffers of its inputs and results,
  * and the rank body that stages the input in, calls the collective's body
  * once per call and stages the result out. Owns no collective and no
- * verification (tools/coll.c compares the results); knows the device API
- * and the registration only. Called by tools/coll.c.
+ * verification (run/coll.c compares the results); knows the device API
+ * and the registration only. Called by run/coll.c.
  */
 #ifndef CS_USER_H
 #define CS_USER_H

@@ -7,7 +7,7 @@
  * The file's bytes (header, records, kinds, field maps) are in
  * trace/format.h and documented in traces/FORMAT.md. Does not own what
  * the records mean to an algorithm (collectives/) or how they are shown
- * (sim/trace/describe.h, export.h; tools/trace.c).
+ * (sim/trace/describe.h, export.h; cli/collsim/trace_cmd.c).
  */
 #ifndef CS_TRACE_H
 #define CS_TRACE_H

@@ -4,7 +4,7 @@
  * window's life (allocate, the run-long passive-target epoch, free) and the
  * ops table cs_transport_mpi. Does not own checks, hooks or faults (dev.c
  * has done them before an op runs), nor processes (mpirun starts them;
- * tools/mpi_main.c is the rank's main). The window holds the slot layout of
+ * cli/mpi/mpi_main.c is the rank's main). The window holds the slot layout of
  * window/layout.h; the op's `off` is the MPI target displacement
  * (disp_unit 1), the same in every rank's window; a traced run's window
  * also holds one clock word per signal cell past the slots (clocks).

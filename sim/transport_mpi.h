@@ -4,7 +4,7 @@
  * MPI process each, on one host or many). Built only with the CMake option
  * COLLSIM_MPI; nothing in the default build includes this header.
  *
- * A rank process (tools/mpi_main.c) calls, in this order:
+ * A rank process (cli/mpi/mpi_main.c) calls, in this order:
  *
  *   cs_world_local(&w, &layout, nranks, &opts)   its own control block
  *   cs_mpi_open(&m, MPI_COMM_WORLD, &layout, -1) collective: the window
@@ -53,7 +53,7 @@ typedef struct cs_mpi {
    * to `clock` (MPI_Accumulate MPI_MAX, then MPI_Win_flush), then changes
    * the cell; a wait whose condition holds reads its cell's clock word
    * and sets clock = max(clock, word). The tracer advances `clock` by one
-   * per event (tools/mpi_trace.c): a Lamport clock. */
+   * per event (cli/mpi/mpi_trace.c): a Lamport clock. */
   int      clocks;
   uint64_t clock;
   uint64_t clk_off[CS_MAX_SLOTS]; /* slot's first clock word, or 0: none */
@@ -71,7 +71,7 @@ typedef struct cs_mpi {
   MPI_Win  wf_win;
   int64_t *wf_base;               /* the words */
   cs_wait_where_t where;          /* names a wait's place, or fn NULL */
-  /* A traced run's records at a wait timeout (tools/mpi_trace.c), or
+  /* A traced run's records at a wait timeout (cli/mpi/mpi_trace.c), or
    * NULL: after this rank's report, rank 0 calls it with `who` once the
    * grace period is over (it takes the records of the ranks that
    * reported and writes the trace), another rank with who NULL (it sends

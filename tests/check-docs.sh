@@ -3,7 +3,10 @@
 #
 #   tests/check-docs.sh SOURCE_DIR
 #
-# Fails when a section sign followed by N or N.M anywhere in the sources, scripts, tests or
+# Fails when a file path that the docs, sources, scripts or tests name
+# (window/, sim/, collectives/, run/, cli/, scripts/, tests/, traces/,
+# docs/, dist/, examples/, include/ or .ci/, ending in a source, script,
+# doc or trace suffix) does not exist in the tree, when a section sign followed by N or N.M anywhere in the sources, scripts, tests or
 # docs has no numbered heading in docs/ to resolve to (`## N. ...` or
 # `### N.M ...`, as in docs/algorithms.md), or when any of them names a
 # file outside the repository (a path into ../shared or /work/shared), or
@@ -12,8 +15,25 @@
 set -u
 cd "${1:?usage: check-docs.sh SOURCE_DIR}" || exit 2
 
-dirs=(README.md docs collectives sim tools window tests traces .ci CMakeLists.txt)
+dirs=(README.md docs collectives sim run cli scripts window include dist examples
+      tests traces .ci CMakeLists.txt)
 fail=0
+
+# Paths that name a file of the tree. A placeholder (traces/bugs/NAME...)
+# is none, and a generated header (version.h, from version.h.in) is the
+# build's, not the tree's.
+while IFS=: read -r file line path; do
+  path=${path#./}
+  case "$path" in
+    include/collsim/version.h) continue ;;
+    */NAME.*|*/FILE.*) continue ;; # a placeholder: traces/bugs/NAME.cstrace
+  esac
+  [ -e "$path" ] || [ -e "$(dirname "$file")/$path" ] && continue
+  echo "$file:$line: names $path, which is not in the tree" >&2
+  fail=1
+done < <(grep -rnoE '(^|[^A-Za-z0-9_./-])(\.ci|window|sim|collectives|run|cli|scripts|tests|traces|docs|dist|examples|include)/[A-Za-z0-9_./-]*[A-Za-z0-9_]\.(c|h|sh|md|cmake|in|cpp|cstrace|sym|py)\b' \
+           "${dirs[@]}" --exclude-dir=build --exclude-dir=corpus 2>/dev/null |
+         sed -E 's/^([^:]+:[0-9]+:)[^A-Za-z.]*/\1/')
 
 heads=$(grep -hoE '^#{2,3} [0-9]+(\.[0-9]+)?[. ]' docs/*.md | sed -E 's/^#+ //; s/[. ]$//' | sort -u)
 while IFS=: read -r file line ref; do

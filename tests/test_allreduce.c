@@ -16,7 +16,7 @@
 #include "../collectives/geometry.h"
 #include "../collectives/reduce.h"
 #include "../sim/launch.h"
-#include "../tools/cli.h"
+#include "../cli/collsim/cli.h"
 #include "../window/cs_error.h"
 
 typedef struct outcome {

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "../collectives/allreduce.h"
-#include "../tools/npy.h"
+#include "../run/npy.h"
 #include "../window/world.h"
 
 #include "harness.h"

@@ -29,8 +29,8 @@
 #include "../sim/launch.h"
 #include "../sim/trace.h"
 #include "../sim/trace/analysis.h"
-#include "../tools/cli.h"
-#include "../tools/npy.h"
+#include "../cli/collsim/cli.h"
+#include "../run/npy.h"
 #include "../window/world.h"
 #include "harness.h"
 

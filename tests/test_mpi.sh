@@ -8,7 +8,7 @@
 # The binary is linked against one MPI implementation; the launcher used is
 # that implementation's (mpirun.openmpi or mpirun.mpich, found from the
 # binary's libmpi). A second binary built against the other implementation
-# may be given too (tools/setup.sh mpi builds both when both are installed).
+# may be given too (scripts/setup.sh mpi builds both when both are installed).
 # For Open MPI two paths run: shared memory (the default osc sm) and TCP on
 # loopback (--mca btl self,tcp --mca osc pt2pt, standing in for a network).
 #

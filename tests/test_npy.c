@@ -1,5 +1,5 @@
 /*
- * test_npy.c - tools/npy.c as a file format: round trips of every dtype,
+ * test_npy.c - run/npy.c as a file format: round trips of every dtype,
  * headers spelled out byte by byte as numpy 1.24's np.save writes them (so
  * the expected bytes do not come from our writer), every malformed file
  * refused with a one-line reason, and a seeded fuzz of corrupted files.
@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../tools/npy.h"
+#include "../run/npy.h"
 
 /* ---- fixtures ------------------------------------------------------------ */
 

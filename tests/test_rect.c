@@ -22,8 +22,8 @@
 #include "../sim/launch.h"
 #include "../sim/trace.h"
 #include "../sim/trace/read.h"
-#include "../tools/cli.h"
-#include "../tools/verify.h"
+#include "../cli/collsim/cli.h"
+#include "../run/verify.h"
 #include "harness.h"
 
 /* ------------------------------------------------------------ the fold */
@@ -221,7 +221,7 @@ Test(rect, the_check_refuses_what_the_path_cannot_take)
   cr_assert_not(cs_ar_rect(&c));
 }
 
-/* The run's own verification (tools/verify.c): clean after a correct
+/* The run's own verification (run/verify.c): clean after a correct
  * run; one element changed outside the rectangle, or inside it, is one
  * wrong element at that index. */
 Test(rect, verification_holds_the_outside_to_the_input, .timeout = 60)

@@ -521,7 +521,7 @@ Test(replay, every_shipped_bug_trace_replays_to_the_same_failure, .timeout = 300
 /* ------------------------------------------------ rank turns */
 
 #include "../sim/rng.h"
-#include "../tools/run.h"
+#include "../cli/collsim/run.h"
 
 /* random:SEED's rule (an enabled actor drawn uniformly from the rng, seeded
  * as the scheduler seeds it) as the caller's picker: every pick is then

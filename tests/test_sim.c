@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "../sim/launch.h"
-#include "../tools/cli.h"
+#include "../cli/collsim/cli.h"
 #include "../window/cs_error.h"
 
 enum { DATA = 0, SIG = 1 };

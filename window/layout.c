@@ -1,7 +1,7 @@
 /*
  * layout.c - slot declaration for window layouts. Pure functions; the only
  * state is the caller's cs_layout_t. Called by collectives/ (which declares
- * the data and signal slots of each algorithm) and tools/ping.
+ * the data and signal slots of each algorithm) and `collsim ping`.
  */
 #include "layout.h"
 

@@ -1,5 +1,5 @@
 /*
- * internal.h - the scheduler's internals, shared by sim/sched.c and the
+ * internal.h - the scheduler's internals, shared by sim/sched/core.c and the
  * strategies in sim/sched/ (never included outside sim/).
  *
  * Owns the layout of the scheduler area in the shared region (the wake

@@ -4,7 +4,7 @@
  * trace has, what the run has) the first time the run cannot follow.
  *
  * Owns the index of the next step record (its state). Does not load or
- * check the trace (tools/replay.c hands over cfg.replay, the step records
+ * check the trace (cli/collsim/replay.c hands over cfg.replay, the step records
  * in seq order). Called through the strategy table (strategy.h).
  */
 #include <errno.h>

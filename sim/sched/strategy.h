@@ -1,6 +1,6 @@
 /*
  * strategy.h - the scheduler strategy ops table: how the launcher-side
- * scheduler (sim/sched.c) chooses the next actor among the enabled ones.
+ * scheduler (sim/sched/core.c) chooses the next actor among the enabled ones.
  *
  * Owns the table's shape and the list of strategies, one file each in
  * sim/sched/: random, pct, latest, replay, interactive, deviate, callback.

@@ -51,9 +51,10 @@ const char *cs_trace_bug_name(const cs_trace_names_t *nm, uint32_t bug)
   return nm && nm->bug ? nm->bug(bug) : "?";
 }
 
-int cs_trace_is_ring(const cs_trace_names_t *nm, const cs_trace_header_t *h)
+const char *cs_trace_phase_name(const cs_trace_names_t *nm,
+                                const cs_trace_header_t *h, uint32_t p)
 {
-  return h->program == 0 && nm && nm->is_ring && nm->is_ring(h->algo);
+  return h->program == 0 && nm && nm->phase ? nm->phase(h->algo, p) : NULL;
 }
 
 int cs_trace_is_file_fill(const cs_trace_names_t *nm, uint32_t fill)

@@ -80,7 +80,10 @@ typedef struct cs_trace_names {
   const char *(*op)(uint32_t op);        /* header op, reduce record op */
   const char *(*fill)(uint32_t fill);
   const char *(*bug)(uint32_t bug);      /* mutation id, 0 none */
-  int         (*is_ring)(uint32_t algo); /* tags and marks read "RS t0" */
+  /* the algorithm's name of phase p (1..), NULL past its phases or for
+   * an algorithm that names none; named phases make tags and marks read
+   * "RS t0 j1" */
+  const char *(*phase)(uint32_t algo, uint32_t p);
   int         (*is_file_fill)(uint32_t fill); /* inputs came from a file */
 } cs_trace_names_t;
 
@@ -92,8 +95,10 @@ uint32_t cs_trace_dtype_size(const cs_trace_names_t *nm, uint32_t dtype);
 const char *cs_trace_op_name(const cs_trace_names_t *nm, uint32_t op);
 const char *cs_trace_fill_name(const cs_trace_names_t *nm, uint32_t fill);
 const char *cs_trace_bug_name(const cs_trace_names_t *nm, uint32_t bug);
-/* The trace is of a ring allreduce (program 0). */
-int cs_trace_is_ring(const cs_trace_names_t *nm, const cs_trace_header_t *h);
+/* The name of phase p (1..) of the trace's algorithm (program 0), or
+ * NULL: an algorithm that names its phases has a name for phase 1. */
+const char *cs_trace_phase_name(const cs_trace_names_t *nm,
+                                const cs_trace_header_t *h, uint32_t p);
 /* The header's fill says the inputs came from a file (no seed). */
 int cs_trace_is_file_fill(const cs_trace_names_t *nm, uint32_t fill);
 

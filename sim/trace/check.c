@@ -19,7 +19,7 @@
  * oldest kept one is joined: more order, never a race that is not there.
  * Seq order is causal (traces/FORMAT.md), so an event's predecessors all
  * come before it and each pair is tested once, when its later event comes.
- * Does not own the text of a finding (tools/check.c), the links of a
+ * Does not own the text of a finding (cli/collsim/check.c), the links of a
  * loaded trace (analysis.h) or the file reader (read.h: cs_check_file
  * merges one stream per rank).
  */

@@ -21,7 +21,7 @@
  * slots, signal cells, the distinct byte ranges accessed), not by the
  * trace's length. cs_check_file streams a file (one reader per rank,
  * merged by seq); cs_check_run feeds a loaded trace.
- * Does not own the text of a finding (tools/check.c words them with
+ * Does not own the text of a finding (cli/collsim/check.c words them with
  * describe.h), the format or its validation (read.h), or a live world.
  * Called by `collsim check` and `collsim run --check`.
  */

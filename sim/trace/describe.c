@@ -31,10 +31,10 @@ const char *cs_trace_tag_str(const cs_trace_header_t *h,
 {
   if (x->phase == 0 || cs_trace_rec_is_launcher(x))
     buf[0] = 0;
-  else if (cs_trace_is_ring(nm, h))
-    snprintf(buf, n, "%s t%u j%u",
-             x->phase == 1 ? "RS" : x->phase == 2 ? "AG" : "P?", x->round,
-             x->step);
+  else if (cs_trace_phase_name(nm, h, 1)) {
+    const char *p = cs_trace_phase_name(nm, h, x->phase);
+    snprintf(buf, n, "%s t%u j%u", p ? p : "P?", x->round, x->step);
+  }
   else
     snprintf(buf, n, "main c%u", x->step);
   return buf;
@@ -44,8 +44,9 @@ const char *cs_trace_mark_str(const cs_trace_header_t *h,
                               const cs_trace_names_t *nm,
                               const cs_trace_rec_t *x, char *buf, size_t n)
 {
-  if (cs_trace_is_ring(nm, h) && (x->cell == 1 || x->cell == 2))
-    snprintf(buf, n, "%s t%d", x->cell == 1 ? "RS" : "AG", x->value);
+  const char *p = cs_trace_phase_name(nm, h, x->cell);
+  if (p)
+    snprintf(buf, n, "%s t%d", p, x->value);
   else if (x->cell == 1 && x->value == 0)
     snprintf(buf, n, "main");
   else

@@ -5,7 +5,7 @@
  * extents, JSON string escaping.
  * Does not own what an event says (describe.c) or how records link
  * (analysis.c); reads a loaded trace only.
- * Called by `collsim trace` (tools/trace.c); the text header also by its
+ * Called by `collsim trace` (cli/collsim/trace_cmd.c); the text header also by its
  * --stats.
  */
 #define _GNU_SOURCE
@@ -154,7 +154,7 @@ int cs_trace_export_text(FILE *f, const cs_trace_export_t *e)
 
 /* ------------------------------------------------------------ JSON */
 
-static void json_str(FILE *f, const char *s)
+void cs_trace_json_str(FILE *f, const char *s)
 {
   fputc('"', f);
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -177,13 +177,13 @@ static void jsonl_config(FILE *f, const cs_trace_header_t *h,
           "\"count\":%llu,\"program\":\"%s\",\"algo\":", h->version,
           h->header_bytes, h->record_bytes, h->nranks,
           (unsigned long long)h->count, h->program == 1 ? "ping" : "allreduce");
-  json_str(f, h->algo == 255 ? "none" : cs_trace_algo_name(nm, h->algo));
+  cs_trace_json_str(f, h->algo == 255 ? "none" : cs_trace_algo_name(nm, h->algo));
   fprintf(f, ",\"algo_id\":%u,\"dtype\":", h->algo);
-  json_str(f, cs_trace_dtype_name(nm, h->dtype));
+  cs_trace_json_str(f, cs_trace_dtype_name(nm, h->dtype));
   fprintf(f, ",\"dtype_id\":%u,\"op\":", h->dtype);
-  json_str(f, cs_trace_op_name(nm, h->op));
+  cs_trace_json_str(f, cs_trace_op_name(nm, h->op));
   fprintf(f, ",\"op_id\":%u,\"fill\":", h->op);
-  json_str(f, cs_trace_fill_name(nm, h->fill));
+  cs_trace_json_str(f, cs_trace_fill_name(nm, h->fill));
   fprintf(f, ",\"fill_id\":%u,\"seed\":%llu,\"input_hash\":\"0x%016llx\","
           "\"tile_bytes\":%u,\"iters\":%u,\"memory_model\":\"%s\","
           "\"memory_model_id\":%u,\"program_id\":%u,\"bug\":%u,\"bug_name\":\"%s\","
@@ -201,7 +201,7 @@ static void jsonl_config(FILE *f, const cs_trace_header_t *h,
     char so[sizeof(h->algo_path) + 1];
     cs_trace_field_str(h->algo_path, sizeof(h->algo_path), so, sizeof(so));
     fprintf(f, "\"algo_path\":");
-    json_str(f, so);
+    cs_trace_json_str(f, so);
     fputc(',', f);
   }
   fprintf(f, "\"schedule\":");
@@ -215,9 +215,9 @@ static void jsonl_header(FILE *f, const cs_trace_export_t *e)
   cs_trace_field_str(h->schedule, sizeof(h->schedule), sched, sizeof(sched));
   cs_trace_field_str(h->version_str, sizeof(h->version_str), ver, sizeof(ver));
   jsonl_config(f, h, e->names);
-  json_str(f, sched);
+  cs_trace_json_str(f, sched);
   fprintf(f, ",\"collsim_version\":");
-  json_str(f, ver);
+  cs_trace_json_str(f, ver);
   /* tick_ns: the file's clock rate; the events' t_ns here are already ns. */
   fprintf(f, ",\"timeout_ns\":%llu,\"start_ns\":%llu,\"tick_ns\":%.9g,"
           "\"checksum\":\"0x%08x\","
@@ -228,7 +228,7 @@ static void jsonl_header(FILE *f, const cs_trace_export_t *e)
   for (uint32_t s = 0; s < h->layout.nslots; s++) {
     const cs_slot_t *sl = &h->layout.slot[s];
     fprintf(f, "%s{\"index\":%u,\"name\":", s ? "," : "", s);
-    json_str(f, cs_trace_slot_name(&h->layout, s, sn, sizeof(sn)));
+    cs_trace_json_str(f, cs_trace_slot_name(&h->layout, s, sn, sizeof(sn)));
     fprintf(f, ",\"off\":%llu,\"nbytes\":%llu,\"alloc\":%llu,\"esize\":%u}",
             (unsigned long long)sl->off, (unsigned long long)sl->nbytes,
             (unsigned long long)sl->alloc, sl->esize);
@@ -265,7 +265,7 @@ static void jsonl_event(FILE *f, const cs_trace_export_t *e, uint64_t i)
   fprintf(f, ",\"kind\":\"%s\",\"kind_id\":%u,\"peer\":%u,\"slot\":%u,"
           "\"slot_name\":", cs_trace_kind_name(x->kind), x->kind, x->peer,
           x->slot);
-  json_str(f, cs_trace_rec_is_launcher(x) || x->kind == CS_EV_MARK ||
+  cs_trace_json_str(f, cs_trace_rec_is_launcher(x) || x->kind == CS_EV_MARK ||
                       x->kind == CS_EV_FENCE || x->kind == CS_EV_REDUCE
                   ? "" : cs_trace_slot_name(&e->t->hdr.layout, x->slot, sn,
                                             sizeof(sn)));
@@ -277,11 +277,11 @@ static void jsonl_event(FILE *f, const cs_trace_export_t *e, uint64_t i)
           x->opcmp & ~CS_TR_FAILED, x->value, x->observed,
           (unsigned long long)x->dma_id, x->phase, x->round, x->step,
           x->checksum, (x->opcmp & CS_TR_FAILED) ? "true" : "false");
-  json_str(f, cs_trace_tag_str(&e->t->hdr, e->names, x, tag, sizeof(tag)));
+  cs_trace_json_str(f, cs_trace_tag_str(&e->t->hdr, e->names, x, tag, sizeof(tag)));
   jsonl_links(f, e, i);
   describe_at(e, i, what, sizeof(what));
   fprintf(f, ",\"text\":");
-  json_str(f, what);
+  cs_trace_json_str(f, what);
   fprintf(f, "}\n");
 }
 
@@ -340,7 +340,7 @@ static void ch_meta(chrome_t *c, const char *what, uint32_t pid, int tid,
   if (tid >= 0)
     fprintf(c->f, "\"tid\":%d,", tid);
   fprintf(c->f, "\"args\":{\"name\":");
-  json_str(c->f, name);
+  cs_trace_json_str(c->f, name);
   fprintf(c->f, "}}");
   ch_begin(c);
   fprintf(c->f, "{\"name\":\"%s_sort_index\",\"ph\":\"M\",\"pid\":%u,",
@@ -358,9 +358,9 @@ static void ch_args(chrome_t *c, uint64_t i)
   describe_at(c->e, i, what, sizeof(what));
   fprintf(c->f, ",\"args\":{\"seq\":%llu,\"kind\":\"%s\",\"what\":",
           (unsigned long long)x->seq, cs_trace_kind_name(x->kind));
-  json_str(c->f, what);
+  cs_trace_json_str(c->f, what);
   fprintf(c->f, ",\"tag\":");
-  json_str(c->f, cs_trace_tag_str(&c->e->t->hdr, c->e->names, x, tag,
+  cs_trace_json_str(c->f, cs_trace_tag_str(&c->e->t->hdr, c->e->names, x, tag,
                                   sizeof(tag)));
   fprintf(c->f, ",\"peer\":%u,\"slot\":%u,\"elem_off\":%llu,\"valid\":%u,"
           "\"phys\":%u,\"cell\":%u,\"opcmp\":%u,\"value\":%d,\"observed\":%d,"
@@ -378,7 +378,7 @@ static void ch_slice(chrome_t *c, uint64_t i, const char *name, uint32_t pid,
   char a[32], b[32];
   ch_begin(c);
   fprintf(c->f, "{\"name\":");
-  json_str(c->f, name);
+  cs_trace_json_str(c->f, name);
   fprintf(c->f, ",\"cat\":\"collsim\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,"
           "\"ts\":%s,\"dur\":%s", pid, tid,
           cs_trace_us_str(ts - c->t0, a, sizeof(a)),
@@ -483,10 +483,10 @@ static void chrome_prologue(chrome_t *c)
   const cs_trace_filter_t *o = c->e->filter;
   char name[64];
   fprintf(c->f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace\":");
-  json_str(c->f, c->e->path);
+  cs_trace_json_str(c->f, c->e->path);
   fprintf(c->f, ",\"program\":\"%s\",\"algo\":",
           h->program == 1 ? "ping" : "allreduce");
-  json_str(c->f, h->algo == 255 ? "none" : cs_trace_algo_name(nm, h->algo));
+  cs_trace_json_str(c->f, h->algo == 255 ? "none" : cs_trace_algo_name(nm, h->algo));
   fprintf(c->f, ",\"nranks\":%u,\"count\":%llu,\"dtype\":\"%s\",\"op\":\"%s\","
           "\"iters\":%u,\"memory_model\":\"%s\"},\"traceEvents\":[", h->nranks,
           (unsigned long long)h->count, cs_trace_dtype_name(nm, h->dtype),
@@ -518,7 +518,7 @@ static void chrome_launcher(chrome_t *c, uint64_t i, int *launcher_named)
   cs_trace_launcher_str(x, what, sizeof(what));
   ch_begin(c);
   fprintf(c->f, "{\"name\":");
-  json_str(c->f, what);
+  cs_trace_json_str(c->f, what);
   fprintf(c->f, ",\"cat\":\"collsim\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%u,"
           "\"tid\":0,\"ts\":%s", pid,
           cs_trace_us_str(x->t_ns - c->t0, a, sizeof(a)));

@@ -5,7 +5,7 @@
  * Owns: the three output formats and the event filter they share (rank,
  * kinds, seq range). Every event's text comes from describe.h, every link
  * from analysis.h.
- * Does not own option parsing, the per-rank --stats tables (tools/) or the
+ * Does not own option parsing, the per-rank --stats tables (cli/collsim/) or the
  * trace format; never touches a live world.
  * Called by `collsim trace`.
  */
@@ -44,6 +44,11 @@ void cs_trace_export_text_header(FILE *f, const cs_trace_export_t *e,
 /* Header block, a blank line, the column heads, one aligned line per shown
  * record. Returns 0 (stdio errors are the caller's to check on f). */
 int cs_trace_export_text(FILE *f, const cs_trace_export_t *e);
+/* `s` as a JSON string, quotes included: '"' and '\\' escaped, every
+ * byte below 0x20 or from 0x7f as \u00XX. The one escaper of every JSON
+ * collsim writes. */
+void cs_trace_json_str(FILE *f, const char *s);
+
 /* One JSON object per line: the header, then every shown record with every
  * field, its links and its text. Returns 0. */
 int cs_trace_export_jsonl(FILE *f, const cs_trace_export_t *e);

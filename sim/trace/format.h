@@ -6,7 +6,7 @@
  * specifies; tests/test_format.c holds that document to the field maps
  * below, row by row. Does not own recording, writing (sim/trace.h) or
  * reading (sim/trace/read.h), nor what a record means to an algorithm
- * (collectives/) or how it is shown (tools/trace.c). Included by
+ * (collectives/) or how it is shown (cli/collsim/trace_cmd.c). Included by
  * sim/trace.h and the reader; depends only on window/layout.h.
  *
  * File = header block (4096 bytes: the 1024-byte header, then zeros) +

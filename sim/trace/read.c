@@ -12,7 +12,8 @@
  * line. Never trusts a length before checking it against the file's size;
  * never allocates in proportion to the file before its records have been
  * read and checked. Does not own the layout (format.h) or the checksums
- * (sim/trace.c). Callers: tools (trace, replay, run, teach), tests.
+ * (sim/trace/checksum.c). Callers: the commands (trace, replay, run,
+ * teach), tests.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -6,7 +6,7 @@
  * handed out, each record as it is read, through one fixed buffer; the
  * reader never allocates in proportion to the file. Does not own loading
  * a whole trace sorted by seq (cs_trace_load in sim/trace.h, built on
- * this), nor what the records mean (tools/trace.c, collectives/).
+ * this), nor what the records mean (cli/collsim/trace_cmd.c, collectives/).
  * Callers: cs_trace_load, and any tool that wants to walk a large trace
  * without holding it.
  */

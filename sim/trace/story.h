@@ -1,7 +1,7 @@
 /*
  * story.h - the few events that make a failure, picked from a finished
  * trace and the checker's report on it: the analysis behind the story
- * `collsim shrink` tells. Words for people are not here (tools/story.c
+ * `collsim shrink` tells. Words for people are not here (cli/collsim/story.c
  * writes them); this picks and orders records.
  *
  * Owns: which finding the story is about (among races between a write
@@ -13,7 +13,7 @@
  * not landed; or the new one), and between which two events the missing
  * edge goes and what it is (a fence, a notify and a wait, a read-complete
  * barrier). Does not own the happens-before analysis (check.h) or the
- * trace's reading (read.h). Called by tools/story.c.
+ * trace's reading (read.h). Called by cli/collsim/story.c.
  */
 #ifndef CS_TRACE_STORY_H
 #define CS_TRACE_STORY_H

@@ -1,5 +1,5 @@
 /*
- * fuzz_npy.c - libFuzzer harness for the .npy reader (tools/npy.c).
+ * fuzz_npy.c - libFuzzer harness for the .npy reader (run/npy.c).
  *
  * Owns: handing each input to cs_npy_read as a file (a memfd, read back by
  * its /proc/self/fd path) and checking the reader's contract on the way:
@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../../tools/npy.h"
+#include "../../run/npy.h"
 
 static int fd = -1;
 static char path[64];

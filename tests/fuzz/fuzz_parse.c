@@ -25,7 +25,7 @@
 
 #include "../../collectives/allreduce.h"
 #include "../../sim/sched.h"
-#include "../../tools/cli.h"
+#include "../../cli/collsim/cli.h"
 
 /* The parsers' refusals go to a stderr that is /dev/null; libFuzzer and
  * the sanitizers keep the real fd 2 (they do not write through stdio's

@@ -27,8 +27,8 @@
 #include "../../sim/trace/check.h"
 #include "../../sim/trace/export.h"
 #include "../../sim/trace/read.h"
-#include "../../tools/cli.h"
-#include "../../tools/trace_stats.h"
+#include "../../cli/collsim/cli.h"
+#include "../../cli/collsim/trace_stats.h"
 
 static int fd = -1;
 static char path[64];

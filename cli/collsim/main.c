@@ -1,0 +1,131 @@
+/*
+ * main.c - the `collsim` command: git-style subcommand dispatch, --help,
+ * --version, `help SUB`, and `clean`.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../window/world.h"
+#include "cli.h"
+
+typedef struct subcmd {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+  const char *summary;
+} subcmd_t;
+
+static const subcmd_t cmds[] = {
+    {"run", cs_cmd_run, "run a verified allreduce (mesh, ring or host)"},
+    {"replay", cs_cmd_replay, "re-execute a recorded run in its exact order"},
+    {"explore", cs_cmd_explore, "search controlled schedules of a run for a failure"},
+    {"shrink", cs_cmd_shrink, "cut a failing trace down to a small run that fails the same way"},
+    {"teach", cs_cmd_teach, "walk through the ring allreduce from its transfers"},
+    {"ping", cs_cmd_ping, "pass a token around the ranks; print hop latency"},
+    {"bench", cs_cmd_bench, "time allreduce over a size sweep; nccl-tests table"},
+    {"trace", cs_cmd_trace, "show a recorded trace: text, JSON lines, Perfetto"},
+    {"check", cs_cmd_check, "find the ordering defects of a recorded run"},
+    {"clean", cs_cmd_clean, "remove /dev/shm names left by killed launchers"},
+};
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static void usage(FILE *out)
+{
+  fprintf(out,
+          "usage: collsim [--help] [--version] SUBCOMMAND [OPTIONS]\n"
+          "\n"
+          "Simulates the allreduce collectives of PyPTO PR #2161 on one\n"
+          "workstation: every rank is a forked process with a communication\n"
+          "window in POSIX shared memory, signalling its peers through futex\n"
+          "counters; every result is verified against an independent oracle.\n"
+          "\n"
+          "Subcommands:\n");
+  for (size_t i = 0; i < NCMDS; i++)
+    fprintf(out, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
+  fprintf(out, "  %-8s %s\n", "help", "show the help of a subcommand");
+  fprintf(out, "\n'collsim help SUBCOMMAND' or 'collsim SUBCOMMAND --help' "
+               "for details.\n\n" CS_CLI_EXIT_HELP);
+}
+
+int cs_cmd_clean(int argc, char **argv)
+{
+  if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    printf("usage: collsim clean\n\n"
+           "Removes /dev/shm/collsim-<pid>-<n> names whose launcher (pid) no\n"
+           "longer exists. A run unlinks its region's name right after\n"
+           "creating it, so only a launcher killed in that instant leaves one\n"
+           "behind.\n");
+    return CS_EXIT_OK;
+  }
+  if (argc > 1) {
+    cs_cli_error("clean", "unexpected argument '%s'", argv[1]);
+    return CS_EXIT_USAGE;
+  }
+  int kept = 0;
+  int n = cs_world_clean_stale(stdout, stderr, &kept);
+  if (n < 0) {
+    cs_cli_error("clean", "cannot read /dev/shm");
+    return CS_EXIT_ABORTED;
+  }
+  printf("collsim clean: removed %d stale name%s\n", n, n == 1 ? "" : "s");
+  if (kept)
+    printf("collsim clean: %d stale name%s could not be removed (ask their "
+           "owner or root)\n", kept, kept == 1 ? "" : "s");
+  return kept ? CS_EXIT_ABORTED : CS_EXIT_OK;
+}
+
+static const subcmd_t *find(const char *name)
+{
+  for (size_t i = 0; i < NCMDS; i++)
+    if (strcmp(cmds[i].name, name) == 0)
+      return &cmds[i];
+  return NULL;
+}
+
+int main(int argc, char **argv)
+{
+  /* A file-size limit makes writes fail with EFBIG (reported on the normal
+   * error path) instead of killing the launcher mid-run. */
+  signal(SIGXFSZ, SIG_IGN);
+  /* Keep descriptors 0-2 taken: otherwise, with stdin closed, the world's
+   * shm descriptor would become fd 0 and be read as the user's input. */
+  for (int fd = 0; fd < 3; fd++)
+    if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) < 0)
+      return CS_EXIT_ABORTED;
+  if (argc < 2) {
+    usage(stderr);
+    return CS_EXIT_USAGE;
+  }
+  const char *sub = argv[1];
+  if (!strcmp(sub, "--help") || !strcmp(sub, "-h")) {
+    usage(stdout);
+    return CS_EXIT_OK;
+  }
+  if (!strcmp(sub, "--version") || !strcmp(sub, "version")) {
+    printf("collsim %s\n", CS_VERSION_STRING);
+    return CS_EXIT_OK;
+  }
+  if (!strcmp(sub, "help")) {
+    if (argc < 3) {
+      usage(stdout);
+      return CS_EXIT_OK;
+    }
+    const subcmd_t *c = find(argv[2]);
+    if (!c) {
+      fprintf(stderr, "collsim: unknown subcommand '%s' (see 'collsim --help')\n",
+              argv[2]);
+      return CS_EXIT_USAGE;
+    }
+    char *hargv[] = {(char *)c->name, "--help", NULL};
+    return c->fn(2, hargv);
+  }
+  const subcmd_t *c = find(sub);
+  if (!c) {
+    fprintf(stderr, "collsim: unknown subcommand '%s' (see 'collsim --help')\n",
+            sub);
+    return CS_EXIT_USAGE;
+  }
+  return c->fn(argc - 1, argv + 1);
+}

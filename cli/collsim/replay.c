@@ -1,0 +1,232 @@
+/*
+ * replay.c - `collsim replay TRACE`: rebuilds a run from a trace's header
+ * and re-executes it in controlled mode with the recorded order as the
+ * schedule, comparing every event with the recorded one before it runs.
+ * Parses, turns the trace's header into `collsim run` options, hands them
+ * to the run (cli/collsim/run.h) and prints the replay's verdict.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../sim/trace/read.h"
+#include "../../window/cs_error.h"
+#include "cli.h"
+#include "../../run/coll.h"
+#include "run.h"
+
+static const char replay_help[] =
+    "usage: collsim replay TRACE [--input IN.npy] [--output OUT.npy]\n"
+    "                      [--trace NEW] [--timeout SECONDS]\n"
+    "\n"
+    "Rebuilds the run recorded in TRACE (algorithm, ranks, count, dtype, op,\n"
+    "inputs, memory model, bug mutation, injected fault) and re-executes it in\n"
+    "controlled mode, granting the ranks and DMA engines in exactly the\n"
+    "recorded order (for free-mode traces too). Before each event runs it is\n"
+    "compared with the recorded one. Prints 'replayed N events: identical'\n"
+    "and the outcome (verified, wrong result with the first bad element,\n"
+    "fault, deadlock), or the first divergence with both events.\n"
+    "\n"
+    "A trace of a collective of your own (collsim run --algo ./X.so) names\n"
+    "its shared object, which replay loads again from the same path.\n"
+    "\n"
+    "Records edited by hand (their checksum no longer matches) are accepted,\n"
+    "so an edited event replays to a divergence at that event.\n"
+    "\n"
+    "  --input IN.npy   the inputs, for traces of runs made with --input\n"
+    "                   (their hash must match the trace's)\n"
+    "  --output OUT.npy write the replayed results\n"
+    "  --trace NEW      record the replayed run\n"
+    "  --timeout SECONDS\n"
+    "\n"
+    "Exit status: 0 identical, 1 diverged, 2 bad usage or a bad trace.\n";
+
+/* Returns 0 to replay *path, 1 after --help, -1 on bad usage (printed). */
+static int parse(int argc, char **argv, run_opts_t *o, const char **path)
+{
+  static const struct option longopts[] = {
+      {"input", required_argument, 0, 'i'},
+      {"output", required_argument, 0, 'o'},
+      {"help", no_argument, 0, 'h'},
+      CS_CLI_COMMON_LONGOPTS,
+      {0, 0, 0, 0}};
+  int opt, bad = 0;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    if (opt == CS_OPT_FAULT) {
+      cs_cli_error("replay", "--fault is taken from the trace");
+      return -1;
+    }
+    if (cs_cli_common_opt("replay", opt, optarg, &o->com, &bad)) {
+      if (bad)
+        return -1;
+      continue;
+    }
+    switch (opt) {
+    case 'i': o->input = optarg; break;
+    case 'o': o->output = optarg; break;
+    case 'h': fputs(replay_help, stdout); return 1;
+    default:
+      fprintf(stderr, "Try 'collsim replay --help'.\n");
+      return -1;
+    }
+  }
+  if (optind + 1 != argc) {
+    cs_cli_error("replay", optind >= argc ? "a TRACE file is required"
+                                          : "one TRACE file expected");
+    return -1;
+  }
+  *path = argv[optind];
+  return 0;
+}
+
+/* What every replay takes from the header whatever the collective: the
+ * fill's seed and input hash, the injected fault, the wait timeout (unless
+ * given) and the memory model. */
+static void header_common(run_opts_t *o, const cs_trace_header_t *h)
+{
+  o->seed = h->seed;
+  o->expect_hash = h->input_hash;
+  if (h->fault_kind) {
+    o->com.has_fault = 1;
+    o->com.fault = (cs_fault_t){.kind = h->fault_kind, .rank = h->fault_rank,
+                                .event = h->fault_event};
+  }
+  if (!o->com.timeout_ns)
+    o->com.timeout_ns = h->timeout_ns;
+  o->sched.model = (cs_mm_t)h->memory_model;
+  o->schedule_str = "replay";
+}
+
+/* The run of a collective loaded from a shared object (algo_path): the
+ * same file must still be there. Returns 0 or -1 (printed). */
+static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
+{
+  const cs_trace_header_t *h = &o->replay.hdr;
+  char so[sizeof(h->algo_path) + 1];
+  snprintf(so, sizeof(so), "%.*s", (int)sizeof(h->algo_path), h->algo_path);
+  if (h->dtype >= CS_NDTYPES || h->op >= CS_NOPS || h->bug != 0 ||
+      h->memory_model > CS_MM_RELAXED || h->fill > CS_FILL_RANDOM ||
+      h->fault_kind > CS_FAULT_HANG || h->iters > 1000000 ||
+      (h->fault_kind && h->fault_rank >= h->nranks) || !so[0]) {
+    cs_cli_error("replay", "%s: its header describes a run collsim cannot "
+                 "make", path);
+    return -1;
+  }
+  if (o->input || o->output) {
+    cs_cli_error("replay", "%s is for traces of the built-in algorithms, not "
+                 "of %s", o->input ? "--input" : "--output", so);
+    return -1;
+  }
+  if (cs_run_load_algo(o, so) < 0)
+    return -1;
+  if (edited)
+    fprintf(stderr, "collsim replay: %llu record%s of %s edited (checksum "
+            "mismatch); replaying them as they are\n",
+            (unsigned long long)edited, edited == 1 ? "" : "s", path);
+  o->cfg = (cs_ar_cfg_t){.dtype = h->dtype, .op = h->op, .nranks = h->nranks,
+                         .count = h->count, .tile_bytes = h->tile_bytes,
+                         .iters = h->iters};
+  o->fill = (cs_fill_t)h->fill;
+  header_common(o, h);
+  return 0;
+}
+
+/* The run the loaded trace's header describes, as `collsim run` options;
+ * it must be one `collsim run` would accept. Returns 0 or -1 (printed). */
+static int from_header(run_opts_t *o, const char *path, uint64_t edited)
+{
+  const cs_trace_header_t *h = &o->replay.hdr;
+  if (h->program == 0 && h->algo == CS_TRACE_ALGO_USER)
+    return from_user_header(o, path, edited);
+  if (h->program != 0 || h->algo >= CS_NALGOS || h->dtype >= CS_NDTYPES ||
+      h->op >= CS_NOPS || h->bug >= CS_NBUGS || h->memory_model > CS_MM_RELAXED ||
+      h->fill > CS_FILL_INPUT || h->fault_kind > CS_FAULT_HANG ||
+      cs_cli_modes_check(h->modes) < 0) {
+    cs_cli_error("replay", "%s: not the trace of an allreduce run (program %u, "
+                 "algo %u): only 'collsim run' traces replay", path, h->program,
+                 h->algo);
+    return -1;
+  }
+  if (h->fill == CS_FILL_INPUT && !o->input) {
+    cs_cli_error("replay", "%s was recorded with --input: give the same file "
+                 "with --input", path);
+    return -1;
+  }
+  if (edited)
+    fprintf(stderr, "collsim replay: %llu record%s of %s edited (checksum "
+            "mismatch); replaying them as they are\n",
+            (unsigned long long)edited, edited == 1 ? "" : "s", path);
+  char why[256];
+  int bad = cs_cli_header_cfg(h, &o->cfg, why, sizeof(why));
+  o->have_ranks = o->have_count = o->have_dtype = o->have_iters = 1;
+  o->fill = h->fill == CS_FILL_INPUT ? CS_FILL_DEFAULT : (cs_fill_t)h->fill;
+  header_common(o, h);
+  if (bad) {
+    cs_cli_error("replay", "%s: its header describes a run collsim cannot "
+                 "make (%s)", path, why);
+    return -1;
+  }
+  return 0;
+}
+
+/* Prints how the replayed run ended (its exit code `rc`). Returns the
+ * replay's exit code. */
+static int outcome(const run_opts_t *o, const char *path, int rc)
+{
+  if (rc == CS_EXIT_USAGE)
+    return CS_EXIT_USAGE;
+  if (o->abort_reason == CS_ABORT_DIVERGED) {
+    printf("replay: DIVERGED from %s (the first divergence is above)\n", path);
+    return 1;
+  }
+  const char *what = rc == CS_EXIT_OK ? "verified"
+                     : rc == CS_EXIT_WRONG ? "wrong result"
+                     : o->abort_reason == CS_ABORT_DEADLOCK ? "deadlock"
+                     : o->abort_reason == CS_ABORT_TIMEOUT ? "hang (wait timeout)"
+                                                           : "fault";
+  if (o->abort_reason && o->abort_reason != CS_ABORT_DEADLOCK)
+    printf("replayed %llu recorded events up to the abort: identical; outcome: %s\n",
+           (unsigned long long)o->replay.n, what);
+  else
+    printf("replayed %llu events: identical; outcome: %s\n",
+           (unsigned long long)o->replay.n, what);
+  return CS_EXIT_OK;
+}
+
+int cs_cmd_replay(int argc, char **argv)
+{
+  run_opts_t o;
+  memset(&o, 0, sizeof(o));
+  o.cmd = "replay";
+  const char *path = NULL;
+  int rc = parse(argc, argv, &o, &path);
+  if (rc != 0)
+    return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+  char why[512];
+  uint64_t edited = 0;
+  cs_trace_diag_t d;
+  if (cs_trace_load_edited(path, &o.replay, &d, &edited) < 0) {
+    cs_trace_strerror(&d, why, sizeof(why));
+    cs_cli_error("replay", "%s", why);
+    return CS_EXIT_USAGE;
+  }
+  int code = CS_EXIT_USAGE;
+  if (from_header(&o, path, edited) < 0 || cs_run_replay_steps(&o) < 0)
+    goto out_trace;
+  const cs_trace_header_t *h = &o.replay.hdr;
+  printf("collsim replay: %s (%s, recorded with schedule %.64s, memory model "
+         "%s): %llu events, %llu schedule steps\n", path,
+         h->schedule[0] == 'f' ? "free mode" : "controlled", h->schedule,
+         cs_mm_name((cs_mm_t)h->memory_model), (unsigned long long)o.replay.n,
+         (unsigned long long)o.sched.nreplay);
+  fflush(stdout);
+  code = outcome(&o, path, cs_run_execute(&o));
+out_trace:
+  cs_coll_close(o.coll_handle);
+  free(o.steps);
+  cs_trace_free(&o.replay);
+  return code;
+}

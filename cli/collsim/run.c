@@ -1,0 +1,947 @@
+/*
+ * run.c - `collsim run`: one verified allreduce run. Parses the options,
+ * checks the configuration, hands the run to the pipeline
+ * (run/pipeline.h) as a job whose verify step compares every rank's result bit
+ * for bit with the oracle (collectives/oracle.h) and every signal cell with
+ * the reference's final values (run/verify.h), and prints the summary and
+ * every failure. cs_run_execute() is shared with `collsim replay` and
+ * `collsim teach`, which fill the options themselves.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../collectives/allreduce.h"
+#include "../../collectives/geometry.h"
+#include "../../collectives/oracle.h"
+#include "../../sim/trace/read.h"
+#include "../../window/cs_error.h"
+#include "cli.h"
+#include "../../run/npy.h"
+#include "../../run/pipeline.h"
+#include "../../run/coll.h"
+#include "run.h"
+#include "run_user.h"
+#include "../../run/verify.h"
+
+static const char run_help[] =
+    "usage: collsim run [--algo mesh|ring|host|./X.so] [--ranks N] [--count C]\n"
+    "                   [--dtype fp32|fp16|bf16] [--op sum|max|min|prod]\n"
+    "                   [--fill arange|pto|random] [--seed S]\n"
+    "                   [--input IN.npy] [--output OUT.npy] [--iters K]\n"
+    "                   [--tile-bytes B] [--schedule S] [--memory-model M]\n"
+    "                   [--bug NAME] [--list-bugs] [--fault RANK:KIND[:EVENT]]\n"
+    "                   [--signals single-use|self-clearing]\n"
+    "                   [--minmax ieee|propagate|pto]\n"
+    "                   [--shape ROWSxCOLS [--valid R,C]]\n"
+    "                   [--timeout SECONDS] [--trace FILE] [--check]\n"
+    "\n"
+    "Runs the allreduce of PyPTO PR #2161 on N forked rank processes and\n"
+    "verifies every rank's result bit for bit against an independent oracle\n"
+    "that folds the inputs in the algorithm's own association order (ring:\n"
+    "identical on all ranks; mesh and host: own value first, then the peers\n"
+    "ascending). Also reports the largest error against a float64 reduction\n"
+    "and checks that every signal cell reached its final value and returned\n"
+    "to 0 after the self-clearing epilogue (docs/algorithms.md §2.3; with\n"
+    "--signals single-use: stayed at that final value).\n"
+    "\n"
+    "  --algo A         mesh, ring or host (default ring), or a collective of\n"
+    "                   your own: a shared object exporting collsim_collective\n"
+    "                   (a path with '/' or ending in .so; see collsim-api(3)),\n"
+    "                   verified against its expected-result function; --bug,\n"
+    "                   --input and --output are for the built-ins only\n"
+    "  --ranks N        ranks: 1..64, host 1..16 (default 4, or the input's rows)\n"
+    "  --count C        elements per rank, >= 1 (default 65537, or the input's\n"
+    "                   columns)\n"
+    "  --dtype D        fp32, fp16 or bf16 (default fp32, or the input's);\n"
+    "                   bf16 is collsim's extension: PyPTO takes fp32 and fp16\n"
+    "  --op O           sum, max, min or prod (default sum)\n"
+    "  --fill F         inputs: arange (100*r + i), pto (1 + 0.125*r +\n"
+    "                   0.0625*(i mod 5)) or random (seeded; [-1,1), prod\n"
+    "                   [0.9,1.1)). Default: as PR #2161's tests choose\n"
+    "                   (pto for prod, and for fp16/bf16 on mesh and ring;\n"
+    "                   arange otherwise)\n"
+    "  --seed S         seed of the random fill (default 1)\n"
+    "  --input IN.npy   inputs from a .npy of shape (N, C): '<f4' fp32, '<f2'\n"
+    "                   fp16, '<u2' bf16 bits; row r is rank r's input\n"
+    "  --output OUT.npy write every rank's result, shape (N, C), same dtype;\n"
+    "                   an --output or --trace that is the --input file, or\n"
+    "                   a --trace that is the --output file, is refused\n"
+    "  --iters K        allreduce calls on one world (default 10); the time\n"
+    "                   printed is the median over calls of the slowest rank\n"
+    "  --tile-bytes B   UB tile size (default 16384, as in PR #2161)\n"
+    "  --schedule S     controlled mode: one actor (a rank, or a rank's DMA\n"
+    "                   engine landing a posted op) runs at a time, chosen by\n"
+    "                   random:SEED, pct:SEED:DEPTH[:STEPS] (PCT, DEPTH-1\n"
+    "                   priority changes in the first STEPS steps, default\n"
+    "                   2000), latest (land posted ops only when forced,\n"
+    "                   notifies first), replay:TRACE or interactive (you pick\n"
+    "                   each step on the terminal; ? help, q quit) or\n"
+    "                   deviate:LIST (a default order that never preempts,\n"
+    "                   except Z>Y: right after\n"
+    "                   actor Z, actor Y; R.K = rank R's event K, R#D = the\n"
+    "                   landing of its DMA op D, ^ = the start; the form\n"
+    "                   collsim shrink writes). No actor able to run is a\n"
+    "                   deadlock, reported with the wavefront (exit 3)\n"
+    "  --memory-model M sc (posted stores and notifies land at issue; the\n"
+    "                   default), fifo (later, in order) or relaxed (in any\n"
+    "                   order unless a fence separates them); fifo and relaxed\n"
+    "                   need --schedule\n"
+    "  --bug NAME       run with a known defect (docs/algorithms.md §8; see\n"
+    "                   --list-bugs, which also prints the options that make\n"
+    "                   each one fail)\n"
+    "  --signals M      self-clearing (the default): every call ends with the\n"
+    "                   epilogue of the later PRs #2175/#2279 that returns its\n"
+    "                   signal cells to 0, so calls can repeat on one world;\n"
+    "                   single-use: PR #2161's own protocol, no epilogue, the\n"
+    "                   cells stay at their final values (mesh 1+C, ring 2K,\n"
+    "                   host 1+ceil(n/256)) and a world takes one call only\n"
+    "                   (--iters is then 1; more is refused)\n"
+    "  --minmax M       what max and min do with NaN and signed zeros (the\n"
+    "                   reference leaves it open): ieee (the default, IEEE\n"
+    "                   754-2019 maximumNumber/minimumNumber: a NaN loses to\n"
+    "                   a number, +0 > -0), propagate (a NaN operand gives\n"
+    "                   NaN, as torch), pto (std::max(local, received) =\n"
+    "                   local < received ? received : local, std::min\n"
+    "                   likewise, as pto-isa's CPU simulator: a NaN or a ±0\n"
+    "                   tie keeps the local value); the oracle follows the\n"
+    "                   mode\n"
+    "  --shape RxC      the data as a row-major R x C matrix (count = R*C; a\n"
+    "                   --count that differs is refused)\n"
+    "  --valid R,C      mesh only: the valid top-left R x C rectangle of the\n"
+    "                   shape (1 <= R <= ROWS, 1 <= C <= COLS, R*C*esize <=\n"
+    "                   --tile-bytes). A partial one takes PR #2161's\n"
+    "                   rectangle path (docs/algorithms.md §3.3): one 2-D load\n"
+    "                   per rank, one barrier, one 2-D store; the elements\n"
+    "                   outside keep each rank's input, and are verified so.\n"
+    "                   Default: the whole shape (the chunked path)\n"
+    "  --check          at the end, check the run's own trace for ordering\n"
+    "                   defects as 'collsim check' does (a temporary trace\n"
+    "                   without --trace); a finding fails the run (exit 1)\n"
+    CS_CLI_COMMON_HELP
+    "\n" CS_CLI_EXIT_HELP;
+
+enum { OPT_ALGO = 2000, OPT_RANKS, OPT_COUNT, OPT_DTYPE, OPT_OP, OPT_FILL,
+       OPT_SEED, OPT_INPUT, OPT_OUTPUT, OPT_ITERS, OPT_TILE, OPT_SCHEDULE,
+       OPT_MM, OPT_BUG, OPT_LIST_BUGS, OPT_CHECK, OPT_SIGNALS, OPT_MINMAX,
+       OPT_SHAPE, OPT_VALID };
+
+enum { OPT_NOT_MINE = 2 }; /* an option handler's "not one of mine" */
+
+/* --algo, --ranks, --count, --dtype, --op, --fill, --seed, --iters,
+ * --tile-bytes. Returns 0, -1 after one line, or OPT_NOT_MINE. */
+static int opt_cfg(run_opts_t *o, int opt, const char *arg)
+{
+  int v;
+  switch (opt) {
+  case OPT_ALGO:
+    if (cs_coll_is_path(arg))
+      return cs_run_load_algo(o, arg);
+    if ((v = cs_algo_parse(arg)) < 0) {
+      cs_cli_error("run", "--algo '%s' is not accepted: expected mesh, ring "
+                   "or host", arg);
+      return -1;
+    }
+    o->cfg.algo = (cs_algo_t)v;
+    cs_coll_close(o->coll_handle);
+    o->coll = NULL;
+    o->coll_handle = NULL;
+    return 0;
+  case OPT_RANKS:
+    o->have_ranks = 1;
+    return cs_cli_u32("run", "--ranks", arg, 1, CS_AR_MAX_RANKS, &o->cfg.nranks);
+  case OPT_COUNT:
+    o->have_count = 1;
+    return cs_cli_u64("run", "--count", arg, 1, 1ull << 36, &o->cfg.count);
+  case OPT_DTYPE:
+    o->have_dtype = 1;
+    return cs_cli_dtype("run", "--dtype", arg, &o->cfg.dtype);
+  case OPT_OP:
+    return cs_cli_op("run", "--op", arg, &o->cfg.op);
+  case OPT_FILL:
+    if (!strcmp(arg, "arange"))
+      o->fill = CS_FILL_ARANGE;
+    else if (!strcmp(arg, "pto"))
+      o->fill = CS_FILL_PTO;
+    else if (!strcmp(arg, "random"))
+      o->fill = CS_FILL_RANDOM;
+    else {
+      cs_cli_error("run", "--fill '%s' is not accepted: expected arange, pto "
+                   "or random", arg);
+      return -1;
+    }
+    return 0;
+  case OPT_SEED:
+    return cs_cli_u64("run", "--seed", arg, 0, UINT64_MAX - 1, &o->seed);
+  case OPT_SHAPE:
+    o->have_shape = 1;
+    return cs_cli_pair("run", "--shape", arg, 'x', 1, &o->cfg.shape_rows,
+                       &o->cfg.shape_cols);
+  case OPT_VALID:
+    o->have_valid = 1;
+    return cs_cli_pair("run", "--valid", arg, ',', 0, &o->cfg.valid_rows,
+                       &o->cfg.valid_cols);
+  case OPT_ITERS:
+    o->have_iters = 1;
+    return cs_cli_u32("run", "--iters", arg, 1, 1000000, &o->cfg.iters);
+  case OPT_TILE:
+    if (cs_cli_u32("run", "--tile-bytes", arg, 1024, 1u << 24, &o->cfg.tile_bytes) < 0)
+      return -1;
+    if (o->cfg.tile_bytes % 32) {
+      cs_cli_error("run", "--tile-bytes '%s' is not accepted: expected a "
+                   "multiple of 32", arg);
+      return -1;
+    }
+    return 0;
+  default:
+    return OPT_NOT_MINE;
+  }
+}
+
+/* --input, --output, --schedule, --memory-model, --bug, --list-bugs,
+ * --help. Returns 0, 1 when the command is done (a list or the help was
+ * printed), -1 after one line, or OPT_NOT_MINE. */
+static int opt_mode(run_opts_t *o, int opt, const char *arg)
+{
+  int v;
+  char why[256];
+  const char *file = NULL;
+  switch (opt) {
+  case OPT_INPUT: o->input = arg; return 0;
+  case OPT_OUTPUT: o->output = arg; return 0;
+  case OPT_SCHEDULE:
+    if (cs_sched_parse(arg, &o->sched, &file) < 0) {
+      cs_cli_schedule_why(arg, why, sizeof(why));
+      cs_cli_error("run", "%s", why);
+      return -1;
+    }
+    o->schedule_str = arg;
+    o->replay_file = file;
+    return 0;
+  case OPT_MM:
+    o->model_set = 1;
+    return cs_cli_mm("run", "--memory-model", arg, &o->sched.model);
+  case OPT_BUG:
+    if ((v = cs_bug_parse(arg)) < 0) {
+      cs_cli_error("run", "--bug '%s' is not accepted: see 'collsim run "
+                   "--list-bugs'", arg);
+      return -1;
+    }
+    o->cfg.bug = (uint32_t)v;
+    return 0;
+  case OPT_LIST_BUGS:
+    cs_run_list_bugs(stdout);
+    return 1;
+  case OPT_CHECK: o->check = 1; return 0;
+  case OPT_SIGNALS:
+    return cs_cli_signals("run", "--signals", arg, &o->cfg.no_epilogue);
+  case OPT_MINMAX:
+    return cs_cli_minmax("run", "--minmax", arg, &o->cfg.minmax);
+  case 'h':
+    fputs(run_help, stdout);
+    return 1;
+  default:
+    return OPT_NOT_MINE;
+  }
+}
+
+/* Returns 0 to run, 1 when done (help, list), -1 on bad usage (printed). */
+static int parse(int argc, char **argv, run_opts_t *o)
+{
+  static const struct option longopts[] = {
+      {"algo", required_argument, 0, OPT_ALGO},
+      {"ranks", required_argument, 0, OPT_RANKS},
+      {"count", required_argument, 0, OPT_COUNT},
+      {"dtype", required_argument, 0, OPT_DTYPE},
+      {"op", required_argument, 0, OPT_OP},
+      {"fill", required_argument, 0, OPT_FILL},
+      {"seed", required_argument, 0, OPT_SEED},
+      {"input", required_argument, 0, OPT_INPUT},
+      {"output", required_argument, 0, OPT_OUTPUT},
+      {"iters", required_argument, 0, OPT_ITERS},
+      {"tile-bytes", required_argument, 0, OPT_TILE},
+      {"schedule", required_argument, 0, OPT_SCHEDULE},
+      {"memory-model", required_argument, 0, OPT_MM},
+      {"bug", required_argument, 0, OPT_BUG},
+      {"list-bugs", no_argument, 0, OPT_LIST_BUGS},
+      {"check", no_argument, 0, OPT_CHECK},
+      {"signals", required_argument, 0, OPT_SIGNALS},
+      {"minmax", required_argument, 0, OPT_MINMAX},
+      {"shape", required_argument, 0, OPT_SHAPE},
+      {"valid", required_argument, 0, OPT_VALID},
+      {"help", no_argument, 0, 'h'},
+      CS_CLI_COMMON_LONGOPTS,
+      {0, 0, 0, 0}};
+  int opt, bad = 0, rc;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    if (cs_cli_common_opt("run", opt, optarg, &o->com, &bad)) {
+      if (bad)
+        return -1;
+      continue;
+    }
+    if ((rc = opt_cfg(o, opt, optarg)) == OPT_NOT_MINE &&
+        (rc = opt_mode(o, opt, optarg)) == OPT_NOT_MINE) {
+      fprintf(stderr, "Try 'collsim run --help'.\n");
+      return -1;
+    }
+    if (rc != 0)
+      return rc;
+  }
+  if (optind < argc) {
+    cs_cli_error("run", "unexpected argument '%s'", argv[optind]);
+    return -1;
+  }
+  if (o->coll && (o->cfg.bug || o->input || o->output || o->have_shape)) {
+    cs_cli_error("run", "%s is for the built-in algorithms, not --algo %s",
+                 o->cfg.bug ? "--bug" : o->input ? "--input"
+                 : o->output ? "--output" : "--shape", o->coll_path);
+    return -1;
+  }
+  if (cs_cli_shape_resolve("run", &o->cfg, o->have_shape, o->have_valid,
+                           o->have_count) < 0)
+    return -1;
+  o->have_count |= o->have_shape; /* --input's columns must match it too */
+  if (o->input && o->fill != CS_FILL_DEFAULT) {
+    cs_cli_error("run", "--fill and --input are exclusive: give one");
+    return -1;
+  }
+  if (o->model_set &&
+      cs_cli_mm_scheduled("run", o->sched.model, o->schedule_str != NULL) < 0)
+    return -1;
+  return 0;
+}
+
+int cs_run_load_algo(run_opts_t *o, const char *arg)
+{
+  char why[768];
+  cs_coll_close(o->coll_handle);
+  o->coll = NULL;
+  o->coll_handle = NULL;
+  if (!realpath(arg, o->coll_path)) {
+    cs_cli_error(o->cmd, "--algo %s: cannot open: %s", arg, strerror(errno));
+    return -1;
+  }
+  if (cs_coll_open(o->coll_path, &o->coll, &o->coll_handle, why,
+                   sizeof(why)) < 0) {
+    cs_cli_error(o->cmd, "--algo %s", why);
+    return -1;
+  }
+  return 0;
+}
+
+void cs_run_list_bugs(FILE *out)
+{
+  fprintf(out, "Bug mutations (--bug NAME); each fails under the options shown:\n\n");
+  for (int i = 1; i < CS_NBUGS; i++)
+    fprintf(out, "%-26s %s\n%26s fails: %s\n%26s with: %s\n\n",
+            cs_bug_table[i].name, cs_bug_table[i].what, "",
+            cs_bug_table[i].fails, "", cs_bug_table[i].recipe);
+}
+
+/* ------------------------------------------------------------ the job */
+
+/* One run: a copy of the options (the input file and the bug may change
+ * the configuration, not the caller's), the pipeline job, and what the
+ * verify step found. Lives in cs_run_execute's frame. */
+typedef struct run_job {
+  run_opts_t  o;
+  cs_npy_t    in;         /* --input, or empty */
+  cs_fill_t   fill;       /* the fill used (CS_FILL_INPUT with --input) */
+  int         controlled; /* a schedule decides the order */
+  cs_layout_t l;
+  cs_job_t    job;
+  /* verify */
+  uint64_t    median_ns;  /* per call the slowest rank, median over calls */
+  uint32_t    signal_bad; /* cells that missed their final value */
+  uint32_t    differ;     /* calls unlike the first, on the rank with most */
+  int64_t     sig_rank;   /* the lowest rank with a cell that missed (-1) */
+  int64_t     differ_rank; /* the lowest rank with a call unlike the first */
+  const cs_ar_stats_t *sig_st; /* their stats, in the world (mapped until report) */
+  const cs_ar_stats_t *differ_st;
+  cs_verdict_t v;
+  uint8_t     want[4];    /* the first wrong element's expected bits */
+  uint64_t    verify_ns;  /* the oracle comparison's wall time */
+} run_job_t;
+
+/* Takes N, C and the dtype from the input file, or checks them against
+ * the options. Returns 0 or -1 (printed). */
+static int load_input(run_job_t *rj)
+{
+  run_opts_t *o = &rj->o;
+  cs_npy_t *a = &rj->in;
+  char why[512];
+  if (cs_npy_read(o->input, a, why, sizeof(why)) < 0) {
+    cs_cli_error("run", "--input %s", why);
+    return -1;
+  }
+  const char *clash = NULL;
+  if (o->have_dtype && a->dtype != o->cfg.dtype)
+    clash = "dtype";
+  else if (o->have_ranks && a->rows != o->cfg.nranks)
+    clash = "rows (ranks)";
+  else if (o->have_count && a->cols != o->cfg.count)
+    clash = "columns (count)";
+  else if (a->rows > CS_AR_MAX_RANKS)
+    clash = "rows (ranks: at most 64)";
+  if (clash) {
+    cs_cli_error("run", "--input %s: its %s (%s, shape (%llu, %llu)) do not "
+                 "match the options", o->input, clash, cs_dtype_name(a->dtype),
+                 (unsigned long long)a->rows, (unsigned long long)a->cols);
+    free(a->data);
+    a->data = NULL;
+    return -1;
+  }
+  o->cfg.dtype = a->dtype;
+  o->cfg.nranks = (uint32_t)a->rows;
+  o->cfg.count = a->cols;
+  return 0;
+}
+
+/* The world the run needs, and whether the launcher can hold it (with
+ * --input's rows beside it).
+ * Returns the exit code (CS_EXIT_OK to go on; otherwise printed). */
+static int check_world(run_job_t *rj)
+{
+  const run_opts_t *o = &rj->o;
+  const cs_ar_cfg_t *c = &o->cfg;
+  uint32_t n = c->nranks;
+  uint64_t bytes = c->count * cs_dtype_size(c->dtype);
+  rj->controlled = o->sched.strategy != CS_SCHED_FREE;
+  rj->job.wo = (cs_world_opts_t){
+      .io_bytes = cs_ar_io_bytes(c), .timeout_ns = o->com.timeout_ns,
+      .trace_bytes = o->com.trace ? cs_pipe_trace_bytes(n, rj->controlled) : 0,
+      .sched_bytes = rj->controlled
+                         ? cs_sched_area_bytes(n, (1u << 20) + 2ull * c->tile_bytes)
+                         : 0,
+      .note_slot = CS_AR_SLOT_SIGNAL,
+      .note_cells = (uint32_t)cs_ar_signal_cells(c)};
+  int rc = cs_ar_layout(c, &rj->l);
+  if (rc < 0) {
+    cs_cli_error(o->cmd, "cannot hold %u windows of %llu bytes: %s", n,
+                 (unsigned long long)rj->l.win_bytes, cs_strerror(rc));
+    return CS_EXIT_USAGE;
+  }
+  uint64_t region = cs_world_region_bytes(&rj->l, n, &rj->job.wo);
+  /* The world, and beside it only --input's rows (the fill writes into
+   * the world, verification reads it in place). */
+  uint64_t need = region + (o->input ? bytes * n : 0), avail = cs_mem_available();
+  if (region == 0 || need > avail) {
+    cs_cli_error(o->cmd, "%u ranks x %llu elements need about %.1f GiB of "
+                 "memory; %.1f GiB are available", n,
+                 (unsigned long long)c->count, (double)need / (1ull << 30),
+                 (double)avail / (1ull << 30));
+    return CS_EXIT_USAGE;
+  }
+  return CS_EXIT_OK;
+}
+
+/* Everything that can be refused before the world exists. Returns the
+ * exit code (CS_EXIT_OK to go on; otherwise printed). */
+static int check(run_job_t *rj)
+{
+  run_opts_t *o = &rj->o;
+  if (o->output && cs_cli_output_ok(o->cmd, o->output) < 0)
+    return CS_EXIT_USAGE;
+  if (cs_cli_paths_distinct(o->cmd, o->input, o->output, o->com.trace) < 0)
+    return CS_EXIT_USAGE;
+  if (o->input && load_input(rj) < 0)
+    return CS_EXIT_USAGE;
+  if (cs_cli_single_use_check(o->cmd, &o->cfg, o->have_iters) < 0)
+    return CS_EXIT_USAGE;
+  if (o->cfg.iters < cs_bug_min_calls(o->cfg.bug))
+    o->cfg.iters = cs_bug_min_calls(o->cfg.bug); /* some show on a second call */
+  char why[256];
+  int rc = cs_ar_check(&o->cfg);
+  if (rc < 0) {
+    cs_cli_ar_why(&o->cfg, rc, why, sizeof(why));
+    cs_cli_error(o->cmd, "%s", why);
+    return CS_EXIT_USAGE;
+  }
+  if (cs_cli_common_check(o->cmd, &o->com, o->cfg.nranks) < 0)
+    return CS_EXIT_USAGE;
+  rj->fill = o->input ? CS_FILL_INPUT
+                      : (o->fill ? o->fill : cs_ar_default_fill(&o->cfg));
+  return check_world(rj);
+}
+
+static void fill_row(void *ctx, uint32_t r, uint8_t *row)
+{
+  const run_job_t *rj = ctx;
+  cs_ar_fill(rj->fill, &rj->o.cfg, rj->o.seed, r, row);
+}
+
+static int run_verify(cs_pipe_t *p, void *ctx);
+static int run_report(cs_pipe_t *p, void *ctx);
+
+static const cs_job_ops_t run_ops = {fill_row, run_verify, run_report};
+
+/* The wavefront's name of a wait: its place in the allreduce. */
+static void wait_where(void *arg, uint32_t rank, uint32_t slot, uint32_t cell,
+                       int32_t target, char *buf, size_t n)
+{
+  cs_ar_wait_where(arg, rank, slot, cell, target, buf, n);
+}
+
+/* The pipeline job of the checked run (the world options are set). */
+static void make_job(run_job_t *rj)
+{
+  run_opts_t *o = &rj->o;
+  const cs_ar_cfg_t *c = &o->cfg;
+  cs_job_t *j = &rj->job;
+  j->layout = &rj->l;
+  j->nranks = c->nranks;
+  j->inputs = o->input ? rj->in.data : NULL;
+  j->input_bytes = c->count * cs_dtype_size(c->dtype);
+  j->expect_hash = o->expect_hash;
+  j->body = cs_ar_rank_main;
+  j->arg = &o->cfg;
+  j->wait_where = (cs_wait_where_t){wait_where, &o->cfg};
+  j->fault = o->com.fault;
+  j->sched = rj->controlled ? &o->sched : NULL;
+  j->trace = o->com.trace;
+  j->keep = o->com.trace ? NULL : o->keep;
+  j->th = (cs_trace_header_t){
+      .count = c->count, .algo = c->algo, .dtype = c->dtype, .op = c->op,
+      .fill = rj->fill, .seed = o->seed, .tile_bytes = c->tile_bytes,
+      .iters = c->iters, .program = 0, .memory_model = o->sched.model,
+      .bug = c->bug, .fault_kind = o->com.has_fault ? o->com.fault.kind : 0,
+      .fault_rank = o->com.fault.rank, .fault_event = o->com.fault.event,
+      .modes = cs_cli_modes(c)};
+  cs_cli_shape_to_header(c, &j->th);
+  snprintf(j->th.schedule, sizeof(j->th.schedule), "%s",
+           o->schedule_str ? o->schedule_str : rj->controlled ? "replay" : "free");
+  j->ops = &run_ops;
+  j->ctx = rj;
+}
+
+/* ------------------------------------------------------------ verify */
+
+/* The ranks' own counts (cs_ar_stats_t after each output) and per-call
+ * times. Returns 0 or -ENOMEM. */
+static int read_stats(run_job_t *rj, const cs_world_t *w)
+{
+  const cs_ar_cfg_t *c = &rj->o.cfg;
+  uint64_t *per = calloc(c->iters, sizeof(uint64_t));
+  if (!per)
+    return -ENOMEM;
+  rj->sig_rank = rj->differ_rank = -1;
+  for (uint32_t r = 0; r < c->nranks; r++) {
+    const cs_ar_stats_t *st =
+        (const cs_ar_stats_t *)(cs_world_output(w, r) + cs_ar_stats_off(c));
+    rj->signal_bad += st->signal_bad;
+    if (st->signal_bad && rj->sig_rank < 0) {
+      rj->sig_rank = r;
+      rj->sig_st = st;
+    }
+    if (st->iters_differ && rj->differ_rank < 0) {
+      rj->differ_rank = r;
+      rj->differ_st = st;
+    }
+    if (st->iters_differ > rj->differ)
+      rj->differ = st->iters_differ; /* calls, on the rank that saw most */
+    for (uint32_t it = 0; it < c->iters; it++)
+      if (st->ns[it] > per[it])
+        per[it] = st->ns[it];
+  }
+  rj->median_ns = cs_verify_median_ns(per, c->iters);
+  free(per);
+  return 0;
+}
+
+static int run_verify(cs_pipe_t *p, void *ctx)
+{
+  run_job_t *rj = ctx;
+  const cs_ar_cfg_t *c = &rj->o.cfg;
+  if (read_stats(rj, &p->world) < 0)
+    return -ENOMEM;
+  /* The inputs as the ranks read them: the world's own buffers. */
+  uint64_t t0 = cs_now_ns();
+  int rc = cs_verify_allreduce(c, &p->world, NULL, 1, NULL, &rj->v);
+  rj->verify_ns = cs_now_ns() - t0;
+  return rc < 0 ? -ENOMEM : 0;
+}
+
+/* ------------------------------------------------------------ report */
+
+static void human_bytes(uint64_t b, char *out, size_t n)
+{
+  if (b >= (1ull << 20))
+    snprintf(out, n, "%.1f MiB", (double)b / (1 << 20));
+  else if (b >= 1024)
+    snprintf(out, n, "%.1f KiB", (double)b / 1024);
+  else
+    snprintf(out, n, "%llu B", (unsigned long long)b);
+}
+
+static void print_bits(cs_dtype_t t, const void *buf, uint64_t i)
+{
+  if (t == CS_FP32) {
+    uint32_t b;
+    memcpy(&b, (const uint8_t *)buf + i * 4, 4);
+    printf("0x%08x (%.9g)", b, cs_oracle_decode(t, buf, i));
+  } else {
+    printf("0x%04x (%.6g)", ((const uint16_t *)buf)[i], cs_oracle_decode(t, buf, i));
+  }
+}
+
+/* The run's line and the time per call. */
+static void print_head(const run_job_t *rj)
+{
+  const run_opts_t *o = &rj->o;
+  const cs_ar_cfg_t *c = &o->cfg;
+  uint32_t n = c->nranks;
+  uint64_t bytes = c->count * cs_dtype_size(c->dtype);
+  char hb[32];
+  human_bytes(bytes, hb, sizeof(hb));
+  printf("collsim run: %s allreduce, %u rank%s, %llu x %s (%s per rank), %s, "
+         "input %s%s%s, %u call%s\n",
+         cs_algo_name(c->algo), n, n == 1 ? "" : "s", (unsigned long long)c->count,
+         cs_dtype_name(c->dtype), hb, cs_op_name(c->op), cs_fill_name(rj->fill),
+         o->input ? " " : "", o->input ? o->input : "", c->iters,
+         c->iters == 1 ? "" : "s");
+  if (cs_ar_rect(c))
+    printf("shape: %u x %u, valid rectangle %u x %u (the partial-valid path, "
+           "docs/algorithms.md §3.3; the rest keeps each rank's input)\n",
+           c->shape_rows, c->shape_cols, c->valid_rows, c->valid_cols);
+  double us = (double)rj->median_ns / 1e3;
+  double algbw = (double)bytes / (us * 1e3); /* GB/s */
+  double busbw = algbw * (n > 1 ? 2.0 * (n - 1) / n : 0.0);
+  printf("time per call: %.1f us (median of %u, slowest rank), algbw %.3f GB/s, "
+         "busbw %.3f GB/s\n", us, c->iters, algbw, busbw);
+}
+
+/* Results against the oracle, and against float64. */
+static void print_result(run_job_t *rj, const cs_pipe_t *p)
+{
+  const cs_ar_cfg_t *c = &rj->o.cfg;
+  const cs_verdict_t *v = &rj->v;
+  uint32_t n = c->nranks;
+  if (v->wrong == 0) {
+    printf("result: bit-exact on all %u rank%s against the oracle (%s)\n",
+           n, n == 1 ? "" : "s",
+           cs_algo_desc(c->algo)->fold_text);
+  } else {
+    const uint8_t *got = cs_world_output(&p->world, (uint32_t)v->bad_rank);
+    const void *rows[CS_AR_MAX_RANKS];
+    for (uint32_t r = 0; r < n; r++)
+      rows[r] = cs_world_input(&p->world, r);
+    uint32_t bits = 0; /* outside the valid rectangle: the own input */
+    if (cs_ar_in_rect(c, v->bad_i))
+      bits = cs_oracle_elem_rows(c->algo, c->dtype, c->op,
+                                 (cs_minmax_t)c->minmax, n, c->count, rows,
+                                 (uint32_t)v->bad_rank, v->bad_i);
+    else
+      memcpy(&bits, (const uint8_t *)rows[v->bad_rank] +
+                        v->bad_i * cs_dtype_size(c->dtype),
+             cs_dtype_size(c->dtype));
+    uint16_t half = (uint16_t)bits;
+    memcpy(rj->want, c->dtype == CS_FP32 ? (const void *)&bits : &half,
+           cs_dtype_size(c->dtype));
+    printf("result: WRONG: %llu element%s differ from the oracle; first: rank "
+           "%lld index %llu: expected ", (unsigned long long)v->wrong,
+           v->wrong == 1 ? "" : "s", (long long)v->bad_rank,
+           (unsigned long long)v->bad_i);
+    print_bits(c->dtype, rj->want, 0);
+    printf(", got ");
+    print_bits(c->dtype, got, v->bad_i);
+    printf("\n");
+  }
+  printf("error vs float64: max abs %.3g, max rel %.3g; reference tolerance "
+         "(rtol %g, atol %g): %s\n", v->max_abs, v->max_rel, v->rtol, v->atol,
+         v->tol_fail ? "EXCEEDED" : "within");
+  printf("verification: %.3f s (oracle and float64, every rank, all online "
+         "CPUs)\n", (double)rj->verify_ns / 1e9);
+}
+
+/* "signal[7] (row 2, from rank 1)": a cell of c's signal slot. */
+static void cell_name(const cs_ar_cfg_t *c, uint64_t cell, char *buf, size_t n)
+{
+  snprintf(buf, n, "signal[%llu] (row %llu, from rank %llu)",
+           (unsigned long long)cell, (unsigned long long)(cell / c->nranks),
+           (unsigned long long)(cell % c->nranks));
+}
+
+/* The signals line of a run whose cells missed: how many, and the first
+ * cell of each kind by rank, index and value against the expected one. */
+static void print_signals_wrong(const run_job_t *rj)
+{
+  const cs_ar_cfg_t *c = &rj->o.cfg;
+  uint32_t bad = rj->signal_bad;
+  uint64_t not_zero = rj->v.signals_left;
+  const char *what = cs_algo_desc(c->algo)->final_text;
+  char cell[80];
+  printf("signals: WRONG: %u cell%s missed %s = %d, %llu cell%s not %s",
+         bad, bad == 1 ? "" : "s", what, cs_ar_signal_final(c),
+         (unsigned long long)not_zero, not_zero == 1 ? "" : "s",
+         c->no_epilogue ? "at their final value at the end" : "back to 0");
+  if (bad) {
+    cell_name(c, rj->sig_st->signal_cell, cell, sizeof(cell));
+    printf("; first: rank %lld %s held %d %s, expected %d",
+           (long long)rj->sig_rank, cell, rj->sig_st->signal_got,
+           c->no_epilogue ? "at the end of the call" : "before the last epilogue",
+           rj->sig_st->signal_want);
+  }
+  if (not_zero) {
+    cell_name(c, rj->v.left_cell, cell, sizeof(cell));
+    printf("; %s: rank %lld %s holds %d at the end, expected %d",
+           bad ? "and" : "first", (long long)rj->v.left_rank, cell, rj->v.left_val,
+           rj->v.left_want);
+  }
+  printf("\n");
+}
+
+/* Signals: final values before the last epilogue, 0 after it; repeated
+ * calls alike. */
+static void print_signals(const run_job_t *rj)
+{
+  const cs_ar_cfg_t *c = &rj->o.cfg;
+  uint32_t n = c->nranks, bad = rj->signal_bad, differ = rj->differ;
+  uint64_t cells = cs_ar_signal_cells(c), not_zero = rj->v.signals_left;
+  const char *what = cs_algo_desc(c->algo)->final_text;
+  if (n == 1)
+    printf("signals: none (one rank)\n");
+  else if (bad == 0 && not_zero == 0 && c->no_epilogue)
+    printf("signals: single-use: every non-self cell reached %s = %d and "
+           "stays there (no epilogue)\n", what, cs_ar_signal_final(c));
+  else if (bad == 0 && not_zero == 0)
+    printf("signals: every non-self cell reached %s = %d, then the epilogue "
+           "returned all %llu cells to 0\n", what, cs_ar_signal_final(c),
+           (unsigned long long)(cells * n));
+  else
+    print_signals_wrong(rj);
+  if (differ) {
+    const cs_ar_stats_t *st = rj->differ_st;
+    printf("repeated calls: WRONG: %u call%s gave a result different from "
+           "the first; first: call %u on rank %lld, index %llu: call 1 ",
+           differ, differ == 1 ? "" : "s", st->differ_call + 1,
+           (long long)rj->differ_rank, (unsigned long long)st->differ_i);
+    print_bits(c->dtype, &st->differ_first, 0);
+    printf(", call %u ", st->differ_call + 1);
+    print_bits(c->dtype, &st->differ_got, 0);
+    printf("\n");
+  }
+}
+
+/* --output: every rank's result. Returns the exit code given the
+ * verdict `code` (a wrong result stays the verdict). */
+static int write_output(const run_job_t *rj, const cs_pipe_t *p, int code)
+{
+  const run_opts_t *o = &rj->o;
+  const cs_ar_cfg_t *c = &o->cfg;
+  uint32_t n = c->nranks;
+  uint64_t bytes = c->count * cs_dtype_size(c->dtype);
+  char why[256];
+  uint8_t *res = malloc(bytes * n);
+  if (!res) {
+    cs_cli_error(o->cmd, "out of memory for the output");
+    return CS_EXIT_ABORTED;
+  }
+  for (uint32_t r = 0; r < n; r++)
+    memcpy(res + r * bytes, cs_world_output(&p->world, r), bytes);
+  if (cs_npy_write(o->output, c->dtype, n, c->count, res, why, sizeof(why)) < 0) {
+    cs_cli_error(o->cmd, "--output %s", why);
+    if (code == CS_EXIT_OK)
+      code = CS_EXIT_USAGE;
+  }
+  free(res);
+  return code;
+}
+
+/* Prints the mode and the summary, writes --output. Returns the exit
+ * code. */
+static int run_report(cs_pipe_t *p, void *ctx)
+{
+  run_job_t *rj = ctx;
+  const run_opts_t *o = &rj->o;
+  const cs_ar_cfg_t *c = &o->cfg;
+  if (o->verbose_mode || rj->controlled || c->bug || c->minmax)
+    printf("mode: %s%s, memory model %s%s%s%s%s\n",
+           rj->controlled ? "controlled, schedule " : "free",
+           rj->controlled ? rj->job.th.schedule : "", cs_mm_name(o->sched.model),
+           c->bug ? ", bug " : "", c->bug ? cs_bug_table[c->bug].name : "",
+           c->minmax ? ", minmax " : "",
+           c->minmax ? cs_minmax_name((cs_minmax_t)c->minmax) : "");
+  print_head(rj);
+  print_result(rj, p);
+  print_signals(rj);
+  const cs_verdict_t *v = &rj->v;
+  int code = (v->wrong || rj->signal_bad || v->signals_left || rj->differ)
+                 ? CS_EXIT_WRONG : CS_EXIT_OK;
+  return o->output ? write_output(rj, p, code) : code;
+}
+
+/* ------------------------------------------------------------ the run */
+
+/* Words the step the pipeline stopped at. Returns the exit code. */
+static int run_failed(const run_job_t *rj, const cs_pipe_t *p)
+{
+  const run_opts_t *o = &rj->o;
+  const cs_ar_cfg_t *c = &o->cfg;
+  switch (p->failed) {
+  case CS_PIPE_WORLD:
+    if (p->err == CS_ETOOBIG || p->err == -ENOENT) {
+      char why[512];
+      cs_world_explain_error(why, sizeof why, &rj->l, c->nranks, &rj->job.wo,
+                             p->err);
+      cs_cli_error(o->cmd, "cannot create the shared memory: %s", why);
+    } else {
+      cs_cli_error(o->cmd, "cannot hold %u windows of %llu bytes: %s",
+                   c->nranks, (unsigned long long)rj->l.win_bytes,
+                   cs_strerror(p->err));
+    }
+    return CS_EXIT_USAGE;
+  case CS_PIPE_INPUTS:
+    if (p->err == -ENOMEM) {
+      cs_cli_error(o->cmd, "out of memory for %u x %llu bytes of input",
+                   c->nranks, (unsigned long long)rj->job.input_bytes);
+      return CS_EXIT_ABORTED;
+    }
+    cs_cli_error(o->cmd, "the inputs differ from the recorded run's (input "
+                 "hash mismatch)%s", o->input ? ": is it the same --input file?" : "");
+    return CS_EXIT_USAGE;
+  case CS_PIPE_TRACER:
+    return cs_cli_tracer_open_exit(o->cmd, p);
+  case CS_PIPE_LAUNCH:
+  case CS_PIPE_TRACE_CLOSE:
+    return cs_cli_pipe_launch_exit(o->cmd, p);
+  case CS_PIPE_VERIFY:
+    cs_cli_error(o->cmd, "out of memory for the verification");
+    return CS_EXIT_ABORTED;
+  default:
+    return p->reported;
+  }
+}
+
+/* The run of --algo ./x.so (cli/collsim/run_user.c). */
+static int run_user(run_opts_t *o)
+{
+  cs_run_user_t x = {
+      .cmd = o->cmd, .coll = o->coll, .path = o->coll_path,
+      .cfg = {.nranks = o->cfg.nranks, .count = o->cfg.count,
+              .dtype = o->cfg.dtype, .op = o->cfg.op,
+              .tile_bytes = o->cfg.tile_bytes, .iters = o->cfg.iters},
+      .fill = o->fill, .seed = o->seed, .sched = &o->sched,
+      .schedule_str = o->schedule_str, .com = &o->com,
+      .expect_hash = o->expect_hash, .verbose_mode = o->verbose_mode};
+  int code = cs_run_user(&x);
+  o->abort_reason = x.abort_reason;
+  o->sched_steps = x.sched_steps;
+  return code;
+}
+
+int cs_run_execute(run_opts_t *o_)
+{
+  if (o_->coll)
+    return run_user(o_);
+  run_job_t rj = {.o = *o_}; /* a copy: its pointers are the caller's */
+  int code = check(&rj);
+  if (code == CS_EXIT_OK) {
+    make_job(&rj);
+    cs_pipe_t p;
+    cs_pipe_run(&p, &rj.job);
+    if (cs_pipe_launched(&p)) {
+      o_->abort_reason = p.res.aborted ? p.res.abort_reason : 0;
+      o_->sched_steps = p.events;
+    }
+    code = run_failed(&rj, &p);
+  }
+  free(rj.in.data);
+  return code;
+}
+
+int cs_run_checked(run_opts_t *o)
+{
+  char dir[64] = "", tmp[96];
+  if (!o->com.trace) {
+    snprintf(dir, sizeof(dir), "/tmp/collsim-run-check-XXXXXX");
+    if (!mkdtemp(dir)) {
+      cs_cli_error(o->cmd, "--check: cannot make a temporary directory: %s",
+                   strerror(errno));
+      return CS_EXIT_ABORTED;
+    }
+    snprintf(tmp, sizeof(tmp), "%s/run.cstrace", dir);
+    o->com.trace = tmp;
+  }
+  int rc = cs_run_execute(o);
+  struct stat sb;
+  if (stat(o->com.trace, &sb) == 0 && rc != CS_EXIT_USAGE) {
+    printf("check:\n");
+    fflush(stdout);
+    int ck = cs__check_path(o->com.trace, 0, stdout);
+    if (rc == CS_EXIT_OK && ck != CS_EXIT_OK)
+      rc = ck == CS_EXIT_WRONG ? CS_EXIT_WRONG : CS_EXIT_ABORTED;
+  }
+  if (dir[0]) {
+    unlink(tmp);
+    rmdir(dir);
+    o->com.trace = NULL;
+  }
+  return rc;
+}
+
+int cs_run_parse(int argc, char **argv, run_opts_t *o)
+{
+  *o = (run_opts_t){0};
+  o->cfg.algo = CS_DEFAULT_ALGO;
+  o->cfg.dtype = CS_FP32;
+  o->cfg.op = CS_SUM;
+  o->cfg.nranks = 4;
+  o->cfg.count = 65537;
+  o->cfg.tile_bytes = CS_TILE_BYTES;
+  o->cfg.iters = 10;
+  o->seed = 1;
+  o->cmd = "run";
+  return parse(argc, argv, o);
+}
+
+int cs_cmd_run(int argc, char **argv)
+{
+  run_opts_t o;
+  int rc = cs_run_parse(argc, argv, &o);
+  if (rc != 0) {
+    cs_coll_close(o.coll_handle);
+    return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+  }
+  if (o.replay_file) {
+    char why[512];
+    cs_trace_diag_t d;
+    rc = CS_EXIT_USAGE;
+    if (cs_trace_load(o.replay_file, &o.replay, &d) < 0) {
+      cs_trace_strerror(&d, why, sizeof(why));
+      cs_cli_error("run", "--schedule replay: %s", why);
+      goto out;
+    }
+    if (cs_run_replay_steps(&o) < 0)
+      goto out;
+  }
+  rc = o.check ? cs_run_checked(&o) : cs_run_execute(&o);
+out:
+  cs_coll_close(o.coll_handle);
+  free(o.steps);
+  cs_trace_free(&o.replay);
+  return rc;
+}
+
+int cs_run_replay_steps(run_opts_t *o)
+{
+  uint64_t k = 0;
+  o->steps = malloc((o->replay.n ? o->replay.n : 1) * sizeof(cs_trace_rec_t));
+  if (!o->steps) {
+    cs_cli_error(o->cmd, "out of memory");
+    return -1;
+  }
+  for (uint64_t i = 0; i < o->replay.n; i++)
+    if (cs_sched_is_step(o->replay.rec[i].kind))
+      o->steps[k++] = o->replay.rec[i];
+  o->sched.replay = o->steps;
+  o->sched.nreplay = k;
+  o->sched.strategy = CS_SCHED_REPLAY;
+  return 0;
+}

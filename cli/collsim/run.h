@@ -1,0 +1,71 @@
+/*
+ * run.h - the verified allreduce run that `collsim run`, `collsim replay`
+ * and `collsim teach` share: the options, cs_run_execute() (checks, the
+ * run's job on the pipeline of run/pipeline.h, the summary) and the
+ * replay schedule taken from a loaded trace.
+ */
+#ifndef CS_RUN_H
+#define CS_RUN_H
+
+#include <stdio.h>
+
+#include "../../collectives/allreduce.h"
+#include "../../include/collsim/collective.h"
+#include "../../sim/sched.h"
+#include "../../sim/trace.h"
+#include "cli.h"
+#include "../../run/pipeline.h"
+
+typedef struct run_opts {
+  const char *cmd;          /* subcommand name for messages */
+  cs_ar_cfg_t cfg;          /* cfg.algo unused with coll */
+  const cs_collective_t *coll; /* --algo ./x.so: its registration, else NULL */
+  void *coll_handle;        /* what cs_coll_open loaded (the caller closes) */
+  char coll_path[4096];     /* its absolute path */
+  cs_cli_common_t com;
+  cs_fill_t fill;
+  uint64_t seed;
+  const char *input, *output;
+  int have_ranks, have_count, have_dtype, have_iters;
+  int have_shape, have_valid; /* --shape, --valid given */
+  cs_sched_cfg_t sched;     /* strategy CS_SCHED_FREE = free mode */
+  const char *schedule_str; /* as given */
+  int model_set;
+  int verbose_mode;
+  int check;                /* --check: check the run's own trace at the end */
+  const char *replay_file;  /* --schedule replay:FILE */
+  cs_trace_t replay;        /* the loaded trace */
+  cs_trace_rec_t *steps;    /* its step records, in seq order */
+  uint64_t expect_hash;     /* replay: input hash the trace was made with */
+  cs_pipe_keep_t *keep;     /* untraced runs of one configuration in a row
+                               (explore's batches): keep the world and its
+                               ranks there for the next (run/pipeline.h);
+                               NULL = a fresh world per run */
+  /* results */
+  uint32_t abort_reason;    /* CS_ABORT_* if the run was aborted */
+  uint64_t sched_steps;     /* events recorded (global sequence numbers used) */
+} run_opts_t;
+
+/* Runs o (checks, world, inputs, launch, verification, summary); prints
+ * every message and returns the exit code. Sets o's results; leaves its
+ * other fields as they were. */
+int cs_run_execute(run_opts_t *o);
+/* The defaults of `collsim run`, then its options argv[1..argc) (argv[0]
+ * is skipped). Returns 0 to run, 1 when done (help, the bug list), -1 on
+ * bad usage (printed). */
+int cs_run_parse(int argc, char **argv, run_opts_t *o);
+/* --check: cs_run_execute, then the check of the run's trace (a temporary
+ * one when o->com.trace is NULL), printed after "check:". A finding turns
+ * a passing run into exit 1; a run that failed keeps its own exit code. */
+int cs_run_checked(run_opts_t *o);
+/* Extracts the schedule steps of o->replay into o->steps / o->sched.
+ * Returns 0 or -1 (printed). */
+int cs_run_replay_steps(run_opts_t *o);
+void cs_run_list_bugs(FILE *out);
+/* Loads the shared object `arg` of --algo into o (coll, coll_handle,
+ * coll_path), closing one loaded before. Returns 0 or -1 (one line
+ * printed: the file is missing, not a shared object, without the
+ * registration symbol, or of another ABI version). */
+int cs_run_load_algo(run_opts_t *o, const char *arg);
+
+#endif

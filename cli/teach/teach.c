@@ -1,0 +1,512 @@
+/*
+ * teach.c - `collsim teach`: parses the options and picks the lesson. On a
+ * terminal (stdout and stdin) it hands the run to the interactive lesson
+ * (teach_ui.c: the learner schedules the live engine; --lesson and the
+ * break-it --level table here). Otherwise, or with --plain, --step or
+ * --schedule, it prints the ring allreduce explained from its own
+ * transfers: runs a real, verified ring allreduce with tracing on, then
+ * replays what the trace says moved: after every reduce-scatter and
+ * all-gather round, which segment each rank just wrote and whose inputs it
+ * now holds, in the [1+2+3] notation of collectives/ring.c (a left fold in
+ * the order the ranks were folded in), with the bytes read from the left
+ * neighbour, and the total against 2(N-1)/N*S. Nothing is drawn from the
+ * formulas alone: the contents are tracked record by record (remote load
+ * from the left, store). Runs through the shared run (cli/collsim/run.h) with a
+ * temporary trace. Called from cli/collsim/main.c.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../collectives/bugs.h"
+#include "../../collectives/geometry.h"
+#include "../../sim/trace/read.h"
+#include "../collsim/cli.h"
+#include "../../run/coll.h"
+#include "../collsim/run.h"
+#include "teach_ui.h"
+
+static const char teach_help[] =
+    "usage: collsim teach [--algo ring|mesh|host] [--ranks N] [--count C]\n"
+    "                     [--dtype fp32|fp16|bf16] [--bug NAME] [--memory-model M]\n"
+    "                     [--lesson | --level L] [--trace FILE]\n"
+    "                     [--plain [--step] [--schedule S]]\n"
+    "       collsim teach --algo ./X.so [--ranks N] [--count C] [--dtype D]\n"
+    "\n"
+    "Teaches the allreduce of PR #2161 on the live engine. On a terminal it\n"
+    "is an interactive lesson: the run is controlled and you are its\n"
+    "scheduler. Every step shows each rank's window as segments with whose\n"
+    "inputs they hold (s2=[3+0]: rank 3's elements op rank 0's, in that\n"
+    "order), or their values; the tile; the signal cells and what the next\n"
+    "wait needs; the phase, round and subchunk (RS t1 j0); the ring with the\n"
+    "reads in progress; bytes read against 2(N-1)/N*S; the last events.\n"
+    "Keys: Enter step, 0-9 pick an actor, r to the end of the round, n to\n"
+    "the next barrier, b back one event, B back one round, v values, ? help,\n"
+    "q quit.\n"
+    "\n"
+    "With --plain, or when stdout is not a terminal, it prints the ring's\n"
+    "lesson instead: the segment table, a verified run, then what the\n"
+    "recorded transfers did round by round and the bytes against 2(N-1)/N*S.\n"
+    "\n"
+    "  --algo A         ring (default), mesh or host (terminal lesson only)\n"
+    "  --ranks N        2..8 (default 4); the screen needs 80x24 up to 4\n"
+    "                   ranks, 120x40 above\n"
+    "  --count C        elements per rank (default 10: ragged segments)\n"
+    "  --dtype D        fp32 (default), fp16 or bf16 (16-element aligned\n"
+    "                   segments, some of them empty)\n"
+    "  --bug NAME       run a known defect (collsim run --list-bugs) and try\n"
+    "                   to make it fail by the order you choose\n"
+    "  --memory-model M sc (default), fifo or relaxed: posted ops land when\n"
+    "                   you pick the rank's DMA engine\n"
+    "  --level L        break it: 1 ring-no-ready-barrier, 2 no-fence-before-\n"
+    "                   notify (relaxed), 3 mesh-no-chunk-barrier, 4 wait-eq;\n"
+    "                   choose an order that makes the run fail (S: show\n"
+    "                   me one); the end screen shows what collsim check\n"
+    "                   finds in it\n"
+    "  --lesson         (ring) at every round boundary predict, then see:\n"
+    "                   which segment will a rank have written, and whose\n"
+    "                   inputs are in it? The round runs, then the answer\n"
+    "                   is checked against what the run stored\n"
+    "  --trace FILE     keep the trace of the (last) run\n"
+    "  --plain          the printed lesson, even on a terminal\n"
+    "  --step           the printed lesson, waiting for Enter before each round\n"
+    "  --schedule S     the printed lesson, run in controlled mode (collsim\n"
+    "                   run --help)\n"
+    "  --algo ./X.so    a collective of your own (see collsim run --help): the\n"
+    "                   run, then a plain table of what every rank read from\n"
+    "                   and wrote to its peers in each phase and round it\n"
+    "                   marked (cs_mark)\n";
+
+enum { MAXR = 8 };
+
+typedef struct seq_list {
+  uint8_t n;
+  uint8_t r[MAXR]; /* ranks folded in, in order */
+} seq_list_t;
+
+static void show(char *buf, size_t cap, const seq_list_t *l)
+{
+  size_t o = (size_t)snprintf(buf, cap, "[");
+  for (int i = 0; i < l->n && o < cap; i++)
+    o += (size_t)snprintf(buf + o, cap - o, "%s%u", i ? "+" : "", l->r[i]);
+  snprintf(buf + o, cap > o ? cap - o : 0, "]");
+}
+
+/* Segment of element e (largest non-empty k with B(k) <= e). */
+static uint32_t seg_of(uint64_t e, uint64_t count, uint32_t n, uint32_t es)
+{
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (cs_ring_bound(i, count, n, es) <= e &&
+        cs_ring_bound(i + 1, count, n, es) > cs_ring_bound(i, count, n, es))
+      k = i;
+  return k;
+}
+
+enum { OPT_PLAIN = 256, OPT_ALGO, OPT_BUG, OPT_TRACE, OPT_LEVEL, OPT_LESSON,
+       OPT_SHAPE };
+
+/* The break-it levels: a known defect, a small world where it can show,
+ * and the learner's goal. */
+typedef struct teach_level {
+  const char *bug;
+  const char *algo;
+  uint32_t    nranks;
+  uint64_t    count;
+  cs_mm_t     model;
+  const char *goal;
+} teach_level_t;
+
+static const teach_level_t levels[] = {
+  {"ring-no-ready-barrier", "ring", 3, 6, CS_MM_SC,
+   "no READY barrier: make a rank read from its left before the left rank "
+   "has stored"},
+  {"no-fence-before-notify", "ring", 3, 6, CS_MM_RELAXED,
+   "no fence: land a notify (DMA engine) before the store it announces"},
+  {"mesh-no-chunk-barrier", "mesh", 3, 6, CS_MM_SC,
+   "no read-complete barrier: let a rank store its sum while a peer still "
+   "reads"},
+  {"wait-eq", "mesh", 2, 6, CS_MM_SC,
+   "waits compare ==: let a peer push a cell past the value a wait wants"},
+};
+enum { NLEVELS = sizeof(levels) / sizeof(levels[0]) };
+
+static int set_level(const char *arg, run_opts_t *o, const char **goal)
+{
+  uint32_t v;
+  if (cs_cli_u32("teach", "--level", arg, 1, NLEVELS, &v) < 0)
+    return -1;
+  const teach_level_t *l = &levels[v - 1];
+  o->cfg.bug = (uint32_t)cs_bug_parse(l->bug);
+  o->cfg.algo = (cs_algo_t)cs_algo_parse(l->algo);
+  o->cfg.nranks = l->nranks;
+  o->cfg.count = l->count;
+  o->sched.model = l->model;
+  *goal = l->goal;
+  return 0;
+}
+
+/* One option. Returns 0, 1 after --help, -1 on bad usage (printed). */
+static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
+               const char **goal, int *lesson)
+{
+  char why[512];
+  int v;
+  switch (c) {
+  case OPT_SHAPE:
+    cs_cli_error("teach", "--shape and --valid are not accepted: the lessons "
+                 "are 1-D; the partial-valid rectangle path "
+                 "(docs/algorithms.md §3.3) runs with collsim run or explore");
+    return -1;
+  case 'n': return cs_cli_u32("teach", "--ranks", arg, 2, MAXR, &o->cfg.nranks);
+  case 'c': return cs_cli_u64("teach", "--count", arg, 1, 1u << 20, &o->cfg.count);
+  case 'd': return cs_cli_dtype("teach", "--dtype", arg, &o->cfg.dtype);
+  case 's': *step = 1; return 0;
+  case OPT_PLAIN: *plain = 1; return 0;
+  case OPT_LEVEL: return set_level(arg, o, goal);
+  case OPT_LESSON: *lesson = 1; return 0;
+  case OPT_TRACE: o->com.trace = arg; return 0;
+  case 'S':
+    if (cs_sched_parse(arg, &o->sched, NULL) < 0) {
+      cs_cli_schedule_why(arg, why, sizeof(why));
+      cs_cli_error("teach", "%s", why);
+      return -1;
+    }
+    o->schedule_str = arg;
+    return 0;
+  case 'M': return cs_cli_mm("teach", "--memory-model", arg, &o->sched.model);
+  case OPT_ALGO:
+    if (cs_coll_is_path(arg))
+      return cs_run_load_algo(o, arg) < 0 ? -1 : 0;
+    if ((v = cs_algo_parse(arg)) < 0) {
+      cs_cli_error("teach", "--algo '%s' is not accepted: expected ring, mesh "
+                   "or host", arg);
+      return -1;
+    }
+    o->cfg.algo = (cs_algo_t)v;
+    return 0;
+  case OPT_BUG:
+    if ((v = cs_bug_parse(arg)) < 0) {
+      cs_cli_error("teach", "--bug '%s' is not accepted: see 'collsim run "
+                   "--list-bugs'", arg);
+      return -1;
+    }
+    o->cfg.bug = (uint32_t)v;
+    return 0;
+  case 'h': fputs(teach_help, stdout); return 1;
+  default:
+    fprintf(stderr, "Try 'collsim teach --help'.\n");
+    return -1;
+  }
+}
+
+/* Returns 0 to go on, 1 after --help, -1 on bad usage (printed). *tui:
+ * whether the terminal lesson runs. */
+static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
+                 const char **goal, int *lesson)
+{
+  static const struct option longopts[] = {
+      {"ranks", required_argument, 0, 'n'},
+      {"count", required_argument, 0, 'c'},
+      {"dtype", required_argument, 0, 'd'},
+      {"step", no_argument, 0, 's'},
+      {"schedule", required_argument, 0, 'S'},
+      {"memory-model", required_argument, 0, 'M'},
+      {"plain", no_argument, 0, OPT_PLAIN},
+      {"algo", required_argument, 0, OPT_ALGO},
+      {"bug", required_argument, 0, OPT_BUG},
+      {"trace", required_argument, 0, OPT_TRACE},
+      {"level", required_argument, 0, OPT_LEVEL},
+      {"lesson", no_argument, 0, OPT_LESSON},
+      {"shape", required_argument, 0, OPT_SHAPE},
+      {"valid", required_argument, 0, OPT_SHAPE},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  int c, rc, plain = 0;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+    if ((rc = opt(c, optarg, o, step, &plain, goal, lesson)) != 0)
+      return rc;
+  if (optind < argc) {
+    cs_cli_error("teach", "unexpected argument '%s'", argv[optind]);
+    return -1;
+  }
+  /* --step and --schedule belong to the printed lesson. */
+  *tui = !plain && !*step && o->sched.strategy == CS_SCHED_FREE && !o->coll &&
+         isatty(1) && isatty(0);
+  if (!*tui && (*goal || *lesson)) {
+    cs_cli_error("teach", "--%s is played on a terminal (without --plain)",
+                 *goal ? "level" : "lesson");
+    return -1;
+  }
+  if (!*tui && !o->coll && !cs_algo_desc(o->cfg.algo)->pull_ring) {
+    cs_cli_error("teach", "--algo %s: the plain lesson is the ring's; run it "
+                 "on a terminal without --plain", cs_algo_name(o->cfg.algo));
+    return -1;
+  }
+  return cs_cli_mm_scheduled("teach", o->sched.model, *tui ||
+                             o->sched.strategy != CS_SCHED_FREE) < 0 ? -1 : 0;
+}
+
+/* The segment table before the run. */
+static void print_intro(const cs_ar_cfg_t *c)
+{
+  uint32_t n = c->nranks, es = cs_dtype_size(c->dtype);
+  uint64_t count = c->count;
+  printf("Ring allreduce, %u ranks, %llu x %s per rank, sum.\n\n", n,
+         (unsigned long long)count, cs_dtype_name(c->dtype));
+  printf("Every rank's buffer is cut into %u segments\n(%s).\n"
+         "Rank r ends the reduce-scatter owning segment r fully reduced; the\n"
+         "all-gather then passes the owned segments around. Every step reads\n"
+         "only from the left neighbour (r-1), behind all-to-all READY and\n"
+         "READ-COMPLETE barriers.\n\n  segment:", n,
+         es == 2 ? "boundaries rounded up to 16 elements, so some may be empty"
+                 : "B(i) = floor(i*count/N)");
+  for (uint32_t k = 0; k < n; k++)
+    printf("  s%u=[%llu,%llu)", k,
+           (unsigned long long)cs_ring_bound(k, count, n, es),
+           (unsigned long long)cs_ring_bound(k + 1, count, n, es));
+  printf("\n  start:    rank r holds only its own input, [r], in every "
+         "segment\n\n");
+}
+
+/* Runs the ring, traced into a temporary file, and loads the trace into
+ * *t. Returns the run's exit code; *loaded says whether *t holds the
+ * trace (then the caller frees it). */
+static int run_traced(run_opts_t *o, cs_trace_t *t, int *loaded)
+{
+  char path[] = "/tmp/collsim-teach-XXXXXX", why[512];
+  *loaded = 0;
+  int fd = mkstemp(path);
+  if (fd < 0) {
+    cs_cli_error("teach", "cannot create a temp file: %s", strerror(errno));
+    return CS_EXIT_ABORTED;
+  }
+  close(fd);
+  o->com.trace = path;
+  printf("The run:\n");
+  fflush(stdout);
+  int rc = cs_run_execute(o);
+  o->com.trace = NULL;
+  cs_trace_diag_t d;
+  *loaded = rc != CS_EXIT_USAGE && cs_trace_load(path, t, &d) == 0;
+  if (!*loaded && rc != CS_EXIT_USAGE)
+    cs_trace_strerror(&d, why, sizeof(why));
+  unlink(path);
+  if (!*loaded) {
+    if (rc != CS_EXIT_USAGE)
+      cs_cli_error("teach", "%s", why);
+    return rc ? rc : CS_EXIT_ABORTED;
+  }
+  return rc;
+}
+
+/* What the transfers did: per phase (RS, AG), round and rank the segment
+ * written with whose inputs it holds, and the bytes read from the left. */
+typedef struct teach_table {
+  seq_list_t hold[MAXR][MAXR], pending[MAXR];
+  char       cell[2][MAXR][MAXR][64]; /* [phase][round][rank] */
+  uint64_t   moved[2][MAXR][MAXR];    /* bytes */
+} teach_table_t;
+
+/* Tracks, record by record, whose inputs each rank's segments hold. */
+static void track(const cs_trace_t *t, const cs_ar_cfg_t *c, teach_table_t *tb)
+{
+  uint32_t n = c->nranks, es = cs_dtype_size(c->dtype);
+  uint64_t count = c->count;
+  for (uint32_t r = 0; r < n; r++)
+    for (uint32_t k = 0; k < n; k++)
+      tb->hold[r][k] = (seq_list_t){1, {(uint8_t)r}};
+  for (uint64_t i = 0; i < t->n; i++) {
+    const cs_trace_rec_t *x = &t->rec[i];
+    if (x->phase < 1 || x->phase > 2 || x->round >= MAXR || x->slot != 0)
+      continue;
+    int ph = x->phase - 1;
+    uint32_t r = x->rank, left = (r + n - 1) % n;
+    if (x->kind == CS_EV_LOAD && x->peer == left && x->peer != r && x->valid) {
+      tb->pending[r] = tb->hold[left][seg_of(x->elem_off, count, n, es)];
+      tb->moved[ph][x->round][r] += (uint64_t)x->valid * es;
+    } else if (x->kind == CS_EV_STORE && x->valid) {
+      uint32_t k = seg_of(x->elem_off, count, n, es);
+      seq_list_t nl = tb->pending[r];
+      if (ph == 0 && nl.n < MAXR) /* reduce-scatter: received op own */
+        nl.r[nl.n++] = (uint8_t)r;
+      tb->hold[r][k] = nl;
+      char s[48];
+      show(s, sizeof(s), &nl);
+      snprintf(tb->cell[ph][x->round][r], sizeof(tb->cell[0][0][0]), "s%u=%s", k, s);
+    }
+  }
+}
+
+/* "rank0 rank1 ..." column heads, each `width` wide, then the newline. */
+static void print_rank_heads(uint32_t n, int width)
+{
+  for (uint32_t r = 0; r < n; r++) {
+    char h[16];
+    snprintf(h, sizeof(h), "rank%u", r);
+    printf("%-*s", width, h);
+  }
+  printf("\n");
+}
+
+/* The table, round by round (--step: after Enter on a terminal). */
+static void print_rounds(const teach_table_t *tb, uint32_t n, int step)
+{
+  printf("\nWhat the transfers did (from the trace; '-' = nothing to do, an "
+         "empty segment):\n\n%-8s", "round");
+  print_rank_heads(n, 20);
+  for (int ph = 0; ph < 2; ph++)
+    for (uint32_t round = 0; round + 1 < n; round++) {
+      if (step && isatty(0)) {
+        printf("  (Enter for the next round)");
+        fflush(stdout);
+        int ch;
+        while ((ch = getchar()) != '\n' && ch != EOF)
+          ;
+        printf("\033[1A\r%60s\r", "");
+      }
+      printf("%s t%-4u", ph ? "AG" : "RS", round);
+      for (uint32_t r = 0; r < n; r++)
+        printf("%-20s", tb->cell[ph][round][r][0] ? tb->cell[ph][round][r] : "-");
+      printf("\n%-8s", "");
+      for (uint32_t r = 0; r < n; r++) {
+        char b[32];
+        snprintf(b, sizeof(b), "%llu B from r%u",
+                 (unsigned long long)tb->moved[ph][round][r], (r + n - 1) % n);
+        printf("%-20s", b);
+      }
+      printf("\n");
+    }
+}
+
+/* The bandwidth cost: what each rank read, against 2(N-1)/N * S. */
+static void print_cost(const teach_table_t *tb, const cs_ar_cfg_t *c)
+{
+  uint32_t n = c->nranks;
+  uint64_t s = c->count * cs_dtype_size(c->dtype), ideal = 2 * (n - 1) * s / n;
+  printf("\nCost: every rank reads 2(N-1)/N * S bytes from its left neighbour "
+         "(S = %llu B,\nN = %u): 2*%u/%u*%llu = %llu B (it nears 2S as N grows). "
+         "Read here:", (unsigned long long)s, n, n - 1, n,
+         (unsigned long long)s, (unsigned long long)ideal);
+  for (uint32_t r = 0; r < n; r++) {
+    uint64_t sum = 0;
+    for (int ph = 0; ph < 2; ph++)
+      for (uint32_t t = 0; t + 1 < n; t++)
+        sum += tb->moved[ph][t][r];
+    printf(" r%u %llu B", r, (unsigned long long)sum);
+  }
+  printf(".\n");
+}
+
+/* Bytes rank r moved from (loads) and to (puts) its peers in one marked
+ * phase and round, and the signals it sent. */
+typedef struct user_round {
+  uint32_t phase, round;
+  uint64_t in[MAXR], out[MAXR]; /* bytes, [rank] */
+  uint32_t notifies[MAXR];
+} user_round_t;
+
+/* The plain view of a collective of one's own: per marked (phase, round)
+ * and rank, the remote bytes read and written and the notifies sent. */
+static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es)
+{
+  enum { MAXROUNDS = 64 };
+  static user_round_t ur[MAXROUNDS];
+  uint32_t nr = 0;
+  memset(ur, 0, sizeof(ur));
+  for (uint64_t i = 0; i < t->n; i++) {
+    const cs_trace_rec_t *x = &t->rec[i];
+    if (x->rank >= n || x->peer == x->rank || x->phase == 0)
+      continue;
+    uint32_t k = 0;
+    while (k < nr && (ur[k].phase != x->phase || ur[k].round != x->round))
+      k++;
+    if (k == nr) {
+      if (nr == MAXROUNDS)
+        continue;
+      ur[nr++] = (user_round_t){.phase = x->phase, .round = x->round};
+    }
+    if (x->kind == CS_EV_LOAD)
+      ur[k].in[x->rank] += (uint64_t)x->valid * es;
+    else if (x->kind == CS_EV_PUT)
+      ur[k].out[x->rank] += (uint64_t)x->valid * es;
+    else if (x->kind == CS_EV_NOTIFY)
+      ur[k].notifies[x->rank]++;
+  }
+  printf("\nWhat the ranks moved, per phase and round they marked (remote "
+         "bytes read / written, notifies sent):\n\n%-12s", "phase.round");
+  print_rank_heads(n, 22);
+  for (uint32_t k = 0; k < nr; k++) {
+    char h[24];
+    snprintf(h, sizeof(h), "%u.%u", ur[k].phase, ur[k].round);
+    printf("%-12s", h);
+    for (uint32_t r = 0; r < n; r++) {
+      char c[40];
+      snprintf(c, sizeof(c), "r %llu w %llu n %u",
+               (unsigned long long)ur[k].in[r], (unsigned long long)ur[k].out[r],
+               ur[k].notifies[r]);
+      printf("%-22s", c);
+    }
+    printf("\n");
+  }
+}
+
+/* teach --algo ./x.so: the run, then the plain table. */
+static int teach_user(run_opts_t *o)
+{
+  printf("%s: %s; %u ranks, %llu x %s per rank.\n\n", o->coll->name,
+         o->coll->what ? o->coll->what : "a collective of your own",
+         o->cfg.nranks, (unsigned long long)o->cfg.count,
+         cs_dtype_name(o->cfg.dtype));
+  cs_trace_t t;
+  int loaded, rc = run_traced(o, &t, &loaded);
+  if (loaded) {
+    teach_user_rounds(&t, o->cfg.nranks, cs_dtype_size(o->cfg.dtype));
+    cs_trace_free(&t);
+  }
+  cs_coll_close(o->coll_handle);
+  return rc;
+}
+
+int cs_cmd_teach(int argc, char **argv)
+{
+  run_opts_t o;
+  memset(&o, 0, sizeof(o));
+  o.cmd = "teach";
+  o.cfg = (cs_ar_cfg_t){.algo = CS_DEFAULT_ALGO, .dtype = CS_FP32, .op = CS_SUM,
+                        .nranks = 4, .count = 10, .tile_bytes = CS_TILE_BYTES,
+                        .iters = 1};
+  o.seed = 1;
+  o.fill = CS_FILL_ARANGE;
+  int step = 0, loaded, tui = 0;
+  const char *goal = NULL;
+  int lesson = 0;
+  int rc = parse(argc, argv, &o, &step, &tui, &goal, &lesson);
+  if (rc != 0) {
+    cs_coll_close(o.coll_handle);
+    return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+  }
+  if (o.coll)
+    return teach_user(&o);
+  if (tui)
+    return cs__teach_tui(&o, goal, lesson);
+  print_intro(&o.cfg);
+  cs_trace_t t;
+  rc = run_traced(&o, &t, &loaded);
+  if (!loaded)
+    return rc;
+  static teach_table_t tb;
+  track(&t, &o.cfg, &tb);
+  cs_trace_free(&t);
+  print_rounds(&tb, o.cfg.nranks, step);
+  printf("\nAfter the last reduce-scatter round rank r owns segment r with all "
+         "%u contributions;\nafter the all-gather every rank holds every "
+         "segment, bit-identical on all ranks.\n", o.cfg.nranks);
+  print_cost(&tb, &o.cfg);
+  return rc;
+}

@@ -1,0 +1,348 @@
+/*
+ * teach_draw.c - the lesson's screen (teach_draw.h). Top to bottom: the
+ * title and the tag legend; every rank's window as segments with their
+ * provenance (or values) and its tile; the ring with the transfers in
+ * progress; bytes loaded against 2(N-1)/N*S; who may go next (one line per
+ * rank: its signal row and its posted event, or greyed with the reason it
+ * cannot run; then the DMA engines); the last events in the scheduler's
+ * one-line form; the keys. Called by teach_ui.c.
+ */
+#include "teach_draw.h"
+
+#include <curses.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../collectives/ar_config.h"
+#include "../../collectives/geometry.h"
+#include "../../collectives/reduce.h"
+#include "../../sim/trace/describe.h"
+
+/* mvprintw clipped at the right edge (curses would wrap the rest). */
+static void put(int y, int x, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void put(int y, int x, const char *fmt, ...)
+{
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  if (COLS > x)
+    mvaddnstr(y, x, buf, COLS - x);
+}
+
+void td_need(uint32_t n, int *cols, int *lines)
+{
+  *cols = n <= 4 ? 80 : 120;
+  *lines = n <= 4 ? 24 : 40;
+}
+
+static void tag_str(char *b, size_t cap, uint32_t phase, uint32_t round,
+                    uint32_t sub, int algo)
+{
+  const cs_algo_desc_t *a = cs_algo_desc((uint32_t)algo);
+  if (!phase)
+    snprintf(b, cap, "start");
+  else if (a->nphases)
+    snprintf(b, cap, "%s t%u j%u", a->phases[phase < a->nphases ? phase - 1
+                                                               : a->nphases - 1],
+             round, sub);
+  else
+    snprintf(b, cap, "ph%u r%u", phase, round);
+}
+
+static double value_at(const teach_session_t *t, uint32_t r, uint64_t e)
+{
+  const uint8_t *p = t->snap + (r * t->count + e) * t->es;
+  uint16_t h;
+  float f;
+  switch (t->o->cfg.dtype) {
+  case CS_FP16: memcpy(&h, p, 2); return cs_half_to_float(h);
+  case CS_BF16: memcpy(&h, p, 2); return cs_bf16_to_float(h);
+  default: memcpy(&f, p, 4); return f;
+  }
+}
+
+/* Segment k of rank r as "s1=[2+3]" or "s1=6,9" into a cell of w chars. */
+static void seg_cell(const teach_session_t *t, uint32_t r, uint32_t k, char *b,
+                     size_t w)
+{
+  uint64_t lo = tm_part_lo(t, k), hi = tm_part_lo(t, k + 1);
+  size_t o = (size_t)snprintf(b, w + 1, "%c%u=",
+                              cs_algo_desc(t->o->cfg.algo)->part_letter, k);
+  if (lo == hi) {
+    snprintf(b + o, w + 1 - o, "-");
+    return;
+  }
+  if (!t->values) {
+    tm_prov_str(b + o, w + 1 - o, &t->st.hold[r][k]);
+    return;
+  }
+  for (uint64_t e = lo; e < hi && o < w; e++)
+    o += (size_t)snprintf(b + o, w + 1 - o, "%s%g", e > lo ? "," : "",
+                          value_at(t, r, e));
+  if (o >= w)
+    b[w - 1] = '+'; /* more than the cell shows */
+}
+
+/* Every rank's window; returns the next free line. */
+static int draw_windows(const teach_session_t *t, int y)
+{
+  uint32_t n = t->n;
+  /* a mutation may fold a rank in twice: room for that off the ring */
+  int cw = (int)(cs_algo_desc(t->o->cfg.algo)->pull_ring ? 2 * n + 4 : 4 * n + 6),
+      per = (COLS - 12 - 2 * (int)n - 8) / (cw + 1);
+  if (per < 1)
+    per = 1;
+  put(y, 0, "rank tag       window: part=[whose inputs, in fold order]"
+                   "%s", t->values ? " (values)" : "");
+  put(y++, 16 + per * (cw + 1), "tile");
+  for (uint32_t r = 0; r < n; r++) {
+    char tag[24], cell[64], tile[40];
+    tag_str(tag, sizeof(tag), t->st.phase[r], t->st.round[r], t->st.sub[r],
+            t->o->cfg.algo);
+    put(y, 0, "r%-3u %-10s", r, tag);
+    for (uint32_t k = 0; k < tm_nparts(t); k++) {
+      if (k && k % (uint32_t)per == 0)
+        y++;
+      seg_cell(t, r, k, cell, (size_t)cw);
+      put(y, 16 + (int)(k % (uint32_t)per) * (cw + 1), "%s", cell);
+    }
+    if (t->st.tile_seg[r] >= 0)
+      tm_prov_str(tile, sizeof(tile), &t->st.tile[r]);
+    else
+      snprintf(tile, sizeof(tile), "-");
+    put(y, 16 + per * (cw + 1), "%s", tile);
+    y++;
+  }
+  return y;
+}
+
+/* The ring, an arrow into every rank whose next event loads from its
+ * left (mesh, host: every remote load posted). */
+static void draw_reads(const teach_session_t *t, const cs_sched_view_t *v, int y)
+{
+  int ring = cs_algo_desc(t->o->cfg.algo)->pull_ring;
+  move(y, 0);
+  printw(ring ? "ring: " : "reads:");
+  for (uint32_t r = 0; r <= t->n; r++) {
+    uint32_t q = r % t->n, left = (q + t->n - 1) % t->n;
+    const cs_trace_rec_t *x = v ? &v->rank[q].rec : NULL;
+    int busy = x && v->rank[q].state == CS_VIEW_POSTED &&
+               x->kind == CS_EV_LOAD && x->peer != q && x->slot == CS_AR_SLOT_DATA &&
+               (!ring || x->peer == left);
+    if (!ring) {
+      if (busy && r < t->n)
+        printw(" r%u<=r%u c%u", q, x->peer, tm_seg_of(t, x->elem_off));
+      continue;
+    }
+    if (r) {
+      if (busy)
+        attron(A_BOLD | A_REVERSE);
+      printw(busy ? " =s%u=> " : " ---> ", busy ? tm_seg_of(t, x->elem_off) : 0);
+      attroff(A_BOLD | A_REVERSE);
+    }
+    printw("r%u", q);
+  }
+  printw(ring ? "  (=sK=>: reading segment K)" : "  (rank<=peer: a remote load next)");
+}
+
+static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
+{
+  draw_reads(t, v, y++);
+  int ring = cs_algo_desc(t->o->cfg.algo)->pull_ring;
+  uint64_t s = t->count * t->es;
+  uint64_t ideal = ring ? 2 * (t->n - 1) * s / t->n : (t->n - 1) * s;
+  move(y, 0);
+  printw("loaded:");
+  for (uint32_t r = 0; r < t->n; r++)
+    printw(" r%u %lluB", r, (unsigned long long)t->st.moved[r]);
+  printw("  of %s = %lluB (S=%lluB)", ring ? "2(N-1)/N*S" : "(N-1)*S",
+         (unsigned long long)ideal, (unsigned long long)s);
+  return y + 1;
+}
+
+/* Rank r's signal row: the row its next signal event touches, else its
+ * round's (ring), as "[2 . 2 2]" ('.' = its own cell, unused). */
+static void signal_row(const teach_session_t *t, const cs_sched_view_t *v,
+                       uint32_t r, char *b, size_t cap)
+{
+  const cs_slot_t *sl = &t->layout.slot[CS_AR_SLOT_SIGNAL];
+  const int32_t *cell = (const int32_t *)(cs_world_window(v->w, r) + sl->off);
+  uint32_t ncells = (uint32_t)(sl->nbytes / 4), row = 0;
+  const cs_trace_rec_t *x = &v->rank[r].rec;
+  if (v->rank[r].state == CS_VIEW_POSTED && x->slot == CS_AR_SLOT_SIGNAL &&
+      (x->kind == CS_EV_WAIT || x->kind == CS_EV_NOTIFY) && x->peer == r)
+    row = x->cell / t->n;
+  else if (cs_algo_desc(t->o->cfg.algo)->pull_ring && t->st.phase[r])
+    row = t->st.round[r] + (t->st.phase[r] == 2 ? t->n - 1 : 0);
+  size_t o = (size_t)snprintf(b, cap, "row%u [", row);
+  for (uint32_t p = 0; p < t->n && o < cap; p++) {
+    uint32_t c = row * t->n + p;
+    if (p == r || c >= ncells)
+      o += (size_t)snprintf(b + o, cap - o, "%s.", p ? " " : "");
+    else
+      o += (size_t)snprintf(b + o, cap - o, "%s%d", p ? " " : "",
+                            __atomic_load_n(&cell[c], __ATOMIC_ACQUIRE));
+  }
+  snprintf(b + o, cap > o ? cap - o : 0, "]");
+}
+
+static int actor_of(const cs_sched_view_t *v, uint32_t r)
+{
+  for (uint32_t i = 0; i < v->nenabled; i++)
+    if (v->en[i].rank == r && v->en[i].op < 0)
+      return (int)i;
+  return -1;
+}
+
+static void actor_line(const teach_session_t *t, const cs_sched_view_t *v,
+                       uint32_t r, int y)
+{
+  char sig[80], what[200];
+  int i = actor_of(v, r);
+  signal_row(t, v, r, sig, sizeof(sig));
+  const cs_sched_rank_view_t *rv = &v->rank[r];
+  if (rv->state == CS_VIEW_DONE)
+    snprintf(what, sizeof(what), "rank %u: done", r);
+  else if (i < 0)
+    snprintf(what, sizeof(what), "rank %u: %s", r, rv->why);
+  else
+    cs_trace_sentence(what, sizeof(what), &t->layout, &rv->rec);
+  if (i < 0)
+    attron(A_DIM);
+  if (i >= 0 && i == t->cursor)
+    attron(A_REVERSE);
+  put(y, 0, "%c %-4s %-*s %.*s", i >= 0 && i == t->cursor ? '>' : ' ',
+           i >= 0 ? (char[8]){'[', (char)('0' + i % 10), ']', 0} : " -",
+           (int)(2 * t->n + 6), sig, COLS - (int)(2 * t->n) - 14, what);
+  attroff(A_DIM | A_REVERSE);
+}
+
+/* Who may go next; returns the next free line. */
+static int draw_actors(const teach_session_t *t, const cs_sched_view_t *v,
+                       int y, int last)
+{
+  put(y++, 0, "step %llu, who goes next? (digit or arrows + Enter; "
+           "grey: cannot run, and why)", (unsigned long long)v->step);
+  for (uint32_t r = 0; r < t->n; r++)
+    actor_line(t, v, r, y++);
+  for (uint32_t i = 0; i < v->nenabled && y < last; i++) {
+    if (v->en[i].op < 0)
+      continue;
+    char what[200];
+    cs_trace_sentence(what, sizeof(what), &t->layout, &v->en[i].rec);
+    if ((int)i == t->cursor)
+      attron(A_REVERSE);
+    put(y++, 0, "%c [%u] %.*s", (int)i == t->cursor ? '>' : ' ', i,
+             COLS - 8, what);
+    attroff(A_REVERSE);
+  }
+  return y;
+}
+
+static int draw_events(const teach_session_t *t, int y,
+                       int last)
+{
+  const tm_state_t *s = &t->st;
+  put(y++, 0, "last events:");
+  uint32_t room = last > y ? (uint32_t)(last - y) : 0;
+  uint32_t k = s->nlast < room ? s->nlast : room;
+  for (uint32_t i = k; i > 0; i--) {
+    const tm_event_t *e = &s->last[(s->nevents - i) % TM_LAST];
+    char tag[24], what[200];
+    tag_str(tag, sizeof(tag), e->phase, e->round, 0, t->o->cfg.algo);
+    if (cs_algo_desc(t->o->cfg.algo)->nphases && e->phase)
+      tag[strlen(tag) - 3] = 0; /* no subchunk in the log */
+    cs_trace_sentence(what, sizeof(what), &t->layout, &e->rec);
+    put(y++, 0, "  #%-5llu %-6s %.*s", (unsigned long long)e->step, tag,
+             COLS - 17, what);
+  }
+  return y;
+}
+
+static void draw_help(void)
+{
+  static const char *const l[] = {
+    "Keys",
+    "  Enter, Space, s   step: run the highlighted actor (one event)",
+    "  0-9               run enabled actor [i]: you are the scheduler",
+    "  Up/Down, j/k      move the highlight",
+    "  r                 run to the end of the round (every rank)",
+    "  n                 run to the next barrier (every rank waits)",
+    "  b, Left           step back one event (the run is re-executed)",
+    "  B                 step back to the start of the round",
+    "  v                 segments as provenance / as values",
+    "  S                 (--level, --bug) show me: search for an order",
+    "                    that fails, then step back through it",
+    "  ?                 this help     q, Ctrl-C   quit",
+    "Legend",
+    "  RS t1 j0  reduce-scatter, round 1, subchunk 0 (AG: all-gather)",
+    "  s2=[3+0]  segment 2 holds rank 3's input op rank 0's, folded",
+    "            in that order; every rank reads only from its left;",
+    "            [] = nothing written there yet (before the stage-in)",
+    "  row1 [2 . 2 2]  the rank's signal cells of barrier row 1",
+    "            ('.' = its own cell); a wait needs cell >= value",
+    "Press any key."};
+  int n = (int)(sizeof(l) / sizeof(l[0])), y0 = (LINES - n - 2) / 2;
+  int x0 = (COLS - 70) / 2;
+  for (int i = -1; i <= n; i++)
+    put(y0 + 1 + i, x0, "%-70s", i < 0 || i == n ? "" : l[i]);
+}
+
+void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
+{
+  int need_c, need_l;
+  td_need(t->n, &need_c, &need_l);
+  erase();
+  if (COLS < need_c || LINES < need_l) {
+    put(0, 0, "collsim teach: the window is too small (%dx%d); %u ranks "
+             "need %dx%d.", COLS, LINES, t->n, need_c, need_l);
+    put(1, 0, "Resize it, or press q to quit.");
+    refresh();
+    return;
+  }
+  const cs_ar_cfg_t *c = &t->o->cfg;
+  put(0, 0, "collsim teach: %s allreduce, %u ranks x %llu %s, %s",
+           cs_algo_name(c->algo), t->n, (unsigned long long)t->count,
+           cs_dtype_name(c->dtype), cs_op_name(c->op));
+  put(0, COLS - 17, "? help   q quit");
+  put(1, 0, "%s", cs_algo_desc(c->algo)->legend);
+  if (t->goal) {
+    attron(A_BOLD);
+    put(2, 0, "Break it: %s", t->goal);
+    attroff(A_BOLD);
+  }
+  int y = draw_windows(t, 3);
+  y = draw_ring(t, v, y + 1);
+  int last = LINES - 1;
+  if (v)
+    y = draw_actors(t, v, y + 1, last - 4);
+  else
+    for (uint32_t i = 0; i < t->nresult && y < last - 1; i++)
+      put(++y, 0, "%s", t->result[i]);
+  if (t->lesson || t->reveal[0][0])
+    last -= t->reveal[0][0] ? 4 : 2;
+  if (last - y > 3)
+    draw_events(t, y + 1, last);
+  if (t->reveal[0][0]) {
+    attron(A_BOLD);
+    put(LINES - 5, 0, "%-*s", COLS, t->reveal[0]);
+    attroff(A_BOLD);
+    put(LINES - 4, 0, "%-*s", COLS, t->reveal[1]);
+  }
+  if (t->q_rank >= 0 && !t->auto_round) {
+    attron(A_BOLD);
+    put(LINES - 3, 0, "%-*s", COLS, t->q_text);
+    attroff(A_BOLD);
+    put(LINES - 2, 0, "> %-20s (e.g. 3 1+2+3 for s3=[1+2+3]; Enter; Esc skips)",
+        t->answer);
+  }
+  put(LINES - 1, 0, "Enter step 0-9 pick r round n barrier b/B back  v values"
+           "  ? help  q quit");
+  if (help)
+    draw_help();
+  refresh();
+}

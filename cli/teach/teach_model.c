@@ -1,0 +1,248 @@
+/*
+ * teach_model.c - the lesson's tracking (teach_model.h): every granted
+ * actor's event updates whose inputs each segment and tile hold, the
+ * rank's phase/round/subchunk tag, and the bytes it loaded. The contents
+ * follow the recorded transfers, not the formulas: a load from the left
+ * puts the left rank's segment in the tile, a reduce folds the rank's own
+ * input in, a store writes the tile into the segment. Called by the
+ * lesson's picker (teach_ui.c).
+ */
+#include "teach_model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../collectives/ar_config.h"
+#include "../../collectives/registry.h"
+#include "../../collectives/geometry.h"
+
+uint32_t tm_nparts(const teach_session_t *t)
+{
+  uint64_t n = cs_algo_desc(t->o->cfg.algo)->parts(&t->o->cfg);
+  return n < TM_MAXP ? (uint32_t)n : TM_MAXP;
+}
+
+uint64_t tm_part_lo(const teach_session_t *t, uint32_t i)
+{
+  if (i == tm_nparts(t))
+    return t->count; /* the parts shown end the window */
+  return cs_algo_desc(t->o->cfg.algo)->part_lo(&t->o->cfg, i);
+}
+
+uint32_t tm_seg_of(const teach_session_t *t, uint64_t e)
+{
+  uint32_t k = 0, np = tm_nparts(t);
+  for (uint32_t i = 0; i < np; i++)
+    if (tm_part_lo(t, i) <= e && tm_part_lo(t, i + 1) > tm_part_lo(t, i))
+      k = i;
+  return k;
+}
+
+void tm_prov_str(char *buf, size_t cap, const tm_prov_t *p)
+{
+  size_t o = (size_t)snprintf(buf, cap, "[");
+  for (int i = 0; i < p->n && o < cap; i++)
+    o += (size_t)snprintf(buf + o, cap - o, "%s%u", i ? "+" : "", p->r[i]);
+  snprintf(buf + o, cap > o ? cap - o : 0, "]");
+}
+
+void tm_reset(teach_session_t *t)
+{
+  memset(&t->st, 0, sizeof(t->st));
+  for (uint32_t r = 0; r < t->n; r++) {
+    for (uint32_t k = 0; k < TM_MAXP; k++)
+      t->st.hold[r][k] = (tm_prov_t){0, {0}}; /* [] until the stage-in */
+    t->st.tile_seg[r] = -1;
+  }
+  t->nround = 0;
+}
+
+static void fold(tm_prov_t *into, const tm_prov_t *p)
+{
+  for (int i = 0; i < p->n && into->n < TM_MAXR; i++)
+    into->r[into->n++] = p->r[i];
+}
+
+/* A data access of rank r, as the rank runs it (lands: a store lands now,
+ * or is a queued op landing). A load after anything but a load or reduce
+ * starts the tile (acc); later loads go to recv, a reduce folds recv into
+ * acc, a store writes acc. Under fifo/relaxed a store's contents are taken
+ * when it is posted and written when it lands. */
+static void data_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
+                       int lands, int op)
+{
+  tm_state_t *s = &t->st;
+  if (x->kind == CS_EV_LOAD && x->valid && s->phase[r]) {
+    if (x->peer != r)
+      s->moved[r] += (uint64_t)x->valid * t->es;
+    uint32_t k = tm_seg_of(t, x->elem_off), p = x->peer < TM_MAXR ? x->peer : 0;
+    if (!s->acc_open[r]) {
+      s->tile[r] = s->hold[p][k];
+      s->tile_seg[r] = (int)k;
+      s->acc_open[r] = 1;
+    } else {
+      s->recv[r] = s->hold[p][k];
+    }
+    return;
+  }
+  if (x->kind == CS_EV_REDUCE && s->acc_open[r]) {
+    fold(&s->tile[r], &s->recv[r]);
+    return;
+  }
+  s->acc_open[r] = 0;
+  if ((x->kind != CS_EV_STORE && x->kind != CS_EV_PUT) || !x->valid)
+    return;
+  if (!s->phase[r]) { /* the stage-in: the rank's input arrives */
+    s->tile[r] = (tm_prov_t){1, {(uint8_t)r}};
+    s->tile_seg[r] = -2;
+  }
+  if (s->tile_seg[r] == -1)
+    return;
+  uint32_t owner = x->kind == CS_EV_PUT && x->peer < TM_MAXR ? x->peer : r;
+  tm_prov_t pv = s->tile[r];
+  if (!lands && op < 0) { /* posted: remember what it carries */
+    if (s->nq[r] < TM_QCAP)
+      s->q[r][s->nq[r]++] = pv;
+    return;
+  }
+  if (op >= 0 && (uint32_t)op < s->nq[r])
+    pv = s->q[r][op];
+  for (uint32_t k = tm_seg_of(t, x->elem_off); k < tm_nparts(t) &&
+       tm_part_lo(t, k) < x->elem_off + x->valid; k++)
+    s->hold[owner][k] = pv;
+  if (s->phase[r]) {
+    s->stored_k[owner] = (int)tm_seg_of(t, x->elem_off);
+    s->stored[owner] = pv;
+  }
+}
+
+/* A queued op of rank r landed or was posted: keeps s->q in the order of
+ * the rank's DMA queue (notifies hold an empty entry). */
+static void queue_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
+                        int op)
+{
+  tm_state_t *s = &t->st;
+  if (op >= 0) {
+    if ((uint32_t)op < s->nq[r]) {
+      memmove(&s->q[r][op], &s->q[r][op + 1],
+              (s->nq[r] - (uint32_t)op - 1) * sizeof(s->q[r][0]));
+      s->nq[r]--;
+    }
+  } else if (x->kind == CS_EV_NOTIFY && s->nq[r] < TM_QCAP) {
+    s->q[r][s->nq[r]++] = (tm_prov_t){0, {0}};
+  }
+}
+
+static void log_event(teach_session_t *t, uint64_t step, const cs_trace_rec_t *x)
+{
+  tm_state_t *s = &t->st;
+  tm_event_t *e = &s->last[s->nevents % TM_LAST];
+  e->step = step;
+  e->rec = *x;
+  uint32_t r = x->rank < TM_MAXR ? x->rank : 0;
+  e->phase = s->phase[r];
+  e->round = s->round[r];
+  if (s->nlast < TM_LAST)
+    s->nlast++;
+  s->nevents++;
+}
+
+static void tag_event(teach_session_t *t, uint64_t step, uint32_t r,
+                      const cs_trace_rec_t *x)
+{
+  tm_state_t *s = &t->st;
+  if (x->kind == CS_EV_MARK) {
+    s->phase[r] = x->cell;
+    s->round[r] = (uint32_t)x->value;
+    s->sub[r] = 0;
+    s->marks[r]++;
+    s->stored_k[r] = -1;
+    uint64_t *rs = realloc(t->round_step, (t->nround + 1) * sizeof(*rs));
+    if (rs) {
+      t->round_step = rs;
+      if (!t->nround || rs[t->nround - 1] != step)
+        rs[t->nround++] = step;
+    }
+  } else if (x->kind == CS_EV_WAIT && x->slot == CS_AR_SLOT_SIGNAL &&
+             cs_algo_desc(t->o->cfg.algo)->pull_ring && x->value > 0) {
+    s->sub[r] = (uint32_t)(x->value - 1) / 2; /* READY >= 2j+1, RC >= 2j+2 */
+  }
+}
+
+void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i)
+{
+  const cs_sched_actor_view_t *a = &v->en[i];
+  uint32_t r = a->rank < TM_MAXR ? a->rank : 0;
+  int queued = t->o->sched.model != CS_MM_SC;
+  cs_trace_rec_t x = a->rec;
+  if (a->op >= 0) { /* a DMA landing: the op's own kind */
+    x.kind = (uint16_t)a->rec.round;
+    x.round = 0;
+  }
+  tag_event(t, v->step, r, &x);
+  if (x.slot == CS_AR_SLOT_DATA || x.kind == CS_EV_REDUCE ||
+      x.kind == CS_EV_WAIT || x.kind == CS_EV_MARK)
+    data_event(t, r, &x, !queued || x.kind == CS_EV_LOAD, a->op);
+  if (queued && x.kind == CS_EV_NOTIFY)
+    queue_event(t, r, &x, a->op);
+  else if (queued && a->op >= 0)
+    queue_event(t, r, &x, a->op);
+  log_event(t, v->step, &a->rec);
+}
+
+int tm_push(teach_session_t *t, uint64_t step, int64_t c)
+{
+  if (step >= t->capchoice) {
+    uint64_t cap = t->capchoice ? t->capchoice * 2 : 1024;
+    int64_t *p = realloc(t->choice, cap * sizeof(*p));
+    if (!p)
+      return -1;
+    t->choice = p;
+    t->capchoice = cap;
+  }
+  t->choice[step] = c;
+  t->nchoice = step + 1;
+  return 0;
+}
+
+void tm_snapshot(teach_session_t *t, const cs_world_t *w)
+{
+  t->layout = w->ctl->layout;
+  const cs_slot_t *sl = &w->ctl->layout.slot[CS_AR_SLOT_DATA];
+  uint64_t bytes = t->count * t->es;
+  for (uint32_t r = 0; r < t->n; r++)
+    memcpy(t->snap + r * bytes, cs_world_window(w, r) + sl->off, bytes);
+}
+
+uint64_t tm_round_start(const teach_session_t *t, uint64_t step)
+{
+  uint64_t best = 0;
+  for (uint64_t i = 0; i < t->nround; i++)
+    if (t->round_step[i] < step)
+      best = t->round_step[i];
+  return best;
+}
+
+void tm_round_begin(teach_session_t *t, const cs_sched_view_t *v)
+{
+  for (uint32_t r = 0; r < t->n; r++)
+    t->round_from[r] = t->st.marks[r] +
+        (v->rank[r].state == CS_VIEW_POSTED && v->rank[r].rec.kind == CS_EV_MARK);
+}
+
+int tm_rank_over(const teach_session_t *t, const cs_sched_view_t *v, uint32_t r)
+{
+  const cs_sched_rank_view_t *rv = &v->rank[r];
+  return rv->state == CS_VIEW_DONE || t->st.marks[r] > t->round_from[r] ||
+         (rv->state == CS_VIEW_POSTED && rv->rec.kind == CS_EV_MARK &&
+          t->st.marks[r] == t->round_from[r]);
+}
+
+int tm_round_over(const teach_session_t *t, const cs_sched_view_t *v)
+{
+  for (uint32_t r = 0; r < t->n; r++)
+    if (!tm_rank_over(t, v, r))
+      return 0;
+  return 1;
+}

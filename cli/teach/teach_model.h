@@ -1,0 +1,125 @@
+/*
+ * teach_model.h - the state of the terminal lesson (`collsim teach` on a
+ * terminal): the learner's schedule so far, and what the run did up to the
+ * current step, tracked event by event from the live engine's granted
+ * actors: whose inputs every rank's segments hold ([1+2+3], as
+ * collectives/ring.c writes it), the tile, the phase/round/subchunk tag,
+ * bytes loaded from other ranks, the last events.
+ *
+ * Owns the session struct and the tracking. Does not own the screen
+ * (teach_draw.c), the keys (teach_ui.c) or the run (cli/collsim/run.c through
+ * the callback strategy of sim/sched.h). Stepping back re-runs the prefix
+ * of the schedule: a controlled run is a pure function of its choices.
+ */
+#ifndef CS_TEACH_MODEL_H
+#define CS_TEACH_MODEL_H
+
+#include <stdint.h>
+
+#include "../../sim/sched.h"
+#include "../collsim/run.h"
+
+enum { TM_MAXR = 8, TM_MAXP = 8, TM_LAST = 6, TM_QCAP = 256, TM_RESULT = 24 };
+
+typedef struct tm_prov {
+  uint8_t n;
+  uint8_t r[TM_MAXR]; /* ranks folded in, in order */
+} tm_prov_t;
+
+typedef struct tm_event {
+  uint64_t       step;
+  uint32_t       phase, round; /* the rank's tag when it ran */
+  cs_trace_rec_t rec;          /* as the view gave it */
+} tm_event_t;
+
+/* What the run did up to the current step (reset at every re-run). */
+typedef struct tm_state {
+  tm_prov_t  hold[TM_MAXR][TM_MAXP]; /* [rank][segment or chunk] */
+  tm_prov_t  tile[TM_MAXR];          /* the rank's accumulator tile */
+  tm_prov_t  recv[TM_MAXR];          /* what its last load into recv holds */
+  int        acc_open[TM_MAXR];      /* the tile is being accumulated */
+  tm_prov_t  q[TM_MAXR][TM_QCAP];    /* fifo/relaxed: its queued ops' contents */
+  uint32_t   nq[TM_MAXR];
+  int        tile_seg[TM_MAXR];      /* segment the tile came from, -1 none */
+  uint32_t   phase[TM_MAXR], round[TM_MAXR], sub[TM_MAXR];
+  uint32_t   marks[TM_MAXR];         /* phase markers passed */
+  uint64_t   moved[TM_MAXR];         /* bytes loaded from other ranks */
+  tm_event_t last[TM_LAST];          /* ring of the last events */
+  uint32_t   nlast;                  /* events in it (<= TM_LAST) */
+  uint64_t   nevents;                /* steps applied */
+  int        stored_k[TM_MAXR];      /* part last stored in this round, -1 */
+  tm_prov_t  stored[TM_MAXR];        /* what went there */
+} tm_state_t;
+
+typedef struct teach_session {
+  run_opts_t *o;
+  uint32_t    n, es;
+  uint64_t    count;
+  int         curses;     /* the screen is up */
+  /* the schedule */
+  int64_t    *choice;     /* the learner's picks, by step */
+  uint64_t    nchoice, capchoice;
+  uint64_t    target;     /* replay choice[0..target) silently, then ask */
+  uint64_t   *round_step; /* steps where some rank passed a phase marker */
+  uint64_t    nround;
+  /* what the current run did */
+  tm_state_t  st;
+  /* between the UI and the picker */
+  int         restart;    /* the picker stopped the run to re-run to target */
+  int         quit;
+  int         values;     /* show values instead of provenance */
+  int         cursor;     /* highlighted enabled actor */
+  int         auto_round; /* running to the end of the round */
+  int         auto_barrier; /* running until every rank waits at a barrier */
+  uint8_t     bar_moved[TM_MAXR]; /* ran a non-wait event since */
+  uint32_t    round_from[TM_MAXR]; /* marks when the auto-run started */
+  uint8_t    *snap;       /* the data windows at the last pick */
+  cs_layout_t layout;     /* the world's slot table (for the describer) */
+  const char *goal;       /* a break-it level's goal, or NULL */
+  int         run_rc;     /* the last run's exit code */
+  int         sig_abort;  /* the last run was ended by SIGINT/TERM/HUP */
+  char        trace[96];  /* the runs' trace file */
+  char        result[TM_RESULT][160]; /* how the last run ended */
+  uint32_t    nresult;
+  /* break it: "show me" searches seeded random orders after the prefix */
+  int         show_me;    /* the learner asked; the driver searches */
+  int         searching;  /* the picker picks at random (rand) */
+  int         shown;      /* the current schedule was found, not chosen */
+  uint64_t    rand;       /* splitmix64 state */
+  /* --lesson: predict, then reveal */
+  int         lesson;
+  int         q_rank;     /* the rank asked about, -1: no question open */
+  uint32_t    q_phase, q_round;
+  uint64_t    q_asked;    /* 1 + (phase, round) id of the last question */
+  char        q_text[160], answer[64], reveal[2][200];
+} teach_session_t;
+
+/* Forgets what the previous run did (the schedule stays). */
+void tm_reset(teach_session_t *t);
+/* Accounts for actor `i` of v running now, as step v->step. */
+void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i);
+/* Remembers choice c for step `step` (dropping any later ones). Returns 0
+ * or -1 (out of memory). */
+int tm_push(teach_session_t *t, uint64_t step, int64_t c);
+/* Copies every rank's data window out of the live world. */
+void tm_snapshot(teach_session_t *t, const cs_world_t *w);
+/* The step where the round containing `step` began (0 if none). */
+uint64_t tm_round_start(const teach_session_t *t, uint64_t step);
+/* Starts a run to the end of the round: a rank posted at a phase marker
+ * is to pass it and finish that round. */
+void tm_round_begin(teach_session_t *t, const cs_sched_view_t *v);
+/* Whether rank r's round is over: it is done, passed the next marker, or
+ * is posted at it. */
+int tm_rank_over(const teach_session_t *t, const cs_sched_view_t *v, uint32_t r);
+/* Whether the round is over for every rank. */
+int tm_round_over(const teach_session_t *t, const cs_sched_view_t *v);
+/* "[3+0]" into buf. */
+void tm_prov_str(char *buf, size_t cap, const tm_prov_t *p);
+/* The parts of the window shown: the ring's N segments, mesh's and host's
+ * chunks (at most TM_MAXP), and where part i begins (i = nparts: the end). */
+uint32_t tm_nparts(const teach_session_t *t);
+uint64_t tm_part_lo(const teach_session_t *t, uint32_t i);
+/* The part element e lies in. */
+uint32_t tm_seg_of(const teach_session_t *t, uint64_t e);
+
+#endif

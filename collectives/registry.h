@@ -1,0 +1,21 @@
+/*
+ * registry.h - the built-in algorithms by id and by name: each id's
+ * descriptor (algo.h), defined in the algorithm's own file and listed
+ * once, in registry.c. What the run, bench, trace --stats, teach and the
+ * oracle ask instead of switching on an id.
+ */
+#ifndef CS_REGISTRY_H
+#define CS_REGISTRY_H
+
+#include "algo.h"
+
+/* The descriptor of algorithm a, or NULL for an id out of range. */
+const cs_algo_desc_t *cs_algo_desc(uint32_t a);
+
+/* The algorithm's --algo name, or "?" for an id out of range. */
+const char *cs_algo_name(cs_algo_t a);
+
+/* Name -> id, or CS_EBADNAME. */
+int cs_algo_parse(const char *s);
+
+#endif

@@ -1,0 +1,372 @@
+/*
+ * coll.c - loading, checking and running a collective of one's own (see
+ * coll.h and include/collsim/collective.h): the public cs_coll_open,
+ * cs_coll_close, cs_coll_check and cs_coll_run, and the pipeline job they
+ * share with `collsim run --algo ./x.so`. Prints nothing: refusals are one
+ * line in the caller's buffer.
+ */
+#define _GNU_SOURCE
+#include "coll.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../collectives/builtin.h"
+#include "../collectives/oracle.h"
+#include "../sim/sched.h"
+#include "verify.h"
+
+int cs_coll_is_path(const char *s)
+{
+  size_t n = strlen(s);
+  return strchr(s, '/') != NULL || (n > 3 && strcmp(s + n - 3, ".so") == 0);
+}
+
+/* The registration's own fields, once loaded. Returns 0 or -EPROTO /
+ * -EINVAL with why filled. */
+static int coll_valid(const char *path, const cs_collective_t *c, char *why,
+                      size_t n)
+{
+  if (c->abi != CS_COLLECTIVE_ABI) {
+    snprintf(why, n, "%s: %s is for collective ABI version %u; this collsim "
+             "accepts %u: rebuild it against this collsim's headers", path,
+             CS_COLLECTIVE_SYMBOL, c->abi, CS_COLLECTIVE_ABI);
+    return -EPROTO;
+  }
+  if (c->size < sizeof(cs_collective_t)) {
+    snprintf(why, n, "%s: %s is %u bytes; ABI %u has %zu: rebuild it against "
+             "this collsim's headers", path, CS_COLLECTIVE_SYMBOL, c->size,
+             CS_COLLECTIVE_ABI, sizeof(cs_collective_t));
+    return -EPROTO;
+  }
+  const char *miss = !c->name || !c->name[0] ? "name" : !c->slots ? "slots"
+                     : !c->body ? "body" : NULL;
+  if (miss) {
+    snprintf(why, n, "%s: %s has no %s: name, slots and body are required",
+             path, CS_COLLECTIVE_SYMBOL, miss);
+    return -EINVAL;
+  }
+  return 0;
+}
+
+int cs_coll_open(const char *path, const cs_collective_t **c, void **handle,
+                 char *why, size_t n)
+{
+  *c = NULL;
+  *handle = NULL;
+  struct stat sb;
+  if (strchr(path, '/') && stat(path, &sb) < 0) {
+    int e = errno;
+    snprintf(why, n, "%s: cannot open: %s", path, strerror(e));
+    return -ENOENT;
+  }
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *e = dlerror();
+    snprintf(why, n, "%s: cannot load it as a shared object: %s", path,
+             e ? e : "unknown error");
+    return strchr(path, '/') ? -ENOEXEC : -ENOENT;
+  }
+  const cs_collective_t *reg = dlsym(h, CS_COLLECTIVE_SYMBOL);
+  if (!reg) {
+    snprintf(why, n, "%s: does not export %s (a const cs_collective_t; see "
+             "collsim-api(3))", path, CS_COLLECTIVE_SYMBOL);
+    dlclose(h);
+    return -ESRCH;
+  }
+  int rc = coll_valid(path, reg, why, n);
+  if (rc < 0) {
+    dlclose(h);
+    return rc;
+  }
+  *c = reg;
+  *handle = h;
+  return 0;
+}
+
+void cs_coll_close(void *handle)
+{
+  if (handle)
+    dlclose(handle);
+}
+
+const cs_collective_t *cs_coll_builtin(const char *name)
+{
+  return cs_builtin_collective(name);
+}
+
+/* The limits every run has. Returns 0 or -EINVAL with why filled. */
+static int cfg_limits(const cs_coll_cfg_t *g, char *why, size_t n)
+{
+  if ((unsigned)g->dtype >= CS_NDTYPES || (unsigned)g->op >= CS_NOPS)
+    snprintf(why, n, "dtype %u or op %u is not accepted: expected fp32, fp16 "
+             "or bf16 and sum, max, min or prod", (unsigned)g->dtype,
+             (unsigned)g->op);
+  else if (g->nranks < 1 || g->nranks > CS_COLL_MAX_RANKS)
+    snprintf(why, n, "%u ranks are not accepted: expected 1 to %u", g->nranks,
+             CS_COLL_MAX_RANKS);
+  else if (g->count < 1 || g->count > CS_AR_MAX_COUNT)
+    snprintf(why, n, "count %llu is not accepted: expected 1 to %llu",
+             (unsigned long long)g->count, (unsigned long long)CS_AR_MAX_COUNT);
+  else if (g->tile_bytes < CS_AR_MIN_TILE || g->tile_bytes > CS_AR_MAX_TILE ||
+           g->tile_bytes % 32)
+    snprintf(why, n, "tile bytes %u are not accepted: expected a multiple of "
+             "32 from %u to %u", g->tile_bytes, CS_AR_MIN_TILE, CS_AR_MAX_TILE);
+  else if (g->iters < 1 || g->iters > 1000000)
+    snprintf(why, n, "%u calls are not accepted: expected 1 to 1000000",
+             g->iters);
+  else
+    return 0;
+  return -EINVAL;
+}
+
+int cs_coll_check(const cs_collective_t *c, const cs_coll_cfg_t *g, char *why,
+                  size_t n)
+{
+  if (cfg_limits(g, why, n) < 0)
+    return -EINVAL;
+  const char *no = c->refuse ? c->refuse(g) : NULL;
+  if (no) {
+    snprintf(why, n, "%s does not accept %u rank%s x %llu %s (%s): %s", c->name,
+             g->nranks, g->nranks == 1 ? "" : "s", (unsigned long long)g->count,
+             cs_dtype_name(g->dtype), cs_op_name(g->op), no);
+    return -EINVAL;
+  }
+  cs_user_run_t u;
+  cs_layout_t l;
+  cs_user_run_init(&u, c, g);
+  int rc = cs_user_layout(&u, &l);
+  if (rc < 0) {
+    snprintf(why, n, "%s: its slots for %u ranks x %llu %s are not a window "
+             "collsim can make (%s): every slot 1..2^47 bytes of 2- or 4-byte "
+             "elements, at most %u, in_slot and out_slot of the dtype's size "
+             "and large enough, signal_slot of 4-byte cells", c->name,
+             g->nranks, (unsigned long long)g->count, cs_dtype_name(g->dtype),
+             cs_strerror(rc), CS_COLL_MAX_SLOTS);
+    return -EINVAL;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------ the job */
+
+static void fill_row(void *ctx, uint32_t r, uint8_t *row)
+{
+  const cs_coll_job_t *cj = ctx;
+  /* cj->fill is never CS_FILL_DEFAULT here (cs_coll_job_init chose) */
+  cs_ar_cfg_t a = {.dtype = cj->u.cfg.dtype, .op = cj->u.cfg.op,
+                   .nranks = cj->u.cfg.nranks, .count = cj->u.cfg.count};
+  cs_ar_fill(cj->fill, &a, cj->seed, r, row);
+}
+
+/* Every rank's result against the collective's expect function, which
+ * takes every rank's input as one array: the job's rows, or (when the
+ * pipeline filled the world) a copy of the world's input rows. Returns
+ * 0 or -ENOMEM. */
+static int verify_results(cs_coll_job_t *cj, const cs_pipe_t *p)
+{
+  const cs_coll_cfg_t *g = &cj->u.cfg;
+  uint64_t row = g->count * cs_dtype_size(g->dtype);
+  uint8_t *copy = NULL;
+  const uint8_t *in = p->inputs;
+  if (!in) {
+    if (!(copy = malloc(row * g->nranks + 1)))
+      return -ENOMEM;
+    for (uint32_t r = 0; r < g->nranks; r++)
+      memcpy(copy + r * row, cs_world_input(&p->world, r), row);
+    in = copy;
+  }
+  for (uint32_t r = 0; r < g->nranks; r++) {
+    const uint8_t *got = cs_world_output(&p->world, r);
+    cj->u.coll->expect(g, in, r, cj->want);
+    for (uint64_t i = 0; i < cj->u.out_count; i++)
+      if (!cs_oracle_same(g->dtype, got, cj->want, i) && cj->wrong++ == 0) {
+        cj->bad_rank = r;
+        cj->bad_i = i;
+      }
+  }
+  if (cj->wrong) /* cj->want: the first wrong rank's expected result */
+    cj->u.coll->expect(g, in, (uint32_t)cj->bad_rank, cj->want);
+  free(copy);
+  return 0;
+}
+
+/* Every signal cell against signal_final (0 without one). */
+static void verify_signals(cs_coll_job_t *cj, const cs_pipe_t *p)
+{
+  const cs_collective_t *c = cj->u.coll;
+  if (c->signal_slot == CS_COLL_NO_SIGNALS)
+    return;
+  const cs_slot_t *s = &p->world.ctl->layout.slot[c->signal_slot];
+  for (uint32_t r = 0; r < cj->u.cfg.nranks; r++) {
+    const int32_t *sig =
+        (const int32_t *)(cs_world_window(&p->world, r) + s->off);
+    for (uint64_t k = 0; k < s->nbytes / 4; k++) {
+      int32_t want = c->signal_final ? c->signal_final(&cj->u.cfg, r, k) : 0;
+      if (sig[k] != want && cj->signals_bad++ == 0) {
+        cj->sig_rank = r;
+        cj->sig_cell = k;
+        cj->sig_want = want;
+        cj->sig_got = sig[k];
+      }
+    }
+  }
+}
+
+static int coll_verify(cs_pipe_t *p, void *ctx)
+{
+  cs_coll_job_t *cj = ctx;
+  const cs_coll_cfg_t *g = &cj->u.cfg;
+  uint64_t *per = calloc(g->iters, sizeof(uint64_t));
+  if (!per)
+    return -ENOMEM;
+  for (uint32_t r = 0; r < g->nranks; r++) {
+    const cs_user_stats_t *st = (const cs_user_stats_t *)(
+        cs_world_output(&p->world, r) + cs_user_stats_off(&cj->u));
+    if (st->iters_differ > cj->differ)
+      cj->differ = st->iters_differ;
+    for (uint32_t it = 0; it < g->iters; it++)
+      if (st->ns[it] > per[it])
+        per[it] = st->ns[it];
+  }
+  cj->median_ns = cs_verify_median_ns(per, g->iters);
+  free(per);
+  cj->verified = cj->u.coll->expect != NULL;
+  if (cj->verified) {
+    if (!(cj->want = malloc(cs_user_out_bytes(&cj->u) + 1)))
+      return -ENOMEM;
+    if (verify_results(cj, p) < 0)
+      return -ENOMEM;
+  }
+  verify_signals(cj, p);
+  return 0;
+}
+
+int cs_coll_job_init(cs_coll_job_t *cj, const cs_collective_t *c,
+                     const cs_coll_cfg_t *cfg, cs_fill_t fill, uint64_t seed,
+                     uint64_t timeout_ns, int traced, int controlled)
+{
+  memset(cj, 0, sizeof(*cj));
+  cj->bad_rank = cj->sig_rank = -1;
+  cs_user_run_init(&cj->u, c, cfg);
+  int rc = cs_user_layout(&cj->u, &cj->l);
+  if (rc < 0)
+    return rc;
+  cj->fill = fill != CS_FILL_DEFAULT
+                 ? fill : cs_ar_fill_rule(cfg->dtype, cfg->op, true);
+  cj->seed = seed;
+  cj->ops = (cs_job_ops_t){.fill = fill_row, .verify = coll_verify};
+  cs_job_t *j = &cj->job;
+  uint32_t n = cfg->nranks;
+  j->wo = (cs_world_opts_t){
+      .io_bytes = cs_user_io_bytes(&cj->u), .timeout_ns = timeout_ns,
+      .trace_bytes = traced ? cs_pipe_trace_bytes(n, controlled) : 0,
+      .sched_bytes = controlled
+                         ? cs_sched_area_bytes(n, (1u << 20) + 2ull * cfg->tile_bytes)
+                         : 0};
+  j->layout = &cj->l;
+  j->nranks = n;
+  j->input_bytes = cs_user_in_bytes(&cj->u);
+  j->body = cs_user_rank_main;
+  j->arg = &cj->u;
+  j->th = (cs_trace_header_t){
+      .count = cfg->count, .algo = CS_TRACE_ALGO_USER, .dtype = cfg->dtype,
+      .op = cfg->op, .fill = cj->fill, .seed = seed,
+      .tile_bytes = cfg->tile_bytes, .iters = cfg->iters};
+  j->ops = &cj->ops;
+  j->ctx = cj;
+  return 0;
+}
+
+void cs_coll_job_fini(cs_coll_job_t *cj)
+{
+  free(cj->want);
+  cj->want = NULL;
+}
+
+/* ------------------------------------------------------------ the API */
+
+/* The schedule and memory model of o into s. Returns 0 or -EINVAL. */
+static int run_sched(const cs_coll_run_opts_t *o, cs_sched_cfg_t *s,
+                     char *why, size_t n)
+{
+  const char *file = NULL;
+  memset(s, 0, sizeof(*s));
+  if (o->schedule && strcmp(o->schedule, "free") != 0 &&
+      (cs_sched_parse(o->schedule, s, &file) < 0 || file ||
+       s->strategy == CS_SCHED_INTERACTIVE)) {
+    snprintf(why, n, "schedule '%s' is not accepted: expected free, "
+             "random:SEED, pct:SEED:DEPTH[:STEPS] or latest", o->schedule);
+    return -EINVAL;
+  }
+  int m = o->memory_model ? cs_mm_parse(o->memory_model) : CS_MM_SC;
+  if (m < 0 || (m != CS_MM_SC && s->strategy == CS_SCHED_FREE)) {
+    snprintf(why, n, "memory model '%s' is not accepted: expected sc, or "
+             "fifo or relaxed with a schedule", o->memory_model);
+    return -EINVAL;
+  }
+  s->model = (cs_mm_t)m;
+  return 0;
+}
+
+int cs_coll_run(const cs_collective_t *c, const cs_coll_cfg_t *cfg,
+                const cs_coll_run_opts_t *o, cs_coll_result_t *r)
+{
+  static const cs_coll_run_opts_t none;
+  if (!o)
+    o = &none;
+  memset(r, 0, sizeof(*r));
+  r->bad_rank = -1;
+  cs_sched_cfg_t s;
+  if (cs_coll_check(c, cfg, r->why, sizeof(r->why)) < 0 ||
+      run_sched(o, &s, r->why, sizeof(r->why)) < 0)
+    return -EINVAL;
+  if (o->timeout_s < 0 || o->timeout_s > 86400) {
+    snprintf(r->why, sizeof(r->why), "timeout %g s is not accepted: expected "
+             "0 (the default) to 86400", o->timeout_s);
+    return -EINVAL;
+  }
+  int controlled = s.strategy != CS_SCHED_FREE;
+  cs_coll_job_t cj;
+  int rc = cs_coll_job_init(&cj, c, cfg, CS_FILL_DEFAULT, 1,
+                            (uint64_t)(o->timeout_s * 1e9), o->trace != NULL,
+                            controlled);
+  if (rc < 0)
+    return rc;
+  cj.job.sched = controlled ? &s : NULL;
+  cj.job.trace = o->trace;
+  snprintf(cj.job.th.schedule, sizeof(cj.job.th.schedule), "%s",
+           controlled ? o->schedule : "free");
+  cs_pipe_t p;
+  rc = cs_pipe_run(&p, &cj.job);
+  if (rc == 0) {
+    r->launched = 1;
+    r->verified = cj.verified;
+    r->wrong = cj.wrong;
+    r->bad_rank = cj.bad_rank;
+    r->bad_index = cj.bad_i;
+    r->signals_bad = cj.signals_bad;
+    r->median_ns = cj.median_ns;
+    rc = cs_coll_job_ok(&cj) ? 0 : 1;
+  } else {
+    static const char *const reason[] = {
+        "aborted", "a rank faulted", "a wait timed out", "a rank crashed",
+        "interrupted", "aborted by a peer", "a rank-side check failed",
+        "deadlock: no actor can run", "left the replayed schedule"};
+    uint32_t a = p.res.abort_reason;
+    if (p.failed == CS_PIPE_LAUNCH && p.launch_rc == 1)
+      snprintf(r->why, sizeof(r->why), "the run was aborted: %s (rank %d)",
+               a < sizeof(reason) / sizeof(reason[0]) ? reason[a] : "aborted",
+               (int)p.res.abort_rank);
+    else
+      snprintf(r->why, sizeof(r->why), "the run failed at step %d: %s",
+               (int)p.failed, cs_strerror(rc < 0 ? rc : -EIO));
+    rc = rc < 0 ? rc : -ECANCELED;
+  }
+  cs_coll_job_fini(&cj);
+  return rc;
+}

@@ -1,0 +1,63 @@
+/*
+ * coll.h - collectives of one's own, on the tool side: loading a shared
+ * object's registration (cs_coll_open, public), checking a configuration
+ * against it, and the pipeline job that runs and verifies one, shared by
+ * the public cs_coll_run and by `collsim run --algo ./x.so`
+ * (cli/collsim/run_user.c). Owns: the job's layout, fill, verify step and the
+ * verdict. Does not own the rank body (collectives/user.c), the pipeline
+ * (run/pipeline.c) or any wording of a summary (run_user.c prints).
+ */
+#ifndef CS_COLL_H
+#define CS_COLL_H
+
+#include <stdint.h>
+
+#include "../collectives/allreduce.h"
+#include "../collectives/user.h"
+#include "../include/collsim/collective.h"
+#include "pipeline.h"
+
+/* One run of a registered collective on the pipeline. */
+typedef struct cs_coll_job {
+  cs_user_run_t u;
+  cs_layout_t   l;
+  cs_job_t      job;
+  cs_job_ops_t  ops;      /* fill and verify; the caller may add report */
+  cs_fill_t     fill;     /* never CS_FILL_DEFAULT */
+  uint64_t      seed;
+  /* verify */
+  int      verified;      /* the collective has an expect function */
+  uint64_t wrong;         /* elements over all ranks unlike expect's */
+  int64_t  bad_rank;      /* first of them, -1 none */
+  uint64_t bad_i;
+  uint64_t signals_bad;   /* cells not at signal_final's value */
+  int64_t  sig_rank;      /* first of them, -1 none */
+  uint64_t sig_cell;
+  int32_t  sig_want, sig_got;
+  uint32_t differ;        /* calls unlike the first, on the rank with most */
+  uint64_t median_ns;     /* per call the slowest rank, median over calls */
+  uint8_t *want;          /* after verification: the first wrong rank's expected result */
+} cs_coll_job_t;
+
+/* Prepares cj to run c with cfg (already cs_coll_check'ed): layout, world
+ * options (io; with `traced` the trace ring; with `controlled` the
+ * scheduler area), inputs of `fill` (CS_FILL_DEFAULT: arange for fp32
+ * sum/max/min, pto otherwise) and seed, the rank body, the verify step.
+ * The caller then sets the job's schedule, trace, fault and trace header
+ * fields it needs. Returns 0 or cs_user_layout's code. */
+int cs_coll_job_init(cs_coll_job_t *cj, const cs_collective_t *c,
+                     const cs_coll_cfg_t *cfg, cs_fill_t fill, uint64_t seed,
+                     uint64_t timeout_ns, int traced, int controlled);
+void cs_coll_job_fini(cs_coll_job_t *cj);
+
+/* 1 when the job's checks all passed (right result, signals, calls). */
+static inline int cs_coll_job_ok(const cs_coll_job_t *cj)
+{
+  return !cj->wrong && !cj->signals_bad && !cj->differ;
+}
+
+/* Whether an --algo value names a shared object rather than a built-in
+ * algorithm: it contains '/' or ends in ".so". */
+int cs_coll_is_path(const char *s);
+
+#endif

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# make-traces.sh - regenerates every trace shipped in traces/: the two
+# sample runs and one recorded failure per bug mutation (traces/bugs/), each
+# with the recipe from `collsim run --list-bugs`. Run from the repository
+# root after building (scripts/setup.sh build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cs=build/collsim
+$cs run --algo ring --ranks 4 --count 17 --dtype fp16 --op sum --iters 1 \
+  --trace traces/ring-n4-c17-fp16-sum.cstrace >/dev/null
+$cs run --algo mesh --ranks 3 --count 4097 --dtype fp32 --op max --iters 1 \
+  --trace traces/mesh-n3-c4097-fp32-max.cstrace >/dev/null
+mkdir -p traces/bugs
+$cs run --list-bugs | awk '/^[a-z]/ {name=$1} /with:/ {sub(/.*with: /, ""); sub(/ --trace FILE/, ""); print name " " $0}' |
+while read -r name recipe; do
+  # shellcheck disable=SC2086
+  $cs run $recipe --iters 1 --bug "$name" --trace "traces/bugs/$name.cstrace" >/dev/null 2>&1 \
+    && status=0 || status=$?
+  echo "traces/bugs/$name.cstrace: collsim run $recipe --iters 1 --bug $name (exit $status)"
+done

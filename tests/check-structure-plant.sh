@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# check-structure-plant.sh - the structure check can fail: on a copy of the
+# tree, plant one upward arrow per layer boundary (a library file that
+# includes a command header; a collective that includes the run layer; a
+# command that includes teach) and expect check-structure.sh to name each.
+#
+# Usage: tests/check-structure-plant.sh SOURCE_DIR BUILD_DIR
+set -euo pipefail
+src=${1:?usage: check-structure-plant.sh SOURCE_DIR BUILD_DIR}
+bld=$(realpath "${2:?usage: check-structure-plant.sh SOURCE_DIR BUILD_DIR}")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+mkdir "$tmp/t"
+cp -r "$src"/{window,sim,collectives,run,cli,include,tests} "$tmp/t/"
+plant() { # FILE INCLUDE EXPECTED-LINE
+  cp "$src/$1" "$tmp/t/$1"
+  sed -i "0,/^#include \"/s||#include \"$2\"\n#include \"|" "$tmp/t/$1"
+  if out=$(bash "$tmp/t/tests/check-structure.sh" "$tmp/t" "$bld" 2>&1); then
+    echo "FAIL: $1 including $2 passed the structure check"; fail=1
+  elif ! grep -qF "$3" <<<"$out"; then
+    echo "FAIL: $1 including $2: expected '$3' in:"; echo "$out"; fail=1
+  fi
+  cp "$src/$1" "$tmp/t/$1"
+}
+plant run/npy.c ../cli/collsim/cli.h "layering: run/npy uses cli/collsim/cli"
+plant collectives/ring.c ../run/verify.h "layering: collectives/ring uses run/verify"
+plant sim/dev.c ../collectives/reduce.h "layering: sim/dev uses collectives/reduce"
+plant cli/collsim/bench.c ../teach/teach_ui.h "layering: cli/collsim/bench uses cli/teach/teach_ui"
+plant cli/collsim/run.c ../mpi/mpi_case.h "layering: cli/collsim/run uses cli/mpi/mpi_case"
+[ $fail = 0 ] && echo "check-structure-plant: every planted upward arrow was named"
+exit $fail
