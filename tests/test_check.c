@@ -266,6 +266,164 @@ Test(check, passing_free_mode_runs_of_the_ordering_bugs_are_reported,
   }
 }
 
+/* ------------------------------------------------------------ explanations */
+
+/* What the first finding of a mutation must name: the edge the reference
+ * has where the mutation took it out (bugs.h), true by construction, not
+ * read off the checker. */
+typedef enum edge {
+  E_READY,     /* store, fence, notify, wait, then the peer's load */
+  E_READ_DONE, /* load, notify, wait, then the owner's store */
+  E_FENCE,     /* store, fence, then the notify the peer's load waits on */
+  E_RESET,     /* the epilogue that clears the cells at the end of a call */
+  E_EQ,        /* waits with >= */
+  E_UNUSED,    /* no remote load on an inactive lane */
+} edge_t;
+
+static edge_t true_edge(const cs_mutation_t *m)
+{
+  if (m->no_ready_barrier)
+    return E_READY;
+  if (m->no_chunk_barrier || m->no_final_barrier)
+    return E_READ_DONE;
+  if (m->no_fence)
+    return E_FENCE;
+  if (m->no_epilogue)
+    return E_RESET;
+  if (m->wait_eq)
+    return E_EQ;
+  return E_UNUSED;
+}
+
+static int is_write(uint32_t kind)
+{
+  return kind == CS_EV_STORE || kind == CS_EV_PUT;
+}
+
+/* A race between two ranks over the window of one of them, a the writer
+ * and b a reader of it (want_write_first) or the other way round. */
+static int cross_race(const cs_check_finding_t *f, int want_write_first)
+{
+  if (f->kind != CS_CHECK_RACE || f->a.rank == f->b.rank)
+    return 0;
+  const cs_trace_rec_t *w = want_write_first ? &f->a : &f->b;
+  const cs_trace_rec_t *r = want_write_first ? &f->b : &f->a;
+  return is_write(w->kind) && r->kind == CS_EV_LOAD && r->peer == w->rank;
+}
+
+/* Whether finding f names edge e, its fix the edge the reference has. */
+static int names_edge(const cs_check_finding_t *f, edge_t e)
+{
+  switch (e) {
+  case E_READY: return cross_race(f, 1) && f->cause == CS_CHECK_NO_SIGNAL;
+  case E_READ_DONE: return cross_race(f, 0) && f->cause == CS_CHECK_NO_READ_DONE;
+  case E_FENCE: return cross_race(f, 1) && f->cause == CS_CHECK_NO_FENCE;
+  case E_RESET: return f->kind == CS_CHECK_NOT_RESET && f->cause == 1;
+  case E_EQ: return f->kind == CS_CHECK_WAIT_EQ;
+  default: return f->kind == CS_CHECK_DEAD_READ;
+  }
+}
+
+/* Whether race f between two ranks is told against the order the
+ * mutation's reference means: a read-complete barrier proposed where a
+ * READY barrier or fence is missing (the load first), or the reverse. */
+static int against_order(const cs_check_finding_t *f, edge_t e)
+{
+  if (f->kind != CS_CHECK_RACE || f->a.rank == f->b.rank)
+    return 0;
+  if (e == E_READY || e == E_FENCE)
+    return cross_race(f, 0);
+  if (e == E_READ_DONE)
+    return cross_race(f, 1);
+  return 0;
+}
+
+/* The schedules each mutation is run under: its recipe's, three random
+ * seeds, a pct one, and free mode (where most runs pass). */
+static const char *const expl_sched[] = {"", "random:1", "random:2",
+                                          "random:3", "pct:2:1", "free"};
+#define NEXPL (sizeof(expl_sched) / sizeof(expl_sched[0]))
+
+/* The run options of mutation b under schedule i of expl_sched. */
+static void expl_opts(int b, size_t i, char *out, size_t n)
+{
+  char r[400], *args[32];
+  snprintf(r, sizeof(r), "%s", cs_bug_table[b].recipe);
+  int k = split(r, args, 0), len = 0;
+  const char *mm = NULL;
+  for (int j = 0; j < k; j++) {
+    if (!strcmp(args[j], "--trace") || !strcmp(args[j], "--schedule") ||
+        !strcmp(args[j], "--memory-model")) {
+      if (!strcmp(args[j], "--schedule") && i == 0)
+        len += snprintf(out + len, n - (size_t)len, "--schedule %s ", args[j + 1]);
+      if (!strcmp(args[j], "--memory-model"))
+        mm = args[j + 1];
+      j++;
+      continue;
+    }
+    len += snprintf(out + len, n - (size_t)len, "%s ", args[j]);
+  }
+  if (i > 0 && strcmp(expl_sched[i], "free"))
+    len += snprintf(out + len, n - (size_t)len, "--schedule %s ", expl_sched[i]);
+  if (mm && strcmp(expl_sched[i], "free"))
+    len += snprintf(out + len, n - (size_t)len, "--memory-model %s ", mm);
+  snprintf(out + len, n - (size_t)len, "--bug %s --iters %u --timeout 5",
+           cs_bug_table[b].name, cs_bug_min_calls(b));
+}
+
+typedef struct expl {
+  uint32_t traces, first_right, against;
+} expl_t;
+
+/* Runs every ordering mutation under each schedule of expl_sched and
+ * checks each trace: how often the first finding names the true edge,
+ * and how many traces have a race told against the reference's order. */
+static expl_t explain_mutations(void)
+{
+  expl_t e = {0};
+  char trace[128], opts[512];
+  snprintf(trace, sizeof(trace), "%s/expl.cstrace", tmpdir);
+  for (int b = 1; b < CS_NBUGS; b++) {
+    if (b == CS_BUG_RING_DROP_TAIL || b == CS_BUG_UNALIGNED_SLOTS ||
+        b == CS_BUG_NR_MISMATCH)
+      continue; /* not ordering defects */
+    edge_t want = true_edge(&cs_bug_table[b].mut);
+    uint32_t right = 0, n = 0;
+    for (size_t i = 0; i < NEXPL; i++) {
+      expl_opts(b, i, opts, sizeof(opts));
+      int st;
+      if (run_and_check(opts, trace, &st) != 1)
+        continue; /* nothing to explain (the detection tests count these) */
+      checked_t c;
+      check_file(trace, &c);
+      n++;
+      int ok = names_edge(&c.r.f[0], want), against = 0;
+      for (uint64_t j = 0; j < c.r.n; j++)
+        against |= against_order(&c.r.f[j], want);
+      right += ok;
+      e.against += against;
+      if (against)
+        cr_log_error("%s (run %s): a race against the reference's order",
+                     cs_bug_table[b].name, opts);
+      checked_fini(&c);
+    }
+    printf("explanations: %s: the first finding names the true edge in %u "
+           "of %u traces\n", cs_bug_table[b].name, right, n);
+    e.traces += n;
+    e.first_right += right;
+  }
+  return e;
+}
+
+Test(check, no_race_is_told_against_the_references_order, .timeout = 300,
+     .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  expl_t e = explain_mutations();
+  cr_assert_gt(e.traces, 20);
+  cr_assert_eq(e.against, 0, "%u of %u traces propose an edge backwards",
+               e.against, e.traces);
+}
+
 /* ------------------------------------------------------------ correct runs */
 
 /* algo x N x count x dtype x (free | a schedule under fifo or relaxed),

@@ -106,6 +106,12 @@ static void race_words(const out_t *o, const cs_check_finding_t *f,
              cs_trace_kind_name(b->kind));
     break;
   }
+  if (f->reversed) {
+    size_t len = strlen(fix);
+    snprintf(fix + len, n - len, " (this run did the %s first; the "
+             "algorithm's order puts the %s first)",
+             cs_trace_kind_name(b->kind), cs_trace_kind_name(a->kind));
+  }
 }
 
 /* The headline and the fix of any other finding. */
@@ -220,8 +226,11 @@ static void print_finding(const out_t *o, const cs_check_finding_t *f,
   if (o->jsonl) {
     fprintf(o->f, "{\"finding\":");
     json_str(o->f, cs_check_kind_name(f->kind));
-    fprintf(o->f, ",\"cause\":\"%s\",\"count\":%llu,\"what\":",
+    fprintf(o->f, ",\"cause\":\"%s\",\"count\":%llu,",
             cause_name(f->cause), (unsigned long long)f->count);
+    if (f->reversed)
+      fprintf(o->f, "\"reversed\":true,");
+    fprintf(o->f, "\"what\":");
     json_str(o->f, head);
     fprintf(o->f, ",\"first\":");
     json_str(o->f, ea);

@@ -63,15 +63,37 @@ enum {
   CS_CHECK_HAS_B_BEFORE = 16, CS_CHECK_HAS_B_AFTER = 32,
 };
 
+/* Where an event sits in the algorithm its rank runs, read off the
+ * trace: the calls and phase/round markers the rank had passed, its step
+ * tag, and its events since the marker or step tag last changed. Every
+ * rank runs the same program, so equal positions on two ranks are the
+ * same point of the algorithm; a race's events are put in the order of
+ * their positions (check.c, "the intended order"). A stage-in carries the
+ * previous call's last position (it comes before the call's first
+ * marker), which is where it sits: after every access of that call. */
+typedef struct cs_check_pos {
+  uint32_t call; /* calls the rank had begun before it, from 0 */
+  uint32_t mark; /* markers (cs_mark) the rank had passed, all calls,
+                    and step tags that went back (a round of a collective
+                    that does not mark its rounds) */
+  uint32_t step; /* its step tag */
+  uint32_t ord;  /* rank events since the marker or step tag changed */
+} cs_check_pos_t;
+
 /* One distinct finding, with copies of its records: the two events, and
  * for each the synchronisation points that bound it on its rank (the
- * last wait-end or fence before it, the first notify after it). */
+ * last wait-end or fence before it, the first notify after it). A race's
+ * a is the event the algorithm means to come first (not always the one
+ * that came first in the run), and the cause names the edge missing to
+ * put it there. */
 typedef struct cs_check_finding {
   uint32_t kind;   /* cs_check_kind_t */
   uint32_t cause;  /* cs_check_cause_t (races) */
   uint32_t has;    /* CS_CHECK_HAS_* */
   int32_t  value;  /* NOT_RESET, UNSATISFIABLE: the cell's final value */
   uint64_t count;  /* occurrences folded into this one (>= 1) */
+  uint32_t reversed; /* races: the run did b before a */
+  cs_check_pos_t a_pos, b_pos;
   cs_trace_rec_t a, b;
   cs_trace_rec_t a_before, a_after, b_before, b_after;
 } cs_check_finding_t;
