@@ -372,12 +372,14 @@ static void expl_opts(int b, size_t i, char *out, size_t n)
 }
 
 typedef struct expl {
-  uint32_t traces, first_right, against;
+  uint32_t traces, first_right, against, follows_wrong;
 } expl_t;
 
 /* Runs every ordering mutation under each schedule of expl_sched and
  * checks each trace: how often the first finding names the true edge,
- * and how many traces have a race told against the reference's order. */
+ * how many traces have a race told against the reference's order, and (a
+ * run whose cells are not reset) how many races do not say they follow
+ * from the cell. */
 static expl_t explain_mutations(void)
 {
   expl_t e = {0};
@@ -397,14 +399,20 @@ static expl_t explain_mutations(void)
       checked_t c;
       check_file(trace, &c);
       n++;
-      int ok = names_edge(&c.r.f[0], want), against = 0;
-      for (uint64_t j = 0; j < c.r.n; j++)
+      int ok = names_edge(&c.r.f[0], want), against = 0, follows = 0;
+      for (uint64_t j = 0; j < c.r.n; j++) {
         against |= against_order(&c.r.f[j], want);
+        follows |= want == E_RESET && c.r.f[j].kind == CS_CHECK_RACE &&
+                   c.r.f[j].follows != 1;
+      }
       right += ok;
       e.against += against;
-      if (against)
-        cr_log_error("%s (run %s): a race against the reference's order",
-                     cs_bug_table[b].name, opts);
+      e.follows_wrong += follows;
+      if (!ok || against || follows)
+        cr_log_error("%s (run %s): first finding %s%s%s", cs_bug_table[b].name,
+                     opts, cs_check_kind_name(c.r.f[0].kind),
+                     against ? "; a race against the reference's order" : "",
+                     follows ? "; a race that does not follow from the cell" : "");
       checked_fini(&c);
     }
     printf("explanations: %s: the first finding names the true edge in %u "
@@ -415,6 +423,15 @@ static expl_t explain_mutations(void)
   return e;
 }
 
+Test(check, first_finding_names_the_true_edge_of_each_mutation,
+     .timeout = 300, .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  expl_t e = explain_mutations();
+  cr_assert_gt(e.traces, 20);
+  cr_assert_eq(e.first_right, e.traces, "the first finding names the true "
+               "edge in %u of %u traces", e.first_right, e.traces);
+}
+
 Test(check, no_race_is_told_against_the_references_order, .timeout = 300,
      .init = mk_tmpdir, .fini = rm_tmpdir)
 {
@@ -422,6 +439,39 @@ Test(check, no_race_is_told_against_the_references_order, .timeout = 300,
   cr_assert_gt(e.traces, 20);
   cr_assert_eq(e.against, 0, "%u of %u traces propose an edge backwards",
                e.against, e.traces);
+}
+
+/* Stale credits across calls: the cell the first call leaves unreset is
+ * the first finding, and the races of the later calls follow from it. */
+Test(check, stale_credits_come_first_and_their_races_follow_from_them,
+     .timeout = 120, .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  char trace[128], opts[512];
+  snprintf(trace, sizeof(trace), "%s/reuse.cstrace", tmpdir);
+  uint32_t races = 0;
+  for (size_t i = 0; i < NEXPL; i++) {
+    expl_opts(CS_BUG_SIGNAL_REUSE, i, opts, sizeof(opts));
+    int st;
+    cr_assert_eq(run_and_check(opts, trace, &st), 1, "%s: no finding", opts);
+    checked_t c;
+    check_file(trace, &c);
+    cr_assert(names_edge(&c.r.f[0], E_RESET), "%s: first finding %s", opts,
+              cs_check_kind_name(c.r.f[0].kind));
+    cr_assert_eq(c.r.f[0].follows, 0);
+    for (uint64_t j = 1; j < c.r.n; j++)
+      if (c.r.f[j].kind == CS_CHECK_RACE) {
+        cr_assert_eq(c.r.f[j].follows, 1, "%s: finding %llu does not follow "
+                     "from 1", opts, (unsigned long long)j + 1);
+        races++;
+      }
+    checked_fini(&c);
+  }
+  cr_assert_gt(races, 0, "no race in the later calls");
+  cli_out_t r;
+  run_cli(&r, 30, "check", trace, NULL);
+  cr_assert(strstr(r.out, "1. cell not reset") && strstr(r.out, "ends call 1 at"),
+            "%s", r.out);
+  cr_assert(strstr(r.out, "follows from 1)"), "%s", r.out);
 }
 
 /* ------------------------------------------------------------ correct runs */

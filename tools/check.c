@@ -145,9 +145,14 @@ static void other_words(const out_t *o, const cs_check_finding_t *f,
     snprintf(fix, n, "wait with >= (Ge): the notifies only add");
     break;
   case CS_CHECK_NOT_RESET:
-    snprintf(head, n, "rank %u's %s[%u] ends the run at %d, not 0, and the "
-             "run makes %u calls on it", owner, slot, a->cell, f->value,
-             o->h->iters);
+    if (f->cause == 1)
+      snprintf(head, n, "rank %u's %s[%u] ends call 1 at %d, not 0, and the "
+               "run makes %u calls on it", owner, slot, a->cell, f->value,
+               o->h->iters);
+    else
+      snprintf(head, n, "rank %u's %s[%u] ends the run at %d, not 0, and "
+               "the run makes %u calls on it", owner, slot, a->cell, f->value,
+               o->h->iters);
     snprintf(fix, n, "the next call's waits pass on stale credits; a "
              "self-clearing epilogue (each rank subtracts what it received "
              "after its last wait) resets the cells");
@@ -227,7 +232,10 @@ static void print_finding(const out_t *o, const cs_check_finding_t *f,
     fprintf(o->f, "{\"finding\":");
     json_str(o->f, cs_check_kind_name(f->kind));
     fprintf(o->f, ",\"cause\":\"%s\",\"count\":%llu,",
-            cause_name(f->cause), (unsigned long long)f->count);
+            f->kind == CS_CHECK_RACE ? cause_name(f->cause) : "",
+            (unsigned long long)f->count);
+    if (f->follows)
+      fprintf(o->f, "\"follows\":%u,", f->follows);
     if (f->reversed)
       fprintf(o->f, "\"reversed\":true,");
     fprintf(o->f, "\"what\":");
@@ -246,8 +254,13 @@ static void print_finding(const out_t *o, const cs_check_finding_t *f,
     return;
   }
   fprintf(o->f, "%llu. %s", (unsigned long long)no, cs_check_kind_name(f->kind));
-  if (f->count > 1)
+  if (f->count > 1 && f->follows)
+    fprintf(o->f, " (x%llu, same positions; follows from %u)",
+            (unsigned long long)f->count, f->follows);
+  else if (f->count > 1)
     fprintf(o->f, " (x%llu, same positions)", (unsigned long long)f->count);
+  else if (f->follows)
+    fprintf(o->f, " (follows from %u)", f->follows);
   fprintf(o->f, ": %s\n   first   %s\n           %s\n", head, ea, ba);
   if (f->has & CS_CHECK_HAS_B)
     fprintf(o->f, "   second  %s\n           %s\n", eb, bb);

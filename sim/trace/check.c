@@ -75,10 +75,13 @@ typedef struct cell {
   uint8_t  set_remote; /* the last Set was another rank's */
   uint8_t  touched, mixed_told, waited, has_eq, has_radd, has_set, has_add;
   uint32_t eq_rank, eq_epoch;
+  int64_t  first;    /* the changes posted in the first call, summed */
+  uint8_t  first_touched; /* a change was posted in the first call */
   int64_t *hsum;     /* HIST: rsum after each entry */
   uint32_t *hvc;     /* HIST x w: the cell's clock after each entry */
   uint32_t *vc;      /* w: the join of the posts that changed it */
   cs_trace_rec_t eq_wait, last_radd, last_set, last_add, last_change;
+  cs_trace_rec_t first_change; /* the last change posted in the first call */
 } cell_t;
 
 typedef struct cellset {
@@ -150,12 +153,14 @@ static void found_at(ck_t *c, uint32_t kind, uint32_t cause,
                      const cs_trace_rec_t *a, const cs_check_pos_t *pa,
                      const cs_trace_rec_t *b, const cs_check_pos_t *pb,
                      int32_t value, uint32_t reversed);
-static void cell_notify(ck_t *c, const cs_trace_rec_t *x, const uint32_t *k);
+static void cell_notify(ck_t *c, const cs_trace_rec_t *x, const uint32_t *k,
+                        uint32_t call);
 static void wait_end(ck_t *c, const cs_trace_rec_t *x, uint32_t *k);
 static void wait_begin(ck_t *c, const cs_trace_rec_t *x);
 static void failed_event(ck_t *c, const cs_trace_rec_t *x);
 static void sync_seen(ck_t *c, const cs_trace_rec_t *x);
 static void end_checks(ck_t *c);
+static int rank_findings(ck_t *c);
 static int aux_init(ck_t *c);
 static void aux_fini(ck_t *c);
 
@@ -585,7 +590,7 @@ static void land(ck_t *c, const cs_trace_rec_t *x)
     return;
   uint32_t kind = pool_rec(c, b)->kind;
   if (kind == CS_EV_NOTIFY)
-    cell_notify(c, pool_rec(c, b), pool_at(c, b));
+    cell_notify(c, pool_rec(c, b), pool_at(c, b), pool_pos(c, b)->call);
   else if (kind == CS_EV_STORE || kind == CS_EV_PUT)
     access_write(c, b);
   pool_put(c, b);
@@ -602,7 +607,7 @@ static void produce(ck_t *c, const cs_trace_rec_t *x, const uint32_t *k)
     return;
   }
   if (x->kind == CS_EV_NOTIFY) {
-    cell_notify(c, x, k);
+    cell_notify(c, x, k, c->pos[x->rank].call);
     return;
   }
   int32_t b = pool_get(c, k, x, 1);
@@ -780,6 +785,8 @@ int cs_check_finish(cs_check_t *c, cs_check_report_t *rep)
   if (!c->rep.aborted)
     for (uint32_t r = 0; r < c->n; r++)
       note_unused(c, r, NULL);
+  if (rank_findings(c) < 0)
+    return -ENOMEM;
   *rep = c->rep;
   c->rep.f = NULL;
   return 0;
@@ -1055,13 +1062,19 @@ static void cell_set(ck_t *c, cell_t *ce, const cs_trace_rec_t *x,
 
 /* A notify posted as record x with clock k changes its cell (at issue, or
  * at its dma-land). */
-static void cell_notify(ck_t *c, const cs_trace_rec_t *x, const uint32_t *k)
+static void cell_notify(ck_t *c, const cs_trace_rec_t *x, const uint32_t *k,
+                        uint32_t call)
 {
   cell_t *ce = cell_of(c, x->peer, x->slot, x->cell);
   if (!ce)
     return;
   int add = cs_trace_rec_is_add(x);
   ce->touched = 1;
+  if (call == 0) {
+    ce->first = add ? ce->first + x->value : x->value;
+    ce->first_touched = 1;
+    ce->first_change = *x;
+  }
   if (!ce->mixed_told && (add ? ce->has_set : ce->has_add)) {
     ce->mixed_told = 1;
     found(c, CS_CHECK_MIXED_OPS, 0, add ? &ce->last_set : x,
@@ -1198,13 +1211,95 @@ static void end_checks(ck_t *c)
   }
   if (c->rep.aborted || c->h.iters < 2)
     return;
+  /* With the calls marked, the end of the first one: where stale credits
+   * start, before the races they let through in the next call. */
+  const cs_check_pos_t first = {0};
   for (size_t s = 0; s < (size_t)c->n * L->nslots; s++)
     for (uint64_t j = 0; c->cells[s].c && j < c->cells[s].ncells; j++) {
       const cell_t *ce = &c->cells[s].c[j];
-      if (ce->touched && ce->value != 0)
+      if (c->ncalls >= 2 && ce->first_touched && ce->first != 0)
+        found_at(c, CS_CHECK_NOT_RESET, 1, &ce->first_change, &first, NULL,
+                 NULL, (int32_t)ce->first, 0);
+      else if (ce->touched && ce->value != 0)
         found(c, CS_CHECK_NOT_RESET, 0, &ce->last_change, NULL,
               (int32_t)ce->value);
     }
+}
+
+/* ------------------------------------------------------------ ranking */
+
+/* The rank of a finding's kind: causes a user should read first. A cell
+ * not reset comes first (the stale credits of the next call are behind
+ * its races); then the other defects of one cell; then races between two
+ * ranks (a missing barrier or fence between them), then races within a
+ * rank (a missing fence, which the barrier the other races name brings
+ * along); last, loads nothing uses. */
+static int kind_rank(const cs_check_finding_t *f)
+{
+  switch (f->kind) {
+  case CS_CHECK_NOT_RESET: return 0;
+  case CS_CHECK_MIXED_OPS:
+  case CS_CHECK_WAIT_EQ:
+  case CS_CHECK_UNSATISFIABLE: return 1;
+  case CS_CHECK_RACE: return f->a.rank != f->b.rank ? 2 : 3;
+  default: return 4;
+  }
+}
+
+typedef struct ranked {
+  uint32_t key; /* follows, then the kind's rank */
+  uint32_t i;   /* the order found in */
+} ranked_t;
+
+static int ranked_cmp(const void *x, const void *y)
+{
+  const ranked_t *p = x, *q = y;
+  if (p->key != q->key)
+    return p->key < q->key ? -1 : 1;
+  return p->i < q->i ? -1 : p->i > q->i;
+}
+
+/* Orders the findings so that the first is the cause: a finding that
+ * follows from another (a race in a call after the first, in a run whose
+ * cells the first call left unreset) after every one that does not, each
+ * group by kind_rank, then in the order found. Sets `follows`. */
+static int rank_findings(ck_t *c)
+{
+  cs_check_report_t *rep = &c->rep;
+  if (rep->n < 2)
+    return 0;
+  int64_t cause = -1; /* the first cell the first call left unreset */
+  for (uint64_t i = 0; i < rep->n && cause < 0; i++)
+    if (rep->f[i].kind == CS_CHECK_NOT_RESET && rep->f[i].cause == 1)
+      cause = (int64_t)i;
+  ranked_t *r = malloc(rep->n * sizeof(*r));
+  cs_check_finding_t *f = malloc(rep->n * sizeof(*f));
+  if (!r || !f) {
+    free(r);
+    free(f);
+    return -ENOMEM;
+  }
+  for (uint64_t i = 0; i < rep->n; i++) {
+    const cs_check_finding_t *x = &rep->f[i];
+    int later = (x->has & CS_CHECK_HAS_A && x->a_pos.call > 0) ||
+                (x->has & CS_CHECK_HAS_B && x->b_pos.call > 0);
+    int follows = cause >= 0 && x->kind != CS_CHECK_NOT_RESET && later;
+    r[i] = (ranked_t){(uint32_t)follows << 8 | (uint32_t)kind_rank(x),
+                      (uint32_t)i};
+  }
+  qsort(r, rep->n, sizeof(*r), ranked_cmp);
+  uint32_t cause_at = 0;
+  for (uint64_t i = 0; i < rep->n; i++) {
+    f[i] = rep->f[r[i].i];
+    if ((int64_t)r[i].i == cause)
+      cause_at = (uint32_t)i + 1;
+  }
+  for (uint64_t i = 0; i < rep->n; i++)
+    f[i].follows = r[i].key >> 8 ? cause_at : 0;
+  memcpy(rep->f, f, rep->n * sizeof(*f));
+  free(r);
+  free(f);
+  return 0;
 }
 
 static int aux_init(ck_t *c)
