@@ -24,6 +24,7 @@
 #include "../sim/sched.h"
 #include "../sim/trace.h"
 #include "../sim/trace/check.h"
+#include "../sim/trace/story.h"
 #include "../window/world.h"
 #include "harness.h"
 
@@ -926,6 +927,50 @@ Test(check, race_benchmark_precision_and_recall_are_one, .timeout = 300,
   cr_assert_eq(fn, 0);
   cr_assert_gt(tp, 0);
   cr_assert_gt(tn, 0);
+}
+
+/* The story shrink tells (story.h) about a race names the edge of the
+ * finding it tells, in that finding's order (the intended one), whatever
+ * the run did: never a read-complete barrier for a store the load was
+ * meant to see because the store happened to land in time, never a
+ * notify after a store that was meant to wait for a load. */
+Test(check, a_story_names_the_edge_of_its_finding_never_the_reverse,
+     .timeout = 300, .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  char path[128];
+  snprintf(path, sizeof(path), "%s/story.cstrace", tmpdir);
+  uint32_t told = 0;
+  for (size_t i = 0; i < NPROGS; i++)
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+      const prog_t *p = &progs[i];
+      if (!p->race || p->want != CS_CHECK_RACE)
+        continue;
+      run_prog(p, path, seed);
+      cs_trace_t t;
+      char why[256];
+      cr_assert_eq(load_trace(path, &t, why, sizeof(why)), 0, "%s", why);
+      cs_check_report_t rep;
+      cr_assert_eq(cs_check_run(&t, &rep), 0);
+      cs_story_t st;
+      cs_trace_story(&t, &rep, UINT32_MAX, UINT64_MAX, &st);
+      const cs_check_finding_t *f = &st.finding;
+      if (st.has_finding && f->kind == CS_CHECK_RACE &&
+          (is_write(f->a.kind) || is_write(f->b.kind)) &&
+          (f->a.kind == CS_EV_LOAD || f->b.kind == CS_EV_LOAD)) {
+        uint32_t want = f->a.kind == CS_EV_LOAD ? CS_STORY_NEED_READ_DONE
+                        : f->cause == CS_CHECK_NO_FENCE && st.need == CS_STORY_NEED_FENCE
+                            ? CS_STORY_NEED_FENCE
+                            : CS_STORY_NEED_SIGNAL;
+        cr_assert_eq(st.need, want, "%s (seed %llu): the story's edge %u, its "
+                     "finding's %u (cause %u, first event a %s)", p->name,
+                     (unsigned long long)seed, st.need, want, f->cause,
+                     f->a.kind == CS_EV_LOAD ? "load" : "write");
+        told++;
+      }
+      cs_check_report_fini(&rep);
+      cs_trace_free(&t);
+    }
+  cr_assert_gt(told, 5, "only %u stories about a write and a load", told);
 }
 
 /* A crashed run's trace is checked up to the crash: the races before it
