@@ -118,7 +118,6 @@ struct cs_check {
   cs_check_pos_t *pos; /* nranks: each rank's position now */
   uint32_t *mark_at;   /* nranks: its last marker, phase << 24 | round */
   uint8_t  *has_mark;  /* nranks: it passed a marker */
-  uint32_t  ncalls;    /* calls the markers show (the most on a rank) */
   recent_t *recent;    /* nranks */
   cs_trace_rec_t *unused;  /* per rank: its last remote load not yet used */
   uint8_t  *has_unused;
@@ -639,8 +638,6 @@ static void advance(ck_t *c, const cs_trace_rec_t *x)
     uint32_t at = (x->cell & 0xffu) << 24 | (x->value & 0xffffffu);
     if (c->has_mark[x->rank] && at <= c->mark_at[x->rank])
       p->call++;
-    if (p->call + 1 > c->ncalls)
-      c->ncalls = p->call + 1;
     c->has_mark[x->rank] = 1;
     c->mark_at[x->rank] = at;
     p->mark++;
@@ -1211,13 +1208,17 @@ static void end_checks(ck_t *c)
   }
   if (c->rep.aborted || c->h.iters < 2)
     return;
-  /* With the calls marked, the end of the first one: where stale credits
-   * start, before the races they let through in the next call. */
+  /* With the calls marked (every rank's markers begin as many calls as
+   * the header says it made), the end of the first one: where stale
+   * credits start, before the races they let through in the next call. */
   const cs_check_pos_t first = {0};
+  int marked = 1;
+  for (uint32_t r = 0; r < c->n; r++)
+    marked &= c->has_mark[r] && c->pos[r].call + 1 == c->h.iters;
   for (size_t s = 0; s < (size_t)c->n * L->nslots; s++)
     for (uint64_t j = 0; c->cells[s].c && j < c->cells[s].ncells; j++) {
       const cell_t *ce = &c->cells[s].c[j];
-      if (c->ncalls >= 2 && ce->first_touched && ce->first != 0)
+      if (marked && ce->first_touched && ce->first != 0)
         found_at(c, CS_CHECK_NOT_RESET, 1, &ce->first_change, &first, NULL,
                  NULL, (int32_t)ce->first, 0);
       else if (ce->touched && ce->value != 0)
