@@ -24,6 +24,7 @@
 #include "../sim/sched.h"
 #include "../sim/trace.h"
 #include "../sim/trace/check.h"
+#include "../sim/trace/story.h"
 #include "../window/world.h"
 #include "harness.h"
 
@@ -264,6 +265,214 @@ Test(check, passing_free_mode_runs_of_the_ordering_bugs_are_reported,
     cr_log_info("%s: %d of 10 passed, %d reported", runs[i], passed, reported);
     cr_assert_geq(reported, 8, "%s: %d of 10 reported", runs[i], reported);
   }
+}
+
+/* ------------------------------------------------------------ explanations */
+
+/* What the first finding of a mutation must name: the edge the reference
+ * has where the mutation took it out (bugs.h), true by construction, not
+ * read off the checker. */
+typedef enum edge {
+  E_READY,     /* store, fence, notify, wait, then the peer's load */
+  E_READ_DONE, /* load, notify, wait, then the owner's store */
+  E_FENCE,     /* store, fence, then the notify the peer's load waits on */
+  E_RESET,     /* the epilogue that clears the cells at the end of a call */
+  E_EQ,        /* waits with >= */
+  E_UNUSED,    /* no remote load on an inactive lane */
+} edge_t;
+
+static edge_t true_edge(const cs_mutation_t *m)
+{
+  if (m->no_ready_barrier)
+    return E_READY;
+  if (m->no_chunk_barrier || m->no_final_barrier)
+    return E_READ_DONE;
+  if (m->no_fence)
+    return E_FENCE;
+  if (m->no_epilogue)
+    return E_RESET;
+  if (m->wait_eq)
+    return E_EQ;
+  return E_UNUSED;
+}
+
+static int is_write(uint32_t kind)
+{
+  return kind == CS_EV_STORE || kind == CS_EV_PUT;
+}
+
+/* A race between two ranks over the window of one of them, a the writer
+ * and b a reader of it (want_write_first) or the other way round. */
+static int cross_race(const cs_check_finding_t *f, int want_write_first)
+{
+  if (f->kind != CS_CHECK_RACE || f->a.rank == f->b.rank)
+    return 0;
+  const cs_trace_rec_t *w = want_write_first ? &f->a : &f->b;
+  const cs_trace_rec_t *r = want_write_first ? &f->b : &f->a;
+  return is_write(w->kind) && r->kind == CS_EV_LOAD && r->peer == w->rank;
+}
+
+/* Whether finding f names edge e, its fix the edge the reference has. */
+static int names_edge(const cs_check_finding_t *f, edge_t e)
+{
+  switch (e) {
+  case E_READY: return cross_race(f, 1) && f->cause == CS_CHECK_NO_SIGNAL;
+  case E_READ_DONE: return cross_race(f, 0) && f->cause == CS_CHECK_NO_READ_DONE;
+  case E_FENCE: return cross_race(f, 1) && f->cause == CS_CHECK_NO_FENCE;
+  case E_RESET: return f->kind == CS_CHECK_NOT_RESET && f->cause == 1;
+  case E_EQ: return f->kind == CS_CHECK_WAIT_EQ;
+  default: return f->kind == CS_CHECK_DEAD_READ;
+  }
+}
+
+/* Whether race f between two ranks is told against the order the
+ * mutation's reference means: a read-complete barrier proposed where a
+ * READY barrier or fence is missing (the load first), or the reverse. */
+static int against_order(const cs_check_finding_t *f, edge_t e)
+{
+  if (f->kind != CS_CHECK_RACE || f->a.rank == f->b.rank)
+    return 0;
+  if (e == E_READY || e == E_FENCE)
+    return cross_race(f, 0);
+  if (e == E_READ_DONE)
+    return cross_race(f, 1);
+  return 0;
+}
+
+/* The schedules each mutation is run under: its recipe's, three random
+ * seeds, a pct one, and free mode (where most runs pass). */
+static const char *const expl_sched[] = {"", "random:1", "random:2",
+                                          "random:3", "pct:2:1", "free"};
+#define NEXPL (sizeof(expl_sched) / sizeof(expl_sched[0]))
+
+/* The run options of mutation b under schedule i of expl_sched. */
+static void expl_opts(int b, size_t i, char *out, size_t n)
+{
+  char r[400], *args[32];
+  snprintf(r, sizeof(r), "%s", cs_bug_table[b].recipe);
+  int k = split(r, args, 0), len = 0;
+  const char *mm = NULL;
+  for (int j = 0; j < k; j++) {
+    if (!strcmp(args[j], "--trace") || !strcmp(args[j], "--schedule") ||
+        !strcmp(args[j], "--memory-model")) {
+      if (!strcmp(args[j], "--schedule") && i == 0)
+        len += snprintf(out + len, n - (size_t)len, "--schedule %s ", args[j + 1]);
+      if (!strcmp(args[j], "--memory-model"))
+        mm = args[j + 1];
+      j++;
+      continue;
+    }
+    len += snprintf(out + len, n - (size_t)len, "%s ", args[j]);
+  }
+  if (i > 0 && strcmp(expl_sched[i], "free"))
+    len += snprintf(out + len, n - (size_t)len, "--schedule %s ", expl_sched[i]);
+  if (mm && strcmp(expl_sched[i], "free"))
+    len += snprintf(out + len, n - (size_t)len, "--memory-model %s ", mm);
+  snprintf(out + len, n - (size_t)len, "--bug %s --iters %u --timeout 5",
+           cs_bug_table[b].name, cs_bug_min_calls(b));
+}
+
+typedef struct expl {
+  uint32_t traces, first_right, against, follows_wrong;
+} expl_t;
+
+/* Runs every ordering mutation under each schedule of expl_sched and
+ * checks each trace: how often the first finding names the true edge,
+ * how many traces have a race told against the reference's order, and (a
+ * run whose cells are not reset) how many races do not say they follow
+ * from the cell. */
+static expl_t explain_mutations(void)
+{
+  expl_t e = {0};
+  char trace[128], opts[512];
+  snprintf(trace, sizeof(trace), "%s/expl.cstrace", tmpdir);
+  for (int b = 1; b < CS_NBUGS; b++) {
+    if (b == CS_BUG_RING_DROP_TAIL || b == CS_BUG_UNALIGNED_SLOTS ||
+        b == CS_BUG_NR_MISMATCH)
+      continue; /* not ordering defects */
+    edge_t want = true_edge(&cs_bug_table[b].mut);
+    uint32_t right = 0, n = 0;
+    for (size_t i = 0; i < NEXPL; i++) {
+      expl_opts(b, i, opts, sizeof(opts));
+      int st;
+      if (run_and_check(opts, trace, &st) != 1)
+        continue; /* nothing to explain (the detection tests count these) */
+      checked_t c;
+      check_file(trace, &c);
+      n++;
+      int ok = names_edge(&c.r.f[0], want), against = 0, follows = 0;
+      for (uint64_t j = 0; j < c.r.n; j++) {
+        against |= against_order(&c.r.f[j], want);
+        follows |= want == E_RESET && c.r.f[j].kind == CS_CHECK_RACE &&
+                   c.r.f[j].follows != 1;
+      }
+      right += ok;
+      e.against += against;
+      e.follows_wrong += follows;
+      if (!ok || against || follows)
+        cr_log_error("%s (run %s): first finding %s%s%s", cs_bug_table[b].name,
+                     opts, cs_check_kind_name(c.r.f[0].kind),
+                     against ? "; a race against the reference's order" : "",
+                     follows ? "; a race that does not follow from the cell" : "");
+      checked_fini(&c);
+    }
+    printf("explanations: %s: the first finding names the true edge in %u "
+           "of %u traces\n", cs_bug_table[b].name, right, n);
+    e.traces += n;
+    e.first_right += right;
+  }
+  return e;
+}
+
+Test(check, first_finding_names_the_true_edge_of_each_mutation,
+     .timeout = 300, .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  expl_t e = explain_mutations();
+  cr_assert_gt(e.traces, 20);
+  cr_assert_eq(e.first_right, e.traces, "the first finding names the true "
+               "edge in %u of %u traces", e.first_right, e.traces);
+}
+
+Test(check, no_race_is_told_against_the_references_order, .timeout = 300,
+     .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  expl_t e = explain_mutations();
+  cr_assert_gt(e.traces, 20);
+  cr_assert_eq(e.against, 0, "%u of %u traces propose an edge backwards",
+               e.against, e.traces);
+}
+
+/* Stale credits across calls: the cell the first call leaves unreset is
+ * the first finding, and the races of the later calls follow from it. */
+Test(check, stale_credits_come_first_and_their_races_follow_from_them,
+     .timeout = 120, .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  char trace[128], opts[512];
+  snprintf(trace, sizeof(trace), "%s/reuse.cstrace", tmpdir);
+  uint32_t races = 0;
+  for (size_t i = 0; i < NEXPL; i++) {
+    expl_opts(CS_BUG_SIGNAL_REUSE, i, opts, sizeof(opts));
+    int st;
+    cr_assert_eq(run_and_check(opts, trace, &st), 1, "%s: no finding", opts);
+    checked_t c;
+    check_file(trace, &c);
+    cr_assert(names_edge(&c.r.f[0], E_RESET), "%s: first finding %s", opts,
+              cs_check_kind_name(c.r.f[0].kind));
+    cr_assert_eq(c.r.f[0].follows, 0);
+    for (uint64_t j = 1; j < c.r.n; j++)
+      if (c.r.f[j].kind == CS_CHECK_RACE) {
+        cr_assert_eq(c.r.f[j].follows, 1, "%s: finding %llu does not follow "
+                     "from 1", opts, (unsigned long long)j + 1);
+        races++;
+      }
+    checked_fini(&c);
+  }
+  cr_assert_gt(races, 0, "no race in the later calls");
+  cli_out_t r;
+  run_cli(&r, 30, "check", trace, NULL);
+  cr_assert(strstr(r.out, "1. cell not reset") && strstr(r.out, "ends call 1 at"),
+            "%s", r.out);
+  cr_assert(strstr(r.out, "follows from 1)"), "%s", r.out);
 }
 
 /* ------------------------------------------------------------ correct runs */
@@ -718,6 +927,50 @@ Test(check, race_benchmark_precision_and_recall_are_one, .timeout = 300,
   cr_assert_eq(fn, 0);
   cr_assert_gt(tp, 0);
   cr_assert_gt(tn, 0);
+}
+
+/* The story shrink tells (story.h) about a race names the edge of the
+ * finding it tells, in that finding's order (the intended one), whatever
+ * the run did: never a read-complete barrier for a store the load was
+ * meant to see because the store happened to land in time, never a
+ * notify after a store that was meant to wait for a load. */
+Test(check, a_story_names_the_edge_of_its_finding_never_the_reverse,
+     .timeout = 300, .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  char path[128];
+  snprintf(path, sizeof(path), "%s/story.cstrace", tmpdir);
+  uint32_t told = 0;
+  for (size_t i = 0; i < NPROGS; i++)
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+      const prog_t *p = &progs[i];
+      if (!p->race || p->want != CS_CHECK_RACE)
+        continue;
+      run_prog(p, path, seed);
+      cs_trace_t t;
+      char why[256];
+      cr_assert_eq(load_trace(path, &t, why, sizeof(why)), 0, "%s", why);
+      cs_check_report_t rep;
+      cr_assert_eq(cs_check_run(&t, &rep), 0);
+      cs_story_t st;
+      cs_trace_story(&t, &rep, UINT32_MAX, UINT64_MAX, &st);
+      const cs_check_finding_t *f = &st.finding;
+      if (st.has_finding && f->kind == CS_CHECK_RACE &&
+          (is_write(f->a.kind) || is_write(f->b.kind)) &&
+          (f->a.kind == CS_EV_LOAD || f->b.kind == CS_EV_LOAD)) {
+        uint32_t want = f->a.kind == CS_EV_LOAD ? CS_STORY_NEED_READ_DONE
+                        : f->cause == CS_CHECK_NO_FENCE && st.need == CS_STORY_NEED_FENCE
+                            ? CS_STORY_NEED_FENCE
+                            : CS_STORY_NEED_SIGNAL;
+        cr_assert_eq(st.need, want, "%s (seed %llu): the story's edge %u, its "
+                     "finding's %u (cause %u, first event a %s)", p->name,
+                     (unsigned long long)seed, st.need, want, f->cause,
+                     f->a.kind == CS_EV_LOAD ? "load" : "write");
+        told++;
+      }
+      cs_check_report_fini(&rep);
+      cs_trace_free(&t);
+    }
+  cr_assert_gt(told, 5, "only %u stories about a write and a load", told);
 }
 
 /* A crashed run's trace is checked up to the crash: the races before it

@@ -107,6 +107,12 @@ static void race_words(const out_t *o, const cs_check_finding_t *f,
              cs_trace_kind_name(b->kind));
     break;
   }
+  if (f->reversed) {
+    size_t len = strlen(fix);
+    snprintf(fix + len, n - len, " (this run did the %s first; the "
+             "algorithm's order puts the %s first)",
+             cs_trace_kind_name(b->kind), cs_trace_kind_name(a->kind));
+  }
 }
 
 /* The headline and the fix of any other finding. */
@@ -140,9 +146,14 @@ static void other_words(const out_t *o, const cs_check_finding_t *f,
     snprintf(fix, n, "wait with >= (Ge): the notifies only add");
     break;
   case CS_CHECK_NOT_RESET:
-    snprintf(head, n, "rank %u's %s[%u] ends the run at %d, not 0, and the "
-             "run makes %u calls on it", owner, slot, a->cell, f->value,
-             o->h->iters);
+    if (f->cause == 1)
+      snprintf(head, n, "rank %u's %s[%u] ends call 1 at %d, not 0, and the "
+               "run makes %u calls on it", owner, slot, a->cell, f->value,
+               o->h->iters);
+    else
+      snprintf(head, n, "rank %u's %s[%u] ends the run at %d, not 0, and "
+               "the run makes %u calls on it", owner, slot, a->cell, f->value,
+               o->h->iters);
     snprintf(fix, n, "the next call's waits pass on stale credits; a "
              "self-clearing epilogue (each rank subtracts what it received "
              "after its last wait) resets the cells");
@@ -207,8 +218,14 @@ static void print_finding(const out_t *o, const cs_check_finding_t *f,
   if (o->jsonl) {
     fprintf(o->f, "{\"finding\":");
     cs_trace_json_str(o->f, cs_check_kind_name(f->kind));
-    fprintf(o->f, ",\"cause\":\"%s\",\"count\":%llu,\"what\":",
-            cause_name(f->cause), (unsigned long long)f->count);
+    fprintf(o->f, ",\"cause\":\"%s\",\"count\":%llu,",
+            f->kind == CS_CHECK_RACE ? cause_name(f->cause) : "",
+            (unsigned long long)f->count);
+    if (f->follows)
+      fprintf(o->f, "\"follows\":%u,", f->follows);
+    if (f->reversed)
+      fprintf(o->f, "\"reversed\":true,");
+    fprintf(o->f, "\"what\":");
     cs_trace_json_str(o->f, head);
     fprintf(o->f, ",\"first\":");
     cs_trace_json_str(o->f, ea);
@@ -224,8 +241,13 @@ static void print_finding(const out_t *o, const cs_check_finding_t *f,
     return;
   }
   fprintf(o->f, "%llu. %s", (unsigned long long)no, cs_check_kind_name(f->kind));
-  if (f->count > 1)
+  if (f->count > 1 && f->follows)
+    fprintf(o->f, " (x%llu, same positions; follows from %u)",
+            (unsigned long long)f->count, f->follows);
+  else if (f->count > 1)
     fprintf(o->f, " (x%llu, same positions)", (unsigned long long)f->count);
+  else if (f->follows)
+    fprintf(o->f, " (follows from %u)", f->follows);
   fprintf(o->f, ": %s\n   first   %s\n           %s\n", head, ea, ba);
   if (f->has & CS_CHECK_HAS_B)
     fprintf(o->f, "   second  %s\n           %s\n", eb, bb);
@@ -316,6 +338,11 @@ static void usage(FILE *f)
           "remote loads nothing uses. Each finding names both events, the\n"
           "synchronisation around them, and the edge that would order them.\n"
           "Races at the same positions are folded into one with a count.\n"
+          "A race is told in the order the algorithm means (the earlier of\n"
+          "its events' positions: phase/round markers, step, events since),\n"
+          "never the order the run happened to take. Findings come causes\n"
+          "first; one that follows from another (races after a call that\n"
+          "left a cell unreset) says \"follows from N\".\n"
           "\n"
           "  --format text|jsonl   output (default text)\n"
           "\n"

@@ -143,9 +143,10 @@ static void also(FILE *f, const cs_trace_header_t *h, const cs_check_report_t *r
       continue;
     char slot[32];
     cs_trace_slot_name(&h->layout, x->a.slot, slot, sizeof(slot));
-    fprintf(f, "  Also: rank %u's %s[%u] ends the run at %d, not 0 (cell not "
+    fprintf(f, "  Also: rank %u's %s[%u] ends %s at %d, not 0 (cell not "
                "reset): the next call's waits pass on its stale credits.\n",
-            x->a.peer, slot, x->a.cell, x->value);
+            x->a.peer, slot, x->a.cell, x->cause == 1 ? "call 1" : "the run",
+            x->value);
     return;
   }
 }

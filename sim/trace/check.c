@@ -75,10 +75,13 @@ typedef struct cell {
   uint8_t  set_remote; /* the last Set was another rank's */
   uint8_t  touched, mixed_told, waited, has_eq, has_radd, has_set, has_add;
   uint32_t eq_rank, eq_epoch;
+  int64_t  first;    /* the changes posted in the first call, summed */
+  uint8_t  first_touched; /* a change was posted in the first call */
   int64_t *hsum;     /* HIST: rsum after each entry */
   uint32_t *hvc;     /* HIST x w: the cell's clock after each entry */
   uint32_t *vc;      /* w: the join of the posts that changed it */
   cs_trace_rec_t eq_wait, last_radd, last_set, last_add, last_change;
+  cs_trace_rec_t first_change; /* the last change posted in the first call */
 } cell_t;
 
 typedef struct cellset {
@@ -112,6 +115,9 @@ struct cs_check {
   imap_t   *maps;      /* nranks x nslots */
   cellset_t *cells;    /* nranks x nslots */
   pend_t   *pend;      /* nranks */
+  cs_check_pos_t *pos; /* nranks: each rank's position now */
+  uint32_t *mark_at;   /* nranks: its last marker, phase << 24 | round */
+  uint8_t  *has_mark;  /* nranks: it passed a marker */
   recent_t *recent;    /* nranks */
   cs_trace_rec_t *unused;  /* per rank: its last remote load not yet used */
   uint8_t  *has_unused;
@@ -142,12 +148,18 @@ typedef struct cs_check ck_t;
 static void found(ck_t *c, uint32_t kind, uint32_t cause,
                             const cs_trace_rec_t *a, const cs_trace_rec_t *b,
                             int32_t value);
-static void cell_notify(ck_t *c, const cs_trace_rec_t *x, const uint32_t *k);
+static void found_at(ck_t *c, uint32_t kind, uint32_t cause,
+                     const cs_trace_rec_t *a, const cs_check_pos_t *pa,
+                     const cs_trace_rec_t *b, const cs_check_pos_t *pb,
+                     int32_t value, uint32_t reversed);
+static void cell_notify(ck_t *c, const cs_trace_rec_t *x, const uint32_t *k,
+                        uint32_t call);
 static void wait_end(ck_t *c, const cs_trace_rec_t *x, uint32_t *k);
 static void wait_begin(ck_t *c, const cs_trace_rec_t *x);
 static void failed_event(ck_t *c, const cs_trace_rec_t *x);
 static void sync_seen(ck_t *c, const cs_trace_rec_t *x);
 static void end_checks(ck_t *c);
+static int rank_findings(ck_t *c);
 static int aux_init(ck_t *c);
 static void aux_fini(ck_t *c);
 
@@ -164,19 +176,26 @@ static void join(uint32_t *dst, const uint32_t *src, uint32_t w)
 
 /* ------------------------------------------------------------ pool */
 
-/* Blocks of BLK(c) words: a clock (w words), then a record. */
+/* Blocks of BLK(c) words: a clock (w words), the event's position, then
+ * its record. */
 #define REC_WORDS (sizeof(cs_trace_rec_t) / sizeof(uint32_t))
-#define BLK(c) ((c)->w + REC_WORDS)
+#define POS_WORDS (sizeof(cs_check_pos_t) / sizeof(uint32_t))
+#define BLK(c) ((c)->w + POS_WORDS + REC_WORDS)
 
 static uint32_t *pool_at(ck_t *c, int32_t b) { return c->pool + (size_t)b * BLK(c); }
 
-static const cs_trace_rec_t *pool_rec(ck_t *c, int32_t b)
+static const cs_check_pos_t *pool_pos(ck_t *c, int32_t b)
 {
-  return (const cs_trace_rec_t *)(pool_at(c, b) + c->w);
+  return (const cs_check_pos_t *)(pool_at(c, b) + c->w);
 }
 
-/* A block holding clock k and record x, used `uses` times; -1 out of
- * memory. */
+static const cs_trace_rec_t *pool_rec(ck_t *c, int32_t b)
+{
+  return (const cs_trace_rec_t *)(pool_at(c, b) + c->w + POS_WORDS);
+}
+
+/* A block holding clock k and record x (its rank's current position),
+ * used `uses` times; -1 out of memory. */
 static int32_t pool_get(ck_t *c, const uint32_t *k, const cs_trace_rec_t *x,
                         uint32_t uses)
 {
@@ -200,7 +219,8 @@ static int32_t pool_get(ck_t *c, const uint32_t *k, const cs_trace_rec_t *x,
     b = c->npool++;
   }
   memcpy(pool_at(c, (int32_t)b), k, c->w * sizeof(uint32_t));
-  memcpy(pool_at(c, (int32_t)b) + c->w, x, sizeof(*x));
+  memcpy(pool_at(c, (int32_t)b) + c->w, &c->pos[x->rank], sizeof(cs_check_pos_t));
+  memcpy(pool_at(c, (int32_t)b) + c->w + POS_WORDS, x, sizeof(*x));
   c->pool_ref[b] = uses;
   return (int32_t)b;
 }
@@ -336,14 +356,59 @@ static uint32_t write_cause(const uint32_t *k, uint32_t p, uint32_t e)
   return k[p] >= e ? CS_CHECK_NO_FENCE : CS_CHECK_NO_SIGNAL;
 }
 
-static void race(ck_t *c, const cs_trace_rec_t *a, const cs_trace_rec_t *b,
+static int is_write(const cs_trace_rec_t *x)
+{
+  return x->kind == CS_EV_STORE || x->kind == CS_EV_PUT;
+}
+
+/* -1, 0, 1 as position p comes before, with, or after q. */
+static int pos_cmp(const cs_check_pos_t *p, const cs_check_pos_t *q)
+{
+  if (p->mark != q->mark)
+    return p->mark < q->mark ? -1 : 1;
+  if (p->step != q->step)
+    return p->step < q->step ? -1 : 1;
+  if (p->ord != q->ord)
+    return p->ord < q->ord ? -1 : 1;
+  return 0;
+}
+
+/* The intended order: whether the algorithm means access a (at position
+ * pa) to come before access b (pb), two accesses of a race that nothing
+ * orders. Every rank runs the same program, so the one at the earlier
+ * position comes first: a load at RS round t means to read the store of
+ * round t - 1 (or the stage-in) before it, and a store means to overwrite
+ * only what the loads at earlier positions have read. At one position a
+ * step reads before it writes: the load comes first. */
+static int meant_first(const cs_trace_rec_t *a, const cs_check_pos_t *pa,
+                       const cs_trace_rec_t *b, const cs_check_pos_t *pb)
+{
+  int d = pos_cmp(pa, pb);
+  if (d != 0)
+    return d < 0;
+  return !(is_write(a) && b->kind == CS_EV_LOAD);
+}
+
+/* A race between a (first in the run) and b. A race the clocks cannot
+ * order by themselves (neither knew of the other: no signal, or a load
+ * before a write that does not wait for it) is told in the intended
+ * order, with the edge that order needs: a write first needs a signal
+ * after it (a READY barrier), a load first needs a read-complete barrier.
+ * Never the order this run happened to take. */
+static void race(ck_t *c, const cs_trace_rec_t *a, const cs_check_pos_t *pa,
+                 const cs_trace_rec_t *b, const cs_check_pos_t *pb,
                  uint32_t cause)
 {
   if (a->seq == c->last_a && b->seq == c->last_b)
     return; /* the same pair, met again in the next interval */
   c->last_a = a->seq;
   c->last_b = b->seq;
-  found(c, CS_CHECK_RACE, cause, a, b, 0);
+  if (cause != CS_CHECK_NO_FENCE && !meant_first(a, pa, b, pb)) {
+    cause = b->kind == CS_EV_LOAD ? CS_CHECK_NO_READ_DONE : CS_CHECK_NO_SIGNAL;
+    found_at(c, CS_CHECK_RACE, cause, b, pb, a, pa, 0, 1);
+    return;
+  }
+  found_at(c, CS_CHECK_RACE, cause, a, pa, b, pb, 0, 0);
 }
 
 static void read_forget(ck_t *c, rd_t *r)
@@ -383,10 +448,11 @@ static int64_t cover(ck_t *c, const cs_trace_rec_t *x, uint32_t i, uint32_t n,
 /* Access x (its rank's clock k) against interval iv's last write: a race
  * unless the write's fence epoch is ordered before x. */
 static inline void after_write(ck_t *c, const ival_t *iv, const uint32_t *k,
-                               const cs_trace_rec_t *x)
+                               const cs_trace_rec_t *x, const cs_check_pos_t *px)
 {
   if (iv->w >= 0 && !(k[c->n + iv->wrank] > iv->wfence))
-    race(c, pool_rec(c, iv->w), x, write_cause(k, iv->wrank, iv->wepoch));
+    race(c, pool_rec(c, iv->w), pool_pos(c, iv->w), x, px,
+         write_cause(k, iv->wrank, iv->wepoch));
 }
 
 /* Load x by its rank, whose clock is k. */
@@ -407,7 +473,7 @@ static void access_read(ck_t *c, const cs_trace_rec_t *x, const uint32_t *k)
       return;
     for (uint64_t j = (uint64_t)p; j < end; j++) {
       ival_t *iv = &m->v[j];
-      after_write(c, iv, k, x);
+      after_write(c, iv, k, x, &c->pos[x->rank]);
       read_forget(c, &iv->r[x->rank]);
       iv->r[x->rank].blk = blk;
     }
@@ -421,9 +487,9 @@ static void late_landing(ck_t *c, int32_t rb, int32_t wb)
 {
   const cs_trace_rec_t *w = pool_rec(c, wb), *r = pool_rec(c, rb);
   if (pool_at(c, rb)[w->rank] >= pool_at(c, wb)[w->rank])
-    race(c, w, r, CS_CHECK_NO_FENCE);
+    race(c, w, pool_pos(c, wb), r, pool_pos(c, rb), CS_CHECK_NO_FENCE);
   else
-    race(c, r, w, CS_CHECK_NO_READ_DONE);
+    race(c, r, pool_pos(c, rb), w, pool_pos(c, wb), CS_CHECK_NO_READ_DONE);
 }
 
 static void write_row(ck_t *c, int32_t wb, uint32_t i, uint32_t n);
@@ -450,7 +516,7 @@ static void write_row(ck_t *c, int32_t wb, uint32_t i, uint32_t n)
     return;
   for (uint64_t j = (uint64_t)p; j < end; j++) {
     ival_t *iv = &m->v[j];
-    after_write(c, iv, k, x);
+    after_write(c, iv, k, x, pool_pos(c, wb));
     for (uint32_t q = 0; q < c->n; q++) {
       rd_t *r = &iv->r[q];
       if (r->blk >= 0 && k[q] < pool_at(c, r->blk)[q])
@@ -523,7 +589,7 @@ static void land(ck_t *c, const cs_trace_rec_t *x)
     return;
   uint32_t kind = pool_rec(c, b)->kind;
   if (kind == CS_EV_NOTIFY)
-    cell_notify(c, pool_rec(c, b), pool_at(c, b));
+    cell_notify(c, pool_rec(c, b), pool_at(c, b), pool_pos(c, b)->call);
   else if (kind == CS_EV_STORE || kind == CS_EV_PUT)
     access_write(c, b);
   pool_put(c, b);
@@ -540,7 +606,7 @@ static void produce(ck_t *c, const cs_trace_rec_t *x, const uint32_t *k)
     return;
   }
   if (x->kind == CS_EV_NOTIFY) {
-    cell_notify(c, x, k);
+    cell_notify(c, x, k, c->pos[x->rank].call);
     return;
   }
   int32_t b = pool_get(c, k, x, 1);
@@ -562,11 +628,41 @@ static void note_unused(ck_t *c, uint32_t r, const cs_trace_rec_t *next)
     c->unused[r] = *next;
 }
 
+/* Moves rank x->rank's position past event x: a marker not after the
+ * rank's last one begins a new call (every algorithm marks its phases and
+ * rounds in increasing order); a new step tag restarts the count. */
+static void advance(ck_t *c, const cs_trace_rec_t *x)
+{
+  cs_check_pos_t *p = &c->pos[x->rank];
+  if (x->kind == CS_EV_MARK) {
+    uint32_t at = (x->cell & 0xffu) << 24 | (x->value & 0xffffffu);
+    if (c->has_mark[x->rank] && at <= c->mark_at[x->rank])
+      p->call++;
+    c->has_mark[x->rank] = 1;
+    c->mark_at[x->rank] = at;
+    p->mark++;
+    p->step = 0;
+    p->ord = 0;
+    return;
+  }
+  if (x->kind == CS_TR_WAIT_BEGIN)
+    return; /* not every wait has one: no step of the algorithm */
+  if (x->step < p->step)
+    p->mark++; /* the steps start again: a round its collective left
+                  unmarked */
+  if (x->step != p->step) {
+    p->step = x->step;
+    p->ord = 0;
+  }
+  p->ord++;
+}
+
 /* One rank event: a tick of its clock, then its effect. */
 static void rank_event(ck_t *c, const cs_trace_rec_t *x)
 {
   uint32_t r = x->rank, *k = clock_of(c, r);
   k[r]++;
+  advance(c, x);
   sync_seen(c, x);
   if (x->opcmp & CS_TR_FAILED && x->kind != CS_EV_REDUCE) {
     failed_event(c, x);
@@ -634,10 +730,14 @@ int cs_check_create(cs_check_t **out, const cs_trace_header_t *h)
   c->maps = calloc(nm ? nm : 1, sizeof(imap_t));
   c->cells = calloc(nm ? nm : 1, sizeof(cellset_t));
   c->pend = calloc(c->n, sizeof(pend_t));
+  c->pos = calloc(c->n, sizeof(cs_check_pos_t));
+  c->mark_at = calloc(c->n, sizeof(uint32_t));
+  c->has_mark = calloc(c->n, 1);
   c->unused = calloc(c->n, sizeof(cs_trace_rec_t));
   c->has_unused = calloc(c->n, 1);
   c->rep.f = malloc(CS_CHECK_MAX_FINDINGS * sizeof(cs_check_finding_t));
   if (!c->clk || !c->maps || !c->cells || !c->pend || !c->unused ||
+      !c->pos || !c->mark_at || !c->has_mark ||
       !c->has_unused || !c->rep.f || aux_init(c) < 0) {
     cs_check_destroy(c);
     *out = NULL;
@@ -664,6 +764,9 @@ void cs_check_destroy(cs_check_t *c)
   free(c->pool);
   free(c->pool_ref);
   free(c->pend);
+  free(c->pos);
+  free(c->mark_at);
+  free(c->has_mark);
   free(c->unused);
   free(c->has_unused);
   free(c->rep.f);
@@ -679,6 +782,8 @@ int cs_check_finish(cs_check_t *c, cs_check_report_t *rep)
   if (!c->rep.aborted)
     for (uint32_t r = 0; r < c->n; r++)
       note_unused(c, r, NULL);
+  if (rank_findings(c) < 0)
+    return -ENOMEM;
   *rep = c->rep;
   c->rep.f = NULL;
   return 0;
@@ -782,6 +887,17 @@ static void found(ck_t *c, uint32_t kind, uint32_t cause,
                   const cs_trace_rec_t *a, const cs_trace_rec_t *b,
                   int32_t value)
 {
+  found_at(c, kind, cause, a, a ? &c->pos[a->rank] : NULL, b,
+           b ? &c->pos[b->rank] : NULL, value, 0);
+}
+
+/* found(), with the positions of a and b (NULL: unknown) and whether the
+ * run did b first. */
+static void found_at(ck_t *c, uint32_t kind, uint32_t cause,
+                     const cs_trace_rec_t *a, const cs_check_pos_t *pa,
+                     const cs_trace_rec_t *b, const cs_check_pos_t *pb,
+                     int32_t value, uint32_t reversed)
+{
   cs_check_report_t *rep = &c->rep;
   int same = a && b && a->rank == b->rank; /* one rank or two: other fixes */
   uint64_t h = pos_key(pos_key(mix(mix(mix(1, kind), cause), same), a), b);
@@ -793,7 +909,11 @@ static void found(ck_t *c, uint32_t kind, uint32_t cause,
         return;
       cs_check_finding_t *f = &rep->f[rep->n];
       *f = (cs_check_finding_t){.kind = kind, .cause = cause, .value = value,
-                                .count = 1};
+                                .count = 1, .reversed = reversed};
+      if (pa)
+        f->a_pos = *pa;
+      if (pb)
+        f->b_pos = *pb;
       f->has = (a ? CS_CHECK_HAS_A : 0) | (b ? CS_CHECK_HAS_B : 0);
       if (a)
         f->a = *a;
@@ -939,13 +1059,19 @@ static void cell_set(ck_t *c, cell_t *ce, const cs_trace_rec_t *x,
 
 /* A notify posted as record x with clock k changes its cell (at issue, or
  * at its dma-land). */
-static void cell_notify(ck_t *c, const cs_trace_rec_t *x, const uint32_t *k)
+static void cell_notify(ck_t *c, const cs_trace_rec_t *x, const uint32_t *k,
+                        uint32_t call)
 {
   cell_t *ce = cell_of(c, x->peer, x->slot, x->cell);
   if (!ce)
     return;
   int add = cs_trace_rec_is_add(x);
   ce->touched = 1;
+  if (call == 0) {
+    ce->first = add ? ce->first + x->value : x->value;
+    ce->first_touched = 1;
+    ce->first_change = *x;
+  }
   if (!ce->mixed_told && (add ? ce->has_set : ce->has_add)) {
     ce->mixed_told = 1;
     found(c, CS_CHECK_MIXED_OPS, 0, add ? &ce->last_set : x,
@@ -1082,13 +1208,99 @@ static void end_checks(ck_t *c)
   }
   if (c->rep.aborted || c->h.iters < 2)
     return;
+  /* With the calls marked (every rank's markers begin as many calls as
+   * the header says it made), the end of the first one: where stale
+   * credits start, before the races they let through in the next call. */
+  const cs_check_pos_t first = {0};
+  int marked = 1;
+  for (uint32_t r = 0; r < c->n; r++)
+    marked &= c->has_mark[r] && c->pos[r].call + 1 == c->h.iters;
   for (size_t s = 0; s < (size_t)c->n * L->nslots; s++)
     for (uint64_t j = 0; c->cells[s].c && j < c->cells[s].ncells; j++) {
       const cell_t *ce = &c->cells[s].c[j];
-      if (ce->touched && ce->value != 0)
+      if (marked && ce->first_touched && ce->first != 0)
+        found_at(c, CS_CHECK_NOT_RESET, 1, &ce->first_change, &first, NULL,
+                 NULL, (int32_t)ce->first, 0);
+      else if (ce->touched && ce->value != 0)
         found(c, CS_CHECK_NOT_RESET, 0, &ce->last_change, NULL,
               (int32_t)ce->value);
     }
+}
+
+/* ------------------------------------------------------------ ranking */
+
+/* The rank of a finding's kind: causes a user should read first. A cell
+ * not reset comes first (the stale credits of the next call are behind
+ * its races); then the other defects of one cell; then races between two
+ * ranks (a missing barrier or fence between them), then races within a
+ * rank (a missing fence, which the barrier the other races name brings
+ * along); last, loads nothing uses. */
+static int kind_rank(const cs_check_finding_t *f)
+{
+  switch (f->kind) {
+  case CS_CHECK_NOT_RESET: return 0;
+  case CS_CHECK_MIXED_OPS:
+  case CS_CHECK_WAIT_EQ:
+  case CS_CHECK_UNSATISFIABLE: return 1;
+  case CS_CHECK_RACE: return f->a.rank != f->b.rank ? 2 : 3;
+  default: return 4;
+  }
+}
+
+typedef struct ranked {
+  uint32_t key; /* follows, then the kind's rank */
+  uint32_t i;   /* the order found in */
+} ranked_t;
+
+static int ranked_cmp(const void *x, const void *y)
+{
+  const ranked_t *p = x, *q = y;
+  if (p->key != q->key)
+    return p->key < q->key ? -1 : 1;
+  return p->i < q->i ? -1 : p->i > q->i;
+}
+
+/* Orders the findings so that the first is the cause: a finding that
+ * follows from another (a race in a call after the first, in a run whose
+ * cells the first call left unreset) after every one that does not, each
+ * group by kind_rank, then in the order found. Sets `follows`. */
+static int rank_findings(ck_t *c)
+{
+  cs_check_report_t *rep = &c->rep;
+  if (rep->n < 2)
+    return 0;
+  int64_t cause = -1; /* the first cell the first call left unreset */
+  for (uint64_t i = 0; i < rep->n && cause < 0; i++)
+    if (rep->f[i].kind == CS_CHECK_NOT_RESET && rep->f[i].cause == 1)
+      cause = (int64_t)i;
+  ranked_t *r = malloc(rep->n * sizeof(*r));
+  cs_check_finding_t *f = malloc(rep->n * sizeof(*f));
+  if (!r || !f) {
+    free(r);
+    free(f);
+    return -ENOMEM;
+  }
+  for (uint64_t i = 0; i < rep->n; i++) {
+    const cs_check_finding_t *x = &rep->f[i];
+    int later = (x->has & CS_CHECK_HAS_A && x->a_pos.call > 0) ||
+                (x->has & CS_CHECK_HAS_B && x->b_pos.call > 0);
+    int follows = cause >= 0 && x->kind != CS_CHECK_NOT_RESET && later;
+    r[i] = (ranked_t){(uint32_t)follows << 8 | (uint32_t)kind_rank(x),
+                      (uint32_t)i};
+  }
+  qsort(r, rep->n, sizeof(*r), ranked_cmp);
+  uint32_t cause_at = 0;
+  for (uint64_t i = 0; i < rep->n; i++) {
+    f[i] = rep->f[r[i].i];
+    if ((int64_t)r[i].i == cause)
+      cause_at = (uint32_t)i + 1;
+  }
+  for (uint64_t i = 0; i < rep->n; i++)
+    f[i].follows = r[i].key >> 8 ? cause_at : 0;
+  memcpy(rep->f, f, rep->n * sizeof(*f));
+  free(r);
+  free(f);
+  return 0;
 }
 
 static int aux_init(ck_t *c)

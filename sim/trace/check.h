@@ -9,9 +9,11 @@
  * the defects found with it: races (two accesses to overlapping bytes of
  * one window, one of them a write landing, not ordered), Set and AtomicAdd
  * mixed on one cell, Eq waits a cell can pass, cells not back to zero at
- * the end of a run that reuses them, waits nothing could satisfy, and
+ * the end of the first of several calls on them (of the run if the trace
+ * marks no calls), waits nothing could satisfy, and
  * (in an allreduce, where every remote load feeds a reduce or a store)
- * remote loads whose value the rank never uses.
+ * remote loads whose value the rank never uses; ranked so that the first
+ * finding is the cause (check.c, "ranking").
  * The model is the weakest memory model the device offers (relaxed): a
  * landing is ordered before later events of its own rank only by a fence,
  * whatever the run's model was, so a free-mode trace shows the fence bugs
@@ -63,21 +65,50 @@ enum {
   CS_CHECK_HAS_B_BEFORE = 16, CS_CHECK_HAS_B_AFTER = 32,
 };
 
+/* Where an event sits in the algorithm its rank runs, read off the
+ * trace: the calls and phase/round markers the rank had passed, its step
+ * tag, and its events since the marker or step tag last changed. Every
+ * rank runs the same program, so equal positions on two ranks are the
+ * same point of the algorithm; a race's events are put in the order of
+ * their positions (check.c, "the intended order"). A stage-in carries the
+ * previous call's last position (it comes before the call's first
+ * marker), which is where it sits: after every access of that call. */
+typedef struct cs_check_pos {
+  uint32_t call; /* calls the rank had begun before it, from 0 */
+  uint32_t mark; /* markers (cs_mark) the rank had passed, all calls,
+                    and step tags that went back (a round of a collective
+                    that does not mark its rounds) */
+  uint32_t step; /* its step tag */
+  uint32_t ord;  /* rank events since the marker or step tag changed */
+} cs_check_pos_t;
+
 /* One distinct finding, with copies of its records: the two events, and
  * for each the synchronisation points that bound it on its rank (the
- * last wait-end or fence before it, the first notify after it). */
+ * last wait-end or fence before it, the first notify after it). A race's
+ * a is the event the algorithm means to come first (not always the one
+ * that came first in the run), and the cause names the edge missing to
+ * put it there. */
 typedef struct cs_check_finding {
   uint32_t kind;   /* cs_check_kind_t */
-  uint32_t cause;  /* cs_check_cause_t (races) */
+  uint32_t cause;  /* cs_check_cause_t (races); NOT_RESET: 1 seen at
+                      the end of the first call, 0 at the end of the run */
   uint32_t has;    /* CS_CHECK_HAS_* */
-  int32_t  value;  /* NOT_RESET, UNSATISFIABLE: the cell's final value */
+  int32_t  value;  /* NOT_RESET: the cell at the end of the first call
+                      (of the run if the trace marks no calls);
+                      UNSATISFIABLE: the cell's final value */
   uint64_t count;  /* occurrences folded into this one (>= 1) */
+  uint32_t follows; /* 1 + index in the report of the finding this one is
+                       a consequence of (a race in a later call of a run
+                       whose cells were not reset), 0 none */
+  uint32_t reversed; /* races: the run did b before a */
+  cs_check_pos_t a_pos, b_pos;
   cs_trace_rec_t a, b;
   cs_trace_rec_t a_before, a_after, b_before, b_after;
 } cs_check_finding_t;
 
 typedef struct cs_check_report {
-  cs_check_finding_t *f; /* distinct findings, in the order first found */
+  cs_check_finding_t *f; /* distinct findings, causes first (check.c,
+                            "ranking"), else in the order first found */
   uint64_t n;            /* entries of f */
   uint64_t total;        /* occurrences, folded ones included */
   uint64_t records;      /* records checked */

@@ -42,22 +42,108 @@ static int write_read(const cs_check_finding_t *f, const cs_trace_rec_t **w,
   return 0;
 }
 
+static int covers(const cs_trace_rec_t *x, uint64_t i)
+{
+  uint32_t len = x->kind == CS_EV_LOAD && x->phys > x->valid ? x->phys : x->valid;
+  uint64_t end = cs_trace_rec_is_2d(x) ? cs_trace_rec_end(x) : x->elem_off + len;
+  return x->elem_off <= i && i < end;
+}
+
+/* Whether write x lands in rank r's window. */
+static int writes_to(const cs_trace_rec_t *x, uint32_t r)
+{
+  return (x->kind == CS_EV_STORE && x->rank == r) ||
+         (x->kind == CS_EV_PUT && x->peer == r);
+}
+
+#define CHAIN_MAX 64u
+
+/* A window to trace back in: rank's, as it was before seq `before`. */
+typedef struct back {
+  uint32_t rank;
+  uint64_t before;
+} back_t;
+
+/* The loads whose values reach element i of rank r's window as it was
+ * before seq `before`, traced back from the first bad element: the last
+ * write into that window covering i that landed before it; the loads of
+ * the writing rank since its previous write that cover i (what the
+ * written tile was made of); and, for each, the same again in the window
+ * it read, before the load. Fills chain with up to CHAIN_MAX loads, in
+ * the order met (nearest the bad element first); returns how many. */
+static uint32_t trace_back(const cs_trace_t *t, uint32_t r, uint64_t i,
+                           const cs_trace_rec_t **chain)
+{
+  back_t todo[CHAIN_MAX];
+  uint32_t ntodo = 0, next = 0, n = 0;
+  todo[ntodo++] = (back_t){r, UINT64_MAX};
+  while (next < ntodo && n < CHAIN_MAX) {
+    uint32_t rank = todo[next].rank;
+    uint64_t before = todo[next++].before;
+    const cs_trace_rec_t *w = NULL;
+    for (uint64_t k = 0; k < t->n; k++) {
+      const cs_trace_rec_t *x = &t->rec[k];
+      if (x->seq < before && writes_to(x, rank) && covers(x, i) &&
+          !(x->opcmp & CS_TR_FAILED) && landing(t, x) < before)
+        w = x;
+    }
+    if (!w)
+      continue; /* the window's initial bytes: nothing to trace */
+    uint64_t from = 0; /* the writer's previous write */
+    for (uint64_t k = 0; k < t->n && t->rec[k].seq < w->seq; k++)
+      if (t->rec[k].rank == w->rank && is_write(t->rec[k].kind))
+        from = t->rec[k].seq;
+    for (uint64_t k = 0; k < t->n && t->rec[k].seq < w->seq; k++) {
+      const cs_trace_rec_t *x = &t->rec[k];
+      if (x->seq <= from || x->rank != w->rank || x->kind != CS_EV_LOAD ||
+          !covers(x, i) || n == CHAIN_MAX)
+        continue;
+      chain[n++] = x;
+      if (ntodo < CHAIN_MAX)
+        todo[ntodo++] = (back_t){x->peer, x->seq};
+    }
+  }
+  return n;
+}
+
+/* The earliest load of the chain that is load f's read (the same record,
+ * or one folded into it: same kind, phase, round and step, and local or
+ * remote alike); 0 if none. */
+static uint64_t on_chain(const cs_trace_rec_t *rd, const cs_trace_rec_t **chain,
+                         uint32_t n)
+{
+  uint64_t best = 0;
+  for (uint32_t j = 0; j < n; j++) {
+    const cs_trace_rec_t *x = chain[j];
+    int same = x->seq == rd->seq ||
+               (x->phase == rd->phase && x->round == rd->round &&
+                x->step == rd->step && (x->rank == x->peer) == (rd->rank == rd->peer));
+    if (same && (!best || x->seq < best))
+      best = x->seq;
+  }
+  return best;
+}
+
 /* How well finding f tells the failure: higher is better. */
 static int score(const cs_trace_t *t, const cs_check_finding_t *f,
-                 uint32_t bad_rank, uint64_t bad_index)
+                 uint32_t bad_rank, uint64_t bad_index,
+                 const cs_trace_rec_t **chain, uint32_t nchain)
 {
   const cs_trace_rec_t *w, *r;
   if (!write_read(f, &w, &r))
     return f->kind == CS_CHECK_RACE ? 1 : 0;
-  /* Only a write issued before the load and landing after it was surely
-   * meant to be seen (a stale read); otherwise the load that reads the
-   * first bad element of the rank with the wrong result, a race between
-   * two ranks, and a write that came first (a read meant to be done
-   * before it, as a read-complete barrier orders) tell more. */
-  int stale = w->seq < r->seq && landing(t, w) > r->seq;
-  int mine = r->rank == bad_rank && r->elem_off <= bad_index &&
-             bad_index < r->elem_off + (r->phys > r->valid ? r->phys : r->valid);
-  return 2 + 16 * stale + 8 * mine + 4 * (w->rank != r->rank) + 2 * (w->seq < r->seq);
+  /* The race on the way back from the first bad element tells the
+   * failure; then one that bit in this run (the run took the other order
+   * than the intended one the finding gives: a read before the write it
+   * was meant to see landed, or after the write it was meant to precede);
+   * then check's order, whose first finding is the cause. */
+  (void)bad_rank;
+  (void)bad_index;
+  int write_first = w == &f->a;
+  uint64_t lw = landing(t, w);
+  int bit = write_first ? lw > r->seq : lw < r->seq;
+  int chained = on_chain(r, chain, nchain) != 0;
+  return 2 + 32 * chained + 16 * bit;
 }
 
 static void add(cs_story_t *s, const cs_trace_t *t, const cs_trace_rec_t *x,
@@ -91,20 +177,20 @@ static void tell_race(const cs_trace_t *t, cs_story_t *s,
                       const cs_trace_rec_t *w, const cs_trace_rec_t *r)
 {
   const cs_check_finding_t *f = &s->finding;
-  int write_first = w == &f->a;
+  int write_first = w == &f->a; /* the finding's order is the intended one */
   add(s, t, w, CS_STORY_WRITE);
   add(s, t, r, CS_STORY_READ);
   s->saw_old = landing(t, w) > r->seq;
-  /* A stale read: the writer's notify and the reader's wait tell how the
-   * reader went ahead. */
-  if (s->saw_old && write_first && f->has & CS_CHECK_HAS_A_AFTER && f->a_after.seq < r->seq)
+  /* The writer's notify and the reader's wait tell how the reader went
+   * ahead of a write it was meant to see. */
+  if (write_first && f->has & CS_CHECK_HAS_A_AFTER && f->a_after.seq < r->seq)
     add(s, t, &f->a_after, CS_STORY_SIGNAL);
   if (s->saw_old && write_first && f->has & CS_CHECK_HAS_B_BEFORE && f->b_before.seq > w->seq &&
       f->b_before.rank != w->rank)
     add(s, t, &f->b_before, CS_STORY_WAIT);
   uint32_t iw = index_of(s, CS_STORY_WRITE), ir = index_of(s, CS_STORY_READ),
            is = index_of(s, CS_STORY_SIGNAL);
-  if (!s->saw_old) { /* the write came first: the read was meant to be first */
+  if (!write_first) { /* the read was meant to be first */
     s->need = CS_STORY_NEED_READ_DONE;
     s->gap_from = ir;
     s->gap_to = iw;
@@ -125,9 +211,12 @@ int cs_trace_story(const cs_trace_t *t, const cs_check_report_t *rep,
   memset(s, 0, sizeof(*s));
   s->saw_old = -1;
   const cs_check_finding_t *best = NULL;
+  const cs_trace_rec_t *chain[CHAIN_MAX];
+  uint32_t nchain = bad_rank != UINT32_MAX
+                        ? trace_back(t, bad_rank, bad_index, chain) : 0;
   int best_score = -1;
-  for (uint64_t i = 0; i < rep->n; i++) {
-    int sc = score(t, &rep->f[i], bad_rank, bad_index);
+  for (uint64_t i = 0; i < rep->n; i++) { /* ties: check's order */
+    int sc = score(t, &rep->f[i], bad_rank, bad_index, chain, nchain);
     if (sc > best_score) {
       best_score = sc;
       best = &rep->f[i];

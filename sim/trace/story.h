@@ -5,15 +5,17 @@
  * writes them); this picks and orders records.
  *
  * Owns: which finding the story is about (among races between a write
- * and a load: one whose write was issued before the load and landed
- * after it first, then one whose reader is the rank with the wrong result
- * and reads its first bad element, then one between two ranks, then one
- * whose write came first; then any race; then the other findings), the events it tells in seq order with their role, when each
- * posted write landed, what the load saw (the old value: the write had
- * not landed; or the new one), and between which two events the missing
- * edge goes and what it is (a fence, a notify and a wait, a read-complete
- * barrier). Does not own the happens-before analysis (check.h) or the
- * trace's reading (read.h). Called by cli/collsim/story.c.
+ * and a load: one whose load is on the way back from the first bad
+ * element, the loads the wrong value was made of, first; then one that
+ * bit in this run, against its intended order; then check's order; then
+ * any race; then the other findings), the events it tells in seq order
+ * with their role, when each posted write landed, what the load saw (the
+ * old value: the write had not landed; or the new one), and between which
+ * two events the missing edge goes and what it is (a fence, a notify and
+ * a wait, a read-complete barrier), always that of the finding's intended
+ * order (check.h), never the order the run took. Does not own the
+ * happens-before analysis (check.h) or the trace's reading (read.h).
+ * Called by cli/collsim/story.c.
  */
 #ifndef CS_TRACE_STORY_H
 #define CS_TRACE_STORY_H
