@@ -55,6 +55,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../sim/trace.h"
+#include "../window/cs_error.h"
+
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
                "npy.c copies little-endian file data as is: byte-swap it "
                "before building on a big-endian host");
@@ -705,17 +708,15 @@ static int write_temp(char *tmp, const char *head, size_t hlen,
   return 0;
 }
 
-/* Refuses an existing path that is not a regular file (a symlink, a FIFO,
- * a device): rename would replace it. A directory is left to rename,
- * which cannot replace it. Returns 0 or -1 with a reason. */
-static int refuse_non_regular(const char *path, char *why, size_t whylen)
+/* The output rule (cs_output_check): a new name or a regular file of ours
+ * with no other hard links; a device, FIFO, another user's file or link is
+ * refused, never replaced. Returns 0 or -1 with a reason. */
+static int refuse_not_ours(const char *path, int err, char *why, size_t whylen)
 {
-  struct stat sb;
-  if (lstat(path, &sb) < 0 || S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode))
+  if (err == 0)
     return 0;
-  return fail(why, whylen, path, "is %s: expected a regular file or a new "
-              "name", S_ISLNK(sb.st_mode) ? "a symbolic link"
-              : "not a regular file");
+  return fail(why, whylen, path, "%s: expected a new name or a regular file "
+              "of yours with no other hard links", cs_strerror(err));
 }
 
 /* Writes head and data to PATH.tmpXXXXXX and renames it over path, with
@@ -727,7 +728,9 @@ static int write_atomic(const char *path, const char *head, size_t hlen,
 {
   int rc = -1;
   size_t plen = strlen(path);
-  if (refuse_non_regular(path, why, whylen) < 0)
+  /* A directory is left to rename, which cannot replace it. */
+  int err = cs_output_check(path, NULL, NULL);
+  if (refuse_not_ours(path, err == -EISDIR ? 0 : err, why, whylen) < 0)
     return -1;
   char *tmp = malloc(plen + sizeof ".tmpXXXXXX");
   if (tmp == NULL)
@@ -744,13 +747,16 @@ static int write_atomic(const char *path, const char *head, size_t hlen,
   memcpy(tmp + plen, ".tmpXXXXXX", sizeof ".tmpXXXXXX");
   if (write_temp(tmp, head, hlen, data, nbytes, why, whylen, path) < 0)
     goto free_tmp;
-  if (refuse_non_regular(path, why, whylen) < 0) {
-    unlink(tmp);
-    goto free_tmp;
-  }
-  if (rename(tmp, path) < 0) {
-    fail(why, whylen, path, "cannot rename %s over it: %s", tmp,
-         strerror(errno));
+  /* Checked again as it is replaced; an old file keeps its mode and
+   * owner. */
+  err = cs_output_replace(tmp, path);
+  if (err < 0) {
+    if (err == CS_ENOTREG || err == CS_ESYMLINK || err == CS_ENOTOURS ||
+        err == CS_EHARDLINK)
+      refuse_not_ours(path, err, why, whylen);
+    else
+      fail(why, whylen, path, "cannot rename %s over it: %s", tmp,
+           cs_strerror(err));
     unlink(tmp);
     goto free_tmp;
   }

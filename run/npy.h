@@ -35,13 +35,16 @@ int cs_npy_read(const char *path, cs_npy_t *a, char *why, size_t whylen);
 
 /* Writes rows*cols elements of dtype t from `data` (row-major, little-endian
  * raw bits; not modified) as a version 1.0 .npy, byte for byte as np.save
- * writes it, with the permissions open(2) would give under the umask.
+ * writes it: a new file with the permissions open(2) would give under the
+ * umask, an existing one keeping its mode and owner.
  * rows and cols must be >= 1, as the reader requires.
  * Returns 0, or -1 with a one-line reason in `why` (may be NULL).
  * The file is written to PATH.tmpXXXXXX beside `path` and renamed over it,
  * so readers see the old file or the whole new one, and a failure leaves
- * `path` unchanged and no temp file behind. An existing `path` that is not
- * a regular file (a symlink, a FIFO, a device) is refused, never replaced.
+ * `path` unchanged and no temp file behind. `path` must pass the output
+ * rule (cs_output_check, sim/trace.h): a device, a FIFO, another user's
+ * file or symbolic link is refused, never replaced; through our own link
+ * the file it names is rewritten in place (cs_output_replace).
  * Not fsync'ed. */
 int cs_npy_write(const char *path, cs_dtype_t t, uint64_t rows, uint64_t cols,
                  const void *data, char *why, size_t whylen);

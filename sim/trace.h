@@ -65,18 +65,42 @@ static inline void cs_trace_rec_from_event(cs_trace_rec_t *x, uint32_t rank,
 
 typedef struct cs_tracer cs_tracer_t;
 
-/* Opens `path` for writing an output file (a trace, an export): creates it
+/* The output rule, one for every path a subcommand writes (a trace, an
+ * export, a .npy, a shrunk trace): checked before any work starts, and
+ * again by the writers below when they write.
+ * Accepts a path where nothing is, and an existing regular file of ours
+ * (owned by the effective user) with no other hard links, reached by its
+ * name or through our own symbolic link. Refuses: one of `inputs` (a
+ * NULL-terminated list, may be NULL) by inode, so through links and other
+ * names, or by name in the same directory when either does not exist yet
+ * (CS_ESAMEFILE, *which = its index; which may be NULL); another user's
+ * symbolic link, never followed (CS_ESYMLINK); a directory (-EISDIR); a
+ * FIFO, device, socket (CS_ENOTREG); another user's file (CS_ENOTOURS); a
+ * file with other hard links, which may be someone's file linked into a
+ * shared directory (CS_EHARDLINK); -errno when path cannot be looked at.
+ * Looks only (lstat, stat): changes nothing, never blocks. */
+int cs_output_check(const char *path, const char *const *inputs, int *which);
+
+/* Opens `path` for writing an output file in place (a trace, an export)
+ * under the output rule (cs_output_check, without inputs): creates it
  * (0644 under the umask, *created = 1), or truncates an existing regular
- * file, or opens an existing character device (/dev/null) as it is. Never
- * follows another user's symbolic link (CS_ESYMLINK; the caller's own
- * links are followed) and never opens a FIFO, socket or other non-regular
- * file (CS_ENOTREG), nor truncates a regular file that has other hard
- * links (CS_EHARDLINK: another user may have linked someone's file into a
- * shared directory), so it cannot block or write through a link planted
- * in a shared directory. Returns the fd
- * (O_CLOEXEC, blocking) or a negative code; nothing is changed on
+ * file of ours, which keeps its mode and owner. The type is checked again
+ * on the open file, so a path swapped since a check cannot slip through
+ * and a FIFO never blocks the open. Returns the fd (O_CLOEXEC, blocking)
+ * or a negative code as cs_output_check's; nothing is changed on
  * failure. */
 int cs_trace_create_file(const char *path, int *created);
+
+/* Puts the finished file `tmp` (closed, on path's file system: beside it)
+ * in path's place under the output rule, checked again now: renamed to
+ * path where nothing is (never over a file that appeared since, where the
+ * file system can refuse it); renamed over an existing regular file of
+ * ours after taking its mode, owner and group (a group we cannot give
+ * stays ours); copied in place into the file our own symbolic link names
+ * (the link stays; readers may see a partial file meanwhile). Returns 0
+ * with tmp gone, or a negative code as cs_output_check's with tmp left
+ * for the caller to remove and path unchanged (but for a failed copy). */
+int cs_output_replace(const char *tmp, const char *path);
 
 /* The header fields that are the file's frame rather than the run's
  * configuration: magic, version, header and record sizes, ranks, slot

@@ -107,6 +107,9 @@ Test(hardening, output_refuses_a_symlink_and_leaves_its_target,
   in_dir(link, sizeof link, "out.npy");
   write_file(target, "root's file\n");
   cr_assert_eq(symlink(target, link), 0);
+  /* Planted by another user (nobody): our own links are followed. */
+  if (lchown(link, 65534, 65534) < 0)
+    cr_skip_test("cannot give the link to another user: %s", strerror(errno));
   run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--output", link,
           NULL);
   expect_refused("symbolic link");
@@ -190,6 +193,8 @@ Test(hardening, npy_write_never_replaces_a_symlink,
   in_dir(link, sizeof link, "out.npy");
   write_file(target, "root's file\n");
   cr_assert_eq(symlink(target, link), 0);
+  if (lchown(link, 65534, 65534) < 0)
+    cr_skip_test("cannot give the link to another user: %s", strerror(errno));
   float x[2] = {1, 2};
   cr_assert_eq(cs_npy_write(link, CS_FP32, 1, 2, x, why, sizeof why), -1);
   cr_assert(strstr(why, "symbolic link"), "%s", why);
@@ -308,11 +313,6 @@ Test(hardening, fifos_are_refused_without_blocking,
   expect_refused("not a regular file");
   struct stat sb;
   cr_assert(lstat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode));
-  /* A character device is still an accepted trace target. */
-  run_cli(&r, 20, "run", "--ranks", "2", "--count", "17", "--trace",
-          "/dev/null", NULL);
-  cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_assert(stat("/dev/null", &sb) == 0 && S_ISCHR(sb.st_mode));
 }
 
 /* ---------------------------------- 4: shm names nobody can squat */
@@ -862,4 +862,259 @@ Test(hardening, a_second_user_cannot_fail_a_root_run_or_overwrite_a_root_file,
   struct stat sb;
   cr_assert(lstat(in_dir(p, sizeof p, "t-link.cstrace"), &sb) == 0 &&
             S_ISLNK(sb.st_mode), "the planted link was replaced");
+}
+
+/* ------- round two, 1: no file replaced that is not ours, in every
+ * subcommand (issue 32). The hostile nodes are private: a FIFO and a
+ * null device made in the test's directory (never the machine's
+ * /dev/null), another user's file and link made with chown. */
+
+#ifndef COLLSIM_SOURCE_DIR
+#error "COLLSIM_SOURCE_DIR must name the source tree (CMakeLists.txt sets it)"
+#endif
+
+/* A shipped trace copied into dir as name (never written in traces/). */
+static const char *shipped(char *buf, size_t cap, const char *trace,
+                           const char *name)
+{
+  char cmd[512];
+  in_dir(buf, cap, name);
+  snprintf(cmd, sizeof cmd, "cp '%s/traces/%s' '%s'", COLLSIM_SOURCE_DIR,
+           trace, buf);
+  cr_assert_eq(system(cmd), 0, "%s", cmd);
+  return buf;
+}
+
+/* Every output option of every subcommand, writing to `out`; the inputs
+ * (a failing trace, a finished one) are in dir. NULL-terminated argvs. */
+enum { NOUTS = 9 };
+static void output_argvs(const char *out, const char *bug, const char *good,
+                         const char *argvs[NOUTS][12])
+{
+  const char *a[NOUTS][12] = {
+      {"shrink", bug, "-o", out, "--no-story", NULL},
+      {"trace", good, "-o", out, NULL},
+      {"replay", good, "--trace", out, NULL},
+      {"replay", good, "--output", out, NULL},
+      {"run", "--ranks", "2", "--count", "17", "--trace", out, NULL},
+      {"run", "--ranks", "2", "--count", "17", "--output", out, NULL},
+      {"run", "--ranks", "2", "--count", "17", "--schedule", "random:1",
+       "--trace", out, NULL},
+      {"teach", "--plain", "--trace", out, NULL},
+      {"ping", "--ranks", "2", "--trace", out, NULL},
+  };
+  memcpy(argvs, a, sizeof a);
+}
+
+/* argv's exit is 2 with one line naming its subcommand, option and path. */
+static void expect_refused_out(const char *const *argv, const char *opt,
+                               const char *out, const char *needle)
+{
+  run_argv(&r, 30, (char *const *)argv);
+  char head[300];
+  snprintf(head, sizeof head, "collsim %s: %s %s ", argv[0], opt, out);
+  cr_assert_eq(r.status, 2, "%s %s: exit %d: %s", argv[0], opt, r.status, r.err);
+  cr_assert_eq(count_lines(r.err), 1, "%s %s: not one line:\n%s", argv[0],
+               opt, r.err);
+  cr_assert(strstr(r.err, head) == r.err, "%s %s: the line does not start "
+            "with '%s': %s", argv[0], opt, head, r.err);
+  cr_assert(strstr(r.err, needle), "%s %s: '%s' not in: %s", argv[0], opt,
+            needle, r.err);
+}
+
+/* The option of argv that names out (the last: an input may be out). */
+static const char *opt_of(const char *const *argv, const char *out)
+{
+  int n = 0;
+  while (argv[n])
+    n++;
+  for (int i = n - 1; i > 1; i--)
+    if (argv[i] == out)
+      return argv[i - 1];
+  cr_assert_fail("no option names %s", out);
+  return NULL;
+}
+
+Test(hardening, no_subcommand_replaces_a_fifo_or_a_device,
+     .init = make_dir, .fini = remove_dir, .timeout = 240)
+{
+  char bug[128], good[128], fifo[128], dev[128];
+  shipped(bug, sizeof bug, "bugs/early-return.cstrace", "bug.cstrace");
+  shipped(good, sizeof good, "ring-n4-c17-fp16-sum.cstrace", "g.cstrace");
+  in_dir(fifo, sizeof fifo, "out.fifo");
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  /* A null device of our own (as /dev/null is): only root can make one. */
+  in_dir(dev, sizeof dev, "null");
+  int have_dev = mknod(dev, S_IFCHR | 0666, makedev(1, 3)) == 0;
+  const char *argvs[NOUTS][12];
+  for (int k = 0; k < 1 + have_dev; k++) {
+    const char *out = k ? dev : fifo;
+    output_argvs(out, bug, good, argvs);
+    for (int i = 0; i < NOUTS; i++) {
+      expect_refused_out(argvs[i], opt_of(argvs[i], out), out,
+                         "is not a regular file");
+      struct stat sb;
+      cr_assert_eq(lstat(out, &sb), 0, "%s: %s is gone", argvs[i][0], out);
+      cr_assert(k ? S_ISCHR(sb.st_mode) : S_ISFIFO(sb.st_mode),
+                "%s %s: %s was replaced", argvs[i][0], opt_of(argvs[i], out),
+                out);
+    }
+  }
+  cr_assert_eq(count_entries(), 3 + have_dev, "a file was left behind");
+}
+
+Test(hardening, no_subcommand_replaces_another_users_file_or_link,
+     .init = make_dir, .fini = remove_dir, .timeout = 240)
+{
+  char bug[128], good[128], theirs[128], target[128], link[128];
+  shipped(bug, sizeof bug, "bugs/early-return.cstrace", "bug.cstrace");
+  shipped(good, sizeof good, "ring-n4-c17-fp16-sum.cstrace", "g.cstrace");
+  in_dir(theirs, sizeof theirs, "theirs");
+  in_dir(target, sizeof target, "precious");
+  in_dir(link, sizeof link, "link");
+  write_file(theirs, "nobody's file\n");
+  write_file(target, "root's file\n");
+  cr_assert_eq(symlink(target, link), 0);
+  if (chown(theirs, 65534, 65534) < 0 || lchown(link, 65534, 65534) < 0)
+    cr_skip_test("cannot give files to another user: %s", strerror(errno));
+  const char *argvs[NOUTS][12];
+  output_argvs(theirs, bug, good, argvs);
+  for (int i = 0; i < NOUTS; i++) {
+    expect_refused_out(argvs[i], opt_of(argvs[i], theirs), theirs,
+                       "is another user's file");
+    expect_file(theirs, "nobody's file\n");
+    struct stat sb;
+    cr_assert(stat(theirs, &sb) == 0 && sb.st_uid == 65534,
+              "%s: the file changed owner", argvs[i][0]);
+  }
+  output_argvs(link, bug, good, argvs);
+  for (int i = 0; i < NOUTS; i++) {
+    expect_refused_out(argvs[i], opt_of(argvs[i], link), link,
+                       "symbolic link");
+    expect_file(target, "root's file\n");
+    struct stat sb;
+    cr_assert(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode),
+              "%s: the link was replaced", argvs[i][0]);
+  }
+  cr_assert_eq(count_entries(), 5, "a file was left behind");
+}
+
+/* The bytes of path, for comparing before and after. */
+static size_t snapshot(const char *path, unsigned char *buf, size_t cap)
+{
+  size_t n = read_bytes(path, buf, cap);
+  cr_assert(n < cap, "%s is larger than the test's buffer", path);
+  return n;
+}
+
+Test(hardening, no_subcommand_writes_over_its_input,
+     .init = make_dir, .fini = remove_dir, .timeout = 240)
+{
+  char bug[128], good[128], blink[128], ghard[128], dot[160];
+  shipped(bug, sizeof bug, "bugs/early-return.cstrace", "bug.cstrace");
+  shipped(good, sizeof good, "ring-n4-c17-fp16-sum.cstrace", "g.cstrace");
+  in_dir(blink, sizeof blink, "bug-link.cstrace");
+  in_dir(ghard, sizeof ghard, "g-hard.cstrace");
+  snprintf(dot, sizeof dot, "%s/./g.cstrace", dir);
+  cr_assert_eq(symlink("bug.cstrace", blink), 0);
+  cr_assert_eq(link(good, ghard), 0);
+  static unsigned char b0[1 << 16], g0[1 << 16], b1[1 << 16], g1[1 << 16];
+  size_t nb = snapshot(bug, b0, sizeof b0), ng = snapshot(good, g0, sizeof g0);
+  char sched[200];
+  snprintf(sched, sizeof sched, "replay:%s", good);
+  const char *cases[][12] = {
+      {"shrink", bug, "-o", bug, "--no-story", NULL},
+      {"shrink", bug, "-o", blink, "--no-story", NULL},
+      {"trace", good, "-o", good, NULL},
+      {"trace", good, "-o", ghard, NULL},
+      {"replay", good, "--trace", good, NULL},
+      {"replay", good, "--trace", dot, NULL},
+      {"replay", good, "--output", ghard, NULL},
+      {"run", "--schedule", sched, "--ranks", "4", "--count", "17", "--dtype",
+       "fp16", "--trace", ghard, NULL},
+  };
+  const char *outs[] = {bug, blink, good, ghard, good, dot, ghard, ghard};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *out = outs[i];
+    expect_refused_out(cases[i], opt_of(cases[i], out), out, "is the ");
+    cr_assert_eq(snapshot(bug, b1, sizeof b1), nb, "%s: the input changed",
+                 cases[i][0]);
+    cr_assert_eq(memcmp(b0, b1, nb), 0, "%s: the input changed", cases[i][0]);
+    cr_assert_eq(snapshot(good, g1, sizeof g1), ng, "%s: the input changed",
+                 cases[i][0]);
+    cr_assert_eq(memcmp(g0, g1, ng), 0, "%s: the input changed", cases[i][0]);
+  }
+  struct stat sb;
+  cr_assert(lstat(blink, &sb) == 0 && S_ISLNK(sb.st_mode), "the link was replaced");
+  cr_assert_eq(count_entries(), 4, "a file was left behind");
+}
+
+/* path: mode 0600, our uid, group nobody, the text "old\n". */
+static void make_private(const char *path)
+{
+  write_file(path, "old\n");
+  cr_assert_eq(chmod(path, 0600), 0);
+  cr_assert_eq(chown(path, geteuid(), 65534), 0, "%s", strerror(errno));
+}
+
+/* path was written (not "old\n" any more) and kept mode, owner, group. */
+static void expect_kept(const char *path, const char *what)
+{
+  struct stat sb;
+  cr_assert_eq(lstat(path, &sb), 0, "%s: %s is gone", what, path);
+  cr_assert(S_ISREG(sb.st_mode), "%s: not a regular file now", what);
+  cr_assert_eq(sb.st_mode & 07777, 0600, "%s: mode %o, was 600", what,
+               (unsigned)(sb.st_mode & 07777));
+  cr_assert_eq(sb.st_uid, geteuid(), "%s: owner %u", what, (unsigned)sb.st_uid);
+  cr_assert_eq(sb.st_gid, 65534, "%s: group %u, was 65534", what,
+               (unsigned)sb.st_gid);
+  cr_assert_gt(sb.st_size, 4, "%s: not written", what);
+}
+
+Test(hardening, an_existing_output_keeps_its_mode_and_owner,
+     .init = make_dir, .fini = remove_dir, .timeout = 240)
+{
+  char bug[128], good[128], out[128], npy[128], tgt[128], lnk[128];
+  shipped(bug, sizeof bug, "bugs/early-return.cstrace", "bug.cstrace");
+  shipped(good, sizeof good, "ring-n4-c17-fp16-sum.cstrace", "g.cstrace");
+  in_dir(out, sizeof out, "out");
+  in_dir(npy, sizeof npy, "out.npy");
+  write_file(npy, "old\n");
+  if (chown(npy, geteuid(), 65534) < 0)
+    cr_skip_test("cannot give a file another group: %s", strerror(errno));
+  umask(022);
+  make_private(npy);
+  run_cli(&r, 30, "run", "--ranks", "2", "--count", "17", "--output", npy, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  expect_kept(npy, "run --output");
+  make_private(npy);
+  run_cli(&r, 30, "replay", good, "--output", npy, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  expect_kept(npy, "replay --output");
+  const char *cases[][8] = {
+      {"run", "--ranks", "2", "--count", "17", "--trace", out, NULL},
+      {"replay", good, "--trace", out, NULL},
+      {"trace", good, "-o", out, NULL},
+      {"shrink", bug, "-o", out, "--no-story", "--budget", "5", NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    make_private(out);
+    run_argv(&r, 60, (char *const *)cases[i]);
+    cr_assert_eq(r.status, 0, "%s: %s", cases[i][0], r.err);
+    expect_kept(out, cases[i][0]);
+  }
+  /* Through our own link: the link stays, the file it names is written. */
+  in_dir(tgt, sizeof tgt, "target");
+  in_dir(lnk, sizeof lnk, "min.cstrace");
+  make_private(tgt);
+  cr_assert_eq(symlink("target", lnk), 0);
+  run_cli(&r, 60, "shrink", bug, "-o", lnk, "--no-story", "--budget", "5",
+          NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  struct stat sb;
+  cr_assert(lstat(lnk, &sb) == 0 && S_ISLNK(sb.st_mode), "the link was replaced");
+  expect_kept(tgt, "shrink -o through our link");
+  run_cli(&r, 30, "replay", lnk, NULL);
+  cr_assert_eq(r.status, 0, "the shrunk trace does not replay: %s", r.err);
+  cr_assert_eq(count_entries(), 6, "a file was left behind");
 }

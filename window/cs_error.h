@@ -44,7 +44,9 @@
   X(CS_EARVALID,   -10031, "valid rectangle out of range for the shape")      \
   X(CS_EARVALIDALGO, -10032, "a partial valid rectangle is for mesh only")  \
   X(CS_EARVALIDTILE, -10033, "the valid rectangle does not fit one tile") \
-  X(CS_EARVALIDSTRIDE, -10034, "the shape's columns exceed the 2-D stride")
+  X(CS_EARVALIDSTRIDE, -10034, "the shape's columns exceed the 2-D stride") \
+  X(CS_ENOTOURS,   -10035, "is another user's file, not replaced")           \
+  X(CS_ESAMEFILE,  -10036, "is an input of the same command, not replaced")
 
 enum {
 #define CS_X_ENUM(name, val, msg) name = (val),

@@ -392,13 +392,7 @@ int cs_cli_launch_exit(const char *cmd, int rc)
 
 int cs_cli_tracer_open_exit(const char *cmd, const cs_pipe_t *p)
 {
-  if (p->err == CS_ESYMLINK || p->err == CS_ENOTREG || p->err == CS_EHARDLINK)
-    cs_cli_error(cmd, "--trace %s %s: expected a regular file with no other "
-                 "hard links, a character device or a new name", p->trace,
-                 cs_strerror(p->err));
-  else
-    cs_cli_error(cmd, "--trace %s: cannot create: %s", p->trace,
-                 cs_strerror(p->err));
+  cs_cli_output_error(cmd, "--trace", p->trace, p->err);
   return CS_EXIT_USAGE;
 }
 
@@ -473,69 +467,45 @@ int cs_cli_single_use_check(const char *cmd, cs_ar_cfg_t *c, int have_iters)
   return 0;
 }
 
-/* Refuses an --output path that cannot be written before the run, not
- * after it. Returns 0 or -1 (printed). */
-int cs_cli_output_ok(const char *cmd, const char *path)
+void cs_cli_output_error(const char *cmd, const char *opt, const char *path,
+                         int err)
 {
-  struct stat sb;
-  if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-    cs_cli_error(cmd, "--output %s is a directory: expected a file name", path);
+  if (err == -EISDIR)
+    cs_cli_error(cmd, "%s %s is a directory: expected a file name", opt, path);
+  else if (err == CS_ESYMLINK || err == CS_ENOTREG || err == CS_ENOTOURS ||
+           err == CS_EHARDLINK)
+    cs_cli_error(cmd, "%s %s %s: expected a new name or a regular file of "
+                 "yours with no other hard links", opt, path, cs_strerror(err));
+  else
+    cs_cli_error(cmd, "%s %s: cannot create: %s", opt, path, cs_strerror(err));
+}
+
+int cs_cli_output_ok(const char *cmd, const char *opt, const char *path,
+                     const cs_cli_input_t *in, int n, int renamed)
+{
+  const char *paths[n + 1];
+  for (int i = 0; i < n; i++)
+    paths[i] = in[i].path;
+  paths[n] = NULL;
+  int which = 0, err = cs_output_check(path, paths, &which);
+  if (err == CS_ESAMEFILE) {
+    cs_cli_error(cmd, "%s %s is the %s file %s: expected another file (%s)",
+                 opt, path, in[which].opt, in[which].path, in[which].output
+                 ? "one would replace the other" : "the input would be replaced");
     return -1;
   }
-  /* The file is renamed over path: never replace what was not ours. */
-  if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-    cs_cli_error(cmd, "--output %s is %s: expected a regular file or a new "
-                 "name", path, S_ISLNK(sb.st_mode)
-                 ? "a symbolic link" : "not a regular file");
+  if (err < 0) {
+    cs_cli_output_error(cmd, opt, path, err);
     return -1;
   }
+  if (!renamed)
+    return 0;
   char *copy = strdup(path);
   const char *dir = copy ? dirname(copy) : ".";
   int ok = access(dir, W_OK | X_OK) == 0;
   if (!ok)
-    cs_cli_error(cmd, "--output %s: cannot write in directory %s: %s", path,
+    cs_cli_error(cmd, "%s %s: cannot write in directory %s: %s", opt, path,
                  dir, strerror(errno));
   free(copy);
   return ok ? 0 : -1;
-}
-
-/* Whether paths a and b name one file: the same inode when both exist,
- * else the same name in the same directory (so ./x and x, and a symlink
- * to a file, are caught). */
-static int same_file(const char *a, const char *b)
-{
-  struct stat sa, sb;
-  if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-  char *ca = strdup(a), *cb = strdup(b), *da = strdup(a), *db = strdup(b);
-  int same = 0;
-  if (ca && cb && da && db && strcmp(basename(ca), basename(cb)) == 0)
-    same = stat(dirname(da), &sa) == 0 && stat(dirname(db), &sb) == 0 &&
-           sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-  free(ca);
-  free(cb);
-  free(da);
-  free(db);
-  return same;
-}
-
-int cs_cli_paths_distinct(const char *cmd, const char *input,
-                          const char *output, const char *trace)
-{
-  const char *what = NULL, *path = NULL;
-  if (input && output && same_file(input, output))
-    what = "--output", path = output;
-  else if (input && trace && same_file(input, trace))
-    what = "--trace", path = trace;
-  if (what) {
-    cs_cli_error(cmd, "%s %s is the --input file %s: expected another file "
-                 "(the input would be replaced)", what, path, input);
-    return -1;
-  }
-  if (output && trace && same_file(output, trace)) {
-    cs_cli_error(cmd, "--trace %s is the --output file %s: expected another "
-                 "file (one would replace the other)", trace, output);
-    return -1;
-  }
-  return 0;
 }

@@ -79,17 +79,26 @@ void cs_cli_fault_why(const char *s, int rc, char *buf, size_t n);
  * success, -1 on a bad value via *bad), 0 otherwise. */
 int cs_cli_common_opt(const char *cmd, int opt, const char *arg,
                       cs_cli_common_t *c, int *bad);
-/* Refuses an --output path that cannot be written, before the run, not
- * after it: a directory, an existing path that is not a regular file (the
- * output is renamed over it), a directory that is not writable. Returns 0
- * or -1 (printed). */
-int cs_cli_output_ok(const char *cmd, const char *path);
-/* Refuses an --output or --trace that is the --input file, and a --trace
- * that is the --output file (any of them NULL when not given): the same
- * inode when both exist, else the same name in the same directory.
- * Returns 0 or -1 (printed). */
-int cs_cli_paths_distinct(const char *cmd, const char *input,
-                          const char *output, const char *trace);
+/* A file a subcommand reads (or writes before another output), which no
+ * output may name: its option ("--input", "TRACE") and path; output: it is
+ * itself an output (the refusal says one would replace the other). */
+typedef struct cs_cli_input {
+  const char *opt;
+  const char *path;
+  int output;
+} cs_cli_input_t;
+/* The output rule (cs_output_check) for `opt path` of cmd, before any
+ * work starts: not one of the n files in `in` (in may be NULL when n is
+ * 0), a new name or a regular file of ours with no other hard links, and
+ * with `renamed` (the file is written beside it and renamed over it) a
+ * writable directory. Returns 0, or -1 after one line naming cmd, opt,
+ * path and what is accepted. */
+int cs_cli_output_ok(const char *cmd, const char *opt, const char *path,
+                     const cs_cli_input_t *in, int n, int renamed);
+/* The one line for a refusal `err` of the output rule, or another error
+ * creating `opt path` ("cannot create: ..."). */
+void cs_cli_output_error(const char *cmd, const char *opt, const char *path,
+                         int err);
 /* Single-use signals (c->no_epilogue): one call per world (a second
  * call's waits would pass on the first call's credits), so --iters is 1
  * unless given (have_iters), and more than one call (asked for, or a

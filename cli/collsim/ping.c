@@ -149,6 +149,8 @@ static int parse(int argc, char **argv, ping_job_t *pj, cs_cli_common_t *com)
     cs_cli_error("ping", "unexpected argument '%s'", argv[optind]);
     return -1;
   }
+  if (com->trace && cs_cli_output_ok("ping", "--trace", com->trace, NULL, 0, 0) < 0)
+    return -1;
   return cs_cli_common_check("ping", com, pj->nranks) < 0 ? -1 : 0;
 }
 

@@ -208,6 +208,7 @@ int cs_cmd_replay(int argc, char **argv)
   char why[512];
   uint64_t edited = 0;
   cs_trace_diag_t d;
+  o.replay_file = path; /* no --output or --trace may replace it */
   if (cs_trace_load_edited(path, &o.replay, &d, &edited) < 0) {
     cs_trace_strerror(&d, why, sizeof(why));
     cs_cli_error("replay", "%s", why);

@@ -71,8 +71,10 @@ static const char run_help[] =
     "  --input IN.npy   inputs from a .npy of shape (N, C): '<f4' fp32, '<f2'\n"
     "                   fp16, '<u2' bf16 bits; row r is rank r's input\n"
     "  --output OUT.npy write every rank's result, shape (N, C), same dtype;\n"
-    "                   an --output or --trace that is the --input file, or\n"
-    "                   a --trace that is the --output file, is refused\n"
+    "                   a new name or a regular file of yours (it keeps its\n"
+    "                   mode and owner); an --output or --trace that is the\n"
+    "                   --input file, or a --trace that is the --output\n"
+    "                   file, is refused\n"
     "  --iters K        allreduce calls on one world (default 10); the time\n"
     "                   printed is the median over calls of the slowest rank\n"
     "  --tile-bytes B   UB tile size (default 16384, as in PR #2161)\n"
@@ -447,10 +449,6 @@ static int check_world(run_job_t *rj)
 static int check(run_job_t *rj)
 {
   run_opts_t *o = &rj->o;
-  if (o->output && cs_cli_output_ok(o->cmd, o->output) < 0)
-    return CS_EXIT_USAGE;
-  if (cs_cli_paths_distinct(o->cmd, o->input, o->output, o->com.trace) < 0)
-    return CS_EXIT_USAGE;
   if (o->input && load_input(rj) < 0)
     return CS_EXIT_USAGE;
   if (cs_cli_single_use_check(o->cmd, &o->cfg, o->have_iters) < 0)
@@ -836,8 +834,33 @@ static int run_user(run_opts_t *o)
   return code;
 }
 
+/* The output rule for --output and --trace, before anything runs: neither
+ * names a file the run reads (--input, the replayed trace, the --algo
+ * shared object) nor the other. 0 or -1 (printed). */
+static int outputs_ok(const run_opts_t *o)
+{
+  cs_cli_input_t in[4];
+  int n = 0;
+  if (o->input)
+    in[n++] = (cs_cli_input_t){"--input", o->input, 0};
+  if (o->replay_file)
+    in[n++] = (cs_cli_input_t){"replayed trace", o->replay_file, 0};
+  if (o->coll)
+    in[n++] = (cs_cli_input_t){"--algo", o->coll_path, 0};
+  if (o->output && cs_cli_output_ok(o->cmd, "--output", o->output, in, n, 1) < 0)
+    return -1;
+  if (o->output)
+    in[n++] = (cs_cli_input_t){"--output", o->output, 1};
+  if (o->com.trace &&
+      cs_cli_output_ok(o->cmd, "--trace", o->com.trace, in, n, 0) < 0)
+    return -1;
+  return 0;
+}
+
 int cs_run_execute(run_opts_t *o_)
 {
+  if (outputs_ok(o_) < 0)
+    return CS_EXIT_USAGE;
   if (o_->coll)
     return run_user(o_);
   run_job_t rj = {.o = *o_}; /* a copy: its pointers are the caller's */

@@ -70,7 +70,8 @@ static const char usage[] =
     "and its modes (--signals, --minmax) stay as recorded.\n"
     "\n"
     "  -o OUT       the shrunk trace (default: TRACE with .min.cstrace for\n"
-    "               .cstrace)\n"
+    "               .cstrace): a new name or a regular file of yours, not\n"
+    "               TRACE (an existing OUT keeps its mode and owner)\n"
     "  --budget N   runs to try at most (default 600)\n"
     "  --no-story   do not print the story\n"
     "\n"
@@ -846,6 +847,10 @@ static int shrink_run(shrink_t *sh, int story, FILE *f)
   uint64_t dev0 = 0;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  /* The output rule before any work: OUT is never the input trace. */
+  if (cs_cli_output_ok("shrink", "-o", sh->out,
+                       &(cs_cli_input_t){"TRACE", sh->in, 0}, 1, 1) < 0)
+    return CS_EXIT_USAGE;
   if (load_input(sh, &s0, &dev0) < 0)
     return CS_EXIT_USAGE;
   temp_names(sh);
@@ -867,8 +872,11 @@ static int shrink_run(shrink_t *sh, int story, FILE *f)
     return CS_EXIT_ABORTED;
   if (sh->have_dev)
     deviate_spec(sh, sh->dev, sh->ndev, NULL);
-  if (rename(sh->best, sh->out) < 0) {
-    cs_cli_error("shrink", "-o %s: cannot write it (%s)", sh->out, strerror(errno));
+  /* Checked again as it is replaced: a device, FIFO, another user's file
+   * or the input never; an old file of ours keeps its mode and owner. */
+  int rc = cs_output_replace(sh->best, sh->out);
+  if (rc < 0) {
+    cs_cli_output_error("shrink", "-o", sh->out, rc);
     return CS_EXIT_USAGE;
   }
   study(sh->out, &s1, NULL, NULL);

@@ -56,7 +56,8 @@ static const char trace_help[] =
     "                   dma-post, dma-land, fault, abort\n"
     "  --from SEQ       only events with sequence number >= SEQ\n"
     "  --to SEQ         only events with sequence number <= SEQ\n"
-    "  -o, --output OUT write to OUT instead of standard output\n"
+    "  -o, --output OUT write to OUT instead of standard output: a new name or\n"
+    "                   a regular file of yours, not FILE\n"
     "\n"
     "Exit status: 0 success, 2 bad usage or a file that is not a valid\n"
     "trace (one line saying why: empty, truncated, wrong magic, newer format\n"
@@ -280,8 +281,9 @@ static int write_out(FILE *f, const trace_opts_t *o, const cs_trace_export_t *e)
   return cs_trace_export_text(f, e);
 }
 
-/* -o PATH: created, or a regular file truncated (not one with other hard
- * links), or a device; never a link followed or a FIFO waited on. NULL after one printed line. */
+/* -o PATH, under the output rule (cs_trace_create_file): created, or a
+ * regular file of ours truncated; never another user's link followed or a
+ * FIFO waited on. NULL after one printed line. */
 static FILE *open_out(const char *path)
 {
   int created;
@@ -289,13 +291,7 @@ static FILE *open_out(const char *path)
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (f)
     return f;
-  if (fd == CS_ESYMLINK || fd == CS_ENOTREG || fd == CS_EHARDLINK)
-    cs_cli_error("trace", "-o %s %s: expected a regular file with no other "
-                 "hard links, a character device or a new name", path,
-                 cs_strerror(fd));
-  else
-    cs_cli_error("trace", "-o %s: cannot create: %s", path,
-                 cs_strerror(fd < 0 ? fd : -errno));
+  cs_cli_output_error("trace", "-o", path, fd < 0 ? fd : -errno);
   if (fd >= 0) {
     close(fd);
     if (created)
@@ -310,6 +306,10 @@ int cs_cmd_trace(int argc, char **argv)
   int rc = parse(argc, argv, &o);
   if (rc != 0)
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+  /* The output rule before the trace is read: never the trace itself. */
+  if (o.out && cs_cli_output_ok("trace", "-o", o.out,
+                                &(cs_cli_input_t){"TRACE", o.path, 0}, 1, 0) < 0)
+    return CS_EXIT_USAGE;
   cs_trace_t t;
   if ((rc = load(&o, &t)) != 0)
     return rc;

@@ -106,7 +106,7 @@ static const char usage[] =
     "                   (one case only): rank 0 gathers the rows after the\n"
     "                   check and writes OUT.npy.tmpXXXXXX, renamed over\n"
     "                   OUT.npy; an existing path that is not a regular file\n"
-    "                   is refused before the run, as are an --output or\n"
+    "                   of yours is refused before the run, as are an --output or\n"
     "                   --trace that is the --input file and a --trace that\n"
     "                   is the --output file\n"
     CS_CLI_FAULT_TIMEOUT_HELP
@@ -371,11 +371,16 @@ static int check_io(mpi_opts_t *o, uint32_t nranks, cs_npy_t *a)
     cs_cli_error(CMD, "--fill and --input are exclusive: give one");
     return -1;
   }
-  if (o->has_output && cs_cli_output_ok(CMD, o->output) < 0)
+  /* The output rule: neither output is the input nor the other. */
+  cs_cli_input_t in[2];
+  int n = 0;
+  if (o->has_input)
+    in[n++] = (cs_cli_input_t){"--input", o->input, 0};
+  if (o->has_output && cs_cli_output_ok(CMD, "--output", o->output, in, n, 1) < 0)
     return -1;
-  if (cs_cli_paths_distinct(CMD, o->has_input ? o->input : NULL,
-                            o->has_output ? o->output : NULL,
-                            o->traced ? o->common.trace : NULL) < 0)
+  if (o->has_output)
+    in[n++] = (cs_cli_input_t){"--output", o->output, 1};
+  if (o->traced && cs_cli_output_ok(CMD, "--trace", o->common.trace, in, n, 0) < 0)
     return -1;
   char why[512];
   if (o->has_input && cs_npy_read(o->input, a, why, sizeof(why)) < 0) {
@@ -626,35 +631,20 @@ static void share_rows(const mpi_opts_t *o, int rank, cs_npy_t *in)
 }
 
 /* Rank 0: refuses a --trace path that could not be written before the
- * run, as cs_trace_create_file would (which writes it only at the end, so
- * an aborted run leaves an existing file as it was). Returns 0 or -1
- * after one line. */
+ * run, by the output rule (cs_output_check), as collsim run does; the
+ * file itself is written only at the end, so an aborted run leaves an
+ * existing file as it was. Returns 0 or -1 after one line. */
 static int trace_path_ok(const char *path)
 {
-  struct stat ln, sb;
-  int err = 0, beside = 0; /* a temp file beside path is renamed over it */
-  if (lstat(path, &ln) < 0)
-    err = errno == ENOENT ? 0 : -errno, beside = !err;
-  else if (S_ISLNK(ln.st_mode) && ln.st_uid != geteuid())
-    err = CS_ESYMLINK;
-  else if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) &&
-           !S_ISCHR(sb.st_mode))
-    err = CS_ENOTREG;
-  else if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_nlink > 1)
-    err = CS_EHARDLINK;
-  else
-    beside = S_ISREG(ln.st_mode);
-  char *copy = beside ? strdup(path) : NULL;
-  if (beside && (!copy || access(dirname(copy), W_OK | X_OK) < 0))
-    err = copy ? -errno : -ENOMEM;
+  if (cs_cli_output_ok(CMD, "--trace", path, NULL, 0, 0) < 0)
+    return -1;
+  /* A temp file beside path is renamed over it. */
+  char *copy = strdup(path);
+  int err = !copy ? -ENOMEM
+            : access(dirname(copy), W_OK | X_OK) < 0 ? -errno : 0;
   free(copy);
-  if (err == CS_ESYMLINK || err == CS_ENOTREG || err == CS_EHARDLINK)
-    cs_cli_error(CMD, "--trace %s %s: expected a regular file with no other "
-                 "hard links, a character device or a new name", path,
-                 cs_strerror(err));
-  else if (err < 0)
-    cs_cli_error(CMD, "--trace %s: cannot create: %s", path,
-                 cs_strerror(err));
+  if (err < 0)
+    cs_cli_error(CMD, "--trace %s: cannot create: %s", path, cs_strerror(err));
   return err < 0 ? -1 : 0;
 }
 

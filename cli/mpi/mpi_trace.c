@@ -154,8 +154,9 @@ static int write_file(int fd, cs_trace_header_t *h, cs_trace_rec_t *all,
   return rc;
 }
 
-/* A path that is not a plain name (a character device such as /dev/null,
- * the caller's own symbolic link): written in place, at the end. */
+/* A path that is not a plain name (the caller's own symbolic link):
+ * written in place, at the end, under the output rule
+ * (cs_trace_create_file refuses a device, a FIFO, another user's link). */
 static int write_in_place(const char *path, cs_trace_header_t *h,
                           cs_trace_rec_t *all, uint64_t n)
 {
@@ -203,8 +204,8 @@ static int commit_file(const char *path, cs_trace_header_t *h,
     rc = write_file(fd, h, all, n);
   if (fd >= 0 && close(fd) < 0 && rc == 0)
     rc = -errno;
-  if (fd >= 0 && rc == 0 && rename(tmp, path) < 0)
-    rc = -errno;
+  if (fd >= 0 && rc == 0)
+    rc = cs_output_replace(tmp, path); /* an old file keeps mode and owner */
   if (fd >= 0 && rc < 0)
     unlink(tmp);
   sigprocmask(SIG_SETMASK, &old, NULL);

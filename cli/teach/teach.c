@@ -487,6 +487,12 @@ int cs_cmd_teach(int argc, char **argv)
   const char *goal = NULL;
   int lesson = 0;
   int rc = parse(argc, argv, &o, &step, &tui, &goal, &lesson);
+  /* The output rule before any lesson starts: never the --algo object. */
+  if (rc == 0 && o.com.trace &&
+      cs_cli_output_ok("teach", "--trace", o.com.trace,
+                       &(cs_cli_input_t){"--algo", o.coll_path, 0},
+                       o.coll ? 1 : 0, 0) < 0)
+    rc = -1;
   if (rc != 0) {
     cs_coll_close(o.coll_handle);
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;

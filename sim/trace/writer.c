@@ -7,12 +7,16 @@
  * ends with its cause. The launcher never reads a record: on a 2-core
  * machine every cycle it spends is taken from a rank. A rank whose next
  * chunk slot is not free yet waits (record.c), so memory stays bounded.
+ * Also owns the output rule every subcommand's output path follows
+ * (cs_output_check, cs_trace_create_file, cs_output_replace; sim/trace.h).
  * Does not own recording (record.c) or reading (trace_read.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -286,19 +290,84 @@ static void ring_init(const cs_tracer_t *t, cs_trace_ring_t *ring,
   ring->state[0] = SLOT_FILLING;
 }
 
-/* The type of what fd opened, checked after the open so a path swapped
- * between a check and the open cannot slip through; truncates a regular
- * file, clears O_NONBLOCK. Returns fd, or a negative code with fd closed. */
+/* ---- the output rule: every path a subcommand writes ---- */
+
+/* What the rule says of an existing file (sb from stat or fstat, after
+ * any link of ours): 0 for a regular file of ours with no other names,
+ * else why not. A file of ours with a second name may be someone else's
+ * file linked into a shared directory (where fs.protected_hardlinks is
+ * off): never written through the second name. */
+static int rule_of(const struct stat *sb)
+{
+  return S_ISDIR(sb->st_mode)      ? -EISDIR
+         : !S_ISREG(sb->st_mode)   ? CS_ENOTREG
+         : sb->st_uid != geteuid() ? CS_ENOTOURS
+         : sb->st_nlink > 1        ? CS_EHARDLINK
+                                   : 0;
+}
+
+/* What path names now: *sb the file (after a link of ours), *link
+ * whether path is that link. 0, 1 when nothing is there, or a code. */
+static int look(const char *path, struct stat *sb, int *link)
+{
+  struct stat ln;
+  *link = 0;
+  if (lstat(path, &ln) < 0)
+    return errno == ENOENT ? 1 : -errno;
+  if (!S_ISLNK(ln.st_mode)) {
+    *sb = ln;
+    return 0;
+  }
+  /* A link is followed only when it is our own (as the kernel's
+   * protected_symlinks rule in sticky directories): another user's link
+   * in a shared directory must not make us write its target. */
+  if (ln.st_uid != geteuid())
+    return CS_ESYMLINK;
+  *link = 1;
+  return stat(path, sb) < 0 ? -errno : 0;
+}
+
+/* Whether paths a and b name one file: the same inode when both exist
+ * (through links and other names), else the same name in the same
+ * directory (so a new ./x and x are one). */
+static int same_file(const char *a, const char *b)
+{
+  struct stat sa, sb;
+  if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  char *ca = strdup(a), *cb = strdup(b), *da = strdup(a), *db = strdup(b);
+  int same = 0;
+  if (ca && cb && da && db && strcmp(basename(ca), basename(cb)) == 0)
+    same = stat(dirname(da), &sa) == 0 && stat(dirname(db), &sb) == 0 &&
+           sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  free(ca);
+  free(cb);
+  free(da);
+  free(db);
+  return same;
+}
+
+int cs_output_check(const char *path, const char *const *inputs, int *which)
+{
+  for (int i = 0; inputs && inputs[i]; i++)
+    if (same_file(path, inputs[i])) {
+      if (which)
+        *which = i;
+      return CS_ESAMEFILE;
+    }
+  struct stat sb;
+  int link, rc = look(path, &sb, &link);
+  return rc == 0 ? rule_of(&sb) : rc > 0 ? 0 : rc;
+}
+
+/* The type of what fd opened, checked again after the open so a path
+ * swapped between a check and the open cannot slip through; truncates
+ * it, clears O_NONBLOCK. Returns fd, or a negative code with fd closed. */
 static int existing_ok(int fd)
 {
   struct stat sb;
-  /* A regular file with another name may be someone else's file linked
-   * into a shared directory (where fs.protected_hardlinks is off): never
-   * truncated through the second name. */
-  int err = fstat(fd, &sb) < 0 ? -errno
-            : S_ISREG(sb.st_mode) && sb.st_nlink > 1 ? CS_EHARDLINK
-            : S_ISREG(sb.st_mode) || S_ISCHR(sb.st_mode) ? 0 : CS_ENOTREG;
-  if (!err && S_ISREG(sb.st_mode) && ftruncate(fd, 0) < 0)
+  int err = fstat(fd, &sb) < 0 ? -errno : rule_of(&sb);
+  if (!err && ftruncate(fd, 0) < 0)
     err = -errno;
   int fl = fcntl(fd, F_GETFL);
   if (!err && fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
@@ -324,14 +393,11 @@ int cs_trace_create_file(const char *path, int *created)
   struct stat ln, again;
   if (lstat(path, &ln) < 0)
     return -errno;
-  /* A link is followed only when it is our own (as the kernel's
-   * protected_symlinks rule in sticky directories): another user's link
-   * in a shared directory must not make us write its target. */
-  int link = S_ISLNK(ln.st_mode);
+  int link = S_ISLNK(ln.st_mode), err;
   if (link && ln.st_uid != geteuid())
     return CS_ESYMLINK;
-  if (!link && !S_ISREG(ln.st_mode) && !S_ISCHR(ln.st_mode))
-    return CS_ENOTREG; /* a FIFO would block the open */
+  if (!link && (err = rule_of(&ln)) < 0)
+    return err; /* before the open: a FIFO would block it */
   /* O_NONBLOCK: a FIFO swapped in since lstat does not block the open. */
   fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | (link ? 0 : O_NOFOLLOW));
   if (fd < 0)
@@ -342,6 +408,68 @@ int cs_trace_create_file(const char *path, int *created)
     return link ? CS_ESYMLINK : CS_ENOTREG;
   }
   return existing_ok(fd);
+}
+
+/* Copies the file tmp into the file fd has open (truncated), in place.
+ * 0 or -errno. */
+static int copy_into(int fd, const char *tmp)
+{
+  int in = open(tmp, O_RDONLY | O_CLOEXEC);
+  if (in < 0)
+    return -errno;
+  char buf[65536];
+  int err = 0;
+  uint64_t off = 0;
+  for (;;) {
+    ssize_t k = read(in, buf, sizeof buf);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0) {
+      err = k < 0 ? -errno : 0;
+      break;
+    }
+    if ((err = pwrite_all(fd, buf, (size_t)k, off)) < 0)
+      break;
+    off += (uint64_t)k;
+  }
+  close(in);
+  return err;
+}
+
+int cs_output_replace(const char *tmp, const char *path)
+{
+  struct stat sb;
+  int link, rc = look(path, &sb, &link);
+  if (rc > 0) {
+    /* Nothing there when looked: never replace what appeared since. */
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+      return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+      return -errno;
+    return rename(tmp, path) < 0 ? -errno : 0; /* no RENAME_NOREPLACE here */
+  }
+  if (rc < 0 || (rc = rule_of(&sb)) < 0)
+    return rc;
+  if (link) {
+    /* Our own link stays a link: the file it names is rewritten in place,
+     * keeping its mode and owner. */
+    int created, fd = cs_trace_create_file(path, &created);
+    if (fd < 0)
+      return fd;
+    rc = copy_into(fd, tmp);
+    if (close(fd) < 0 && rc == 0)
+      rc = -errno;
+    if (rc == 0)
+      unlink(tmp);
+    return rc;
+  }
+  /* The old file's owner and group (a group we are not in stays ours),
+   * then its mode, go to the new one. */
+  if (chown(tmp, sb.st_uid, sb.st_gid) < 0 && errno != EPERM)
+    return -errno;
+  if (chmod(tmp, sb.st_mode & 07777) < 0)
+    return -errno;
+  return rename(tmp, path) < 0 ? -errno : 0;
 }
 
 int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
