@@ -96,6 +96,7 @@ typedef struct cs_dev cs_dev_t;
 
 /* Hooks called around every event (NULL in the fast path). */
 typedef struct cs_dev_hooks {
+  /* Before the event's effect; NULL: none. */
   void (*begin)(cs_dev_t *d, const cs_event_t *ev, void *arg);
   void (*end)(cs_dev_t *d, const cs_event_t *ev, int32_t observed, void *arg);
   /* The current event failed (out-of-slot fault, timeout); the rank exits

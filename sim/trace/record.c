@@ -73,6 +73,28 @@ static inline uint64_t producer_seq(cs_dev_t *d, cs_trace_rank_t *k)
   return consumer_seq(d, k);
 }
 
+/* Free mode needs no begin hook: there a producer's number, taken at its
+ * end, is the next of its rank's block, and a block is never left empty
+ * after an event: the event that takes a block's last number reserves the
+ * next block at its end, before the next event's effect. Each rank's first
+ * block was reserved by the launcher (cs_tracer_launch_opts): [seq_base +
+ * rank * SEQ_BLOCK, + SEQ_BLOCK), taken at the rank's first producer (the
+ * only time its block is empty at an event's end). */
+static inline uint64_t free_producer_seq(cs_dev_t *d, cs_trace_rank_t *k)
+{
+  if (__builtin_expect(k->seq_next == k->seq_end, 0)) {
+    k->seq_next = k->seq_base + (uint64_t)d->rank * SEQ_BLOCK;
+    k->seq_end = k->seq_next + SEQ_BLOCK;
+  }
+  uint64_t s = k->seq_next++;
+  if (__builtin_expect(k->seq_next == k->seq_end, 0)) {
+    k->seq_next = __atomic_fetch_add(&d->world->ctl->event_seq, SEQ_BLOCK,
+                                     __ATOMIC_SEQ_CST);
+    k->seq_end = k->seq_next + SEQ_BLOCK;
+  }
+  return s;
+}
+
 /* The current chunk is full: hand it to the launcher and move to the next
  * slot once that one is free (bounded memory: a rank that outruns the disk
  * waits). A rank rings the doorbell, so the launcher writes the chunk now,
@@ -303,6 +325,7 @@ static int is_consumer(uint32_t kind)
   return kind == CS_EV_LOAD || kind == CS_EV_WAIT;
 }
 
+/* Controlled mode only (free mode: free_producer_seq). */
 static void hook_begin(cs_dev_t *d, const cs_event_t *ev, void *arg)
 {
   if (!is_consumer(ev->kind))
@@ -326,7 +349,9 @@ end_with(cs_dev_t *d, const cs_event_t *ev, int32_t observed, void *arg,
          int hw)
 {
   cs_trace_rank_t *k = rank_of(arg);
-  uint64_t seq = is_consumer(ev->kind) ? consumer_seq(d, k) : d->hook_seq;
+  uint64_t seq = is_consumer(ev->kind)   ? consumer_seq(d, k)
+                 : __builtin_expect(d->controlled, 0) ? d->hook_seq
+                                         : free_producer_seq(d, k);
   rank_append(d, k, ev->kind, ev, seq, ev->value, observed, 0, hw);
 }
 
@@ -385,19 +410,27 @@ hook_end_hw(cs_dev_t *d, const cs_event_t *ev, int32_t observed, void *arg)
   end_with(d, ev, observed, arg, 1);
 }
 
-static const cs_dev_hooks_t hooks_hw = {hook_begin, hook_end_hw, hook_fail,
-                                        hook_block_hw, hook_land};
+static const cs_dev_hooks_t hooks_free_hw = {NULL, hook_end_hw, hook_fail,
+                                             hook_block_hw, hook_land};
 #endif
 
-/* The recorder's hooks for this CPU: hooks_hw where it has crc32, chosen
- * once when a launch is set up. */
-static const cs_dev_hooks_t *hooks_for_cpu(void)
+/* Free mode: no begin hook (free_producer_seq). */
+static const cs_dev_hooks_t hooks_free = {NULL, hook_end, hook_fail,
+                                          hook_block, hook_land};
+
+/* The recorder's hooks for this launch, chosen once: controlled mode takes
+ * a producer's number at its begin (the scheduler counts steps with the
+ * counter); free mode has no begin hook, and its records are sealed with
+ * crc32 where the CPU has it. */
+static const cs_dev_hooks_t *hooks_for(int controlled)
 {
+  if (controlled)
+    return &cs_trace_hooks;
 #ifdef HAVE_FILL_HW
   if (__builtin_cpu_supports("sse4.2"))
-    return &hooks_hw;
+    return &hooks_free_hw;
 #endif
-  return &cs_trace_hooks;
+  return &hooks_free;
 }
 
 uint64_t cs_trace_rank_records(const cs_dev_t *d)
@@ -421,7 +454,12 @@ void cs_tracer_launch_opts(cs_tracer_t *t, cs_launch_opts_t *o)
    * cs_launch with these options. */
   for (uint32_t r = 0; r < t->w->ctl->nranks; r++)
     ring_of(t->w, r)->launcher = (int32_t)getpid();
-  o->hooks = hooks_for_cpu();
+  o->hooks = hooks_for(o->sched != NULL);
+  if (!o->sched) { /* each rank's first block of numbers */
+    t->rank.seq_next = t->rank.seq_end = 0;
+    t->rank.seq_base = t->w->ctl->event_seq;
+    t->w->ctl->event_seq += (uint64_t)t->w->ctl->nranks * SEQ_BLOCK;
+  }
   o->hook_arg = t;
   o->tick = cs_tracer_drain;
   o->tick_arg = t;
