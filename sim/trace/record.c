@@ -7,10 +7,10 @@
  * (writer.c) or the format (trace.h).
  *
  * Sequence numbers come from the control block's atomic counter, taken
- * before a producer's effect (store, put, notify, fence, reduce, mark) and
- * after a consumer's observation (load, wait-begin, wait-end), so sorting
- * by them is causally consistent: a wait-end sorts after every notify it
- * saw. Times are TSC ticks where the TSC is invariant; the header carries
+ * (or reserved, in free mode: free_producer_seq) before a producer's
+ * effect (store, put, notify, fence, reduce, mark) and after a consumer's
+ * observation (load, wait-begin, wait-end), so sorting by them is
+ * causally consistent: a wait-end sorts after every notify it saw. Times are TSC ticks where the TSC is invariant; the header carries
  * the rate.
  */
 #define _GNU_SOURCE
