@@ -79,7 +79,7 @@ void cs__dev_begin_slow(cs_dev_t *d, cs_event_t *ev)
     cs__dev_strike(d);
   if (d->point)
     d->point(d, ev);
-  if (d->hooks)
+  if (d->hooks && d->hooks->begin)
     d->hooks->begin(d, ev, d->hook_arg);
 }
 

@@ -96,6 +96,7 @@ typedef struct cs_dev cs_dev_t;
 
 /* Hooks called around every event (NULL in the fast path). */
 typedef struct cs_dev_hooks {
+  /* Before the event's effect; NULL: none. */
   void (*begin)(cs_dev_t *d, const cs_event_t *ev, void *arg);
   void (*end)(cs_dev_t *d, const cs_event_t *ev, int32_t observed, void *arg);
   /* The current event failed (out-of-slot fault, timeout); the rank exits
@@ -251,16 +252,26 @@ static inline void cs__dev_count(cs_dev_t *d)
 }
 /* The choke point: every device-API call begins here. Untraced free mode
  * (cs__dev_plain) only numbers the event and looks for an injected fault;
+ * traced free mode with no begin hook (the recorder's) also sets cur_ev;
  * the rest is cs__dev_begin_slow: cur_ev, the fault, the transport's
  * scheduling point, the begin hook, in that order. */
 static inline void cs__dev_begin(cs_dev_t *d, cs_event_t *ev)
 {
   ev->index = d->nevents++;
   __atomic_store_n(&d->st->event, ev->index, __ATOMIC_RELAXED);
-  if (!cs__dev_plain(d))
+  if (cs__dev_plain(d)) {
+    if (__builtin_expect(ev->index == d->fault_at, 0))
+      cs__dev_strike(d);
+  } else if (!__atomic_load_n(&d->point, __ATOMIC_RELAXED) &&
+             !__atomic_load_n(&d->hooks, __ATOMIC_RELAXED)->begin) {
+    /* (point and hooks read again: reusing the test's loads would cost
+     * the plain path two instructions per event) */
+    d->cur_ev = ev;
+    if (__builtin_expect(ev->index == d->fault_at, 0))
+      cs__dev_strike(d);
+  } else {
     cs__dev_begin_slow(d, ev);
-  else if (__builtin_expect(ev->index == d->fault_at, 0))
-    cs__dev_strike(d);
+  }
 }
 /* cur_ev never outlives its event: it lives in the caller's frame. */
 static inline void cs__dev_end(cs_dev_t *d, const cs_event_t *ev,

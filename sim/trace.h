@@ -137,7 +137,8 @@ uint64_t cs_tracer_records(const cs_tracer_t *t);
 uint64_t cs_trace_rank_records(const cs_dev_t *d);
 /* Sets the launch options that make a run record into `t`; the process
  * that calls this must be the one that calls cs_launch (the ranks ring its
- * doorbell, CS_LAUNCH_DOORBELL). */
+ * doorbell, CS_LAUNCH_DOORBELL), once per launch, with o->sched already
+ * set (controlled and free mode record with different hooks). */
 void cs_tracer_launch_opts(cs_tracer_t *t, struct cs_launch_opts *o);
 
 /* ---- reading ---- */

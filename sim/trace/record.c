@@ -7,10 +7,10 @@
  * (writer.c) or the format (trace.h).
  *
  * Sequence numbers come from the control block's atomic counter, taken
- * before a producer's effect (store, put, notify, fence, reduce, mark) and
- * after a consumer's observation (load, wait-begin, wait-end), so sorting
- * by them is causally consistent: a wait-end sorts after every notify it
- * saw. Times are TSC ticks where the TSC is invariant; the header carries
+ * (or reserved, in free mode: free_producer_seq) before a producer's
+ * effect (store, put, notify, fence, reduce, mark) and after a consumer's
+ * observation (load, wait-begin, wait-end), so sorting by them is
+ * causally consistent: a wait-end sorts after every notify it saw. Times are TSC ticks where the TSC is invariant; the header carries
  * the rate.
  */
 #define _GNU_SOURCE
@@ -71,6 +71,28 @@ static inline uint64_t producer_seq(cs_dev_t *d, cs_trace_rank_t *k)
   if (k->seq_next != k->seq_end)
     return k->seq_next++;
   return consumer_seq(d, k);
+}
+
+/* Free mode needs no begin hook: there a producer's number, taken at its
+ * end, is the next of its rank's block, and a block is never left empty
+ * after an event: the event that takes a block's last number reserves the
+ * next block at its end, before the next event's effect. Each rank's first
+ * block was reserved by the launcher (cs_tracer_launch_opts): [seq_base +
+ * rank * SEQ_BLOCK, + SEQ_BLOCK), taken at the rank's first producer (the
+ * only time its block is empty at an event's end). */
+static inline uint64_t free_producer_seq(cs_dev_t *d, cs_trace_rank_t *k)
+{
+  if (__builtin_expect(k->seq_next == k->seq_end, 0)) {
+    k->seq_next = k->seq_base + (uint64_t)d->rank * SEQ_BLOCK;
+    k->seq_end = k->seq_next + SEQ_BLOCK;
+  }
+  uint64_t s = k->seq_next++;
+  if (__builtin_expect(k->seq_next == k->seq_end, 0)) {
+    k->seq_next = __atomic_fetch_add(&d->world->ctl->event_seq, SEQ_BLOCK,
+                                     __ATOMIC_SEQ_CST);
+    k->seq_end = k->seq_next + SEQ_BLOCK;
+  }
+  return s;
 }
 
 /* The current chunk is full: hand it to the launcher and move to the next
@@ -135,31 +157,100 @@ SAME_PLACE(cell, slot);
 SAME_PLACE(valid, slot);
 SAME_PLACE(phys, slot);
 
+/* A record as its ten 8-byte words, in file order (the last holds step
+ * and, in its high half, the checksum): built in registers, so the
+ * checksum is taken from them rather than read back from the ring. */
+typedef struct rec_words {
+  uint64_t w[10];
+} rec_words_t;
+
+static inline __attribute__((always_inline)) rec_words_t
+words(uint64_t t, uint32_t rank, uint32_t kind, const cs_event_t *ev,
+      uint64_t seq, int32_t value, int32_t observed, uint32_t opcmp,
+      uint32_t phase, uint32_t round, uint32_t step)
+{
+  rec_words_t r;
+  r.w[0] = seq;
+  r.w[1] = t;
+  memcpy(&r.w[2], &ev->elem_off, 16);
+  r.w[4] = rank | (uint64_t)ev->peer << 32;
+  memcpy(&r.w[5], &ev->slot, 16);
+  r.w[7] = (uint32_t)value | (uint64_t)(uint32_t)observed << 32;
+  r.w[8] = (kind & 0xffff) | (opcmp & 0xff) << 16 | (phase & 0xff) << 24 |
+           (uint64_t)round << 32;
+  r.w[9] = step;
+  return r;
+}
+
+/* Stores the ten words into record x, one 8-byte store each (the last
+ * carries the checksum only where the caller has put it there). */
+static inline __attribute__((always_inline)) void put(cs_trace_rec_t *x,
+                                                      const rec_words_t *r)
+{
+  uint8_t *b = (uint8_t *)x;
+  memcpy(b + 0, &r->w[0], 8);
+  memcpy(b + 8, &r->w[1], 8);
+  memcpy(b + 16, &r->w[2], 8);
+  memcpy(b + 24, &r->w[3], 8);
+  memcpy(b + 32, &r->w[4], 8);
+  memcpy(b + 40, &r->w[5], 8);
+  memcpy(b + 48, &r->w[6], 8);
+  memcpy(b + 56, &r->w[7], 8);
+  memcpy(b + 64, &r->w[8], 8);
+  memcpy(b + 72, &r->w[9], 8);
+}
+
 /* One record per event, on the hot path of every traced run: whole 8-byte
  * words, the event's fields copied as blocks, then the checksum, read back
  * from the store buffer. Records are sealed in the rank as they are
  * written (the launcher never reads a record, it only writes chunks): a
  * record below the ring's head is whole and sealed. (Sealing in batches
- * re-reads records that the tile copies in between have evicted.) */
+ * re-reads records that the tile copies in between have evicted.) This is
+ * the portable form; a rank whose CPU has crc32 uses fill_hw. */
 static inline __attribute__((always_inline)) void
 fill(cs_trace_rec_t *x, uint64_t t, uint32_t rank, uint32_t kind,
      const cs_event_t *ev, uint64_t seq, int32_t value, int32_t observed,
      uint32_t opcmp, uint32_t phase, uint32_t round, uint32_t step)
 {
-  uint64_t w4 = rank | (uint64_t)ev->peer << 32;
-  uint64_t w7 = (uint32_t)value | (uint64_t)(uint32_t)observed << 32;
-  uint64_t w8 = (kind & 0xffff) | (opcmp & 0xff) << 16 | (phase & 0xff) << 24 |
-                (uint64_t)round << 32;
-  x->seq = seq;
-  x->t_ns = t;
-  memcpy(&x->elem_off, &ev->elem_off, 16);
-  memcpy(&x->rank, &w4, 8);
-  memcpy(&x->slot, &ev->slot, 16);
-  memcpy(&x->value, &w7, 8);
-  memcpy(&x->kind, &w8, 8);
-  x->step = step;
+  rec_words_t r = words(t, rank, kind, ev, seq, value, observed, opcmp, phase,
+                        round, step);
+  put(x, &r);
   x->checksum = cs_trace_rec_sum(x);
 }
+
+#if defined(__x86_64__)
+#define HAVE_FILL_HW 1
+/* The same record with the CRC-32C taken from the words in registers
+ * (nine crc32q and one crc32l, as cs_trace_rec_sum computes it from
+ * memory), then ten plain 8-byte stores: no call, nothing read back.
+ * Only where the CPU has SSE4.2 (rank_hooks_hw). */
+__attribute__((target("sse4.2"))) static inline uint32_t
+words_sum_hw(const rec_words_t *r)
+{
+  uint64_t c = ~0u;
+  c = __builtin_ia32_crc32di(c, r->w[0]);
+  c = __builtin_ia32_crc32di(c, r->w[1]);
+  c = __builtin_ia32_crc32di(c, r->w[2]);
+  c = __builtin_ia32_crc32di(c, r->w[3]);
+  c = __builtin_ia32_crc32di(c, r->w[4]);
+  c = __builtin_ia32_crc32di(c, r->w[5]);
+  c = __builtin_ia32_crc32di(c, r->w[6]);
+  c = __builtin_ia32_crc32di(c, r->w[7]);
+  c = __builtin_ia32_crc32di(c, r->w[8]);
+  return ~__builtin_ia32_crc32si((uint32_t)c, (uint32_t)r->w[9]);
+}
+
+__attribute__((target("sse4.2"))) static inline void
+fill_hw(cs_trace_rec_t *x, uint64_t t, uint32_t rank, uint32_t kind,
+        const cs_event_t *ev, uint64_t seq, int32_t value, int32_t observed,
+        uint32_t opcmp, uint32_t phase, uint32_t round, uint32_t step)
+{
+  rec_words_t r = words(t, rank, kind, ev, seq, value, observed, opcmp, phase,
+                        round, step);
+  r.w[9] |= (uint64_t)words_sum_hw(&r) << 32;
+  put(x, &r);
+}
+#endif
 
 /* Appends one record to ring r, its position from the ring's header: the
  * launcher's dma-land records, and a rank's in controlled mode (where the
@@ -194,9 +285,12 @@ static __attribute__((noinline)) int rank_resync(cs_dev_t *d,
   return 0;
 }
 
-static inline void rank_append(cs_dev_t *d, cs_trace_rank_t *k, uint32_t kind,
-                               const cs_event_t *ev, uint64_t seq,
-                               int32_t value, int32_t observed, uint32_t flags)
+/* A rank's append, inlined into each hook: hw (a constant) picks fill_hw,
+ * for the hooks compiled for SSE4.2 (hooks_hw). */
+static inline __attribute__((always_inline)) void
+rank_append(cs_dev_t *d, cs_trace_rank_t *k, uint32_t kind,
+            const cs_event_t *ev, uint64_t seq, int32_t value,
+            int32_t observed, uint32_t flags, int hw)
 {
   if (__builtin_expect(d->controlled, 0)) {
     append(d->world, ring_of(d->world, d->rank), NULL, d->rank, kind, ev, seq,
@@ -206,8 +300,17 @@ static inline void rank_append(cs_dev_t *d, cs_trace_rank_t *k, uint32_t kind,
   }
   if (__builtin_expect(k->left == 0, 0) && rank_resync(d, k) < 0)
     return;
-  fill(k->next++, rec_clock(k->ring), d->rank, kind, ev, seq, value, observed,
-       ev->opcmp | flags, d->tag_phase, d->tag_round, d->tag_step);
+  cs_trace_rec_t *x = k->next++;
+  uint64_t t = rec_clock(k->ring);
+#ifdef HAVE_FILL_HW
+  if (hw)
+    fill_hw(x, t, d->rank, kind, ev, seq, value, observed, ev->opcmp | flags,
+            d->tag_phase, d->tag_round, d->tag_step);
+  else
+#endif
+    fill(x, t, d->rank, kind, ev, seq, value, observed, ev->opcmp | flags,
+         d->tag_phase, d->tag_round, d->tag_step);
+  (void)hw;
   k->left--;
   __atomic_store_n(&k->ring->head, ++k->head, __ATOMIC_RELEASE);
 }
@@ -222,6 +325,7 @@ static int is_consumer(uint32_t kind)
   return kind == CS_EV_LOAD || kind == CS_EV_WAIT;
 }
 
+/* Controlled mode only (free mode: free_producer_seq). */
 static void hook_begin(cs_dev_t *d, const cs_event_t *ev, void *arg)
 {
   if (!is_consumer(ev->kind))
@@ -231,20 +335,36 @@ static void hook_begin(cs_dev_t *d, const cs_event_t *ev, void *arg)
 /* A wait that blocks gets a wait-begin record (value = target, observed =
  * the cell when it started waiting); one satisfied at once has only its
  * wait-end. */
-static void hook_block(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
-                       void *arg)
+static inline __attribute__((always_inline)) void
+block_with(cs_dev_t *d, const cs_event_t *ev, int32_t observed, void *arg,
+           int hw)
 {
   cs_trace_rank_t *k = rank_of(arg);
   rank_append(d, k, CS_TR_WAIT_BEGIN, ev, consumer_seq(d, k), ev->value,
-              observed, 0);
+              observed, 0, hw);
+}
+
+static inline __attribute__((always_inline)) void
+end_with(cs_dev_t *d, const cs_event_t *ev, int32_t observed, void *arg,
+         int hw)
+{
+  cs_trace_rank_t *k = rank_of(arg);
+  uint64_t seq = is_consumer(ev->kind)   ? consumer_seq(d, k)
+                 : __builtin_expect(d->controlled, 0) ? d->hook_seq
+                                         : free_producer_seq(d, k);
+  rank_append(d, k, ev->kind, ev, seq, ev->value, observed, 0, hw);
+}
+
+static void hook_block(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
+                       void *arg)
+{
+  block_with(d, ev, observed, arg, 0);
 }
 
 static void hook_end(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
                      void *arg)
 {
-  cs_trace_rank_t *k = rank_of(arg);
-  uint64_t seq = is_consumer(ev->kind) ? consumer_seq(d, k) : d->hook_seq;
-  rank_append(d, k, ev->kind, ev, seq, ev->value, observed, 0);
+  end_with(d, ev, observed, arg, 0);
 }
 
 static void hook_fail(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
@@ -252,7 +372,7 @@ static void hook_fail(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
 {
   cs_trace_rank_t *k = rank_of(arg);
   rank_append(d, k, ev->kind, ev, consumer_seq(d, k), ev->value, observed,
-              CS_TR_FAILED);
+              CS_TR_FAILED, 0);
 }
 
 /* The scheduler landed a posted op (controlled mode, in the launcher). The
@@ -273,6 +393,45 @@ static void hook_land(cs_world_t *w, uint32_t rank, const cs_event_t *op,
 
 const cs_dev_hooks_t cs_trace_hooks = {hook_begin, hook_end, hook_fail,
                                        hook_block, hook_land};
+
+#ifdef HAVE_FILL_HW
+/* The hooks of the two records of nearly every event (end, and a wait's
+ * begin) compiled for SSE4.2, each record's checksum taken from registers
+ * (fill_hw): the same bytes as cs_trace_hooks writes. */
+__attribute__((target("sse4.2"))) static void
+hook_block_hw(cs_dev_t *d, const cs_event_t *ev, int32_t observed, void *arg)
+{
+  block_with(d, ev, observed, arg, 1);
+}
+
+__attribute__((target("sse4.2"))) static void
+hook_end_hw(cs_dev_t *d, const cs_event_t *ev, int32_t observed, void *arg)
+{
+  end_with(d, ev, observed, arg, 1);
+}
+
+static const cs_dev_hooks_t hooks_free_hw = {NULL, hook_end_hw, hook_fail,
+                                             hook_block_hw, hook_land};
+#endif
+
+/* Free mode: no begin hook (free_producer_seq). */
+static const cs_dev_hooks_t hooks_free = {NULL, hook_end, hook_fail,
+                                          hook_block, hook_land};
+
+/* The recorder's hooks for this launch, chosen once: controlled mode takes
+ * a producer's number at its begin (the scheduler counts steps with the
+ * counter); free mode has no begin hook, and its records are sealed with
+ * crc32 where the CPU has it. */
+static const cs_dev_hooks_t *hooks_for(int controlled)
+{
+  if (controlled)
+    return &cs_trace_hooks;
+#ifdef HAVE_FILL_HW
+  if (__builtin_cpu_supports("sse4.2"))
+    return &hooks_free_hw;
+#endif
+  return &hooks_free;
+}
 
 uint64_t cs_trace_rank_records(const cs_dev_t *d)
 {
@@ -295,7 +454,12 @@ void cs_tracer_launch_opts(cs_tracer_t *t, cs_launch_opts_t *o)
    * cs_launch with these options. */
   for (uint32_t r = 0; r < t->w->ctl->nranks; r++)
     ring_of(t->w, r)->launcher = (int32_t)getpid();
-  o->hooks = &cs_trace_hooks;
+  o->hooks = hooks_for(o->sched != NULL);
+  if (!o->sched) { /* each rank's first block of numbers */
+    t->rank.seq_next = t->rank.seq_end = 0;
+    t->rank.seq_base = t->w->ctl->event_seq;
+    t->w->ctl->event_seq += (uint64_t)t->w->ctl->nranks * SEQ_BLOCK;
+  }
   o->hook_arg = t;
   o->tick = cs_tracer_drain;
   o->tick_arg = t;

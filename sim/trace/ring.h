@@ -74,6 +74,9 @@ static inline uint64_t rec_clock(const cs_trace_ring_t *r)
  * and only its own rank writes this part of it. */
 typedef struct cs_trace_rank {
   uint64_t         seq_next, seq_end; /* unused numbers of the seq block */
+  uint64_t         seq_base; /* free mode: the launcher reserved [seq_base +
+                                rank * SEQ_BLOCK, + SEQ_BLOCK) as each rank's
+                                first block (record.c) */
   cs_trace_ring_t *ring;  /* free mode: own ring (NULL until the first) */
   cs_trace_rec_t  *next;  /* free mode: where the next record goes */
   uint64_t         left;  /* free mode: records left in the chunk */
