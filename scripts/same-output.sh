@@ -77,7 +77,7 @@ cases=$work/cases
     recipe=$("$old" run --list-bugs | awk -v b="$bug" '$1==b {f=1; next} f && /with:/ {sub(/^ *with: */,""); print; exit}')
     recipe=${recipe//FILE/FX\/bug-$bug.cstrace}
     echo "run --bug $bug $recipe"
-    echo "run --bug $bug --algo ring --ranks 3 --count 40"
+    echo "run --bug $bug --algo ring --ranks 3 --count 40 --schedule random:4"
     echo "run --bug $bug --algo mesh --ranks 2 --count 40 --schedule random:5 --check"
   done
   echo "run --list-bugs"
@@ -141,8 +141,11 @@ cases=$work/cases
 
 # ---- run every case with each build
 mask() {
-  sed -E -e '/time|latency|[0-9] ?(us|ms|ns|s)\b|GB\/s|\/s\b|per second|elapsed|took|in [0-9.]+ ?s\b/ s/[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?/#/g' \
-    -e 's#'"$work"'/(old|new)/[0-9]+#RUN#g' -e 's#'"$work"'/fx(-new)?/#FX/#g' -e 's|/dev/shm/collsim-[0-9]+-[0-9]+|SHM|g' \
+  sed -E -e 's#'"$work"'/(old|new)/[0-9]+#RUN#g' -e 's#'"$work"'/fx(-new)?/#FX/#g' \
+    -e '/time|latency|[0-9] ?(us|ms|ns|s)\b|GB\/s|\/s\b|per second|elapsed|took|in [0-9.]+ ?s\b/ s/[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?/#/g' \
+    -e '/^ +[0-9]+ +[0-9]+ +[a-z0-9]+ +[a-z]+ / { s/[0-9]+\.[0-9]+/#/g; s/ +#/ #/g; }' \
+    -e '/^[0-9]+,[0-9]+,/ s/[0-9]+\.[0-9]+/#/g' \
+    -e 's|/dev/shm/collsim-[0-9]+-[0-9]+|SHM|g' \
     -e 's/collsim-[0-9]+-[0-9]+/SHM/g' -e 's/pid [0-9]+/pid #/g' -e 's/\.explore-[0-9]+-/.explore-#-/g' \
     -e 's/-([0-9]+)\.cstrace/-#.cstrace/g'
 }
