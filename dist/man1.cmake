@@ -1,6 +1,6 @@
 # man1.cmake - writes collsim(1) from the binary's own help texts, so the
 # manual page says exactly what --help says: the front page's usage, then
-# one section per subcommand the front page lists. Run by the build (cmake -P) after collsim is
+# one section per subcommand the front page lists, then a few examples. Run by the build (cmake -P) after collsim is
 # linked: cmake -DCOLLSIM=path/to/collsim -DOUT=collsim.1 -DVERSION=x.y.z
 #   -P man1.cmake
 # Help text -> roff: backslashes escaped, lines starting with . or ' guarded.
@@ -37,6 +37,16 @@ foreach(s ${subs})
   string(TOUPPER "${s}" up)
   string(APPEND page ".SH COLLSIM ${up}\n${help_roff}")
 endforeach()
-string(APPEND page ".SH YOUR OWN COLLECTIVE\n`collsim run \\-\\-algo ./x.so` runs a collective built against the public C API (\\fBcollsim-api\\fR(3)); the examples directory of the source tree has two.\n")
+string(APPEND page ".SH YOUR OWN COLLECTIVE\n\\fBcollsim run \\-\\-algo ./x.so\\fR runs a collective built against the public C API (\\fBcollsim-api\\fR(3)); the examples directory of the source tree has two.\n")
+string(APPEND page ".SH EXAMPLES\n.nf\n")
+string(APPEND page "collsim run \\-\\-algo ring \\-\\-ranks 4 \\-\\-count 65537      # one verified allreduce\n")
+string(APPEND page "collsim bench \\-\\-ranks 2 \\-b 1K \\-e 1M                      # the nccl-tests table\n")
+string(APPEND page "collsim run \\-\\-algo ring \\-\\-ranks 3 \\-\\-count 40 \\-\\-schedule random:1 \\-\\-bug ring-no-ready-barrier \\-\\-trace bug.cstrace\n")
+string(APPEND page "collsim replay bug.cstrace                            # the same run again\n")
+string(APPEND page "collsim check bug.cstrace                             # the missing edge\n")
+string(APPEND page "collsim shrink bug.cstrace                            # its shortest story\n")
+string(APPEND page "collsim explore \\-\\-algo mesh \\-\\-ranks 3 \\-\\-count 40 \\-\\-bug mesh-no-chunk-barrier\n")
+string(APPEND page "collsim teach                                         # be the scheduler\n")
+string(APPEND page ".fi\n")
 string(APPEND page ".SH SEE ALSO\n\\fBcollsim-api\\fR(3), \\fBpkg-config\\fR(1)\n")
 file(WRITE ${OUT} "${page}")

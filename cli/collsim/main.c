@@ -18,11 +18,11 @@ typedef struct subcmd {
 } subcmd_t;
 
 static const subcmd_t cmds[] = {
-    {"run", cs_cmd_run, "run a verified allreduce (mesh, ring or host)"},
+    {"run", cs_cmd_run, "run a verified allreduce (mesh, ring, host or ./x.so)"},
     {"replay", cs_cmd_replay, "re-execute a recorded run in its exact order"},
     {"explore", cs_cmd_explore, "search controlled schedules of a run for a failure"},
     {"shrink", cs_cmd_shrink, "cut a failing trace down to a small run that fails the same way"},
-    {"teach", cs_cmd_teach, "walk through the ring allreduce from its transfers"},
+    {"teach", cs_cmd_teach, "be the scheduler of a live run: step, predict, break it"},
     {"ping", cs_cmd_ping, "pass a token around the ranks; print hop latency"},
     {"bench", cs_cmd_bench, "time allreduce over a size sweep; nccl-tests table"},
     {"trace", cs_cmd_trace, "show a recorded trace: text, JSON lines, Perfetto"},
