@@ -9,16 +9,11 @@
 
 extern const cs_algo_desc_t cs__algo_mesh, cs__algo_ring, cs__algo_host;
 
-static const cs_algo_desc_t *const registry[CS_NALGOS] = {
+const cs_algo_desc_t *const cs__registry[CS_NALGOS] = {
     [CS_ALGO_MESH] = &cs__algo_mesh,
     [CS_ALGO_RING] = &cs__algo_ring,
     [CS_ALGO_HOST] = &cs__algo_host,
 };
-
-const cs_algo_desc_t *cs_algo_desc(uint32_t a)
-{
-  return a < CS_NALGOS ? registry[a] : NULL;
-}
 
 const char *cs_algo_name(cs_algo_t a)
 {
@@ -29,7 +24,7 @@ const char *cs_algo_name(cs_algo_t a)
 int cs_algo_parse(const char *s)
 {
   for (uint32_t i = 0; i < CS_NALGOS; i++)
-    if (strcmp(s, registry[i]->name) == 0)
+    if (strcmp(s, cs__registry[i]->name) == 0)
       return (int)i;
   return CS_EBADNAME;
 }

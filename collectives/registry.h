@@ -9,8 +9,15 @@
 
 #include "algo.h"
 
-/* The descriptor of algorithm a, or NULL for an id out of range. */
-const cs_algo_desc_t *cs_algo_desc(uint32_t a);
+/* The table itself (registry.c); read it through cs_algo_desc. */
+extern const cs_algo_desc_t *const cs__registry[CS_NALGOS];
+
+/* The descriptor of algorithm a, or NULL for an id out of range. Inline:
+ * every allreduce call dispatches through it. */
+static inline const cs_algo_desc_t *cs_algo_desc(uint32_t a)
+{
+  return a < CS_NALGOS ? cs__registry[a] : NULL;
+}
 
 /* The algorithm's --algo name, or "?" for an id out of range. */
 const char *cs_algo_name(cs_algo_t a);
