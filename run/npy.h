@@ -44,7 +44,8 @@ int cs_npy_read(const char *path, cs_npy_t *a, char *why, size_t whylen);
  * `path` unchanged and no temp file behind. `path` must pass the output
  * rule (cs_output_check, sim/trace.h): a device, a FIFO, another user's
  * file or symbolic link is refused, never replaced; through our own link
- * the file it names is rewritten in place (cs_output_replace).
+ * the file it names is rewritten in place (cs_output_replace), which is
+ * not atomic: a copy that fails part way leaves that file partial.
  * Not fsync'ed. */
 int cs_npy_write(const char *path, cs_dtype_t t, uint64_t rows, uint64_t cols,
                  const void *data, char *why, size_t whylen);

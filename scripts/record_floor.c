@@ -19,10 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../sim/dev.h"
 #include "../sim/launch.h"
 #include "../sim/trace.h"
+#include "../window/cs_error.h"
 
 extern const cs_dev_ops_t cs_transport_free;
 
@@ -62,7 +64,15 @@ int main(int argc, char **argv)
     if (cs_world_remap(&w) != 0) { perror("remap"); return 1; }
     cs_trace_header_t th = {.algo = 255};
     cs_tracer_t *tr;
-    if (cs_tracer_open(&tr, "/tmp/h4prof/mb/floor.cstrace", &th, &w) != 0) { perror("tracer"); return 1; }
+    char path[4096];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/collsim-record-floor-%d.cstrace",
+             tmp && *tmp ? tmp : "/tmp", (int)getpid());
+    int rc = cs_tracer_open(&tr, path, &th, &w);
+    if (rc != 0) {
+      fprintf(stderr, "record_floor: %s: %s\n", path, cs_strerror(rc));
+      return 1;
+    }
     cs_launch_opts_t lo;
     memset(&lo, 0, sizeof lo);
     cs_tracer_launch_opts(tr, &lo);
@@ -96,9 +106,15 @@ int main(int argc, char **argv)
     for (int i = 0; i < N; i++) {
       long long v[10] = {i, (long long)t6, i, 0, 0, 1, 1, 0, 6, 0};
       for (int k = 0; k < 10; k++)
+#ifdef __x86_64__
         __builtin_ia32_movnti64(nt + 10 * i + k, v[k]);
+#else
+        nt[10 * i + k] = v[k]; /* no non-temporal store here: plain */
+#endif
     }
+#ifdef __x86_64__
     __builtin_ia32_sfence();
+#endif
     uint64_t t7 = now();
     /* the bare stores again over the same ring memory (touched once now) */
     for (int i = 0; i < N; i++) {
@@ -109,6 +125,7 @@ int main(int argc, char **argv)
     uint64_t t8 = now();
     d.hooks = NULL;
     cs_tracer_close(tr, NULL, NULL);
+    unlink(path);
     cs_world_destroy(&w);
     fu[r] = (double)(t1 - t0) / N; lu[r] = (double)(t2 - t1) / N;
     ft[r] = (double)(t3 - t2) / N; lt[r] = (double)(t4 - t3) / N;

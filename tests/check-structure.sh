@@ -50,7 +50,7 @@ find window sim collectives run cli -name '*.[ch]' | sort |
       dir = FILENAME; sub(/\/[^\/]*$/, "", dir)
       print unit(FILENAME), unit(norm(dir "/" inc)), norm(dir "/" inc)
     }' | while read -r a b target; do
-    [ -f "$target" ] && echo "$a $b"
+    if [ -f "$target" ]; then echo "$a $b"; fi
   done >> "$edges"
 
 # Call arrows: an object's undefined symbols resolved to the object that

@@ -1284,7 +1284,9 @@ static int rank_findings(ck_t *c)
     const cs_check_finding_t *x = &rep->f[i];
     int later = (x->has & CS_CHECK_HAS_A && x->a_pos.call > 0) ||
                 (x->has & CS_CHECK_HAS_B && x->b_pos.call > 0);
-    int follows = cause >= 0 && x->kind != CS_CHECK_NOT_RESET && later;
+    /* only races: other findings are stamped with where the checker
+     * noticed them, which may be a later call than where they happened */
+    int follows = cause >= 0 && x->kind == CS_CHECK_RACE && later;
     r[i] = (ranked_t){(uint32_t)follows << 8 | (uint32_t)kind_rank(x),
                       (uint32_t)i};
   }
