@@ -372,16 +372,20 @@ npyio() {
   fi
   run "$label sweep" 2 "--output writes one case" "${pre[@]}" -np 3 "$b" run \
     --input "$d/in.npy" --op max,min --output "$d/bad.npy"
-  # Another user's link is never followed; our own is, to the input here.
-  ln -s in.npy "$d/link.npy"
-  local want="is the --input file"
-  if chown -h 65534 "$d/link.npy" 2>/dev/null; then
-    want="is another user's symbolic link"
+  # Another user's link is never followed (here to a file of ours, which
+  # must stay as it was); where chown is refused, our own link to the
+  # input is refused as the input.
+  cp "$d/in.npy" "$d/victim.npy"
+  local want="is another user's symbolic link"
+  ln -s victim.npy "$d/link.npy"
+  if ! chown -h 65534 "$d/link.npy" 2>/dev/null; then
+    rm -f "$d/link.npy"; ln -s in.npy "$d/link.npy"; want="is the --input file"
   fi
   run "$label symlink" 2 "$want" "${pre[@]}" -np 3 "$b" run \
     --input "$d/in.npy" --output "$d/link.npy"
-  if compgen -G "$d/bad.npy*" >/dev/null || [ ! -L "$d/link.npy" ]; then
-    echo "FAIL $label: a refused run left $(ls "$d")"; fail=1
+  if compgen -G "$d/bad.npy*" >/dev/null || [ ! -L "$d/link.npy" ] ||
+     ! cmp -s "$d/in.npy" "$d/victim.npy"; then
+    echo "FAIL $label: a refused run left $(ls "$d") or changed the link's target"; fail=1
   fi
   echo "ok $label: --input/--output, --minmax modes differ and match collsim run"
 }
