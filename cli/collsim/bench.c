@@ -344,10 +344,11 @@ static int parse_check(const bench_opts_t *o)
     return -1;
   }
   const cs_algo_desc_t *a = o->algo >= 0 ? cs_algo_desc((uint32_t)o->algo) : NULL;
-  if (a && o->nranks > a->max_ranks) {
-    cs_cli_error("bench", "--ranks %u is not accepted for --algo %s: "
-                 "expected 1 to %u (%s supports at most %u)", o->nranks,
-                 a->name, a->max_ranks, a->limit_who, a->max_ranks);
+  if (a && o->nranks > a->max_ranks) { /* worded as run words it */
+    cs_ar_cfg_t c = {.algo = (cs_algo_t)o->algo, .nranks = o->nranks};
+    char why[256];
+    cs_cli_ar_why(&c, CS_EARRANKS, why, sizeof(why));
+    cs_cli_error("bench", "%s", why);
     return -1;
   }
   return cs_cli_common_check("bench", &o->com, o->nranks) < 0 ? -1 : 0;
