@@ -169,8 +169,10 @@ void cs__dev_strike(cs_dev_t *d)
 
 static const char *kind_name(uint32_t k)
 {
-  static const char *const names[] = {"?", "load", "store", "put", "notify",
-                                      "wait", "fence", "reduce", "mark"};
+  static const char *const names[] = {
+      "?", "load", "store", "put", "notify", "wait", "fence", "reduce",
+      "mark", "?", "?", "?", "?", "?", "pipe barrier", "DDR fence", "dcci",
+      "cell read"};
   return k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }
 
@@ -506,6 +508,76 @@ void cs_fence(cs_dev_t *d)
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
   else
     d->ops->fence(d, &ev);
+  cs__dev_end(d, &ev, 0);
+}
+
+/* A pipe barrier or DDR fence: a full fence where the transport does not
+ * tell the two apart. */
+static void order_event(cs_dev_t *d, uint32_t kind)
+{
+  if (d->direct && cs__dev_plain(d)) {
+    cs__dev_count(d);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return;
+  }
+  cs_event_t ev = {.kind = kind, .peer = d->rank};
+  cs__dev_begin(d, &ev);
+  if (d->direct)
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  else if (d->ops->order)
+    d->ops->order(d, &ev);
+  else
+    d->ops->fence(d, &ev);
+  cs__dev_end(d, &ev, 0);
+}
+
+void cs_pipe_barrier(cs_dev_t *d)
+{
+  order_event(d, CS_EV_PIPE);
+}
+
+void cs_ddr_fence(cs_dev_t *d)
+{
+  order_event(d, CS_EV_DDR);
+}
+
+int32_t cs_read_cell(cs_dev_t *d, uint32_t peer, uint32_t slot,
+                     uint32_t cell)
+{
+  cs_event_t ev = {.kind = CS_EV_READ, .peer = peer, .slot = slot,
+                   .cell = cell};
+  cs__dev_begin(d, &ev);
+  uint64_t off = check_cell(d, CS_EV_READ, peer, slot, cell);
+  int32_t v;
+  if (d->direct)
+    v = __atomic_load_n((int32_t *)cs_win_remote(&d->ctx, d->mywin + off, peer),
+                        __ATOMIC_ACQUIRE);
+  else if (d->ops->read)
+    v = d->ops->read(d, &ev, off);
+  else
+    d->ops->load(d, &ev, off, &v, sizeof(v));
+  cs__dev_end(d, &ev, v);
+  return v;
+}
+
+void cs_dcci(cs_dev_t *d, uint32_t peer, uint32_t slot, uint64_t elem)
+{
+  cs_event_t ev = {.kind = CS_EV_DCCI, .peer = peer, .slot = slot,
+                   .elem_off = elem, .opcmp = CS_DCCI_LINE};
+  cs__dev_begin(d, &ev);
+  const cs_slot_t *s = check(d, CS_EV_DCCI, slot, peer, elem, 1);
+  if (!d->direct && d->ops->dcci)
+    d->ops->dcci(d, &ev, s->off + elem * s->esize);
+  cs__dev_end(d, &ev, 0);
+}
+
+void cs_dcci_all(cs_dev_t *d)
+{
+  cs_event_t ev = {.kind = CS_EV_DCCI, .peer = d->rank,
+                   .opcmp = CS_DCCI_ALL};
+  cs__dev_begin(d, &ev);
+  if (!d->direct && d->ops->dcci)
+    d->ops->dcci(d, &ev, 0);
   cs__dev_end(d, &ev, 0);
 }
 

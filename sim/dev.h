@@ -37,7 +37,28 @@ typedef enum cs_ev_kind {
   CS_EV_FENCE = 6,
   CS_EV_REDUCE = 7,
   CS_EV_MARK = 8, /* phase/step marker */
+  /* 9..13 are the trace's own record kinds (trace/format.h). */
+  CS_EV_PIPE = 14, /* pipe barrier (cs_pipe_barrier) */
+  CS_EV_DDR = 15,  /* DDR fence (cs_ddr_fence) */
+  CS_EV_DCCI = 16, /* clean + invalidate one line (opcmp CS_DCCI_LINE) or
+                      every line (CS_DCCI_ALL) of the rank's cache */
+  CS_EV_READ = 17, /* scalar read of a cell through the cache */
 } cs_ev_kind_t;
+
+enum { CS_DCCI_LINE = 0, CS_DCCI_ALL = 1 };
+
+/* Whether `kind` is a device event (a record kind a rank's call makes). */
+static inline int cs_ev_is_device(uint32_t kind)
+{
+  return (kind >= CS_EV_LOAD && kind <= CS_EV_MARK) ||
+         (kind >= CS_EV_PIPE && kind <= CS_EV_READ);
+}
+/* Whether `kind` is one of the waits for earlier writes: cs_fence, the
+ * pipe barrier, the DDR fence. */
+static inline int cs_ev_is_ordering(uint32_t kind)
+{
+  return kind == CS_EV_FENCE || kind == CS_EV_PIPE || kind == CS_EV_DDR;
+}
 
 /* Rank exit codes the launcher understands (anything else is reported as
  * "exited with status N"). */
@@ -162,6 +183,17 @@ typedef struct cs_dev_ops {
   int32_t (*wait)(cs_dev_t *d, const cs_event_t *ev, uint64_t off);
   /* Orders: everything posted before lands before anything after. */
   void (*fence)(cs_dev_t *d, const cs_event_t *ev);
+  /* A pipe barrier or DDR fence (ev->kind CS_EV_PIPE, CS_EV_DDR). NULL:
+   * fence, which orders at least as much. */
+  void (*order)(cs_dev_t *d, const cs_event_t *ev);
+  /* Reads the int32 at `off` of the event's peer's window as the rank's
+   * scalar unit would (through its cache, if it models one). NULL: a
+   * 4-byte load. */
+  int32_t (*read)(cs_dev_t *d, const cs_event_t *ev, uint64_t off);
+  /* Cleans and invalidates the line holding `off` (ev->opcmp CS_DCCI_LINE)
+   * or every line (CS_DCCI_ALL, off 0) of the rank's cache. NULL: the
+   * transport caches nothing. */
+  void (*dcci)(cs_dev_t *d, const cs_event_t *ev, uint64_t off);
   /* The rank's body returned. NULL: nothing to do. */
   void (*done)(cs_dev_t *d);
   /* The rank stops on a failure with exit code rx, the cause already in

@@ -42,7 +42,10 @@ typedef enum cs_mm {
   CS_MM_SC = 0,      /* posted ops land at issue */
   CS_MM_FIFO = 1,    /* they land later, in issue order */
   CS_MM_RELAXED = 2, /* ops not separated by a fence land in any order */
+  CS_MM_A2A3 = 3,    /* the device's: pipe -> drained -> visible, per-rank
+                        caches of 64-byte lines, Set writes back its line */
 } cs_mm_t;
+#define CS_MM_COUNT 4
 
 typedef enum cs_strategy {
   CS_SCHED_FREE = 0,   /* not controlled */
@@ -79,7 +82,7 @@ typedef struct cs_sched_cfg {
   void         *hook_arg;
 } cs_sched_cfg_t;
 
-/* "sc", "fifo", "relaxed" -> 0..2, or CS_EBADNAME. */
+/* "sc", "fifo", "relaxed", "a2a3" -> 0..3, or CS_EBADNAME. */
 int cs_mm_parse(const char *s);
 const char *cs_mm_name(cs_mm_t m);
 

@@ -92,7 +92,7 @@ static void ctl_load(cs_dev_t *d, const cs_event_t *ev, uint64_t off,
   memcpy(dst, cs__shm_at(d, ev->peer, off), nbytes);
 }
 
-/* Whether posted ops queue for the DMA engine (fifo, relaxed). */
+/* Whether posted ops queue for the DMA engine (fifo, relaxed, a2a3). */
 static inline int posted(const cs_dev_t *d)
 {
   return d->world->ctl->controlled > 1 + CS_MM_SC;
@@ -119,12 +119,138 @@ static void ctl_write2d(cs_dev_t *d, cs_event_t *ev, uint64_t off,
     cs__free_write2d(d, ev, off, src, rowbytes, rows, pitch);
 }
 
+/* ---- a2a3 (sched.h: CS_MM_A2A3) ----
+ * A posted op is in the pipe until a pipe barrier (or a notify's own)
+ * marks it drained; it lands (becomes visible) when the scheduler picks
+ * it, in any order; the DDR fence runs only once no drained op is left.
+ * The rank's cache lives in its scheduler slot, so it starts empty with
+ * every run and the scheduler sees it. The scheduler runs an event that
+ * fills a line only once the rank's own writes to that line have landed
+ * (core.c), so a fill reads memory. */
+
+static inline int a2a3(const cs_dev_t *d)
+{
+  return d->world->ctl->controlled == 1 + CS_MM_A2A3;
+}
+
+static inline uint64_t line_of(uint64_t off)
+{
+  return off & ~(uint64_t)(CS_LINE - 1);
+}
+
+/* Marks every op in the rank's queue with `flag`; only those already
+ * drained when `drained_only`. */
+static void mark_ops(cs_sched_slot_t *sl, uint32_t flag, int drained_only)
+{
+  for (uint32_t i = 0; i < sl->nops; i++)
+    if (!drained_only || (sl->q[i].flags & OP_DRAINED))
+      sl->q[i].flags |= flag;
+}
+
+static void cache_drop(cs_sched_slot_t *sl, uint32_t peer, uint64_t line)
+{
+  cs_cache_line_t *c = cs__cache_find(sl, peer, line);
+  if (c)
+    c->valid = 0;
+}
+
+/* Reads line `line` of `peer`'s window from memory into the rank's cache
+ * (round-robin over the entries: the lines are clean, so dropping one
+ * loses nothing). */
+static cs_cache_line_t *cache_fill(cs_dev_t *d, cs_sched_slot_t *sl,
+                                   uint32_t peer, uint64_t line)
+{
+  cs_cache_line_t *c = cs__cache_find(sl, peer, line);
+  if (!c)
+    c = &sl->cache[sl->cache_next++ % CS_CACHE_LINES];
+  c->valid = 1;
+  c->peer = peer;
+  c->off = line;
+  memcpy(c->data, cs__shm_at(d, peer, line), CS_LINE);
+  return c;
+}
+
+/* A notify on a2a3: the line leaves the rank's cache (TNOTIFY cleans and
+ * invalidates it first); the signal is posted, an Add as the word's
+ * read-modify-write, a Set as the whole line read now with the cell
+ * changed; then the notify's own DDR fence covers what was drained before
+ * it (not the signal) and its pipe barrier drains everything. */
+static void a2a3_notify(cs_dev_t *d, cs_event_t *ev, uint64_t off)
+{
+  cs_sched_slot_t *sl = slot_of(d->world, d->rank);
+  uint64_t line = line_of(off);
+  cache_drop(sl, ev->peer, line);
+  mark_ops(sl, OP_FENCED, 1);
+  if (ev->opcmp == CS_NOTIFY_SET) {
+    uint8_t buf[CS_LINE];
+    memcpy(buf, cs__shm_at(d, ev->peer, line), CS_LINE);
+    memcpy(buf + (off - line), &ev->value, sizeof(ev->value));
+    ctl_post(d, ev, buf, CS_LINE);
+    cs_dma_op_t *op = &sl->q[sl->nops - 1];
+    op->flags |= OP_LINE;
+    op->elem_off = line;
+  } else {
+    ctl_post(d, ev, NULL, 0);
+  }
+  mark_ops(sl, OP_DRAINED, 0);
+}
+
 static int32_t ctl_notify(cs_dev_t *d, cs_event_t *ev, uint64_t off)
 {
   if (!posted(d))
     return cs__free_notify(d, ev, off);
-  ctl_post(d, ev, NULL, 0);
+  if (a2a3(d))
+    a2a3_notify(d, ev, off);
+  else
+    ctl_post(d, ev, NULL, 0);
   return 0;
+}
+
+/* Granted only once its condition holds (core.c); on a2a3 it leaves the
+ * cell's line in the rank's cache as it read it. */
+static int32_t ctl_wait(cs_dev_t *d, const cs_event_t *ev, uint64_t off)
+{
+  int32_t v = cs__free_wait(d, ev, off);
+  if (a2a3(d))
+    cache_fill(d, slot_of(d->world, d->rank), d->rank, line_of(off));
+  return v;
+}
+
+/* The pipe barrier drains (a2a3); the DDR fence, and both on the other
+ * models, were granted only once there was nothing left to wait for. */
+static void ctl_order(cs_dev_t *d, const cs_event_t *ev)
+{
+  if (a2a3(d) && ev->kind == CS_EV_PIPE)
+    mark_ops(slot_of(d->world, d->rank), OP_DRAINED, 0);
+}
+
+static int32_t ctl_read(cs_dev_t *d, const cs_event_t *ev, uint64_t off)
+{
+  int32_t v;
+  if (!a2a3(d)) {
+    memcpy(&v, cs__shm_at(d, ev->peer, off), sizeof(v));
+    return v;
+  }
+  cs_sched_slot_t *sl = slot_of(d->world, d->rank);
+  uint64_t line = line_of(off);
+  cs_cache_line_t *c = cs__cache_find(sl, ev->peer, line);
+  if (!c)
+    c = cache_fill(d, sl, ev->peer, line);
+  memcpy(&v, c->data + (off - line), sizeof(v));
+  return v;
+}
+
+static void ctl_dcci(cs_dev_t *d, const cs_event_t *ev, uint64_t off)
+{
+  if (!a2a3(d))
+    return;
+  cs_sched_slot_t *sl = slot_of(d->world, d->rank);
+  if (ev->opcmp == CS_DCCI_ALL) {
+    for (uint32_t i = 0; i < CS_CACHE_LINES; i++)
+      sl->cache[i].valid = 0;
+  } else {
+    cache_drop(sl, ev->peer, line_of(off));
+  }
 }
 
 const cs_dev_ops_t cs_transport_controlled = {
@@ -136,7 +262,10 @@ const cs_dev_ops_t cs_transport_controlled = {
     .load2d = cs__free_load2d, /* loads read memory as it is when they run */
     .write2d = ctl_write2d,
     .notify = ctl_notify,
-    .wait = cs__free_wait, /* granted only when satisfied: returns at once */
+    .wait = ctl_wait, /* granted only when satisfied: returns at once */
     .fence = cs__free_fence, /* granted only with an empty queue */
+    .order = ctl_order,
+    .read = ctl_read,
+    .dcci = ctl_dcci,
     .done = ctl_done,
 };

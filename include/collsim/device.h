@@ -119,7 +119,13 @@ void cs_store_rect(cs_dev_t *d, const cs_tile_t *t, uint32_t slot,
 /* Applies `op` (CS_NOTIFY_ADD: atomic += value, release; CS_NOTIFY_SET:
  * store) to int32 cell `cell` of `slot` (a slot of 4-byte elements) in
  * `peer`'s window, and wakes the peer if it waits on that cell. Posted
- * like a put under fifo and relaxed. */
+ * like a put under fifo, relaxed and a2a3. On a2a3, as on the device, an
+ * Add is a read-modify-write of the one word in memory, while a Set is a
+ * plain store through the cache: it reads the cell's whole 64-byte line
+ * when the notify runs and later writes the whole line back, so it can
+ * undo what other ranks wrote to that line in between; and the notify's
+ * own DDR fence comes after its signal, so it orders nothing before it
+ * (call cs_fence first). */
 void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
                uint32_t op, int32_t value);
 
@@ -130,9 +136,47 @@ void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
 int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
                 int32_t value);
 
-/* Pipe barrier: every store, put and notify this rank posted before lands
- * before any it posts after. */
+/* The full fence: every store, put and notify this rank posted before
+ * lands before any it posts after. On the a2a3 memory model it is the pipe
+ * barrier followed by the DDR fence (the pair the device's code generator
+ * emits before a notify). */
 void cs_fence(cs_dev_t *d);
+
+/* The two halves of cs_fence, for code that needs to say which one it has
+ * (or lacks). On a2a3 a write this rank issues is first in its pipe, then
+ * drained (issued to memory), then visible to every rank:
+ *   cs_pipe_barrier  waits until the rank's earlier writes are drained
+ *                    (the device's pipe_barrier(PIPE_ALL)); they need not
+ *                    be visible yet;
+ *   cs_ddr_fence     waits until the rank's drained writes are visible
+ *                    (dsb(DSB_DDR)); writes still in the pipe are not
+ *                    waited for.
+ * On sc, fifo and relaxed, where a write is either posted or landed, each
+ * of them waits as cs_fence does. */
+void cs_pipe_barrier(cs_dev_t *d);
+void cs_ddr_fence(cs_dev_t *d);
+
+/* ---- the data cache (a2a3) ----
+ *
+ * On a2a3 each rank reads int32 cells through a data cache of 64-byte
+ * lines that no other rank's write updates: a line read once keeps the
+ * values it had then until the rank cleans and invalidates it. A wait
+ * and a notify invalidate their cell's line first (as the device's TWAIT
+ * and TNOTIFY do); loads, stores and puts of tiles bypass the cache. On
+ * sc, fifo and relaxed there is no cache: cs_read_cell reads memory and
+ * cs_dcci does nothing but count as an event. */
+
+/* Reads int32 cell `cell` of `slot` (a slot of 4-byte elements) in
+ * `peer`'s window through this rank's cache, and returns it. Never
+ * blocks on the cell's value (it is not a wait). */
+int32_t cs_read_cell(cs_dev_t *d, uint32_t peer, uint32_t slot,
+                     uint32_t cell);
+
+/* Cleans and invalidates (the device's dcci) the 64-byte line of `peer`'s
+ * window that holds element `elem` of `slot`; cs_dcci_all does it for
+ * every line of the rank's cache. */
+void cs_dcci(cs_dev_t *d, uint32_t peer, uint32_t slot, uint64_t elem);
+void cs_dcci_all(cs_dev_t *d);
 
 /* ---- compute and markers ---- */
 

@@ -35,24 +35,25 @@ uint64_t cs_sched_area_bytes(uint32_t nranks, uint64_t arena_bytes)
 
 int cs_sched_is_step(uint32_t kind)
 {
-  return (kind >= CS_EV_LOAD && kind <= CS_EV_MARK) || kind == CS_TR_DMA_LAND;
+  return cs_ev_is_device(kind) || kind == CS_TR_DMA_LAND;
 }
 
 /* ------------------------------------------------------------ parsing */
 
+static const char *const mm_names[CS_MM_COUNT] = {"sc", "fifo", "relaxed",
+                                                  "a2a3"};
+
 int cs_mm_parse(const char *s)
 {
-  static const char *const n[] = {"sc", "fifo", "relaxed"};
-  for (int i = 0; i < 3; i++)
-    if (!strcmp(s, n[i]))
+  for (int i = 0; i < CS_MM_COUNT; i++)
+    if (!strcmp(s, mm_names[i]))
       return i;
   return CS_EBADNAME;
 }
 
 const char *cs_mm_name(cs_mm_t m)
 {
-  static const char *const n[] = {"sc", "fifo", "relaxed"};
-  return (unsigned)m < 3 ? n[m] : "?";
+  return (unsigned)m < CS_MM_COUNT ? mm_names[m] : "?";
 }
 
 static int parse_num(const char *s, uint64_t *v)
@@ -293,24 +294,91 @@ static int is_post(uint32_t kind)
   return kind == CS_EV_STORE || kind == CS_EV_PUT || kind == CS_EV_NOTIFY;
 }
 
+/* Whether ev's cell lies inside its slot (else the rank is let run into
+ * its own bounds check). */
+static int cell_in_slot(const cs_layout_t *l, const cs_event_t *ev)
+{
+  return ev->slot < l->nslots &&
+         (uint64_t)ev->cell * 4 + 4 <= l->slot[ev->slot].alloc;
+}
+
+/* Whether any op in sl's queue has all of `flags`. */
+static int any_op(const cs_sched_slot_t *sl, uint32_t flags)
+{
+  for (uint32_t i = 0; i < sl->nops; i++)
+    if ((sl->q[i].flags & flags) == flags)
+      return 1;
+  return 0;
+}
+
+/* a2a3: whether an op in sl's queue writes into line `line` of `peer`'s
+ * window: the rank's own cache fill of that line waits for it to land
+ * (a core sees its own writes to a line it reads). */
+static int writes_line(const cs_layout_t *l, const cs_sched_slot_t *sl,
+                       uint32_t peer, uint64_t line)
+{
+  for (uint32_t i = 0; i < sl->nops; i++) {
+    uint64_t lo, hi;
+    cs__op_range(l, &sl->q[i], &lo, &hi);
+    if (sl->q[i].peer == peer && lo < line + CS_LINE && hi > line)
+      return 1;
+  }
+  return 0;
+}
+
+/* a2a3 rules for the posted event ev of rank slot sl (rank_enabled); -1
+ * when the common rules decide. */
+static int a2a3_enabled(const cs_sched_t *s, cs_sched_slot_t *sl,
+                        const cs_event_t *ev)
+{
+  const cs_layout_t *l = &s->w->ctl->layout;
+  if (any_op(sl, OP_FENCED))
+    return 0; /* the last notify's own DDR fence has not finished */
+  switch (ev->kind) {
+  case CS_EV_PIPE:
+    return 1;
+  case CS_EV_DDR:
+    return !any_op(sl, OP_DRAINED);
+  case CS_EV_READ:
+  case CS_EV_NOTIFY: {
+    if (!cell_in_slot(l, ev))
+      return 1;
+    uint64_t line = (l->slot[ev->slot].off + (uint64_t)ev->cell * 4) & ~(uint64_t)(CS_LINE - 1);
+    if (ev->kind == CS_EV_READ && cs__cache_find(sl, ev->peer, line))
+      return 1; /* a hit */
+    if ((ev->kind == CS_EV_READ || ev->opcmp == CS_NOTIFY_SET) &&
+        writes_line(l, sl, ev->peer, line))
+      return 0;
+    return -1;
+  }
+  default:
+    return -1;
+  }
+}
+
 /* Whether rank r's posted event may run now. */
 static int rank_enabled(const cs_sched_t *s, uint32_t r)
 {
-  const cs_sched_slot_t *sl = slot_of(s->w, r);
+  cs_sched_slot_t *sl = slot_of(s->w, r);
   if (__atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) != SR_POSTED)
     return 0;
   const cs_event_t *ev = &sl->next;
+  if (s->cfg.model == CS_MM_A2A3) {
+    int e = a2a3_enabled(s, sl, ev);
+    if (e >= 0)
+      return e;
+  }
   if (ev->kind == CS_EV_WAIT) {
-    const cs_layout_t *l = &s->w->ctl->layout;
-    if (ev->slot >= l->nslots || (uint64_t)ev->cell * 4 + 4 > l->slot[ev->slot].alloc)
+    if (!cell_in_slot(&s->w->ctl->layout, ev))
       return 1; /* let the rank run into its own bounds check */
     return cell_satisfied(s->w, r, ev, NULL);
   }
-  if (ev->kind == CS_EV_FENCE)
+  if (cs_ev_is_ordering(ev->kind))
     return sl->nops == 0;
   if (is_post(ev->kind) && s->cfg.model != CS_MM_SC) {
-    uint64_t bytes = ev->kind == CS_EV_NOTIFY ? 0
-                     : (uint64_t)ev->valid * s->w->ctl->layout.slot[ev->slot % CS_MAX_SLOTS].esize;
+    uint64_t bytes = ev->kind != CS_EV_NOTIFY ? (uint64_t)ev->valid * s->w->ctl->layout.slot[ev->slot % CS_MAX_SLOTS].esize
+                     : s->cfg.model == CS_MM_A2A3 && ev->opcmp == CS_NOTIFY_SET ? CS_LINE
+                     : 0;
     uint64_t arena = area_of(s->w)->arena_bytes;
     return sl->nops < QCAP && (sl->arena_used + bytes <= arena || sl->nops == 0);
   }
@@ -327,7 +395,7 @@ static uint32_t enabled(cs_sched_t *s, const uint8_t *alive)
       s->en[k++] = (cs_actor_t){r, -1};
   for (uint32_t r = 0; r < s->n; r++) {
     const cs_sched_slot_t *sl = slot_of(s->w, r);
-    uint32_t nl = s->cfg.model == CS_MM_RELAXED ? sl->nops : (sl->nops ? 1 : 0);
+    uint32_t nl = s->cfg.model == CS_MM_FIFO ? (sl->nops ? 1 : 0) : sl->nops;
     for (uint32_t i = 0; i < nl; i++)
       s->en[k++] = (cs_actor_t){r, (int32_t)i};
   }
@@ -343,7 +411,11 @@ static void land(cs_sched_t *s, uint32_t r, uint32_t i)
   const cs_slot_t *ts = &w->ctl->layout.slot[op.slot];
   uint8_t *base = cs_world_window(w, op.peer) + ts->off;
   int32_t observed = 0;
-  if (op.kind == CS_EV_NOTIFY) {
+  if (op.flags & OP_LINE) { /* a Set's line: all 64 bytes, then its cell */
+    memcpy(cs_world_window(w, op.peer) + op.elem_off, arena_of(w, r) + op.data_off,
+           CS_LINE);
+    observed = __atomic_load_n((int32_t *)base + op.cell, __ATOMIC_SEQ_CST);
+  } else if (op.kind == CS_EV_NOTIFY) {
     int32_t *cell = (int32_t *)base + op.cell;
     if (op.op == CS_NOTIFY_ADD)
       observed = __atomic_add_fetch(cell, op.value, __ATOMIC_SEQ_CST);

@@ -40,9 +40,33 @@ typedef struct cs_dma_op {
   uint32_t valid;    /* elements (store/put) */
   uint32_t op;       /* notify op */
   int32_t  value;    /* notify value; 2-D store: row stride, elements */
-  uint32_t pad[2];
+  uint32_t flags;    /* a2a3: OP_* */
+  uint32_t pad;
 } cs_dma_op_t;
 _Static_assert(sizeof(cs_dma_op_t) == 64, "cs_dma_op_t");
+
+/* An op's state under a2a3 (cs_dma_op_t.flags). An op without DRAINED is
+ * still in its rank's pipe; with it, issued to memory but not yet
+ * visible (it becomes visible when it lands). */
+enum {
+  OP_DRAINED = 1, /* a pipe barrier (or a notify's own) drained it */
+  OP_FENCED = 2,  /* a notify's own DDR fence waits for it: the rank's
+                     next event runs only once it landed */
+  OP_LINE = 4,    /* a Set notify's write-back of its whole 64-byte line:
+                     elem_off is the line's byte offset in the window,
+                     bytes 64, the payload the line as the notify made it */
+};
+
+/* One 64-byte line of a rank's data cache (a2a3): a copy of window
+ * memory the rank read, which no write by anyone updates. */
+#define CS_LINE 64u
+#define CS_CACHE_LINES 64u
+typedef struct cs_cache_line {
+  uint32_t valid; /* 1: holds a line */
+  uint32_t peer;  /* whose window */
+  uint64_t off;   /* the line's byte offset in that window */
+  uint8_t  data[CS_LINE];
+} cs_cache_line_t;
 
 /* One rank's part of the scheduler area. POD (sem_t is process-shared). */
 typedef struct cs_sched_slot {
@@ -54,7 +78,42 @@ typedef struct cs_sched_slot {
   uint64_t   pad;
   cs_event_t next;       /* the posted event (state SR_POSTED) */
   cs_dma_op_t q[QCAP];   /* queued ops, oldest first */
+  uint32_t   cache_next; /* a2a3: the cache entry the next fill takes */
+  uint32_t   pad2;
+  cs_cache_line_t cache[CS_CACHE_LINES]; /* a2a3: the rank's data cache */
 } cs_sched_slot_t;
+
+/* The window byte range [*lo, *hi) op writes in its target's window. */
+static inline void cs__op_range(const cs_layout_t *l, const cs_dma_op_t *op,
+                                uint64_t *lo, uint64_t *hi)
+{
+  const cs_slot_t *s = &l->slot[op->slot % CS_MAX_SLOTS];
+  if (op->flags & OP_LINE) {
+    *lo = op->elem_off;
+    *hi = op->elem_off + CS_LINE;
+  } else if (op->kind == CS_EV_NOTIFY) {
+    *lo = s->off + (uint64_t)op->cell * 4;
+    *hi = *lo + 4;
+  } else if (op->cell) { /* 2-D: cell rows, value stride */
+    uint64_t cols = op->valid / op->cell;
+    *lo = s->off + op->elem_off * s->esize;
+    *hi = *lo + ((uint64_t)(op->cell - 1) * (uint32_t)op->value + cols) * s->esize;
+  } else {
+    *lo = s->off + op->elem_off * s->esize;
+    *hi = *lo + op->bytes;
+  }
+}
+
+/* The entry of rank slot sl's cache holding line `off` of `peer`'s
+ * window, or NULL. */
+static inline cs_cache_line_t *cs__cache_find(cs_sched_slot_t *sl,
+                                              uint32_t peer, uint64_t off)
+{
+  for (uint32_t i = 0; i < CS_CACHE_LINES; i++)
+    if (sl->cache[i].valid && sl->cache[i].peer == peer && sl->cache[i].off == off)
+      return &sl->cache[i];
+  return NULL;
+}
 
 /* Room for a strategy's state that travels with rank turns: pct's
  * priorities (2 per rank) and change points (up to 65), with its header. */
