@@ -106,6 +106,8 @@ int cs_ar_layout(const cs_ar_cfg_t *c, cs_layout_t *l)
     return rc;
   if ((rc = cs_layout_add(l, "signal", cs_ar_signal_cells(c) * 4, 4)) < 0)
     return rc;
+  if (c->padded_cells && (rc = cs_layout_pad_cells(l, CS_AR_SLOT_SIGNAL)) < 0)
+    return rc;
   return 0;
 }
 

@@ -34,6 +34,8 @@ typedef struct cs_ar_cfg {
    * top-left rectangle [valid_rows, valid_cols]; all 0: 1-D, no shape. */
   uint32_t   shape_rows, shape_cols;
   uint32_t   valid_rows, valid_cols;
+  uint32_t   padded_cells; /* 1: every signal cell on a 64-byte line of its
+                              own (--signal-layout padded) */
 } cs_ar_cfg_t;
 
 /* Whether c takes mesh's partial-valid rectangle path (§3.3): a shape

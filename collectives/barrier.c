@@ -15,12 +15,14 @@ void cs__ar_epilogue(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
   if (bad) {
     /* Harness check, not a device event: the own cells right before the
      * reset must hold exactly the reference's final values. */
-    const int32_t *cells = cs_dev_addr(d, me, CS_AR_SLOT_SIGNAL, 0);
+    const cs_slot_t *sl = &d->layout->slot[CS_AR_SLOT_SIGNAL];
     for (uint32_t row = 0; row < nrows; row++)
       for (uint32_t s = 0; s < n; s++) {
         int32_t total = row + 1 == nrows ? last_total : row_total;
         int32_t want = s == me ? 0 : total;
-        int32_t got = __atomic_load_n(&cells[row * n + s], __ATOMIC_ACQUIRE);
+        int32_t got = __atomic_load_n(
+            (const int32_t *)(d->mywin + cs_slot_cell_off(sl, row * n + s)),
+            __ATOMIC_ACQUIRE);
         if (got != want && bad->n++ == 0) {
           bad->cell = row * n + s;
           bad->got = got;

@@ -17,8 +17,9 @@
 #include "reduce.h"
 
 /* The reference's all-to-all barrier on signal row `row` (cells [row, s],
- * row 0 for mesh and host): pipe barrier (drain every posted store before
- * the signal, as PyPTO's PIPE_ALL before TNOTIFY; k->fence_before_notify),
+ * row 0 for mesh and host): a fence (drain every posted store and wait
+ * until it is visible before the signal, as PyPTO's PIPE_ALL and DDR
+ * fence before TNOTIFY; k->fence_before_notify, k->ddr_fence),
  * +1 to cell [row, me] of every peer ascending, then wait for cell [row, s]
  * >= expect (k->wait_cmp) of every peer ascending. */
 static inline void cs__ar_barrier(cs_dev_t *d, const cs_knobs_t *k,
@@ -26,8 +27,10 @@ static inline void cs__ar_barrier(cs_dev_t *d, const cs_knobs_t *k,
 {
   uint32_t n = d->nranks, me = d->rank;
   uint32_t base = row * n;
-  if (k->fence_before_notify)
+  if (k->fence_before_notify && k->ddr_fence)
     cs_fence(d);
+  else if (k->fence_before_notify)
+    cs_pipe_barrier(d);
   for (uint32_t p = 0; p < n; p++)
     if (p != me)
       cs_notify(d, p, CS_AR_SLOT_SIGNAL, base + me, CS_NOTIFY_ADD, 1);

@@ -33,6 +33,7 @@ typedef enum cs_bug {
   CS_BUG_RING_DROP_TAIL,
   CS_BUG_EARLY_RETURN,
   CS_BUG_NR_MISMATCH,
+  CS_BUG_DRAIN_NO_DDR_FENCE,
   CS_NBUGS
 } cs_bug_t;
 
@@ -48,6 +49,9 @@ typedef struct cs_mutation {
   bool inactive_remote_read; /* ring AG inactive lanes read the left peer */
   bool drop_tail;            /* ring segments SIZE/NR, tail unowned */
   bool nr_mismatch;          /* ring segment math for NR+1 ranks */
+  bool drain_only;           /* barriers drain posted stores before the
+                                notify but do not wait until they are
+                                visible (no DDR fence) */
 } cs_mutation_t;
 
 typedef struct cs_bug_info {
@@ -128,6 +132,14 @@ static const cs_bug_info_t cs_bug_table[CS_NBUGS] = {
      "--algo ring --ranks 3 --count 40",
      "wrong result in the elements past B(NR) (never reduced)",
      .mut = {.nr_mismatch = true}, .min_calls = 1},
+    {"drain-no-ddr-fence",
+     "barriers drain posted stores before the notify (pipe barrier) but "
+     "issue no DDR fence, so a drained store need not be visible when the "
+     "signal is (PTOAS #744, fixed by #757; docs/memory-models.md): passes "
+     "on sc, fifo and relaxed, fails only on a2a3",
+     "--algo ring --ranks 3 --count 40 --schedule latest --memory-model a2a3",
+     "wrong result (a peer reads stale data)",
+     .mut = {.drain_only = true}, .min_calls = 1},
 };
 
 /* Name -> id, or CS_EBADNAME. */
@@ -152,6 +164,8 @@ typedef struct cs_knobs {
   bool     chunk_barrier;       /* mesh: read-complete barrier per chunk */
   bool     final_barrier;       /* the call's last read-complete barrier */
   bool     fence_before_notify; /* barriers drain posted stores first */
+  bool     ddr_fence;           /* ... and wait until they are visible
+                                   (cs_fence; else cs_pipe_barrier only) */
   bool     epilogue;            /* self-clearing epilogue ends the call */
   bool     ring_tail;           /* ring segments cover the SIZE % NR tail */
   bool     inactive_lane_remote_read; /* ring AG inactive lanes load from
@@ -172,6 +186,7 @@ static inline cs_knobs_t cs_bug_knobs(uint32_t bug, uint32_t no_epilogue)
       .chunk_barrier = !m.no_chunk_barrier,
       .final_barrier = !m.no_final_barrier,
       .fence_before_notify = !m.no_fence,
+      .ddr_fence = !m.drain_only,
       .epilogue = !m.no_epilogue && !no_epilogue,
       .ring_tail = !m.drop_tail,
       .inactive_lane_remote_read = m.inactive_remote_read,

@@ -203,15 +203,16 @@ static void verify_signals(cs_coll_job_t *cj, const cs_pipe_t *p)
     return;
   const cs_slot_t *s = &p->world.ctl->layout.slot[c->signal_slot];
   for (uint32_t r = 0; r < cj->u.cfg.nranks; r++) {
-    const int32_t *sig =
-        (const int32_t *)(cs_world_window(&p->world, r) + s->off);
-    for (uint64_t k = 0; k < s->nbytes / 4; k++) {
+    const uint8_t *win = cs_world_window(&p->world, r);
+    for (uint64_t k = 0; k < cs_slot_cells(s); k++) {
       int32_t want = c->signal_final ? c->signal_final(&cj->u.cfg, r, k) : 0;
-      if (sig[k] != want && cj->signals_bad++ == 0) {
+      int32_t got;
+      memcpy(&got, win + cs_slot_cell_off(s, k), sizeof(got));
+      if (got != want && cj->signals_bad++ == 0) {
         cj->sig_rank = r;
         cj->sig_cell = k;
         cj->sig_want = want;
-        cj->sig_got = sig[k];
+        cj->sig_got = got;
       }
     }
   }
@@ -248,12 +249,16 @@ static int coll_verify(cs_pipe_t *p, void *ctx)
 
 int cs_coll_job_init(cs_coll_job_t *cj, const cs_collective_t *c,
                      const cs_coll_cfg_t *cfg, cs_fill_t fill, uint64_t seed,
-                     uint64_t timeout_ns, int traced, int controlled)
+                     uint64_t timeout_ns, int traced, int controlled,
+                     int padded)
 {
   memset(cj, 0, sizeof(*cj));
   cj->bad_rank = cj->sig_rank = -1;
   cs_user_run_init(&cj->u, c, cfg);
   int rc = cs_user_layout(&cj->u, &cj->l);
+  if (rc == 0 && padded)
+    rc = c->signal_slot == CS_COLL_NO_SIGNALS
+             ? -EINVAL : cs_layout_pad_cells(&cj->l, c->signal_slot);
   if (rc < 0)
     return rc;
   cj->fill = fill != CS_FILL_DEFAULT
@@ -306,7 +311,7 @@ static int run_sched(const cs_coll_run_opts_t *o, cs_sched_cfg_t *s,
   int m = o->memory_model ? cs_mm_parse(o->memory_model) : CS_MM_SC;
   if (m < 0 || (m != CS_MM_SC && s->strategy == CS_SCHED_FREE)) {
     snprintf(why, n, "memory model '%s' is not accepted: expected sc, or "
-             "fifo or relaxed with a schedule", o->memory_model);
+             "fifo, relaxed or a2a3 with a schedule", o->memory_model);
     return -EINVAL;
   }
   s->model = (cs_mm_t)m;
@@ -334,7 +339,7 @@ int cs_coll_run(const cs_collective_t *c, const cs_coll_cfg_t *cfg,
   cs_coll_job_t cj;
   int rc = cs_coll_job_init(&cj, c, cfg, CS_FILL_DEFAULT, 1,
                             (uint64_t)(o->timeout_s * 1e9), o->trace != NULL,
-                            controlled);
+                            controlled, 0);
   if (rc < 0)
     return rc;
   cj.job.sched = controlled ? &s : NULL;

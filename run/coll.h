@@ -45,9 +45,12 @@ typedef struct cs_coll_job {
  * sum/max/min, pto otherwise) and seed, the rank body, the verify step.
  * The caller then sets the job's schedule, trace, fault and trace header
  * fields it needs. Returns 0 or cs_user_layout's code. */
+/* padded: every cell of c's signal slot on a 64-byte line of its own
+ * (cs_layout_pad_cells; -EINVAL when c declares no signal slot). */
 int cs_coll_job_init(cs_coll_job_t *cj, const cs_collective_t *c,
                      const cs_coll_cfg_t *cfg, cs_fill_t fill, uint64_t seed,
-                     uint64_t timeout_ns, int traced, int controlled);
+                     uint64_t timeout_ns, int traced, int controlled,
+                     int padded);
 void cs_coll_job_fini(cs_coll_job_t *cj);
 
 /* 1 when the job's checks all passed (right result, signals, calls). */

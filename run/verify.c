@@ -135,15 +135,18 @@ int cs_verify_allreduce(const cs_ar_cfg_t *c, const cs_world_t *w,
   uint64_t cells = cs_ar_signal_cells(c);
   int32_t final = c->no_epilogue ? cs_ar_signal_final(c) : 0;
   for (uint32_t r = 0; r < n; r++) {
-    const int32_t *sig = (const int32_t *)(cs_world_window(w, r) + s->off);
-    for (uint64_t k = 0; k < cells; k++)
-      if (sig[k] != (cs_ar_signal_is_self(c, r, k) ? 0 : final) &&
+    const uint8_t *win = cs_world_window(w, r);
+    for (uint64_t k = 0; k < cells; k++) {
+      int32_t got;
+      memcpy(&got, win + cs_slot_cell_off(s, k), sizeof(got));
+      if (got != (cs_ar_signal_is_self(c, r, k) ? 0 : final) &&
           v->signals_left++ == 0) {
         v->left_rank = r;
         v->left_cell = k;
-        v->left_val = sig[k];
+        v->left_val = got;
         v->left_want = cs_ar_signal_is_self(c, r, k) ? 0 : final;
       }
+    }
   }
   return 0;
 }

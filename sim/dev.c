@@ -92,7 +92,8 @@ void cs__dev_fail(cs_dev_t *d, uint32_t reason, int rx, const char *fmt, ...)
     int32_t observed = 0;
     if (d->cur_ev->kind == CS_EV_WAIT && d->st->state == CS_RS_WAITING)
       observed = __atomic_load_n(
-          (int32_t *)cs_dev_addr(d, d->rank, d->cur_ev->slot, d->cur_ev->cell),
+          (int32_t *)(d->mywin + cs_slot_cell_off(&d->layout->slot[d->cur_ev->slot],
+                                                  d->cur_ev->cell)),
           __ATOMIC_ACQUIRE);
     d->hooks->fail(d, d->cur_ev, observed, d->hook_arg);
   }
@@ -427,7 +428,9 @@ static inline uint64_t check_cell(cs_dev_t *d, uint32_t kind, uint32_t peer,
                  "rank %u: %s at event %llu on slot '%s', which does not hold "
                  "int32 signal cells", d->rank, kind_name(kind),
                  (unsigned long long)cur_index(d), s->name);
-  return s->off + (uint64_t)cell * sizeof(int32_t);
+  if (__builtin_expect(s->cell_bytes != 0, 0) && !cs_slot_cell_ok(s, cell))
+    out_of_slot(d, kind, s, peer, (uint64_t)cell * s->cell_bytes / s->esize, 1);
+  return cs_slot_cell_off(s, cell);
 }
 
 /* A notify's effect where the transport is direct: the atomic on the

@@ -278,9 +278,10 @@ static void wake_all(cs_world_t *w)
     if (st->wait_slot >= c->layout.nslots)
       continue;
     const cs_slot_t *s = &c->layout.slot[st->wait_slot];
-    if ((uint64_t)st->wait_cell * 4 + 4 > s->alloc)
+    if (!cs_slot_cell_ok(s, st->wait_cell))
       continue;
-    int32_t *cell = (int32_t *)(cs_world_window(w, r) + s->off) + st->wait_cell;
+    int32_t *cell = (int32_t *)(cs_world_window(w, r) +
+                                cs_slot_cell_off(s, st->wait_cell));
     syscall(SYS_futex, cell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
   }
 }
@@ -373,9 +374,10 @@ static void print_wait(const cs_world_t *w, uint32_t r,
   const cs_rank_status_t *st = &c->rank[r];
   const cs_slot_t *s = &c->layout.slot[st->wait_slot];
   int32_t v = 0;
-  if ((uint64_t)st->wait_cell * 4 + 4 <= s->alloc)
-    v = __atomic_load_n((int32_t *)(cs_world_window(w, r) + s->off) +
-                            st->wait_cell, __ATOMIC_ACQUIRE);
+  if (cs_slot_cell_ok(s, st->wait_cell))
+    v = __atomic_load_n((int32_t *)(cs_world_window(w, r) +
+                                    cs_slot_cell_off(s, st->wait_cell)),
+                        __ATOMIC_ACQUIRE);
   char note[96];
   note_str(w, r, note, sizeof(note));
   cs_wait_line_t l = {.rank = r, .event = st->event, .slot_name = s->name,

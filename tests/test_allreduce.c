@@ -281,13 +281,13 @@ Test(order, ring_ranks_agree_bit_for_bit, .timeout = 60)
 Test(signals, final_values_follow_the_reference_formulas)
 {
   /* mesh 1+C, ring 2K, host 1+ceil(n/256) (§2.3 with §3.1/§4.2/§5). */
-  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_MESH, CS_FP32, CS_SUM, 4, 65537, CS_TILE_BYTES, 1, 0, 0, 0, 0, 0, 0, 0}), 18);
-  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_MESH, CS_FP16, CS_SUM, 4, 65537, CS_TILE_BYTES, 1, 0, 0, 0, 0, 0, 0, 0}), 10);
-  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_RING, CS_FP32, CS_SUM, 4, 65537, CS_TILE_BYTES, 1, 0, 0, 0, 0, 0, 0, 0}), 10);
-  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_RING, CS_FP16, CS_SUM, 2, 32769, CS_TILE_BYTES, 1, 0, 0, 0, 0, 0, 0, 0}), 6);
-  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_HOST, CS_FP32, CS_SUM, 2, 257, CS_TILE_BYTES, 1, 0, 0, 0, 0, 0, 0, 0}), 3);
-  cr_assert_eq(cs_ar_signal_cells(&(cs_ar_cfg_t){CS_ALGO_RING, CS_FP32, CS_SUM, 4, 17, CS_TILE_BYTES, 1, 0, 0, 0, 0, 0, 0, 0}), 24);
-  cr_assert_eq(cs_ar_signal_cells(&(cs_ar_cfg_t){CS_ALGO_MESH, CS_FP32, CS_SUM, 4, 17, CS_TILE_BYTES, 1, 0, 0, 0, 0, 0, 0, 0}), 4);
+  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_MESH, CS_FP32, CS_SUM, 4, 65537, CS_TILE_BYTES, 1, 0, 0, 0, 0, 0, 0, 0, 0}), 18);
+  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_MESH, CS_FP16, CS_SUM, 4, 65537, CS_TILE_BYTES, 1, 0, 0, 0, 0, 0, 0, 0, 0}), 10);
+  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_RING, CS_FP32, CS_SUM, 4, 65537, CS_TILE_BYTES, 1, 0, 0, 0, 0, 0, 0, 0, 0}), 10);
+  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_RING, CS_FP16, CS_SUM, 2, 32769, CS_TILE_BYTES, 1, 0, 0, 0, 0, 0, 0, 0, 0}), 6);
+  cr_assert_eq(cs_ar_signal_final(&(cs_ar_cfg_t){CS_ALGO_HOST, CS_FP32, CS_SUM, 2, 257, CS_TILE_BYTES, 1, 0, 0, 0, 0, 0, 0, 0, 0}), 3);
+  cr_assert_eq(cs_ar_signal_cells(&(cs_ar_cfg_t){CS_ALGO_RING, CS_FP32, CS_SUM, 4, 17, CS_TILE_BYTES, 1, 0, 0, 0, 0, 0, 0, 0, 0}), 24);
+  cr_assert_eq(cs_ar_signal_cells(&(cs_ar_cfg_t){CS_ALGO_MESH, CS_FP32, CS_SUM, 4, 17, CS_TILE_BYTES, 1, 0, 0, 0, 0, 0, 0, 0, 0}), 4);
 }
 
 Test(signals, the_test_closed_forms_match_the_reference_tables)

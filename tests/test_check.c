@@ -276,6 +276,7 @@ typedef enum edge {
   E_READY,     /* store, fence, notify, wait, then the peer's load */
   E_READ_DONE, /* load, notify, wait, then the owner's store */
   E_FENCE,     /* store, fence, then the notify the peer's load waits on */
+  E_DDR,       /* ... the fence's DDR half after the pipe barrier */
   E_RESET,     /* the epilogue that clears the cells at the end of a call */
   E_EQ,        /* waits with >= */
   E_UNUSED,    /* no remote load on an inactive lane */
@@ -289,6 +290,8 @@ static edge_t true_edge(const cs_mutation_t *m)
     return E_READ_DONE;
   if (m->no_fence)
     return E_FENCE;
+  if (m->drain_only)
+    return E_DDR;
   if (m->no_epilogue)
     return E_RESET;
   if (m->wait_eq)
@@ -319,6 +322,9 @@ static int names_edge(const cs_check_finding_t *f, edge_t e)
   case E_READY: return cross_race(f, 1) && f->cause == CS_CHECK_NO_SIGNAL;
   case E_READ_DONE: return cross_race(f, 0) && f->cause == CS_CHECK_NO_READ_DONE;
   case E_FENCE: return cross_race(f, 1) && f->cause == CS_CHECK_NO_FENCE;
+  case E_DDR:
+    return cross_race(f, 1) && f->cause == CS_CHECK_NO_FENCE &&
+           f->fence_part == CS_CHECK_PART_DDR;
   case E_RESET: return f->kind == CS_CHECK_NOT_RESET && f->cause == 1;
   case E_EQ: return f->kind == CS_CHECK_WAIT_EQ;
   default: return f->kind == CS_CHECK_DEAD_READ;
@@ -587,6 +593,58 @@ static void put_then_notify(cs_dev_t *d, int fence)
 static int p_put_fence(cs_dev_t *d, void *a) { (void)a; put_then_notify(d, 1); return 0; }
 static int p_put_nofence(cs_dev_t *d, void *a) { (void)a; put_then_notify(d, 0); return 0; }
 
+/* The halves of the fence (a2a3): r0 puts, then a pipe barrier and/or a
+ * DDR fence in the order `how` names, then notifies; r1 waits, reads. */
+static void put_halves(cs_dev_t *d, const char *how)
+{
+  cs_tile_t t = tile(4, 16, 8);
+  if (d->rank == 0) {
+    cs_put(d, &t, 1, S_DATA, 0, 8);
+    for (const char *h = how; *h; h++)
+      *h == 'p' ? cs_pipe_barrier(d) : cs_ddr_fence(d);
+    cs_notify(d, 1, S_SIG, 0, CS_NOTIFY_ADD, 1);
+  } else {
+    cs_wait(d, S_SIG, 0, CS_CMP_GE, 1);
+    cs_load(d, &t, 1, S_DATA, 0, 8, 8);
+  }
+}
+static int p_put_pipe(cs_dev_t *d, void *a) { (void)a; put_halves(d, "p"); return 0; }
+static int p_put_ddr(cs_dev_t *d, void *a) { (void)a; put_halves(d, "d"); return 0; }
+static int p_put_pipe_ddr(cs_dev_t *d, void *a) { (void)a; put_halves(d, "pd"); return 0; }
+static int p_put_ddr_pipe(cs_dev_t *d, void *a) { (void)a; put_halves(d, "dp"); return 0; }
+
+/* Two ranks Set cells `c0` and `c1` of rank 0's signal slot (one 64-byte
+ * line when they are under 16 apart); with `ordered`, r1 Sets only after
+ * r0's Set, a fence and a notify told it so. */
+static void two_sets(cs_dev_t *d, uint32_t c0, uint32_t c1, int ordered)
+{
+  if (d->rank == 0) {
+    cs_notify(d, 0, S_SIG, c0, CS_NOTIFY_SET, 1);
+    if (ordered) {
+      cs_fence(d);
+      cs_notify(d, 1, S_SIG, 31, CS_NOTIFY_ADD, 1);
+    }
+  } else {
+    if (ordered)
+      cs_wait(d, S_SIG, 31, CS_CMP_GE, 1);
+    cs_notify(d, 0, S_SIG, c1, CS_NOTIFY_SET, 2);
+  }
+}
+static int p_set_set_line(cs_dev_t *d, void *a) { (void)a; two_sets(d, 0, 1, 0); return 0; }
+static int p_set_set_lines(cs_dev_t *d, void *a) { (void)a; two_sets(d, 0, 16, 0); return 0; }
+static int p_set_set_ordered(cs_dev_t *d, void *a) { (void)a; two_sets(d, 0, 1, 1); return 0; }
+
+/* r0 Sets cell 0 of r1's signal slot while r1 adds to cell 1 of it. */
+static int p_set_add_line(cs_dev_t *d, void *a)
+{
+  (void)a;
+  if (d->rank == 0)
+    cs_notify(d, 1, S_SIG, 0, CS_NOTIFY_SET, 1);
+  else
+    cs_notify(d, 1, S_SIG, 1, CS_NOTIFY_ADD, 1);
+  return 0;
+}
+
 /* r0 stores its data, fences, notifies; r1 loads it before or after its
  * wait. */
 static void store_and_read(cs_dev_t *d, int after)
@@ -851,6 +909,20 @@ static const prog_t progs[] = {
     {"own store, fence, own load", 1, p_own_fenced, 0, 0, -1},
     {"own store, own load, no fence (relaxed)", 1, p_own_unfenced, 1, CS_CHECK_RACE, CS_MM_RELAXED},
     {"a wait nothing can satisfy", 2, p_unsatisfiable, 1, CS_CHECK_UNSATISFIABLE, -1},
+    {"put, pipe barrier, notify", 2, p_put_pipe, 1, CS_CHECK_RACE, -1},
+    {"put, pipe barrier, notify (a2a3)", 2, p_put_pipe, 1, CS_CHECK_RACE, CS_MM_A2A3},
+    {"put, DDR fence, notify", 2, p_put_ddr, 1, CS_CHECK_RACE, -1},
+    {"put, DDR fence, pipe barrier, notify (a2a3)", 2, p_put_ddr_pipe, 1, CS_CHECK_RACE, CS_MM_A2A3},
+    {"put, pipe barrier, DDR fence, notify", 2, p_put_pipe_ddr, 0, 0, -1},
+    {"put, pipe barrier, DDR fence, notify (a2a3)", 2, p_put_pipe_ddr, 0, 0, CS_MM_A2A3},
+    {"put, fence, notify (a2a3)", 2, p_put_fence, 0, 0, CS_MM_A2A3},
+    {"two ranks Set one line", 2, p_set_set_line, 1, CS_CHECK_CLOBBER, -1},
+    {"two ranks Set one line (a2a3)", 2, p_set_set_line, 1, CS_CHECK_CLOBBER, CS_MM_A2A3},
+    {"two ranks Set two lines", 2, p_set_set_lines, 0, 0, -1},
+    {"two ranks Set two lines (a2a3)", 2, p_set_set_lines, 0, 0, CS_MM_A2A3},
+    {"two ranks Set one line, ordered", 2, p_set_set_ordered, 0, 0, -1},
+    {"two ranks Set one line, ordered (a2a3)", 2, p_set_set_ordered, 0, 0, CS_MM_A2A3},
+    {"a Set and another rank's add, one line", 2, p_set_add_line, 1, CS_CHECK_CLOBBER, -1},
 };
 #define NPROGS (sizeof(progs) / sizeof(progs[0]))
 
@@ -861,7 +933,7 @@ static void run_prog(const prog_t *p, const char *path, uint64_t seed)
   cs_layout_t l;
   cs_layout_init(&l, 32);
   cr_assert_eq(cs_layout_add(&l, "data", 64 * 4, 4), S_DATA);
-  cr_assert_eq(cs_layout_add(&l, "signal", 16 * 4, 4), S_SIG);
+  cr_assert_eq(cs_layout_add(&l, "signal", 32 * 4, 4), S_SIG);
   cr_assert_eq(cs_layout_add(&l, "half", 17 * 2, 2), S_HALF);
   cs_sched_cfg_t sc = {.strategy = CS_SCHED_RANDOM, .seed = seed,
                        .model = p->model < 0 ? CS_MM_SC : (cs_mm_t)p->model};
@@ -927,6 +999,39 @@ Test(check, race_benchmark_precision_and_recall_are_one, .timeout = 300,
   cr_assert_eq(fn, 0);
   cr_assert_gt(tp, 0);
   cr_assert_gt(tn, 0);
+}
+
+/* A race for want of half a fence names the half: a pipe barrier with no
+ * DDR fence after it, a DDR fence with no pipe barrier before it (or the
+ * two the wrong way round); no half at all names the whole fence. */
+Test(check, a_missing_half_of_the_fence_is_named, .timeout = 120,
+     .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  static const struct {
+    cs_rank_fn fn;
+    int model;
+    uint32_t part;
+  } cases[] = {
+      {p_put_pipe, -1, CS_CHECK_PART_DDR},
+      {p_put_pipe, CS_MM_A2A3, CS_CHECK_PART_DDR},
+      {p_put_ddr, -1, CS_CHECK_PART_PIPE},
+      {p_put_ddr_pipe, CS_MM_A2A3, CS_CHECK_PART_DDR},
+      {p_put_nofence, -1, CS_CHECK_PART_FENCE},
+  };
+  char path[128];
+  snprintf(path, sizeof(path), "%s/half.cstrace", tmpdir);
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    prog_t p = {"half", 2, cases[i].fn, 1, CS_CHECK_RACE, cases[i].model};
+    run_prog(&p, path, 1);
+    checked_t c;
+    check_file(path, &c);
+    const cs_check_finding_t *f = find(&c, CS_CHECK_RACE, CS_EV_PUT, CS_EV_LOAD, 0);
+    cr_assert_not_null(f, "case %zu: no put -> load race", i);
+    cr_assert_eq(f->cause, CS_CHECK_NO_FENCE, "case %zu", i);
+    cr_assert_eq(f->fence_part, cases[i].part, "case %zu: part %u, want %u", i,
+                 f->fence_part, cases[i].part);
+    checked_fini(&c);
+  }
 }
 
 /* The story shrink tells (story.h) about a race names the edge of the

@@ -45,6 +45,32 @@ int cs_layout_add(cs_layout_t *l, const char *name, uint64_t nbytes,
   return (int)l->nslots++;
 }
 
+int cs_layout_pad_cells(cs_layout_t *l, uint32_t slot)
+{
+  if (slot >= l->nslots || l->slot[slot].esize != 4)
+    return -EINVAL;
+  cs_layout_t t = *l;
+  cs_slot_t *s = &t.slot[slot];
+  s->cell_bytes = CS_LINE_BYTES;
+  s->alloc = cs_slot_cells(s) * CS_LINE_BYTES;
+  if (s->alloc == 0)
+    s->alloc = CS_LINE_BYTES;
+  uint64_t at = cs_round_up(s->off, CS_LINE_BYTES);
+  for (uint32_t i = slot; i < t.nslots; i++) {
+    if (i > slot)
+      at = cs_round_up(at, t.align);
+    t.slot[i].off = at;
+    at += t.slot[i].alloc;
+    if (i == slot)
+      at = cs_round_up(at, CS_LINE_BYTES); /* the last cell's line, whole */
+  }
+  if (at > CS_WIN_MAX_BYTES)
+    return CS_ETOOBIG;
+  t.win_bytes = at;
+  *l = t;
+  return 0;
+}
+
 int cs_layout_find(const cs_layout_t *l, const char *name)
 {
   for (uint32_t i = 0; i < l->nslots; i++)

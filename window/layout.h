@@ -26,7 +26,9 @@ typedef struct cs_slot {
   uint64_t nbytes;                /* logical length, bytes */
   uint64_t alloc;                 /* allocated length, bytes (nbytes rounded) */
   uint32_t esize;                 /* element size, bytes (4 for signal cells) */
-  uint32_t reserved;              /* zero */
+  uint32_t cell_bytes;            /* bytes from one signal cell to the next:
+                                     0 packed (esize apart), 64 a cache
+                                     line each (cs_layout_pad_cells) */
 } cs_slot_t;
 _Static_assert(sizeof(cs_slot_t) == 48, "cs_slot_t is part of the shm ABI");
 _Static_assert(offsetof(cs_slot_t, off) == 16, "cs_slot_t.off");
@@ -56,6 +58,36 @@ void cs_layout_init(cs_layout_t *l, uint32_t align);
  * On failure the layout is unchanged. */
 int cs_layout_add(cs_layout_t *l, const char *name, uint64_t nbytes,
                   uint32_t esize);
+
+/* Gives every int32 cell of slot `slot` a 64-byte line of its own (the
+ * padding that keeps one rank's Set notify from writing back another's
+ * cell, docs/memory-models.md): the slot starts on a 64-byte boundary and
+ * cell c sits at byte c x 64 of it; nbytes stays the cells' logical bytes
+ * (4 per cell), alloc grows to 64 per cell, and the slots after it move.
+ * Only for a slot of 4-byte elements. 0, -EINVAL or CS_ETOOBIG (the
+ * layout unchanged). */
+#define CS_LINE_BYTES 64u
+int cs_layout_pad_cells(cs_layout_t *l, uint32_t slot);
+
+/* The signal cells of slot s: its logical elements. */
+static inline uint64_t cs_slot_cells(const cs_slot_t *s)
+{
+  return s->nbytes / (s->esize ? s->esize : 1);
+}
+
+/* Whether int32 cell `cell` lies inside slot s's allocation. */
+static inline bool cs_slot_cell_ok(const cs_slot_t *s, uint64_t cell)
+{
+  uint64_t st = s->cell_bytes ? s->cell_bytes : s->esize;
+  return cell <= (s->alloc < 4 ? 0 : (s->alloc - 4) / (st ? st : 1)) &&
+         s->alloc >= 4;
+}
+
+/* The window byte offset of int32 cell `cell` of slot s. */
+static inline uint64_t cs_slot_cell_off(const cs_slot_t *s, uint64_t cell)
+{
+  return s->off + cell * (s->cell_bytes ? s->cell_bytes : s->esize);
+}
 
 /* Index of the slot called `name`, or CS_EBADSLOT. */
 int cs_layout_find(const cs_layout_t *l, const char *name);

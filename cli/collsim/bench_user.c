@@ -20,7 +20,7 @@ static int bench_row(const cs_bench_user_t *b, uint64_t count, uint64_t *wrong)
   g.iters = b->cfg.iters + b->warmup; /* checked by cs_bench_user */
   cs_coll_job_t cj;
   if (cs_coll_job_init(&cj, b->coll, &g, CS_FILL_DEFAULT, 1,
-                       b->com->timeout_ns, 0, 0) < 0) {
+                       b->com->timeout_ns, 0, 0, 0) < 0) {
     cs_cli_error("bench", "%s: its slots are not a window collsim can make",
                  b->coll->name);
     return CS_EXIT_USAGE;

@@ -48,6 +48,12 @@ static void event_phrase(const out_t *o, const cs_trace_rec_t *x, char *buf,
     snprintf(where + w, sizeof(where) - (size_t)w, " to rank %u", x->peer);
   if (!tag[0] && x->kind == CS_EV_STORE)
     snprintf(tag, sizeof(tag), "stage-in"); /* before the first marker */
+  if (x->kind == CS_EV_NOTIFY) {
+    snprintf(buf, n, "rank %u's %s of rank %u's %s[%u]%s%s", x->rank,
+             cs_trace_rec_is_add(x) ? "AtomicAdd" : "Set", x->peer, slot,
+             x->cell, tag[0] ? " at " : "", tag);
+    return;
+  }
   snprintf(buf, n, "rank %u's %s of %s[%llu..%llu)%s%s%s", x->rank,
            cs_trace_kind_name(x->kind), slot, (unsigned long long)x->elem_off,
            (unsigned long long)end, where, tag[0] ? " at " : "", tag);
@@ -81,7 +87,19 @@ static void race_words(const out_t *o, const cs_check_finding_t *f,
   uint32_t p = a->rank, q = b->rank;
   switch (f->cause) {
   case CS_CHECK_NO_FENCE:
-    if (p == q)
+    if (f->fence_part == CS_CHECK_PART_DDR)
+      snprintf(fix, n, "rank %u's pipe barrier drains the %s, but no DDR "
+               "fence after it waits until the %s is visible before the %s; "
+               "a DDR fence after the pipe barrier (or cs_fence, both) "
+               "orders them", p, cs_trace_kind_name(a->kind),
+               cs_trace_kind_name(a->kind), p == q ? cs_trace_kind_name(b->kind)
+                                                   : "notify");
+    else if (f->fence_part == CS_CHECK_PART_PIPE)
+      snprintf(fix, n, "rank %u's DDR fence waits only for drained writes, "
+               "and the %s was still in the pipe: no pipe barrier before the "
+               "DDR fence; a pipe barrier before it (or cs_fence, both) "
+               "orders them", p, cs_trace_kind_name(a->kind));
+    else if (p == q)
       snprintf(fix, n, "the %s may still be in rank %u's queue at the %s: "
                "nothing drains it between them; a fence between them "
                "orders them", cs_trace_kind_name(a->kind), p,
@@ -126,6 +144,17 @@ static void other_words(const out_t *o, const cs_check_finding_t *f,
   event_phrase(o, a, pa, sizeof(pa));
   uint32_t owner = a->kind == CS_EV_NOTIFY ? a->peer : a->rank;
   switch (f->kind) {
+  case CS_CHECK_CLOBBER: {
+    char pb[160];
+    event_phrase(o, b, pb, sizeof(pb));
+    snprintf(head, n, "%s and %s write one 64-byte line of rank %u's window, "
+             "unordered", pa, pb, a->peer);
+    snprintf(fix, n, "a Set notify writes back its whole line as it read it "
+             "and can put back the other write's old value (pto-isa #322); "
+             "use AtomicAdd, order the two writes, or give each cell a line "
+             "of its own (--signal-layout padded)");
+    break;
+  }
   case CS_CHECK_MIXED_OPS:
     snprintf(head, n, "rank %u's %s[%u] gets both Set and AtomicAdd", owner,
              slot, a->cell);

@@ -89,7 +89,7 @@ int cs_cli_mm(const char *cmd, const char *opt, const char *s, cs_mm_t *out)
 {
   int v = cs_mm_parse(s);
   if (v < 0) {
-    cs_cli_error(cmd, "%s '%s' is not accepted: expected sc, fifo or relaxed",
+    cs_cli_error(cmd, "%s '%s' is not accepted: expected sc, fifo, relaxed or a2a3",
                  opt, s);
     return -1;
   }
@@ -106,6 +106,18 @@ int cs_cli_signals(const char *cmd, const char *opt, const char *s,
   }
   cs_cli_error(cmd, "%s '%s' is not accepted: expected single-use or "
                "self-clearing", opt, s);
+  return -1;
+}
+
+int cs_cli_signal_layout(const char *cmd, const char *opt, const char *s,
+                         uint32_t *padded)
+{
+  if (!strcmp(s, "packed") || !strcmp(s, "padded")) {
+    *padded = s[2] == 'd';
+    return 0;
+  }
+  cs_cli_error(cmd, "%s '%s' is not accepted: expected packed or padded",
+               opt, s);
   return -1;
 }
 
@@ -194,6 +206,7 @@ void cs_cli_shape_from_header(const cs_trace_header_t *h, cs_ar_cfg_t *c)
 uint32_t cs_cli_modes(const cs_ar_cfg_t *c)
 {
   return (c->no_epilogue ? CS_TR_MODE_SINGLE_USE : 0) |
+         (c->padded_cells ? CS_TR_MODE_PADDED_CELLS : 0) |
          (c->minmax << CS_TR_MODE_MINMAX_SHIFT);
 }
 
@@ -206,6 +219,7 @@ int cs_cli_modes_check(uint32_t modes)
 void cs_cli_modes_apply(uint32_t modes, cs_ar_cfg_t *c)
 {
   c->no_epilogue = modes & CS_TR_MODE_SINGLE_USE ? 1 : 0;
+  c->padded_cells = modes & CS_TR_MODE_PADDED_CELLS ? 1 : 0;
   c->minmax = (modes & CS_TR_MODE_MINMAX_MASK) >> CS_TR_MODE_MINMAX_SHIFT;
 }
 

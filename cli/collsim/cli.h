@@ -43,6 +43,10 @@ int cs_cli_mm(const char *cmd, const char *opt, const char *s, cs_mm_t *out);
  * --minmax ieee|propagate|pto. On failure one line; returns -1. */
 int cs_cli_signals(const char *cmd, const char *opt, const char *s,
                    uint32_t *no_epilogue);
+/* --signal-layout: "packed" (0) or "padded" (1, a 64-byte line per
+ * signal cell) into *padded; 0, or -1 (printed). */
+int cs_cli_signal_layout(const char *cmd, const char *opt, const char *s,
+                         uint32_t *padded);
 int cs_cli_minmax(const char *cmd, const char *opt, const char *s,
                   uint32_t *out);
 /* The trace header's modes word of c (format.h CS_TR_MODE_*); whether a

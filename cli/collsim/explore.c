@@ -60,7 +60,7 @@ static const char usage[] =
     "                    once per memory model; pct at depths 1, 2 and 3 with\n"
     "                    STEPS = the length of a first run; random; a new seed\n"
     "                    every round\n"
-    "  --memory-model M,...  from sc, fifo, relaxed (default all three)\n"
+    "  --memory-model M,...  from sc, fifo, relaxed, a2a3 (default all four)\n"
     "  --explore-seed S  the portfolio's seeds: 0 (the default) seeds round r\n"
     "                    (from 1) with r; any other S gives every round a seed\n"
     "                    of its own (latest has no seed: its schedules stay)\n"
@@ -172,7 +172,10 @@ typedef struct explore {
 static int parse_list(const char *opt, const char *s, const char *const *names,
                       uint32_t n, const uint32_t *bits, uint32_t *out)
 {
-  char buf[128];
+  char buf[128], all[64] = "";
+  for (uint32_t i = 0; i < n; i++)
+    snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s",
+             i ? ", " : "", names[i]);
   snprintf(buf, sizeof(buf), "%s", s);
   *out = 0;
   for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -180,15 +183,14 @@ static int parse_list(const char *opt, const char *s, const char *const *names,
     while (i < n && strcmp(t, names[i]))
       i++;
     if (i == n) {
-      cs_cli_error("explore", "%s '%s': '%s' is not one of %s, %s, %s", opt, s,
-                   t, names[0], names[1], names[2]);
+      cs_cli_error("explore", "%s '%s': '%s' is not one of %s", opt, s, t, all);
       return -1;
     }
     *out |= bits[i];
   }
   if (!*out) {
-    cs_cli_error("explore", "%s '%s': expected a comma-separated list of %s, %s, %s",
-                 opt, s, names[0], names[1], names[2]);
+    cs_cli_error("explore", "%s '%s': expected a comma-separated list of %s",
+                 opt, s, all);
     return -1;
   }
   return 0;
@@ -199,8 +201,9 @@ static int parse_list(const char *opt, const char *s, const char *const *names,
 static int own_opt(ex_opts_t *o, int argc, char **argv, int *i)
 {
   static const char *const st[] = {"latest", "pct", "random"};
-  static const char *const mm[] = {"sc", "fifo", "relaxed"};
-  static const uint32_t stb[] = {ST_LATEST, ST_PCT, ST_RANDOM}, mmb[] = {1, 2, 4};
+  static const char *const mm[CS_MM_COUNT] = {"sc", "fifo", "relaxed", "a2a3"};
+  static const uint32_t stb[] = {ST_LATEST, ST_PCT, ST_RANDOM},
+                        mmb[CS_MM_COUNT] = {1, 2, 4, 8};
   const char *a = argv[*i];
   static const char *const with_value[] = {"--schedules", "--time", "--strategy",
                                            "--memory-model", "-j", "-o", "--batch",
@@ -226,7 +229,7 @@ static int own_opt(ex_opts_t *o, int argc, char **argv, int *i)
   case 0: return cs_cli_u64("explore", a, v, 1, 100000000, &o->schedules) < 0 ? -1 : 1;
   case 1: return cs_cli_seconds("explore", a, v, 1e6, &o->time_ns) < 0 ? -1 : 1;
   case 2: return parse_list(a, v, st, 3, stb, &o->strategies) < 0 ? -1 : 1;
-  case 3: return parse_list(a, v, mm, 3, mmb, &o->models) < 0 ? -1 : 1;
+  case 3: return parse_list(a, v, mm, CS_MM_COUNT, mmb, &o->models) < 0 ? -1 : 1;
   case 4: return cs_cli_u32("explore", a, v, 1, MAX_JOBS, &o->jobs) < 0 ? -1 : 1;
   case 6: return cs_cli_u32("explore", a, v, 1, MAX_BATCH, &o->batch) < 0 ? -1 : 1;
   case 7: return cs_cli_u64("explore", a, v, 0, 1000000000, &o->seed) < 0 ? -1 : 1;
@@ -251,7 +254,7 @@ static int parse(int argc, char **argv, ex_opts_t *o)
 {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   *o = (ex_opts_t){.schedules = 1000, .strategies = ST_LATEST | ST_PCT | ST_RANDOM,
-                   .models = 7,
+                   .models = (1u << CS_MM_COUNT) - 1,
                    .jobs = cpus <= 0 ? 2 : cpus < MAX_JOBS ? (uint32_t)cpus : MAX_JOBS,
                    .batch = 128, .dir = "."};
   o->run_argv = calloc((size_t)argc + 1, sizeof(char *));
@@ -292,12 +295,11 @@ static int parse(int argc, char **argv, ex_opts_t *o)
  * latest was asked for). */
 static int portfolio(const explore_t *x, uint64_t i, ex_sched_t *s)
 {
-  static const char *const mm[] = {"sc", "fifo", "relaxed"};
-  const char *models[3];
+  const char *models[CS_MM_COUNT];
   uint32_t nm = 0;
-  for (uint32_t m = 0; m < 3; m++)
+  for (uint32_t m = 0; m < CS_MM_COUNT; m++)
     if (x->o.models & (1u << m))
-      models[nm++] = mm[m];
+      models[nm++] = cs_mm_name((cs_mm_t)m);
   uint32_t per = (x->o.strategies & ST_PCT ? 3 : 0) + (x->o.strategies & ST_RANDOM ? 1 : 0);
   uint64_t first = x->o.strategies & ST_LATEST ? nm : 0;
   if (i < first) {

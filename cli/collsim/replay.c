@@ -108,7 +108,7 @@ static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
   char so[sizeof(h->algo_path) + 1];
   snprintf(so, sizeof(so), "%.*s", (int)sizeof(h->algo_path), h->algo_path);
   if (h->dtype >= CS_NDTYPES || h->op >= CS_NOPS || h->bug != 0 ||
-      h->memory_model > CS_MM_RELAXED || h->fill > CS_FILL_RANDOM ||
+      h->memory_model >= CS_MM_COUNT || h->fill > CS_FILL_RANDOM ||
       h->fault_kind > CS_FAULT_HANG || h->iters > 1000000 ||
       (h->fault_kind && h->fault_rank >= h->nranks) || !so[0]) {
     cs_cli_error("replay", "%s: its header describes a run collsim cannot "
@@ -142,7 +142,7 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
   if (h->program == 0 && h->algo == CS_TRACE_ALGO_USER)
     return from_user_header(o, path, edited);
   if (h->program != 0 || h->algo >= CS_NALGOS || h->dtype >= CS_NDTYPES ||
-      h->op >= CS_NOPS || h->bug >= CS_NBUGS || h->memory_model > CS_MM_RELAXED ||
+      h->op >= CS_NOPS || h->bug >= CS_NBUGS || h->memory_model >= CS_MM_COUNT ||
       h->fill > CS_FILL_INPUT || h->fault_kind > CS_FAULT_HANG ||
       cs_cli_modes_check(h->modes) < 0) {
     cs_cli_error("replay", "%s: not the trace of an allreduce run (program %u, "

@@ -38,6 +38,7 @@ static const char run_help[] =
     "                   [--tile-bytes B] [--schedule S] [--memory-model M]\n"
     "                   [--bug NAME] [--list-bugs] [--fault RANK:KIND[:EVENT]]\n"
     "                   [--signals single-use|self-clearing]\n"
+    "                   [--signal-layout packed|padded]\n"
     "                   [--minmax ieee|propagate|pto]\n"
     "                   [--shape ROWSxCOLS [--valid R,C]]\n"
     "                   [--timeout SECONDS] [--trace FILE] [--check]\n"
@@ -92,9 +93,12 @@ static const char run_help[] =
     "                   collsim shrink writes). No actor able to run is a\n"
     "                   deadlock, reported with the wavefront (exit 3)\n"
     "  --memory-model M sc (posted stores and notifies land at issue; the\n"
-    "                   default), fifo (later, in order) or relaxed (in any\n"
-    "                   order unless a fence separates them); fifo and relaxed\n"
-    "                   need --schedule\n"
+    "                   default), fifo (later, in order), relaxed (in any\n"
+    "                   order unless a fence separates them) or a2a3 (the\n"
+    "                   device: pipe, drain and DDR fence, non-coherent\n"
+    "                   64-byte cache lines, Set notifies that write back\n"
+    "                   their line; docs/memory-models.md); all but sc need\n"
+    "                   --schedule\n"
     "  --bug NAME       run with a known defect (docs/algorithms.md §8; see\n"
     "                   --list-bugs, which also prints the options that make\n"
     "                   each one fail)\n"
@@ -114,6 +118,11 @@ static const char run_help[] =
     "                   likewise, as pto-isa's CPU simulator: a NaN or a ±0\n"
     "                   tie keeps the local value); the oracle follows the\n"
     "                   mode\n"
+    "  --signal-layout L  packed (the default: signal cells 4 bytes apart, as\n"
+    "                   the reference lays them out) or padded (every cell\n"
+    "                   on a 64-byte line of its own: under --memory-model\n"
+    "                   a2a3 a Set notify then writes back no other cell;\n"
+    "                   docs/memory-models.md)\n"
     "  --shape RxC      the data as a row-major R x C matrix (count = R*C; a\n"
     "                   --count that differs is refused)\n"
     "  --valid R,C      mesh only: the valid top-left R x C rectangle of the\n"
@@ -132,6 +141,7 @@ static const char run_help[] =
 enum { OPT_ALGO = 2000, OPT_RANKS, OPT_COUNT, OPT_DTYPE, OPT_OP, OPT_FILL,
        OPT_SEED, OPT_INPUT, OPT_OUTPUT, OPT_ITERS, OPT_TILE, OPT_SCHEDULE,
        OPT_MM, OPT_BUG, OPT_LIST_BUGS, OPT_CHECK, OPT_SIGNALS, OPT_MINMAX,
+       OPT_SIGNAL_LAYOUT,
        OPT_SHAPE, OPT_VALID };
 
 enum { OPT_NOT_MINE = 2 }; /* an option handler's "not one of mine" */
@@ -245,6 +255,9 @@ static int opt_mode(run_opts_t *o, int opt, const char *arg)
     return cs_cli_signals("run", "--signals", arg, &o->cfg.no_epilogue);
   case OPT_MINMAX:
     return cs_cli_minmax("run", "--minmax", arg, &o->cfg.minmax);
+  case OPT_SIGNAL_LAYOUT:
+    return cs_cli_signal_layout("run", "--signal-layout", arg,
+                                &o->cfg.padded_cells);
   case 'h':
     fputs(run_help, stdout);
     return 1;
@@ -275,6 +288,7 @@ static int parse(int argc, char **argv, run_opts_t *o)
       {"check", no_argument, 0, OPT_CHECK},
       {"signals", required_argument, 0, OPT_SIGNALS},
       {"minmax", required_argument, 0, OPT_MINMAX},
+      {"signal-layout", required_argument, 0, OPT_SIGNAL_LAYOUT},
       {"shape", required_argument, 0, OPT_SHAPE},
       {"valid", required_argument, 0, OPT_VALID},
       {"help", no_argument, 0, 'h'},
@@ -827,7 +841,8 @@ static int run_user(run_opts_t *o)
               .tile_bytes = o->cfg.tile_bytes, .iters = o->cfg.iters},
       .fill = o->fill, .seed = o->seed, .sched = &o->sched,
       .schedule_str = o->schedule_str, .com = &o->com,
-      .expect_hash = o->expect_hash, .verbose_mode = o->verbose_mode};
+      .expect_hash = o->expect_hash, .verbose_mode = o->verbose_mode,
+      .padded_cells = o->cfg.padded_cells};
   int code = cs_run_user(&x);
   o->abort_reason = x.abort_reason;
   o->sched_steps = x.sched_steps;

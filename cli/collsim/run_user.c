@@ -109,7 +109,7 @@ static int make_job(user_run_t *ur)
   int controlled = x->sched->strategy != CS_SCHED_FREE;
   int rc = cs_coll_job_init(cj, x->coll, &x->cfg, x->fill, x->seed,
                             x->com->timeout_ns, x->com->trace != NULL,
-                            controlled);
+                            controlled, (int)x->padded_cells);
   if (rc < 0)
     return rc;
   cs_job_t *j = &cj->job;
@@ -122,6 +122,7 @@ static int make_job(user_run_t *ur)
   j->fault = x->com->fault;
   j->expect_hash = x->expect_hash;
   j->th.memory_model = x->sched->model;
+  j->th.modes = x->padded_cells ? CS_TR_MODE_PADDED_CELLS : 0;
   j->th.fault_kind = x->com->has_fault ? x->com->fault.kind : 0;
   j->th.fault_rank = x->com->fault.rank;
   j->th.fault_event = x->com->fault.event;
@@ -171,6 +172,11 @@ int cs_run_user(cs_run_user_t *x)
   }
   if (cs_cli_common_check(x->cmd, x->com, x->cfg.nranks) < 0)
     return CS_EXIT_USAGE;
+  if (x->padded_cells && x->coll->signal_slot == CS_COLL_NO_SIGNALS) {
+    cs_cli_error(x->cmd, "--signal-layout padded: %s declares no signal slot "
+                 "to pad", x->coll->name);
+    return CS_EXIT_USAGE;
+  }
   user_run_t ur = {.x = x};
   if (make_job(&ur) < 0) {
     cs_cli_error(x->cmd, "%s: its slots are not a window collsim can make",

@@ -27,6 +27,7 @@ typedef struct cs_run_user {
   const cs_cli_common_t *com;    /* fault, timeout, trace */
   uint64_t               expect_hash; /* replay: the recorded inputs' hash */
   int                    verbose_mode;
+  uint32_t               padded_cells; /* --signal-layout padded */
   /* results */
   uint32_t abort_reason;         /* CS_ABORT_* if the run was aborted */
   uint64_t sched_steps;          /* global sequence numbers the run used */

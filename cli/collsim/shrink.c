@@ -720,7 +720,7 @@ static int from_header(const cs_trace_header_t *h, const char *path, sh_cfg_t *c
 {
   int user = h->algo == CS_TRACE_ALGO_USER;
   if (h->program != 0 || (h->algo >= CS_NALGOS && !user) || h->dtype >= CS_NDTYPES ||
-      h->op >= CS_NOPS || h->bug >= CS_NBUGS || h->memory_model > CS_MM_RELAXED ||
+      h->op >= CS_NOPS || h->bug >= CS_NBUGS || h->memory_model >= CS_MM_COUNT ||
       h->fill > CS_FILL_INPUT || h->fault_kind > CS_FAULT_HANG ||
       h->nranks < 1 || h->count < 1 || h->iters < 1 || h->iters > 1000000 ||
       cs_cli_modes_check(h->modes) < 0 ||

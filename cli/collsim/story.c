@@ -127,6 +127,10 @@ static void missing(FILE *f, const cs_story_t *s)
     fprintf(f, "Missing: a notify that brings the cell to the target (it ends "
                "at %d).\n", x->value);
     break;
+  case CS_CHECK_CLOBBER:
+    fprintf(f, "Missing: an order between the Set's line write-back and the "
+               "other write to its line, or a line per cell.\n");
+    break;
   default:
     fprintf(f, "Missing: an order between %s's events.\n", cs_check_kind_name(x->kind));
   }

@@ -60,7 +60,7 @@ static const char teach_help[] =
     "                   segments, some of them empty)\n"
     "  --bug NAME       run a known defect (collsim run --list-bugs) and try\n"
     "                   to make it fail by the order you choose\n"
-    "  --memory-model M sc (default), fifo or relaxed: posted ops land when\n"
+    "  --memory-model M sc (default), fifo, relaxed or a2a3: posted ops land when\n"
     "                   you pick the rank's DMA engine\n"
     "  --level L        break it: 1 ring-no-ready-barrier, 2 no-fence-before-\n"
     "                   notify (relaxed), 3 mesh-no-chunk-barrier, 4 wait-eq;\n"

@@ -148,8 +148,8 @@ int cs_coll_check(const cs_collective_t *c, const cs_coll_cfg_t *cfg,
 typedef struct cs_coll_run_opts {
   const char *schedule;  /* NULL or "free": free mode; "random:SEED",
                             "pct:SEED:DEPTH[:STEPS]", "latest" */
-  const char *memory_model; /* NULL "sc", "fifo", "relaxed" (needs a
-                               schedule) */
+  const char *memory_model; /* NULL "sc", "fifo", "relaxed", "a2a3"
+                               (needs a schedule) */
   const char *trace;     /* a trace file to write (replaced), or NULL */
   double      timeout_s; /* a wait's timeout, 0: collsim's default */
 } cs_coll_run_opts_t;

@@ -55,6 +55,24 @@ static void event_rec(cs_trace_rec_t *x, uint32_t rank, const cs_event_t *ev)
   x->dma_id = ev->dma_id;
 }
 
+/* a2a3: the rank's queued ops a notify's own DDR fence waits for, and
+ * its drained ones. */
+static uint32_t fenced(const cs_sched_slot_t *sl)
+{
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < sl->nops; i++)
+    k += (sl->q[i].flags & OP_FENCED) != 0;
+  return k;
+}
+
+static uint32_t drained(const cs_sched_slot_t *sl)
+{
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < sl->nops; i++)
+    k += (sl->q[i].flags & OP_DRAINED) != 0;
+  return k;
+}
+
 /* Why rank r's posted event cannot run (it is not among the enabled). */
 static void reason(char *why, size_t n, const cs_sched_t *s, uint32_t r,
                    const cs_sched_slot_t *sl)
@@ -63,13 +81,26 @@ static void reason(char *why, size_t n, const cs_sched_t *s, uint32_t r,
   const cs_layout_t *l = &s->w->ctl->layout;
   if (ev->kind == CS_EV_WAIT && ev->slot < l->nslots) {
     const int32_t *cell = (const int32_t *)(cs_world_window(s->w, r) +
-                                            l->slot[ev->slot].off) + ev->cell;
+                                            cs_slot_cell_off(&l->slot[ev->slot], ev->cell));
     snprintf(why, n, "waiting for %s[%u] %s %d, now %d", l->slot[ev->slot].name,
              ev->cell, ev->opcmp == CS_CMP_EQ ? "==" : ">=", ev->value,
              __atomic_load_n(cell, __ATOMIC_ACQUIRE));
-  } else if (ev->kind == CS_EV_FENCE) {
-    snprintf(why, n, "fence: waits for its %u queued DMA op%s to land",
-             sl->nops, sl->nops == 1 ? "" : "s");
+  } else if (s->cfg.model == CS_MM_A2A3 && fenced(sl)) {
+    snprintf(why, n, "its last notify's own DDR fence: waits for the %u "
+             "write%s drained before it to land", fenced(sl),
+             fenced(sl) == 1 ? "" : "s");
+  } else if (ev->kind == CS_EV_DDR && s->cfg.model == CS_MM_A2A3) {
+    snprintf(why, n, "DDR fence: waits for its %u drained write%s to land",
+             drained(sl), drained(sl) == 1 ? "" : "s");
+  } else if (cs_ev_is_ordering(ev->kind)) {
+    snprintf(why, n, "%s: waits for its %u queued DMA op%s to land",
+             ev->kind == CS_EV_FENCE ? "fence" : ev->kind == CS_EV_PIPE
+             ? "pipe barrier" : "DDR fence", sl->nops, sl->nops == 1 ? "" : "s");
+  } else if (s->cfg.model == CS_MM_A2A3 &&
+             (ev->kind == CS_EV_READ || ev->kind == CS_EV_NOTIFY) &&
+             sl->nops < QCAP) {
+    snprintf(why, n, "reads a line its own queued writes still change: "
+             "waits for them to land");
   } else {
     snprintf(why, n, "its DMA queue is full (%u ops)", sl->nops);
   }

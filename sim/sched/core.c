@@ -282,7 +282,8 @@ static int cell_satisfied(const cs_world_t *w, uint32_t r, const cs_event_t *ev,
                           int32_t *val)
 {
   const cs_slot_t *sl = &w->ctl->layout.slot[ev->slot];
-  const int32_t *cell = (const int32_t *)(cs_world_window(w, r) + sl->off) + ev->cell;
+  const int32_t *cell = (const int32_t *)(cs_world_window(w, r) +
+                                          cs_slot_cell_off(sl, ev->cell));
   int32_t v = __atomic_load_n(cell, __ATOMIC_ACQUIRE);
   if (val)
     *val = v;
@@ -298,8 +299,7 @@ static int is_post(uint32_t kind)
  * its own bounds check). */
 static int cell_in_slot(const cs_layout_t *l, const cs_event_t *ev)
 {
-  return ev->slot < l->nslots &&
-         (uint64_t)ev->cell * 4 + 4 <= l->slot[ev->slot].alloc;
+  return ev->slot < l->nslots && cs_slot_cell_ok(&l->slot[ev->slot], ev->cell);
 }
 
 /* Whether any op in sl's queue has all of `flags`. */
@@ -343,7 +343,7 @@ static int a2a3_enabled(const cs_sched_t *s, cs_sched_slot_t *sl,
   case CS_EV_NOTIFY: {
     if (!cell_in_slot(l, ev))
       return 1;
-    uint64_t line = (l->slot[ev->slot].off + (uint64_t)ev->cell * 4) & ~(uint64_t)(CS_LINE - 1);
+    uint64_t line = cs_slot_cell_off(&l->slot[ev->slot], ev->cell) & ~(uint64_t)(CS_LINE - 1);
     if (ev->kind == CS_EV_READ && cs__cache_find(sl, ev->peer, line))
       return 1; /* a hit */
     if ((ev->kind == CS_EV_READ || ev->opcmp == CS_NOTIFY_SET) &&
@@ -414,9 +414,12 @@ static void land(cs_sched_t *s, uint32_t r, uint32_t i)
   if (op.flags & OP_LINE) { /* a Set's line: all 64 bytes, then its cell */
     memcpy(cs_world_window(w, op.peer) + op.elem_off, arena_of(w, r) + op.data_off,
            CS_LINE);
-    observed = __atomic_load_n((int32_t *)base + op.cell, __ATOMIC_SEQ_CST);
+    observed = __atomic_load_n((int32_t *)(cs_world_window(w, op.peer) +
+                                           cs_slot_cell_off(ts, op.cell)),
+                               __ATOMIC_SEQ_CST);
   } else if (op.kind == CS_EV_NOTIFY) {
-    int32_t *cell = (int32_t *)base + op.cell;
+    int32_t *cell = (int32_t *)(cs_world_window(w, op.peer) +
+                                cs_slot_cell_off(ts, op.cell));
     if (op.op == CS_NOTIFY_ADD)
       observed = __atomic_add_fetch(cell, op.value, __ATOMIC_SEQ_CST);
     else
@@ -434,7 +437,7 @@ static void land(cs_sched_t *s, uint32_t r, uint32_t i)
     sl->arena_used = 0;
   if (s->cfg.hooks && s->cfg.hooks->land) {
     cs_event_t landed = cs__sched_op_event(&op);
-    landed.phys = op.valid;
+    landed.phys = op.flags & OP_LINE ? CS_LINE : op.valid;
     s->cfg.hooks->land(w, r, &landed, observed, s->cfg.hook_arg);
   }
 }

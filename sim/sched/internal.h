@@ -92,7 +92,7 @@ static inline void cs__op_range(const cs_layout_t *l, const cs_dma_op_t *op,
     *lo = op->elem_off;
     *hi = op->elem_off + CS_LINE;
   } else if (op->kind == CS_EV_NOTIFY) {
-    *lo = s->off + (uint64_t)op->cell * 4;
+    *lo = cs_slot_cell_off(s, op->cell);
     *hi = *lo + 4;
   } else if (op->cell) { /* 2-D: cell rows, value stride */
     uint64_t cols = op->valid / op->cell;

@@ -7,7 +7,7 @@
  *
  * Owns the priorities and change points (its state). Draws from the
  * scheduler's rng at init (shuffle, then change points) and, under
- * relaxed, to choose which op of a DMA engine lands. Called through the
+ * relaxed and a2a3, to choose which op of a DMA engine lands. Called through the
  * strategy table (strategy.h).
  */
 #include <errno.h>
@@ -109,7 +109,7 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
     uint32_t best = highest(s, p, k);
     if (change_point(s, p, actor_of(s, best)))
       continue;
-    if (s->en[best].op >= 0 && s->cfg.model == CS_MM_RELAXED)
+    if (s->en[best].op >= 0 && s->cfg.model != CS_MM_FIFO)
       return engine_op(s, k, best);
     return best;
   }

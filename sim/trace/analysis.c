@@ -14,6 +14,8 @@
 #define _GNU_SOURCE
 #include "analysis.h"
 
+#include "../sched.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,8 +91,7 @@ void cs_trace_field_str(const char *s, size_t cap, char *buf, size_t n)
 
 const char *cs_trace_model_name(uint32_t m)
 {
-  static const char *const n[] = {"sc", "fifo", "relaxed"};
-  return m < 3 ? n[m] : "?";
+  return cs_mm_name((cs_mm_t)m);
 }
 
 const char *cs_trace_abort_name(int32_t r)

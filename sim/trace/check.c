@@ -128,6 +128,12 @@ struct cs_check {
   uint32_t *pending_after; /* per finding: the next notify it needs of a's
                               rank (bit 0) and of b's (bit 1) */
   uint32_t *npending;  /* per rank: findings waiting for its next notify */
+  uint32_t *drains;    /* per rank: its pipe barriers and fences so far (a
+                          post made after d of them is fenced once the rank's
+                          fence word passes d: FC[p] = the drains a fence or
+                          DDR fence has made visible) */
+  struct line_w *lines; /* per window line: its last Set and other write */
+  uint64_t  nlines, cap_lines;
   int64_t  *fold;      /* hash of findings: index + 1, 0 empty */
   uint64_t  last_seq;
   uint64_t  last_a, last_b; /* dedupe inside one access: seqs */
@@ -148,6 +154,10 @@ typedef struct cs_check ck_t;
 static void found(ck_t *c, uint32_t kind, uint32_t cause,
                             const cs_trace_rec_t *a, const cs_trace_rec_t *b,
                             int32_t value);
+static int notify_after(const ck_t *c, const cs_trace_rec_t *x,
+                        cs_trace_rec_t *out);
+static uint32_t fence_part(const ck_t *c, const cs_trace_rec_t *a,
+                           const cs_trace_rec_t *b);
 static void found_at(ck_t *c, uint32_t kind, uint32_t cause,
                      const cs_trace_rec_t *a, const cs_check_pos_t *pa,
                      const cs_trace_rec_t *b, const cs_check_pos_t *pb,
@@ -176,11 +186,11 @@ static void join(uint32_t *dst, const uint32_t *src, uint32_t w)
 
 /* ------------------------------------------------------------ pool */
 
-/* Blocks of BLK(c) words: a clock (w words), the event's position, then
- * its record. */
+/* Blocks of BLK(c) words: a clock (w words), the event's position, its
+ * record, then its rank's drains when it was made. */
 #define REC_WORDS (sizeof(cs_trace_rec_t) / sizeof(uint32_t))
 #define POS_WORDS (sizeof(cs_check_pos_t) / sizeof(uint32_t))
-#define BLK(c) ((c)->w + POS_WORDS + REC_WORDS)
+#define BLK(c) ((c)->w + POS_WORDS + REC_WORDS + 1)
 
 static uint32_t *pool_at(ck_t *c, int32_t b) { return c->pool + (size_t)b * BLK(c); }
 
@@ -192,6 +202,11 @@ static const cs_check_pos_t *pool_pos(ck_t *c, int32_t b)
 static const cs_trace_rec_t *pool_rec(ck_t *c, int32_t b)
 {
   return (const cs_trace_rec_t *)(pool_at(c, b) + c->w + POS_WORDS);
+}
+
+static uint32_t pool_drains(ck_t *c, int32_t b)
+{
+  return pool_at(c, b)[c->w + POS_WORDS + REC_WORDS];
 }
 
 /* A block holding clock k and record x (its rank's current position),
@@ -221,6 +236,8 @@ static int32_t pool_get(ck_t *c, const uint32_t *k, const cs_trace_rec_t *x,
   memcpy(pool_at(c, (int32_t)b), k, c->w * sizeof(uint32_t));
   memcpy(pool_at(c, (int32_t)b) + c->w, &c->pos[x->rank], sizeof(cs_check_pos_t));
   memcpy(pool_at(c, (int32_t)b) + c->w + POS_WORDS, x, sizeof(*x));
+  pool_at(c, (int32_t)b)[c->w + POS_WORDS + REC_WORDS] =
+      x->rank < c->n ? c->drains[x->rank] : 0;
   c->pool_ref[b] = uses;
   return (int32_t)b;
 }
@@ -527,8 +544,129 @@ static void write_row(ck_t *c, int32_t wb, uint32_t i, uint32_t n)
     pool_hold(c, wb);
     iv->w = wb;
     iv->wrank = x->rank;
-    iv->wfence = k[c->n + x->rank];
+    iv->wfence = pool_drains(c, wb);
     iv->wepoch = k[x->rank];
+  }
+}
+
+/* ------------------------------------------------------------ lines */
+
+/* The 64-byte lines of the windows that notifies have touched: the last
+ * Set notify and the last other write (add, store, put) to each, for the
+ * clobber of a Set's whole-line write-back (CS_CHECK_CLOBBER). An open
+ * hash by (window, line). */
+#define LINE 64u
+typedef struct line_w {
+  uint64_t key; /* (rank << 48 | line) + 1, 0 empty */
+  int32_t  set, other; /* pool blocks, -1 none */
+} line_w_t;
+
+static uint64_t line_hash(uint64_t key)
+{
+  key ^= key >> 33;
+  key *= 0xff51afd7ed558ccdull;
+  return key ^ (key >> 33);
+}
+
+static line_w_t *line_find(ck_t *c, uint64_t key, int insert)
+{
+  if (insert && 2 * (c->nlines + 1) > c->cap_lines) {
+    uint64_t cap = c->cap_lines ? 2 * c->cap_lines : 256;
+    line_w_t *v = calloc(cap, sizeof(*v));
+    if (!v)
+      return c->err = -ENOMEM, NULL;
+    for (uint64_t i = 0; i < c->cap_lines; i++)
+      if (c->lines[i].key)
+        for (uint64_t h = line_hash(c->lines[i].key);; h++)
+          if (!v[h & (cap - 1)].key) {
+            v[h & (cap - 1)] = c->lines[i];
+            break;
+          }
+    free(c->lines);
+    c->lines = v;
+    c->cap_lines = cap;
+  }
+  if (!c->cap_lines)
+    return NULL;
+  for (uint64_t h = line_hash(key);; h++) {
+    line_w_t *e = &c->lines[h & (c->cap_lines - 1)];
+    if (e->key == key)
+      return e;
+    if (!e->key) {
+      if (!insert)
+        return NULL;
+      c->nlines++;
+      *e = (line_w_t){.key = key, .set = -1, .other = -1};
+      return e;
+    }
+  }
+}
+
+/* Whether the write in block b is ordered before the event with clock k:
+ * k knows a fence of b's rank that came after b's drains. */
+static int knows(ck_t *c, const uint32_t *k, int32_t b)
+{
+  return k[c->n + pool_rec(c, b)->rank] > pool_drains(c, b);
+}
+
+/* Set a and write b (blocks) of two ranks, neither ordered before the
+ * other: a clobber. */
+static void clobber(ck_t *c, int32_t a, int32_t b)
+{
+  const cs_trace_rec_t *x = pool_rec(c, a), *y = pool_rec(c, b);
+  if (x->rank == y->rank || knows(c, pool_at(c, b), a) ||
+      knows(c, pool_at(c, a), b))
+    return;
+  found_at(c, CS_CHECK_CLOBBER, 0, x, pool_pos(c, a), y, pool_pos(c, b), 0,
+           0);
+}
+
+/* The write of block b (a notify, or a data write) against the lines it
+ * writes: a Set is checked against the other writes to its line, any
+ * other write against the line's last Set. Data writes are checked only
+ * against lines a notify touched. */
+static void line_write(ck_t *c, int32_t b)
+{
+  const cs_trace_rec_t *x = pool_rec(c, b);
+  const cs_layout_t *L = &c->h.layout;
+  if (x->slot >= L->nslots || x->peer >= c->n)
+    return;
+  const cs_slot_t *sl = &L->slot[x->slot];
+  int notify = x->kind == CS_EV_NOTIFY, set = notify && !cs_trace_rec_is_add(x);
+  uint64_t lo, hi;
+  if (notify) {
+    lo = cs_slot_cell_off(sl, x->cell);
+    hi = lo + 4;
+  } else {
+    uint64_t es = sl->esize ? sl->esize : 1, span;
+    if (x->elem_off > sl->alloc / es)
+      return;
+    span = cs_trace_rec_is_2d(x) ? cs_trace_rec_end(x) - x->elem_off : x->valid;
+    lo = sl->off + x->elem_off * es;
+    hi = lo + span * es;
+    if (hi > sl->off + sl->alloc)
+      hi = sl->off + sl->alloc;
+    if (c->nlines == 0 || hi <= lo)
+      return;
+  }
+  for (uint64_t l = lo / LINE; l <= (hi - 1) / LINE; l++) {
+    line_w_t *e = line_find(c, ((uint64_t)x->peer << 48 | l) + 1, notify);
+    if (!e)
+      continue;
+    if (set) {
+      if (e->other >= 0)
+        clobber(c, b, e->other);
+      if (e->set >= 0 && pool_rec(c, e->set)->cell != x->cell)
+        clobber(c, b, e->set);
+      pool_put(c, e->set);
+      e->set = b;
+    } else {
+      if (e->set >= 0)
+        clobber(c, e->set, b);
+      pool_put(c, e->other);
+      e->other = b;
+    }
+    pool_hold(c, b);
   }
 }
 
@@ -592,6 +730,7 @@ static void land(ck_t *c, const cs_trace_rec_t *x)
     cell_notify(c, pool_rec(c, b), pool_at(c, b), pool_pos(c, b)->call);
   else if (kind == CS_EV_STORE || kind == CS_EV_PUT)
     access_write(c, b);
+  line_write(c, b);
   pool_put(c, b);
 }
 
@@ -605,13 +744,13 @@ static void produce(ck_t *c, const cs_trace_rec_t *x, const uint32_t *k)
       pend_put(c, x->rank, x->dma_id, b);
     return;
   }
-  if (x->kind == CS_EV_NOTIFY) {
-    cell_notify(c, x, k, c->pos[x->rank].call);
-    return;
-  }
   int32_t b = pool_get(c, k, x, 1);
-  if (b >= 0) {
+  if (x->kind == CS_EV_NOTIFY)
+    cell_notify(c, x, k, c->pos[x->rank].call);
+  else if (b >= 0)
     access_write(c, b);
+  if (b >= 0) {
+    line_write(c, b);
     pool_put(c, b);
   }
 }
@@ -682,7 +821,9 @@ static void rank_event(ck_t *c, const cs_trace_rec_t *x)
   case CS_EV_NOTIFY: produce(c, x, k); break;
   case CS_EV_WAIT: wait_end(c, x, k); break;
   case CS_TR_WAIT_BEGIN: wait_begin(c, x); break;
-  case CS_EV_FENCE: k[c->n + r]++; break;
+  case CS_EV_FENCE: k[c->n + r] = ++c->drains[r]; break;
+  case CS_EV_PIPE: c->drains[r]++; break;
+  case CS_EV_DDR: k[c->n + r] = c->drains[r]; break;
   case CS_EV_REDUCE: c->has_unused[r] = 0; break;
   default: break;
   }
@@ -735,10 +876,11 @@ int cs_check_create(cs_check_t **out, const cs_trace_header_t *h)
   c->has_mark = calloc(c->n, 1);
   c->unused = calloc(c->n, sizeof(cs_trace_rec_t));
   c->has_unused = calloc(c->n, 1);
+  c->drains = calloc(c->n, sizeof(uint32_t));
   c->rep.f = malloc(CS_CHECK_MAX_FINDINGS * sizeof(cs_check_finding_t));
   if (!c->clk || !c->maps || !c->cells || !c->pend || !c->unused ||
       !c->pos || !c->mark_at || !c->has_mark ||
-      !c->has_unused || !c->rep.f || aux_init(c) < 0) {
+      !c->has_unused || !c->drains || !c->rep.f || aux_init(c) < 0) {
     cs_check_destroy(c);
     *out = NULL;
     return -ENOMEM;
@@ -758,6 +900,11 @@ void cs_check_destroy(cs_check_t *c)
   }
   for (uint32_t r = 0; c->pend && r < c->n; r++)
     free(c->pend[r].v);
+  for (uint64_t i = 0; i < c->cap_lines; i++)
+    if (c->lines[i].key) {
+      pool_put(c, c->lines[i].set);
+      pool_put(c, c->lines[i].other);
+    }
   aux_fini(c);
   free(c->maps);
   free(c->clk);
@@ -769,6 +916,8 @@ void cs_check_destroy(cs_check_t *c)
   free(c->has_mark);
   free(c->unused);
   free(c->has_unused);
+  free(c->drains);
+  free(c->lines);
   free(c->rep.f);
   free(c);
 }
@@ -859,6 +1008,36 @@ static int notify_after(const ck_t *c, const cs_trace_rec_t *x, cs_trace_rec_t *
   return found_one ? 1 : (lo > 0 ? -1 : 0);
 }
 
+/* Which part of the fence the writer of a NO_FENCE race lacks: its
+ * pipe barriers and DDR fences after the write a and before its next
+ * notify (or, on one rank, before b), as far as its recent syncs go. A
+ * DDR fence after a pipe barrier would have ordered it: only one half,
+ * or the halves the wrong way round, leave it unordered. */
+static uint32_t fence_part(const ck_t *c, const cs_trace_rec_t *a,
+                           const cs_trace_rec_t *b)
+{
+  uint64_t until = b->seq;
+  cs_trace_rec_t nx;
+  if (a->rank != b->rank && notify_after(c, a, &nx) == 1)
+    until = nx.seq;
+  const recent_t *rc = &c->recent[a->rank];
+  uint64_t lo = rc->nsync > RECENT ? rc->nsync - RECENT : 0;
+  int pipe = 0, ddr_first = 0;
+  for (uint64_t i = lo; i < rc->nsync; i++) {
+    const cs_trace_rec_t *y = &rc->sync[i % RECENT];
+    if (y->seq <= a->seq || y->seq >= until)
+      continue;
+    if (y->kind == CS_EV_FENCE || (y->kind == CS_EV_DDR && pipe))
+      return CS_CHECK_PART_FENCE; /* ordered it: the signal came before */
+    if (y->kind == CS_EV_PIPE)
+      pipe = 1;
+    else if (y->kind == CS_EV_DDR)
+      ddr_first = 1;
+  }
+  return pipe ? CS_CHECK_PART_DDR : ddr_first ? CS_CHECK_PART_PIPE
+                                              : CS_CHECK_PART_FENCE;
+}
+
 /* The bounds of a new finding's events; a notify still to come is filled
  * in when it comes (pending_after). */
 static void bounds(ck_t *c, cs_check_finding_t *f, uint64_t fi)
@@ -920,6 +1099,8 @@ static void found_at(ck_t *c, uint32_t kind, uint32_t cause,
       if (b)
         f->b = *b;
       bounds(c, f, rep->n);
+      if (kind == CS_CHECK_RACE && cause == CS_CHECK_NO_FENCE && a && b)
+        f->fence_part = fence_part(c, a, b);
       *e = (int64_t)++rep->n;
       return;
     }
@@ -940,7 +1121,7 @@ static void found_at(ck_t *c, uint32_t kind, uint32_t cause,
 static void sync_seen(ck_t *c, const cs_trace_rec_t *x)
 {
   recent_t *rc = &c->recent[x->rank];
-  if (x->kind == CS_EV_WAIT || x->kind == CS_EV_FENCE)
+  if (x->kind == CS_EV_WAIT || cs_ev_is_ordering(x->kind))
     rc->sync[rc->nsync++ % RECENT] = *x;
   if (x->kind != CS_EV_NOTIFY)
     return;
@@ -1243,6 +1424,7 @@ static int kind_rank(const cs_check_finding_t *f)
   case CS_CHECK_WAIT_EQ:
   case CS_CHECK_UNSATISFIABLE: return 1;
   case CS_CHECK_RACE: return f->a.rank != f->b.rank ? 2 : 3;
+  case CS_CHECK_CLOBBER: return 2;
   default: return 4;
   }
 }
@@ -1352,6 +1534,7 @@ const char *cs_check_kind_name(uint32_t kind)
   case CS_CHECK_NOT_RESET: return "cell not reset";
   case CS_CHECK_UNSATISFIABLE: return "unsatisfiable wait";
   case CS_CHECK_DEAD_READ: return "unused remote read";
+  case CS_CHECK_CLOBBER: return "line clobber";
   default: return "?";
   }
 }

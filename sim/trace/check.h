@@ -14,10 +14,13 @@
  * (in an allreduce, where every remote load feeds a reduce or a store)
  * remote loads whose value the rank never uses; ranked so that the first
  * finding is the cause (check.c, "ranking").
- * The model is the weakest memory model the device offers (relaxed): a
- * landing is ordered before later events of its own rank only by a fence,
- * whatever the run's model was, so a free-mode trace shows the fence bugs
- * that its stores, landing at issue, hid.
+ * The model is the weakest memory model collsim offers: relaxed, with
+ * a2a3's halves of the fence and its line write-backs. A landing is
+ * ordered before later events of its own rank only by a fence, or by a
+ * DDR fence after a pipe barrier that came after the post, whatever the
+ * run's model was, so a free-mode trace shows the fence bugs that its
+ * stores, landing at issue, hid; and a Set notify writes its whole 64-byte
+ * line (a clobber when another rank writes that line unordered).
  * The checker is fed records in seq order, one at a time, and keeps no
  * record it does not need: its memory is bounded by the run's shape (ranks,
  * slots, signal cells, the distinct byte ranges accessed), not by the
@@ -45,7 +48,21 @@ typedef enum cs_check_kind {
                              cell's last change; value = its end */
   CS_CHECK_DEAD_READ,     /* a: a remote load no reduce or store uses
                              (allreduce traces only) */
+  CS_CHECK_CLOBBER,       /* a: a Set notify, b: another rank's write to
+                             the same 64-byte line (a Set, an add, a store
+                             or put) not ordered with it: the device's Set
+                             writes back its whole line and can undo b */
 } cs_check_kind_t;
+
+/* Which part of the fence a NO_FENCE race lacks, in the writer's events
+ * between the write and its signal (cs_check_finding_t.fence_part). */
+typedef enum cs_check_fence_part {
+  CS_CHECK_PART_FENCE = 0, /* the whole fence (pipe barrier + DDR fence) */
+  CS_CHECK_PART_DDR,       /* a pipe barrier drained it, but no DDR fence
+                              after it made it visible */
+  CS_CHECK_PART_PIPE,      /* a DDR fence came while it was still in the
+                              pipe: no pipe barrier before that fence */
+} cs_check_fence_part_t;
 
 /* Why a race's two events are not ordered, in the algorithm's terms. */
 typedef enum cs_check_cause {
@@ -101,6 +118,7 @@ typedef struct cs_check_finding {
                        a consequence of (a race in a later call of a run
                        whose cells were not reset), 0 none */
   uint32_t reversed; /* races: the run did b before a */
+  uint32_t fence_part; /* NO_FENCE races: cs_check_fence_part_t */
   cs_check_pos_t a_pos, b_pos;
   cs_trace_rec_t a, b;
   cs_trace_rec_t a_before, a_after, b_before, b_after;

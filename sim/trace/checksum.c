@@ -85,7 +85,8 @@ const char *cs_trace_kind_name(uint32_t kind)
 {
   static const char *const names[CS_TR_NKINDS] = {
       "?", "load", "store", "put", "notify", "wait-end", "fence", "reduce",
-      "mark", "wait-begin", "dma-post", "dma-land", "fault", "abort"};
+      "mark", "wait-begin", "dma-post", "dma-land", "fault", "abort",
+      "pipe-barrier", "ddr-fence", "dcci", "read"};
   return kind < CS_TR_NKINDS ? names[kind] : "?";
 }
 

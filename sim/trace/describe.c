@@ -188,6 +188,11 @@ static void describe_dma(char *buf, size_t n, const cs_layout_t *l,
   unsigned long long id = (unsigned long long)x->dma_id;
   unsigned long long off = (unsigned long long)x->elem_off;
   if (x->kind == CS_TR_DMA_LAND && x->round == CS_EV_NOTIFY &&
+      x->phys == 64)
+    snprintf(buf, n, "dma #%llu lands notify -> r%u %s[%u] = %d: writes "
+             "back its whole line, window bytes [%llu..%llu) (now %d)", id,
+             x->peer, slot, x->cell, x->value, off, off + 64, x->observed);
+  else if (x->kind == CS_TR_DMA_LAND && x->round == CS_EV_NOTIFY &&
       cs_trace_rec_is_add(x))
     snprintf(buf, n, "dma #%llu %s notify -> r%u %s[%u] %+d (now %d)", id,
              verb, x->peer, slot, x->cell, x->value, x->observed);
@@ -229,7 +234,26 @@ void cs_trace_describe(char *buf, size_t n, const cs_trace_header_t *h,
     describe_wait(buf, n, &h->layout, x, begin, by);
     break;
   case CS_EV_FENCE:
-    snprintf(buf, n, "pipe barrier");
+    snprintf(buf, n, "pipe barrier + DDR fence");
+    break;
+  case CS_EV_PIPE:
+    snprintf(buf, n, "pipe barrier only (drain)");
+    break;
+  case CS_EV_DDR:
+    snprintf(buf, n, "DDR fence only");
+    break;
+  case CS_EV_DCCI:
+    if ((x->opcmp & ~CS_TR_FAILED) == CS_DCCI_ALL)
+      snprintf(buf, n, "clean+invalidate every cached line");
+    else
+      snprintf(buf, n, "clean+invalidate the line of r%u %s[%llu]", x->peer,
+               cs_trace_slot_name(&h->layout, x->slot, sn, sizeof(sn)),
+               (unsigned long long)x->elem_off);
+    break;
+  case CS_EV_READ:
+    snprintf(buf, n, "<- r%u %s[%u] read %d", x->peer,
+             cs_trace_slot_name(&h->layout, x->slot, sn, sizeof(sn)), x->cell,
+             x->observed);
     break;
   case CS_EV_REDUCE:
     snprintf(buf, n, "acc = acc %s recv, %u elements",
@@ -294,7 +318,11 @@ static void sentence_queued(char *buf, size_t n, int sl, const char *sn,
   char rs[64];
   if (cs_trace_rec_is_2d(x))
     b = (unsigned long long)cs_trace_rec_end(x);
-  if (x->round == CS_EV_NOTIFY)
+  if (x->round == CS_EV_NOTIFY && (x->opcmp & ~CS_TR_FAILED) == CS_NOTIFY_SET)
+    snprintf(buf, n, "rank %u's DMA: land notify #%llu: rank %u %.*s[%u] = %d",
+             x->rank, (unsigned long long)x->dma_id, x->peer, sl, sn, x->cell,
+             x->value);
+  else if (x->round == CS_EV_NOTIFY)
     snprintf(buf, n, "rank %u's DMA: land notify #%llu: rank %u %.*s[%u] %+d",
              x->rank, (unsigned long long)x->dma_id, x->peer, sl, sn, x->cell,
              x->value);
@@ -329,6 +357,23 @@ void cs_trace_sentence(char *buf, size_t n, const cs_layout_t *l,
     break;
   case CS_EV_FENCE:
     snprintf(buf, n, "rank %u: fence", x->rank);
+    break;
+  case CS_EV_PIPE:
+    snprintf(buf, n, "rank %u: pipe barrier", x->rank);
+    break;
+  case CS_EV_DDR:
+    snprintf(buf, n, "rank %u: DDR fence", x->rank);
+    break;
+  case CS_EV_DCCI:
+    if (opcmp == CS_DCCI_ALL)
+      snprintf(buf, n, "rank %u: dcci every line", x->rank);
+    else
+      snprintf(buf, n, "rank %u: dcci the line of rank %u %.*s[%llu]", x->rank,
+               x->peer, sl, sn, (unsigned long long)x->elem_off);
+    break;
+  case CS_EV_READ:
+    snprintf(buf, n, "rank %u: read rank %u %.*s[%u]", x->rank, x->peer, sl,
+             sn, x->cell);
     break;
   case CS_EV_REDUCE:
     snprintf(buf, n, "rank %u: reduce %u elements", x->rank, x->valid);

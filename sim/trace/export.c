@@ -266,7 +266,10 @@ static void jsonl_event(FILE *f, const cs_trace_export_t *e, uint64_t i)
           "\"slot_name\":", cs_trace_kind_name(x->kind), x->kind, x->peer,
           x->slot);
   cs_trace_json_str(f, cs_trace_rec_is_launcher(x) || x->kind == CS_EV_MARK ||
-                      x->kind == CS_EV_FENCE || x->kind == CS_EV_REDUCE
+                      x->kind == CS_EV_FENCE || x->kind == CS_EV_REDUCE ||
+                      x->kind == CS_EV_PIPE || x->kind == CS_EV_DDR ||
+                      (x->kind == CS_EV_DCCI &&
+                       (x->opcmp & ~CS_TR_FAILED) == CS_DCCI_ALL)
                   ? "" : cs_trace_slot_name(&e->t->hdr.layout, x->slot, sn,
                                             sizeof(sn)));
   fprintf(f, ",\"elem_off\":%llu,\"valid\":%u,\"phys\":%u,\"cell\":%u,"
@@ -306,9 +309,10 @@ static uint32_t lane_of(uint32_t kind)
 {
   switch (kind) {
   case CS_EV_LOAD: case CS_EV_STORE: case CS_EV_PUT: case CS_EV_FENCE:
-  case CS_EV_REDUCE:
+  case CS_EV_REDUCE: case CS_EV_PIPE: case CS_EV_DDR:
     return LANE_COMPUTE;
-  case CS_EV_NOTIFY: case CS_EV_WAIT: case CS_TR_WAIT_BEGIN:
+  case CS_EV_NOTIFY: case CS_EV_WAIT: case CS_TR_WAIT_BEGIN: case CS_EV_READ:
+  case CS_EV_DCCI:
     return LANE_SIGNAL;
   case CS_TR_DMA_POST: case CS_TR_DMA_LAND:
     return LANE_DMA;

@@ -1,5 +1,5 @@
 /*
- * format.h - the trace file's bytes, version 3: the header and record
+ * format.h - the trace file's bytes, version 4: the header and record
  * structs, their constants, and one field map per struct as data.
  *
  * Owns: the on-disk layout of a .cstrace file, which traces/FORMAT.md
@@ -15,7 +15,7 @@
  *
  * Header:
  *   0   u8[8]  magic "CSTRACE\0"         96   char[64] schedule
- *   8   u32    version (3; 1, 2 read)    160  char[16] collsim version
+ *   8   u32    version (4; 1-3 read)     160  char[16] collsim version
  *   12  u32    header_bytes (4096)       176  cs_layout_t slot table (400 B)
  *   16  u32    record_bytes (80)         576  u64 timeout_ns
  *   20  u32    nranks                    584  u64 start_ns (CLOCK_MONOTONIC)
@@ -30,7 +30,7 @@
  *   64  u32    tile_bytes                872  u32[4] shape rows, cols, valid
  *   68  u32    iters                            rows, cols (0: no shape)
  *                                          888  u8[136] reserved, zero
- *   72  u32    memory model (0 sc, 1 fifo, 2 relaxed)
+ *   72  u32    memory model (0 sc, 1 fifo, 2 relaxed, 3 a2a3)
  *   76  u32    program (0 allreduce, 1 ping)
  *   80  u32    bug (0 none)
  *   84  u32    rounds (ping) / reserved
@@ -55,14 +55,16 @@
 #include "../../window/layout.h"
 
 #define CS_TRACE_MAGIC "CSTRACE"
-#define CS_TRACE_VERSION 3u /* 2: 1024-byte header block; 1: also t_ns in
-                               ns, no tick_ns. Both still read. */
+#define CS_TRACE_VERSION 4u /* 4: the a2a3 kinds 14-17 and line write-
+                               backs; 3 and older have none. 2: 1024-byte
+                               header block; 1: also t_ns in ns, no
+                               tick_ns. All still read. */
 #define CS_TRACE_HEADER_BYTES 4096u /* the header block: header, zeros */
 #define CS_TRACE_HEADER_STRUCT 1024u /* the header itself (v1, v2: the block) */
 #define CS_TRACE_RECORD_BYTES 80u
 
-/* Record kinds: 1..8 are the device events (cs_ev_kind_t in sim/dev.h,
- * WAIT = wait-end); these are the ones only traces have. */
+/* Record kinds: 1..8 and 14..17 are the device events (cs_ev_kind_t in
+ * sim/dev.h, WAIT = wait-end); these are the ones only traces have. */
 enum {
   CS_TR_WAIT_BEGIN = 9,  /* a wait starts: value = target */
   CS_TR_DMA_POST = 10,   /* controlled mode: a store/put/notify is posted */
@@ -71,7 +73,7 @@ enum {
                             observed = its event index, step = 1 signal / 2 exit */
   CS_TR_ABORT = 13,      /* the run was aborted: value = CS_ABORT_* reason,
                             rank = first failing rank (UINT32_MAX launcher) */
-  CS_TR_NKINDS = 14
+  CS_TR_NKINDS = 18      /* 14..17: pipe barrier, DDR fence, dcci, cell read */
 };
 
 /* Header algo of a collective loaded from a shared object (collsim run
@@ -81,9 +83,11 @@ enum {
 /* The header's modes word (a field that was reserved and zero, so every
  * older trace reads as the defaults: self-clearing signals, ieee min/max). */
 #define CS_TR_MODE_SINGLE_USE 0x1u      /* --signals single-use */
+#define CS_TR_MODE_PADDED_CELLS 0x2u    /* --signal-layout padded */
 #define CS_TR_MODE_MINMAX_SHIFT 8u      /* --minmax: cs_minmax_t in bits 8-15 */
 #define CS_TR_MODE_MINMAX_MASK 0xff00u
-#define CS_TR_MODE_KNOWN (CS_TR_MODE_SINGLE_USE | CS_TR_MODE_MINMAX_MASK)
+#define CS_TR_MODE_KNOWN (CS_TR_MODE_SINGLE_USE | CS_TR_MODE_PADDED_CELLS | \
+                          CS_TR_MODE_MINMAX_MASK)
 
 /* The event that failed (out-of-slot fault, wait timeout) is recorded with
  * this bit set in opcmp. */
@@ -115,7 +119,7 @@ enum {
     "FNV-1a 64 of all ranks' inputs")                                        \
   X( 64, uint32_t,    tile_bytes,   ,      "u32",      "bytes")                  \
   X( 68, uint32_t,    iters,        ,      "u32",      "calls")                  \
-  X( 72, uint32_t,    memory_model, ,      "u32",      "0 sc, 1 fifo, 2 relaxed")\
+  X( 72, uint32_t,    memory_model, ,      "u32",      "0 sc, 1 fifo, 2 relaxed, 3 a2a3")\
   X( 76, uint32_t,    program,      ,      "u32",      "0 allreduce, 1 ping")    \
   X( 80, uint32_t,    bug,          ,      "u32",      "mutation id, 0 none")    \
   X( 84, uint32_t,    rounds,       ,      "u32",      "ping rounds, else 0")    \
@@ -135,7 +139,7 @@ enum {
     "injected fault (cs_fault_kind_t), 0 none")                              \
   X(600, uint32_t,    fault_rank,   ,      "u32",      "its rank")               \
   X(604, uint32_t,    modes,        ,      "u32",                                \
-    "fidelity modes: bit 0 single-use signals, bits 8-15 --minmax; 0 default")\
+    "fidelity modes: bit 0 single-use signals, bit 1 padded signal cells, bits 8-15 --minmax; 0 default")\
   X(608, uint64_t,    fault_event,  ,      "u64",      "its event index")        \
   X(616, char,        algo_path,    [256], "char[256]",                          \
     "algo 254: the collective's shared object, NUL-terminated")             \
@@ -193,7 +197,7 @@ enum {
   X(24, nbytes,   "u64")                                                     \
   X(32, alloc,    "u64")                                                     \
   X(40, esize,    "u32")                                                     \
-  X(44, reserved, "u32")
+  X(44, cell_bytes, "u32")
 
 #define CS__TRACE_MEMBER(off, ctype, name, dim, type, meaning) ctype name dim;
 

@@ -244,8 +244,9 @@ static cs_trace_defect_t rec_fault(cs_trace_reader_t *rd,
     return CS_TRD_REC_KIND;
   if (x->rank >= h->nranks && !(x->kind == CS_TR_ABORT && x->rank == UINT32_MAX))
     return CS_TRD_REC_RANK;
-  if (x->kind < CS_TR_FAULT && x->kind != CS_EV_MARK && x->kind != CS_EV_FENCE &&
-      x->kind != CS_EV_REDUCE && (x->peer >= h->nranks || x->slot >= h->layout.nslots))
+  if (((x->kind < CS_TR_FAULT && x->kind != CS_EV_MARK && x->kind != CS_EV_FENCE &&
+        x->kind != CS_EV_REDUCE) || x->kind == CS_EV_DCCI || x->kind == CS_EV_READ) &&
+      (x->peer >= h->nranks || x->slot >= h->layout.nslots))
     return CS_TRD_REC_PEER;
   if (cs_trace_rec_is_2d(x) && !cs_trace_rec_2d_ok(x))
     return CS_TRD_REC_2D;

@@ -322,7 +322,7 @@ static inline cs_trace_rank_t *rank_of(void *tracer)
 
 static int is_consumer(uint32_t kind)
 {
-  return kind == CS_EV_LOAD || kind == CS_EV_WAIT;
+  return kind == CS_EV_LOAD || kind == CS_EV_WAIT || kind == CS_EV_READ;
 }
 
 /* Controlled mode only (free mode: free_producer_seq). */
@@ -379,13 +379,14 @@ static void hook_fail(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
  * rank sleeps while its DMA engine lands an op (one actor at a time), so
  * the launcher may append to the rank's ring: a dma-land record with
  * round = the landed op's kind, opcmp = notify op, value = notify value,
- * observed = the cell after a notify. */
+ * observed = the cell after a notify; phys = 64 and elem_off = the line's
+ * byte offset for an a2a3 Set, which writes back its whole line. */
 static void hook_land(cs_world_t *w, uint32_t rank, const cs_event_t *op,
                       int32_t observed, void *arg)
 {
   cs_event_t ev = {.elem_off = op->elem_off, .dma_id = op->dma_id,
                    .peer = op->peer, .slot = op->slot, .cell = op->cell,
-                   .valid = op->valid, .phys = op->valid};
+                   .valid = op->valid, .phys = op->phys};
   uint64_t seq = __atomic_fetch_add(&w->ctl->event_seq, 1, __ATOMIC_SEQ_CST);
   append(w, ring_of(w, rank), arg, rank, CS_TR_DMA_LAND, &ev, seq, op->value,
          observed, op->opcmp, 0, op->kind, 0);
