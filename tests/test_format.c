@@ -374,7 +374,7 @@ Test(format, checker_catches_a_doctored_doc)
   expect_caught(doc, "| 12 | `fault` |", "| 12 | `crash` |", "kind 12");
   expect_caught(doc, "## Record (80 bytes)", "## Record (96 bytes)",
                 "80 bytes");
-  expect_caught(doc, "version 3\n", "version 4\n", "another version");
+  expect_caught(doc, "version 4\n", "version 5\n", "another version");
   expect_caught(doc, "   880  u32   valid_rows", "   880  u32   valid_r",
                 "no field valid_r");
   expect_caught(doc, "   888  u8[136] reserved", "   884  u8[136] reserved",

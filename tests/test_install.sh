@@ -97,6 +97,30 @@ expect 1 "$cs" check "$tmp/x2/explore-1.cstrace"
 has "race.*put of out"
 has "a fence before the notify orders them"
 
+# pto-isa #322 as a collective: passes every schedule of the models
+# without caches, loses a flag under a2a3, passes again padded.
+cp -r "$src/examples/packed_flags" "$tmp/packed_flags"
+make -s -C "$tmp/packed_flags" >/dev/null
+cd "$tmp/packed_flags"
+for m in sc fifo relaxed; do
+  for s in random:1 random:2 pct:1:2 latest; do
+    expect 0 "$cs" run --algo ./packed_flags.so --ranks 4 --count 4 --schedule $s --memory-model $m
+  done
+done
+expect 1 "$cs" run --algo ./packed_flags.so --ranks 4 --count 4 --schedule random:1 --memory-model a2a3
+has "^result: WRONG"
+expect 0 "$cs" run --algo ./packed_flags.so --ranks 4 --count 4 --schedule random:1 --memory-model a2a3 --signal-layout padded
+has "^result: bit-exact on all 4 ranks"
+mkdir "$tmp/x3"
+expect 1 "$cs" explore --algo ./packed_flags.so --ranks 2 --count 4 --memory-model a2a3 --schedules 200 -j 1 -o "$tmp/x3"
+has "^failure 1: wrong result"
+expect 1 "$cs" check "$tmp/x3/explore-1.cstrace"
+has "line clobber: rank [01]'s Set of rank 0's flags\[[01]\] and rank [01]'s Set of rank 0's flags"
+expect 0 "$cs" replay "$tmp/x3/explore-1.cstrace"
+has "identical; outcome: wrong result"
+expect 2 "$cs" run --algo ../ring_allgather/ring_allgather.so --signal-layout diagonal
+has "^collsim run: --signal-layout 'diagonal' is not accepted: expected packed or padded$"
+
 # Refusals: one line, exit 2.
 cd "$tmp"
 expect 2 "$cs" run --algo ./missing.so

@@ -201,9 +201,13 @@ static int parse_list(const char *opt, const char *s, const char *const *names,
 static int own_opt(ex_opts_t *o, int argc, char **argv, int *i)
 {
   static const char *const st[] = {"latest", "pct", "random"};
-  static const char *const mm[CS_MM_COUNT] = {"sc", "fifo", "relaxed", "a2a3"};
-  static const uint32_t stb[] = {ST_LATEST, ST_PCT, ST_RANDOM},
-                        mmb[CS_MM_COUNT] = {1, 2, 4, 8};
+  static const uint32_t stb[] = {ST_LATEST, ST_PCT, ST_RANDOM};
+  const char *mm[CS_MM_COUNT];
+  uint32_t mmb[CS_MM_COUNT];
+  for (uint32_t m = 0; m < CS_MM_COUNT; m++) {
+    mm[m] = cs_mm_name((cs_mm_t)m);
+    mmb[m] = 1u << m;
+  }
   const char *a = argv[*i];
   static const char *const with_value[] = {"--schedules", "--time", "--strategy",
                                            "--memory-model", "-j", "-o", "--batch",

@@ -40,20 +40,19 @@ int cs_sched_is_step(uint32_t kind)
 
 /* ------------------------------------------------------------ parsing */
 
-static const char *const mm_names[CS_MM_COUNT] = {"sc", "fifo", "relaxed",
-                                                  "a2a3"};
+_Static_assert(CS_MM_COUNT == CS_TR_NMODELS, "one name per memory model");
 
 int cs_mm_parse(const char *s)
 {
   for (int i = 0; i < CS_MM_COUNT; i++)
-    if (!strcmp(s, mm_names[i]))
+    if (!strcmp(s, cs_tr_model_name((uint32_t)i)))
       return i;
   return CS_EBADNAME;
 }
 
 const char *cs_mm_name(cs_mm_t m)
 {
-  return (unsigned)m < CS_MM_COUNT ? mm_names[m] : "?";
+  return cs_tr_model_name((uint32_t)m);
 }
 
 static int parse_num(const char *s, uint64_t *v)

@@ -14,8 +14,6 @@
 #define _GNU_SOURCE
 #include "analysis.h"
 
-#include "../sched.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,7 +89,7 @@ void cs_trace_field_str(const char *s, size_t cap, char *buf, size_t n)
 
 const char *cs_trace_model_name(uint32_t m)
 {
-  return cs_mm_name((cs_mm_t)m);
+  return cs_tr_model_name(m);
 }
 
 const char *cs_trace_abort_name(int32_t r)

@@ -76,6 +76,20 @@ enum {
   CS_TR_NKINDS = 18      /* 14..17: pipe barrier, DDR fence, dcci, cell read */
 };
 
+/* The header's memory_model values, by name (cs_mm_t in sim/sched.h has
+ * the same numbers); "?" for any other. */
+#define CS_TR_NMODELS 4u
+static inline const char *cs_tr_model_name(uint32_t m)
+{
+  switch (m) {
+  case 0: return "sc";
+  case 1: return "fifo";
+  case 2: return "relaxed";
+  case 3: return "a2a3";
+  default: return "?";
+  }
+}
+
 /* Header algo of a collective loaded from a shared object (collsim run
  * --algo ./x.so): its path is in algo_path. 255 is no collective (ping). */
 #define CS_TRACE_ALGO_USER 254u
