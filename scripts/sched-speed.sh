@@ -7,7 +7,7 @@
 # by the printed time per call (median over calls of the slowest rank), so
 # the launch itself is not counted. Prints the median over the repeats.
 #
-#   scripts/sched-speed.sh [--model sc|fifo|relaxed] [--schedule S]
+#   scripts/sched-speed.sh [--model sc|fifo|relaxed|a2a3] [--schedule S]
 #                        [--algo A] [--ranks N] [--count C] [--iters K]
 #                        [--reps R] BIN [BIN2]
 #
@@ -26,7 +26,7 @@ args=(run --algo "$algo" --ranks "$ranks" --count "$count" --iters "$iters"
       --schedule "$schedule" --memory-model "$model")
 "$1" "${args[@]}" --trace "$tmp/t" >/dev/null
 steps=$("$1" trace --format jsonl "$tmp/t" |
-  grep -c '"kind":"\(load\|store\|put\|notify\|wait\|wait-end\|fence\|reduce\|mark\|dma-land\)"' || true)
+  grep -c '"kind":"\(load\|store\|put\|notify\|wait\|wait-end\|fence\|reduce\|mark\|dma-land\|pipe-barrier\|ddr-fence\|dcci\|read\)"' || true)
 [ "$steps" -gt 0 ] || die "no decisions counted in the trace"
 per_call=$(awk -v s="$steps" -v k="$iters" 'BEGIN { printf "%.1f", s / k }')
 echo "# $algo, $ranks ranks, count $count, schedule $schedule, memory model $model:" \
