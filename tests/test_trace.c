@@ -703,6 +703,30 @@ static void check_signals(const sig_case_t *c, int single)
   unlink(path);
 }
 
+/* The device's own events are counted: the ring takes 4K(N-1) barriers
+ * per call, each one pipe barrier under --bug drain-no-ddr-fence (and no
+ * DDR fence); under a2a3 no landing of an AtomicAdd is a line write-back. */
+Test(trace, stats_count_the_pipe_barriers_of_every_barrier, .timeout = 120)
+{
+  char path[128];
+  tmp_path(path, sizeof(path), "pipe.cstrace");
+  run_cli(&r, 120, "run", "--algo", "ring", "--ranks", "3", "--count", "40",
+          "--iters", "2", "--bug", "drain-no-ddr-fence", "--schedule",
+          "random:2", "--memory-model", "a2a3", "--trace", path, NULL);
+  cr_assert(r.status == 0 || r.status == 1, "%s%s", r.out, r.err);
+  run_cli(&r, 60, "trace", "--stats", "--format", "jsonl", path, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  /* K = 1 subchunk (40 fp32 in one 16 KiB tile), N = 3, 2 calls */
+  for (unsigned k = 0; k < 3; k++) {
+    cr_assert_eq(stat_of(r.out, k, "pipe_barriers"), 2 * 4 * 1 * 2, "rank %u", k);
+    cr_assert_eq(stat_of(r.out, k, "ddr_fences"), 0);
+    cr_assert_eq(stat_of(r.out, k, "line_writebacks"), 0);
+  }
+  run_cli(&r, 60, "trace", "--stats", path, NULL);
+  cr_assert(strstr(r.out, "pipe barriers DDR fences"), "%s", r.out);
+  unlink(path);
+}
+
 Test(trace, stats_signals_follow_the_reference_for_each_mode, .timeout = 240)
 {
   /* mesh N=4, 5000 fp32: W = 4096, C = 2 (9 notifies single-use, 12 with

@@ -25,6 +25,9 @@ typedef struct rank_stats {
   uint64_t events;
   uint64_t load_local, load_remote, stored; /* bytes */
   uint64_t notifies, waits;
+  uint64_t pipes, ddrs, dccis, reads, lines; /* a2a3: pipe barriers, DDR
+                                                fences, dccis, cell reads,
+                                                Set line write-backs */
   uint64_t wait_total_ns, wait_max_ns;
   int32_t  cell_min, cell_max; /* non-self signal cells of the rank's own
                                   window at the end (last notify's result;
@@ -128,6 +131,13 @@ static void tally_one(const cs_trace_export_t *e, uint64_t i, rank_stats_t *st)
   case CS_EV_NOTIFY:
     s->notifies++;
     break; /* its cell's value: cells_end() */
+  case CS_EV_PIPE: s->pipes++; break;
+  case CS_EV_DDR: s->ddrs++; break;
+  case CS_EV_DCCI: s->dccis++; break;
+  case CS_EV_READ: s->reads++; break;
+  case CS_TR_DMA_LAND:
+    s->lines += x->round == CS_EV_NOTIFY && x->phys == 64;
+    break;
   case CS_EV_WAIT:
     s->waits++;
     if (e->links->pair[i] >= 0) {
@@ -271,6 +281,11 @@ static void stats_jsonl(FILE *f, const cs_trace_export_t *e,
             (unsigned long long)s->notifies, (unsigned long long)s->waits,
             (unsigned long long)s->wait_total_ns,
             (unsigned long long)s->wait_max_ns);
+    fprintf(f, ",\"pipe_barriers\":%llu,\"ddr_fences\":%llu,\"dccis\":%llu,"
+            "\"cell_reads\":%llu,\"line_writebacks\":%llu",
+            (unsigned long long)s->pipes, (unsigned long long)s->ddrs,
+            (unsigned long long)s->dccis, (unsigned long long)s->reads,
+            (unsigned long long)s->lines);
     if (h->program == 0 && h->layout.nslots >= 2 && h->nranks > 1)
       fprintf(f, ",\"signal_cells_min\":%d,\"signal_cells_max\":%d",
               s->cell_min, s->cell_max);
@@ -308,6 +323,19 @@ static void stats_table(FILE *f, const cs_trace_export_t *e,
             (unsigned long long)s->notifies, (unsigned long long)s->waits,
             cs_trace_us_str(s->wait_total_ns, a, sizeof(a)),
             cs_trace_us_str(s->wait_max_ns, b, sizeof(b)));
+  }
+  uint64_t any = 0;
+  for (uint32_t r = 0; r < e->t->hdr.nranks; r++)
+    any += st[r].pipes + st[r].ddrs + st[r].dccis + st[r].reads + st[r].lines;
+  if (any) { /* the device's own events (docs/memory-models.md) */
+    fprintf(f, "\n%4s %13s %10s %6s %10s %15s\n", "rank", "pipe barriers",
+            "DDR fences", "dccis", "cell reads", "line writebacks");
+    for (uint32_t r = 0; r < e->t->hdr.nranks; r++)
+      if (!o->has_rank || r == o->rank)
+        fprintf(f, "%4u %13llu %10llu %6llu %10llu %15llu\n", r,
+                (unsigned long long)st[r].pipes, (unsigned long long)st[r].ddrs,
+                (unsigned long long)st[r].dccis, (unsigned long long)st[r].reads,
+                (unsigned long long)st[r].lines);
   }
   if (faults)
     fprintf(f, "(the run crashed: %llu fault record%s; the volumes below are "
