@@ -234,6 +234,13 @@ static inline const cs_slot_t *check(cs_dev_t *d, uint32_t kind,
 static inline void check_tile(cs_dev_t *d, uint32_t kind, const cs_tile_t *t,
                               const cs_slot_t *s, uint32_t n)
 {
+  if (__builtin_expect(s->cell_bytes != 0, 0))
+    cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
+                 "rank %u: bad %s at event %llu: slot '%s' holds padded "
+                 "signal cells (--signal-layout padded), which tiles do not "
+                 "address; read them with cs_read_cell, write them with "
+                 "cs_notify", d->rank, kind_name(kind),
+                 (unsigned long long)cur_index(d), s->name);
   if (__builtin_expect(n > t->width || t->esize != s->esize, 0))
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: bad %s at event %llu: %u elements of %u bytes "
@@ -569,8 +576,14 @@ void cs_dcci(cs_dev_t *d, uint32_t peer, uint32_t slot, uint64_t elem)
                    .elem_off = elem, .opcmp = CS_DCCI_LINE};
   cs__dev_begin(d, &ev);
   const cs_slot_t *s = check(d, CS_EV_DCCI, slot, peer, elem, 1);
+  uint64_t off = s->off + elem * s->esize;
+  if (s->cell_bytes) { /* a padded slot's elements are its cells */
+    if (!cs_slot_cell_ok(s, elem))
+      out_of_slot(d, CS_EV_DCCI, s, peer, elem * s->cell_bytes / s->esize, 1);
+    off = cs_slot_cell_off(s, elem);
+  }
   if (!d->direct && d->ops->dcci)
-    d->ops->dcci(d, &ev, s->off + elem * s->esize);
+    d->ops->dcci(d, &ev, off);
   cs__dev_end(d, &ev, 0);
 }
 

@@ -161,6 +161,9 @@ static cs_cache_line_t *cache_fill(cs_dev_t *d, cs_sched_slot_t *sl,
                                    uint32_t peer, uint64_t line)
 {
   cs_cache_line_t *c = cs__cache_find(sl, peer, line);
+  for (uint32_t i = 0; !c && i < CS_CACHE_LINES; i++)
+    if (!sl->cache[i].valid)
+      c = &sl->cache[i]; /* a free entry first */
   if (!c)
     c = &sl->cache[sl->cache_next++ % CS_CACHE_LINES];
   c->valid = 1;

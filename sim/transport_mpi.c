@@ -306,8 +306,8 @@ static int wf_report(cs_dev_t *d, uint64_t deadline)
   const cs_rank_status_t *st = d->st;
   int32_t v = 0;
   if (st->state == CS_RS_WAITING && st->wait_slot < d->layout->nslots)
-    v = poll_cell(m, d->layout->slot[st->wait_slot].off +
-                         (uint64_t)st->wait_cell * 4u);
+    v = poll_cell(m, cs_slot_cell_off(&d->layout->slot[st->wait_slot],
+                                      st->wait_cell));
   /* Static: an op given up on may still complete into them later (this
    * runs once, on the way to MPI_Abort). */
   static int64_t rec[CS_MPI_WF_REC - 1], old[CS_MPI_WF_REC], one = 1, order;

@@ -613,6 +613,25 @@ static int p_put_ddr(cs_dev_t *d, void *a) { (void)a; put_halves(d, "d"); return
 static int p_put_pipe_ddr(cs_dev_t *d, void *a) { (void)a; put_halves(d, "pd"); return 0; }
 static int p_put_ddr_pipe(cs_dev_t *d, void *a) { (void)a; put_halves(d, "dp"); return 0; }
 
+/* r0 puts, notifies cell 1 (whose own pipe barrier drains the put), DDR
+ * fences, notifies cell 0; r1 waits for cell 0, reads: ordered on every
+ * model (under relaxed the DDR fence is a whole fence). */
+static int p_put_notify_ddr(cs_dev_t *d, void *a)
+{
+  (void)a;
+  cs_tile_t t = tile(4, 16, 8);
+  if (d->rank == 0) {
+    cs_put(d, &t, 1, S_DATA, 0, 8);
+    cs_notify(d, 1, S_SIG, 1, CS_NOTIFY_ADD, 1);
+    cs_ddr_fence(d);
+    cs_notify(d, 1, S_SIG, 0, CS_NOTIFY_ADD, 1);
+  } else {
+    cs_wait(d, S_SIG, 0, CS_CMP_GE, 1);
+    cs_load(d, &t, 1, S_DATA, 0, 8, 8);
+  }
+  return 0;
+}
+
 /* Two ranks Set cells `c0` and `c1` of rank 0's signal slot (one 64-byte
  * line when they are under 16 apart); with `ordered`, r1 Sets only after
  * r0's Set, a fence and a notify told it so. */
@@ -916,6 +935,9 @@ static const prog_t progs[] = {
     {"put, pipe barrier, DDR fence, notify", 2, p_put_pipe_ddr, 0, 0, -1},
     {"put, pipe barrier, DDR fence, notify (a2a3)", 2, p_put_pipe_ddr, 0, 0, CS_MM_A2A3},
     {"put, fence, notify (a2a3)", 2, p_put_fence, 0, 0, CS_MM_A2A3},
+    {"put, notify, DDR fence, notify", 2, p_put_notify_ddr, 0, 0, -1},
+    {"put, notify, DDR fence, notify (a2a3)", 2, p_put_notify_ddr, 0, 0, CS_MM_A2A3},
+    {"put, notify, DDR fence, notify (relaxed)", 2, p_put_notify_ddr, 0, 0, CS_MM_RELAXED},
     {"two ranks Set one line", 2, p_set_set_line, 1, CS_CHECK_CLOBBER, -1},
     {"two ranks Set one line (a2a3)", 2, p_set_set_line, 1, CS_CHECK_CLOBBER, CS_MM_A2A3},
     {"two ranks Set two lines", 2, p_set_set_lines, 0, 0, -1},

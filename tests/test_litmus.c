@@ -50,6 +50,7 @@ typedef struct litmus {
   void (*outcome)(const cs_world_t *w, char *buf, size_t n);
   /* Allowed outcomes under sc, fifo, relaxed, a2a3: "o1|o2|..." */
   const char *allowed[4];
+  int padded; /* the flag slot's cells a 64-byte line each */
 } litmus_t;
 
 /* ---------------------------------------------------------- helpers */
@@ -82,7 +83,7 @@ static int32_t cell_of(const cs_world_t *w, uint32_t rank, uint32_t slot,
 {
   const cs_slot_t *s = &w->ctl->layout.slot[slot];
   int32_t v;
-  memcpy(&v, cs_world_window(w, rank) + s->off + cell * 4u, 4);
+  memcpy(&v, cs_world_window(w, rank) + cs_slot_cell_off(s, cell), 4);
   return v;
 }
 
@@ -272,41 +273,43 @@ static int own_store_fence(cs_dev_t *d, void *a)
 /*                                sc       fifo     relaxed  a2a3 */
 static const litmus_t table[] = {
   {"MP", "put; notify || wait; load",
-   mp, out_r0, {"1", "1", "0|1", "0|1"}},
+   mp, out_r0, {"1", "1", "0|1", "0|1"}, 0},
   {"MP+fence", "put; fence; notify || wait; load",
-   mp_fence, out_r0, {"1", "1", "1", "1"}},
+   mp_fence, out_r0, {"1", "1", "1", "1"}, 0},
   {"MP+drain", "put; pipe barrier; notify || wait; load",
-   mp_drain, out_r0, {"1", "1", "1", "0|1"}},
+   mp_drain, out_r0, {"1", "1", "1", "0|1"}, 0},
   {"MP+ddr", "put; DDR fence; notify || wait; load",
-   mp_ddr, out_r0, {"1", "1", "1", "0|1"}},
+   mp_ddr, out_r0, {"1", "1", "1", "0|1"}, 0},
   {"MP+drain+ddr", "put; pipe barrier; DDR fence; notify || wait; load",
-   mp_drain_ddr, out_r0, {"1", "1", "1", "1"}},
+   mp_drain_ddr, out_r0, {"1", "1", "1", "1"}, 0},
   {"MP+ddr+drain", "put; DDR fence; pipe barrier; notify || wait; load",
-   mp_ddr_drain, out_r0, {"1", "1", "1", "0|1"}},
+   mp_ddr_drain, out_r0, {"1", "1", "1", "0|1"}, 0},
   {"NN", "put; notify f0; notify f16 || wait f16; load",
-   nn, out_r0, {"1", "1", "0|1", "0|1"}},
+   nn, out_r0, {"1", "1", "0|1", "0|1"}, 0},
   {"NN+drain", "put; pipe barrier; notify f0; notify f16 || wait f16; load",
-   nn_drain, out_r0, {"1", "1", "1", "1"}},
+   nn_drain, out_r0, {"1", "1", "1", "1"}, 0},
   {"STALE", "notify f0; fence; notify f16 || read f0; wait f16; read f0",
-   stale, out_r0r1, {"0,1|1,1", "0,1|1,1", "0,1|1,1", "0,0|1,1"}},
+   stale, out_r0r1, {"0,1|1,1", "0,1|1,1", "0,1|1,1", "0,0|1,1"}, 0},
   {"STALE+dcci", "... || read f0; wait f16; dcci f0; read f0",
-   stale_dcci, out_r0r1, {"0,1|1,1", "0,1|1,1", "0,1|1,1", "0,1|1,1"}},
+   stale_dcci, out_r0r1, {"0,1|1,1", "0,1|1,1", "0,1|1,1", "0,1|1,1"}, 0},
   {"STALE+dcci-all", "... || read f0; wait f16; dcci all; read f0",
-   stale_dcci_all, out_r0r1, {"0,1|1,1", "0,1|1,1", "0,1|1,1", "0,1|1,1"}},
+   stale_dcci_all, out_r0r1, {"0,1|1,1", "0,1|1,1", "0,1|1,1", "0,1|1,1"}, 0},
   {"STALE-one-line", "notify f0; fence; notify f1 || read f0; wait f1; read f0",
-   stale_line, out_r0r1, {"0,1|1,1", "0,1|1,1", "0,1|1,1", "0,1|1,1"}},
+   stale_line, out_r0r1, {"0,1|1,1", "0,1|1,1", "0,1|1,1", "0,1|1,1"}, 0},
   {"SET+SET", "Set f0=1 || Set f1=2 (one line)",
-   set_set, out_m01, {"1,2", "1,2", "1,2", "0,2|1,0|1,2"}},
+   set_set, out_m01, {"1,2", "1,2", "1,2", "0,2|1,0|1,2"}, 0},
   {"ADD+ADD", "Add f0+=1 || Add f1+=2 (one line)",
-   add_add, out_m01, {"1,2", "1,2", "1,2", "1,2"}},
+   add_add, out_m01, {"1,2", "1,2", "1,2", "1,2"}, 0},
   {"SET+ADD", "Set f0=1 || Add f1+=2 (one line)",
-   set_add, out_m01, {"1,2", "1,2", "1,2", "1,0|1,2"}},
+   set_add, out_m01, {"1,2", "1,2", "1,2", "1,0|1,2"}, 0},
   {"SET+SET-padded", "Set f0=1 || Set f16=2 (two lines)",
-   set_set_padded, out_m016, {"1,2", "1,2", "1,2", "1,2"}},
+   set_set_padded, out_m016, {"1,2", "1,2", "1,2", "1,2"}, 0},
+  {"SET+SET-layout", "Set f0=1 || Set f1=2, the flag slot padded",
+   set_set, out_m01, {"1,2", "1,2", "1,2", "1,2"}, .padded = 1},
   {"OWN", "store x; load x",
-   own_store, out_r0_of0, {"1", "0|1", "0|1", "0|1"}},
+   own_store, out_r0_of0, {"1", "0|1", "0|1", "0|1"}, 0},
   {"OWN+fence", "store x; fence; load x",
-   own_store_fence, out_r0_of0, {"1", "1", "1", "1"}},
+   own_store_fence, out_r0_of0, {"1", "1", "1", "1"}, 0},
 };
 #define NLITMUS (sizeof(table) / sizeof(table[0]))
 
@@ -376,6 +379,8 @@ static uint64_t explore_all(const litmus_t *t, cs_mm_t m, char *seen,
   cs_layout_init(&l, 64);
   cs_layout_add(&l, "data", CELLS * 4, 4);
   cs_layout_add(&l, "flag", CELLS * 4, 4);
+  if (t->padded)
+    cr_assert_eq(cs_layout_pad_cells(&l, FLAG), 0);
   cs_world_t w;
   cs_world_opts_t wo = {.io_bytes = 4096, .timeout_ns = 10000000000ull,
                         .sched_bytes = cs_sched_area_bytes(2, 4096)};

@@ -178,6 +178,62 @@ Test(reader, refuses_a_bad_record_where_it_is_with_the_loaders_message)
   free(b);
 }
 
+static void set_cell_bytes(cs_trace_header_t *h, void *arg)
+{
+  h->layout.slot[1].cell_bytes = *(uint32_t *)arg;
+}
+
+static void set_version4(cs_trace_header_t *h, void *arg)
+{
+  (void)arg;
+  h->version = 4;
+}
+
+/* Version 4's additions are refused where they cannot be: a slot's cells
+ * other than packed or 64 bytes apart, 64 in an older trace, the kinds
+ * 14..17 in an older trace; and read where they can. */
+Test(reader, refuses_the_a2a3_fields_where_a_trace_cannot_have_them)
+{
+  char path[128], why[512];
+  uint32_t cb = 32;
+  snprintf(path, sizeof(path), "/tmp/collsim-cb-XXXXXX");
+  edited_trace(SAMPLE_RING, path, set_cell_bytes, &cb);
+  cs_trace_t t;
+  cr_assert_eq(load_trace(path, &t, why, sizeof(why)), CS_EBADHEADER);
+  cr_assert(strstr(why, "corrupt header: slot 1's cells 32 bytes apart"), "%s", why);
+  unlink(path);
+  cb = 64; /* a version-3 trace cannot be padded */
+  snprintf(path, sizeof(path), "/tmp/collsim-cb-XXXXXX");
+  edited_trace(SAMPLE_RING, path, set_cell_bytes, &cb);
+  cr_assert_eq(load_trace(path, &t, why, sizeof(why)), CS_EBADHEADER);
+  unlink(path);
+
+  size_t size;
+  uint8_t *b = read_all(SAMPLE_RING, &size);
+  cs_trace_rec_t *x = rec_at(b, 7);
+  x->kind = 14; /* a pipe barrier, in a version-3 file */
+  x->checksum = cs_trace_rec_sum(x);
+  tmp_path(path, sizeof(path), "kind14.cstrace");
+  write_all(path, b, size);
+  cr_assert_eq(load_trace(path, &t, why, sizeof(why)), CS_EBADRECORD);
+  cr_assert(strstr(why, ": corrupt record 7 (unknown kind)"), "%s", why);
+  unlink(path);
+  free(b);
+
+  /* the same record in a version-4 file is a pipe barrier */
+  snprintf(path, sizeof(path), "/tmp/collsim-v4-XXXXXX");
+  edited_trace(SAMPLE_RING, path, set_version4, NULL);
+  b = read_all(path, &size);
+  x = rec_at(b, 7);
+  x->kind = 14;
+  x->checksum = cs_trace_rec_sum(x);
+  write_all(path, b, size);
+  cr_assert_eq(load_trace(path, &t, why, sizeof(why)), 0, "%s", why);
+  cs_trace_free(&t);
+  unlink(path);
+  free(b);
+}
+
 /* A trace ~100 times the reader's buffer: every record comes through, and
  * the heap in use is the same after the last as after the open, and back
  * where it was after the close. */

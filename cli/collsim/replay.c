@@ -110,6 +110,7 @@ static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
   if (h->dtype >= CS_NDTYPES || h->op >= CS_NOPS || h->bug != 0 ||
       h->memory_model >= CS_MM_COUNT || h->fill > CS_FILL_RANDOM ||
       h->fault_kind > CS_FAULT_HANG || h->iters > 1000000 ||
+      (h->modes & ~CS_TR_MODE_PADDED_CELLS) ||
       (h->fault_kind && h->fault_rank >= h->nranks) || !so[0]) {
     cs_cli_error("replay", "%s: its header describes a run collsim cannot "
                  "make", path);
@@ -128,7 +129,8 @@ static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
             (unsigned long long)edited, edited == 1 ? "" : "s", path);
   o->cfg = (cs_ar_cfg_t){.dtype = h->dtype, .op = h->op, .nranks = h->nranks,
                          .count = h->count, .tile_bytes = h->tile_bytes,
-                         .iters = h->iters};
+                         .iters = h->iters,
+                         .padded_cells = !!(h->modes & CS_TR_MODE_PADDED_CELLS)};
   o->fill = (cs_fill_t)h->fill;
   header_common(o, h);
   return 0;

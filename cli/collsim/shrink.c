@@ -67,7 +67,7 @@ static const char usage[] =
     "few events that make the failure are told as a numbered story, with\n"
     "the racing pair and the missing edge collsim check finds.\n"
     "The run's collective (also --algo ./x.so, which must still be there)\n"
-    "and its modes (--signals, --minmax) stay as recorded.\n"
+    "and its modes (--signals, --minmax, --signal-layout) stay as recorded.\n"
     "\n"
     "  -o OUT       the shrunk trace (default: TRACE with .min.cstrace for\n"
     "               .cstrace): a new name or a regular file of yours, not\n"
@@ -155,6 +155,10 @@ static void add_modes(const sh_cfg_t *c, char **argv, int *n)
     argv[(*n)++] = "--signals";
     argv[(*n)++] = "single-use";
   }
+  if (c->modes & CS_TR_MODE_PADDED_CELLS) {
+    argv[(*n)++] = "--signal-layout";
+    argv[(*n)++] = "padded";
+  }
   uint32_t mm = (c->modes & CS_TR_MODE_MINMAX_MASK) >> CS_TR_MODE_MINMAX_SHIFT;
   if (mm) {
     argv[(*n)++] = "--minmax";
@@ -239,7 +243,7 @@ static int wait_child(pid_t pid)
 static int run_child(shrink_t *sh, const sh_cfg_t *c, const char *sched,
                      char *out, size_t cap)
 {
-  char *argv[48], num[48][40];
+  char *argv[64], num[64][40];
   memset(num, 0, sizeof(num));
   run_argv(c, sched, sh->tmp, argv, num);
   int fd = memfd_create("collsim-shrink", MFD_CLOEXEC);

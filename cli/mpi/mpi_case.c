@@ -116,13 +116,14 @@ static double signals_left(const cs_ar_cfg_t *c, cs_mpi_t *m,
 {
   MPI_Barrier(m->comm);
   MPI_Win_sync(m->win);
-  const int32_t *cells =
-      (const int32_t *)(m->base + l->slot[CS_AR_SLOT_SIGNAL].off);
+  const cs_slot_t *sig = &l->slot[CS_AR_SLOT_SIGNAL];
   int32_t final = c->no_epilogue ? cs_ar_signal_final(c) : 0;
   double n = 0;
-  for (uint64_t i = 0; i < cs_ar_signal_cells(c); i++)
-    n += cells[i] !=
-         (cs_ar_signal_is_self(c, (uint32_t)m->rank, i) ? 0 : final);
+  for (uint64_t i = 0; i < cs_ar_signal_cells(c); i++) {
+    int32_t v;
+    memcpy(&v, m->base + cs_slot_cell_off(sig, i), sizeof(v));
+    n += v != (cs_ar_signal_is_self(c, (uint32_t)m->rank, i) ? 0 : final);
+  }
   return n;
 }
 

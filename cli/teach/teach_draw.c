@@ -170,7 +170,7 @@ static void signal_row(const teach_session_t *t, const cs_sched_view_t *v,
                        uint32_t r, char *b, size_t cap)
 {
   const cs_slot_t *sl = &t->layout.slot[CS_AR_SLOT_SIGNAL];
-  const int32_t *cell = (const int32_t *)(cs_world_window(v->w, r) + sl->off);
+  const uint8_t *win = cs_world_window(v->w, r);
   uint32_t ncells = (uint32_t)(sl->nbytes / 4), row = 0;
   const cs_trace_rec_t *x = &v->rank[r].rec;
   if (v->rank[r].state == CS_VIEW_POSTED && x->slot == CS_AR_SLOT_SIGNAL &&
@@ -184,8 +184,10 @@ static void signal_row(const teach_session_t *t, const cs_sched_view_t *v,
     if (p == r || c >= ncells)
       o += (size_t)snprintf(b + o, cap - o, "%s.", p ? " " : "");
     else
-      o += (size_t)snprintf(b + o, cap - o, "%s%d", p ? " " : "",
-                            __atomic_load_n(&cell[c], __ATOMIC_ACQUIRE));
+      o += (size_t)snprintf(
+          b + o, cap - o, "%s%d", p ? " " : "",
+          __atomic_load_n((const int32_t *)(win + cs_slot_cell_off(sl, c)),
+                          __ATOMIC_ACQUIRE));
   }
   snprintf(b + o, cap > o ? cap - o : 0, "]");
 }

@@ -173,8 +173,10 @@ int32_t cs_read_cell(cs_dev_t *d, uint32_t peer, uint32_t slot,
                      uint32_t cell);
 
 /* Cleans and invalidates (the device's dcci) the 64-byte line of `peer`'s
- * window that holds element `elem` of `slot`; cs_dcci_all does it for
- * every line of the rank's cache. */
+ * window that holds element `elem` of `slot` (of a slot padded with
+ * --signal-layout padded: cell `elem`); cs_dcci_all does it for every
+ * line of the rank's cache. Tile loads and stores refuse a padded slot
+ * (an out-of-slot fault): its cells are not consecutive elements. */
 void cs_dcci(cs_dev_t *d, uint32_t peer, uint32_t slot, uint64_t elem);
 void cs_dcci_all(cs_dev_t *d);
 

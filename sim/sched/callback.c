@@ -73,34 +73,54 @@ static uint32_t drained(const cs_sched_slot_t *sl)
   return k;
 }
 
+/* Whether rank slot sl has a queued write into the line of its posted
+ * cell event ev (a2a3: its own fill of that line waits for it). */
+static int own_line_write(const cs_sched_t *s, const cs_sched_slot_t *sl,
+                          const cs_event_t *ev)
+{
+  const cs_layout_t *l = &s->w->ctl->layout;
+  if (ev->slot >= l->nslots || !cs_slot_cell_ok(&l->slot[ev->slot], ev->cell))
+    return 0;
+  uint64_t line = cs_slot_cell_off(&l->slot[ev->slot], ev->cell) &
+                  ~(uint64_t)(CS_LINE - 1);
+  for (uint32_t i = 0; i < sl->nops; i++) {
+    uint64_t lo, hi;
+    cs__op_range(l, &sl->q[i], &lo, &hi);
+    if (sl->q[i].peer == ev->peer && lo < line + CS_LINE && hi > line)
+      return 1;
+  }
+  return 0;
+}
+
 /* Why rank r's posted event cannot run (it is not among the enabled). */
 static void reason(char *why, size_t n, const cs_sched_t *s, uint32_t r,
                    const cs_sched_slot_t *sl)
 {
   const cs_event_t *ev = &sl->next;
   const cs_layout_t *l = &s->w->ctl->layout;
-  if (ev->kind == CS_EV_WAIT && ev->slot < l->nslots) {
+  int a2a3 = s->cfg.model == CS_MM_A2A3;
+  if (a2a3 && fenced(sl)) {
+    snprintf(why, n, "its last notify's own DDR fence: waits for the %u "
+             "write%s drained before it to land", fenced(sl),
+             fenced(sl) == 1 ? "" : "s");
+  } else if (a2a3 && (ev->kind == CS_EV_WAIT || ev->kind == CS_EV_READ ||
+                      ev->kind == CS_EV_NOTIFY) && own_line_write(s, sl, ev)) {
+    snprintf(why, n, "reads a line its own queued writes still change: "
+             "waits for them to land");
+  } else if (ev->kind == CS_EV_WAIT && ev->slot < l->nslots &&
+             cs_slot_cell_ok(&l->slot[ev->slot], ev->cell)) {
     const int32_t *cell = (const int32_t *)(cs_world_window(s->w, r) +
                                             cs_slot_cell_off(&l->slot[ev->slot], ev->cell));
     snprintf(why, n, "waiting for %s[%u] %s %d, now %d", l->slot[ev->slot].name,
              ev->cell, ev->opcmp == CS_CMP_EQ ? "==" : ">=", ev->value,
              __atomic_load_n(cell, __ATOMIC_ACQUIRE));
-  } else if (s->cfg.model == CS_MM_A2A3 && fenced(sl)) {
-    snprintf(why, n, "its last notify's own DDR fence: waits for the %u "
-             "write%s drained before it to land", fenced(sl),
-             fenced(sl) == 1 ? "" : "s");
-  } else if (ev->kind == CS_EV_DDR && s->cfg.model == CS_MM_A2A3) {
+  } else if (ev->kind == CS_EV_DDR && a2a3) {
     snprintf(why, n, "DDR fence: waits for its %u drained write%s to land",
              drained(sl), drained(sl) == 1 ? "" : "s");
   } else if (cs_ev_is_ordering(ev->kind)) {
     snprintf(why, n, "%s: waits for its %u queued DMA op%s to land",
              ev->kind == CS_EV_FENCE ? "fence" : ev->kind == CS_EV_PIPE
              ? "pipe barrier" : "DDR fence", sl->nops, sl->nops == 1 ? "" : "s");
-  } else if (s->cfg.model == CS_MM_A2A3 &&
-             (ev->kind == CS_EV_READ || ev->kind == CS_EV_NOTIFY) &&
-             sl->nops < QCAP) {
-    snprintf(why, n, "reads a line its own queued writes still change: "
-             "waits for them to land");
   } else {
     snprintf(why, n, "its DMA queue is full (%u ops)", sl->nops);
   }

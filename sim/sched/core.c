@@ -339,13 +339,14 @@ static int a2a3_enabled(const cs_sched_t *s, cs_sched_slot_t *sl,
   case CS_EV_DDR:
     return !any_op(sl, OP_DRAINED);
   case CS_EV_READ:
-  case CS_EV_NOTIFY: {
+  case CS_EV_NOTIFY:
+  case CS_EV_WAIT: { /* a wait leaves its line in the cache as it read it */
     if (!cell_in_slot(l, ev))
       return 1;
     uint64_t line = cs_slot_cell_off(&l->slot[ev->slot], ev->cell) & ~(uint64_t)(CS_LINE - 1);
     if (ev->kind == CS_EV_READ && cs__cache_find(sl, ev->peer, line))
       return 1; /* a hit */
-    if ((ev->kind == CS_EV_READ || ev->opcmp == CS_NOTIFY_SET) &&
+    if ((ev->kind != CS_EV_NOTIFY || ev->opcmp == CS_NOTIFY_SET) &&
         writes_line(l, sl, ev->peer, line))
       return 0;
     return -1;

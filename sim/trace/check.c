@@ -134,6 +134,7 @@ struct cs_check {
                           DDR fence has made visible) */
   struct line_w *lines; /* per window line: its last Set and other write */
   uint64_t  nlines, cap_lines;
+  struct line_list *line_at; /* per rank: the lines in `lines`, sorted */
   int64_t  *fold;      /* hash of findings: index + 1, 0 empty */
   uint64_t  last_seq;
   uint64_t  last_a, last_b; /* dedupe inside one access: seqs */
@@ -621,10 +622,73 @@ static void clobber(ck_t *c, int32_t a, int32_t b)
            0);
 }
 
+/* The lines of one window that notifies have touched, ascending: a data
+ * write looks up only these (a binary search per row), so its cost does
+ * not grow with its length. */
+typedef struct line_list {
+  uint64_t *v;
+  uint64_t  n, cap;
+} line_list_t;
+
+static int line_list_add(ck_t *c, line_list_t *ll, uint64_t line)
+{
+  if (ll->n == ll->cap) {
+    uint64_t cap = ll->cap ? 2 * ll->cap : 64;
+    uint64_t *v = realloc(ll->v, cap * sizeof(*v));
+    if (!v)
+      return c->err = -ENOMEM;
+    ll->v = v;
+    ll->cap = cap;
+  }
+  uint64_t p = ll->n;
+  while (p > 0 && ll->v[p - 1] > line)
+    p--;
+  memmove(&ll->v[p + 1], &ll->v[p], (ll->n - p) * sizeof(uint64_t));
+  ll->v[p] = line;
+  ll->n++;
+  return 0;
+}
+
+/* The first index of ll whose line is >= line. */
+static uint64_t line_list_find(const line_list_t *ll, uint64_t line)
+{
+  uint64_t lo = 0, hi = ll->n;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (ll->v[mid] < line)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Write b (its record x) against line entry e. */
+static void line_check(ck_t *c, line_w_t *e, int32_t b,
+                       const cs_trace_rec_t *x, int set)
+{
+  if (set) {
+    if (e->other >= 0)
+      clobber(c, b, e->other);
+    if (e->set >= 0 && (pool_rec(c, e->set)->cell != x->cell ||
+                        pool_rec(c, e->set)->slot != x->slot))
+      clobber(c, b, e->set);
+    pool_put(c, e->set);
+    e->set = b;
+  } else {
+    if (e->set >= 0)
+      clobber(c, e->set, b);
+    pool_put(c, e->other);
+    e->other = b;
+  }
+  pool_hold(c, b);
+}
+
 /* The write of block b (a notify, or a data write) against the lines it
  * writes: a Set is checked against the other writes to its line, any
  * other write against the line's last Set. Data writes are checked only
- * against lines a notify touched. */
+ * against lines a notify touched, row by row (the gaps of a 2-D write
+ * are not written). */
 static void line_write(ck_t *c, int32_t b)
 {
   const cs_trace_rec_t *x = pool_rec(c, b);
@@ -632,41 +696,36 @@ static void line_write(ck_t *c, int32_t b)
   if (x->slot >= L->nslots || x->peer >= c->n)
     return;
   const cs_slot_t *sl = &L->slot[x->slot];
-  int notify = x->kind == CS_EV_NOTIFY, set = notify && !cs_trace_rec_is_add(x);
-  uint64_t lo, hi;
-  if (notify) {
-    lo = cs_slot_cell_off(sl, x->cell);
-    hi = lo + 4;
-  } else {
-    uint64_t es = sl->esize ? sl->esize : 1, span;
-    if (x->elem_off > sl->alloc / es)
+  if (x->kind == CS_EV_NOTIFY) {
+    if (!cs_slot_cell_ok(sl, x->cell))
       return;
-    span = cs_trace_rec_is_2d(x) ? cs_trace_rec_end(x) - x->elem_off : x->valid;
-    lo = sl->off + x->elem_off * es;
-    hi = lo + span * es;
-    if (hi > sl->off + sl->alloc)
-      hi = sl->off + sl->alloc;
-    if (c->nlines == 0 || hi <= lo)
-      return;
-  }
-  for (uint64_t l = lo / LINE; l <= (hi - 1) / LINE; l++) {
-    line_w_t *e = line_find(c, ((uint64_t)x->peer << 48 | l) + 1, notify);
+    uint64_t line = cs_slot_cell_off(sl, x->cell) / LINE;
+    uint64_t n0 = c->nlines;
+    line_w_t *e = line_find(c, ((uint64_t)x->peer << 48 | line) + 1, 1);
     if (!e)
+      return;
+    if (c->nlines > n0 && line_list_add(c, &c->line_at[x->peer], line) < 0)
+      return;
+    line_check(c, e, b, x, !cs_trace_rec_is_add(x));
+    return;
+  }
+  const line_list_t *ll = &c->line_at[x->peer];
+  if (ll->n == 0)
+    return;
+  uint32_t rows = rows_of(x);
+  uint32_t per = cs_trace_rec_is_2d(x) ? x->valid / rows : x->valid;
+  for (uint32_t i = 0; i < rows; i++) {
+    uint64_t lo, hi;
+    if (!byte_range(c, x, row_off(x, i), per, &lo, &hi))
       continue;
-    if (set) {
-      if (e->other >= 0)
-        clobber(c, b, e->other);
-      if (e->set >= 0 && pool_rec(c, e->set)->cell != x->cell)
-        clobber(c, b, e->set);
-      pool_put(c, e->set);
-      e->set = b;
-    } else {
-      if (e->set >= 0)
-        clobber(c, e->set, b);
-      pool_put(c, e->other);
-      e->other = b;
+    lo += sl->off;
+    hi += sl->off;
+    for (uint64_t k = line_list_find(ll, lo / LINE);
+         k < ll->n && ll->v[k] <= (hi - 1) / LINE; k++) {
+      line_w_t *e = line_find(c, ((uint64_t)x->peer << 48 | ll->v[k]) + 1, 0);
+      if (e)
+        line_check(c, e, b, x, 0);
     }
-    pool_hold(c, b);
   }
 }
 
@@ -818,7 +877,10 @@ static void rank_event(ck_t *c, const cs_trace_rec_t *x)
     c->has_unused[r] = 0;
     produce(c, x, k);
     break;
-  case CS_EV_NOTIFY: produce(c, x, k); break;
+  case CS_EV_NOTIFY:
+    produce(c, x, k);
+    c->drains[r]++; /* its own pipe barrier drains what came before */
+    break;
   case CS_EV_WAIT: wait_end(c, x, k); break;
   case CS_TR_WAIT_BEGIN: wait_begin(c, x); break;
   case CS_EV_FENCE: k[c->n + r] = ++c->drains[r]; break;
@@ -877,10 +939,12 @@ int cs_check_create(cs_check_t **out, const cs_trace_header_t *h)
   c->unused = calloc(c->n, sizeof(cs_trace_rec_t));
   c->has_unused = calloc(c->n, 1);
   c->drains = calloc(c->n, sizeof(uint32_t));
+  c->line_at = calloc(c->n, sizeof(line_list_t));
   c->rep.f = malloc(CS_CHECK_MAX_FINDINGS * sizeof(cs_check_finding_t));
   if (!c->clk || !c->maps || !c->cells || !c->pend || !c->unused ||
       !c->pos || !c->mark_at || !c->has_mark ||
-      !c->has_unused || !c->drains || !c->rep.f || aux_init(c) < 0) {
+      !c->has_unused || !c->drains || !c->line_at || !c->rep.f ||
+      aux_init(c) < 0) {
     cs_check_destroy(c);
     *out = NULL;
     return -ENOMEM;
@@ -918,6 +982,9 @@ void cs_check_destroy(cs_check_t *c)
   free(c->has_unused);
   free(c->drains);
   free(c->lines);
+  for (uint32_t r = 0; c->line_at && r < c->n; r++)
+    free(c->line_at[r].v);
+  free(c->line_at);
   free(c->rep.f);
   free(c);
 }

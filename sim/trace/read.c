@@ -137,6 +137,12 @@ static int header_ok(cs_trace_reader_t *rd)
   }
   if (h->nranks < 1 || h->nranks > CS_MAX_RANKS || h->layout.nslots > CS_MAX_SLOTS)
     return fail(rd, CS_TRD_RANKS, h->nranks, h->layout.nslots);
+  for (uint32_t i = 0; i < h->layout.nslots; i++) {
+    uint32_t cb = h->layout.slot[i].cell_bytes;
+    if (cb != 0 && (cb != CS_LINE_BYTES || h->version < 4 ||
+                    h->layout.slot[i].esize != 4))
+      return fail(rd, CS_TRD_CELL_BYTES, i, cb);
+  }
   return 0;
 }
 
@@ -240,7 +246,8 @@ static cs_trace_defect_t rec_fault(cs_trace_reader_t *rd,
       return CS_TRD_REC_SUM;
     rd->edited++; /* tolerated: an edited record, still range-checked */
   }
-  if (x->kind == 0 || x->kind >= CS_TR_NKINDS)
+  if (x->kind == 0 || x->kind >= CS_TR_NKINDS ||
+      (x->kind >= CS_EV_PIPE && h->version < 4))
     return CS_TRD_REC_KIND;
   if (x->rank >= h->nranks && !(x->kind == CS_TR_ABORT && x->rank == UINT32_MAX))
     return CS_TRD_REC_RANK;
@@ -429,6 +436,9 @@ static const char *const reasons[] = {
   [CS_TRD_NOMEM_READER] = "out of memory for the reader",
   [CS_TRD_NOMEM_RECORDS] = "out of memory for %llu records",
   [CS_TRD_DUP_SEQ] = "corrupt: sequence number %llu appears twice",
+  [CS_TRD_CELL_BYTES] = ("corrupt header: slot %llu's cells %llu bytes apart "
+                         "(expected 0, or 64 for a padded int32 slot in "
+                         "format version 4)"),
 };
 
 void cs_trace_strerror(const cs_trace_diag_t *d, char *buf, size_t n)

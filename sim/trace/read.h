@@ -58,6 +58,7 @@ typedef enum cs_trace_defect {
   CS_TRD_NOMEM_READER,
   CS_TRD_NOMEM_RECORDS, /* a: records */
   CS_TRD_DUP_SEQ,       /* a: the sequence number */
+  CS_TRD_CELL_BYTES,    /* a: the slot, b: its cell_bytes */
 } cs_trace_defect_t;
 
 /* A refusal, as the reader and the loader report it: the code they
