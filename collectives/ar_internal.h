@@ -23,4 +23,16 @@ void cs__ar_ring(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
 void cs__ar_host(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
                  cs_ar_tiles_t *t, cs_ar_sigbad_t *bad);
 
+/* The ring's descriptor pieces (ring.c) that another ring over the same
+ * segments and signal rows shares (algo.h has what each one is). */
+struct cs_algo_notifies;
+uint64_t cs__ring_cells(const cs_ar_cfg_t *c);
+int32_t cs__ring_final(const cs_ar_cfg_t *c);
+void cs__ring_notifies(const cs_ar_cfg_t *c, int single,
+                       struct cs_algo_notifies *s);
+uint64_t cs__ring_total(const cs_ar_cfg_t *c, uint32_t es, const char **what);
+uint64_t cs__ring_seg(const cs_ar_cfg_t *c, uint64_t k, uint32_t es);
+uint64_t cs__ring_parts(const cs_ar_cfg_t *c);
+uint64_t cs__ring_part_lo(const cs_ar_cfg_t *c, uint64_t i);
+
 #endif

@@ -133,13 +133,13 @@ void cs__ar_ring(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
 
 /* ------------------------------------------------------------ descriptor */
 
-static uint64_t ring_cells(const cs_ar_cfg_t *c)
+uint64_t cs__ring_cells(const cs_ar_cfg_t *c)
 {
   uint64_t n = c->nranks;
   return 2 * (n - 1) * n;
 }
 
-static int32_t ring_final(const cs_ar_cfg_t *c)
+int32_t cs__ring_final(const cs_ar_cfg_t *c)
 {
   return (int32_t)(2 * cs_ring_subchunks(c->count, c->nranks,
                                          cs_dtype_size(c->dtype), c->tile_bytes));
@@ -161,10 +161,10 @@ static void ring_where(const cs_ar_cfg_t *c, const cs_knobs_t *k, uint32_t rank,
            ready ? "READY" : "READ-COMPLETE", ph, t, j, from);
 }
 
-static void ring_notifies(const cs_ar_cfg_t *c, int single, cs_algo_notifies_t *s)
+void cs__ring_notifies(const cs_ar_cfg_t *c, int single, cs_algo_notifies_t *s)
 {
   uint64_t n1 = c->nranks - 1;
-  s->per_call = 2 * (uint64_t)ring_final(c) * n1 * n1; /* 2K x 2(N-1) rows x (N-1) */
+  s->per_call = 2 * (uint64_t)cs__ring_final(c) * n1 * n1; /* 2K x 2(N-1) rows x (N-1) */
   s->epilogue = 2 * n1 * n1;
   s->what = single ? "4K(N-1)^2" : "4K(N-1)^2 + 2(N-1)^2 epilogue";
 }
@@ -177,20 +177,20 @@ static void ring_volume(const cs_ar_cfg_t *c, uint32_t r, uint32_t es,
   v->exact = cs_ring_remote_bytes(r, c->count, c->nranks, es, c->iters);
 }
 
-static uint64_t ring_total(const cs_ar_cfg_t *c, uint32_t es, const char **what)
+uint64_t cs__ring_total(const cs_ar_cfg_t *c, uint32_t es, const char **what)
 {
   *what = "2(N-1)*S";
   return cs_ring_total_remote_bytes(c->count, c->nranks, es, c->iters);
 }
 
-static uint64_t ring_seg(const cs_ar_cfg_t *c, uint64_t k, uint32_t es)
+uint64_t cs__ring_seg(const cs_ar_cfg_t *c, uint64_t k, uint32_t es)
 {
   return cs_ring_seg_len(k, c->count, c->nranks, es);
 }
 
-static uint64_t ring_parts(const cs_ar_cfg_t *c) { return c->nranks; }
+uint64_t cs__ring_parts(const cs_ar_cfg_t *c) { return c->nranks; }
 
-static uint64_t ring_part_lo(const cs_ar_cfg_t *c, uint64_t i)
+uint64_t cs__ring_part_lo(const cs_ar_cfg_t *c, uint64_t i)
 {
   return cs_ring_bound(i, c->count, c->nranks, cs_dtype_size(c->dtype));
 }
@@ -204,22 +204,22 @@ const cs_algo_desc_t cs__algo_ring = {
     .rect = false,
     .half_fill_pto = true,
     .body = cs__ar_ring,
-    .signal_cells = ring_cells,
-    .signal_final = ring_final,
+    .signal_cells = cs__ring_cells,
+    .signal_final = cs__ring_final,
     .final_text = "2K per row",
     .wait_where = ring_where,
     .phases = ring_phases,
     .nphases = 2,
     .fold = CS_FOLD_RING,
     .fold_text = "ring fold order, identical on every rank",
-    .notifies = ring_notifies,
+    .notifies = cs__ring_notifies,
     .volume = ring_volume,
-    .total_volume = ring_total,
-    .segment_len = ring_seg,
+    .total_volume = cs__ring_total,
+    .segment_len = cs__ring_seg,
     .pull_ring = true,
     .part_letter = 's',
-    .parts = ring_parts,
-    .part_lo = ring_part_lo,
+    .parts = cs__ring_parts,
+    .part_lo = cs__ring_part_lo,
     .legend = "RS t1 j0: reduce-scatter round 1, subchunk 0 (AG: all-gather); "
               "[2+3]: r2 op r3",
 };
