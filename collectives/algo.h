@@ -28,6 +28,7 @@ typedef enum cs_algo {
   CS_ALGO_MESH = 0,
   CS_ALGO_RING = 1,
   CS_ALGO_HOST = 2,
+  CS_ALGO_RING_PUSH = 3,
   CS_NALGOS
 } cs_algo_t;
 
@@ -115,6 +116,8 @@ typedef struct cs_algo_desc {
    * pull ring's segments, which travel from each rank to its right
    * neighbour round by round, or chunks that every rank folds at once. */
   bool pull_ring;   /* every rank reads only from its left neighbour */
+  bool push;        /* its transfers are puts into other ranks' windows
+                       (no remote load): trace --stats counts them */
   char part_letter; /* 's' (segment) or 'c' (chunk) */
   uint64_t (*parts)(const struct cs_ar_cfg *c);
   /* where part i begins, i in 0..parts (parts: the end, count) */

@@ -22,6 +22,8 @@ void cs__ar_ring(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
                  cs_ar_tiles_t *t, cs_ar_sigbad_t *bad);
 void cs__ar_host(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
                  cs_ar_tiles_t *t, cs_ar_sigbad_t *bad);
+void cs__ar_ring_push(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
+                      cs_ar_tiles_t *t, cs_ar_sigbad_t *bad);
 
 /* The ring's descriptor pieces (ring.c) that another ring over the same
  * segments and signal rows shares (algo.h has what each one is). */

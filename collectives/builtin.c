@@ -56,7 +56,7 @@ static const char *refuse(cs_algo_t a, const cs_coll_cfg_t *g)
              ? "the host builtin supports at most 16 ranks" : NULL;
 }
 
-#define BUILTIN(A, NAME, WHAT)                                                 \
+#define BUILTIN(A, NAME, STR, WHAT)                                            \
   static int NAME##_body(cs_dev_t *d, const cs_coll_cfg_t *g)                  \
   { return body(A, d, g); }                                                    \
   static int NAME##_slots(const cs_coll_cfg_t *g, cs_coll_slot_t *s)           \
@@ -68,19 +68,21 @@ static const char *refuse(cs_algo_t a, const cs_coll_cfg_t *g)
   { return refuse(A, g); }                                                     \
   static const cs_collective_t NAME##_reg = {                                  \
       .abi = CS_COLLECTIVE_ABI, .size = sizeof(cs_collective_t),               \
-      .name = #NAME, .what = WHAT, .refuse = NAME##_refuse,                    \
+      .name = STR, .what = WHAT, .refuse = NAME##_refuse,                    \
       .slots = NAME##_slots, .in_slot = CS_AR_SLOT_DATA,                       \
       .out_slot = CS_AR_SLOT_DATA, .signal_slot = CS_AR_SLOT_SIGNAL,           \
       .body = NAME##_body, .expect = NAME##_expect};
 
-BUILTIN(CS_ALGO_MESH, mesh, "InCore mesh allreduce of PyPTO PR #2161")
-BUILTIN(CS_ALGO_RING, ring, "InCore ring allreduce of PyPTO PR #2161")
-BUILTIN(CS_ALGO_HOST, host, "host allreduce builtin of PyPTO PR #2161")
+BUILTIN(CS_ALGO_MESH, mesh, "mesh", "InCore mesh allreduce of PyPTO PR #2161")
+BUILTIN(CS_ALGO_RING, ring, "ring", "InCore ring allreduce of PyPTO PR #2161")
+BUILTIN(CS_ALGO_HOST, host, "host", "host allreduce builtin of PyPTO PR #2161")
+BUILTIN(CS_ALGO_RING_PUSH, ring_push, "ring-push",
+        "InCore ring allreduce of PyPTO PR #2280 (push model)")
 
 const cs_collective_t *cs_builtin_collective(const char *name)
 {
-  static const cs_collective_t *const regs[CS_NALGOS] = {&mesh_reg, &ring_reg,
-                                                         &host_reg};
+  static const cs_collective_t *const regs[CS_NALGOS] = {
+      &mesh_reg, &ring_reg, &host_reg, &ring_push_reg};
   int a = cs_algo_parse(name);
   return a < 0 ? NULL : regs[a];
 }

@@ -25,4 +25,8 @@ const char *cs_algo_name(cs_algo_t a);
 /* Name -> id, or CS_EBADNAME. */
 int cs_algo_parse(const char *s);
 
+/* The built-ins' names for a message, "mesh, ring, host, ring-push"
+ * (registry order), into buf; then `tail` (" or all", "" ...). */
+void cs_algo_names(char *buf, size_t n, const char *tail);
+
 #endif

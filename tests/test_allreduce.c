@@ -52,7 +52,8 @@ static int32_t reference_signal_final(const cs_ar_cfg_t *c)
   if (c->algo == CS_ALGO_HOST)
     return (int32_t)(1 + (n + 255) / 256);
   uint64_t len = n;
-  if (c->algo == CS_ALGO_RING) {
+  int ring = c->algo == CS_ALGO_RING || c->algo == CS_ALGO_RING_PUSH;
+  if (ring) {
     len = (n + nr - 1) / nr;
     if (es == 2 && len + 15 < n)
       len += 15;
@@ -61,7 +62,7 @@ static int32_t reference_signal_final(const cs_ar_cfg_t *c)
   }
   uint64_t w = len < maxc ? (len + align - 1) / align * align : maxc;
   uint64_t chunks = (len + w - 1) / w;
-  return (int32_t)(c->algo == CS_ALGO_RING ? 2 * chunks : 1 + chunks);
+  return (int32_t)(ring ? 2 * chunks : 1 + chunks);
 }
 
 /* Runs one configuration through the launcher and checks it. */
@@ -162,7 +163,7 @@ static void sweep(cs_algo_t a, cs_dtype_t t, cs_op_t op)
       outcome_t o;
       run_case(&c, CS_FILL_RANDOM, 1000 * n + ci, &o);
       CHECK_EXACT(c, o);
-      if (a == CS_ALGO_RING)
+      if (a == CS_ALGO_RING || a == CS_ALGO_RING_PUSH)
         cr_assert_not(o.ranks_differ, "ring ranks disagree");
     }
   }
@@ -181,6 +182,7 @@ static void sweep(cs_algo_t a, cs_dtype_t t, cs_op_t op)
 SWEEP_ALGO(MESH)
 SWEEP_ALGO(RING)
 SWEEP_ALGO(HOST)
+SWEEP_ALGO(RING_PUSH)
 
 /* ------------------------------------------------- the reference's tests */
 
@@ -478,7 +480,8 @@ Test(minmax, nan_zero_and_inf_give_the_documented_bits_in_every_mode,
           run_inputs(&c, in, out);
           for (uint32_t r = 0; r < 2; r++)
             for (uint32_t i = 0; i < count; i++) {
-              uint32_t first = a == CS_ALGO_RING ? i / np : r;
+              uint32_t first = a == CS_ALGO_RING || a == CS_ALGO_RING_PUSH
+                                   ? i / np : r;
               float x0 = pairs[i % np][first], x1 = pairs[i % np][1 - first];
               float want = documented(op, (cs_minmax_t)mm, x0, x1);
               float got = decode_elem(c.dtype, out + r * count * cs_dtype_size(c.dtype), i);

@@ -242,7 +242,7 @@ Test(bench, bad_flags_get_one_line_and_exit_2, .timeout = 60)
                "--ranks", "65", NULL, NULL);
   expect_usage("--ranks 17 is not accepted for --algo host", "--algo", "host",
                "--ranks", "17");
-  expect_usage("--algo 'tree' is not accepted: expected mesh, ring, host or all",
+  expect_usage("--algo 'tree' is not accepted: expected mesh, ring, host, ring-push or all",
                "--algo", "tree", NULL, NULL);
   expect_usage("--tile-bytes '1000'", "--tile-bytes", "1000", NULL, NULL);
   expect_usage("unknown option '--bogus'", "--bogus", NULL, NULL, NULL);

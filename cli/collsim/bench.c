@@ -48,7 +48,8 @@ static const char bench_help[] =
     "usage: collsim bench [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-n ITERS]\n"
     "                     [-w WARMUP] [-c 0|1] [-d fp32|fp16|bf16|all]\n"
     "                     [-o sum|max|min|prod|all] [--ranks N]\n"
-    "                     [--algo mesh|ring|host|all|./X.so] [--csv] [--staging]\n"
+    "                     [--algo mesh|ring|host|ring-push|all|./X.so] [--csv]\n"
+    "                     [--staging]\n"
     "                     [--tile-bytes B] [--trace-cost] [--floor]\n"
     "                     [--signals self-clearing] [--minmax M]\n"
     "                     [--fault RANK:KIND[:EVENT]] [--timeout SECONDS]\n"
@@ -83,8 +84,9 @@ static const char bench_help[] =
     "                    (default sum); with all, one table whose rows go\n"
     "                    dtype by dtype, op by op, size by size, as nccl-tests\n"
     "  --ranks N         ranks, 1..64 (default 2)\n"
-    "  --algo A          mesh, ring, host or all (default all; host runs at\n"
-    "                    most 16 ranks: with all and more ranks it is skipped),\n"
+    "  --algo A          mesh, ring, host, ring-push or all (default all; host\n"
+    "                    runs at most 16 ranks: with all and more ranks it is\n"
+    "                    skipped),\n"
     "                    or a collective of your own, ./X.so (see collsim run\n"
     "                    --help): one world per size, verified against its\n"
     "                    expected-result function; time is the median of all\n"
@@ -271,8 +273,10 @@ static int opt_other(bench_opts_t *o, int opt, const char *arg,
     if (!strcmp(arg, "all"))
       o->algo = -1;
     else if ((o->algo = cs_algo_parse(arg)) < 0) {
-      cs_cli_error("bench", "--algo '%s' is not accepted: expected mesh, "
-                   "ring, host or all", arg);
+      char names[96];
+      cs_algo_names(names, sizeof(names), " or all");
+      cs_cli_error("bench", "--algo '%s' is not accepted: expected %s", arg,
+                   names);
       return -1;
     }
     return 0;

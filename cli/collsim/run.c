@@ -31,7 +31,8 @@
 #include "../../run/verify.h"
 
 static const char run_help[] =
-    "usage: collsim run [--algo mesh|ring|host|./X.so] [--ranks N] [--count C]\n"
+    "usage: collsim run [--algo mesh|ring|host|ring-push|./X.so] [--ranks N]\n"
+    "                   [--count C]\n"
     "                   [--dtype fp32|fp16|bf16] [--op sum|max|min|prod]\n"
     "                   [--fill arange|pto|random] [--seed S]\n"
     "                   [--input IN.npy] [--output OUT.npy] [--iters K]\n"
@@ -52,8 +53,10 @@ static const char run_help[] =
     "to 0 after the self-clearing epilogue (docs/algorithms.md §2.3; with\n"
     "--signals single-use: stayed at that final value).\n"
     "\n"
-    "  --algo A         mesh, ring or host (default ring), or a collective of\n"
-    "                   your own: a shared object exporting collsim_collective\n"
+    "  --algo A         mesh, ring, host (PR #2161) or ring-push (PR #2280's\n"
+    "                   push ring, docs/algorithms.md §4.4) (default ring),\n"
+    "                   or a collective of your own: a shared object exporting\n"
+    "                   collsim_collective\n"
     "                   (a path with '/' or ending in .so; see collsim-api(3)),\n"
     "                   verified against its expected-result function; --bug,\n"
     "                   --input and --output are for the built-ins only\n"
@@ -156,8 +159,10 @@ static int opt_cfg(run_opts_t *o, int opt, const char *arg)
     if (cs_coll_is_path(arg))
       return cs_run_load_algo(o, arg);
     if ((v = cs_algo_parse(arg)) < 0) {
-      cs_cli_error("run", "--algo '%s' is not accepted: expected mesh, ring "
-                   "or host", arg);
+      char names[96];
+      cs_algo_names(names, sizeof(names), ", or a path to a shared object");
+      cs_cli_error("run", "--algo '%s' is not accepted: expected %s", arg,
+                   names);
       return -1;
     }
     o->cfg.algo = (cs_algo_t)v;

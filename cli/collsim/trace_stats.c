@@ -24,6 +24,7 @@
 typedef struct rank_stats {
   uint64_t events;
   uint64_t load_local, load_remote, stored; /* bytes */
+  uint64_t put_remote; /* bytes put into other ranks' windows */
   uint64_t notifies, waits;
   uint64_t pipes, ddrs, dccis, reads, lines; /* a2a3: pipe barriers, DDR
                                                 fences, dccis, cell reads,
@@ -127,6 +128,8 @@ static void tally_one(const cs_trace_export_t *e, uint64_t i, rank_stats_t *st)
   case CS_EV_STORE:
   case CS_EV_PUT:
     s->stored += x->valid * es;
+    if (x->kind == CS_EV_PUT && x->peer != x->rank)
+      s->put_remote += x->valid * es;
     break;
   case CS_EV_NOTIFY:
     s->notifies++;
@@ -274,10 +277,12 @@ static void stats_jsonl(FILE *f, const cs_trace_export_t *e,
     const rank_stats_t *s = &st[r];
     fprintf(f, "{\"type\":\"stats\",\"rank\":%u,\"events\":%llu,"
             "\"load_local_bytes\":%llu,\"load_remote_bytes\":%llu,"
-            "\"store_bytes\":%llu,\"notifies\":%llu,\"waits\":%llu,"
+            "\"store_bytes\":%llu,\"put_remote_bytes\":%llu,"
+            "\"notifies\":%llu,\"waits\":%llu,"
             "\"wait_total_ns\":%llu,\"wait_max_ns\":%llu", r,
             (unsigned long long)s->events, (unsigned long long)s->load_local,
             (unsigned long long)s->load_remote, (unsigned long long)s->stored,
+            (unsigned long long)s->put_remote,
             (unsigned long long)s->notifies, (unsigned long long)s->waits,
             (unsigned long long)s->wait_total_ns,
             (unsigned long long)s->wait_max_ns);
@@ -296,7 +301,8 @@ static void stats_jsonl(FILE *f, const cs_trace_export_t *e,
       fprintf(f, ",\"reference\":\"%s\",\"reference_bytes\":%.17g,"
               "\"segment_table_bytes\":%llu,\"verdict\":\"%s\"", v.what,
               v.formula, (unsigned long long)v.exact,
-              verdict(s->load_remote, &v));
+              verdict(cs_algo_desc(h->algo)->push ? s->put_remote
+                                                  : s->load_remote, &v));
     fprintf(f, "}\n");
   }
   fprintf(f, "{\"type\":\"stats_summary\",\"records\":%llu,\"faults\":%llu}\n",
@@ -366,7 +372,7 @@ static void volume_lines(FILE *f, const cs_trace_export_t *e,
   for (uint32_t r = 0; r < nr; r++) {
     if (o->has_rank && r != o->rank)
       continue;
-    uint64_t got = st[r].load_remote;
+    uint64_t got = a->push ? st[r].put_remote : st[r].load_remote;
     expected(h, r, &v);
     vd->total += got;
     vd->all_formula &= (double)got == v.formula;
@@ -401,8 +407,9 @@ static void stats_volume(FILE *f, const cs_trace_export_t *e,
   char fb[32];
   volume_t v;
   expected(h, 0, &v);
-  fprintf(f, "\nremote loads per rank against %s (%s, N = %u, S = %llu x %llu B "
-          "= %llu B, %u call%s): %s B\n", v.what,
+  fprintf(f, "\nremote %s per rank against %s (%s, N = %u, S = %llu x %llu B "
+          "= %llu B, %u call%s): %s B\n",
+          cs_algo_desc(h->algo)->push ? "puts" : "loads", v.what,
           cs_algo_name((cs_algo_t)h->algo), nr, (unsigned long long)h->count,
           (unsigned long long)es, (unsigned long long)(h->count * es), h->iters,
           h->iters == 1 ? "" : "s", num_str(v.formula, fb, sizeof(fb)));
@@ -415,8 +422,10 @@ static void stats_volume(FILE *f, const cs_trace_export_t *e,
     fprintf(f, "  segments (elements):");
     for (uint32_t k = 0; k < nr; k++)
       fprintf(f, " %llu", (unsigned long long)a->segment_len(&c, k, es));
-    fprintf(f, "; rank r reads all but segments r-1 and r, so per rank "
-            "2S - |seg r-1| - |seg r|\n");
+    fprintf(f, a->push ? "; rank r puts all but segments r and r+1, so per "
+                         "rank 2S - |seg r| - |seg r+1|\n"
+                       : "; rank r reads all but segments r-1 and r, so per "
+                         "rank 2S - |seg r-1| - |seg r|\n");
   }
   const char *who = one ? "the rank matches" : "every rank matches";
   if (vd.all_formula && vd.total_ok)

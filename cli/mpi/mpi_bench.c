@@ -72,8 +72,10 @@ static int bench_algos(const char *arg, uint32_t *mask)
   for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     int v = cs_algo_parse(t);
     if (v < 0) {
-      cs_cli_error(BCMD, "--algo '%s' is not accepted: mesh, ring, host, a "
-                   "comma-separated list of them, or all", t);
+      char names[96];
+      cs_algo_names(names, sizeof(names), ", a comma-separated list of them, "
+                    "or all");
+      cs_cli_error(BCMD, "--algo '%s' is not accepted: %s", t, names);
       return -1;
     }
     *mask |= 1u << v;

@@ -156,7 +156,9 @@ static int list_item(mpi_opts_t *o, int opt, const char *s)
   switch (opt) {
   case OPT_ALGO:
     if ((v = cs_algo_parse(s)) < 0) {
-      cs_cli_error(CMD, "--algo '%s' is not accepted: mesh, ring, host or all", s);
+      char names[96];
+      cs_algo_names(names, sizeof(names), " or all");
+      cs_cli_error(CMD, "--algo '%s' is not accepted: %s", s, names);
       return -1;
     }
     o->algo[o->nalgo++] = (cs_algo_t)v;
