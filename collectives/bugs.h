@@ -34,6 +34,8 @@ typedef enum cs_bug {
   CS_BUG_EARLY_RETURN,
   CS_BUG_NR_MISMATCH,
   CS_BUG_DRAIN_NO_DDR_FENCE,
+  CS_BUG_PUSH_OWN_READ_AFTER_READY,
+  CS_BUG_PUSH_NO_DONE_BARRIER,
   CS_NBUGS
 } cs_bug_t;
 
@@ -52,6 +54,10 @@ typedef struct cs_mutation {
   bool drain_only;           /* barriers drain posted stores before the
                                 notify but do not wait until they are
                                 visible (no DDR fence) */
+  bool push_own_late;        /* push ring: the own value read after the
+                                READY barrier */
+  bool no_push_done;         /* push ring: no PUSH-DONE barrier but the
+                                call's last */
 } cs_mutation_t;
 
 typedef struct cs_bug_info {
@@ -140,6 +146,20 @@ static const cs_bug_info_t cs_bug_table[CS_NBUGS] = {
      "--algo ring --ranks 3 --count 40 --schedule latest --memory-model a2a3",
      "wrong result (a peer reads stale data)",
      .mut = {.drain_only = true}, .min_calls = 1},
+    {"push-own-read-after-ready",
+     "push ring with the own-value read after the READY barrier: the left "
+     "neighbour's push can land first, and the rank folds that partial "
+     "with itself (PR #2280's push model, docs/algorithms.md §4.4)",
+     "--algo ring-push --ranks 3 --count 40 --schedule random:1",
+     "wrong result (a partial counted twice)",
+     .mut = {.push_own_late = true}, .min_calls = 1},
+    {"push-no-done-barrier",
+     "push ring without the PUSH-DONE barrier (but the call's last): a rank "
+     "reads its receive segment before the left neighbour's push lands "
+     "(docs/algorithms.md §4.4)",
+     "--algo ring-push --ranks 3 --count 40 --schedule random:1",
+     "wrong result (a contribution missing or doubled)",
+     .mut = {.no_push_done = true}, .min_calls = 1},
 };
 
 /* Name -> id, or CS_EBADNAME. */
@@ -166,6 +186,8 @@ typedef struct cs_knobs {
   bool     fence_before_notify; /* barriers drain posted stores first */
   bool     ddr_fence;           /* ... and wait until they are visible
                                    (cs_fence; else cs_pipe_barrier only) */
+  bool     own_read_first;      /* push ring: own value before READY */
+  bool     push_done_barrier;   /* push ring: PUSH-DONE every subchunk */
   bool     epilogue;            /* self-clearing epilogue ends the call */
   bool     ring_tail;           /* ring segments cover the SIZE % NR tail */
   bool     inactive_lane_remote_read; /* ring AG inactive lanes load from
@@ -187,6 +209,8 @@ static inline cs_knobs_t cs_bug_knobs(uint32_t bug, uint32_t no_epilogue)
       .final_barrier = !m.no_final_barrier,
       .fence_before_notify = !m.no_fence,
       .ddr_fence = !m.drain_only,
+      .own_read_first = !m.push_own_late,
+      .push_done_barrier = !m.no_push_done,
       .epilogue = !m.no_epilogue && !no_epilogue,
       .ring_tail = !m.drop_tail,
       .inactive_lane_remote_read = m.inactive_remote_read,

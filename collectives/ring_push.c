@@ -75,6 +75,15 @@ static void push(cs_dev_t *d, cs_tile_t *stage, uint32_t right, uint64_t off,
   cs_put(d, stage, right, CS_AR_SLOT_DATA, off, v);
 }
 
+/* The own value of the receive segment's subchunk into acc (an inactive
+ * lane: element 0, discarded). */
+static void own_read(cs_dev_t *d, cs_ar_tiles_t *t, uint64_t br, uint64_t sub,
+                     uint32_t vr)
+{
+  cs_load(d, &t->acc, d->rank, CS_AR_SLOT_DATA, vr ? br + sub : 0,
+          vr ? vr : 1, vr ? vr : 1);
+}
+
 /* One round of `phase` on its own signal row; returns the barriers it
  * took there. */
 static int32_t push_round(cs_dev_t *d, const cs_ar_cfg_t *c,
@@ -101,14 +110,15 @@ static int32_t push_round(cs_dev_t *d, const cs_ar_cfg_t *c,
     uint32_t vs = lane(ls, sub, w), vr = lane(lr, sub, w);
     int last = last_round && j + 1 == k_sub;
     cs_dev_step(d, (uint32_t)j);
-    if (phase == PHASE_RS) /* the own value, before anyone pushes */
-      cs_load(d, &t->acc, me, CS_AR_SLOT_DATA, vr ? br + sub : 0,
-              vr ? vr : 1, vr ? vr : 1);
+    if (phase == PHASE_RS && k->own_read_first) /* before anyone pushes */
+      own_read(d, t, br, sub, vr);
     if (k->ready_barrier)
       cs__ar_barrier(d, k, row, ++seen); /* READY */
+    if (phase == PHASE_RS && !k->own_read_first)
+      own_read(d, t, br, sub, vr); /* --bug push-own-read-after-ready */
     if (vs)
       push(d, &t->recv, right, bs + sub, vs);
-    if (k->final_barrier || !last)
+    if ((k->final_barrier || !last) && (k->push_done_barrier || last))
       cs__ar_barrier(d, k, row, ++seen); /* PUSH-DONE */
     if (phase == PHASE_AG)
       continue;

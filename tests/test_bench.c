@@ -31,7 +31,7 @@ static double bus_factor(int n)
 /* One parsed table row. */
 typedef struct row {
   unsigned long long size, count;
-  char type[8], redop[8], algo[8], wrong[16];
+  char type[8], redop[8], algo[16], wrong[16];
   double us, algbw, busbw;
 } row_t;
 
@@ -54,7 +54,7 @@ static int parse_table(const char *out, row_t *rows, int cap)
     cr_assert_lt(n, cap, "more rows than expected:\n%s", out);
     row_t *r = &rows[n++];
     char extra[8];
-    int got = sscanf(line, "%llu %llu %7s %7s %7s %lf %lf %lf %15s %7s", &r->size,
+    int got = sscanf(line, "%llu %llu %7s %7s %15s %lf %lf %lf %15s %7s", &r->size,
                      &r->count, r->type, r->redop, r->algo, &r->us, &r->algbw,
                      &r->busbw, r->wrong, extra);
     cr_assert_eq(got, 9, "not the nine columns: '%s'", line);
@@ -88,7 +88,7 @@ static int parse_csv(const char *out, row_t *rows, int *ranks, int cap)
       }
     cr_assert_eq(commas, 9, "not ten fields: '%s'", line);
     r->wrong[0] = 0;
-    int got = sscanf(line, "%llu %llu %7s %7s %7s %d %lf %lf %lf %15s", &r->size,
+    int got = sscanf(line, "%llu %llu %7s %7s %15s %d %lf %lf %lf %15s", &r->size,
                      &r->count, r->type, r->redop, r->algo, ranks, &r->us,
                      &r->algbw, &r->busbw, r->wrong);
     cr_assert(got == 9 || got == 10, "bad CSV row '%s'", line);
@@ -107,15 +107,15 @@ Test(bench, table_rows_have_the_columns_and_are_all_right, .timeout = 60)
   cr_assert(strstr(r.out, "online CPU"), "%s", r.out);
   cr_assert(strstr(r.out, "slowest rank"), "%s", r.out);
   cr_assert(strstr(r.out, "size  ") && strstr(r.out, "#wrong"), "%s", r.out);
-  row_t rows[16];
-  int n = parse_table(r.out, rows, 16);
-  cr_assert_eq(n, 4 * 3, "4 sizes x 3 algos:\n%s", r.out);
+  row_t rows[20];
+  int n = parse_table(r.out, rows, 20);
+  cr_assert_eq(n, 4 * 4, "4 sizes x 4 algos:\n%s", r.out);
   static const unsigned long long sizes[] = {8, 64, 512, 4096};
-  static const char *algos[] = {"mesh", "ring", "host"};
+  static const char *algos[] = {"mesh", "ring", "host", "ring-push"};
   for (int i = 0; i < n; i++) {
-    cr_assert_eq(rows[i].size, sizes[i / 3], "%s", r.out);
-    cr_assert_eq(rows[i].count, sizes[i / 3] / 4);
-    cr_assert_str_eq(rows[i].algo, algos[i % 3]);
+    cr_assert_eq(rows[i].size, sizes[i / 4], "%s", r.out);
+    cr_assert_eq(rows[i].count, sizes[i / 4] / 4);
+    cr_assert_str_eq(rows[i].algo, algos[i % 4]);
     cr_assert_str_eq(rows[i].type, "fp32");
     cr_assert_str_eq(rows[i].redop, "sum");
     cr_assert_str_eq(rows[i].wrong, "0", "row %d: #wrong %s", i, rows[i].wrong);
@@ -129,7 +129,7 @@ Test(bench, table_rows_have_the_columns_and_are_all_right, .timeout = 60)
               rows[i].size / (rows[i].us * 1e3));
   }
   cr_assert(strstr(r.out, "# Wrong elements: 0 OK"), "%s", r.out);
-  for (int a = 0; a < 3; a++) {
+  for (int a = 0; a < 4; a++) {
     char want[64];
     snprintf(want, sizeof(want), "# Avg bus bandwidth (%s): ", algos[a]);
     cr_assert(strstr(r.out, want), "'%s' missing:\n%s", want, r.out);
@@ -194,8 +194,8 @@ Test(bench, staging_and_no_check_show_na_in_wrong, .timeout = 60)
   run_cli(&r, 50, "bench", "--staging", "-b", "4K", "-e", "4K", "-d", "fp16",
           "--ranks", "3", "-n", "2", "-w", "1", NULL);
   cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
-  cr_assert_eq(parse_table(r.out, rows, 4), 3, "%s", r.out);
-  for (int i = 0; i < 3; i++)
+  cr_assert_eq(parse_table(r.out, rows, 4), 4, "%s", r.out);
+  for (int i = 0; i < 4; i++)
     cr_assert_str_eq(rows[i].wrong, "0", "%s", r.out);
 }
 
@@ -206,9 +206,10 @@ Test(bench, host_is_skipped_above_16_ranks_with_algo_all, .timeout = 60)
   cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
   cr_assert(strstr(r.out, "# host: skipped"), "%s", r.out);
   row_t rows[4];
-  cr_assert_eq(parse_table(r.out, rows, 4), 2, "%s", r.out);
+  cr_assert_eq(parse_table(r.out, rows, 4), 3, "%s", r.out);
   cr_assert_str_eq(rows[0].algo, "mesh");
   cr_assert_str_eq(rows[1].algo, "ring");
+  cr_assert_str_eq(rows[2].algo, "ring-push");
   cr_assert(fabs(rows[0].busbw - rows[0].algbw * bus_factor(17)) <= 0.01);
 }
 
@@ -299,10 +300,10 @@ Test(bench, trace_cost_times_traced_calls_beside_untraced_ones, .timeout = 120)
   int rows = 0;
   for (const char *p = strchr(r.out, '\n') + 1; *p; p = strchr(p, '\n') + 1) {
     unsigned long long size, count, events, records;
-    char type[8], redop[8], algo[8];
+    char type[8], redop[8], algo[16];
     int ranks, wrong;
     double us, algbw, busbw, traced, ratio;
-    int got = sscanf(p, "%llu,%llu,%7[^,],%7[^,],%7[^,],%d,%lf,%lf,%lf,%d,%lf,%lf,%llu,%llu",
+    int got = sscanf(p, "%llu,%llu,%7[^,],%7[^,],%15[^,],%d,%lf,%lf,%lf,%d,%lf,%lf,%llu,%llu",
                      &size, &count, type, redop, algo, &ranks, &us, &algbw, &busbw,
                      &wrong, &traced, &ratio, &events, &records);
     cr_assert_eq(got, 14, "bad row: %.200s", p);
@@ -317,7 +318,7 @@ Test(bench, trace_cost_times_traced_calls_beside_untraced_ones, .timeout = 120)
                  "call: the untraced calls were recorded too", algo, records, events);
     rows++;
   }
-  cr_assert_eq(rows, 2 * 3, "%s", r.out);
+  cr_assert_eq(rows, 2 * 4, "%s", r.out);
 
   run_cli(&r, 60, "bench", "--trace-cost", "-b", "64K", "-e", "64K", "--algo",
           "ring", "-n", "4", "-w", "0", NULL);
@@ -343,10 +344,10 @@ Test(bench, floor_adds_one_floor_per_size_and_its_ratio, .timeout = 120)
   double last_floor = 0;
   for (const char *p = strchr(r.out, '\n') + 1; *p; p = strchr(p, '\n') + 1) {
     unsigned long long size, count;
-    char type[8], redop[8], algo[8];
+    char type[8], redop[8], algo[16];
     int ranks, wrong;
     double us, algbw, busbw, fl, ratio;
-    int got = sscanf(p, "%llu,%llu,%7[^,],%7[^,],%7[^,],%d,%lf,%lf,%lf,%d,%lf,%lf",
+    int got = sscanf(p, "%llu,%llu,%7[^,],%7[^,],%15[^,],%d,%lf,%lf,%lf,%d,%lf,%lf",
                      &size, &count, type, redop, algo, &ranks, &us, &algbw,
                      &busbw, &wrong, &fl, &ratio);
     cr_assert_eq(got, 12, "bad row: %.200s", p);
@@ -360,7 +361,7 @@ Test(bench, floor_adds_one_floor_per_size_and_its_ratio, .timeout = 120)
     last_floor = fl;
     rows++;
   }
-  cr_assert_eq(rows, 2 * 3, "%s", r.out);
+  cr_assert_eq(rows, 2 * 4, "%s", r.out);
 
   run_cli(&r, 60, "bench", "--floor", "-b", "4K", "-e", "4K", "--algo", "ring",
           "-n", "2", "-w", "0", NULL);

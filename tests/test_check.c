@@ -277,6 +277,7 @@ typedef enum edge {
   E_READ_DONE, /* load, notify, wait, then the owner's store */
   E_FENCE,     /* store, fence, then the notify the peer's load waits on */
   E_DDR,       /* ... the fence's DDR half after the pipe barrier */
+  E_PUSH_DONE, /* put, fence, notify, wait, then the receiver's access */
   E_RESET,     /* the epilogue that clears the cells at the end of a call */
   E_EQ,        /* waits with >= */
   E_UNUSED,    /* no remote load on an inactive lane */
@@ -292,6 +293,10 @@ static edge_t true_edge(const cs_mutation_t *m)
     return E_FENCE;
   if (m->drain_only)
     return E_DDR;
+  if (m->push_own_late) /* the own read, then READY, then the push */
+    return E_READ_DONE;
+  if (m->no_push_done)
+    return E_PUSH_DONE;
   if (m->no_epilogue)
     return E_RESET;
   if (m->wait_eq)
@@ -312,7 +317,7 @@ static int cross_race(const cs_check_finding_t *f, int want_write_first)
     return 0;
   const cs_trace_rec_t *w = want_write_first ? &f->a : &f->b;
   const cs_trace_rec_t *r = want_write_first ? &f->b : &f->a;
-  return is_write(w->kind) && r->kind == CS_EV_LOAD && r->peer == w->rank;
+  return is_write(w->kind) && r->kind == CS_EV_LOAD && r->peer == w->peer;
 }
 
 /* Whether finding f names edge e, its fix the edge the reference has. */
@@ -325,6 +330,10 @@ static int names_edge(const cs_check_finding_t *f, edge_t e)
   case E_DDR:
     return cross_race(f, 1) && f->cause == CS_CHECK_NO_FENCE &&
            f->fence_part == CS_CHECK_PART_DDR;
+  case E_PUSH_DONE: /* the receiver's load or store of what was put */
+    return f->kind == CS_CHECK_RACE && f->a.kind == CS_EV_PUT &&
+           f->b.rank == f->a.peer && f->b.peer == f->a.peer &&
+           f->a.rank != f->b.rank && f->cause == CS_CHECK_NO_SIGNAL;
   case E_RESET: return f->kind == CS_CHECK_NOT_RESET && f->cause == 1;
   case E_EQ: return f->kind == CS_CHECK_WAIT_EQ;
   default: return f->kind == CS_CHECK_DEAD_READ;

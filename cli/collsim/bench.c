@@ -794,7 +794,7 @@ static void print_header(const bench_opts_t *o, const int *algos,
            "(traced - untraced) / device events per call and rank\n",
            o->iters - nt, nt);
   printf("#\n");
-  printf("# %10s  %12s  %5s  %5s  %4s  %11s  %11s  %11s  %6s", "size",
+  printf("# %10s  %12s  %5s  %5s  %9s  %11s  %11s  %11s  %6s", "size",
          "count", "type", "redop", "algo", "time(us)", "algbw(GB/s)",
          "busbw(GB/s)", "#wrong");
   if (o->trace_cost)
@@ -826,7 +826,7 @@ static void print_row(const bench_opts_t *o, const bench_row_t *r)
       snprintf(wrong, sizeof(wrong), "%lld", (long long)r->wrong);
     else
       snprintf(wrong, sizeof(wrong), "N/A");
-    printf("  %10llu  %12llu  %5s  %5s  %4s  %11.2f  %11.3f  %11.3f  %6s",
+    printf("  %10llu  %12llu  %5s  %5s  %9s  %11.2f  %11.3f  %11.3f  %6s",
            (unsigned long long)r->bytes, (unsigned long long)r->count, t, op, a,
            r->us, r->algbw, r->busbw, wrong);
     if (o->trace_cost)
