@@ -24,7 +24,11 @@
  *               right, PUSH-DONE; the put is the store. Every rank takes
  *               both barriers of every (round, subchunk), active lane or
  *               not; an inactive reduce-scatter lane reads element 0
- *               twice and puts nothing.
+ *               twice, discards it, and puts nothing. Upstream issues its
+ *               first placeholder read before READY; here it comes after
+ *               (its value is discarded either way): before READY it
+ *               would race with the rank's own store of the previous
+ *               round into element 0, a race collsim check reports.
  * Signals:      [2(N-1), N] int32, every non-self cell reaches 2K: the
  *               pull ring's.
  * Cost:         4K(N-1) all-to-all barriers (4K(N-1)^2 notifies per
@@ -110,12 +114,15 @@ static int32_t push_round(cs_dev_t *d, const cs_ar_cfg_t *c,
     uint32_t vs = lane(ls, sub, w), vr = lane(lr, sub, w);
     int last = last_round && j + 1 == k_sub;
     cs_dev_step(d, (uint32_t)j);
-    if (phase == PHASE_RS && k->own_read_first) /* before anyone pushes */
+    /* The own value, before anyone pushes; an inactive lane's placeholder
+     * after READY (see the header) */
+    int early = vr && k->own_read_first;
+    if (phase == PHASE_RS && early)
       own_read(d, t, br, sub, vr);
     if (k->ready_barrier)
       cs__ar_barrier(d, k, row, ++seen); /* READY */
-    if (phase == PHASE_RS && !k->own_read_first)
-      own_read(d, t, br, sub, vr); /* --bug push-own-read-after-ready */
+    if (phase == PHASE_RS && !early)
+      own_read(d, t, br, sub, vr); /* or --bug push-own-read-after-ready */
     if (vs)
       push(d, &t->recv, right, bs + sub, vs);
     if ((k->final_barrier || !last) && (k->push_done_barrier || last))

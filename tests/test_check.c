@@ -492,13 +492,13 @@ Test(check, stale_credits_come_first_and_their_races_follow_from_them,
 
 /* ------------------------------------------------------------ correct runs */
 
-/* algo x N x count x dtype x (free | a schedule under fifo or relaxed),
- * two calls each (so the epilogue and the window reuse are in): nothing
- * to report. */
+/* algo x N x count x dtype x (free | a schedule under fifo, relaxed or
+ * a2a3), two calls each (so the epilogue and the window reuse are in):
+ * nothing to report. */
 static void sweep(const char *algo, uint32_t nmax, const char *sched_kind)
 {
   static const char *const dt[] = {"fp32", "fp16", "bf16"};
-  static const char *const mm[] = {"fifo", "relaxed"};
+  static const char *const mm[] = {"fifo", "relaxed", "a2a3"};
   char trace[128], opts[300];
   snprintf(trace, sizeof(trace), "%s/sweep.cstrace", tmpdir);
   int runs = 0, bad = 0;
@@ -510,11 +510,11 @@ static void sweep(const char *algo, uint32_t nmax, const char *sched_kind)
         char sched[80] = "";
         if (!strcmp(sched_kind, "random"))
           snprintf(sched, sizeof(sched), " --schedule random:%llu --memory-model %s",
-                   (unsigned long long)seed, mm[seed % 2]);
+                   (unsigned long long)seed, mm[seed % 3]);
         else if (!strcmp(sched_kind, "pct"))
           snprintf(sched, sizeof(sched), " --schedule pct:%llu:%llu --memory-model %s",
                    (unsigned long long)seed, (unsigned long long)(1 + seed % 3),
-                   mm[(seed / 2) % 2]);
+                   mm[(seed / 2) % 3]);
         snprintf(opts, sizeof(opts), "--algo %s --ranks %u --count %llu "
                  "--dtype %s --iters 2%s", algo, n, (unsigned long long)counts[ci],
                  dt[d], sched);
@@ -528,12 +528,13 @@ static void sweep(const char *algo, uint32_t nmax, const char *sched_kind)
   cr_assert_eq(bad, 0, "%d of %d correct runs had findings", bad, runs);
 }
 
-#define SWEEP(algo, kind, nmax)                                              \
+#define SWEEP_NAMED(algo, name, kind, nmax)                                  \
   Test(check, correct_##algo##_##kind##_runs_have_no_findings, .timeout = 600, \
        .init = mk_tmpdir, .fini = rm_tmpdir)                                 \
   {                                                                          \
-    sweep(#algo, nmax, #kind);                                               \
+    sweep(name, nmax, #kind);                                                \
   }
+#define SWEEP(algo, kind, nmax) SWEEP_NAMED(algo, #algo, kind, nmax)
 SWEEP(mesh, free, 5)
 SWEEP(ring, free, 5)
 SWEEP(host, free, 5)
@@ -543,6 +544,9 @@ SWEEP(host, random, 3)
 SWEEP(mesh, pct, 3)
 SWEEP(ring, pct, 4)
 SWEEP(host, pct, 3)
+SWEEP_NAMED(ring_push, "ring-push", free, 5)
+SWEEP_NAMED(ring_push, "ring-push", random, 4)
+SWEEP_NAMED(ring_push, "ring-push", pct, 3)
 
 /* Larger shapes: N up to 8 and 65537 elements, once each. */
 Test(check, correct_runs_at_eight_ranks_and_65537_elements_have_no_findings,
