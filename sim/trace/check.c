@@ -187,11 +187,15 @@ static void join(uint32_t *dst, const uint32_t *src, uint32_t w)
 
 /* ------------------------------------------------------------ pool */
 
-/* Blocks of BLK(c) words: a clock (w words), the event's position, its
- * record, then its rank's drains when it was made. */
+/* Blocks of BLK(c) words: a clock (w words, an even number), the event's
+ * position, its record, then its rank's drains when it was made and a pad
+ * word, so that every block's record stays 8-byte aligned. */
 #define REC_WORDS (sizeof(cs_trace_rec_t) / sizeof(uint32_t))
 #define POS_WORDS (sizeof(cs_check_pos_t) / sizeof(uint32_t))
-#define BLK(c) ((c)->w + POS_WORDS + REC_WORDS + 1)
+#define DRAIN_WORDS 2u
+#define BLK(c) ((c)->w + POS_WORDS + REC_WORDS + DRAIN_WORDS)
+_Static_assert((POS_WORDS + REC_WORDS + DRAIN_WORDS) % 2 == 0 && POS_WORDS % 2 == 0,
+               "a block's record must stay 8-byte aligned");
 
 static uint32_t *pool_at(ck_t *c, int32_t b) { return c->pool + (size_t)b * BLK(c); }
 
