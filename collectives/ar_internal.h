@@ -36,5 +36,10 @@ uint64_t cs__ring_total(const cs_ar_cfg_t *c, uint32_t es, const char **what);
 uint64_t cs__ring_seg(const cs_ar_cfg_t *c, uint64_t k, uint32_t es);
 uint64_t cs__ring_parts(const cs_ar_cfg_t *c);
 uint64_t cs__ring_part_lo(const cs_ar_cfg_t *c, uint64_t i);
+/* A wait's place on a ring's rows (row t: RS round t, N-1+t: AG round
+ * t; READY then `second`, the subchunk's other barrier). */
+void cs__ring_where_named(const cs_ar_cfg_t *c, const cs_knobs_t *k,
+                          uint32_t cell, int32_t target, const char *second,
+                          char *buf, size_t n);
 
 #endif

@@ -148,17 +148,24 @@ int32_t cs__ring_final(const cs_ar_cfg_t *c)
 /* Row t: RS round t; row N-1+t: AG round t. Per subchunk j the row takes
  * READY (2j+1) then READ-COMPLETE (2j+2), or only the latter (j+1)
  * without READY barriers. */
-static void ring_where(const cs_ar_cfg_t *c, const cs_knobs_t *k, uint32_t rank,
-                       uint32_t cell, int32_t target, char *buf, size_t n)
+void cs__ring_where_named(const cs_ar_cfg_t *c, const cs_knobs_t *k,
+                          uint32_t cell, int32_t target, const char *second,
+                          char *buf, size_t n)
 {
-  (void)rank;
   uint32_t nr = c->nranks, from = cell % nr, row = cell / nr;
   const char *ph = row + 1 < nr ? "RS" : "AG";
   uint32_t t = row + 1 < nr ? row : row - (nr - 1);
   int ready = k->ready_barrier && target % 2 == 1;
   int32_t j = k->ready_barrier ? (target - 1) / 2 : target - 1;
   snprintf(buf, n, "%s barrier of %s t%u j%d, rank %u's notify",
-           ready ? "READY" : "READ-COMPLETE", ph, t, j, from);
+           ready ? "READY" : second, ph, t, j, from);
+}
+
+static void ring_where(const cs_ar_cfg_t *c, const cs_knobs_t *k, uint32_t rank,
+                       uint32_t cell, int32_t target, char *buf, size_t n)
+{
+  (void)rank;
+  cs__ring_where_named(c, k, cell, target, "READ-COMPLETE", buf, n);
 }
 
 void cs__ring_notifies(const cs_ar_cfg_t *c, int single, cs_algo_notifies_t *s)

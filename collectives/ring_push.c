@@ -172,13 +172,7 @@ static void push_where(const cs_ar_cfg_t *c, const cs_knobs_t *k,
                        size_t n)
 {
   (void)rank;
-  uint32_t nr = c->nranks, from = cell % nr, row = cell / nr;
-  const char *ph = row + 1 < nr ? "RS" : "AG";
-  uint32_t t = row + 1 < nr ? row : row - (nr - 1);
-  int ready = k->ready_barrier && target % 2 == 1;
-  int32_t j = k->ready_barrier ? (target - 1) / 2 : target - 1;
-  snprintf(buf, n, "%s barrier of %s t%u j%d, rank %u's notify",
-           ready ? "READY" : "PUSH-DONE", ph, t, j, from);
+  cs__ring_where_named(c, k, cell, target, "PUSH-DONE", buf, n);
 }
 
 /* Rank r puts what rank r+1 loads from it in the pull ring. */

@@ -81,15 +81,9 @@ static int own_line_write(const cs_sched_t *s, const cs_sched_slot_t *sl,
   const cs_layout_t *l = &s->w->ctl->layout;
   if (ev->slot >= l->nslots || !cs_slot_cell_ok(&l->slot[ev->slot], ev->cell))
     return 0;
-  uint64_t line = cs_slot_cell_off(&l->slot[ev->slot], ev->cell) &
-                  ~(uint64_t)(CS_LINE - 1);
-  for (uint32_t i = 0; i < sl->nops; i++) {
-    uint64_t lo, hi;
-    cs__op_range(l, &sl->q[i], &lo, &hi);
-    if (sl->q[i].peer == ev->peer && lo < line + CS_LINE && hi > line)
-      return 1;
-  }
-  return 0;
+  return cs__writes_line(l, sl, ev->peer,
+                         cs_slot_cell_off(&l->slot[ev->slot], ev->cell) &
+                             ~(uint64_t)(CS_LINE - 1));
 }
 
 /* Why rank r's posted event cannot run (it is not among the enabled). */

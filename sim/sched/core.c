@@ -310,21 +310,6 @@ static int any_op(const cs_sched_slot_t *sl, uint32_t flags)
   return 0;
 }
 
-/* a2a3: whether an op in sl's queue writes into line `line` of `peer`'s
- * window: the rank's own cache fill of that line waits for it to land
- * (a core sees its own writes to a line it reads). */
-static int writes_line(const cs_layout_t *l, const cs_sched_slot_t *sl,
-                       uint32_t peer, uint64_t line)
-{
-  for (uint32_t i = 0; i < sl->nops; i++) {
-    uint64_t lo, hi;
-    cs__op_range(l, &sl->q[i], &lo, &hi);
-    if (sl->q[i].peer == peer && lo < line + CS_LINE && hi > line)
-      return 1;
-  }
-  return 0;
-}
-
 /* a2a3 rules for the posted event ev of rank slot sl (rank_enabled); -1
  * when the common rules decide. */
 static int a2a3_enabled(const cs_sched_t *s, cs_sched_slot_t *sl,
@@ -347,7 +332,7 @@ static int a2a3_enabled(const cs_sched_t *s, cs_sched_slot_t *sl,
     if (ev->kind == CS_EV_READ && cs__cache_find(sl, ev->peer, line))
       return 1; /* a hit */
     if ((ev->kind != CS_EV_NOTIFY || ev->opcmp == CS_NOTIFY_SET) &&
-        writes_line(l, sl, ev->peer, line))
+        cs__writes_line(l, sl, ev->peer, line))
       return 0;
     return -1;
   }

@@ -104,6 +104,22 @@ static inline void cs__op_range(const cs_layout_t *l, const cs_dma_op_t *op,
   }
 }
 
+/* a2a3: whether an op in sl's queue writes into line `line` of `peer`'s
+ * window: the rank's own cache fill of that line waits for it to land
+ * (a core sees its own writes to a line it reads). */
+static inline int cs__writes_line(const cs_layout_t *l,
+                                  const cs_sched_slot_t *sl, uint32_t peer,
+                                  uint64_t line)
+{
+  for (uint32_t i = 0; i < sl->nops; i++) {
+    uint64_t lo, hi;
+    cs__op_range(l, &sl->q[i], &lo, &hi);
+    if (sl->q[i].peer == peer && lo < line + CS_LINE && hi > line)
+      return 1;
+  }
+  return 0;
+}
+
 /* The entry of rank slot sl's cache holding line `off` of `peer`'s
  * window, or NULL. */
 static inline cs_cache_line_t *cs__cache_find(cs_sched_slot_t *sl,
