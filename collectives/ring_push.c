@@ -48,8 +48,6 @@
  *   RS t2  s0=[1+2+3+0]     s1=[2+3+0+1]     s2=[3+0+1+2]     s3=[0+1+2+3]
  *   AG t0  s3 pushed by r3  s0 pushed by r0  s1 pushed by r1  s2 pushed by r2
  */
-#include <stdio.h>
-
 #include "ar_internal.h"
 #include "barrier.h"
 #include "geometry.h"
