@@ -68,6 +68,18 @@ has "^check:"
 has "^0 findings"
 expect 2 "$cs" run --algo ./rd_allreduce.so --ranks 3
 has "needs a power-of-two number of ranks"
+# The built-ins' own options are refused with a plug-in, not ignored.
+for o in "--signals single-use" "--signals self-clearing" "--minmax pto"; do
+  expect 2 "$cs" run --algo ./rd_allreduce.so --ranks 2 $o
+  has "^collsim run: ${o%% *} is for the built-in algorithms, not --algo .*rd_allreduce\.so$"
+  [ "$(wc -l <"$tmp/out")" = 1 ] || fail "run $o with a plug-in takes more than one line"
+done
+for o in "--minmax pto:--minmax" "--signals self-clearing:--signals" "--floor:--floor" \
+         "-d all:-d all" "--op all:--op all"; do
+  expect 2 "$cs" bench --algo ./rd_allreduce.so --ranks 2 -e 64 ${o%%:*}
+  has "^collsim bench: ${o#*:} is for the built-in algorithms, not --algo .*rd_allreduce\.so$"
+  [ "$(wc -l <"$tmp/out")" = 1 ] || fail "bench $o with a plug-in takes more than one line"
+done
 mkdir "$tmp/x1"
 expect 1 "$cs" explore --algo ./rd_allreduce_bug.so --ranks 4 --count 8 --schedules 200 -j 2 -o "$tmp/x1"
 has "^failure 1: wrong result"

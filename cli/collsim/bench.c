@@ -90,7 +90,9 @@ static const char bench_help[] =
     "                    or a collective of your own, ./X.so (see collsim run\n"
     "                    --help): one world per size, verified against its\n"
     "                    expected-result function; time is the median of all\n"
-    "                    calls, and busbw is left empty\n"
+    "                    calls, and busbw is left empty; --trace-cost,\n"
+    "                    --staging, --floor, --signals, --minmax, -d all and\n"
+    "                    -o all are for the built-ins (refused with a plug-in)\n"
     "  --csv             print CSV instead of the table: a header row\n"
     "                    size,count,type,redop,algo,ranks,time_us,algbw_gbps,\n"
     "                    busbw_gbps,wrong then one row per size and algorithm\n"
@@ -160,6 +162,7 @@ typedef struct bench_opts {
   int        dtype_all, op_all; /* -d all, -o all */
   uint32_t   tile_bytes;
   uint32_t   minmax;     /* cs_minmax_t */
+  int        have_signals, have_minmax; /* given (the built-ins' options) */
   cs_cli_common_t com;
   const cs_collective_t *coll; /* --algo ./x.so, else NULL */
   void      *coll_handle;
@@ -286,6 +289,7 @@ static int opt_other(bench_opts_t *o, int opt, const char *arg,
   case OPT_FLOOR: o->floor = 1; return 0;
   case OPT_SIGNALS: {
     uint32_t single = 0;
+    o->have_signals = 1;
     if (cs_cli_signals("bench", "--signals", arg, &single) < 0)
       return -1;
     if (single) {
@@ -297,6 +301,7 @@ static int opt_other(bench_opts_t *o, int opt, const char *arg,
     return 0;
   }
   case OPT_MINMAX:
+    o->have_minmax = 1;
     return cs_cli_minmax("bench", "--minmax", arg, &o->minmax);
   case OPT_TILE:
     if (cs_cli_u32("bench", "--tile-bytes", arg, 1024, 1u << 24,
@@ -995,9 +1000,14 @@ static int print_end(const bench_opts_t *o, const int *algos,
 /* --algo ./x.so: the sweep of cli/collsim/bench_user.c. */
 static int bench_user(const bench_opts_t *o)
 {
-  if (o->trace_cost || o->staging) {
+  const char *builtin_only =
+      o->trace_cost ? "--trace-cost" : o->staging ? "--staging"
+      : o->floor ? "--floor" : o->have_signals ? "--signals"
+      : o->have_minmax ? "--minmax" : o->dtype_all ? "-d all"
+      : o->op_all ? "--op all" : NULL;
+  if (builtin_only) {
     cs_cli_error("bench", "%s is for the built-in algorithms, not --algo %s",
-                 o->trace_cost ? "--trace-cost" : "--staging", o->coll_path);
+                 builtin_only, o->coll_path);
     return CS_EXIT_USAGE;
   }
   uint64_t counts[128];

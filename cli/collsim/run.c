@@ -59,7 +59,8 @@ static const char run_help[] =
     "                   collsim_collective\n"
     "                   (a path with '/' or ending in .so; see collsim-api(3)),\n"
     "                   verified against its expected-result function; --bug,\n"
-    "                   --input and --output are for the built-ins only\n"
+    "                   --input, --output, --shape, --signals and --minmax are\n"
+    "                   for the built-ins only (refused with a plug-in)\n"
     "  --ranks N        ranks: 1..64, host 1..16 (default 4, or the input's rows)\n"
     "  --count C        elements per rank, >= 1 (default 65537, or the input's\n"
     "                   columns)\n"
@@ -257,8 +258,10 @@ static int opt_mode(run_opts_t *o, int opt, const char *arg)
     return 1;
   case OPT_CHECK: o->check = 1; return 0;
   case OPT_SIGNALS:
+    o->have_signals = 1;
     return cs_cli_signals("run", "--signals", arg, &o->cfg.no_epilogue);
   case OPT_MINMAX:
+    o->have_minmax = 1;
     return cs_cli_minmax("run", "--minmax", arg, &o->cfg.minmax);
   case OPT_SIGNAL_LAYOUT:
     return cs_cli_signal_layout("run", "--signal-layout", arg,
@@ -319,10 +322,13 @@ static int parse(int argc, char **argv, run_opts_t *o)
     cs_cli_error("run", "unexpected argument '%s'", argv[optind]);
     return -1;
   }
-  if (o->coll && (o->cfg.bug || o->input || o->output || o->have_shape)) {
+  const char *builtin_only = o->cfg.bug ? "--bug" : o->input ? "--input"
+                             : o->output ? "--output" : o->have_shape ? "--shape"
+                             : o->have_signals ? "--signals"
+                             : o->have_minmax ? "--minmax" : NULL;
+  if (o->coll && builtin_only) {
     cs_cli_error("run", "%s is for the built-in algorithms, not --algo %s",
-                 o->cfg.bug ? "--bug" : o->input ? "--input"
-                 : o->output ? "--output" : "--shape", o->coll_path);
+                 builtin_only, o->coll_path);
     return -1;
   }
   if (cs_cli_shape_resolve("run", &o->cfg, o->have_shape, o->have_valid,

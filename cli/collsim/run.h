@@ -28,6 +28,8 @@ typedef struct run_opts {
   const char *input, *output;
   int have_ranks, have_count, have_dtype, have_iters;
   int have_shape, have_valid; /* --shape, --valid given */
+  int have_signals, have_minmax; /* --signals, --minmax given (the
+                                   built-ins' options: a plug-in is refused) */
   cs_sched_cfg_t sched;     /* strategy CS_SCHED_FREE = free mode */
   const char *schedule_str; /* as given */
   int model_set;
