@@ -179,6 +179,10 @@ Test(cli, clean_removes_only_names_of_dead_launchers)
   close(fd);
   run_cli(&r, 10, "clean", NULL);
   cr_assert_eq(r.status, 0);
+  char said[128];
+  snprintf(said, sizeof(said), "removed /dev/shm/collsim-%d-0 (launcher pid %d "
+           "is gone)\n", (int)dead, (int)dead);
+  cr_assert(strstr(r.out, said), "'%s' not in: %s", said, r.out);
   cr_assert_eq(cs_world_count_names(dead), 0);
   cr_assert_eq(cs_world_count_names(getpid()), 1);
   shm_unlink(name);

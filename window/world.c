@@ -340,7 +340,7 @@ int cs_world_count_names(int pid)
   return n;
 }
 
-int cs_world_clean_stale(FILE *log, FILE *err, int *kept)
+int cs_world_clean_stale(cs_world_clean_fn fn, void *arg, int *kept)
 {
   if (kept)
     *kept = 0;
@@ -357,15 +357,14 @@ int cs_world_clean_stale(FILE *log, FILE *err, int *kept)
     snprintf(path, sizeof(path), "/%s", e->d_name);
     if (shm_unlink(path) == 0) {
       n++;
-      if (log)
-        fprintf(log, "removed /dev/shm/%s (launcher pid %d is gone)\n",
-                e->d_name, pid);
+      if (fn)
+        fn(arg, e->d_name, pid, 0);
     } else if (errno != ENOENT) {
+      int err = errno;
       if (kept)
         ++*kept;
-      if (err)
-        fprintf(err, "collsim clean: cannot remove /dev/shm/%s (launcher "
-                "pid %d is gone): %s\n", e->d_name, pid, strerror(errno));
+      if (fn)
+        fn(arg, e->d_name, pid, err);
     }
   }
   closedir(d);

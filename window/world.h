@@ -19,7 +19,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "../include/collsim/types.h"
 #include "layout.h"
@@ -229,12 +228,16 @@ static inline uint8_t *cs_world_output(const cs_world_t *w, uint32_t rank)
   return cs_world_input(w, rank) + w->ctl->io_bytes;
 }
 
-/* Removes /dev/shm/collsim-<pid>-<n> names whose creating pid is gone.
- * Prints each removed name to `log` when non-NULL, and each stale name it
- * may not remove (another user's, in the sticky /dev/shm) with the reason
- * to `err` when non-NULL; *kept (may be NULL) counts those. Returns the
+/* What cs_world_clean_stale tells its caller of one stale name (its
+ * launcher `pid` is gone): err 0, removed; else the errno of the unlink
+ * that failed (another user's name, in the sticky /dev/shm). */
+typedef void (*cs_world_clean_fn)(void *arg, const char *name, int pid, int err);
+
+/* Removes /dev/shm/collsim-<pid>-<n> names whose creating pid is gone,
+ * telling `fn` (may be NULL) of each one removed or kept; *kept (may be
+ * NULL) counts those kept. Words nothing: the caller does. Returns the
  * count removed or -errno. */
-int cs_world_clean_stale(FILE *log, FILE *err, int *kept);
+int cs_world_clean_stale(cs_world_clean_fn fn, void *arg, int *kept);
 
 /* Counts names /dev/shm/collsim-<pid>-* created by `pid` (0 = any). */
 int cs_world_count_names(int pid);

@@ -49,6 +49,17 @@ static void usage(FILE *out)
                "for details.\n\n" CS_CLI_EXIT_HELP);
 }
 
+/* One stale name, as clean words it: removed (stdout) or kept (stderr). */
+static void clean_said(void *arg, const char *name, int pid, int err)
+{
+  (void)arg;
+  if (!err)
+    printf("removed /dev/shm/%s (launcher pid %d is gone)\n", name, pid);
+  else
+    fprintf(stderr, "collsim clean: cannot remove /dev/shm/%s (launcher "
+            "pid %d is gone): %s\n", name, pid, strerror(err));
+}
+
 int cs_cmd_clean(int argc, char **argv)
 {
   if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -64,7 +75,7 @@ int cs_cmd_clean(int argc, char **argv)
     return CS_EXIT_USAGE;
   }
   int kept = 0;
-  int n = cs_world_clean_stale(stdout, stderr, &kept);
+  int n = cs_world_clean_stale(clean_said, NULL, &kept);
   if (n < 0) {
     cs_cli_error("clean", "cannot read /dev/shm");
     return CS_EXIT_ABORTED;

@@ -900,7 +900,7 @@ int cs_check_feed(cs_check_t *c, const cs_trace_rec_t *x)
   if (c->err)
     return c->err;
   if (c->rep.records && x->seq <= c->last_seq)
-    return c->err = -EINVAL;
+    return c->err = CS_EDUPSEQ;
   c->last_seq = x->seq;
   c->rep.records++;
   if (x->kind == CS_TR_ABORT) {
@@ -1709,7 +1709,7 @@ static int merge_feed(merge_t *m, cs_check_t *c, char *why, size_t whylen)
     if (!best)
       break;
     int rc = cs_check_feed(c, &best->head);
-    if (rc == -EINVAL) {
+    if (rc == CS_EDUPSEQ) {
       snprintf(why, whylen, "corrupt: sequence number %llu appears twice",
                (unsigned long long)best->head.seq);
       return -1;

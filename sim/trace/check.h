@@ -145,8 +145,9 @@ typedef struct cs_check cs_check_t;
  * table). Returns 0 with *c set, or -ENOMEM. */
 int cs_check_create(cs_check_t **c, const cs_trace_header_t *h);
 /* The next record, in seq order (strictly increasing seq; launcher records
- * last). Returns 0, -EINVAL if x's seq is not above the last one's, or
- * -ENOMEM; after an error every call returns it again. */
+ * last). Returns 0, CS_EDUPSEQ if x's seq is not above the last one's
+ * (fed in seq order, it appears twice), or -ENOMEM; after an error every
+ * call returns it again. */
 int cs_check_feed(cs_check_t *c, const cs_trace_rec_t *x);
 /* Ends the trace (the end-of-run checks) and hands over the report,
  * which the caller finis. Returns 0 or the first error of feed. */
