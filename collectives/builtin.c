@@ -1,5 +1,5 @@
 /*
- * builtin.c - the three built-in allreduces (mesh, ring, host) as
+ * builtin.c - the built-in allreduces (every algorithm of the registry) as
  * registrations of include/collsim/collective.h, so a program that runs
  * collectives through cs_coll_run can run them like its own: the body is
  * cs_allreduce with the reference's knobs, the expected result is the
@@ -10,6 +10,8 @@
  */
 #include "builtin.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "allreduce.h"
@@ -50,39 +52,72 @@ static void expect(cs_algo_t a, const cs_coll_cfg_t *g, const void *in,
   cs_oracle_expect(a, g->dtype, g->op, g->nranks, g->count, in, rank, out);
 }
 
+/* Thunk sets below: at least one per algorithm id. */
+#define MAX_BUILTINS 8
+
+/* The refusal of a rank count above the algorithm's limit, in the words
+ * of its descriptor ("the host builtin supports at most 16 ranks"). */
 static const char *refuse(cs_algo_t a, const cs_coll_cfg_t *g)
 {
-  return g->nranks > cs_ar_max_ranks(a)
-             ? "the host builtin supports at most 16 ranks" : NULL;
+  static char why[MAX_BUILTINS][96];
+  const cs_algo_desc_t *ad = cs_algo_desc(a);
+  if (g->nranks <= ad->max_ranks)
+    return NULL;
+  snprintf(why[a], sizeof(why[a]), "%s supports at most %u ranks",
+           ad->limit_who ? ad->limit_who : ad->name, ad->max_ranks);
+  return why[a];
 }
 
-#define BUILTIN(A, NAME, STR, WHAT)                                            \
-  static int NAME##_body(cs_dev_t *d, const cs_coll_cfg_t *g)                  \
+/* Each registration's functions, for the algorithm of id A (the struct
+ * has no argument to carry it). */
+#define BUILTIN_FNS(A)                                                         \
+  static int body_##A(cs_dev_t *d, const cs_coll_cfg_t *g)                     \
   { return body(A, d, g); }                                                    \
-  static int NAME##_slots(const cs_coll_cfg_t *g, cs_coll_slot_t *s)           \
+  static int slots_##A(const cs_coll_cfg_t *g, cs_coll_slot_t *s)              \
   { return slots(A, g, s); }                                                   \
-  static void NAME##_expect(const cs_coll_cfg_t *g, const void *in,            \
-                            uint32_t rank, void *out)                          \
+  static void expect_##A(const cs_coll_cfg_t *g, const void *in,               \
+                         uint32_t rank, void *out)                             \
   { expect(A, g, in, rank, out); }                                             \
-  static const char *NAME##_refuse(const cs_coll_cfg_t *g)                     \
-  { return refuse(A, g); }                                                     \
-  static const cs_collective_t NAME##_reg = {                                  \
-      .abi = CS_COLLECTIVE_ABI, .size = sizeof(cs_collective_t),               \
-      .name = STR, .what = WHAT, .refuse = NAME##_refuse,                    \
-      .slots = NAME##_slots, .in_slot = CS_AR_SLOT_DATA,                       \
-      .out_slot = CS_AR_SLOT_DATA, .signal_slot = CS_AR_SLOT_SIGNAL,           \
-      .body = NAME##_body, .expect = NAME##_expect};
+  static const char *refuse_##A(const cs_coll_cfg_t *g)                        \
+  { return refuse(A, g); }
+#define BUILTIN_ROW(A) {body_##A, slots_##A, expect_##A, refuse_##A}
 
-BUILTIN(CS_ALGO_MESH, mesh, "mesh", "InCore mesh allreduce of PyPTO PR #2161")
-BUILTIN(CS_ALGO_RING, ring, "ring", "InCore ring allreduce of PyPTO PR #2161")
-BUILTIN(CS_ALGO_HOST, host, "host", "host allreduce builtin of PyPTO PR #2161")
-BUILTIN(CS_ALGO_RING_PUSH, ring_push, "ring-push",
-        "InCore ring allreduce of PyPTO PR #2280 (push model)")
+BUILTIN_FNS(0) BUILTIN_FNS(1) BUILTIN_FNS(2) BUILTIN_FNS(3)
+BUILTIN_FNS(4) BUILTIN_FNS(5) BUILTIN_FNS(6) BUILTIN_FNS(7)
+
+static const struct {
+  int (*body)(cs_dev_t *, const cs_coll_cfg_t *);
+  int (*slots)(const cs_coll_cfg_t *, cs_coll_slot_t *);
+  void (*expect)(const cs_coll_cfg_t *, const void *, uint32_t, void *);
+  const char *(*refuse)(const cs_coll_cfg_t *);
+} fns[] = {BUILTIN_ROW(0), BUILTIN_ROW(1), BUILTIN_ROW(2), BUILTIN_ROW(3),
+           BUILTIN_ROW(4), BUILTIN_ROW(5), BUILTIN_ROW(6), BUILTIN_ROW(7)};
+_Static_assert(sizeof(fns) / sizeof(fns[0]) == MAX_BUILTINS &&
+                   CS_NALGOS <= MAX_BUILTINS,
+               "one BUILTIN_FNS per algorithm id: add rows");
+
+static cs_collective_t regs[CS_NALGOS];
+
+/* Every registration, from its descriptor. */
+static void fill_regs(void)
+{
+  for (uint32_t a = 0; a < CS_NALGOS; a++) {
+    const cs_algo_desc_t *ad = cs_algo_desc(a);
+    regs[a] = (cs_collective_t){
+        .abi = CS_COLLECTIVE_ABI, .size = sizeof(cs_collective_t),
+        .name = ad->name, .what = ad->what, .refuse = fns[a].refuse,
+        .slots = fns[a].slots, .in_slot = CS_AR_SLOT_DATA,
+        .out_slot = CS_AR_SLOT_DATA, .signal_slot = CS_AR_SLOT_SIGNAL,
+        .body = fns[a].body, .expect = fns[a].expect};
+  }
+}
 
 const cs_collective_t *cs_builtin_collective(const char *name)
 {
-  static const cs_collective_t *const regs[CS_NALGOS] = {
-      &mesh_reg, &ring_reg, &host_reg, &ring_push_reg};
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
   int a = cs_algo_parse(name);
-  return a < 0 ? NULL : regs[a];
+  if (a < 0)
+    return NULL;
+  pthread_once(&once, fill_regs);
+  return &regs[a];
 }

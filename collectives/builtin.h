@@ -7,8 +7,9 @@
 
 #include "../include/collsim/collective.h"
 
-/* The registration of "mesh", "ring" or "host", or NULL for another
- * name. Static storage; never to be freed. */
+/* The registration of the built-in algorithm `name` (registry.h), or
+ * NULL for another name. Made from the descriptors on first use (once,
+ * whatever the threads); static storage, never freed. */
 const cs_collective_t *cs_builtin_collective(const char *name);
 
 #endif

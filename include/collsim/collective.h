@@ -130,8 +130,8 @@ int cs_coll_open(const char *path, const cs_collective_t **c, void **handle,
 /* Unloads what cs_coll_open loaded (NULL allowed); *c is invalid after. */
 void cs_coll_close(void *handle);
 
-/* collsim's own allreduce `name` ("mesh", "ring" or "host") as a
- * registration, verified against collsim's oracle (each algorithm's own
+/* collsim's own allreduce `name` (one that `collsim run --algo` takes by
+ * name: "mesh", "ring", "host", "ring-push") as a registration, verified against collsim's oracle (each algorithm's own
  * fold order, bit for bit) and self-clearing; NULL for another name.
  * Static storage: nothing to close. */
 const cs_collective_t *cs_coll_builtin(const char *name);
