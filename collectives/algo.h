@@ -29,6 +29,7 @@ typedef enum cs_algo {
   CS_ALGO_RING = 1,
   CS_ALGO_HOST = 2,
   CS_ALGO_RING_PUSH = 3,
+  CS_ALGO_TWOPHASE = 4,
   CS_NALGOS
 } cs_algo_t;
 
@@ -43,10 +44,14 @@ struct cs_dev;
 
 /* The order in which a rank folds the inputs (the oracle's input):
  * the ring's, identical on every rank (segment k: x[k+1] op ... op x[k]);
- * or the own value first, then the peers ascending (one order per rank). */
+ * the own value first, then the peers ascending (one order per rank); or
+ * the owner's: the data cut into N equal chunks (count a multiple of N),
+ * chunk q folded as rank q folds its own value (x[q] first, then the
+ * others ascending), identical on every rank. */
 typedef enum cs_fold {
   CS_FOLD_RING = 0,
   CS_FOLD_OWN_FIRST = 1,
+  CS_FOLD_OWNER_FIRST = 2,
 } cs_fold_t;
 
 /* Expected remote bytes of one rank over a run. */
@@ -70,6 +75,12 @@ typedef struct cs_algo_desc {
   const char *limit_who;    /* whose limit it is when not the ABI's 64
                                ("the host builtin"), else NULL */
   bool rect;                /* takes the partial-valid rectangle (§3.3) */
+  /* NULL, or whether c meets the algorithm's own precondition beyond the
+   * ranks and the rectangle (cs_ar_check: CS_EARPRECOND), and the
+   * precondition as users read it ("a count that is a multiple of the
+   * rank count"). */
+  bool (*meets)(const struct cs_ar_cfg *c);
+  const char *precondition;
   bool half_fill_pto;       /* the reference's tests fill fp16/bf16 inputs
                                with the pto fill (prod always does) */
 
@@ -115,6 +126,7 @@ typedef struct cs_algo_desc {
   /* What teach draws and explains: the window cut into parts, either a
    * pull ring's segments, which travel from each rank to its right
    * neighbour round by round, or chunks that every rank folds at once. */
+  bool teach;       /* teach draws and explains it */
   bool pull_ring;   /* every rank reads only from its left neighbour */
   bool push;        /* its transfers are puts into other ranks' windows
                        (no remote load): trace --stats counts them */

@@ -68,6 +68,9 @@ int cs_ar_check(const cs_ar_cfg_t *c)
     return CS_EARTILE;
   if (c->iters < 1)
     return CS_EARITERS;
+  const cs_algo_desc_t *a = cs_algo_desc(c->algo);
+  if (a->meets && !a->meets(c))
+    return CS_EARPRECOND;
   return check_shape(c);
 }
 

@@ -110,6 +110,7 @@ const cs_algo_desc_t cs__algo_host = {
     .fold_text = "order: own value first, then peers ascending",
     .notifies = host_notifies,
     .volume = host_volume,
+    .teach = true,
     .part_letter = 'c',
     .parts = host_parts,
     .part_lo = host_part_lo,

@@ -160,6 +160,7 @@ const cs_algo_desc_t cs__algo_mesh = {
     .fold_text = "order: own value first, then peers ascending",
     .notifies = mesh_notifies,
     .volume = mesh_volume,
+    .teach = true,
     .part_letter = 'c',
     .parts = mesh_parts,
     .part_lo = mesh_part_lo,

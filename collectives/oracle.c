@@ -37,10 +37,25 @@
 #include <string.h>
 
 /* Whether algorithm a folds in the ring's order (the same bits on every
- * rank), as its descriptor declares; else the own value first. */
+ * rank), as its descriptor declares; else the own value first, by every
+ * rank (mesh, host) or by the owner of the chunk (owner_order). */
 static int ring_order(cs_algo_t a)
 {
   return cs_algo_desc(a)->fold == CS_FOLD_RING;
+}
+
+static int owner_order(cs_algo_t a)
+{
+  return cs_algo_desc(a)->fold == CS_FOLD_OWNER_FIRST;
+}
+
+/* CS_FOLD_OWNER_FIRST: the rank whose chunk element i is (count / nranks
+ * elements each; the algorithm refuses a count that is not a multiple). */
+static uint32_t owner_of(uint32_t nranks, uint64_t count, uint64_t i)
+{
+  uint64_t w = count / nranks;
+  uint64_t q = w ? i / w : 0;
+  return q < nranks ? (uint32_t)q : nranks - 1;
 }
 
 /* ---------------------------------------------------------------- codec */
@@ -328,6 +343,8 @@ uint32_t cs_oracle_elem_rows(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
   if (ring_order(algo))
     return encode(f, fold_ring(t, f, op, mm, nranks, count, rows,
                                ring_seg_of(t, nranks, count, i), i));
+  if (owner_order(algo))
+    rank = owner_of(nranks, count, i);
   return encode(f, fold_mesh(t, f, op, mm, nranks, count, rows, rank, i));
 }
 
@@ -362,10 +379,14 @@ void cs_oracle_expect_mm(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
     }
     return;
   }
-  /* Own value first, then the peers ascending (mesh, host). */
+  /* Own value first, then the peers ascending (mesh, host); or the
+   * chunk owner's value first (the same on every rank). */
+  int owner = owner_order(algo);
   for (uint64_t i = 0; i < count; i++)
     store_bits(t, out, i,
-               encode(f, fold_mesh(t, f, op, mm, nranks, count, rows, rank, i)));
+               encode(f, fold_mesh(t, f, op, mm, nranks, count, rows,
+                                   owner ? owner_of(nranks, count, i) : rank,
+                                   i)));
 }
 
 double cs_oracle_f64(cs_dtype_t t, cs_op_t op, uint32_t nranks,
@@ -857,6 +878,26 @@ static void ring_block(const cs_oracle_run_t *o, const float *xd, float *acc,
   }
 }
 
+/* Owner order: every element of the block from its chunk owner's fold
+ * (x[q] first, then the others ascending), kept where the chunk is. */
+static void owner_block(const cs_oracle_run_t *o, const float *xd, float *acc,
+                        float *tmp, uint64_t lo, uint32_t n)
+{
+  uint32_t nr = o->nranks;
+  for (uint64_t s = lo; s < lo + n;) {
+    uint32_t q = owner_of(nr, o->count, s);
+    uint64_t e = q + 1u == nr ? lo + n : (uint64_t)(q + 1u) * (o->count / nr);
+    if (e > lo + n)
+      e = lo + n;
+    memcpy(tmp, xd + (size_t)q * BLOCK, BLOCK * sizeof(float));
+    for (uint32_t p = 0; p < nr; p++)
+      if (p != q)
+        fold_block(o, tmp, xd + (size_t)p * BLOCK, 0);
+    memcpy(acc + (s - lo), tmp + (s - lo), (size_t)(e - s) * sizeof(float));
+    s = e;
+  }
+}
+
 void cs_oracle_check_range(const cs_oracle_run_t *o, uint64_t lo, uint64_t hi,
                            void *scratch, cs_oracle_tally_t *t)
 {
@@ -865,8 +906,8 @@ void cs_oracle_check_range(const cs_oracle_run_t *o, uint64_t lo, uint64_t hi,
   f64_lanes_t *l = (f64_lanes_t *)(gd + BLOCK);
   float tmp[BLOCK];
   /* max/min but pto do not depend on the order: one fold for all ranks */
-  int ring = ring_order(o->algo);
-  int one = ring || nr == 1 ||
+  int ring = ring_order(o->algo), owner = owner_order(o->algo);
+  int one = ring || owner || nr == 1 ||
             ((o->op == CS_MAX || o->op == CS_MIN) && o->mm != CS_MINMAX_PTO);
   int fast = o->op == CS_SUM || o->op == CS_PROD;
   for (uint64_t b = lo; b < hi; b += BLOCK) {
@@ -878,6 +919,8 @@ void cs_oracle_check_range(const cs_oracle_run_t *o, uint64_t lo, uint64_t hi,
     if (one) {
       if (ring && nr > 1) {
         ring_block(o, xd, acc, tmp, b, n);
+      } else if (owner && nr > 1) {
+        owner_block(o, xd, acc, tmp, b, n);
       } else {
         memcpy(acc, xd, BLOCK * sizeof(float));
         for (uint32_t p = 1; p < nr; p++)
@@ -897,7 +940,7 @@ void cs_oracle_check_range(const cs_oracle_run_t *o, uint64_t lo, uint64_t hi,
       }
       decode_row(o->dtype, o->got[r], b, n, gd);
       compare(r, b, acc, gd, n, t);
-      if (o->f64 && (r == 0 || !ring))
+      if (o->f64 && (r == 0 || !(ring || owner)))
         t->tol_fail += f64_compare(gd, l);
     }
     if (o->f64)

@@ -9,13 +9,14 @@
 #include <string.h>
 
 extern const cs_algo_desc_t cs__algo_mesh, cs__algo_ring, cs__algo_host,
-    cs__algo_ring_push;
+    cs__algo_ring_push, cs__algo_twophase;
 
 const cs_algo_desc_t *const cs__registry[CS_NALGOS] = {
     [CS_ALGO_MESH] = &cs__algo_mesh,
     [CS_ALGO_RING] = &cs__algo_ring,
     [CS_ALGO_HOST] = &cs__algo_host,
     [CS_ALGO_RING_PUSH] = &cs__algo_ring_push,
+    [CS_ALGO_TWOPHASE] = &cs__algo_twophase,
 };
 
 const char *cs_algo_name(cs_algo_t a)

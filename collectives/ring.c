@@ -224,6 +224,7 @@ const cs_algo_desc_t cs__algo_ring = {
     .total_volume = cs__ring_total,
     .segment_len = cs__ring_seg,
     .pull_ring = true,
+    .teach = true,
     .part_letter = 's',
     .parts = cs__ring_parts,
     .part_lo = cs__ring_part_lo,

@@ -187,7 +187,7 @@ static const char *const push_phases[] = {"RS", "AG"};
 
 const cs_algo_desc_t cs__algo_ring_push = {
     .name = "ring-push",
-    .what = "InCore ring allreduce of PyPTO PR #2280 (push model)",
+    .what = "InCore push ring of PyPTO PR #2280",
     .max_ranks = CS_AR_MAX_RANKS,
     .rect = false,
     .half_fill_pto = true,
@@ -206,6 +206,7 @@ const cs_algo_desc_t cs__algo_ring_push = {
     .segment_len = cs__ring_seg,
     .pull_ring = false,
     .push = true,
+    .teach = false,
     .part_letter = 's',
     .parts = cs__ring_parts,
     .part_lo = cs__ring_part_lo,

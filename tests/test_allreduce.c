@@ -29,9 +29,14 @@ typedef struct outcome {
   uint64_t tol_fail;     /* elements outside the reference tolerance */
 } outcome_t;
 
+/* A configuration; twophase takes only a count that is a multiple of the
+ * rank count (simpler's precondition), so for it the count asked for is
+ * rounded up to the next one. */
 static cs_ar_cfg_t cfg(cs_algo_t a, cs_dtype_t t, cs_op_t op, uint32_t n,
                        uint64_t count)
 {
+  if (a == CS_ALGO_TWOPHASE)
+    count = (count + n - 1) / n * n;
   cs_ar_cfg_t c = {.algo = a, .dtype = t, .op = op, .nranks = n,
                    .count = count, .tile_bytes = CS_TILE_BYTES, .iters = 1};
   return c;
@@ -42,8 +47,8 @@ static cs_ar_cfg_t cfg(cs_algo_t a, cs_dtype_t t, cs_op_t op, uint32_t n,
  * C = ceil(N/W), W = ceil(N/align)*align for N below the max chunk, else
  * the max chunk; ring 2K per row with K = ceil(MS/W), MS = ceil(S/NR)
  * (fp32) or min(S, ceil(S/NR) + 15) (2-byte), W from MS as for mesh; host
- * 1 + ceil(S/256). align = 32 B, max chunk = the tile's bytes, both in
- * elements. */
+ * 1 + ceil(S/256); twophase 1 per row (simpler's kernel: one barrier per
+ * row). align = 32 B, max chunk = the tile's bytes, both in elements. */
 static int32_t reference_signal_final(const cs_ar_cfg_t *c)
 {
   uint64_t es = c->dtype == CS_FP32 ? 4 : 2;
@@ -51,6 +56,8 @@ static int32_t reference_signal_final(const cs_ar_cfg_t *c)
   uint64_t nr = c->nranks;
   if (c->algo == CS_ALGO_HOST)
     return (int32_t)(1 + (n + 255) / 256);
+  if (c->algo == CS_ALGO_TWOPHASE)
+    return 1;
   uint64_t len = n;
   int ring = c->algo == CS_ALGO_RING || c->algo == CS_ALGO_RING_PUSH;
   if (ring) {
@@ -163,8 +170,8 @@ static void sweep(cs_algo_t a, cs_dtype_t t, cs_op_t op)
       outcome_t o;
       run_case(&c, CS_FILL_RANDOM, 1000 * n + ci, &o);
       CHECK_EXACT(c, o);
-      if (a == CS_ALGO_RING || a == CS_ALGO_RING_PUSH)
-        cr_assert_not(o.ranks_differ, "ring ranks disagree");
+      if (a == CS_ALGO_RING || a == CS_ALGO_RING_PUSH || a == CS_ALGO_TWOPHASE)
+        cr_assert_not(o.ranks_differ, "%s ranks disagree", cs_algo_name(a));
     }
   }
 }
@@ -183,6 +190,7 @@ SWEEP_ALGO(MESH)
 SWEEP_ALGO(RING)
 SWEEP_ALGO(HOST)
 SWEEP_ALGO(RING_PUSH)
+SWEEP_ALGO(TWOPHASE)
 
 /* ------------------------------------------------- the reference's tests */
 
@@ -452,6 +460,26 @@ static void encode_elem(cs_dtype_t t, uint8_t *buf, uint64_t i, float v)
   memcpy(buf + 2 * i, &h, 2);
 }
 
+/* twophase, 3 ranks, one element per chunk, every element x = (1, 1,
+ * 2^24): chunk q holds rank q's fold, own value first: e0 (rank 0)
+ * (1 + 1) + 2^24 = 2^24 + 2, e1 (rank 1) the same, e2 (rank 2)
+ * (2^24 + 1) + 1 = 2^24, on every rank (worked by hand). */
+Test(order, twophase_ranks_hold_each_chunk_as_its_owner_folds_it, .timeout = 60)
+{
+  cs_ar_cfg_t c = cfg(CS_ALGO_TWOPHASE, CS_FP32, CS_SUM, 3, 3);
+  float in[9], out[9];
+  for (int e = 0; e < 3; e++)
+    in[e] = 1.0f, in[3 + e] = 1.0f, in[6 + e] = 0x1p24f;
+  run_inputs(&c, (const uint8_t *)in, (uint8_t *)out);
+  const float want[3] = {0x1p24f + 2.0f, 0x1p24f + 2.0f, 0x1p24f};
+  for (int r = 0; r < 3; r++)
+    for (int e = 0; e < 3; e++)
+      cr_assert_eq(out[3 * r + e], want[e], "rank %d e%d: %a", r, e,
+                   (double)out[3 * r + e]);
+  c.count = 4; /* not a multiple of 3: refused */
+  cr_assert_eq(cs_ar_check(&c), CS_EARPRECOND);
+}
+
 Test(minmax, nan_zero_and_inf_give_the_documented_bits_in_every_mode,
      .timeout = 240)
 {
@@ -480,7 +508,10 @@ Test(minmax, nan_zero_and_inf_give_the_documented_bits_in_every_mode,
           run_inputs(&c, in, out);
           for (uint32_t r = 0; r < 2; r++)
             for (uint32_t i = 0; i < count; i++) {
-              uint32_t first = a == CS_ALGO_RING || a == CS_ALGO_RING_PUSH
+              /* ring: the segment's owner; twophase: the chunk's owner
+               * (count/2 = np elements each) */
+              uint32_t first = a == CS_ALGO_RING || a == CS_ALGO_RING_PUSH ||
+                                       a == CS_ALGO_TWOPHASE
                                    ? i / np : r;
               float x0 = pairs[i % np][first], x1 = pairs[i % np][1 - first];
               float want = documented(op, (cs_minmax_t)mm, x0, x1);

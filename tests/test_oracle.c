@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../collectives/oracle.h"
+#include "../collectives/registry.h"
 
 /* ------------------------------------------------------------- helpers */
 
@@ -738,6 +739,56 @@ Test(oracle, mesh_folds_own_value_then_others_ascending)
     }
 }
 
+/* ------------------------------------------------------------ twophase */
+
+/* FP32 NR=3, count 3 (one element per chunk), every element x = (1, 1,
+ * 2^24): chunk q is folded as rank q folds its own value first, then the
+ * others ascending: e0 by rank 0: (1 + 1) + 2^24 = 2^24 + 2; e1 by rank 1:
+ * (1 + 1) + 2^24 = 2^24 + 2; e2 by rank 2: (2^24 + 1) + 1 = 2^24. The same
+ * on every rank (mesh would give rank 2 the value 2^24 in every element). */
+Test(oracle, twophase_folds_each_chunk_in_its_owners_order)
+{
+  float in[9], out[3];
+  for (int e = 0; e < 3; e++)
+    in[e] = 1.0f, in[3 + e] = 1.0f, in[6 + e] = 0x1p24f;
+  const float want[3] = {0x1p24f + 2.0f, 0x1p24f + 2.0f, 0x1p24f};
+  for (uint32_t r = 0; r < 3; r++) {
+    cs_oracle_expect(CS_ALGO_TWOPHASE, CS_FP32, CS_SUM, 3, 3, in, r, out);
+    for (int e = 0; e < 3; e++)
+      cr_assert_eq(out[e], want[e], "rank %u e%d: %a", r, e, (double)out[e]);
+  }
+}
+
+/* Every rank holds, in chunk q, what mesh's rank q holds there. */
+Test(oracle, twophase_chunk_q_is_mesh_rank_qs_chunk_q)
+{
+  const uint32_t n = 5;
+  const uint64_t count = 5 * 13;
+  for (int t = 0; t < CS_NDTYPES; t++)
+    for (int o = 0; o < CS_NOPS; o++) {
+      cs_dtype_t d = (cs_dtype_t)t;
+      size_t es = cs_dtype_size(d), c = count / n;
+      void *in = rows_alloc(d, n, count), *mesh = rows_alloc(d, n, count),
+           *two = rows_alloc(d, 1, count);
+      for (uint64_t i = 0; i < n * count; i++)
+        set_bits(d, in, i, rng_value(d));
+      for (uint32_t q = 0; q < n; q++)
+        cs_oracle_expect(CS_ALGO_MESH, d, (cs_op_t)o, n, count, in, q,
+                         (char *)mesh + q * count * es);
+      for (uint32_t r = 0; r < n; r++) {
+        cs_oracle_expect(CS_ALGO_TWOPHASE, d, (cs_op_t)o, n, count, in, r, two);
+        for (uint32_t q = 0; q < n; q++)
+          cr_assert_eq(memcmp((char *)two + q * c * es,
+                              (char *)mesh + (q * count + q * c) * es, c * es),
+                       0, "%s %s rank %u chunk %u", cs_dtype_name(d),
+                       cs_op_name((cs_op_t)o), r, q);
+      }
+      free(in);
+      free(mesh);
+      free(two);
+    }
+}
+
 Test(oracle, host_matches_mesh_on_every_rank)
 {
   const uint32_t n = 5;
@@ -1129,7 +1180,7 @@ static void verification_path_cases(void)
             cs_oracle_check_range(&o, 300, count, scratch, &tl);
             cr_assert_eq(tl.wrong, 0, "n=%u %s %s %s %s: %llu differ, first "
                          "rank %lld index %llu", n,
-                         a == 0 ? "mesh" : a == 1 ? "ring" : "host",
+                         cs_algo_name((cs_algo_t)a),
                          t == 0 ? "fp32" : t == 1 ? "fp16" : "bf16",
                          op == 0 ? "sum" : op == 1 ? "max" : op == 2 ? "min" : "prod",
                          mm == 0 ? "ieee" : mm == 1 ? "propagate" : "pto",

@@ -80,8 +80,11 @@ static void sweep(cs_mm_t model, uint32_t nmax, uint32_t bug, uint32_t padded)
       for (size_t ci = 0; ci < 4; ci++)
         for (int dt = 0; dt < 2; dt++)
           for (int s = 0; s < 4; s++) {
+            /* twophase takes a multiple of the rank count: the next one */
+            uint64_t count = a == CS_ALGO_TWOPHASE
+                                 ? (counts[ci] + n - 1) / n * n : counts[ci];
             cs_ar_cfg_t c = {.algo = (cs_algo_t)a, .dtype = dt ? CS_FP16 : CS_FP32,
-                             .op = CS_SUM, .nranks = n, .count = counts[ci],
+                             .op = CS_SUM, .nranks = n, .count = count,
                              .tile_bytes = 1024, .iters = 2, .bug = bug,
                              .padded_cells = padded};
             cs_sched_cfg_t sc = {.model = model, .seed = 100 * ci + 10 * n + s};

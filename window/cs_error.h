@@ -46,7 +46,8 @@
   X(CS_EARVALIDTILE, -10033, "the valid rectangle does not fit one tile") \
   X(CS_EARVALIDSTRIDE, -10034, "the shape's columns exceed the 2-D stride") \
   X(CS_ENOTOURS,   -10035, "is another user's file, not replaced")           \
-  X(CS_ESAMEFILE,  -10036, "is an input of the same command, not replaced")
+  X(CS_ESAMEFILE,  -10036, "is an input of the same command, not replaced") \
+  X(CS_EARPRECOND, -10037, "the configuration misses the algorithm's precondition")
 
 enum {
 #define CS_X_ENUM(name, val, msg) name = (val),

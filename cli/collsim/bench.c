@@ -48,7 +48,7 @@ static const char bench_help[] =
     "usage: collsim bench [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-n ITERS]\n"
     "                     [-w WARMUP] [-c 0|1] [-d fp32|fp16|bf16|all]\n"
     "                     [-o sum|max|min|prod|all] [--ranks N]\n"
-    "                     [--algo mesh|ring|host|ring-push|all|./X.so] [--csv]\n"
+    "                     [--algo NAME|all|./X.so] [--csv]\n"
     "                     [--staging]\n"
     "                     [--tile-bytes B] [--trace-cost] [--floor]\n"
     "                     [--signals self-clearing] [--minmax M]\n"
@@ -84,9 +84,10 @@ static const char bench_help[] =
     "                    (default sum); with all, one table whose rows go\n"
     "                    dtype by dtype, op by op, size by size, as nccl-tests\n"
     "  --ranks N         ranks, 1..64 (default 2)\n"
-    "  --algo A          mesh, ring, host, ring-push or all (default all; host\n"
-    "                    runs at most 16 ranks: with all and more ranks it is\n"
-    "                    skipped),\n"
+    "  --algo A          all (the default: every built-in algorithm, each one\n"
+    "                    skipped where it does not take the rank count or a\n"
+    "                    size, as the header says), or one built-in algorithm:\n"
+    "@ALGOS@\n"
     "                    or a collective of your own, ./X.so (see collsim run\n"
     "                    --help): one world per size, verified against its\n"
     "                    expected-result function; time is the median of all\n"
@@ -314,7 +315,7 @@ static int opt_other(bench_opts_t *o, int opt, const char *arg,
     }
     return 0;
   case 'h':
-    fputs(bench_help, stdout);
+    cs_cli_help(bench_help, 20);
     return 1;
   case OPT_SHAPE:
     cs_cli_error("bench", "--shape and --valid are not accepted: bench "
@@ -771,6 +772,10 @@ static void print_header(const bench_opts_t *o, const int *algos,
     if (skipped[a])
       printf("# %s: skipped, %s supports at most %u ranks\n", cs_algo_name(a),
              cs_algo_desc(a)->limit_who, cs_algo_desc(a)->max_ranks);
+  for (int a = 0; a < CS_NALGOS; a++)
+    if (algos[a] && cs_algo_desc(a)->meets)
+      printf("# %s: only the sizes that meet its precondition (%s)\n",
+             cs_algo_name(a), cs_algo_desc(a)->precondition);
   printf("# sizes %s to %s per rank (x%u), %u warmup + %u timed calls per "
          "size and algo, check %s\n", b0, b1, o->factor, o->warmup, o->iters,
          o->check ? "1 (last call vs the oracle, random fill seed 1)" : "0");
@@ -857,6 +862,15 @@ static void pick_algos(const bench_opts_t *o, int *algos, int *skipped)
   }
 }
 
+/* Whether algorithm a takes `count` elements with o's ranks (its own
+ * precondition, beyond the ranks: twophase's count a multiple of N). */
+static int meets(const bench_opts_t *o, int a, uint64_t count)
+{
+  const cs_algo_desc_t *d = cs_algo_desc((uint32_t)a);
+  cs_ar_cfg_t c = {.algo = (cs_algo_t)a, .nranks = o->nranks, .count = count};
+  return !d->meets || d->meets(&c);
+}
+
 /* The largest world must fit before anything runs, and so must a
  * temporary trace. Returns the exit code (CS_EXIT_OK to go on). */
 static int check_fits(const bench_opts_t *o, const int *algos, uint64_t count)
@@ -900,6 +914,25 @@ static int check_fits(const bench_opts_t *o, const int *algos, uint64_t count)
   return CS_EXIT_OK;
 }
 
+/* An algorithm named by --algo must take every size of the sweep (with
+ * --algo all, the sizes it does not take are skipped). Returns the exit
+ * code (CS_EXIT_OK to go on). */
+static int check_named(const bench_opts_t *o, const uint64_t *counts,
+                       uint32_t nsizes)
+{
+  for (uint32_t s = 0; o->algo >= 0 && s < nsizes; s++) {
+    if (meets(o, o->algo, counts[s]))
+      continue;
+    cs_ar_cfg_t c = {.algo = (cs_algo_t)o->algo, .nranks = o->nranks,
+                     .count = counts[s]};
+    char why[256];
+    cs_cli_ar_why(&c, CS_EARPRECOND, why, sizeof(why));
+    cs_cli_error("bench", "%s", why);
+    return CS_EXIT_USAGE;
+  }
+  return CS_EXIT_OK;
+}
+
 /* The CSV header row or the table's header. */
 static void print_start(const bench_opts_t *o, const int *algos,
                         const int *skipped, uint64_t first, uint64_t last)
@@ -910,6 +943,11 @@ static void print_start(const bench_opts_t *o, const int *algos,
         fprintf(stderr, "collsim bench: note: %s skipped, %s supports at most "
                 "%u ranks\n", cs_algo_name(a), cs_algo_desc(a)->limit_who,
                 cs_algo_desc(a)->max_ranks);
+    for (int a = 0; a < CS_NALGOS; a++)
+      if (algos[a] && cs_algo_desc(a)->meets)
+        fprintf(stderr, "collsim bench: note: %s runs only the sizes that "
+                "meet its precondition (%s)\n", cs_algo_name(a),
+                cs_algo_desc(a)->precondition);
     printf("size,count,type,redop,algo,ranks,time_us,algbw_gbps,busbw_gbps,"
            "wrong%s%s\n",
            o->trace_cost ? ",traced_us,trace_ratio,events_per_call,records" : "",
@@ -934,8 +972,9 @@ static int sweep(const bench_opts_t *o, const int *algos, const uint64_t *counts
                  uint32_t nsizes, uint8_t *inputs, uint8_t *want, bench_sum_t *sum)
 {
   uint32_t es = cs_dtype_size(o->dtype), nalgos = 0, done = 0;
-  for (int a = 0; a < CS_NALGOS; a++)
-    nalgos += algos[a] != 0;
+  for (uint32_t s = 0; s < nsizes; s++)
+    for (int a = 0; a < CS_NALGOS; a++)
+      nalgos += algos[a] && meets(o, a, counts[s]);
   progress_on = isatty(2);
   for (uint32_t s = 0; s < nsizes; s++) {
     fill_inputs(o, counts[s], inputs);
@@ -950,11 +989,11 @@ static int sweep(const bench_opts_t *o, const int *algos, const uint64_t *counts
       floor_us = (double)fns / 1e3;
     }
     for (int a = 0; a < CS_NALGOS; a++) {
-      if (!algos[a])
+      if (!algos[a] || !meets(o, a, counts[s]))
         continue;
       char hb[32];
       human_bytes(counts[s] * es, hb, sizeof(hb));
-      progress("collsim bench: [%u/%u] %s %s", ++done, nsizes * nalgos, hb,
+      progress("collsim bench: [%u/%u] %s %s", ++done, nalgos, hb,
                cs_algo_name((cs_algo_t)a));
       bench_row_t row = {.floor_us = floor_us};
       int code = bench_one(o, (cs_algo_t)a, counts[s], inputs, want, &row,
@@ -983,10 +1022,16 @@ static int print_end(const bench_opts_t *o, const int *algos,
              wrong ? " WRONG" : " OK");
     else
       printf("# Wrong elements: not checked (-c 0)\n");
-    for (int a = 0; a < CS_NALGOS; a++)
-      if (algos[a])
-        printf("# Avg bus bandwidth (%s): %.3f GB/s\n", cs_algo_name((cs_algo_t)a),
-               sum->rows[a] ? sum->busbw[a] / sum->rows[a] : 0);
+    for (int a = 0; a < CS_NALGOS; a++) {
+      if (!algos[a])
+        continue;
+      if (sum->rows[a])
+        printf("# Avg bus bandwidth (%s): %.3f GB/s\n",
+               cs_algo_name((cs_algo_t)a), sum->busbw[a] / sum->rows[a]);
+      else
+        printf("# Avg bus bandwidth (%s): no size met its precondition\n",
+               cs_algo_name((cs_algo_t)a));
+    }
   }
   if (left)
     fprintf(stderr, "collsim bench: WRONG: %llu signal cell%s not back to 0 "
@@ -1038,7 +1083,8 @@ static int sweep_all(const bench_opts_t *o, const int *algos, const int *skipped
       one.op = (cs_op_t)op;
       uint64_t counts[128];
       uint32_t nsizes = sweep_counts(&one, counts, 128), es = cs_dtype_size(one.dtype);
-      if ((code = check_fits(&one, algos, counts[nsizes - 1])) != CS_EXIT_OK)
+      if ((code = check_fits(&one, algos, counts[nsizes - 1])) != CS_EXIT_OK ||
+          (code = check_named(&one, counts, nsizes)) != CS_EXIT_OK)
         break;
       if (first)
         print_start(o, algos, skipped, counts[0] * es, counts[nsizes - 1] * es);

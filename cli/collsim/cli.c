@@ -20,6 +20,21 @@
 
 #include "../../window/cs_error.h"
 
+void cs_cli_help(const char *text, int indent)
+{
+  static const char mark[] = "@ALGOS@\n";
+  const char *at;
+  while ((at = strstr(text, mark)) != NULL) {
+    fwrite(text, 1, (size_t)(at - text), stdout);
+    for (uint32_t a = 0; a < CS_NALGOS; a++) {
+      const cs_algo_desc_t *d = cs_algo_desc(a);
+      printf("%*s%-10s %s\n", indent, "", d->name, d->what);
+    }
+    text = at + strlen(mark);
+  }
+  fputs(text, stdout);
+}
+
 void cs_cli_error(const char *cmd, const char *fmt, ...)
 {
   va_list ap;
@@ -266,6 +281,11 @@ void cs_cli_ar_why(const cs_ar_cfg_t *c, int rc, char *buf, size_t n)
     break;
   case CS_EARITERS:
     snprintf(buf, n, "--iters 0 is not accepted: expected at least 1");
+    break;
+  case CS_EARPRECOND:
+    snprintf(buf, n, "--ranks %u --count %llu is not accepted for --algo %s: "
+             "expected %s", c->nranks, (unsigned long long)c->count,
+             cs_algo_name(c->algo), a->precondition);
     break;
   case CS_EARSHAPE:
     snprintf(buf, n, "--shape %ux%u is not accepted: expected ROWS x COLS = "

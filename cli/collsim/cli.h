@@ -20,6 +20,12 @@
 
 
 /* Prints "collsim CMD: <message>" to stderr. */
+/* Prints a subcommand's help text to stdout; a line that is exactly
+ * "@ALGOS@" becomes one line per built-in algorithm (registry order),
+ * its name and its one-line description, indented by the spaces of the
+ * line before it that start its text (`indent` columns). */
+void cs_cli_help(const char *text, int indent);
+
 void cs_cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -18,7 +18,7 @@ typedef struct subcmd {
 } subcmd_t;
 
 static const subcmd_t cmds[] = {
-    {"run", cs_cmd_run, "run a verified allreduce (mesh, ring, host, ring-push, ./x.so)"},
+    {"run", cs_cmd_run, "run a verified allreduce (a built-in algorithm or ./x.so)"},
     {"replay", cs_cmd_replay, "re-execute a recorded run in its exact order"},
     {"explore", cs_cmd_explore, "search controlled schedules of a run for a failure"},
     {"shrink", cs_cmd_shrink, "cut a failing trace down to a small run that fails the same way"},

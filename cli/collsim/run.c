@@ -31,8 +31,7 @@
 #include "../../run/verify.h"
 
 static const char run_help[] =
-    "usage: collsim run [--algo mesh|ring|host|ring-push|./X.so] [--ranks N]\n"
-    "                   [--count C]\n"
+    "usage: collsim run [--algo NAME|./X.so] [--ranks N] [--count C]\n"
     "                   [--dtype fp32|fp16|bf16] [--op sum|max|min|prod]\n"
     "                   [--fill arange|pto|random] [--seed S]\n"
     "                   [--input IN.npy] [--output OUT.npy] [--iters K]\n"
@@ -53,8 +52,8 @@ static const char run_help[] =
     "to 0 after the self-clearing epilogue (docs/algorithms.md §2.3; with\n"
     "--signals single-use: stayed at that final value).\n"
     "\n"
-    "  --algo A         mesh, ring, host (PR #2161) or ring-push (PR #2280's\n"
-    "                   push ring, docs/algorithms.md §4.4) (default ring),\n"
+    "  --algo A         a built-in algorithm (default ring; docs/algorithms.md):\n"
+    "@ALGOS@\n"
     "                   or a collective of your own: a shared object exporting\n"
     "                   collsim_collective\n"
     "                   (a path with '/' or ending in .so; see collsim-api(3)),\n"
@@ -267,7 +266,7 @@ static int opt_mode(run_opts_t *o, int opt, const char *arg)
     return cs_cli_signal_layout("run", "--signal-layout", arg,
                                 &o->cfg.padded_cells);
   case 'h':
-    fputs(run_help, stdout);
+    cs_cli_help(run_help, 19);
     return 1;
   default:
     return OPT_NOT_MINE;

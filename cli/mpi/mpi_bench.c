@@ -40,9 +40,11 @@ static const char bench_usage[] =
     "collsim's allreduce over MPI-3 RMA next to MPI_Allreduce of the same\n"
     "MPI library, in one mpirun: fp32, sizes in bytes per rank from MIN\n"
     "(default 8) to MAX (default 16M), times FACTOR (default 2), with an\n"
-    "optional binary K, M or G suffix. Per size and algorithm (LIST: mesh,\n"
-    "ring, host, comma-separated, or all, the default) ITERS timed calls\n"
-    "(default 20) after WARMUP (default 5), verified against the oracle;\n"
+    "optional binary K, M or G suffix. Per size and algorithm (LIST: the\n"
+    "built-in algorithms' names, comma-separated, or all, the default)\n"
+    "ITERS timed calls (default 20) after WARMUP (default 5), verified\n"
+    "against the oracle ('-' where a size misses the algorithm's own\n"
+    "precondition, as twophase's count that is a multiple of N);\n"
     "then MPI_Allreduce the same way, out of place, a barrier before each\n"
     "call. time = median of the slowest rank's time per call; ratio = MPI\n"
     "time / best collsim time (above 1: collsim is faster).\n"
@@ -239,6 +241,12 @@ static double bench_size(const bench_opts_t *o, uint64_t bytes, int rank, int si
     cs_ar_cfg_t c = {.algo = (cs_algo_t)a, .dtype = CS_FP32, .op = o->op,
                      .nranks = (uint32_t)size, .count = count,
                      .tile_bytes = CS_TILE_BYTES, .iters = o->warmup + o->iters};
+    const cs_algo_desc_t *d = cs_algo_desc((uint32_t)a);
+    if (d->meets && !d->meets(&c)) { /* its precondition: no time here */
+      if (rank == 0)
+        printf(" %10s", "-");
+      continue;
+    }
     cs_mpi_result_t res;
     cs__mpi_case(&c, CS_FILL_RANDOM, bytes, NULL, &o->common, o->warmup, 0, &res);
     double us = (double)res.median_ns / 1e3;

@@ -182,9 +182,9 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
   case OPT_ALGO:
     if (cs_coll_is_path(arg))
       return cs_run_load_algo(o, arg) < 0 ? -1 : 0;
-    if ((v = cs_algo_parse(arg)) < 0 || cs_algo_desc((uint32_t)v)->push) {
+    if ((v = cs_algo_parse(arg)) < 0 || !cs_algo_desc((uint32_t)v)->teach) {
       cs_cli_error("teach", "--algo '%s' is not accepted: expected ring, mesh "
-                   "or host (teach does not draw the push ring yet)", arg);
+                   "or host (teach does not draw the others yet)", arg);
       return -1;
     }
     o->cfg.algo = (cs_algo_t)v;
