@@ -225,6 +225,25 @@ Test(cli, run_verifies_the_issue_examples, .timeout = 60)
   cr_assert(strstr(r.out, "signals: every non-self cell reached 1+C = 2"), "%s", r.out);
 }
 
+/* One size formatter for run and bench: whole binary units where they
+ * divide the size, one decimal where not (4096 B = 4 KiB; 4000 B =
+ * 3.90625 KiB; 1536 B = 1.5 KiB; 512 B stays bytes). */
+Test(cli, run_and_bench_print_sizes_alike, .timeout = 60)
+{
+  run_cli(&r, 30, "run", "--ranks", "2", "--count", "1024", "--iters", "1", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "(4 KiB per rank)"), "%s", r.out);
+  run_cli(&r, 30, "run", "--ranks", "2", "--count", "1000", "--iters", "1", NULL);
+  cr_assert(strstr(r.out, "(3.9 KiB per rank)"), "%s", r.out);
+  run_cli(&r, 30, "bench", "--algo", "ring", "-b", "1536", "-e", "1536", "-n",
+          "1", "-w", "0", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "# sizes 1.5 KiB to 1.5 KiB per rank"), "%s", r.out);
+  run_cli(&r, 30, "bench", "--algo", "ring", "-b", "512", "-e", "4K", "-f", "8",
+          "-n", "1", "-w", "0", NULL);
+  cr_assert(strstr(r.out, "# sizes 512 B to 4 KiB per rank"), "%s", r.out);
+}
+
 Test(cli, run_fault_exits_3_naming_the_rank, .timeout = 60)
 {
   run_cli(&r, 30, "run", "--ranks", "4", "--fault", "1:segv:20", NULL);

@@ -459,18 +459,6 @@ static int bench_rank(cs_dev_t *d, void *arg)
 
 /* ------------------------------------------------------------ helpers */
 
-static void human_bytes(uint64_t b, char *out, size_t n)
-{
-  if (b >= (1ull << 30) && b % (1ull << 30) == 0)
-    snprintf(out, n, "%llu GiB", (unsigned long long)(b >> 30));
-  else if (b >= (1ull << 20) && b % (1ull << 20) == 0)
-    snprintf(out, n, "%llu MiB", (unsigned long long)(b >> 20));
-  else if (b >= 1024 && b % 1024 == 0)
-    snprintf(out, n, "%llu KiB", (unsigned long long)(b >> 10));
-  else
-    snprintf(out, n, "%llu B", (unsigned long long)b);
-}
-
 /* "model name" (x86) or "Model"/"Hardware" of /proc/cpuinfo; "unknown". */
 static void cpu_model(char *out, size_t n)
 {
@@ -654,7 +642,7 @@ static int world_failed(const bench_opts_t *o, uint64_t bytes,
                         const cs_layout_t *l, int rc)
 {
   char hb[32];
-  human_bytes(bytes, hb, sizeof(hb));
+  cs_cli_human_bytes(bytes, hb, sizeof(hb));
   cs_cli_error("bench", "size %s is not accepted: %u windows of %llu bytes "
                "plus staging buffers do not fit (%s); lower -e or --ranks",
                hb, o->nranks, (unsigned long long)l->win_bytes, cs_strerror(rc));
@@ -759,8 +747,8 @@ static void print_header(const bench_opts_t *o, const int *algos,
   uint32_t n = o->nranks;
   char cpu[256], b0[32], b1[32];
   cpu_model(cpu, sizeof(cpu));
-  human_bytes(first, b0, sizeof(b0));
-  human_bytes(last, b1, sizeof(b1));
+  cs_cli_human_bytes(first, b0, sizeof(b0));
+  cs_cli_human_bytes(last, b1, sizeof(b1));
   printf("# collsim bench: allreduce, %u rank%s (forked processes), algo", n,
          n == 1 ? "" : "s");
   for (int a = 0; a < CS_NALGOS; a++)
@@ -890,7 +878,7 @@ static int check_fits(const bench_opts_t *o, const int *algos, uint64_t count)
                           .trace_bytes = bench_trace_bytes(o)};
     if ((rc = cs_ar_layout(&c, &l)) < 0 || (rc = cs_world_create(&w, &l, n, &wo)) < 0) {
       char hb[32];
-      human_bytes(maxbytes, hb, sizeof(hb));
+      cs_cli_human_bytes(maxbytes, hb, sizeof(hb));
       cs_cli_error("bench", "-e %s is not accepted with %u ranks: the world "
                    "(%u windows of %s plus 2 staging buffers each) does not "
                    "fit in memory or free /dev/shm space (%s)", hb, n, n, hb,
@@ -992,7 +980,7 @@ static int sweep(const bench_opts_t *o, const int *algos, const uint64_t *counts
       if (!algos[a] || !meets(o, a, counts[s]))
         continue;
       char hb[32];
-      human_bytes(counts[s] * es, hb, sizeof(hb));
+      cs_cli_human_bytes(counts[s] * es, hb, sizeof(hb));
       progress("collsim bench: [%u/%u] %s %s", ++done, nalgos, hb,
                cs_algo_name((cs_algo_t)a));
       bench_row_t row = {.floor_us = floor_us};

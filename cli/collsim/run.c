@@ -592,16 +592,6 @@ static int run_verify(cs_pipe_t *p, void *ctx)
 
 /* ------------------------------------------------------------ report */
 
-static void human_bytes(uint64_t b, char *out, size_t n)
-{
-  if (b >= (1ull << 20))
-    snprintf(out, n, "%.1f MiB", (double)b / (1 << 20));
-  else if (b >= 1024)
-    snprintf(out, n, "%.1f KiB", (double)b / 1024);
-  else
-    snprintf(out, n, "%llu B", (unsigned long long)b);
-}
-
 static void print_bits(cs_dtype_t t, const void *buf, uint64_t i)
 {
   if (t == CS_FP32) {
@@ -621,7 +611,7 @@ static void print_head(const run_job_t *rj)
   uint32_t n = c->nranks;
   uint64_t bytes = c->count * cs_dtype_size(c->dtype);
   char hb[32];
-  human_bytes(bytes, hb, sizeof(hb));
+  cs_cli_human_bytes(bytes, hb, sizeof(hb));
   printf("collsim run: %s allreduce, %u rank%s, %llu x %s (%s per rank), %s, "
          "input %s%s%s, %u call%s\n",
          cs_algo_name(c->algo), n, n == 1 ? "" : "s", (unsigned long long)c->count,
