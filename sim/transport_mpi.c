@@ -351,12 +351,12 @@ static void wf_gather(cs_mpi_t *m, uint64_t grace_ns)
 static void wf_print(cs_dev_t *d)
 {
   cs_mpi_t *m = tp(d);
-  fprintf(stderr, "hang wavefront:\n");
+  fprintf(m->report, "hang wavefront:\n");
   for (uint32_t r = 0; r < (uint32_t)m->nranks; r++) {
     int64_t x[CS_MPI_WF_REC], none[CS_MPI_WF_REC] = {0};
     wf_op(m, 0, none, x, CS_MPI_WF_REC, WF_REC(r), MPI_NO_OP, UINT64_MAX);
     if (!x[0]) {
-      fprintf(stderr, "  rank %u: no report (not in a wait: computing, or "
+      fprintf(m->report, "  rank %u: no report (not in a wait: computing, or "
               "stuck in an MPI call to a rank that makes no progress, or "
               "dead)\n", r);
     } else if (x[1] == CS_RS_WAITING && (uint64_t)x[3] < d->layout->nslots) {
@@ -365,9 +365,9 @@ static void wf_print(cs_dev_t *d)
                           .slot = (uint32_t)x[3], .cell = (uint32_t)x[4],
                           .cmp = (uint32_t)x[5], .target = (int32_t)x[6],
                           .value = (int32_t)x[7]};
-      cs_launch_print_wait(&l, &m->where, stderr);
+      cs_launch_print_wait(&l, &m->where, m->report);
     } else {
-      cs_launch_print_state(r, (uint32_t)x[1], (uint64_t)x[2], stderr);
+      cs_launch_print_state(r, (uint32_t)x[1], (uint64_t)x[2], m->report);
     }
   }
 }
@@ -406,16 +406,16 @@ static _Noreturn void hang_stop(cs_dev_t *d, int rx, const char *msg)
     cs_mpi_stopped_t who;
     wf_who(m, &who);
     if (msg)
-      fprintf(stderr, "collsim-mpi: %s\n", msg);
+      fprintf(m->report, "%s: %s\n", m->cmd, msg);
     else if (who.first >= 0 && who.hung[who.first])
-      fprintf(stderr, "collsim-mpi: rank %d reported an injected hang; rank "
-              "0 stops the run\n", who.first);
+      fprintf(m->report, "%s: rank %d reported an injected hang; rank "
+              "0 stops the run\n", m->cmd, who.first);
     else
-      fprintf(stderr, "collsim-mpi: rank %d reported a wait past the %.1f s "
-              "timeout; rank 0 stops the run\n", who.first,
+      fprintf(m->report, "%s: rank %d reported a wait past the %.1f s "
+              "timeout; rank 0 stops the run\n", m->cmd, who.first,
               (double)d->timeout_ns / 1e9);
     wf_print(d);
-    fflush(stderr);
+    fflush(m->report);
     if (m->stop_trace)
       m->stop_trace(m, m->stop_trace_arg, &who, cs_now_ns() + 2000000000ull);
     /* MPICH's launcher drops what it has not forwarded yet when the
@@ -432,15 +432,15 @@ static _Noreturn void hang_stop(cs_dev_t *d, int rx, const char *msg)
     nap(1000000);
   }
   if (msg)
-    fprintf(stderr, "collsim-mpi: %s (rank 0 printed no wavefront: it is "
-            "not in a wait)\n", msg);
+    fprintf(m->report, "%s: %s (rank 0 printed no wavefront: it is "
+            "not in a wait)\n", m->cmd, msg);
   else
-    fprintf(stderr, "collsim-mpi: rank %d: stopped for the wavefront, which "
-            "rank 0 did not print\n", m->rank);
+    fprintf(m->report, "%s: rank %d: stopped for the wavefront, which "
+            "rank 0 did not print\n", m->cmd, m->rank);
   if (m->stop_trace)
-    fprintf(stderr, "collsim-mpi: rank %d: no trace was written: rank 0 was "
-            "not in a wait, so nobody gathered the records\n", m->rank);
-  fflush(stderr);
+    fprintf(m->report, "%s: rank %d: no trace was written: rank 0 was "
+            "not in a wait, so nobody gathered the records\n", m->cmd, m->rank);
+  fflush(m->report);
   nap(200000000); /* as above: let the launcher forward the line */
   MPI_Abort(m->comm, code);
   _exit(code); /* not reached: MPI_Abort does not return */
@@ -532,11 +532,11 @@ static void mpi_stop(cs_dev_t *d, int rx)
   if (rx == CS_RX_TIMEOUT || rx == CS_RX_HUNG)
     hang_stop(d, rx, c->abort_msg);
   if (rx == CS_RX_ABORTED)
-    fprintf(stderr, "collsim-mpi: rank %u: stopped because the run was "
-            "aborted\n", d->rank);
+    fprintf(tp(d)->report, "%s: rank %u: stopped because the run was "
+            "aborted\n", tp(d)->cmd, d->rank);
   else
-    fprintf(stderr, "collsim-mpi: %s\n", c->abort_msg);
-  fflush(stderr);
+    fprintf(tp(d)->report, "%s: %s\n", tp(d)->cmd, c->abort_msg);
+  fflush(tp(d)->report);
   MPI_Abort(tp(d)->comm, tp(d)->abort_code ? tp(d)->abort_code : rx);
 }
 
@@ -578,6 +578,8 @@ int cs_mpi_open(cs_mpi_t *m, MPI_Comm comm, const cs_layout_t *l,
 {
   memset(m, 0, sizeof(*m));
   m->comm = comm;
+  m->report = stderr; /* until the command says otherwise */
+  m->cmd = "collsim-mpi";
   MPI_Comm_rank(comm, &m->rank);
   MPI_Comm_size(comm, &m->nranks);
   if (m->nranks < 1 || m->nranks > CS_MAX_RANKS)

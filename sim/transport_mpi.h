@@ -21,6 +21,7 @@
 #define CS_TRANSPORT_MPI_H
 
 #include <mpi.h>
+#include <stdio.h>
 
 #include "dev.h"
 #include "launch.h"
@@ -79,6 +80,12 @@ typedef struct cs_mpi {
   void (*stop_trace)(struct cs_mpi *m, void *arg, const cs_mpi_stopped_t *who,
                      uint64_t deadline);
   void *stop_trace_arg;
+  /* Where the lines that end a failed job go (the wavefront, the line
+   * naming why), and the command's name they start with: the command
+   * sets them after cs_mpi_open (whose defaults are stderr and
+   * "collsim-mpi"); the transport writes nowhere else. */
+  FILE       *report;
+  const char *cmd;
 } cs_mpi_t;
 
 /* Rank 0's wavefront window: a request flag, the count of reports, and

@@ -223,6 +223,8 @@ void cs__mpi_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
     MPI_Abort(MPI_COMM_WORLD, CS_EXIT_ABORTED);
   }
   m.abort_code = CS_EXIT_ABORTED;
+  m.report = stderr;
+  m.cmd = "collsim-mpi";
   m.where = (cs_wait_where_t){wait_where, (void *)c};
   cs_mpi_tracer_t tr;
   cs_trace_header_t th;
