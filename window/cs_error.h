@@ -9,6 +9,9 @@
 #ifndef CS_ERROR_H
 #define CS_ERROR_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 /* X-macro: name, value, message. Values stay stable: they reach exit paths. */
 #define CS_ERRNO_MAP(X)                                                        \
   X(CS_EOUTOFSLOT, -10001, "access outside its slot (out-of-slot fault)")     \
@@ -57,5 +60,10 @@ enum {
 
 /* Returns a static string for an error code (negative) or "success" for 0. */
 const char *cs_strerror(int err);
+
+/* b bytes for a message, into buf (returned): "512 B", "4 KiB", "1.5 MiB"
+ * (the largest binary unit not above b; whole where it divides b, else
+ * one decimal). The one size formatter of collsim's messages. */
+const char *cs_human_bytes(uint64_t b, char *buf, size_t n);
 
 #endif

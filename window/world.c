@@ -152,21 +152,6 @@ static int open_region(cs_world_t *w)
   return -EEXIST;
 }
 
-/* Bytes as "40.0 KiB", "4.0 MiB", "1.2 GiB". */
-static const char *human(uint64_t b, char *buf, size_t n)
-{
-  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = (double)b;
-  int u = 0;
-  while (v >= 1024 && u < 4)
-    v /= 1024, u++;
-  if (u == 0)
-    snprintf(buf, n, "%llu B", (unsigned long long)b);
-  else
-    snprintf(buf, n, "%.1f %s", v, unit[u]);
-  return buf;
-}
-
 void cs_world_explain_size(char *buf, size_t n, const cs_layout_t *l,
                            uint32_t nranks, const cs_world_opts_t *o)
 {
@@ -195,11 +180,11 @@ void cs_world_explain_size(char *buf, size_t n, const cs_layout_t *l,
   char h[5][24], hl[24], hs[24];
   snprintf(buf, n, "no room for the %s (%s): %s has %s %s, the region needs "
            "%s (%u windows of %s, staging %s, trace rings %s, scheduler "
-           "area %s)", names[over], human(part[over], h[0], 24),
-           shm < mem ? "/dev/shm" : "memory", human(limit, hl, 24),
-           shm < mem ? "free" : "available", human(total, hs, 24), nranks,
-           human(stride, h[1], 24), human(part[2], h[2], 24),
-           human(part[3], h[3], 24), human(part[4], h[4], 24));
+           "area %s)", names[over], cs_human_bytes(part[over], h[0], 24),
+           shm < mem ? "/dev/shm" : "memory", cs_human_bytes(limit, hl, 24),
+           shm < mem ? "free" : "available", cs_human_bytes(total, hs, 24), nranks,
+           cs_human_bytes(stride, h[1], 24), cs_human_bytes(part[2], h[2], 24),
+           cs_human_bytes(part[3], h[3], 24), cs_human_bytes(part[4], h[4], 24));
 }
 
 void cs_world_explain_error(char *buf, size_t n, const cs_layout_t *l,
@@ -222,9 +207,9 @@ void cs_world_explain_error(char *buf, size_t n, const cs_layout_t *l,
     snprintf(what, sizeof what, "/dev/shm: %s", cs_strerror(err));
   snprintf(buf, n, "%s; the region needs %s (%u windows of %s, staging %s, "
            "trace rings %s, scheduler area %s)", what,
-           human(cs_world_region_bytes(l, nranks, o), h[0], 24), nranks,
-           human(stride, h[1], 24), human(2 * io * nranks, h[2], 24),
-           human(tr * nranks, h[3], 24), human(sc, h[4], 24));
+           cs_human_bytes(cs_world_region_bytes(l, nranks, o), h[0], 24), nranks,
+           cs_human_bytes(stride, h[1], 24), cs_human_bytes(2 * io * nranks, h[2], 24),
+           cs_human_bytes(tr * nranks, h[3], 24), cs_human_bytes(sc, h[4], 24));
 }
 
 int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,

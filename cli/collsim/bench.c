@@ -642,7 +642,7 @@ static int world_failed(const bench_opts_t *o, uint64_t bytes,
                         const cs_layout_t *l, int rc)
 {
   char hb[32];
-  cs_cli_human_bytes(bytes, hb, sizeof(hb));
+  cs_human_bytes(bytes, hb, sizeof(hb));
   cs_cli_error("bench", "size %s is not accepted: %u windows of %llu bytes "
                "plus staging buffers do not fit (%s); lower -e or --ranks",
                hb, o->nranks, (unsigned long long)l->win_bytes, cs_strerror(rc));
@@ -747,8 +747,8 @@ static void print_header(const bench_opts_t *o, const int *algos,
   uint32_t n = o->nranks;
   char cpu[256], b0[32], b1[32];
   cpu_model(cpu, sizeof(cpu));
-  cs_cli_human_bytes(first, b0, sizeof(b0));
-  cs_cli_human_bytes(last, b1, sizeof(b1));
+  cs_human_bytes(first, b0, sizeof(b0));
+  cs_human_bytes(last, b1, sizeof(b1));
   printf("# collsim bench: allreduce, %u rank%s (forked processes), algo", n,
          n == 1 ? "" : "s");
   for (int a = 0; a < CS_NALGOS; a++)
@@ -878,7 +878,7 @@ static int check_fits(const bench_opts_t *o, const int *algos, uint64_t count)
                           .trace_bytes = bench_trace_bytes(o)};
     if ((rc = cs_ar_layout(&c, &l)) < 0 || (rc = cs_world_create(&w, &l, n, &wo)) < 0) {
       char hb[32];
-      cs_cli_human_bytes(maxbytes, hb, sizeof(hb));
+      cs_human_bytes(maxbytes, hb, sizeof(hb));
       cs_cli_error("bench", "-e %s is not accepted with %u ranks: the world "
                    "(%u windows of %s plus 2 staging buffers each) does not "
                    "fit in memory or free /dev/shm space (%s)", hb, n, n, hb,
@@ -980,7 +980,7 @@ static int sweep(const bench_opts_t *o, const int *algos, const uint64_t *counts
       if (!algos[a] || !meets(o, a, counts[s]))
         continue;
       char hb[32];
-      cs_cli_human_bytes(counts[s] * es, hb, sizeof(hb));
+      cs_human_bytes(counts[s] * es, hb, sizeof(hb));
       progress("collsim bench: [%u/%u] %s %s", ++done, nalgos, hb,
                cs_algo_name((cs_algo_t)a));
       bench_row_t row = {.floor_us = floor_us};

@@ -35,19 +35,6 @@ void cs_cli_help(const char *text, int indent)
   fputs(text, stdout);
 }
 
-void cs_cli_human_bytes(uint64_t b, char *out, size_t n)
-{
-  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  int u = 0;
-  while (u + 1 < (int)(sizeof(unit) / sizeof(unit[0])) && b >> (10 * (u + 1)))
-    u++;
-  uint64_t one = 1ull << (10 * u);
-  if (b % one == 0)
-    snprintf(out, n, "%llu %s", (unsigned long long)(b / one), unit[u]);
-  else
-    snprintf(out, n, "%.1f %s", (double)b / (double)one, unit[u]);
-}
-
 void cs_cli_error(const char *cmd, const char *fmt, ...)
 {
   va_list ap;

@@ -26,10 +26,6 @@
  * line before it that start its text (`indent` columns). */
 void cs_cli_help(const char *text, int indent);
 
-/* b bytes for a person: "512 B", "4 KiB", "1.5 MiB" (the largest binary
- * unit not above b; whole when it divides b, else one decimal). */
-void cs_cli_human_bytes(uint64_t b, char *out, size_t n);
-
 void cs_cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

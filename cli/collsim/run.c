@@ -611,7 +611,7 @@ static void print_head(const run_job_t *rj)
   uint32_t n = c->nranks;
   uint64_t bytes = c->count * cs_dtype_size(c->dtype);
   char hb[32];
-  cs_cli_human_bytes(bytes, hb, sizeof(hb));
+  cs_human_bytes(bytes, hb, sizeof(hb));
   printf("collsim run: %s allreduce, %u rank%s, %llu x %s (%s per rank), %s, "
          "input %s%s%s, %u call%s\n",
          cs_algo_name(c->algo), n, n == 1 ? "" : "s", (unsigned long long)c->count,
