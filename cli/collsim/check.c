@@ -32,31 +32,20 @@ typedef struct out {
 static void event_phrase(const out_t *o, const cs_trace_rec_t *x, char *buf,
                          size_t n)
 {
-  char slot[32], tag[48];
-  cs_trace_slot_name(&o->h->layout, x->slot, slot, sizeof(slot));
+  char slot[32], tag[48], what[160];
   cs_trace_tag_str(o->h, o->nm, x, tag, sizeof(tag));
-  uint32_t len = x->kind == CS_EV_LOAD && x->phys > x->valid ? x->phys : x->valid;
-  uint64_t end = cs_trace_rec_is_2d(x) ? cs_trace_rec_end(x) : x->elem_off + len;
-  char where[96] = "";
-  int w = 0;
-  if (cs_trace_rec_is_2d(x))
-    w = snprintf(where, sizeof(where), " (rows %u x %u @ stride %u)", x->cell,
-                 x->valid / x->cell, (uint32_t)x->value);
-  if (x->kind == CS_EV_LOAD && x->peer != x->rank)
-    snprintf(where + w, sizeof(where) - (size_t)w, " from rank %u", x->peer);
-  else if (x->kind == CS_EV_PUT)
-    snprintf(where + w, sizeof(where) - (size_t)w, " to rank %u", x->peer);
   if (!tag[0] && x->kind == CS_EV_STORE)
     snprintf(tag, sizeof(tag), "stage-in"); /* before the first marker */
   if (x->kind == CS_EV_NOTIFY) {
+    cs_trace_slot_name(&o->h->layout, x->slot, slot, sizeof(slot));
     snprintf(buf, n, "rank %u's %s of rank %u's %s[%u]%s%s", x->rank,
              cs_trace_rec_is_add(x) ? "AtomicAdd" : "Set", x->peer, slot,
              x->cell, tag[0] ? " at " : "", tag);
     return;
   }
-  snprintf(buf, n, "rank %u's %s of %s[%llu..%llu)%s%s%s", x->rank,
-           cs_trace_kind_name(x->kind), slot, (unsigned long long)x->elem_off,
-           (unsigned long long)end, where, tag[0] ? " at " : "", tag);
+  snprintf(buf, n, "rank %u's %s of %s%s%s", x->rank, cs_trace_kind_name(x->kind),
+           cs_trace_access_str(&o->h->layout, x, 1, what, sizeof(what)),
+           tag[0] ? " at " : "", tag);
 }
 
 /* "#577 r2 store local data[0..16) valid 16  [RS t0 j0]" */

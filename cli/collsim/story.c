@@ -21,24 +21,15 @@
 static void verb(char *b, size_t n, const cs_trace_header_t *h,
                  const cs_trace_rec_t *x)
 {
-  char slot[32], peer[80] = "";
+  char slot[32], what[160];
   cs_trace_slot_name(&h->layout, x->slot, slot, sizeof(slot));
-  uint64_t end = cs_trace_rec_is_2d(x) ? cs_trace_rec_end(x)
-                                       : x->elem_off + x->valid;
-  int w = 0;
-  if (cs_trace_rec_is_2d(x))
-    w = snprintf(peer, sizeof(peer), " (rows %u x %u @ stride %u)", x->cell,
-                 x->valid / x->cell, (uint32_t)x->value);
-  if (x->peer != x->rank)
-    snprintf(peer + w, sizeof(peer) - (size_t)w, " %s rank %u",
-             x->kind == CS_EV_LOAD ? "from" : "to", x->peer);
   switch (x->kind) {
   case CS_EV_STORE:
   case CS_EV_PUT:
   case CS_EV_LOAD:
-    snprintf(b, n, "%s %s[%llu..%llu)%s", x->kind == CS_EV_LOAD ? "loads"
-             : x->kind == CS_EV_PUT ? "puts" : "stores", slot,
-             (unsigned long long)x->elem_off, (unsigned long long)end, peer);
+    snprintf(b, n, "%s %s", x->kind == CS_EV_LOAD ? "loads"
+             : x->kind == CS_EV_PUT ? "puts" : "stores",
+             cs_trace_access_str(&h->layout, x, 0, what, sizeof(what)));
     break;
   case CS_EV_NOTIFY:
     snprintf(b, n, "notifies rank %u: %s[%u] %s%d", x->peer, slot, x->cell,

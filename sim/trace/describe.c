@@ -13,6 +13,26 @@
 #include <stdio.h>
 #include <string.h>
 
+const char *cs_trace_access_str(const cs_layout_t *l, const cs_trace_rec_t *x,
+                                int phys, char *buf, size_t n)
+{
+  char slot[32];
+  cs_trace_slot_name(l, x->slot, slot, sizeof(slot));
+  uint32_t len = phys && x->kind == CS_EV_LOAD && x->phys > x->valid ? x->phys
+                                                                     : x->valid;
+  uint64_t end = cs_trace_rec_is_2d(x) ? cs_trace_rec_end(x) : x->elem_off + len;
+  int w = snprintf(buf, n, "%s[%llu..%llu)", slot, (unsigned long long)x->elem_off,
+                   (unsigned long long)end);
+  if (w >= 0 && (size_t)w < n && cs_trace_rec_is_2d(x))
+    w += snprintf(buf + w, n - (size_t)w, " (rows %u x %u @ stride %u)", x->cell,
+                  x->valid / x->cell, (uint32_t)x->value);
+  if (w >= 0 && (size_t)w < n && x->kind == CS_EV_LOAD && x->peer != x->rank)
+    snprintf(buf + w, n - (size_t)w, " from rank %u", x->peer);
+  else if (w >= 0 && (size_t)w < n && x->kind == CS_EV_PUT)
+    snprintf(buf + w, n - (size_t)w, " to rank %u", x->peer);
+  return buf;
+}
+
 const char *cs_trace_us_str(uint64_t ns, char *buf, size_t n)
 {
   snprintf(buf, n, "%llu.%03llu", (unsigned long long)(ns / 1000),

@@ -47,6 +47,14 @@ void cs_trace_describe(char *buf, size_t n, const cs_trace_header_t *h,
 void cs_trace_sentence(char *buf, size_t n, const cs_layout_t *l,
                        const cs_trace_rec_t *x);
 
+/* The elements an access touches, as check's findings and the story name
+ * them: "data[0..16)", then " (rows R x C @ stride S)" for a 2-D one, then
+ * " from rank P" for a load from another rank or " to rank P" for a put.
+ * `phys`: a load's range runs to its physical end (the bytes it reads,
+ * over-read included), else to its valid end. Returns buf. */
+const char *cs_trace_access_str(const cs_layout_t *l, const cs_trace_rec_t *x,
+                                int phys, char *buf, size_t n);
+
 /* "==" or ">=" for a wait's comparison (CS_TR_FAILED ignored). */
 const char *cs_trace_cmp_str(uint32_t opcmp);
 
