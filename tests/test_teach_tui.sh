@@ -5,7 +5,8 @@
 # ? and q work; after Ctrl-C the terminal settings are unchanged; a pipe
 # gets the plain lesson; a too-small window says so and 8 ranks fit
 # 120x40; a break-it level fails under the learner's order and by "show
-# me", with the check's explanation; --lesson checks predictions. Skips (exit 77) only
+# me", with the check's explanation; --lesson checks predictions; a
+# segment of several tiles shows what --plain's table says. Skips (exit 77) only
 # when tmux is absent. Usage: test_teach_tui.sh COLLSIM_BINARY
 set -u
 bin=$(realpath "$1")
@@ -175,6 +176,46 @@ tmux -L "$sock" send-keys "2 9+9" Enter
 wait_for "Not quite: rank 3 wrote s0=[1+2+3] in RS t1."
 keys C-c
 wait_exit
+
+# 9. (D1) A segment of several tiles: after every round the window column
+# shows what --plain's record-by-record table says each rank wrote (the
+# oracle: the plain lesson tracks the trace's loads from the left and
+# stores, never the screen's model). 16400 fp32 on 4 ranks: 4100-element
+# segments, two tiles each; 65537: five tiles, checked at the end.
+for count in 16400 65537; do
+  "$bin" teach --plain --count $count > "$dir/plain$count.txt" 2>&1
+  # "RS t0 s2=[3+0] s3=[0+1] ..." -> one line per round: its cells.
+  awk '/^(RS|AG) t[0-9]/ {printf "%s", $1 " " $2; for (i = 3; i <= NF; i++) printf " %s", $i; print ""}' \
+    "$dir/plain$count.txt" > "$dir/rounds$count"
+  [ "$(wc -l < "$dir/rounds$count")" -eq 6 ] || { fail "--plain --count $count: no round table"; continue; }
+  rm -f "$dir/exit"
+  start 80 24 "$bin teach --count $count"
+  wait_for "step 0, who goes next"
+  keys r # the stage-in
+  round=0
+  while read -r ph t cells; do
+    round=$((round + 1))
+    keys r
+    if [ "$count" = 16400 ] || [ "$round" = 6 ]; then
+      [ "$round" = 6 ] && wait_for "The run has ended"
+      sleep 0.3
+      screen > "$dir/win"
+      rk=0
+      for cell in $cells; do
+        grep -E "^r$rk " "$dir/win" | grep -qF " $cell " ||
+          { fail "--count $count after $ph $t: rank $rk's window does not show $cell (--plain's)"; grep -E "^r$rk " "$dir/win"; }
+        rk=$((rk + 1))
+      done
+    fi
+  done < "$dir/rounds$count"
+  # After the all-gather every rank holds every segment with all 4 inputs.
+  for rk in 0 1 2 3; do
+    grep -E "^r$rk " "$dir/win" | grep -qE "(s[0-3]=\[[0-3]\+[0-3]\+[0-3]\+[0-3]\] +){4}" ||
+      fail "--count $count at the end: rank $rk does not hold four 4-input segments"
+  done
+  keys q
+  wait_exit
+done
 
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

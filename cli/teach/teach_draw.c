@@ -77,7 +77,10 @@ static void seg_cell(const teach_session_t *t, uint32_t r, uint32_t k, char *b,
     return;
   }
   if (!t->values) {
-    tm_prov_str(b + o, w + 1 - o, &t->st.hold[r][k]);
+    const tm_prov_t *p;
+    if (!tm_part_prov(t, r, k, &p))
+      b[o - 1] = '~'; /* part-way: its first tile shown */
+    tm_prov_str(b + o, w + 1 - o, p);
     return;
   }
   for (uint64_t e = lo; e < hi && o < w; e++)
@@ -285,6 +288,7 @@ static void draw_help(void)
     "  s2=[3+0]  segment 2 holds rank 3's input op rank 0's, folded",
     "            in that order; every rank reads only from its left;",
     "            [] = nothing written there yet (before the stage-in)",
+    "  s2~[3+0]  part-way: its first tiles hold [3+0], later ones not yet",
     "  row1 [2 . 2 2]  the rank's signal cells of barrier row 1",
     "            ('.' = its own cell); a wait needs cell >= value",
     "Press any key."};

@@ -19,12 +19,22 @@
 #include "../../sim/sched.h"
 #include "../collsim/run.h"
 
-enum { TM_MAXR = 8, TM_MAXP = 8, TM_LAST = 6, TM_QCAP = 256, TM_RESULT = 24 };
+enum { TM_MAXR = 8, TM_MAXP = 8, TM_LAST = 6, TM_QCAP = 256, TM_RESULT = 24,
+       TM_MAXSPAN = 128 };
 
 typedef struct tm_prov {
   uint8_t n;
   uint8_t r[TM_MAXR]; /* ranks folded in, in order */
 } tm_prov_t;
+
+/* Whose inputs a run of a rank's window holds: from element lo up to the
+ * next span's lo (the last: to the end). A segment written tile by tile
+ * holds different inputs in its tiles until the round has written them
+ * all, so the contents are kept per element range, not per segment. */
+typedef struct tm_span {
+  uint64_t  lo;
+  tm_prov_t p;
+} tm_span_t;
 
 typedef struct tm_event {
   uint64_t       step;
@@ -34,7 +44,8 @@ typedef struct tm_event {
 
 /* What the run did up to the current step (reset at every re-run). */
 typedef struct tm_state {
-  tm_prov_t  hold[TM_MAXR][TM_MAXP]; /* [rank][segment or chunk] */
+  tm_span_t  span[TM_MAXR][TM_MAXSPAN]; /* [rank]: the window, sorted by lo */
+  uint32_t   nspan[TM_MAXR];
   tm_prov_t  tile[TM_MAXR];          /* the rank's accumulator tile */
   tm_prov_t  recv[TM_MAXR];          /* what its last load into recv holds */
   int        acc_open[TM_MAXR];      /* the tile is being accumulated */
@@ -113,6 +124,13 @@ void tm_round_begin(teach_session_t *t, const cs_sched_view_t *v);
 int tm_rank_over(const teach_session_t *t, const cs_sched_view_t *v, uint32_t r);
 /* Whether the round is over for every rank. */
 int tm_round_over(const teach_session_t *t, const cs_sched_view_t *v);
+/* Whose inputs element e of rank r's window holds. */
+const tm_prov_t *tm_prov_at(const teach_session_t *t, uint32_t r, uint64_t e);
+/* Whose inputs part k of rank r's window holds, at its first element;
+ * returns 1 when every element of the part holds the same, 0 when its
+ * tiles differ (a round has written only some of them). */
+int tm_part_prov(const teach_session_t *t, uint32_t r, uint32_t k,
+                 const tm_prov_t **p);
 /* "[3+0]" into buf. */
 void tm_prov_str(char *buf, size_t cap, const tm_prov_t *p);
 /* The parts of the window shown: the ring's N segments, mesh's and host's
