@@ -133,7 +133,7 @@ keys Enter Enter Enter Enter Enter Enter
 for _ in $(seq 10); do keys r; done
 wait_for "You broke it: the run failed"
 screen | grep -q "result: WRONG" || fail "level 1: no wrong result on the screen"
-screen | grep -qE "^  1\. race .* is not" || { fail "level 1: no race from the check"; screen; }
+screen | grep -qE "^  [0-9]+\. race .* is not" || { fail "level 1: no race from the check"; screen; }
 keys q
 wait_exit
 
@@ -143,9 +143,9 @@ rm -f "$dir/exit"
 start 80 24 "$bin teach --level 3"
 wait_for "Break it: no read-complete barrier"
 keys S
-wait_for "Shown: this order makes the run fail"
+wait_for "Shown: this order fails"
 screen | grep -q "result: WRONG" || fail "show me: no wrong result on the screen"
-screen | grep -qE "^  1\. race" || fail "show me: no race from the check"
+screen | grep -qE "^  [0-9]+\. race" || fail "show me: no race from the check"
 keys q
 wait_exit
 
@@ -155,7 +155,7 @@ for where in end middle; do
   rm -f "$dir/exit"
   start 80 24 "$bin teach --level 1"
   wait_for "step 0, who goes next"
-  if [ "$where" = end ]; then keys S; wait_for "Shown: this order"; else keys Enter Enter; fi
+  if [ "$where" = end ]; then keys S; wait_for "Shown: this order fails"; else keys Enter Enter; fi
   kill -TERM "$(cat "$dir/pid")"
   wait_exit
   cmp -s "$dir/stty.before" "$dir/stty.after" || fail "SIGTERM ($where) left the terminal changed"
@@ -215,6 +215,61 @@ for count in 16400 65537; do
   done
   keys q
   wait_exit
+done
+
+# 10. (D2, D3, D6) A level's verdict is about the edge the level removed,
+# where the run broke, and fits 80 columns. Level 3 (no read-complete
+# barrier): the fix is load -> notify -> wait -> store, never a notify
+# after the store, and is shown to its end. Level 1 (no READY barrier),
+# played by hand and by S: the race shown is one that bit in this run.
+# The oracle reads the trace: a load of rank p's data at position L that
+# ran before p's store of those bytes at an earlier position S (stage-in <
+# RS t0 < RS t1 < AG t0 < AG t1 for 3 ranks) is a READY race that bit.
+joined() { screen | sed -n '/^The level removed/,$p' | tr -s ' \n' '  '; }
+rm -f "$dir/exit"
+start 80 24 "$bin teach --level 3"
+wait_for "Break it: no read-complete barrier"
+keys S
+wait_for "Shown: this order fails"
+sleep 0.3
+v=$(joined)
+echo "$v" | grep -qF "a notify by rank 0 after the load and a wait by rank 2 on it before the store (a read-complete barrier) order them" ||
+  echo "$v" | grep -qE "a notify by rank [0-9] after the load and a wait by rank [0-9] on it before the store \(a read-complete barrier\) order them" ||
+  { fail "level 3: the verdict does not show the read-complete fix to its end"; screen; }
+echo "$v" | grep -qE "notify by rank [0-9] after the store" && fail "level 3: the verdict recommends a notify after the store"
+keys q
+wait_exit
+tagn() { case "$1" in "RS t0"*) echo 1;; "RS t1"*) echo 2;; "AG t0"*) echo 3;; "AG t1"*) echo 4;; *) echo 0;; esac; }
+for how in hand show; do
+  rm -f "$dir/exit" "$dir/l1.cstrace"
+  start 80 24 "$bin teach --level 1 --trace $dir/l1.cstrace"
+  wait_for "Break it: no READY barrier"
+  if [ $how = hand ]; then
+    keys Enter Enter Enter Enter Enter Enter
+    for _ in $(seq 10); do keys r; done
+    wait_for "You broke it"
+  else
+    keys S
+    wait_for "Shown: this order fails"
+  fi
+  sleep 0.3
+  v=$(joined)
+  keys q
+  wait_exit
+  echo "$v" | grep -qE "fix nothing rank [0-9] does after the store reaches rank [0-9] before its load; a notify by rank [0-9] after the store \(a fence before it\) and a wait by rank [0-9] on it before the load order them" ||
+    fail "level 1 ($how): the verdict does not show the READY fix to its end: $v"
+  shown=$(echo "$v" | sed -nE 's/.*store of data\[[0-9.]+\) at (stage-in|[RA][SG] t[0-9] j[0-9]) is not ordered before rank [0-9]'"'"'s load of data\[[0-9.]+\) from rank [0-9] at ([RA][SG] t[0-9] j[0-9]).*/\1|\2/p')
+  [ -n "$shown" ] || { fail "level 1 ($how): no race in the verdict: $v"; continue; }
+  "$bin" trace "$dir/l1.cstrace" > "$dir/l1.txt" 2>&1
+  bit=$(awk '
+    function tag(   t) { t = $(NF-2) " " $(NF-1) " " $NF; return t ~ /^(RS|AG) t[0-9] j[0-9]$/ ? t : "stage-in" }
+    function ord(t) { return t == "stage-in" ? 0 : (substr(t,1,2) == "RS" ? 1 : 3) + substr(t,5,1) }
+    function rng(s) { match(s, /data\[[0-9]+\.\.[0-9]+\)/); s = substr(s, RSTART+5, RLENGTH-6); split(s, a, /\.\./); lo = a[1]; hi = a[2] }
+    $4 == "load" && $5 == "from" { rng($0); n++; lr[n] = $6; ll[n] = lo; lh[n] = hi; lt[n] = tag(); next }
+    $4 == "store" { rng($0); for (i = 1; i <= n; i++) if (lr[i] == $3 && lo < lh[i] && ll[i] < hi && ord(tag()) < ord(lt[i])) print tag() "|" lt[i] }
+  ' "$dir/l1.txt" | sort -u)
+  [ -n "$bit" ] || { fail "level 1 ($how): the oracle found no race that bit"; continue; }
+  echo "$bit" | grep -qxF "$shown" || fail "level 1 ($how): the verdict shows $shown, the races that bit are: $bit"
 done
 
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"

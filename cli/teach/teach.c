@@ -24,6 +24,7 @@
 
 #include "../../collectives/bugs.h"
 #include "../../collectives/geometry.h"
+#include "../../sim/trace/check.h"
 #include "../../sim/trace/read.h"
 #include "../collsim/cli.h"
 #include "../../run/coll.h"
@@ -65,8 +66,8 @@ static const char teach_help[] =
     "  --level L        break it: 1 ring-no-ready-barrier, 2 no-fence-before-\n"
     "                   notify (relaxed), 3 mesh-no-chunk-barrier, 4 wait-eq;\n"
     "                   choose an order that makes the run fail (S: show\n"
-    "                   me one); the end screen shows what collsim check\n"
-    "                   finds in it\n"
+    "                   me one); the end screen names the edge the level\n"
+    "                   removed and collsim check's finding about it\n"
     "  --lesson         (ring) at every round boundary predict, then see:\n"
     "                   which segment will a rank have written, and whose\n"
     "                   inputs are in it? The round runs, then the answer\n"
@@ -111,31 +112,44 @@ enum { OPT_PLAIN = 256, OPT_ALGO, OPT_BUG, OPT_TRACE, OPT_LEVEL, OPT_LESSON,
        OPT_SHAPE };
 
 /* The break-it levels: a known defect, a small world where it can show,
- * and the learner's goal. */
+ * the learner's goal and the edge the defect removes (the verdict's). */
 typedef struct teach_level {
-  const char *bug;
-  const char *algo;
-  uint32_t    nranks;
-  uint64_t    count;
-  cs_mm_t     model;
-  const char *goal;
+  const char      *bug;
+  const char      *algo;
+  uint32_t         nranks;
+  uint64_t         count;
+  cs_mm_t          model;
+  cs_teach_level_t l;
 } teach_level_t;
 
 static const teach_level_t levels[] = {
   {"ring-no-ready-barrier", "ring", 3, 6, CS_MM_SC,
-   "no READY barrier: make a rank read from its left before the left rank "
-   "has stored"},
+   {"no READY barrier: make a rank read from its left before the left rank "
+    "has stored",
+    "the READY barrier: a rank loads from its left only after the left rank "
+    "stored and notified (store -> notify -> wait -> load)",
+    CS_CHECK_RACE, CS_CHECK_NO_SIGNAL}},
   {"no-fence-before-notify", "ring", 3, 6, CS_MM_RELAXED,
-   "no fence: land a notify (DMA engine) before the store it announces"},
+   {"no fence: land a notify (DMA engine) before the store it announces",
+    "the fence before the notify: a rank's stores land before its notify "
+    "does (store -> fence -> notify -> wait -> load)",
+    CS_CHECK_RACE, CS_CHECK_NO_FENCE}},
   {"mesh-no-chunk-barrier", "mesh", 3, 6, CS_MM_SC,
-   "no read-complete barrier: let a rank store its sum while a peer still "
-   "reads"},
+   {"no read-complete barrier: let a rank store its sum while a peer still "
+    "reads",
+    "the read-complete barrier: a rank stores its sum only after every "
+    "reader notified it had read (load -> notify -> wait -> store)",
+    CS_CHECK_RACE, CS_CHECK_NO_READ_DONE}},
   {"wait-eq", "mesh", 2, 6, CS_MM_SC,
-   "waits compare ==: let a peer push a cell past the value a wait wants"},
+   {"waits compare ==: let a peer push a cell past the value a wait wants",
+    "waits with >=: the notifies only add, so a cell may pass the value an "
+    "== wait needs",
+    CS_CHECK_WAIT_EQ, 0}},
 };
 enum { NLEVELS = sizeof(levels) / sizeof(levels[0]) };
 
-static int set_level(const char *arg, run_opts_t *o, const char **goal)
+static int set_level(const char *arg, run_opts_t *o,
+                     const cs_teach_level_t **goal)
 {
   uint32_t v;
   if (cs_cli_u32("teach", "--level", arg, 1, NLEVELS, &v) < 0)
@@ -146,13 +160,13 @@ static int set_level(const char *arg, run_opts_t *o, const char **goal)
   o->cfg.nranks = l->nranks;
   o->cfg.count = l->count;
   o->sched.model = l->model;
-  *goal = l->goal;
+  *goal = &l->l;
   return 0;
 }
 
 /* One option. Returns 0, 1 after --help, -1 on bad usage (printed). */
 static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
-               const char **goal, int *lesson)
+               const cs_teach_level_t **goal, int *lesson)
 {
   char why[512];
   int v;
@@ -207,7 +221,7 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
 /* Returns 0 to go on, 1 after --help, -1 on bad usage (printed). *tui:
  * whether the terminal lesson runs. */
 static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
-                 const char **goal, int *lesson)
+                 const cs_teach_level_t **goal, int *lesson)
 {
   static const struct option longopts[] = {
       {"ranks", required_argument, 0, 'n'},
@@ -484,7 +498,7 @@ int cs_cmd_teach(int argc, char **argv)
   o.seed = 1;
   o.fill = CS_FILL_ARANGE;
   int step = 0, loaded, tui = 0;
-  const char *goal = NULL;
+  const cs_teach_level_t *goal = NULL;
   int lesson = 0;
   int rc = parse(argc, argv, &o, &step, &tui, &goal, &lesson);
   /* The output rule before any lesson starts: never the --algo object. */

@@ -33,6 +33,31 @@ static void put(int y, int x, const char *fmt, ...)
     mvaddnstr(y, x, buf, COLS - x);
 }
 
+/* s from line y on, wrapped at spaces to the screen's width (continued
+ * lines indented by `ind` more than s's own indent), no line at or past
+ * `end`. Returns the next free line. */
+static int put_wrapped(int y, int end, int ind, const char *s)
+{
+  int lead = (int)strspn(s, " "), first = 1;
+  while (*s && y < end) {
+    int x = first ? 0 : lead + ind, room = COLS - x, len = (int)strlen(s);
+    if (room < 10)
+      room = 10;
+    int cut = len;
+    if (len > room) {
+      for (cut = room; cut > room / 2 && s[cut] != ' '; cut--)
+        ;
+      if (s[cut] != ' ')
+        cut = room;
+    }
+    mvaddnstr(y++, x, s, cut);
+    s += cut;
+    s += strspn(s, " ");
+    first = 0;
+  }
+  return y;
+}
+
 void td_need(uint32_t n, int *cols, int *lines)
 {
   *cols = n <= 4 ? 80 : 120;
@@ -315,20 +340,25 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
            cs_algo_name(c->algo), t->n, (unsigned long long)t->count,
            cs_dtype_name(c->dtype), cs_op_name(c->op));
   put(0, COLS - 17, "? help   q quit");
-  put(1, 0, "%s", cs_algo_desc(c->algo)->legend);
-  if (t->goal) {
+  if (t->goal) { /* the goal, on the legend's line and the next */
+    char g[256];
+    snprintf(g, sizeof(g), "Break it: %s", t->goal);
     attron(A_BOLD);
-    put(2, 0, "Break it: %s", t->goal);
+    put_wrapped(1, 3, 0, g);
     attroff(A_BOLD);
+  } else {
+    put(1, 0, "%s", cs_algo_desc(c->algo)->legend);
   }
   int y = draw_windows(t, 3);
   y = draw_ring(t, v, y + 1);
   int last = LINES - 1;
   if (v)
     y = draw_actors(t, v, y + 1, last - 4);
-  else
-    for (uint32_t i = 0; i < t->nresult && y < last - 1; i++)
-      put(++y, 0, "%s", t->result[i]);
+  else {
+    y++;
+    for (uint32_t i = 0; i < t->nresult; i++)
+      y = put_wrapped(y, last, 4, t->result[i]);
+  }
   if (t->lesson || t->reveal[0][0])
     last -= t->reveal[0][0] ? 4 : 2;
   if (last - y > 3)

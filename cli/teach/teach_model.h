@@ -87,10 +87,12 @@ typedef struct teach_session {
   uint8_t    *snap;       /* the data windows at the last pick */
   cs_layout_t layout;     /* the world's slot table (for the describer) */
   const char *goal;       /* a break-it level's goal, or NULL */
+  const char *edge;       /* the edge the level removed, in words */
+  uint32_t    edge_kind, edge_cause; /* as the check finds it */
   int         run_rc;     /* the last run's exit code */
   int         sig_abort;  /* the last run was ended by SIGINT/TERM/HUP */
   char        trace[96];  /* the runs' trace file */
-  char        result[TM_RESULT][160]; /* how the last run ended */
+  char        result[TM_RESULT][480]; /* how the last run ended */
   uint32_t    nresult;
   /* break it: "show me" searches seeded random orders after the prefix */
   int         show_me;    /* the learner asked; the driver searches */

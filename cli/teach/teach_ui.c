@@ -301,25 +301,36 @@ static void read_result(teach_session_t *t, FILE *log)
   fflush(stderr);
   rewind(log);
   t->nresult = 0;
-  snprintf(head, sizeof(head), t->shown ? "Shown: this order makes the run "
-           "fail after %llu steps (b/B: step back through it). The check:" :
+  snprintf(head, sizeof(head), t->shown ? "Shown: this order fails after "
+           "%llu steps (b/B step back through it)." :
            !t->goal ? "The run has ended after %llu steps "
            "(b = step back, q = quit). It said:" : t->run_rc ? "You broke it: "
-           "the run failed after %llu steps. What collsim check finds:" :
+           "the run failed after %llu steps." :
            "It still passed after %llu steps (b/B: step back, try another "
-           "order). The check:", (unsigned long long)t->st.nevents);
+           "order).", (unsigned long long)t->st.nevents);
   result_line(t, "%s", head);
+  if (t->edge)
+    result_line(t, "The level removed %s.", t->edge);
   while (fgets(buf, sizeof(buf), log)) {
     buf[strcspn(buf, "\n")] = 0;
     if (!strcmp(buf, "check:")) {
       in_check = 1;
       continue;
     }
+    /* What fits 80x24 beside the windows: the verdict, the finding and
+     * its fix; not the timing, the signal summary, the events' bounds. */
     if (!buf[0] || !strncmp(buf, "mode:", 5) || strstr(buf, " allreduce, ") ||
         !strncmp(buf, "time per call", 13) || !strncmp(buf, "error vs", 8) ||
-        (in_check && !strncmp(buf, "2. ", 3) && (in_check = 2)) || in_check > 1)
+        (in_check && !strncmp(buf, "2. ", 3) && (in_check = 2)) || in_check > 1 ||
+        (t->goal && (!strncmp(buf, "verification:", 13) ||
+                     !strncmp(buf, "signals:", 8) ||
+                     !strncmp(buf, "           after", 16) ||
+                     !strncmp(buf, "   first ", 9) ||
+                     !strncmp(buf, "   second ", 10) ||
+                     (strstr(buf, " in ") && strstr(buf, " records") &&
+                     strstr(buf, "finding")))))
       continue;
-    result_line(t, "  %.150s", buf);
+    result_line(t, "  %.400s", buf);
   }
 }
 
@@ -330,7 +341,10 @@ static int ended(teach_session_t *t, tui_t *u)
   if (t->o->cfg.bug && t->trace[0]) {
     printf("check:\n");
     fflush(stdout);
-    cs__check_path(t->trace, 0, stdout);
+    if (t->edge) /* the finding about the edge the level removed */
+      cs__check_focus(t->trace, t->edge_kind, t->edge_cause, stdout);
+    else
+      cs__check_path(t->trace, 0, stdout);
     fflush(stdout);
   }
   read_result(t, u->log);
@@ -438,10 +452,14 @@ static int trace_name(teach_session_t *t, int *temp)
   return 0;
 }
 
-int cs__teach_tui(run_opts_t *o, const char *goal, int lesson)
+int cs__teach_tui(run_opts_t *o, const cs_teach_level_t *level, int lesson)
 {
   teach_session_t t = {.o = o, .n = o->cfg.nranks, .count = o->cfg.count,
-                       .es = cs_dtype_size(o->cfg.dtype), .goal = goal,
+                       .es = cs_dtype_size(o->cfg.dtype),
+                       .goal = level ? level->goal : NULL,
+                       .edge = level ? level->edge : NULL,
+                       .edge_kind = level ? level->kind : 0,
+                       .edge_cause = level ? level->cause : 0,
                        .lesson = lesson, .q_rank = -1};
   int temp;
   if (trace_name(&t, &temp) < 0) {
