@@ -272,5 +272,26 @@ for how in hand show; do
   echo "$bit" | grep -qxF "$shown" || fail "level 1 ($how): the verdict shows $shown, the races that bit are: $bit"
 done
 
+# 11. (D5) A shown order, then one of the learner's own: after S, B on the
+# end screen and a different pick, the end screen is the learner's verdict
+# (broke it / still passed), not "Shown: this order fails", and never both
+# "Shown" and "No failing order found".
+rm -f "$dir/exit"
+start 80 24 "$bin teach --level 1"
+wait_for "Break it: no READY barrier"
+keys S
+wait_for "Shown: this order fails"
+keys B
+wait_for "who goes next"
+keys 2
+for _ in $(seq 8); do keys r; done
+wait_for "after 141 steps"
+sleep 0.3
+screen | grep -qE "You broke it|It still passed" || { fail "S, B, own order: no verdict of the learner's order"; screen; }
+screen | grep -qF "Shown: this order" && fail "S, B, own order: the end screen still says the order was shown"
+screen | grep -qF "Shown" && screen | grep -qF "No failing order found" && fail "S, B: 'Shown' and 'No failing order found' together"
+keys q
+wait_exit
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

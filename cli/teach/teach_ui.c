@@ -175,8 +175,10 @@ static int64_t ask(teach_session_t *t, const cs_sched_view_t *v)
       return -1;
     }
     int64_t c = on_key(t, v, ch, &help);
-    if (c >= 0)
+    if (c >= 0) { /* from here on the order is the learner's own */
       t->reveal[0][0] = t->reveal[1][0] = 0;
+      t->shown = 0;
+    }
     if (c != -2)
       return c;
   }
@@ -391,6 +393,7 @@ static void show_me(teach_session_t *t, tui_t *u)
       t->quit = 1;
     if (rc != CS_EXIT_OK && !t->quit) {
       t->shown = 1;
+      t->reveal[0][0] = t->reveal[1][0] = 0;
       t->target = t->nchoice;
       break;
     }
@@ -400,6 +403,7 @@ static void show_me(teach_session_t *t, tui_t *u)
   if (t->shown)
     return;
   t->target = prefix; /* none found: back where the learner was */
+  t->shown = 0;       /* and the order is the learner's, not a found one */
   snprintf(t->reveal[0], sizeof(t->reveal[0]), "No failing order found in 200 "
            "random tries after step %llu.", (unsigned long long)prefix);
   snprintf(t->reveal[1], sizeof(t->reveal[1]), "Step back (b/B) to an "
