@@ -293,5 +293,16 @@ screen | grep -qF "Shown" && screen | grep -qF "No failing order found" && fail 
 keys q
 wait_exit
 
+# 12. (D7) Too small for the whole sentence: at 30x8 the message wraps and
+# says what 4 ranks need, and how to quit.
+rm -f "$dir/exit"
+start 30 8 "$bin teach"
+sleep 1
+msg=$(screen | tr -s ' \n' '  ')
+echo "$msg" | grep -qF "the window is too small (30x8); 4 ranks need 80x24." || fail "30x8: the too-small message is cut: $msg"
+echo "$msg" | grep -qF "press q to quit" || fail "30x8: the too-small message does not say how to quit: $msg"
+keys q
+wait_exit
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

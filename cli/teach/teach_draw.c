@@ -329,9 +329,11 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
   td_need(t->n, &need_c, &need_l);
   erase();
   if (COLS < need_c || LINES < need_l) {
-    put(0, 0, "collsim teach: the window is too small (%dx%d); %u ranks "
-             "need %dx%d.", COLS, LINES, t->n, need_c, need_l);
-    put(1, 0, "Resize it, or press q to quit.");
+    char m[160];
+    snprintf(m, sizeof(m), "collsim teach: the window is too small (%dx%d); "
+             "%u ranks need %dx%d. Resize it, or press q to quit.", COLS,
+             LINES, t->n, need_c, need_l);
+    put_wrapped(0, LINES, 0, m);
     refresh();
     return;
   }
