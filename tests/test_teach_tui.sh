@@ -304,5 +304,64 @@ echo "$msg" | grep -qF "press q to quit" || fail "30x8: the too-small message do
 keys q
 wait_exit
 
+# 13. (D4, D10, D8) --lesson to its end: every round asked is graded, the
+# last (AG t2) too, and the score is shown; the right answers come from
+# --plain's table (its record-by-record tracking), one is made wrong on
+# purpose, so the score must be 5 of 6. 'foo' is no answer (not graded);
+# ? opens the help and q quits while the answer box is open; Esc skips at
+# once (ESCDELAY well under 100 ms).
+"$bin" teach --plain > "$dir/plain10.txt" 2>&1
+rm -f "$dir/exit"
+start 80 24 "$bin teach --lesson"
+wait_for "step 0, who goes next"
+keys r
+nq=0
+while [ $nq -lt 6 ]; do
+  wait_for "Predict: after" || break
+  q=$(screen | sed -nE 's/^Predict: after ((RS|AG) t[0-9]), which segment will rank ([0-9]) have.*/\1 \3/p')
+  set -- $q
+  ph="$1 $2"; rk=$3
+  cell=$(awk -v ph="$ph" -v rk="$rk" '$1 " " $2 == ph {print $(3 + rk)}' "$dir/plain10.txt")
+  ans=$(echo "$cell" | sed -E 's/^s([0-9]+)=\[(.*)\]$/\1 \2/')
+  [ -n "$ans" ] || { fail "lesson: no --plain cell for $ph rank $rk"; break; }
+  if [ $nq = 0 ]; then
+    tmux -L "$sock" send-keys "foo" Enter
+    sleep 0.3
+    screen | grep -qE "Right:|Not quite:" && fail "lesson: 'foo' was graded as an answer"
+    screen | grep -qF "not an answer" || fail "lesson: 'foo' got no word that it is not an answer"
+    tmux -L "$sock" send-keys BSpace BSpace BSpace
+    keys '?'
+    wait_for "this help"
+    screen | grep -qE "^> foo|^> \?" && fail "lesson: ? was typed into the answer box"
+    keys x
+  fi
+  [ "$ph" = "RS t1" ] && ans="$ans+9" # the one wrong on purpose
+  tmux -L "$sock" send-keys "$ans" Enter
+  nq=$((nq + 1))
+  if [ $nq -lt 6 ]; then
+    wait_for "You said: $ans."
+  fi
+done
+wait_for "The run has ended"
+last=$(awk '$1 " " $2 == "AG t2"' "$dir/plain10.txt")
+screen | grep -qE "^Right: rank [0-9] wrote s[0-9]=\[[0-9+]+\] in AG t2\." || { fail "lesson: AG t2 was not graded"; screen; }
+screen | grep -qF "Score: 5 of 6 predictions right." || { fail "lesson: no score of 5 of 6"; screen; }
+keys q
+wait_exit
+# q while the answer box is open quits; Esc skips within 100 ms.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --lesson"
+wait_for "step 0, who goes next"
+keys r
+wait_for "Predict: after RS t0"
+tmux -L "$sock" send-keys Escape
+sleep 0.1
+screen | grep -qF "Predict: after RS t0" && fail "lesson: Esc took more than 100 ms to skip"
+keys r
+wait_for "Predict: after RS t1"
+tmux -L "$sock" send-keys q
+wait_exit
+grep -q "EXIT=0" "$dir/exit" || fail "lesson: q in the answer box did not quit: $(cat "$dir/exit")"
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

@@ -354,6 +354,8 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
   int y = draw_windows(t, 3);
   y = draw_ring(t, v, y + 1);
   int last = LINES - 1;
+  if (!v && t->reveal[0][0]) /* the end screen: the reveal keeps its lines */
+    last -= 4;
   if (v)
     y = draw_actors(t, v, y + 1, last - 4);
   else {
@@ -361,7 +363,7 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
     for (uint32_t i = 0; i < t->nresult; i++)
       y = put_wrapped(y, last, 4, t->result[i]);
   }
-  if (t->lesson || t->reveal[0][0])
+  if (v && (t->lesson || t->reveal[0][0]))
     last -= t->reveal[0][0] ? 4 : 2;
   if (last - y > 3)
     draw_events(t, y + 1, last);
@@ -375,8 +377,11 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
     attron(A_BOLD);
     put(LINES - 3, 0, "%-*s", COLS, t->q_text);
     attroff(A_BOLD);
-    put(LINES - 2, 0, "> %-20s (e.g. 3 1+2+3 for s3=[1+2+3]; Enter; Esc skips)",
-        t->answer);
+    if (t->q_err[0])
+      put(LINES - 2, 0, "> %-20s (%s)", t->answer, t->q_err);
+    else
+      put(LINES - 2, 0, "> %-20s (e.g. 3 1+2+3 for s3=[1+2+3]; Enter; Esc "
+          "skips)", t->answer);
   }
   put(LINES - 1, 0, "Enter step 0-9 pick r round n barrier b/B back  v values"
            "  ? help  q quit");

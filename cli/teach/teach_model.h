@@ -105,6 +105,10 @@ typedef struct teach_session {
   uint32_t    q_phase, q_round;
   uint64_t    q_asked;    /* 1 + (phase, round) id of the last question */
   char        q_text[160], answer[64], reveal[2][200];
+  char        q_err[80];  /* why the typed answer is not one, or "" */
+  uint8_t     graded[3][TM_MAXR]; /* [phase][round]: 0 not asked, 1 right,
+                                     2 wrong, 3 skipped (a re-asked round
+                                     keeps its last grade) */
 } teach_session_t;
 
 /* Forgets what the previous run did (the schedule stays). */

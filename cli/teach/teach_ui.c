@@ -134,15 +134,22 @@ static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
  * first pick of the round once answered, -1 to quit, -2 when skipped. */
 static int64_t question(teach_session_t *t, const cs_sched_view_t *v, int r)
 {
+  int help = 0;
   tl_open(t, v, r);
   for (;;) {
-    td_draw(t, v, 0);
+    td_draw(t, v, help);
     int ch = getch();
-    if (signalled() || ch == 3) {
-      t->quit = 1;
+    if (signalled() || ch == 3 || ch == 'q' || ch == 'Q') {
+      t->quit = 1; /* q is no answer's: the footer's quit works here too */
       return -1;
     }
-    int k = ch == ERR ? 0 : tl_key(t, ch);
+    if (ch == ERR || ch == KEY_RESIZE)
+      continue;
+    if (help || ch == '?') { /* the help overlay, closed by any key */
+      help = !help;
+      continue;
+    }
+    int k = tl_key(t, ch);
     if (k < 0)
       return -2;
     if (k > 0) {
@@ -272,6 +279,7 @@ static int screen_up(tui_t *u)
   noecho();
   keypad(stdscr, TRUE);
   curs_set(0);
+  set_escdelay(25); /* Esc (skip a question) acts at once, not after 1 s */
   timeout(200);
   dup2(fileno(u->log), 1);
   dup2(fileno(u->log), 2);
@@ -311,6 +319,13 @@ static void read_result(teach_session_t *t, FILE *log)
            "It still passed after %llu steps (b/B: step back, try another "
            "order).", (unsigned long long)t->st.nevents);
   result_line(t, "%s", head);
+  if (t->lesson) {
+    int right, asked;
+    tl_score(t, &right, &asked);
+    snprintf(head, sizeof(head), "Score: %d of %d predictions right.", right,
+             asked);
+    result_line(t, "%s", head);
+  }
   if (t->edge)
     result_line(t, "The level removed %s.", t->edge);
   while (fgets(buf, sizeof(buf), log)) {
@@ -349,6 +364,8 @@ static int ended(teach_session_t *t, tui_t *u)
       cs__check_path(t->trace, 0, stdout);
     fflush(stdout);
   }
+  if (t->q_rank >= 0)
+    tl_reveal(t); /* the last round asked about ended the run */
   read_result(t, u->log);
   for (;;) {
     td_draw(t, NULL, help);
