@@ -363,5 +363,37 @@ tmux -L "$sock" send-keys q
 wait_exit
 grep -q "EXIT=0" "$dir/exit" || fail "lesson: q in the answer box did not quit: $(cat "$dir/exit")"
 
+# 14. (D9) Combinations a lesson cannot honour are refused on the terminal
+# with one line naming what is not accepted, exit 2, nothing started: a
+# level sets its own world (algo, ranks, count, dtype, bug, model); the
+# questions are the ring's; a plug-in gets the plain table.
+src=$(cd "$(dirname "$0")/.." && pwd)
+plug=""
+if command -v cc >/dev/null && [ -f "$(dirname "$bin")/include/collsim/version.h" ]; then
+  cc -std=gnu11 -fPIC -shared -I"$src/include" -I"$(dirname "$bin")/include/collsim" \
+    -o "$dir/ag.so" "$src/examples/ring_allgather/ring_allgather.c" \
+    -L"$(dirname "$bin")" -lcollsim -Wl,-rpath,"$(dirname "$bin")" 2>"$dir/cc.err" && plug="$dir/ag.so"
+fi
+refuse() { # ARGS WORD: refused with one line naming WORD
+  rm -f "$dir/exit" "$dir/err"
+  start 80 24 "$bin teach $1 2>$dir/err"
+  wait_exit
+  grep -q "EXIT=2" "$dir/exit" 2>/dev/null || { fail "teach $1: not refused (exit $(cat "$dir/exit" 2>/dev/null))"; screen | head -3; tmux -L "$sock" send-keys q; return; }
+  [ "$(wc -l < "$dir/err")" -eq 1 ] || fail "teach $1: not one line: $(cat "$dir/err")"
+  grep -q "^collsim teach: .*$2.* not accepted" "$dir/err" || fail "teach $1: the line does not name $2: $(cat "$dir/err")"
+}
+refuse "--algo host --level 1" "--algo"
+refuse "--level 1 --algo host" "--algo"
+refuse "--level 2 --memory-model sc" "--memory-model"
+refuse "--level 3 --ranks 4" "--ranks"
+refuse "--algo mesh --lesson" "--lesson"
+refuse "--level 1 --lesson" "--lesson"
+if [ -n "$plug" ]; then
+  refuse "--algo $plug --lesson" "--lesson"
+  refuse "--algo $plug --level 1" "--level"
+else
+  echo "note: no C compiler or build tree headers: the plug-in refusals were not tried"
+fi
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

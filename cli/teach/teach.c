@@ -67,7 +67,9 @@ static const char teach_help[] =
     "                   notify (relaxed), 3 mesh-no-chunk-barrier, 4 wait-eq;\n"
     "                   choose an order that makes the run fail (S: show\n"
     "                   me one); the end screen names the edge the level\n"
-    "                   removed and collsim check's finding about it\n"
+    "                   removed and collsim check's finding about it. A\n"
+    "                   level sets its own world: not with --algo, --ranks,\n"
+    "                   --count, --dtype, --bug, --memory-model, --lesson\n"
     "  --lesson         (ring) at every round boundary predict, then see:\n"
     "                   which segment will a rank have written, and whose\n"
     "                   inputs are in it? The round runs, then the answer\n"
@@ -150,13 +152,27 @@ static const teach_level_t levels[] = {
 };
 enum { NLEVELS = sizeof(levels) / sizeof(levels[0]) };
 
-static int set_level(const char *arg, run_opts_t *o,
+/* Options a break-it level sets itself (G_*: which ones were given). */
+enum { G_ALGO = 1, G_RANKS = 2, G_COUNT = 4, G_DTYPE = 8, G_BUG = 16,
+       G_MODEL = 32 };
+
+/* Applies level v (1-based) to o; refuses the options it sets itself
+ * (given: G_* bits) in one line. Returns 0 or -1. */
+static int set_level(uint32_t v, unsigned given, run_opts_t *o,
                      const cs_teach_level_t **goal)
 {
-  uint32_t v;
-  if (cs_cli_u32("teach", "--level", arg, 1, NLEVELS, &v) < 0)
-    return -1;
+  static const char *const names[] = {"--algo", "--ranks", "--count",
+                                      "--dtype", "--bug", "--memory-model"};
   const teach_level_t *l = &levels[v - 1];
+  for (int i = 0; i < 6; i++)
+    if (given & (1u << i)) {
+      cs_cli_error("teach", "--level %u sets its own world (%s, %u ranks, "
+                   "%llu x fp32, --bug %s, --memory-model %s): %s is not "
+                   "accepted with it", v, l->algo, l->nranks,
+                   (unsigned long long)l->count, l->bug,
+                   cs_mm_name(l->model), names[i]);
+      return -1;
+    }
   o->cfg.bug = (uint32_t)cs_bug_parse(l->bug);
   o->cfg.algo = (cs_algo_t)cs_algo_parse(l->algo);
   o->cfg.nranks = l->nranks;
@@ -166,12 +182,16 @@ static int set_level(const char *arg, run_opts_t *o,
   return 0;
 }
 
-/* One option. Returns 0, 1 after --help, -1 on bad usage (printed). */
+/* One option. Returns 0, 1 after --help, -1 on bad usage (printed).
+ * *level: --level's number; *given: G_* of the options given. */
 static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
-               const cs_teach_level_t **goal, int *lesson)
+               uint32_t *level, unsigned *given, int *lesson)
 {
   char why[512];
   int v;
+  *given |= c == 'n' ? G_RANKS : c == 'c' ? G_COUNT : c == 'd' ? G_DTYPE :
+            c == OPT_BUG ? G_BUG : c == 'M' ? G_MODEL :
+            c == OPT_ALGO ? G_ALGO : 0;
   switch (c) {
   case OPT_SHAPE:
     cs_cli_error("teach", "--shape and --valid are not accepted: the lessons "
@@ -183,7 +203,8 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
   case 'd': return cs_cli_dtype("teach", "--dtype", arg, &o->cfg.dtype);
   case 's': *step = 1; return 0;
   case OPT_PLAIN: *plain = 1; return 0;
-  case OPT_LEVEL: return set_level(arg, o, goal);
+  case OPT_LEVEL:
+    return cs_cli_u32("teach", "--level", arg, 1, NLEVELS, level);
   case OPT_LESSON: *lesson = 1; return 0;
   case OPT_TRACE: o->com.trace = arg; return 0;
   case 'S':
@@ -243,20 +264,43 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   int c, rc, plain = 0;
+  uint32_t level = 0;
+  unsigned given = 0;
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
-    if ((rc = opt(c, optarg, o, step, &plain, goal, lesson)) != 0)
+    if ((rc = opt(c, optarg, o, step, &plain, &level, &given, lesson)) != 0)
       return rc;
   if (optind < argc) {
     cs_cli_error("teach", "unexpected argument '%s'", argv[optind]);
     return -1;
   }
+  /* What the lessons cannot take, refused rather than dropped. */
+  if (o->coll && (level || *lesson)) {
+    cs_cli_error("teach", "--%s is not accepted with --algo %s: the "
+                 "questions and levels are the built-in ring's and mesh's; "
+                 "a collective of your own gets the plain table",
+                 level ? "level" : "lesson", o->coll_path);
+    return -1;
+  }
+  if (level && *lesson) {
+    cs_cli_error("teach", "--lesson is not accepted with --level %u: one "
+                 "at a time", level);
+    return -1;
+  }
+  if (*lesson && !cs_algo_desc(o->cfg.algo)->pull_ring) {
+    cs_cli_error("teach", "--lesson is not accepted with --algo %s: its "
+                 "questions are about the ring's segments (--algo ring)",
+                 cs_algo_name(o->cfg.algo));
+    return -1;
+  }
+  if (level && set_level(level, given, o, goal) < 0)
+    return -1;
   /* --step and --schedule belong to the printed lesson. */
   *tui = !plain && !*step && o->sched.strategy == CS_SCHED_FREE && !o->coll &&
          isatty(1) && isatty(0);
   if (!*tui && (*goal || *lesson)) {
-    cs_cli_error("teach", "--%s is played on a terminal (without --plain)",
-                 *goal ? "level" : "lesson");
+    cs_cli_error("teach", "--%s is played on a terminal, without --plain, "
+                 "--step or --schedule", *goal ? "level" : "lesson");
     return -1;
   }
   if (!*tui && !o->coll && !cs_algo_desc(o->cfg.algo)->pull_ring) {
