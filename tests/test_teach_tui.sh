@@ -395,5 +395,27 @@ else
   echo "note: no C compiler or build tree headers: the plug-in refusals were not tried"
 fi
 
+# 15. (D6) Nothing cut at 80x24: level 4's verdict shows its fix whole
+# (the wavefront after it is cut with a word that more is there), and a
+# large S keeps the bytes line whole on two lines.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --level 4"
+wait_for "Break it: waits compare =="
+keys S
+wait_for "Shown: this order fails"
+sleep 0.3
+screen | grep -qF "fix     wait with >= (Ge): the notifies only add" || { fail "level 4: the fix is not on the screen"; screen; }
+screen | grep -qF "more than fits" || { fail "level 4: the cut wavefront is not marked"; screen; }
+keys q
+wait_exit
+rm -f "$dir/exit"
+start 80 24 "$bin teach --count 65537"
+wait_for "step 0, who goes next"
+keys r r r
+wait_for "r3 131072B"
+screen | grep -qF "(S=262148B)" || { fail "--count 65537: the bytes line is cut"; screen; }
+keys q
+wait_exit
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

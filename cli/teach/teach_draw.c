@@ -55,6 +55,12 @@ static int put_wrapped(int y, int end, int ind, const char *s)
     s += strspn(s, " ");
     first = 0;
   }
+  if (*s && end > 0) { /* no room left: say so on the last line */
+    move(end - 1, 0);
+    clrtoeol();
+    mvaddnstr(end - 1, 0, "  ... (more than fits: a taller window shows "
+              "the rest)", COLS);
+  }
   return y;
 }
 
@@ -183,13 +189,16 @@ static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
   int ring = cs_algo_desc(t->o->cfg.algo)->pull_ring;
   uint64_t s = t->count * t->es;
   uint64_t ideal = ring ? 2 * (t->n - 1) * s / t->n : (t->n - 1) * s;
-  move(y, 0);
-  printw("loaded:");
-  for (uint32_t r = 0; r < t->n; r++)
-    printw(" r%u %lluB", r, (unsigned long long)t->st.moved[r]);
-  printw("  of %s = %lluB (S=%lluB)", ring ? "2(N-1)/N*S" : "(N-1)*S",
-         (unsigned long long)ideal, (unsigned long long)s);
-  return y + 1;
+  char b[256];
+  size_t o = (size_t)snprintf(b, sizeof(b), "loaded:");
+  for (uint32_t r = 0; r < t->n && o < sizeof(b); r++)
+    o += (size_t)snprintf(b + o, sizeof(b) - o, " r%u %lluB", r,
+                          (unsigned long long)t->st.moved[r]);
+  if (o < sizeof(b))
+    snprintf(b + o, sizeof(b) - o, "  of %s = %lluB (S=%lluB)",
+             ring ? "2(N-1)/N*S" : "(N-1)*S", (unsigned long long)ideal,
+             (unsigned long long)s);
+  return put_wrapped(y, y + 2, 4, b); /* a large S takes a second line */
 }
 
 /* Rank r's signal row: the row its next signal event touches, else its

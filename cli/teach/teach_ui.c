@@ -328,12 +328,16 @@ static void read_result(teach_session_t *t, FILE *log)
   }
   if (t->edge)
     result_line(t, "The level removed %s.", t->edge);
-  while (fgets(buf, sizeof(buf), log)) {
+  /* The check's finding first (a level's point), then the run's words. */
+  for (int pass = 1; pass >= 0; pass--)
+  for (in_check = 0, rewind(log); fgets(buf, sizeof(buf), log);) {
     buf[strcspn(buf, "\n")] = 0;
     if (!strcmp(buf, "check:")) {
       in_check = 1;
       continue;
     }
+    if ((in_check > 0) != pass)
+      continue;
     /* What fits 80x24 beside the windows: the verdict, the finding and
      * its fix; not the timing, the signal summary, the events' bounds. */
     if (!buf[0] || !strncmp(buf, "mode:", 5) || strstr(buf, " allreduce, ") ||
@@ -344,6 +348,7 @@ static void read_result(teach_session_t *t, FILE *log)
                      !strncmp(buf, "           after", 16) ||
                      !strncmp(buf, "   first ", 9) ||
                      !strncmp(buf, "   second ", 10) ||
+                     !strncmp(buf, "note: the run was aborted", 25) ||
                      (strstr(buf, " in ") && strstr(buf, " records") &&
                      strstr(buf, "finding")))))
       continue;
