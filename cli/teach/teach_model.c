@@ -58,6 +58,11 @@ void tm_reset(teach_session_t *t)
   t->nround = 0;
 }
 
+static int prov_eq(const tm_prov_t *a, const tm_prov_t *b)
+{
+  return a->n == b->n && !memcmp(a->r, b->r, a->n);
+}
+
 /* The index of the span holding element e of rank r. */
 static uint32_t span_at(const tm_state_t *s, uint32_t r, uint64_t e)
 {
@@ -80,14 +85,9 @@ int tm_part_prov(const teach_session_t *t, uint32_t r, uint32_t k,
   uint32_t i = span_at(s, r, lo);
   *p = &s->span[r][i].p;
   for (i++; i < s->nspan[r] && s->span[r][i].lo < hi; i++)
-    if (memcmp(&s->span[r][i].p, *p, sizeof(**p)))
+    if (!prov_eq(&s->span[r][i].p, *p))
       return 0;
   return 1;
-}
-
-static int prov_eq(const tm_prov_t *a, const tm_prov_t *b)
-{
-  return a->n == b->n && !memcmp(a->r, b->r, a->n);
 }
 
 /* Elements [lo, hi) of rank r's window now hold p. */
