@@ -304,11 +304,13 @@ static void print_summary(const out_t *o, const cs_check_report_t *r)
             "run'\n");
 }
 
-int cs__check_path(const char *path, int jsonl, FILE *f)
+/* Checks `path` into *r and reads its header into *h. Returns 0, or the
+ * exit code after printing why. */
+static int check_load(const char *path, cs_check_report_t *r,
+                      cs_trace_header_t *h)
 {
   char why[512] = "";
-  cs_check_report_t r;
-  int rc = cs_check_file(path, &r, why, sizeof(why));
+  int rc = cs_check_file(path, r, why, sizeof(why));
   if (rc == -ENOMEM) {
     cs_cli_error("check", "%s: out of memory", path);
     return CS_EXIT_ABORTED;
@@ -326,11 +328,21 @@ int cs__check_path(const char *path, int jsonl, FILE *f)
   if (cs_trace_reader_open(path, 0, &rd, &d) < 0) {
     cs_trace_strerror(&d, why, sizeof(why));
     cs_cli_error("check", "%s", why);
-    cs_check_report_fini(&r);
+    cs_check_report_fini(r);
     return CS_EXIT_USAGE;
   }
-  cs_trace_header_t h = *cs_trace_reader_header(rd);
+  *h = *cs_trace_reader_header(rd);
   cs_trace_reader_close(rd);
+  return 0;
+}
+
+int cs__check_path(const char *path, int jsonl, FILE *f)
+{
+  cs_check_report_t r;
+  cs_trace_header_t h;
+  int rc = check_load(path, &r, &h);
+  if (rc)
+    return rc;
   out_t o = {f, &h, cs__trace_names(), jsonl};
   for (uint64_t i = 0; i < r.n; i++)
     print_finding(&o, &r.f[i], i + 1);
@@ -338,6 +350,32 @@ int cs__check_path(const char *path, int jsonl, FILE *f)
   int code = r.n ? CS_EXIT_WRONG : CS_EXIT_OK;
   cs_check_report_fini(&r);
   return code;
+}
+
+int cs__check_focus(const char *path, uint32_t kind, uint32_t cause, FILE *f)
+{
+  cs_check_report_t r;
+  cs_trace_header_t h;
+  int rc = check_load(path, &r, &h);
+  if (rc)
+    return rc;
+  out_t o = {f, &h, cs__trace_names(), 0};
+  uint64_t best = r.n;
+  for (uint64_t i = 0; i < r.n; i++) {
+    const cs_check_finding_t *x = &r.f[i];
+    if (x->kind != kind || (kind == CS_CHECK_RACE && x->cause != cause))
+      continue;
+    if (best == r.n || (x->bit && !r.f[best].bit))
+      best = i;
+  }
+  rc = best < r.n ? 0 : 1;
+  if (best == r.n)
+    best = 0;
+  if (best < r.n)
+    print_finding(&o, &r.f[best], best + 1);
+  print_summary(&o, &r);
+  cs_check_report_fini(&r);
+  return rc;
 }
 
 static void usage(FILE *f)

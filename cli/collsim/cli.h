@@ -204,6 +204,15 @@ int cs_cmd_check(int argc, char **argv);
  * lines); returns the check exit code: 0 none, 1 findings, 2 bad trace,
  * 3 out of memory (cli/collsim/check.c). */
 int cs__check_path(const char *path, int jsonl, FILE *f);
+/* The one finding of the trace at `path` about a given edge, in the text
+ * form: of kind `kind` (cs_check_kind_t) and, for races, cause `cause`
+ * (cs_check_cause_t); the one that bit in this run (a race the run did in
+ * the reverse order, on any ranks) before one that did not. Prints it
+ * and the report's summary line to f; returns 0 when one was found, 1
+ * when none is about that edge (the first finding is printed, if any),
+ * or the check exit code 2 or 3. For teach's break-it levels, whose
+ * verdict is about the edge the level removed. */
+int cs__check_focus(const char *path, uint32_t kind, uint32_t cause, FILE *f);
 /* The collectives' names of trace fields, for every reader of a trace in
  * cli/ (cli/collsim/trace_cmd.c). */
 const struct cs_trace_names *cs__trace_names(void);

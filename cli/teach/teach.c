@@ -24,6 +24,7 @@
 
 #include "../../collectives/bugs.h"
 #include "../../collectives/geometry.h"
+#include "../../sim/trace/check.h"
 #include "../../sim/trace/read.h"
 #include "../collsim/cli.h"
 #include "../../run/coll.h"
@@ -65,12 +66,16 @@ static const char teach_help[] =
     "  --level L        break it: 1 ring-no-ready-barrier, 2 no-fence-before-\n"
     "                   notify (relaxed), 3 mesh-no-chunk-barrier, 4 wait-eq;\n"
     "                   choose an order that makes the run fail (S: show\n"
-    "                   me one); the end screen shows what collsim check\n"
-    "                   finds in it\n"
+    "                   me one); the end screen names the edge the level\n"
+    "                   removed and collsim check's finding about it. A\n"
+    "                   level sets its own world: not with --algo, --ranks,\n"
+    "                   --count, --dtype, --bug, --memory-model, --lesson\n"
     "  --lesson         (ring) at every round boundary predict, then see:\n"
     "                   which segment will a rank have written, and whose\n"
     "                   inputs are in it? The round runs, then the answer\n"
-    "                   is checked against what the run stored\n"
+    "                   is checked against what the run stored; the end\n"
+    "                   shows the score. Answer '3 1+2+3' (or '-': none);\n"
+    "                   Esc skips, ? and q work in the answer box\n"
     "  --trace FILE     keep the trace of the (last) run\n"
     "  --plain          the printed lesson, even on a terminal\n"
     "  --step           the printed lesson, waiting for Enter before each round\n"
@@ -111,51 +116,82 @@ enum { OPT_PLAIN = 256, OPT_ALGO, OPT_BUG, OPT_TRACE, OPT_LEVEL, OPT_LESSON,
        OPT_SHAPE };
 
 /* The break-it levels: a known defect, a small world where it can show,
- * and the learner's goal. */
+ * the learner's goal and the edge the defect removes (the verdict's). */
 typedef struct teach_level {
-  const char *bug;
-  const char *algo;
-  uint32_t    nranks;
-  uint64_t    count;
-  cs_mm_t     model;
-  const char *goal;
+  const char      *bug;
+  const char      *algo;
+  uint32_t         nranks;
+  uint64_t         count;
+  cs_mm_t          model;
+  cs_teach_level_t l;
 } teach_level_t;
 
 static const teach_level_t levels[] = {
   {"ring-no-ready-barrier", "ring", 3, 6, CS_MM_SC,
-   "no READY barrier: make a rank read from its left before the left rank "
-   "has stored"},
+   {"no READY barrier: make a rank read from its left before the left rank "
+    "has stored",
+    "the READY barrier: a rank loads from its left only after the left rank "
+    "stored and notified (store -> notify -> wait -> load)",
+    CS_CHECK_RACE, CS_CHECK_NO_SIGNAL}},
   {"no-fence-before-notify", "ring", 3, 6, CS_MM_RELAXED,
-   "no fence: land a notify (DMA engine) before the store it announces"},
+   {"no fence: land a notify (DMA engine) before the store it announces",
+    "the fence before the notify: a rank's stores land before its notify "
+    "does (store -> fence -> notify -> wait -> load)",
+    CS_CHECK_RACE, CS_CHECK_NO_FENCE}},
   {"mesh-no-chunk-barrier", "mesh", 3, 6, CS_MM_SC,
-   "no read-complete barrier: let a rank store its sum while a peer still "
-   "reads"},
+   {"no read-complete barrier: let a rank store its sum while a peer still "
+    "reads",
+    "the read-complete barrier: a rank stores its sum only after every "
+    "reader notified it had read (load -> notify -> wait -> store)",
+    CS_CHECK_RACE, CS_CHECK_NO_READ_DONE}},
   {"wait-eq", "mesh", 2, 6, CS_MM_SC,
-   "waits compare ==: let a peer push a cell past the value a wait wants"},
+   {"waits compare ==: let a peer push a cell past the value a wait wants",
+    "waits with >=: the notifies only add, so a cell may pass the value an "
+    "== wait needs",
+    CS_CHECK_WAIT_EQ, 0}},
 };
 enum { NLEVELS = sizeof(levels) / sizeof(levels[0]) };
 
-static int set_level(const char *arg, run_opts_t *o, const char **goal)
+/* Options a break-it level sets itself (G_*: which ones were given). */
+enum { G_ALGO = 1, G_RANKS = 2, G_COUNT = 4, G_DTYPE = 8, G_BUG = 16,
+       G_MODEL = 32 };
+
+/* Applies level v (1-based) to o; refuses the options it sets itself
+ * (given: G_* bits) in one line. Returns 0 or -1. */
+static int set_level(uint32_t v, unsigned given, run_opts_t *o,
+                     const cs_teach_level_t **goal)
 {
-  uint32_t v;
-  if (cs_cli_u32("teach", "--level", arg, 1, NLEVELS, &v) < 0)
-    return -1;
+  static const char *const names[] = {"--algo", "--ranks", "--count",
+                                      "--dtype", "--bug", "--memory-model"};
   const teach_level_t *l = &levels[v - 1];
+  for (int i = 0; i < 6; i++)
+    if (given & (1u << i)) {
+      cs_cli_error("teach", "--level %u sets its own world (%s, %u ranks, "
+                   "%llu x fp32, --bug %s, --memory-model %s): %s is not "
+                   "accepted with it", v, l->algo, l->nranks,
+                   (unsigned long long)l->count, l->bug,
+                   cs_mm_name(l->model), names[i]);
+      return -1;
+    }
   o->cfg.bug = (uint32_t)cs_bug_parse(l->bug);
   o->cfg.algo = (cs_algo_t)cs_algo_parse(l->algo);
   o->cfg.nranks = l->nranks;
   o->cfg.count = l->count;
   o->sched.model = l->model;
-  *goal = l->goal;
+  *goal = &l->l;
   return 0;
 }
 
-/* One option. Returns 0, 1 after --help, -1 on bad usage (printed). */
+/* One option. Returns 0, 1 after --help, -1 on bad usage (printed).
+ * *level: --level's number; *given: G_* of the options given. */
 static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
-               const char **goal, int *lesson)
+               uint32_t *level, unsigned *given, int *lesson)
 {
   char why[512];
   int v;
+  *given |= c == 'n' ? G_RANKS : c == 'c' ? G_COUNT : c == 'd' ? G_DTYPE :
+            c == OPT_BUG ? G_BUG : c == 'M' ? G_MODEL :
+            c == OPT_ALGO ? G_ALGO : 0;
   switch (c) {
   case OPT_SHAPE:
     cs_cli_error("teach", "--shape and --valid are not accepted: the lessons "
@@ -167,7 +203,8 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
   case 'd': return cs_cli_dtype("teach", "--dtype", arg, &o->cfg.dtype);
   case 's': *step = 1; return 0;
   case OPT_PLAIN: *plain = 1; return 0;
-  case OPT_LEVEL: return set_level(arg, o, goal);
+  case OPT_LEVEL:
+    return cs_cli_u32("teach", "--level", arg, 1, NLEVELS, level);
   case OPT_LESSON: *lesson = 1; return 0;
   case OPT_TRACE: o->com.trace = arg; return 0;
   case 'S':
@@ -207,7 +244,7 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
 /* Returns 0 to go on, 1 after --help, -1 on bad usage (printed). *tui:
  * whether the terminal lesson runs. */
 static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
-                 const char **goal, int *lesson)
+                 const cs_teach_level_t **goal, int *lesson)
 {
   static const struct option longopts[] = {
       {"ranks", required_argument, 0, 'n'},
@@ -227,20 +264,43 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   int c, rc, plain = 0;
+  uint32_t level = 0;
+  unsigned given = 0;
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
-    if ((rc = opt(c, optarg, o, step, &plain, goal, lesson)) != 0)
+    if ((rc = opt(c, optarg, o, step, &plain, &level, &given, lesson)) != 0)
       return rc;
   if (optind < argc) {
     cs_cli_error("teach", "unexpected argument '%s'", argv[optind]);
     return -1;
   }
+  /* What the lessons cannot take, refused rather than dropped. */
+  if (o->coll && (level || *lesson)) {
+    cs_cli_error("teach", "--%s is not accepted with --algo %s: the "
+                 "questions and levels are the built-in ring's and mesh's; "
+                 "a collective of your own gets the plain table",
+                 level ? "level" : "lesson", o->coll_path);
+    return -1;
+  }
+  if (level && *lesson) {
+    cs_cli_error("teach", "--lesson is not accepted with --level %u: one "
+                 "at a time", level);
+    return -1;
+  }
+  if (*lesson && !cs_algo_desc(o->cfg.algo)->pull_ring) {
+    cs_cli_error("teach", "--lesson is not accepted with --algo %s: its "
+                 "questions are about the ring's segments (--algo ring)",
+                 cs_algo_name(o->cfg.algo));
+    return -1;
+  }
+  if (level && set_level(level, given, o, goal) < 0)
+    return -1;
   /* --step and --schedule belong to the printed lesson. */
   *tui = !plain && !*step && o->sched.strategy == CS_SCHED_FREE && !o->coll &&
          isatty(1) && isatty(0);
   if (!*tui && (*goal || *lesson)) {
-    cs_cli_error("teach", "--%s is played on a terminal (without --plain)",
-                 *goal ? "level" : "lesson");
+    cs_cli_error("teach", "--%s is played on a terminal, without --plain, "
+                 "--step or --schedule", *goal ? "level" : "lesson");
     return -1;
   }
   if (!*tui && !o->coll && !cs_algo_desc(o->cfg.algo)->pull_ring) {
@@ -484,7 +544,7 @@ int cs_cmd_teach(int argc, char **argv)
   o.seed = 1;
   o.fill = CS_FILL_ARANGE;
   int step = 0, loaded, tui = 0;
-  const char *goal = NULL;
+  const cs_teach_level_t *goal = NULL;
   int lesson = 0;
   int rc = parse(argc, argv, &o, &step, &tui, &goal, &lesson);
   /* The output rule before any lesson starts: never the --algo object. */

@@ -33,6 +33,37 @@ static void put(int y, int x, const char *fmt, ...)
     mvaddnstr(y, x, buf, COLS - x);
 }
 
+/* s from line y on, wrapped at spaces to the screen's width (continued
+ * lines indented by `ind` more than s's own indent), no line at or past
+ * `end`. Returns the next free line. */
+static int put_wrapped(int y, int end, int ind, const char *s)
+{
+  int lead = (int)strspn(s, " "), first = 1;
+  while (*s && y < end) {
+    int x = first ? 0 : lead + ind, room = COLS - x, len = (int)strlen(s);
+    if (room < 10)
+      room = 10;
+    int cut = len;
+    if (len > room) {
+      for (cut = room; cut > room / 2 && s[cut] != ' '; cut--)
+        ;
+      if (s[cut] != ' ')
+        cut = room;
+    }
+    mvaddnstr(y++, x, s, cut);
+    s += cut;
+    s += strspn(s, " ");
+    first = 0;
+  }
+  if (*s && end > 0) { /* no room left: say so on the last line */
+    move(end - 1, 0);
+    clrtoeol();
+    mvaddnstr(end - 1, 0, "  ... (more than fits: a taller window shows "
+              "the rest)", COLS);
+  }
+  return y;
+}
+
 void td_need(uint32_t n, int *cols, int *lines)
 {
   *cols = n <= 4 ? 80 : 120;
@@ -77,7 +108,10 @@ static void seg_cell(const teach_session_t *t, uint32_t r, uint32_t k, char *b,
     return;
   }
   if (!t->values) {
-    tm_prov_str(b + o, w + 1 - o, &t->st.hold[r][k]);
+    const tm_prov_t *p;
+    if (!tm_part_prov(t, r, k, &p))
+      b[o - 1] = '~'; /* part-way: its first tile shown */
+    tm_prov_str(b + o, w + 1 - o, p);
     return;
   }
   for (uint64_t e = lo; e < hi && o < w; e++)
@@ -155,13 +189,16 @@ static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
   int ring = cs_algo_desc(t->o->cfg.algo)->pull_ring;
   uint64_t s = t->count * t->es;
   uint64_t ideal = ring ? 2 * (t->n - 1) * s / t->n : (t->n - 1) * s;
-  move(y, 0);
-  printw("loaded:");
-  for (uint32_t r = 0; r < t->n; r++)
-    printw(" r%u %lluB", r, (unsigned long long)t->st.moved[r]);
-  printw("  of %s = %lluB (S=%lluB)", ring ? "2(N-1)/N*S" : "(N-1)*S",
-         (unsigned long long)ideal, (unsigned long long)s);
-  return y + 1;
+  char b[256];
+  size_t o = (size_t)snprintf(b, sizeof(b), "loaded:");
+  for (uint32_t r = 0; r < t->n && o < sizeof(b); r++)
+    o += (size_t)snprintf(b + o, sizeof(b) - o, " r%u %lluB", r,
+                          (unsigned long long)t->st.moved[r]);
+  if (o < sizeof(b))
+    snprintf(b + o, sizeof(b) - o, "  of %s = %lluB (S=%lluB)",
+             ring ? "2(N-1)/N*S" : "(N-1)*S", (unsigned long long)ideal,
+             (unsigned long long)s);
+  return put_wrapped(y, y + 2, 4, b); /* a large S takes a second line */
 }
 
 /* Rank r's signal row: the row its next signal event touches, else its
@@ -285,6 +322,7 @@ static void draw_help(void)
     "  s2=[3+0]  segment 2 holds rank 3's input op rank 0's, folded",
     "            in that order; every rank reads only from its left;",
     "            [] = nothing written there yet (before the stage-in)",
+    "  s2~[3+0]  part-way: its first tiles hold [3+0], later ones not yet",
     "  row1 [2 . 2 2]  the rank's signal cells of barrier row 1",
     "            ('.' = its own cell); a wait needs cell >= value",
     "Press any key."};
@@ -300,9 +338,11 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
   td_need(t->n, &need_c, &need_l);
   erase();
   if (COLS < need_c || LINES < need_l) {
-    put(0, 0, "collsim teach: the window is too small (%dx%d); %u ranks "
-             "need %dx%d.", COLS, LINES, t->n, need_c, need_l);
-    put(1, 0, "Resize it, or press q to quit.");
+    char m[160];
+    snprintf(m, sizeof(m), "collsim teach: the window is too small (%dx%d); "
+             "%u ranks need %dx%d. Resize it, or press q to quit.", COLS,
+             LINES, t->n, need_c, need_l);
+    put_wrapped(0, LINES, 0, m);
     refresh();
     return;
   }
@@ -311,21 +351,28 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
            cs_algo_name(c->algo), t->n, (unsigned long long)t->count,
            cs_dtype_name(c->dtype), cs_op_name(c->op));
   put(0, COLS - 17, "? help   q quit");
-  put(1, 0, "%s", cs_algo_desc(c->algo)->legend);
-  if (t->goal) {
+  if (t->goal) { /* the goal, on the legend's line and the next */
+    char g[256];
+    snprintf(g, sizeof(g), "Break it: %s", t->goal);
     attron(A_BOLD);
-    put(2, 0, "Break it: %s", t->goal);
+    put_wrapped(1, 3, 0, g);
     attroff(A_BOLD);
+  } else {
+    put(1, 0, "%s", cs_algo_desc(c->algo)->legend);
   }
   int y = draw_windows(t, 3);
   y = draw_ring(t, v, y + 1);
   int last = LINES - 1;
+  if (!v && t->reveal[0][0]) /* the end screen: the reveal keeps its lines */
+    last -= 4;
   if (v)
     y = draw_actors(t, v, y + 1, last - 4);
-  else
-    for (uint32_t i = 0; i < t->nresult && y < last - 1; i++)
-      put(++y, 0, "%s", t->result[i]);
-  if (t->lesson || t->reveal[0][0])
+  else {
+    y++;
+    for (uint32_t i = 0; i < t->nresult; i++)
+      y = put_wrapped(y, last, 4, t->result[i]);
+  }
+  if (v && (t->lesson || t->reveal[0][0]))
     last -= t->reveal[0][0] ? 4 : 2;
   if (last - y > 3)
     draw_events(t, y + 1, last);
@@ -339,8 +386,11 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
     attron(A_BOLD);
     put(LINES - 3, 0, "%-*s", COLS, t->q_text);
     attroff(A_BOLD);
-    put(LINES - 2, 0, "> %-20s (e.g. 3 1+2+3 for s3=[1+2+3]; Enter; Esc skips)",
-        t->answer);
+    if (t->q_err[0])
+      put(LINES - 2, 0, "> %-20s (%s)", t->answer, t->q_err);
+    else
+      put(LINES - 2, 0, "> %-20s (e.g. 3 1+2+3 for s3=[1+2+3]; Enter; Esc "
+          "skips)", t->answer);
   }
   put(LINES - 1, 0, "Enter step 0-9 pick r round n barrier b/B back  v values"
            "  ? help  q quit");

@@ -52,20 +52,71 @@ void tl_open(teach_session_t *t, const cs_sched_view_t *v, int r)
            t->q_phase == 1 ? "RS" : "AG", t->q_round, r);
 }
 
+/* Whether s is an answer: a segment number, then one or more rank numbers
+ * joined by '+' ("3 1+2+3", "s3=[1+2+3]", "3: 1 + 2 + 3"). */
+static int well_formed(const char *s)
+{
+  const char *p = s;
+  p += strspn(p, " ");
+  if (*p == '-') /* nothing: the rank's segment is empty */
+    return p[1 + strspn(p + 1, " ")] == 0;
+  if (*p == 's' || *p == 'S')
+    p++;
+  if (*p < '0' || *p > '9')
+    return 0;
+  p += strspn(p, "0123456789");
+  p += strspn(p, " =:,[");
+  if (*p < '0' || *p > '9')
+    return 0;
+  for (;;) {
+    p += strspn(p, "0123456789");
+    p += strspn(p, " ");
+    if (*p != '+')
+      break;
+    p++;
+    p += strspn(p, " ");
+    if (*p < '0' || *p > '9')
+      return 0;
+  }
+  p += strspn(p, "] ");
+  return *p == 0;
+}
+
 int tl_key(teach_session_t *t, int ch)
 {
   size_t n = strlen(t->answer);
   if (ch == 27) {
+    if (t->q_rank >= 0 && t->q_phase <= 2 && t->q_round < TM_MAXR)
+      t->graded[t->q_phase][t->q_round] = 3;
     t->q_rank = -1;
     return -1;
   }
-  if (ch == '\n' || ch == '\r' || ch == KEY_ENTER)
-    return n ? 1 : 0;
+  if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+    if (well_formed(t->answer)) {
+      t->q_err[0] = 0;
+      return 1;
+    }
+    snprintf(t->q_err, sizeof(t->q_err), "not an answer; e.g. 3 1+2+3, or "
+             "- for none");
+    return 0;
+  }
+  t->q_err[0] = 0;
   if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && n)
     t->answer[n - 1] = 0;
   else if (ch >= 32 && ch < 127 && n + 1 < sizeof(t->answer))
     t->answer[n] = (char)ch, t->answer[n + 1] = 0;
   return 0;
+}
+
+void tl_score(const teach_session_t *t, int *right, int *asked)
+{
+  *right = *asked = 0;
+  for (int p = 1; p <= 2; p++)
+    for (int r = 0; r < TM_MAXR; r++)
+      if (t->graded[p][r] == 1 || t->graded[p][r] == 2) {
+        (*asked)++;
+        *right += t->graded[p][r] == 1;
+      }
 }
 
 /* The numbers in s, in order (at most cap). */
@@ -96,15 +147,20 @@ void tl_reveal(teach_session_t *t)
   const tm_prov_t *p = &t->st.stored[r];
   tm_prov_str(truth, sizeof(truth), p);
   if (k < 0) {
-    snprintf(t->reveal[0], sizeof(t->reveal[0]), "Rank %d stored nothing in "
-             "%s t%u (its segment is empty).", r, t->q_phase == 1 ? "RS" : "AG",
-             t->q_round);
+    int none = strchr(t->answer, '-') != NULL;
+    if (t->q_phase <= 2 && t->q_round < TM_MAXR)
+      t->graded[t->q_phase][t->q_round] = none ? 1 : 2;
+    snprintf(t->reveal[0], sizeof(t->reveal[0]), "%s rank %d stored nothing "
+             "in %s t%u (its segment is empty: -).", none ? "Right:" :
+             "Not quite:", r, t->q_phase == 1 ? "RS" : "AG", t->q_round);
     snprintf(t->reveal[1], sizeof(t->reveal[1]), "You said: %s", t->answer);
     return;
   }
   int right = n == p->n + 1 && got[0] == k;
   for (int i = 0; right && i < p->n; i++)
     right = got[i + 1] == p->r[i];
+  if (t->q_phase <= 2 && t->q_round < TM_MAXR)
+    t->graded[t->q_phase][t->q_round] = right ? 1 : 2;
   snprintf(t->reveal[0], sizeof(t->reveal[0]), "%s rank %d wrote s%d=%s in %s "
            "t%u.", right ? "Right:" : "Not quite:", r, k, truth,
            t->q_phase == 1 ? "RS" : "AG", t->q_round);

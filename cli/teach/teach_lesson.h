@@ -19,9 +19,12 @@
 int tl_boundary(const teach_session_t *t, const cs_sched_view_t *v);
 /* Opens the question about rank r (t->q_*, t->q_text). */
 void tl_open(teach_session_t *t, const cs_sched_view_t *v, int r);
-/* One key typed into the answer: 1 when it was Enter (answered), -1 Esc
- * (skipped, the question is dropped), 0 otherwise. */
+/* One key typed into the answer: 1 when it was Enter on an answer of the
+ * form "K A+B+..." (answered), -1 Esc (skipped, the question is dropped),
+ * 0 otherwise (Enter on anything else sets t->q_err). */
 int tl_key(teach_session_t *t, int ch);
+/* The score so far: rounds graded right, and rounds asked. */
+void tl_score(const teach_session_t *t, int *right, int *asked);
 /* The round is over: compares the answer with what the rank stored and
  * words the reveal (t->reveal); closes the question. */
 void tl_reveal(teach_session_t *t);

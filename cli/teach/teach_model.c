@@ -51,11 +51,84 @@ void tm_reset(teach_session_t *t)
 {
   memset(&t->st, 0, sizeof(t->st));
   for (uint32_t r = 0; r < t->n; r++) {
-    for (uint32_t k = 0; k < TM_MAXP; k++)
-      t->st.hold[r][k] = (tm_prov_t){0, {0}}; /* [] until the stage-in */
+    t->st.span[r][0] = (tm_span_t){0, {0, {0}}}; /* [] until the stage-in */
+    t->st.nspan[r] = 1;
     t->st.tile_seg[r] = -1;
   }
   t->nround = 0;
+}
+
+static int prov_eq(const tm_prov_t *a, const tm_prov_t *b)
+{
+  return a->n == b->n && !memcmp(a->r, b->r, a->n);
+}
+
+/* The index of the span holding element e of rank r. */
+static uint32_t span_at(const tm_state_t *s, uint32_t r, uint64_t e)
+{
+  uint32_t i = 0;
+  while (i + 1 < s->nspan[r] && s->span[r][i + 1].lo <= e)
+    i++;
+  return i;
+}
+
+const tm_prov_t *tm_prov_at(const teach_session_t *t, uint32_t r, uint64_t e)
+{
+  return &t->st.span[r][span_at(&t->st, r, e)].p;
+}
+
+int tm_part_prov(const teach_session_t *t, uint32_t r, uint32_t k,
+                 const tm_prov_t **p)
+{
+  const tm_state_t *s = &t->st;
+  uint64_t lo = tm_part_lo(t, k), hi = tm_part_lo(t, k + 1);
+  uint32_t i = span_at(s, r, lo);
+  *p = &s->span[r][i].p;
+  for (i++; i < s->nspan[r] && s->span[r][i].lo < hi; i++)
+    if (!prov_eq(&s->span[r][i].p, *p))
+      return 0;
+  return 1;
+}
+
+/* Elements [lo, hi) of rank r's window now hold p. */
+static void hold_set(teach_session_t *t, uint32_t r, uint64_t lo, uint64_t hi,
+                     const tm_prov_t *p)
+{
+  tm_state_t *s = &t->st;
+  tm_span_t out[TM_MAXSPAN + 2];
+  uint32_t n = 0, ns = s->nspan[r];
+  if (hi > t->count)
+    hi = t->count;
+  if (lo >= hi)
+    return;
+  int put = 0; /* the written span is in out */
+  for (uint32_t i = 0; i < ns && n + 3 <= TM_MAXSPAN + 2; i++) {
+    const tm_span_t *x = &s->span[r][i];
+    uint64_t b = i + 1 < ns ? s->span[r][i + 1].lo : t->count;
+    if (b <= lo || x->lo >= hi) { /* untouched */
+      if (x->lo >= hi && !put)
+        out[n++] = (tm_span_t){lo, *p}, put = 1;
+      out[n++] = *x;
+      continue;
+    }
+    if (x->lo < lo) /* its part before the write */
+      out[n++] = (tm_span_t){x->lo, x->p};
+    if (!put)
+      out[n++] = (tm_span_t){lo, *p}, put = 1;
+    if (b > hi) /* its part after the write */
+      out[n++] = (tm_span_t){hi, x->p};
+  }
+  if (!put)
+    out[n++] = (tm_span_t){lo, *p};
+  /* adjacent equal spans are one */
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (!m || !prov_eq(&out[m - 1].p, &out[i].p))
+      out[m++] = out[i];
+  if (m > TM_MAXSPAN) /* more pieces than kept: not expected of a round */
+    m = TM_MAXSPAN;
+  memcpy(s->span[r], out, m * sizeof(out[0]));
+  s->nspan[r] = m;
 }
 
 static void fold(tm_prov_t *into, const tm_prov_t *p)
@@ -78,11 +151,11 @@ static void data_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
       s->moved[r] += (uint64_t)x->valid * t->es;
     uint32_t k = tm_seg_of(t, x->elem_off), p = x->peer < TM_MAXR ? x->peer : 0;
     if (!s->acc_open[r]) {
-      s->tile[r] = s->hold[p][k];
+      s->tile[r] = *tm_prov_at(t, p, x->elem_off);
       s->tile_seg[r] = (int)k;
       s->acc_open[r] = 1;
     } else {
-      s->recv[r] = s->hold[p][k];
+      s->recv[r] = *tm_prov_at(t, p, x->elem_off);
     }
     return;
   }
@@ -108,9 +181,7 @@ static void data_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
   }
   if (op >= 0 && (uint32_t)op < s->nq[r])
     pv = s->q[r][op];
-  for (uint32_t k = tm_seg_of(t, x->elem_off); k < tm_nparts(t) &&
-       tm_part_lo(t, k) < x->elem_off + x->valid; k++)
-    s->hold[owner][k] = pv;
+  hold_set(t, owner, x->elem_off, x->elem_off + x->valid, &pv);
   if (s->phase[r]) {
     s->stored_k[owner] = (int)tm_seg_of(t, x->elem_off);
     s->stored[owner] = pv;

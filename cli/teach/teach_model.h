@@ -19,12 +19,22 @@
 #include "../../sim/sched.h"
 #include "../collsim/run.h"
 
-enum { TM_MAXR = 8, TM_MAXP = 8, TM_LAST = 6, TM_QCAP = 256, TM_RESULT = 24 };
+enum { TM_MAXR = 8, TM_MAXP = 8, TM_LAST = 6, TM_QCAP = 256, TM_RESULT = 24,
+       TM_MAXSPAN = 128 };
 
 typedef struct tm_prov {
   uint8_t n;
   uint8_t r[TM_MAXR]; /* ranks folded in, in order */
 } tm_prov_t;
+
+/* Whose inputs a run of a rank's window holds: from element lo up to the
+ * next span's lo (the last: to the end). A segment written tile by tile
+ * holds different inputs in its tiles until the round has written them
+ * all, so the contents are kept per element range, not per segment. */
+typedef struct tm_span {
+  uint64_t  lo;
+  tm_prov_t p;
+} tm_span_t;
 
 typedef struct tm_event {
   uint64_t       step;
@@ -34,7 +44,8 @@ typedef struct tm_event {
 
 /* What the run did up to the current step (reset at every re-run). */
 typedef struct tm_state {
-  tm_prov_t  hold[TM_MAXR][TM_MAXP]; /* [rank][segment or chunk] */
+  tm_span_t  span[TM_MAXR][TM_MAXSPAN]; /* [rank]: the window, sorted by lo */
+  uint32_t   nspan[TM_MAXR];
   tm_prov_t  tile[TM_MAXR];          /* the rank's accumulator tile */
   tm_prov_t  recv[TM_MAXR];          /* what its last load into recv holds */
   int        acc_open[TM_MAXR];      /* the tile is being accumulated */
@@ -76,10 +87,12 @@ typedef struct teach_session {
   uint8_t    *snap;       /* the data windows at the last pick */
   cs_layout_t layout;     /* the world's slot table (for the describer) */
   const char *goal;       /* a break-it level's goal, or NULL */
+  const char *edge;       /* the edge the level removed, in words */
+  uint32_t    edge_kind, edge_cause; /* as the check finds it */
   int         run_rc;     /* the last run's exit code */
   int         sig_abort;  /* the last run was ended by SIGINT/TERM/HUP */
   char        trace[96];  /* the runs' trace file */
-  char        result[TM_RESULT][160]; /* how the last run ended */
+  char        result[TM_RESULT][480]; /* how the last run ended */
   uint32_t    nresult;
   /* break it: "show me" searches seeded random orders after the prefix */
   int         show_me;    /* the learner asked; the driver searches */
@@ -92,6 +105,10 @@ typedef struct teach_session {
   uint32_t    q_phase, q_round;
   uint64_t    q_asked;    /* 1 + (phase, round) id of the last question */
   char        q_text[160], answer[64], reveal[2][200];
+  char        q_err[80];  /* why the typed answer is not one, or "" */
+  uint8_t     graded[3][TM_MAXR]; /* [phase][round]: 0 not asked, 1 right,
+                                     2 wrong, 3 skipped (a re-asked round
+                                     keeps its last grade) */
 } teach_session_t;
 
 /* Forgets what the previous run did (the schedule stays). */
@@ -113,6 +130,13 @@ void tm_round_begin(teach_session_t *t, const cs_sched_view_t *v);
 int tm_rank_over(const teach_session_t *t, const cs_sched_view_t *v, uint32_t r);
 /* Whether the round is over for every rank. */
 int tm_round_over(const teach_session_t *t, const cs_sched_view_t *v);
+/* Whose inputs element e of rank r's window holds. */
+const tm_prov_t *tm_prov_at(const teach_session_t *t, uint32_t r, uint64_t e);
+/* Whose inputs part k of rank r's window holds, at its first element;
+ * returns 1 when every element of the part holds the same, 0 when its
+ * tiles differ (a round has written only some of them). */
+int tm_part_prov(const teach_session_t *t, uint32_t r, uint32_t k,
+                 const tm_prov_t **p);
 /* "[3+0]" into buf. */
 void tm_prov_str(char *buf, size_t cap, const tm_prov_t *p);
 /* The parts of the window shown: the ring's N segments, mesh's and host's

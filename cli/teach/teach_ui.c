@@ -134,15 +134,22 @@ static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
  * first pick of the round once answered, -1 to quit, -2 when skipped. */
 static int64_t question(teach_session_t *t, const cs_sched_view_t *v, int r)
 {
+  int help = 0;
   tl_open(t, v, r);
   for (;;) {
-    td_draw(t, v, 0);
+    td_draw(t, v, help);
     int ch = getch();
-    if (signalled() || ch == 3) {
-      t->quit = 1;
+    if (signalled() || ch == 3 || ch == 'q' || ch == 'Q') {
+      t->quit = 1; /* q is no answer's: the footer's quit works here too */
       return -1;
     }
-    int k = ch == ERR ? 0 : tl_key(t, ch);
+    if (ch == ERR || ch == KEY_RESIZE)
+      continue;
+    if (help || ch == '?') { /* the help overlay, closed by any key */
+      help = !help;
+      continue;
+    }
+    int k = tl_key(t, ch);
     if (k < 0)
       return -2;
     if (k > 0) {
@@ -175,8 +182,10 @@ static int64_t ask(teach_session_t *t, const cs_sched_view_t *v)
       return -1;
     }
     int64_t c = on_key(t, v, ch, &help);
-    if (c >= 0)
+    if (c >= 0) { /* from here on the order is the learner's own */
       t->reveal[0][0] = t->reveal[1][0] = 0;
+      t->shown = 0;
+    }
     if (c != -2)
       return c;
   }
@@ -270,6 +279,7 @@ static int screen_up(tui_t *u)
   noecho();
   keypad(stdscr, TRUE);
   curs_set(0);
+  set_escdelay(25); /* Esc (skip a question) acts at once, not after 1 s */
   timeout(200);
   dup2(fileno(u->log), 1);
   dup2(fileno(u->log), 2);
@@ -301,25 +311,48 @@ static void read_result(teach_session_t *t, FILE *log)
   fflush(stderr);
   rewind(log);
   t->nresult = 0;
-  snprintf(head, sizeof(head), t->shown ? "Shown: this order makes the run "
-           "fail after %llu steps (b/B: step back through it). The check:" :
+  snprintf(head, sizeof(head), t->shown ? "Shown: this order fails after "
+           "%llu steps (b/B step back through it)." :
            !t->goal ? "The run has ended after %llu steps "
            "(b = step back, q = quit). It said:" : t->run_rc ? "You broke it: "
-           "the run failed after %llu steps. What collsim check finds:" :
+           "the run failed after %llu steps." :
            "It still passed after %llu steps (b/B: step back, try another "
-           "order). The check:", (unsigned long long)t->st.nevents);
+           "order).", (unsigned long long)t->st.nevents);
   result_line(t, "%s", head);
-  while (fgets(buf, sizeof(buf), log)) {
+  if (t->lesson) {
+    int right, asked;
+    tl_score(t, &right, &asked);
+    snprintf(head, sizeof(head), "Score: %d of %d predictions right.", right,
+             asked);
+    result_line(t, "%s", head);
+  }
+  if (t->edge)
+    result_line(t, "The level removed %s.", t->edge);
+  /* The check's finding first (a level's point), then the run's words. */
+  for (int pass = 1; pass >= 0; pass--)
+  for (in_check = 0, rewind(log); fgets(buf, sizeof(buf), log);) {
     buf[strcspn(buf, "\n")] = 0;
     if (!strcmp(buf, "check:")) {
       in_check = 1;
       continue;
     }
+    if ((in_check > 0) != pass)
+      continue;
+    /* What fits 80x24 beside the windows: the verdict, the finding and
+     * its fix; not the timing, the signal summary, the events' bounds. */
     if (!buf[0] || !strncmp(buf, "mode:", 5) || strstr(buf, " allreduce, ") ||
         !strncmp(buf, "time per call", 13) || !strncmp(buf, "error vs", 8) ||
-        (in_check && !strncmp(buf, "2. ", 3) && (in_check = 2)) || in_check > 1)
+        (in_check && !strncmp(buf, "2. ", 3) && (in_check = 2)) || in_check > 1 ||
+        (t->goal && (!strncmp(buf, "verification:", 13) ||
+                     !strncmp(buf, "signals:", 8) ||
+                     !strncmp(buf, "           after", 16) ||
+                     !strncmp(buf, "   first ", 9) ||
+                     !strncmp(buf, "   second ", 10) ||
+                     !strncmp(buf, "note: the run was aborted", 25) ||
+                     (strstr(buf, " in ") && strstr(buf, " records") &&
+                     strstr(buf, "finding")))))
       continue;
-    result_line(t, "  %.150s", buf);
+    result_line(t, "  %.400s", buf);
   }
 }
 
@@ -330,9 +363,14 @@ static int ended(teach_session_t *t, tui_t *u)
   if (t->o->cfg.bug && t->trace[0]) {
     printf("check:\n");
     fflush(stdout);
-    cs__check_path(t->trace, 0, stdout);
+    if (t->edge) /* the finding about the edge the level removed */
+      cs__check_focus(t->trace, t->edge_kind, t->edge_cause, stdout);
+    else
+      cs__check_path(t->trace, 0, stdout);
     fflush(stdout);
   }
+  if (t->q_rank >= 0)
+    tl_reveal(t); /* the last round asked about ended the run */
   read_result(t, u->log);
   for (;;) {
     td_draw(t, NULL, help);
@@ -377,6 +415,7 @@ static void show_me(teach_session_t *t, tui_t *u)
       t->quit = 1;
     if (rc != CS_EXIT_OK && !t->quit) {
       t->shown = 1;
+      t->reveal[0][0] = t->reveal[1][0] = 0;
       t->target = t->nchoice;
       break;
     }
@@ -386,6 +425,7 @@ static void show_me(teach_session_t *t, tui_t *u)
   if (t->shown)
     return;
   t->target = prefix; /* none found: back where the learner was */
+  t->shown = 0;       /* and the order is the learner's, not a found one */
   snprintf(t->reveal[0], sizeof(t->reveal[0]), "No failing order found in 200 "
            "random tries after step %llu.", (unsigned long long)prefix);
   snprintf(t->reveal[1], sizeof(t->reveal[1]), "Step back (b/B) to an "
@@ -438,10 +478,14 @@ static int trace_name(teach_session_t *t, int *temp)
   return 0;
 }
 
-int cs__teach_tui(run_opts_t *o, const char *goal, int lesson)
+int cs__teach_tui(run_opts_t *o, const cs_teach_level_t *level, int lesson)
 {
   teach_session_t t = {.o = o, .n = o->cfg.nranks, .count = o->cfg.count,
-                       .es = cs_dtype_size(o->cfg.dtype), .goal = goal,
+                       .es = cs_dtype_size(o->cfg.dtype),
+                       .goal = level ? level->goal : NULL,
+                       .edge = level ? level->edge : NULL,
+                       .edge_kind = level ? level->kind : 0,
+                       .edge_cause = level ? level->cause : 0,
                        .lesson = lesson, .q_rank = -1};
   int temp;
   if (trace_name(&t, &temp) < 0) {

@@ -1159,7 +1159,8 @@ static void found_at(ck_t *c, uint32_t kind, uint32_t cause,
         return;
       cs_check_finding_t *f = &rep->f[rep->n];
       *f = (cs_check_finding_t){.kind = kind, .cause = cause, .value = value,
-                                .count = 1, .reversed = reversed};
+                                .count = 1, .reversed = reversed,
+                                .bit = reversed};
       if (pa)
         f->a_pos = *pa;
       if (pb)
@@ -1182,6 +1183,7 @@ static void found_at(ck_t *c, uint32_t kind, uint32_t cause,
         same_pos(&f->a, f->has & CS_CHECK_HAS_A, a) &&
         same_pos(&f->b, f->has & CS_CHECK_HAS_B, b)) {
       f->count++;
+      f->bit |= reversed;
       return;
     }
   }

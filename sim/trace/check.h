@@ -118,6 +118,9 @@ typedef struct cs_check_finding {
                        a consequence of (a race in a later call of a run
                        whose cells were not reset), 0 none */
   uint32_t reversed; /* races: the run did b before a */
+  uint32_t bit;      /* races: some occurrence folded into this one ran in
+                        the reverse order (the race bit in this run, maybe
+                        on other ranks than a's and b's) */
   uint32_t fence_part; /* NO_FENCE races: cs_check_fence_part_t */
   cs_check_pos_t a_pos, b_pos;
   cs_trace_rec_t a, b;
