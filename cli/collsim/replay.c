@@ -30,7 +30,10 @@ static const char replay_help[] =
     "fault, deadlock), or the first divergence with both events.\n"
     "\n"
     "A trace of a collective of your own (collsim run --algo ./X.so) names\n"
-    "its shared object, which replay loads again from the same path.\n"
+    "its shared object and records its SHA-256; replay loads it again from\n"
+    "the same path only if the file still has that hash, and says which file\n"
+    "it loads before loading it. A trace without the hash (written by an\n"
+    "older collsim) is refused unless --trust-algo is given.\n"
     "\n"
     "Records edited by hand (their checksum no longer matches) are accepted,\n"
     "so an edited event replays to a divergence at that event.\n"
@@ -39,6 +42,8 @@ static const char replay_help[] =
     "                   (their hash must match the trace's)\n"
     "  --output OUT.npy write the replayed results\n"
     "  --trace NEW      record the replayed run\n"
+    "  --trust-algo     load the collective a trace names although the trace\n"
+    "                   records no SHA-256 of it\n"
     "  --timeout SECONDS\n"
     "\n"
     "Exit status: 0 identical, 1 diverged, 2 bad usage or a bad trace.\n";
@@ -49,6 +54,7 @@ static int parse(int argc, char **argv, run_opts_t *o, const char **path)
   static const struct option longopts[] = {
       {"input", required_argument, 0, 'i'},
       {"output", required_argument, 0, 'o'},
+      {"trust-algo", no_argument, 0, 'T'},
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
@@ -67,6 +73,7 @@ static int parse(int argc, char **argv, run_opts_t *o, const char **path)
     switch (opt) {
     case 'i': o->input = optarg; break;
     case 'o': o->output = optarg; break;
+    case 'T': o->trust_algo = 1; break;
     case 'h': fputs(replay_help, stdout); return 1;
     default:
       fprintf(stderr, "Try 'collsim replay --help'.\n");
@@ -121,6 +128,12 @@ static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
                  "of %s", o->input ? "--input" : "--output", so);
     return -1;
   }
+  /* Only the file the trace recorded (its hash), named before it loads. */
+  if (cs_run_algo_vouched("replay", path, so, h->algo_sha256, o->trust_algo) < 0)
+    return -1;
+  static const uint8_t none[sizeof(h->algo_sha256)];
+  memcpy(o->want_sha256, h->algo_sha256, sizeof(o->want_sha256));
+  o->want_sha = memcmp(h->algo_sha256, none, sizeof(none)) != 0;
   if (cs_run_load_algo(o, so) < 0)
     return -1;
   if (edited)

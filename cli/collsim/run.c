@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <sys/stat.h>
@@ -21,6 +22,7 @@
 #include "../../collectives/geometry.h"
 #include "../../collectives/oracle.h"
 #include "../../sim/trace/read.h"
+#include "../../sim/trace/sha256.h"
 #include "../../window/cs_error.h"
 #include "cli.h"
 #include "../../run/npy.h"
@@ -59,7 +61,12 @@ static const char run_help[] =
     "                   collsim_collective\n"
     "                   (a path with '/' or ending in .so; see collsim-api(3)),\n"
     "                   verified against its expected-result function; --bug,\n"
-    "                   --input and --output are for the built-ins only\n"
+    "                   --input and --output are for the built-ins only. Its\n"
+    "                   SHA-256 goes into the trace (replay and shrink load\n"
+    "                   only a file with that hash)\n"
+    "  --algo-sha256 HEX  load the --algo file only if its SHA-256 is HEX (64\n"
+    "                   hex digits, as sha256sum prints it); shrink's reruns\n"
+    "                   give it\n"
     "  --ranks N        ranks: 1..64, host 1..16 (default 4, or the input's rows)\n"
     "  --count C        elements per rank, >= 1 (default 65537, or the input's\n"
     "                   columns)\n"
@@ -145,9 +152,32 @@ enum { OPT_ALGO = 2000, OPT_RANKS, OPT_COUNT, OPT_DTYPE, OPT_OP, OPT_FILL,
        OPT_SEED, OPT_INPUT, OPT_OUTPUT, OPT_ITERS, OPT_TILE, OPT_SCHEDULE,
        OPT_MM, OPT_BUG, OPT_LIST_BUGS, OPT_CHECK, OPT_SIGNALS, OPT_MINMAX,
        OPT_SIGNAL_LAYOUT,
-       OPT_SHAPE, OPT_VALID };
+       OPT_SHAPE, OPT_VALID, OPT_ALGO_SHA256 };
 
 enum { OPT_NOT_MINE = 2 }; /* an option handler's "not one of mine" */
+
+static int sha_differs(const run_opts_t *o);
+
+/* --algo-sha256 HEX: 64 hex digits; checked against an --algo already
+ * loaded, else when --algo loads. Returns 0 or -1 after one line. */
+static int opt_sha256(run_opts_t *o, const char *arg)
+{
+  size_t n = strlen(arg);
+  for (size_t i = 0; i < n; i++)
+    if (!strchr("0123456789abcdefABCDEF", arg[i]))
+      n = 0;
+  if (n != 64) {
+    cs_cli_error("run", "--algo-sha256 '%s' is not accepted: expected 64 hex "
+                 "digits (sha256sum's)", arg);
+    return -1;
+  }
+  for (int i = 0; i < 32; i++) {
+    char b[3] = {arg[2 * i], arg[2 * i + 1], 0};
+    o->want_sha256[i] = (uint8_t)strtoul(b, NULL, 16);
+  }
+  o->want_sha = 1;
+  return o->coll && sha_differs(o) ? -1 : 0;
+}
 
 /* --algo, --ranks, --count, --dtype, --op, --fill, --seed, --iters,
  * --tile-bytes. Returns 0, -1 after one line, or OPT_NOT_MINE. */
@@ -170,6 +200,8 @@ static int opt_cfg(run_opts_t *o, int opt, const char *arg)
     o->coll = NULL;
     o->coll_handle = NULL;
     return 0;
+  case OPT_ALGO_SHA256:
+    return opt_sha256(o, arg);
   case OPT_RANKS:
     o->have_ranks = 1;
     return cs_cli_u32("run", "--ranks", arg, 1, CS_AR_MAX_RANKS, &o->cfg.nranks);
@@ -296,6 +328,7 @@ static int parse(int argc, char **argv, run_opts_t *o)
       {"signal-layout", required_argument, 0, OPT_SIGNAL_LAYOUT},
       {"shape", required_argument, 0, OPT_SHAPE},
       {"valid", required_argument, 0, OPT_VALID},
+      {"algo-sha256", required_argument, 0, OPT_ALGO_SHA256},
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
@@ -339,6 +372,68 @@ static int parse(int argc, char **argv, run_opts_t *o)
   return 0;
 }
 
+/* The loaded file's hash is not the one asked for: one line. */
+static int sha_differs(const run_opts_t *o)
+{
+  if (!memcmp(o->coll_sha256, o->want_sha256, 32))
+    return 0;
+  char have[65], want[65];
+  cs_sha256_hex(o->coll_sha256, have);
+  cs_sha256_hex(o->want_sha256, want);
+  cs_cli_error(o->cmd, "--algo %s: its SHA-256 is %s, not %s: refusing to "
+               "load it", o->coll_path, have, want);
+  return 1;
+}
+
+/* The SHA-256 of the regular file `path` into h. Returns 0, or -1 with
+ * the reason in why. */
+static int hash_file(const char *path, uint8_t h[32], char *why, size_t n)
+{
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  struct stat sb;
+  int rc = -1;
+  if (fd < 0)
+    snprintf(why, n, "cannot open: %s", strerror(errno));
+  else if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))
+    snprintf(why, n, "not a regular file");
+  else if ((rc = cs_sha256_fd(fd, h)) < 0)
+    snprintf(why, n, "cannot read: %s", strerror(-rc));
+  if (fd >= 0)
+    close(fd);
+  return rc < 0 ? -1 : 0;
+}
+
+int cs_run_algo_vouched(const char *cmd, const char *trace, const char *so,
+                        const uint8_t rec[32], int trust)
+{
+  static const uint8_t zero[32];
+  uint8_t now[32];
+  char why[256], have[65], want[65];
+  if (hash_file(so, now, why, sizeof(why)) < 0) {
+    cs_cli_error(cmd, "%s: its collective %s: %s", trace, so, why);
+    return -1;
+  }
+  cs_sha256_hex(now, have);
+  cs_sha256_hex(rec, want);
+  if (!memcmp(rec, zero, 32) && !trust) {
+    cs_cli_error(cmd, "%s records no SHA-256 of its collective %s (a trace "
+                 "written before collsim recorded one, or a forged one): not "
+                 "loading it; give --trust-algo to load it anyway", trace, so);
+    return -1;
+  }
+  if (memcmp(rec, zero, 32) && memcmp(rec, now, 32)) {
+    cs_cli_error(cmd, "%s: its collective %s has changed since the trace was "
+                 "recorded (SHA-256 %s, recorded %s): refusing to load it",
+                 trace, so, have, want);
+    return -1;
+  }
+  fprintf(stderr, "collsim %s: loading the collective %s (SHA-256 %s%s) "
+          "that %s names\n", cmd, so, have,
+          memcmp(rec, zero, 32) ? ", as recorded" : ", none recorded: "
+          "--trust-algo", trace);
+  return 0;
+}
+
 int cs_run_load_algo(run_opts_t *o, const char *arg)
 {
   char why[768];
@@ -349,6 +444,14 @@ int cs_run_load_algo(run_opts_t *o, const char *arg)
     cs_cli_error(o->cmd, "--algo %s: cannot open: %s", arg, strerror(errno));
     return -1;
   }
+  /* Hashed before it is loaded: what the trace records, and what
+   * --algo-sha256 (shrink's reruns, a replay) must match. */
+  if (hash_file(o->coll_path, o->coll_sha256, why, sizeof(why)) < 0) {
+    cs_cli_error(o->cmd, "--algo %s: %s", arg, why);
+    return -1;
+  }
+  if (o->want_sha && sha_differs(o))
+    return -1;
   if (cs_coll_open(o->coll_path, &o->coll, &o->coll_handle, why,
                    sizeof(why)) < 0) {
     cs_cli_error(o->cmd, "--algo %s", why);
@@ -841,6 +944,7 @@ static int run_user(run_opts_t *o)
 {
   cs_run_user_t x = {
       .cmd = o->cmd, .coll = o->coll, .path = o->coll_path,
+      .sha256 = o->coll_sha256,
       .cfg = {.nranks = o->cfg.nranks, .count = o->cfg.count,
               .dtype = o->cfg.dtype, .op = o->cfg.op,
               .tile_bytes = o->cfg.tile_bytes, .iters = o->cfg.iters},

@@ -29,7 +29,9 @@
  *              of all inputs)
  *   64  u32    tile_bytes                872  u32[4] shape rows, cols, valid
  *   68  u32    iters                            rows, cols (0: no shape)
- *                                          888  u8[136] reserved, zero
+ *                                          888  u8[32] algo SHA-256 (algo 254;
+ *                                                 zero: none recorded)
+ *                                          920  u8[104] reserved, zero
  *   72  u32    memory model (0 sc, 1 fifo, 2 relaxed, 3 a2a3)
  *   76  u32    program (0 allreduce, 1 ping)
  *   80  u32    bug (0 none)
@@ -162,7 +164,9 @@ static inline const char *cs_tr_model_name(uint32_t m)
   X(876, uint32_t,    shape_cols,   ,      "u32",      "--shape COLS, 0 none")   \
   X(880, uint32_t,    valid_rows,   ,      "u32",      "--valid R, 0 none")      \
   X(884, uint32_t,    valid_cols,   ,      "u32",      "--valid C, 0 none")      \
-  X(888, uint8_t,     reserved,     [136], "u8[136]",  "zero")
+  X(888, uint8_t,     algo_sha256,  [32],  "u8[32]",                             \
+    "algo 254: SHA-256 of the shared object; all zero: none recorded")       \
+  X(920, uint8_t,     reserved,     [104], "u8[104]",  "zero")
 
 /* t_ns on disk: ticks since the start (x tick_ns = ns); as the reader
  * returns it (sim/trace/read.h, cs_trace_load): ns since start_ns. */
