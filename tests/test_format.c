@@ -381,8 +381,8 @@ Test(format, checker_catches_a_doctored_doc)
   expect_caught(doc, "version 4\n", "version 5\n", "another version");
   expect_caught(doc, "   880  u32   valid_rows", "   880  u32   valid_r",
                 "no field valid_r");
-  expect_caught(doc, "   920  u8[104] reserved", "   916  u8[104] reserved",
-                "reserved at offset 916");
+  expect_caught(doc, "   932  u8[92]  reserved", "   928  u8[92]  reserved",
+                "reserved at offset 928");
   expect_caught(doc, "   888  u8[32]  algo_sha256", "   888  u8[16]  algo_sha256",
                 "algo_sha256 is u8[16]");
 }
@@ -398,7 +398,8 @@ Test(format, shape_fields_and_two_d_records)
   cr_assert_eq(h.shape_rows | h.shape_cols | h.valid_rows | h.valid_cols, 0u);
   cr_assert_eq(offsetof(cs_trace_header_t, shape_rows), 872u);
   cr_assert_eq(offsetof(cs_trace_header_t, algo_sha256), 888u);
-  cr_assert_eq(offsetof(cs_trace_header_t, reserved), 920u);
+  cr_assert_eq(offsetof(cs_trace_header_t, end_state), 928u);
+  cr_assert_eq(offsetof(cs_trace_header_t, reserved), 932u);
   cs_trace_rec_t x = {.kind = 1, .elem_off = 8, .valid = 15, .phys = 15,
                       .cell = 3, .value = 8};
   cr_assert(cs_trace_rec_is_2d(&x));

@@ -1118,3 +1118,78 @@ Test(hardening, an_existing_output_keeps_its_mode_and_owner,
   cr_assert_eq(r.status, 0, "the shrunk trace does not replay: %s", r.err);
   cr_assert_eq(count_entries(), 6, "a file was left behind");
 }
+
+/* ------------------------------------ issue 32 item 3: partial traces */
+
+/* One line on stderr that says the trace is partial, whatever else the
+ * subcommand printed there. */
+static void expect_partial_line(const char *what, const char *path)
+{
+  const char *p = strstr(r.err, " is partial: ");
+  cr_assert(p, "%s: not reported partial: %s", what, r.err);
+  cr_assert_null(strstr(p + 1, " is partial: "), "%s: said twice: %s", what, r.err);
+  cr_assert(strstr(r.err, path), "%s: the trace is not named: %s", what, r.err);
+}
+
+/* The four readers on path: each says partial (or, `partial` 0, none
+ * does); check's own output says the trace is incomplete. */
+static void readers_say(const char *path, int partial)
+{
+  const char *cmds[][4] = {{"trace", path, NULL}, {"trace", "--stats", path, NULL},
+                           {"check", path, NULL},
+                           {"replay", path, "--timeout", "2"}};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    char *args[6] = {0};
+    for (int k = 0; k < 4 && cmds[i][k]; k++)
+      args[k] = (char *)cmds[i][k];
+    run_argv(&r, 60, args);
+    if (!partial) {
+      cr_assert_null(strstr(r.err, "partial"), "%s: %s", cmds[i][0], r.err);
+      cr_assert_null(strstr(r.out, "INCOMPLETE"), "%s: %s", cmds[i][0], r.out);
+      continue;
+    }
+    expect_partial_line(cmds[i][0], path);
+    if (!strcmp(cmds[i][0], "check"))
+      cr_assert(strstr(r.out, "INCOMPLETE"), "check's findings: %s", r.out);
+    if (!strcmp(cmds[i][0], "replay"))
+      cr_assert(strstr(r.out, "partial"), "replay: %s", r.out);
+  }
+}
+
+/* A trace still being written, then the same one after its run was
+ * killed with SIGKILL, then a complete one cut by a record: all partial
+ * to trace, trace --stats, check and replay; the complete one is not. */
+Test(hardening, partial_traces_are_reported_partial, .init = make_dir,
+     .fini = remove_dir, .timeout = 200)
+{
+  char t[128], whole[128];
+  in_dir(t, sizeof t, "killed.cstrace");
+  in_dir(whole, sizeof whole, "whole.cstrace");
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(bin_path(), "collsim", "run", "--ranks", "4", "--count", "1000",
+          "--fault", "1:hang", "--timeout", "60", "--trace", t, (char *)NULL);
+    _exit(127);
+  }
+  struct stat sb;
+  for (int i = 0; i < 300 && !(stat(t, &sb) == 0 && sb.st_size >= 4096); i++)
+    usleep(20000);
+  usleep(200000);
+  readers_say(t, 1); /* still being written */
+  kill(pid, SIGKILL);
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  readers_say(t, 1); /* killed */
+
+  run_cli(&r, 60, "run", "--ranks", "3", "--count", "40", "--iters", "1",
+          "--schedule", "random:2", "--trace", whole, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  readers_say(whole, 0);
+  cr_assert_eq(stat(whole, &sb), 0);
+  cr_assert_eq(truncate(whole, sb.st_size - 80), 0);
+  readers_say(whole, 1); /* cut */
+}

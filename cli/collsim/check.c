@@ -285,14 +285,21 @@ static void print_finding(const out_t *o, const cs_check_finding_t *f,
 
 /* What check saw but does not call an ordering defect, and what it cannot
  * see at all. */
-static void print_summary(const out_t *o, const cs_check_report_t *r)
+static void print_summary(const out_t *o, const cs_check_report_t *r,
+                          int partial)
 {
+  if (partial && !o->jsonl)
+    fprintf(o->f, "note: the trace is INCOMPLETE (partial: its run was "
+            "killed, is still writing it, or it was cut): the events after "
+            "its end are missing, so the findings above may come from the "
+            "cut rather than from the run\n");
   if (o->jsonl) {
     fprintf(o->f, "{\"summary\":{\"records\":%llu,\"findings\":%llu,"
-            "\"occurrences\":%llu,\"failed_events\":%llu,\"aborted\":%s}}\n",
+            "\"occurrences\":%llu,\"failed_events\":%llu,\"aborted\":%s,"
+            "\"partial\":%s}}\n",
             (unsigned long long)r->records, (unsigned long long)r->n,
             (unsigned long long)r->total, (unsigned long long)r->failed,
-            r->aborted ? "true" : "false");
+            r->aborted ? "true" : "false", partial ? "true" : "false");
     return;
   }
   fprintf(o->f, "%llu finding%s (%llu occurrence%s) in %llu records\n",
@@ -341,11 +348,15 @@ int cs__check_path(const char *path, int jsonl, FILE *f)
     return CS_EXIT_USAGE;
   }
   cs_trace_header_t h = *cs_trace_reader_header(rd);
+  int partial = cs_cli_partial("check", path, &h, cs_trace_reader_records(rd));
   cs_trace_reader_close(rd);
   out_t o = {f, &h, cs__trace_names(), jsonl};
+  if (partial && !jsonl && r.n)
+    fprintf(f, "note: the trace is INCOMPLETE: the findings below are of "
+            "the part that was written\n");
   for (uint64_t i = 0; i < r.n; i++)
     print_finding(&o, &r.f[i], i + 1);
-  print_summary(&o, &r);
+  print_summary(&o, &r, partial);
   int code = r.n ? CS_EXIT_WRONG : CS_EXIT_OK;
   cs_check_report_fini(&r);
   return code;

@@ -18,7 +18,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../sim/trace/format.h"
 #include "../../window/cs_error.h"
+
+int cs_cli_partial(const char *cmd, const char *path,
+                   const struct cs_trace_header *h, uint64_t n)
+{
+  if (!cs_trace_is_partial(h, n))
+    return 0;
+  if (h->end_state == CS_TR_END_COMPLETE)
+    fprintf(stderr, "collsim %s: %s is partial: %llu records, but its writer "
+            "completed it with %llu (cut or appended to since)\n", cmd, path,
+            (unsigned long long)n, (unsigned long long)h->end_records);
+  else
+    fprintf(stderr, "collsim %s: %s is partial: its writer never completed "
+            "it (the run was killed, or is still writing it); %llu records "
+            "so far, the rest of the run is missing\n", cmd, path,
+            (unsigned long long)n);
+  return 1;
+}
 
 void cs_cli_error(const char *cmd, const char *fmt, ...)
 {

@@ -20,6 +20,14 @@
 
 
 /* Prints "collsim CMD: <message>" to stderr. */
+/* When the trace at path (header h, n records) is partial
+ * (cs_trace_is_partial: its run was killed, it is still being written, or
+ * it was cut since), says so in one line on stderr, "collsim CMD: PATH is
+ * partial: ...", and returns 1; else 0, printing nothing. */
+struct cs_trace_header;
+int cs_cli_partial(const char *cmd, const char *path,
+                   const struct cs_trace_header *h, uint64_t n);
+
 void cs_cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

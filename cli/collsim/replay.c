@@ -189,12 +189,14 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
 
 /* Prints how the replayed run ended (its exit code `rc`). Returns the
  * replay's exit code. */
-static int outcome(const run_opts_t *o, const char *path, int rc)
+static int outcome(const run_opts_t *o, const char *path, int rc, int partial)
 {
   if (rc == CS_EXIT_USAGE)
     return CS_EXIT_USAGE;
   if (o->abort_reason == CS_ABORT_DIVERGED) {
-    printf("replay: DIVERGED from %s (the first divergence is above)\n", path);
+    printf("replay: DIVERGED from %s (the first divergence is above)%s\n",
+           path, partial ? "; the trace is partial, so the replay may have "
+           "gone past the end of what was recorded" : "");
     return 1;
   }
   const char *what = rc == CS_EXIT_OK ? "verified"
@@ -202,7 +204,11 @@ static int outcome(const run_opts_t *o, const char *path, int rc)
                      : o->abort_reason == CS_ABORT_DEADLOCK ? "deadlock"
                      : o->abort_reason == CS_ABORT_TIMEOUT ? "hang (wait timeout)"
                                                            : "fault";
-  if (o->abort_reason && o->abort_reason != CS_ABORT_DEADLOCK)
+  if (partial)
+    printf("replayed %llu recorded events: identical up to the end of the "
+           "partial trace, whose run was not recorded to its end; outcome "
+           "of the replay: %s\n", (unsigned long long)o->replay.n, what);
+  else if (o->abort_reason && o->abort_reason != CS_ABORT_DEADLOCK)
     printf("replayed %llu recorded events up to the abort: identical; outcome: %s\n",
            (unsigned long long)o->replay.n, what);
   else
@@ -229,6 +235,7 @@ int cs_cmd_replay(int argc, char **argv)
     cs_cli_error("replay", "%s", why);
     return CS_EXIT_USAGE;
   }
+  int partial = cs_cli_partial("replay", path, &o.replay.hdr, o.replay.n);
   int code = CS_EXIT_USAGE;
   if (from_header(&o, path, edited) < 0 || cs_run_replay_steps(&o) < 0)
     goto out_trace;
@@ -239,7 +246,7 @@ int cs_cmd_replay(int argc, char **argv)
          cs_mm_name((cs_mm_t)h->memory_model), (unsigned long long)o.replay.n,
          (unsigned long long)o.sched.nreplay);
   fflush(stdout);
-  code = outcome(&o, path, cs_run_execute(&o));
+  code = outcome(&o, path, cs_run_execute(&o), partial);
 out_trace:
   cs_coll_close(o.coll_handle);
   free(o.steps);

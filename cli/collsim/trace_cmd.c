@@ -266,6 +266,7 @@ static int load(const trace_opts_t *o, cs_trace_t *t)
     cs_trace_free(t);
     return CS_EXIT_USAGE;
   }
+  cs_cli_partial("trace", o->path, &t->hdr, t->n);
   return 0;
 }
 
