@@ -145,3 +145,88 @@ Test(plugins, replay_and_shrink_load_only_the_recorded_library,
           "--algo-sha256", want, NULL);
   expect_refused("run --algo-sha256 after --algo", "rd_allreduce.so", want);
 }
+
+/* ------------------------------------------- item 6: misbehaving plug-ins */
+
+#define MIS COLLSIM_PLUGINS "/misbehave.so"
+
+/* `collsim run --algo misbehave.so` with COLLSIM_MISBEHAVE=how and the
+ * extra arguments (NULL-terminated, at most 4). */
+static void misbehave(const char *how, double timeout_s, const char *a1,
+                      const char *a2, const char *a3, const char *a4)
+{
+  setenv("COLLSIM_MISBEHAVE", how, 1);
+  char *args[16] = {"run", "--algo", MIS, "--ranks", "2", "--count", "8",
+                    "--iters", "1"};
+  int n = 9;
+  const char *extra[] = {a1, a2, a3, a4};
+  for (int i = 0; i < 4 && extra[i]; i++)
+    args[n++] = (char *)extra[i];
+  run_argv(&r, timeout_s, args);
+}
+
+/* A rank calling exit(0) in the middle of its body stopped the run: exit
+ * 3 naming the rank, free and controlled (the controlled run used to
+ * hang), and the trace it leaves is read. */
+Test(plugins, a_rank_exiting_mid_body_is_named, .init = make_dir,
+     .fini = remove_dir, .timeout = 120)
+{
+  char tr[192];
+  snprintf(tr, sizeof tr, "%s/exit.cstrace", dir);
+  const char *sched[] = {NULL, "random:1"};
+  for (int i = 0; i < 2; i++) {
+    misbehave("exit", 30, "--trace", tr, sched[i] ? "--schedule" : NULL, sched[i]);
+    cr_assert_eq(r.status, 3, "%s: exit %d: %s%s", sched[i] ? sched[i] : "free",
+                 r.status, r.out, r.err);
+    cr_assert(strstr(r.err, "rank 1 exited at event"), "%s", r.err);
+    cr_assert_null(strstr(r.out, "WRONG"), "%s", r.out);
+    run_cli(&r, 30, "trace", tr, NULL);
+    cr_assert_eq(r.status, 0, "its trace: %s", r.err);
+  }
+}
+
+/* The device API's promise: a call that breaks a rule does not return, the
+ * rank stops with a fault (exit 3), for a wait compare, a notify op and a
+ * load's valid count outside what the API accepts. */
+Test(plugins, bad_device_arguments_fault, .timeout = 120)
+{
+  const char *how[][2] = {{"wait-cmp", "compare 99"}, {"notify-op", "op 77"},
+                          {"load-valid0", "valid 0"}};
+  for (size_t i = 0; i < sizeof how / sizeof how[0]; i++) {
+    misbehave(how[i][0], 30, "--schedule", "random:1", NULL, NULL);
+    cr_assert_eq(r.status, 3, "%s: exit %d: %s%s", how[i][0], r.status, r.out, r.err);
+    cr_assert(strstr(r.err, "rank 1: bad") && strstr(r.err, how[i][1]),
+              "%s: %s", how[i][0], r.err);
+    misbehave(how[i][0], 30, NULL, NULL, NULL, NULL);
+    cr_assert_eq(r.status, 3, "%s free: exit %d: %s%s", how[i][0], r.status,
+                 r.out, r.err);
+  }
+}
+
+/* A rank that spins or pause()s after the other finished waits on
+ * nothing: once the wait timeout passes it is named, exit 3. */
+Test(plugins, a_rank_making_no_progress_is_named, .timeout = 120)
+{
+  const char *how[] = {"spin", "pause"};
+  for (int i = 0; i < 2; i++) {
+    misbehave(how[i], 30, "--timeout", "2", NULL, NULL);
+    cr_assert_eq(r.status, 3, "%s: exit %d: %s%s", how[i], r.status, r.out, r.err);
+    cr_assert(strstr(r.err, "rank 1: no progress"), "%s: %s", how[i], r.err);
+    cr_assert_lt(r.seconds, 15.0, "%s: %.1f s", how[i], r.seconds);
+  }
+}
+
+/* A crash in the collective's code that collsim runs in its own process
+ * (the constructor as it loads, refuse, signal_final, expect): one line
+ * naming the library, exit 3, not death by SIGSEGV. */
+Test(plugins, a_crash_in_launcher_called_plugin_code_is_contained, .timeout = 120)
+{
+  const char *how[] = {"ctor", "refuse", "signal-final", "expect"};
+  for (int i = 0; i < 4; i++) {
+    misbehave(how[i], 30, NULL, NULL, NULL, NULL);
+    cr_assert_eq(r.status, 3, "%s: exit %d: %s%s", how[i], r.status, r.out, r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s: %s", how[i], r.err);
+    cr_assert(strstr(r.err, "misbehave.so crashed with SIGSEGV"), "%s: %s",
+              how[i], r.err);
+  }
+}

@@ -12,6 +12,9 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <link.h>
+#include <signal.h>
+#include <ucontext.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -434,6 +437,97 @@ int cs_run_algo_vouched(const char *cmd, const char *trace, const char *so,
   return 0;
 }
 
+/* A crash in a loaded collective's code that the launcher itself runs
+ * (its constructor while it loads; refuse, slots, signal_final, expect
+ * after): one line and exit 3, as a crashed rank is reported, instead of
+ * collsim dying by the signal. Only in the process that loaded it (a rank
+ * forked later dies by the signal, which its launcher reports) and only
+ * for a fault whose instruction is in the library's code (or any fault
+ * while it loads); any other fault is collsim's own and keeps its default
+ * action. The words are made before, so the handler only writes. */
+static pid_t plug_pid;
+static volatile sig_atomic_t plug_loading;
+static uintptr_t plug_lo, plug_hi; /* its executable segments' span */
+static char plug_head[4200], plug_tail[160];
+
+static void plug_write(const char *s)
+{
+  size_t n = strlen(s);
+  while (n > 0) {
+    ssize_t k = write(2, s, n);
+    if (k <= 0)
+      return;
+    s += k;
+    n -= (size_t)k;
+  }
+}
+
+static void plug_crash(int sig, siginfo_t *si, void *ucv)
+{
+  (void)si;
+  uintptr_t pc = 0;
+  const ucontext_t *uc = ucv;
+#if defined(__x86_64__)
+  pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+  pc = (uintptr_t)uc->uc_mcontext.pc;
+#else
+  (void)uc;
+#endif
+  if (getpid() == plug_pid && (plug_loading || (pc >= plug_lo && pc < plug_hi))) {
+    const char *name = sigabbrev_np(sig);
+    plug_write(plug_head);
+    plug_write(name ? name : "?");
+    plug_write(plug_loading ? " while loading it (in its constructor); stopped\n" : plug_tail);
+    _exit(CS_EXIT_ABORTED);
+  }
+  signal(sig, SIG_DFL); /* collsim's own (or a rank's): the default */
+  raise(sig);
+}
+
+/* The executable span of the loaded object that holds the address
+ * *(uintptr_t *)arg (its registration). */
+static int plug_span(struct dl_phdr_info *info, size_t size, void *arg)
+{
+  (void)size;
+  uintptr_t at = *(uintptr_t *)arg;
+  int mine = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+    mine |= ph->p_type == PT_LOAD && at >= lo && at < lo + ph->p_memsz;
+  }
+  if (!mine)
+    return 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+      continue;
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+    if (!plug_lo || lo < plug_lo)
+      plug_lo = lo;
+    if (hi > plug_hi)
+      plug_hi = hi;
+  }
+  return 1;
+}
+
+static void plug_guard(const char *cmd, const char *path)
+{
+  snprintf(plug_head, sizeof(plug_head), "collsim %s: the collective %s "
+           "crashed with SIG", cmd, path);
+  snprintf(plug_tail, sizeof(plug_tail), " in its own code, run by collsim "
+           "itself (refuse, slots, signal_final or expect); stopped\n");
+  plug_pid = getpid();
+  plug_lo = plug_hi = 0;
+  struct sigaction sa = {.sa_sigaction = plug_crash,
+                         .sa_flags = SA_SIGINFO | SA_NODEFER};
+  sigemptyset(&sa.sa_mask);
+  static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+  for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+    sigaction(sigs[i], &sa, NULL);
+}
+
 int cs_run_load_algo(run_opts_t *o, const char *arg)
 {
   char why[768];
@@ -452,11 +546,17 @@ int cs_run_load_algo(run_opts_t *o, const char *arg)
   }
   if (o->want_sha && sha_differs(o))
     return -1;
+  plug_guard(o->cmd, o->coll_path);
+  plug_loading = 1;
   if (cs_coll_open(o->coll_path, &o->coll, &o->coll_handle, why,
                    sizeof(why)) < 0) {
+    plug_loading = 0;
     cs_cli_error(o->cmd, "--algo %s", why);
     return -1;
   }
+  plug_loading = 0;
+  uintptr_t at = (uintptr_t)o->coll;
+  dl_iterate_phdr(plug_span, &at);
   return 0;
 }
 
