@@ -1193,3 +1193,100 @@ Test(hardening, partial_traces_are_reported_partial, .init = make_dir,
   cr_assert_eq(truncate(whole, sb.st_size - 80), 0);
   readers_say(whole, 1); /* cut */
 }
+
+/* ------------------------------------ issue 32 item 8: one line, named */
+
+/* Every subcommand's numeric options against values no option takes (0
+ * where 0 is refused, -1, 2^63, 2^64, hex, empty, non-ASCII): exit 2 and
+ * exactly one line on stderr that starts with the subcommand and names
+ * the value as given. */
+Test(hardening, bad_values_are_one_line_naming_subcommand_and_value,
+     .timeout = 280)
+{
+  static const char *T = COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace";
+  struct {
+    const char *sub, *pre, *opt;
+    int zero_ok;
+  } cases[] = {
+      {"run", NULL, "--ranks", 0},      {"run", NULL, "--count", 0},
+      {"run", NULL, "--timeout", 0},    {"run", NULL, "--iters", 0},
+      {"run", NULL, "--tile-bytes", 0}, {"replay", T, "--timeout", 0},
+      {"explore", NULL, "--schedules", 0}, {"explore", NULL, "--timeout", 0},
+      {"explore", NULL, "--ranks", 0},  {"explore", NULL, "--count", 0},
+      {"shrink", T, "--budget", 0},     {"ping", NULL, "--ranks", 0},
+      {"ping", NULL, "--rounds", 0},    {"ping", NULL, "--timeout", 0},
+      {"bench", NULL, "-e", 0},         {"bench", NULL, "-b", 0},
+      {"bench", NULL, "--iters", 0},    {"teach", NULL, "--ranks", 0},
+      {"trace", T, "--rank", 1},        {"check", T, "--format", 0},
+  };
+  const char *vals[] = {"0", "-1", "9223372036854775808", "18446744073709551616",
+                        "0x10", "", "\xc3\xa9t\xc3\xa9"};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
+      if (k == 0 && cases[i].zero_ok)
+        continue;
+      char *args[6] = {(char *)cases[i].sub};
+      int n = 1;
+      if (cases[i].pre)
+        args[n++] = (char *)cases[i].pre;
+      args[n++] = (char *)cases[i].opt;
+      args[n++] = (char *)vals[k];
+      run_argv(&r, 60, args);
+      char head[32], quoted[64];
+      snprintf(head, sizeof head, "collsim %s: ", cases[i].sub);
+      snprintf(quoted, sizeof quoted, "'%s'", vals[k]);
+      cr_assert_eq(r.status, 2, "%s %s '%s': exit %d: %s", cases[i].sub,
+                   cases[i].opt, vals[k], r.status, r.err);
+      cr_assert_eq(count_lines(r.err), 1, "%s %s '%s': not one line: %s",
+                   cases[i].sub, cases[i].opt, vals[k], r.err);
+      cr_assert(!strncmp(r.err, head, strlen(head)), "%s %s '%s': %s",
+                cases[i].sub, cases[i].opt, vals[k], r.err);
+      cr_assert(strstr(r.err, quoted), "%s %s '%s': the value is not named: %s",
+                cases[i].sub, cases[i].opt, vals[k], r.err);
+    }
+  /* An unknown option, and an option without its value: one line too. */
+  const char *subs[] = {"run", "replay", "explore", "shrink", "teach", "ping",
+                        "bench", "trace", "check"};
+  for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+    char *args[] = {(char *)subs[i], "--no-such-option", NULL};
+    run_argv(&r, 30, args);
+    cr_assert_eq(r.status, 2, "%s: exit %d", subs[i], r.status);
+    cr_assert_eq(count_lines(r.err), 1, "%s: not one line: %s", subs[i], r.err);
+    cr_assert(strstr(r.err, "--no-such-option"), "%s: %s", subs[i], r.err);
+    char head[32];
+    snprintf(head, sizeof head, "collsim %s: ", subs[i]);
+    cr_assert(!strncmp(r.err, head, strlen(head)), "%s: %s", subs[i], r.err);
+  }
+}
+
+/* A replayed header with a field no run has names that field and value. */
+static void set_dtype_9(struct cs_trace_header *h, void *arg)
+{
+  (void)arg;
+  h->dtype = 9;
+}
+static void set_user_no_path(struct cs_trace_header *h, void *arg)
+{
+  (void)arg;
+  h->algo = CS_TRACE_ALGO_USER;
+  memset(h->algo_path, 0, sizeof h->algo_path);
+}
+
+Test(hardening, replay_names_the_bad_header_field, .timeout = 60)
+{
+  static const char *T = COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace";
+  struct {
+    void (*edit)(struct cs_trace_header *, void *);
+    const char *field;
+  } cases[] = {{set_dtype_9, "dtype = 9"}, {set_user_no_path, "algo_path is empty"}};
+  for (size_t i = 0; i < 2; i++) {
+    char path[] = "/tmp/collsim-hdr-XXXXXX";
+    edited_trace(T, path, cases[i].edit, NULL);
+    run_cli(&r, 30, "replay", path, NULL);
+    unlink(path);
+    cr_assert_eq(r.status, 2, "%s: exit %d: %s", cases[i].field, r.status, r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, cases[i].field), "'%s' not named: %s",
+              cases[i].field, r.err);
+  }
+}

@@ -407,15 +407,15 @@ int cs_cmd_check(int argc, char **argv)
       continue;
     }
     if (c == 'f')
-      cs_cli_error("check", "--format %s is not accepted: expected text or "
+      cs_cli_error("check", "--format '%s' is not accepted: expected text or "
                    "jsonl", optarg);
-    fprintf(stderr, "Try 'collsim check --help'.\n");
+    else
+      cs_cli_bad_option("check");
     return CS_EXIT_USAGE;
   }
   if (optind + 1 != argc) {
     cs_cli_error("check", optind == argc ? "expected one TRACE"
                                          : "expected one TRACE, got more");
-    fprintf(stderr, "Try 'collsim check --help'.\n");
     return CS_EXIT_USAGE;
   }
   return cs__check_path(argv[optind], jsonl, stdout);

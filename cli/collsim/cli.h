@@ -28,6 +28,12 @@ struct cs_trace_header;
 int cs_cli_partial(const char *cmd, const char *path,
                    const struct cs_trace_header *h, uint64_t n);
 
+/* The one line for an option getopt_long refused (opterr 0): unknown, or
+ * its value missing; names the subcommand and the option as given (from
+ * the subcommand's arguments, which main hands over with cs_cli_args). */
+void cs_cli_bad_option(const char *cmd);
+void cs_cli_args(int argc, char **argv);
+
 void cs_cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

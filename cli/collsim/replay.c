@@ -76,7 +76,7 @@ static int parse(int argc, char **argv, run_opts_t *o, const char **path)
     case 'T': o->trust_algo = 1; break;
     case 'h': fputs(replay_help, stdout); return 1;
     default:
-      fprintf(stderr, "Try 'collsim replay --help'.\n");
+      cs_cli_bad_option("replay");
       return -1;
     }
   }
@@ -107,6 +107,42 @@ static void header_common(run_opts_t *o, const cs_trace_header_t *h)
   o->schedule_str = "replay";
 }
 
+/* The first header field (FORMAT.md's name) whose value no run collsim
+ * makes has, with its value, into buf; "" when there is none. `user`: a
+ * collective loaded from a shared object (no bug, no --input; only the
+ * padded-cells mode). */
+static void bad_field(const cs_trace_header_t *h, int user, char *buf, size_t n)
+{
+  struct {
+    const char *name;
+    uint64_t v;
+    int bad;
+  } f[] = {
+      {"program", h->program, h->program != 0},
+      {"algo", h->algo, !user && h->algo >= CS_NALGOS},
+      {"dtype", h->dtype, h->dtype >= CS_NDTYPES},
+      {"op", h->op, h->op >= CS_NOPS},
+      {"bug", h->bug, user ? h->bug != 0 : h->bug >= CS_NBUGS},
+      {"memory_model", h->memory_model, h->memory_model >= CS_MM_COUNT},
+      {"fill", h->fill, h->fill > (user ? CS_FILL_RANDOM : CS_FILL_INPUT)},
+      {"fault_kind", h->fault_kind, h->fault_kind > CS_FAULT_HANG},
+      {"fault_rank", h->fault_rank, h->fault_kind && h->fault_rank >= h->nranks},
+      {"iters", h->iters, user && h->iters > 1000000},
+      {"modes", h->modes, user ? (h->modes & ~CS_TR_MODE_PADDED_CELLS) != 0
+                               : cs_cli_modes_check(h->modes) < 0},
+      {"algo_path", 0, user && !h->algo_path[0]},
+  };
+  buf[0] = 0;
+  for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+    if (f[i].bad) {
+      snprintf(buf, n, "header field %s = %llu", f[i].name,
+               (unsigned long long)f[i].v);
+      if (!strcmp(f[i].name, "algo_path"))
+        snprintf(buf, n, "header field algo_path is empty");
+      return;
+    }
+}
+
 /* The run of a collective loaded from a shared object (algo_path): the
  * same file must still be there. Returns 0 or -1 (printed). */
 static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
@@ -119,8 +155,10 @@ static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
       h->fault_kind > CS_FAULT_HANG || h->iters > 1000000 ||
       (h->modes & ~CS_TR_MODE_PADDED_CELLS) ||
       (h->fault_kind && h->fault_rank >= h->nranks) || !so[0]) {
+    char field[96];
+    bad_field(h, 1, field, sizeof(field));
     cs_cli_error("replay", "%s: its header describes a run collsim cannot "
-                 "make", path);
+                 "make (%s)", path, field);
     return -1;
   }
   if (o->input || o->output) {
@@ -160,9 +198,10 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
       h->op >= CS_NOPS || h->bug >= CS_NBUGS || h->memory_model >= CS_MM_COUNT ||
       h->fill > CS_FILL_INPUT || h->fault_kind > CS_FAULT_HANG ||
       cs_cli_modes_check(h->modes) < 0) {
-    cs_cli_error("replay", "%s: not the trace of an allreduce run (program %u, "
-                 "algo %u): only 'collsim run' traces replay", path, h->program,
-                 h->algo);
+    char field[96];
+    bad_field(h, 0, field, sizeof(field));
+    cs_cli_error("replay", "%s: not the trace of an allreduce run collsim can "
+                 "make (%s): only 'collsim run' traces replay", path, field);
     return -1;
   }
   if (h->fill == CS_FILL_INPUT && !o->input) {

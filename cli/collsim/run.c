@@ -35,6 +35,10 @@
 #include "run_user.h"
 #include "../../run/verify.h"
 
+/* The subcommand the options are parsed for, in their messages: run, or
+ * explore checking the run options it will pass on (cs_run_parse_as). */
+static const char *parse_cmd = "run";
+
 static const char run_help[] =
     "usage: collsim run [--algo mesh|ring|host|ring-push|./X.so] [--ranks N]\n"
     "                   [--count C]\n"
@@ -170,7 +174,7 @@ static int opt_sha256(run_opts_t *o, const char *arg)
     if (!strchr("0123456789abcdefABCDEF", arg[i]))
       n = 0;
   if (n != 64) {
-    cs_cli_error("run", "--algo-sha256 '%s' is not accepted: expected 64 hex "
+    cs_cli_error(parse_cmd, "--algo-sha256 '%s' is not accepted: expected 64 hex "
                  "digits (sha256sum's)", arg);
     return -1;
   }
@@ -194,7 +198,7 @@ static int opt_cfg(run_opts_t *o, int opt, const char *arg)
     if ((v = cs_algo_parse(arg)) < 0) {
       char names[96];
       cs_algo_names(names, sizeof(names), ", or a path to a shared object");
-      cs_cli_error("run", "--algo '%s' is not accepted: expected %s", arg,
+      cs_cli_error(parse_cmd, "--algo '%s' is not accepted: expected %s", arg,
                    names);
       return -1;
     }
@@ -207,15 +211,15 @@ static int opt_cfg(run_opts_t *o, int opt, const char *arg)
     return opt_sha256(o, arg);
   case OPT_RANKS:
     o->have_ranks = 1;
-    return cs_cli_u32("run", "--ranks", arg, 1, CS_AR_MAX_RANKS, &o->cfg.nranks);
+    return cs_cli_u32(parse_cmd, "--ranks", arg, 1, CS_AR_MAX_RANKS, &o->cfg.nranks);
   case OPT_COUNT:
     o->have_count = 1;
-    return cs_cli_u64("run", "--count", arg, 1, 1ull << 36, &o->cfg.count);
+    return cs_cli_u64(parse_cmd, "--count", arg, 1, 1ull << 36, &o->cfg.count);
   case OPT_DTYPE:
     o->have_dtype = 1;
-    return cs_cli_dtype("run", "--dtype", arg, &o->cfg.dtype);
+    return cs_cli_dtype(parse_cmd, "--dtype", arg, &o->cfg.dtype);
   case OPT_OP:
-    return cs_cli_op("run", "--op", arg, &o->cfg.op);
+    return cs_cli_op(parse_cmd, "--op", arg, &o->cfg.op);
   case OPT_FILL:
     if (!strcmp(arg, "arange"))
       o->fill = CS_FILL_ARANGE;
@@ -224,29 +228,29 @@ static int opt_cfg(run_opts_t *o, int opt, const char *arg)
     else if (!strcmp(arg, "random"))
       o->fill = CS_FILL_RANDOM;
     else {
-      cs_cli_error("run", "--fill '%s' is not accepted: expected arange, pto "
+      cs_cli_error(parse_cmd, "--fill '%s' is not accepted: expected arange, pto "
                    "or random", arg);
       return -1;
     }
     return 0;
   case OPT_SEED:
-    return cs_cli_u64("run", "--seed", arg, 0, UINT64_MAX - 1, &o->seed);
+    return cs_cli_u64(parse_cmd, "--seed", arg, 0, UINT64_MAX - 1, &o->seed);
   case OPT_SHAPE:
     o->have_shape = 1;
-    return cs_cli_pair("run", "--shape", arg, 'x', 1, &o->cfg.shape_rows,
+    return cs_cli_pair(parse_cmd, "--shape", arg, 'x', 1, &o->cfg.shape_rows,
                        &o->cfg.shape_cols);
   case OPT_VALID:
     o->have_valid = 1;
-    return cs_cli_pair("run", "--valid", arg, ',', 0, &o->cfg.valid_rows,
+    return cs_cli_pair(parse_cmd, "--valid", arg, ',', 0, &o->cfg.valid_rows,
                        &o->cfg.valid_cols);
   case OPT_ITERS:
     o->have_iters = 1;
-    return cs_cli_u32("run", "--iters", arg, 1, 1000000, &o->cfg.iters);
+    return cs_cli_u32(parse_cmd, "--iters", arg, 1, 1000000, &o->cfg.iters);
   case OPT_TILE:
-    if (cs_cli_u32("run", "--tile-bytes", arg, 1024, 1u << 24, &o->cfg.tile_bytes) < 0)
+    if (cs_cli_u32(parse_cmd, "--tile-bytes", arg, 1024, 1u << 24, &o->cfg.tile_bytes) < 0)
       return -1;
     if (o->cfg.tile_bytes % 32) {
-      cs_cli_error("run", "--tile-bytes '%s' is not accepted: expected a "
+      cs_cli_error(parse_cmd, "--tile-bytes '%s' is not accepted: expected a "
                    "multiple of 32", arg);
       return -1;
     }
@@ -270,7 +274,7 @@ static int opt_mode(run_opts_t *o, int opt, const char *arg)
   case OPT_SCHEDULE:
     if (cs_sched_parse(arg, &o->sched, &file) < 0) {
       cs_cli_schedule_why(arg, why, sizeof(why));
-      cs_cli_error("run", "%s", why);
+      cs_cli_error(parse_cmd, "%s", why);
       return -1;
     }
     o->schedule_str = arg;
@@ -278,10 +282,10 @@ static int opt_mode(run_opts_t *o, int opt, const char *arg)
     return 0;
   case OPT_MM:
     o->model_set = 1;
-    return cs_cli_mm("run", "--memory-model", arg, &o->sched.model);
+    return cs_cli_mm(parse_cmd, "--memory-model", arg, &o->sched.model);
   case OPT_BUG:
     if ((v = cs_bug_parse(arg)) < 0) {
-      cs_cli_error("run", "--bug '%s' is not accepted: see 'collsim run "
+      cs_cli_error(parse_cmd, "--bug '%s' is not accepted: see 'collsim run "
                    "--list-bugs'", arg);
       return -1;
     }
@@ -292,11 +296,11 @@ static int opt_mode(run_opts_t *o, int opt, const char *arg)
     return 1;
   case OPT_CHECK: o->check = 1; return 0;
   case OPT_SIGNALS:
-    return cs_cli_signals("run", "--signals", arg, &o->cfg.no_epilogue);
+    return cs_cli_signals(parse_cmd, "--signals", arg, &o->cfg.no_epilogue);
   case OPT_MINMAX:
-    return cs_cli_minmax("run", "--minmax", arg, &o->cfg.minmax);
+    return cs_cli_minmax(parse_cmd, "--minmax", arg, &o->cfg.minmax);
   case OPT_SIGNAL_LAYOUT:
-    return cs_cli_signal_layout("run", "--signal-layout", arg,
+    return cs_cli_signal_layout(parse_cmd, "--signal-layout", arg,
                                 &o->cfg.padded_cells);
   case 'h':
     fputs(run_help, stdout);
@@ -338,39 +342,39 @@ static int parse(int argc, char **argv, run_opts_t *o)
   int opt, bad = 0, rc;
   optind = 1;
   while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-    if (cs_cli_common_opt("run", opt, optarg, &o->com, &bad)) {
+    if (cs_cli_common_opt(parse_cmd, opt, optarg, &o->com, &bad)) {
       if (bad)
         return -1;
       continue;
     }
     if ((rc = opt_cfg(o, opt, optarg)) == OPT_NOT_MINE &&
         (rc = opt_mode(o, opt, optarg)) == OPT_NOT_MINE) {
-      fprintf(stderr, "Try 'collsim run --help'.\n");
+      cs_cli_bad_option(parse_cmd);
       return -1;
     }
     if (rc != 0)
       return rc;
   }
   if (optind < argc) {
-    cs_cli_error("run", "unexpected argument '%s'", argv[optind]);
+    cs_cli_error(parse_cmd, "unexpected argument '%s'", argv[optind]);
     return -1;
   }
   if (o->coll && (o->cfg.bug || o->input || o->output || o->have_shape)) {
-    cs_cli_error("run", "%s is for the built-in algorithms, not --algo %s",
+    cs_cli_error(parse_cmd, "%s is for the built-in algorithms, not --algo %s",
                  o->cfg.bug ? "--bug" : o->input ? "--input"
                  : o->output ? "--output" : "--shape", o->coll_path);
     return -1;
   }
-  if (cs_cli_shape_resolve("run", &o->cfg, o->have_shape, o->have_valid,
+  if (cs_cli_shape_resolve(parse_cmd, &o->cfg, o->have_shape, o->have_valid,
                            o->have_count) < 0)
     return -1;
   o->have_count |= o->have_shape; /* --input's columns must match it too */
   if (o->input && o->fill != CS_FILL_DEFAULT) {
-    cs_cli_error("run", "--fill and --input are exclusive: give one");
+    cs_cli_error(parse_cmd, "--fill and --input are exclusive: give one");
     return -1;
   }
   if (o->model_set &&
-      cs_cli_mm_scheduled("run", o->sched.model, o->schedule_str != NULL) < 0)
+      cs_cli_mm_scheduled(parse_cmd, o->sched.model, o->schedule_str != NULL) < 0)
     return -1;
   return 0;
 }
@@ -602,22 +606,27 @@ static int load_input(run_job_t *rj)
   cs_npy_t *a = &rj->in;
   char why[512];
   if (cs_npy_read(o->input, a, why, sizeof(why)) < 0) {
-    cs_cli_error("run", "--input %s", why);
+    cs_cli_error(o->cmd, "--input %s", why);
     return -1;
   }
-  const char *clash = NULL;
+  /* The option the file disagrees with, by name and value. */
+  char clash[160] = "";
   if (o->have_dtype && a->dtype != o->cfg.dtype)
-    clash = "dtype";
+    snprintf(clash, sizeof(clash), "dtype does not match --dtype %s",
+             cs_dtype_name(o->cfg.dtype));
   else if (o->have_ranks && a->rows != o->cfg.nranks)
-    clash = "rows (ranks)";
+    snprintf(clash, sizeof(clash), "rows do not match --ranks %u", o->cfg.nranks);
   else if (o->have_count && a->cols != o->cfg.count)
-    clash = "columns (count)";
+    snprintf(clash, sizeof(clash), "columns do not match %s %llu",
+             o->have_shape ? "--shape's count" : "--count",
+             (unsigned long long)o->cfg.count);
   else if (a->rows > CS_AR_MAX_RANKS)
-    clash = "rows (ranks: at most 64)";
-  if (clash) {
-    cs_cli_error("run", "--input %s: its %s (%s, shape (%llu, %llu)) do not "
-                 "match the options", o->input, clash, cs_dtype_name(a->dtype),
-                 (unsigned long long)a->rows, (unsigned long long)a->cols);
+    snprintf(clash, sizeof(clash), "rows are more than the 64 ranks a run "
+             "may have");
+  if (clash[0]) {
+    cs_cli_error(o->cmd, "--input %s (%s, shape (%llu, %llu)): its %s",
+                 o->input, cs_dtype_name(a->dtype), (unsigned long long)a->rows,
+                 (unsigned long long)a->cols, clash);
     free(a->data);
     a->data = NULL;
     return -1;
@@ -1135,6 +1144,12 @@ int cs_run_checked(run_opts_t *o)
 
 int cs_run_parse(int argc, char **argv, run_opts_t *o)
 {
+  return cs_run_parse_as("run", argc, argv, o);
+}
+
+int cs_run_parse_as(const char *cmd, int argc, char **argv, run_opts_t *o)
+{
+  parse_cmd = cmd;
   *o = (run_opts_t){0};
   o->cfg.algo = CS_DEFAULT_ALGO;
   o->cfg.dtype = CS_FP32;
@@ -1144,7 +1159,7 @@ int cs_run_parse(int argc, char **argv, run_opts_t *o)
   o->cfg.tile_bytes = CS_TILE_BYTES;
   o->cfg.iters = 10;
   o->seed = 1;
-  o->cmd = "run";
+  o->cmd = cmd;
   return parse(argc, argv, o);
 }
 
@@ -1162,7 +1177,7 @@ int cs_cmd_run(int argc, char **argv)
     rc = CS_EXIT_USAGE;
     if (cs_trace_load(o.replay_file, &o.replay, &d) < 0) {
       cs_trace_strerror(&d, why, sizeof(why));
-      cs_cli_error("run", "--schedule replay: %s", why);
+      cs_cli_error(parse_cmd, "--schedule replay: %s", why);
       goto out;
     }
     if (cs_run_replay_steps(&o) < 0)

@@ -59,6 +59,9 @@ int cs_run_execute(run_opts_t *o);
  * is skipped). Returns 0 to run, 1 when done (help, the bug list), -1 on
  * bad usage (printed). */
 int cs_run_parse(int argc, char **argv, run_opts_t *o);
+/* The same, for subcommand `cmd` (explore checks the run options it will
+ * pass on): its messages name cmd. */
+int cs_run_parse_as(const char *cmd, int argc, char **argv, run_opts_t *o);
 /* --check: cs_run_execute, then the check of the run's trace (a temporary
  * one when o->com.trace is NULL), printed after "check:". A finding turns
  * a passing run into exit 1; a run that failed keeps its own exit code. */

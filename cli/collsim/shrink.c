@@ -960,7 +960,7 @@ int cs_cmd_shrink(int argc, char **argv)
     case 'T': trust_algo = 1; break;
     case 'h': fputs(usage, stdout); return CS_EXIT_OK;
     default:
-      fprintf(stderr, "Try 'collsim shrink --help'.\n");
+      cs_cli_bad_option("shrink");
       return CS_EXIT_USAGE;
     }
   }

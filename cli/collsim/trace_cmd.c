@@ -202,7 +202,7 @@ static int parse(int argc, char **argv, trace_opts_t *o)
       fputs(trace_help, stdout);
       return 1;
     default:
-      fprintf(stderr, "Try 'collsim trace --help'.\n");
+      cs_cli_bad_option("trace");
       return -1;
     }
   }
