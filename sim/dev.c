@@ -271,9 +271,10 @@ static inline uint64_t load_begin(cs_dev_t *d, cs_event_t *ev,
   }
   const cs_slot_t *s = check(d, CS_EV_LOAD, slot, peer, elem_off, phys);
   check_tile(d, CS_EV_LOAD, t, s, phys);
-  if (__builtin_expect(valid > phys, 0))
+  if (__builtin_expect(valid > phys || valid == 0, 0))
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
-                 "rank %u: bad load at event %llu: valid %u > physical %u",
+                 "rank %u: bad load at event %llu: valid %u with physical %u "
+                 "(1 <= valid <= physical is required)",
                  d->rank, (unsigned long long)cur_index(d), valid, phys);
   return s->off + elem_off * s->esize;
 }
@@ -459,9 +460,14 @@ static inline int32_t notify_direct(cs_dev_t *d, uint32_t peer, uint64_t off,
 /* Bounds, then the notifier note, before the add lands. Returns the
  * cell's window offset. */
 static inline uint64_t notify_begin(cs_dev_t *d, uint32_t peer, uint32_t slot,
-                                    uint32_t cell, uint64_t index)
+                                    uint32_t cell, uint32_t op, uint64_t index)
 {
   uint64_t off = check_cell(d, CS_EV_NOTIFY, peer, slot, cell);
+  if (__builtin_expect(op != CS_NOTIFY_ADD && op != CS_NOTIFY_SET, 0))
+    cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
+                 "rank %u: bad notify at event %llu: op %u (expected "
+                 "CS_NOTIFY_ADD 0 or CS_NOTIFY_SET 1)", d->rank,
+                 (unsigned long long)cur_index(d), op);
   if (cell < d->note_cells && slot == d->note_slot)
     __atomic_store_n(cs_world_notes(d->world, peer) + cell,
                      CS_NOTE(d->rank, index), __ATOMIC_RELAXED);
@@ -473,14 +479,14 @@ void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
 {
   if (d->direct && cs__dev_plain(d)) { /* no one reads the record */
     cs__dev_count(d);
-    uint64_t off = notify_begin(d, peer, slot, cell, cur_index(d));
+    uint64_t off = notify_begin(d, peer, slot, cell, op, cur_index(d));
     notify_direct(d, peer, off, op, value);
     return;
   }
   cs_event_t ev = {.kind = CS_EV_NOTIFY, .peer = peer, .slot = slot,
                    .cell = cell, .opcmp = op, .value = value};
   cs__dev_begin(d, &ev);
-  uint64_t off = notify_begin(d, peer, slot, cell, ev.index);
+  uint64_t off = notify_begin(d, peer, slot, cell, op, ev.index);
   int32_t now = d->direct ? notify_direct(d, peer, off, op, value)
                           : d->ops->notify(d, &ev, off);
   cs__dev_end(d, &ev, now);
@@ -493,6 +499,11 @@ int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
                    .cell = cell, .opcmp = cmp, .value = value};
   cs__dev_begin(d, &ev);
   uint64_t off = check_cell(d, CS_EV_WAIT, d->rank, slot, cell);
+  if (__builtin_expect(cmp != CS_CMP_EQ && cmp != CS_CMP_GE, 0))
+    cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
+                 "rank %u: bad wait at event %llu: compare %u (expected "
+                 "CS_CMP_EQ 0 or CS_CMP_GE 1)", d->rank,
+                 (unsigned long long)cur_index(d), cmp);
   int32_t v;
   if (d->direct) {
     v = __atomic_load_n((int32_t *)(d->mywin + off), __ATOMIC_ACQUIRE);

@@ -69,6 +69,8 @@ enum {
   CS_RX_ABORTED = 72, /* stopped because another rank or the launcher aborted */
   CS_RX_ERROR = 73,   /* internal error (out of memory, ...) */
   CS_RX_HUNG = 74,    /* an injected hang fault, ended by its own timeout */
+  CS_RX_EARLY = 75,   /* the launcher's word for a rank that exited with 0
+                         before its body returned (exit() in a plug-in) */
 };
 
 /* Injected faults (--fault RANK:KIND[:EVENT]). */

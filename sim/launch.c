@@ -68,6 +68,8 @@ typedef struct rank_proc {
   int   reaped;
   int   killed; /* SIGKILLed by the launcher after the grace period */
   int   status;
+  uint64_t prog_ev;    /* its event counter when last seen to change */
+  uint64_t prog_at;    /* ... and when (0: not yet looked at) */
 } rank_proc_t;
 
 /* With no more ranks than allowed CPUs, binds rank r to the r-th of them
@@ -425,6 +427,9 @@ static void report_rank(FILE *out, const cs_world_t *w, uint32_t r, int status)
             cs_strerror(w->ctl->rank[r].start_err));
   else if (WIFEXITED(status) && WEXITSTATUS(status) == CS_RX_ERROR)
     fprintf(out, "rank %u: internal error (out of memory?) at event %llu\n", r, ev);
+  else if (WIFEXITED(status) && WEXITSTATUS(status) == CS_RX_EARLY)
+    fprintf(out, "rank %u exited at event %llu, before its body returned "
+            "(exit status 0)\n", r, ev);
   else if (WIFEXITED(status))
     fprintf(out, "rank %u: exited with status %d at event %llu\n", r,
             WEXITSTATUS(status), ev);
@@ -571,6 +576,11 @@ static int rank_ended(launch_t *L, uint32_t r, int *status)
   if (waitpid(p->pid, status, WNOHANG) == p->pid) {
     if (pool)
       pool->pid[r] = 0;
+    /* Exit 0 is a success only after the body returned (CS_RS_DONE): a
+     * body that calls exit(0) part-way stopped the run, not finished it. */
+    if (WIFEXITED(*status) && WEXITSTATUS(*status) == 0 &&
+        __atomic_load_n(&L->w->ctl->rank[r].state, __ATOMIC_ACQUIRE) != CS_RS_DONE)
+      *status = CS_RX_EARLY << 8; /* as waitpid words an exit(CS_RX_EARLY) */
     return 1;
   }
   *status = 0;
@@ -660,6 +670,41 @@ static void take_signal(launch_t *L, uint64_t wait_ns)
   }
 }
 
+/* A rank that makes no progress outside the device API after another
+ * rank has finished (a loop or pause() in a collective's body, after its
+ * peers returned) waits on nothing, so no wait timeout ever fires: once
+ * its event counter has stood still, running, for the run's wait timeout,
+ * the run is aborted as a hang naming it. */
+static void watch_progress(launch_t *L, uint64_t now)
+{
+  cs_ctl_t *c = L->w->ctl;
+  uint32_t done = 0;
+  for (uint32_t r = 0; r < L->n; r++)
+    done += L->p[r].reaped ||
+            __atomic_load_n(&c->rank[r].state, __ATOMIC_ACQUIRE) == CS_RS_DONE;
+  for (uint32_t r = 0; r < L->n && !L->aborted; r++) {
+    rank_proc_t *p = &L->p[r];
+    uint64_t ev = __atomic_load_n(&c->rank[r].event, __ATOMIC_ACQUIRE);
+    uint32_t st = __atomic_load_n(&c->rank[r].state, __ATOMIC_ACQUIRE);
+    if (p->reaped || p->pid <= 0 || st != CS_RS_RUNNING || ev != p->prog_ev ||
+        !p->prog_at) {
+      p->prog_ev = ev;
+      p->prog_at = now;
+      continue;
+    }
+    if (done == 0 || c->timeout_ns == 0 || now - p->prog_at < c->timeout_ns)
+      continue;
+    char msg[200];
+    snprintf(msg, sizeof(msg), "rank %u: no progress for %.1f s at event "
+             "%llu after %u other rank%s finished (running outside the "
+             "device API: a loop or pause() in the collective?)", r,
+             (double)(now - p->prog_at) / 1e9, (unsigned long long)ev, done,
+             done == 1 ? "" : "s");
+    set_abort(L->w, CS_ABORT_TIMEOUT, (int32_t)r, msg);
+    start_grace(L);
+  }
+}
+
 /* Watches the ranks until every one is reaped. */
 static void watch(launch_t *L)
 {
@@ -676,6 +721,8 @@ static void watch(launch_t *L)
       kill_ranks(L);
       continue;
     }
+    if (!L->aborted)
+      watch_progress(L, now);
     take_signal(L, run_parts(L, now));
     /* Abort requested by a rank itself (fault, timeout): start the grace. */
     if (!L->aborted && __atomic_load_n(&L->w->ctl->abort_word, __ATOMIC_ACQUIRE)) {

@@ -312,7 +312,15 @@ Test(cli, npy_input_and_output_round_trip_through_the_oracle, .timeout = 120,
   cs_npy_write(in, CS_FP32, 2, 4, z, why, sizeof(why));
   run_cli(&r, 20, "run", "--input", in, "--ranks", "3", NULL);
   cr_assert_eq(r.status, 2);
-  cr_assert(strstr(r.err, "do not match"), "%s", r.err);
+  cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+  cr_assert(strstr(r.err, "do not match --ranks 3"), "%s", r.err);
+  /* ... each mismatch names the option it disagrees with (issue 32 item 8). */
+  run_cli(&r, 20, "run", "--input", in, "--count", "5", NULL);
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "do not match --count 5"), "%s", r.err);
+  run_cli(&r, 20, "run", "--input", in, "--dtype", "bf16", NULL);
+  cr_assert_eq(r.status, 2);
+  cr_assert(strstr(r.err, "does not match --dtype bf16"), "%s", r.err);
   unlink(in);
   unlink(out);
   rmdir(dir);

@@ -18,6 +18,10 @@
 #include <string.h>
 
 #include "../sim/trace.h"
+#include "../sim/trace/sha256.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #ifndef COLLSIM_SOURCE_DIR
 #error "COLLSIM_SOURCE_DIR must name the source tree (CMakeLists.txt sets it)"
@@ -377,8 +381,10 @@ Test(format, checker_catches_a_doctored_doc)
   expect_caught(doc, "version 4\n", "version 5\n", "another version");
   expect_caught(doc, "   880  u32   valid_rows", "   880  u32   valid_r",
                 "no field valid_r");
-  expect_caught(doc, "   888  u8[136] reserved", "   884  u8[136] reserved",
-                "reserved at offset 884");
+  expect_caught(doc, "   932  u8[92]  reserved", "   928  u8[92]  reserved",
+                "reserved at offset 928");
+  expect_caught(doc, "   888  u8[32]  algo_sha256", "   888  u8[16]  algo_sha256",
+                "algo_sha256 is u8[16]");
 }
 
 /* The §3.3 fields came out of the reserved bytes: a zero header (every
@@ -391,7 +397,9 @@ Test(format, shape_fields_and_two_d_records)
   memset(&h, 0, sizeof(h));
   cr_assert_eq(h.shape_rows | h.shape_cols | h.valid_rows | h.valid_cols, 0u);
   cr_assert_eq(offsetof(cs_trace_header_t, shape_rows), 872u);
-  cr_assert_eq(offsetof(cs_trace_header_t, reserved), 888u);
+  cr_assert_eq(offsetof(cs_trace_header_t, algo_sha256), 888u);
+  cr_assert_eq(offsetof(cs_trace_header_t, end_state), 928u);
+  cr_assert_eq(offsetof(cs_trace_header_t, reserved), 932u);
   cs_trace_rec_t x = {.kind = 1, .elem_off = 8, .valid = 15, .phys = 15,
                       .cell = 3, .value = 8};
   cr_assert(cs_trace_rec_is_2d(&x));
@@ -432,4 +440,54 @@ Test(format, doc_types_have_the_widths_of_the_c_declarations)
   map_t bad = {"record", moved, NF(moved), NULL, 0};
   check_map(&r, &bad, 0, sizeof(cs_trace_rec_t));
   cr_assert_gt(r.problems, 0, "a gap in a map is not caught");
+}
+
+/* The SHA-256 a trace records of a collective's shared object, held to
+ * the system's sha256sum (coreutils, an independent implementation) over
+ * the lengths where the padding changes shape (55, 56, 63, 64, 119, 120
+ * bytes), longer ones, whole and fed in uneven pieces, and read from the
+ * file. */
+Test(format, sha256_agrees_with_sha256sum, .timeout = 60)
+{
+  static const size_t lens[] = {0, 1, 3, 55, 56, 57, 63, 64, 65, 119, 120,
+                                121, 128, 1000, 16383, 16384, 16385, 100003};
+  static uint8_t buf[100003];
+  uint32_t x = 12345;
+  for (size_t i = 0; i < sizeof(buf); i++) {
+    x = x * 1103515245u + 12345u;
+    buf[i] = (uint8_t)(x >> 16);
+  }
+  char path[] = "/tmp/collsim-sha-XXXXXX";
+  for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+    size_t n = lens[k];
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, buf, n), (ssize_t)n);
+    char cmd[128], want[80] = "";
+    snprintf(cmd, sizeof(cmd), "sha256sum '%s'", path);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    cr_assert_not_null(fgets(want, sizeof(want), p));
+    cr_assert_eq(pclose(p), 0);
+    want[64] = 0;
+    uint8_t h[CS_SHA256_BYTES];
+    char hex[65];
+    cs_sha256(buf, n, h);
+    cs_sha256_hex(h, hex);
+    cr_assert_str_eq(hex, want, "%zu bytes", n);
+    cs_sha256_t s; /* in pieces of 1, 2, 3, ... bytes */
+    cs_sha256_init(&s);
+    for (size_t at = 0, step = 1; at < n; at += step, step = step % 97 + 1)
+      cs_sha256_more(&s, buf + at, at + step <= n ? step : n - at);
+    cs_sha256_done(&s, h);
+    cs_sha256_hex(h, hex);
+    cr_assert_str_eq(hex, want, "%zu bytes in pieces", n);
+    cr_assert_eq(lseek(fd, 0, SEEK_SET), 0);
+    cr_assert_eq(cs_sha256_fd(fd, h), 0);
+    cs_sha256_hex(h, hex);
+    cr_assert_str_eq(hex, want, "%zu bytes from the file", n);
+    close(fd);
+    unlink(path);
+    strcpy(path, "/tmp/collsim-sha-XXXXXX");
+  }
 }

@@ -1118,3 +1118,175 @@ Test(hardening, an_existing_output_keeps_its_mode_and_owner,
   cr_assert_eq(r.status, 0, "the shrunk trace does not replay: %s", r.err);
   cr_assert_eq(count_entries(), 6, "a file was left behind");
 }
+
+/* ------------------------------------ issue 32 item 3: partial traces */
+
+/* One line on stderr that says the trace is partial, whatever else the
+ * subcommand printed there. */
+static void expect_partial_line(const char *what, const char *path)
+{
+  const char *p = strstr(r.err, " is partial: ");
+  cr_assert(p, "%s: not reported partial: %s", what, r.err);
+  cr_assert_null(strstr(p + 1, " is partial: "), "%s: said twice: %s", what, r.err);
+  cr_assert(strstr(r.err, path), "%s: the trace is not named: %s", what, r.err);
+}
+
+/* The four readers on path: each says partial (or, `partial` 0, none
+ * does); check's own output says the trace is incomplete. */
+static void readers_say(const char *path, int partial)
+{
+  const char *cmds[][4] = {{"trace", path, NULL}, {"trace", "--stats", path, NULL},
+                           {"check", path, NULL},
+                           {"replay", path, "--timeout", "2"}};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    char *args[6] = {0};
+    for (int k = 0; k < 4 && cmds[i][k]; k++)
+      args[k] = (char *)cmds[i][k];
+    run_argv(&r, 60, args);
+    if (!partial) {
+      cr_assert_null(strstr(r.err, "partial"), "%s: %s", cmds[i][0], r.err);
+      cr_assert_null(strstr(r.out, "INCOMPLETE"), "%s: %s", cmds[i][0], r.out);
+      continue;
+    }
+    expect_partial_line(cmds[i][0], path);
+    if (!strcmp(cmds[i][0], "check"))
+      cr_assert(strstr(r.out, "INCOMPLETE"), "check's findings: %s", r.out);
+    if (!strcmp(cmds[i][0], "replay"))
+      cr_assert(strstr(r.out, "partial"), "replay: %s", r.out);
+  }
+}
+
+/* A trace still being written, then the same one after its run was
+ * killed with SIGKILL, then a complete one cut by a record: all partial
+ * to trace, trace --stats, check and replay; the complete one is not. */
+Test(hardening, partial_traces_are_reported_partial, .init = make_dir,
+     .fini = remove_dir, .timeout = 200)
+{
+  char t[128], whole[128];
+  in_dir(t, sizeof t, "killed.cstrace");
+  in_dir(whole, sizeof whole, "whole.cstrace");
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(bin_path(), "collsim", "run", "--ranks", "4", "--count", "1000",
+          "--fault", "1:hang", "--timeout", "60", "--trace", t, (char *)NULL);
+    _exit(127);
+  }
+  struct stat sb;
+  for (int i = 0; i < 300 && !(stat(t, &sb) == 0 && sb.st_size >= 4096); i++)
+    usleep(20000);
+  usleep(200000);
+  readers_say(t, 1); /* still being written */
+  kill(pid, SIGKILL);
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  readers_say(t, 1); /* killed */
+
+  run_cli(&r, 60, "run", "--ranks", "3", "--count", "40", "--iters", "1",
+          "--schedule", "random:2", "--trace", whole, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  readers_say(whole, 0);
+  cr_assert_eq(stat(whole, &sb), 0);
+  cr_assert_eq(truncate(whole, sb.st_size - 80), 0);
+  readers_say(whole, 1); /* cut */
+}
+
+/* ------------------------------------ issue 32 item 8: one line, named */
+
+/* Every subcommand's numeric options against values no option takes (0
+ * where 0 is refused, -1, 2^63, 2^64, hex, empty, non-ASCII): exit 2 and
+ * exactly one line on stderr that starts with the subcommand and names
+ * the value as given. */
+Test(hardening, bad_values_are_one_line_naming_subcommand_and_value,
+     .timeout = 280)
+{
+  static const char *T = COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace";
+  struct {
+    const char *sub, *pre, *opt;
+    int zero_ok;
+  } cases[] = {
+      {"run", NULL, "--ranks", 0},      {"run", NULL, "--count", 0},
+      {"run", NULL, "--timeout", 0},    {"run", NULL, "--iters", 0},
+      {"run", NULL, "--tile-bytes", 0}, {"replay", T, "--timeout", 0},
+      {"explore", NULL, "--schedules", 0}, {"explore", NULL, "--timeout", 0},
+      {"explore", NULL, "--ranks", 0},  {"explore", NULL, "--count", 0},
+      {"shrink", T, "--budget", 0},     {"ping", NULL, "--ranks", 0},
+      {"ping", NULL, "--rounds", 0},    {"ping", NULL, "--timeout", 0},
+      {"bench", NULL, "-e", 0},         {"bench", NULL, "-b", 0},
+      {"bench", NULL, "--iters", 0},    {"teach", NULL, "--ranks", 0},
+      {"trace", T, "--rank", 1},        {"check", T, "--format", 0},
+  };
+  const char *vals[] = {"0", "-1", "9223372036854775808", "18446744073709551616",
+                        "0x10", "", "\xc3\xa9t\xc3\xa9"};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
+      if (k == 0 && cases[i].zero_ok)
+        continue;
+      char *args[6] = {(char *)cases[i].sub};
+      int n = 1;
+      if (cases[i].pre)
+        args[n++] = (char *)cases[i].pre;
+      args[n++] = (char *)cases[i].opt;
+      args[n++] = (char *)vals[k];
+      run_argv(&r, 60, args);
+      char head[32], quoted[64];
+      snprintf(head, sizeof head, "collsim %s: ", cases[i].sub);
+      snprintf(quoted, sizeof quoted, "'%s'", vals[k]);
+      cr_assert_eq(r.status, 2, "%s %s '%s': exit %d: %s", cases[i].sub,
+                   cases[i].opt, vals[k], r.status, r.err);
+      cr_assert_eq(count_lines(r.err), 1, "%s %s '%s': not one line: %s",
+                   cases[i].sub, cases[i].opt, vals[k], r.err);
+      cr_assert(!strncmp(r.err, head, strlen(head)), "%s %s '%s': %s",
+                cases[i].sub, cases[i].opt, vals[k], r.err);
+      cr_assert(strstr(r.err, quoted), "%s %s '%s': the value is not named: %s",
+                cases[i].sub, cases[i].opt, vals[k], r.err);
+    }
+  /* An unknown option, and an option without its value: one line too. */
+  const char *subs[] = {"run", "replay", "explore", "shrink", "teach", "ping",
+                        "bench", "trace", "check"};
+  for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+    char *args[] = {(char *)subs[i], "--no-such-option", NULL};
+    run_argv(&r, 30, args);
+    cr_assert_eq(r.status, 2, "%s: exit %d", subs[i], r.status);
+    cr_assert_eq(count_lines(r.err), 1, "%s: not one line: %s", subs[i], r.err);
+    cr_assert(strstr(r.err, "--no-such-option"), "%s: %s", subs[i], r.err);
+    char head[32];
+    snprintf(head, sizeof head, "collsim %s: ", subs[i]);
+    cr_assert(!strncmp(r.err, head, strlen(head)), "%s: %s", subs[i], r.err);
+  }
+}
+
+/* A replayed header with a field no run has names that field and value. */
+static void set_dtype_9(struct cs_trace_header *h, void *arg)
+{
+  (void)arg;
+  h->dtype = 9;
+}
+static void set_user_no_path(struct cs_trace_header *h, void *arg)
+{
+  (void)arg;
+  h->algo = CS_TRACE_ALGO_USER;
+  memset(h->algo_path, 0, sizeof h->algo_path);
+}
+
+Test(hardening, replay_names_the_bad_header_field, .timeout = 60)
+{
+  static const char *T = COLLSIM_SOURCE_DIR "/traces/ring-n4-c17-fp16-sum.cstrace";
+  struct {
+    void (*edit)(struct cs_trace_header *, void *);
+    const char *field;
+  } cases[] = {{set_dtype_9, "dtype = 9"}, {set_user_no_path, "algo_path is empty"}};
+  for (size_t i = 0; i < 2; i++) {
+    char path[] = "/tmp/collsim-hdr-XXXXXX";
+    edited_trace(T, path, cases[i].edit, NULL);
+    run_cli(&r, 30, "replay", path, NULL);
+    unlink(path);
+    cr_assert_eq(r.status, 2, "%s: exit %d: %s", cases[i].field, r.status, r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, cases[i].field), "'%s' not named: %s",
+              cases[i].field, r.err);
+  }
+}

@@ -877,12 +877,14 @@ static int check_fits(const bench_opts_t *o, const int *algos, uint64_t count)
     cs_world_opts_t wo = {.io_bytes = cs_ceil_to(maxbytes, 64) + bench_io_bytes(o->iters),
                           .trace_bytes = bench_trace_bytes(o)};
     if ((rc = cs_ar_layout(&c, &l)) < 0 || (rc = cs_world_create(&w, &l, n, &wo)) < 0) {
-      char hb[32];
+      char hb[32], he[32];
       cs_human_bytes(maxbytes, hb, sizeof(hb));
+      cs_human_bytes(o->maxbytes, he, sizeof(he));
+      /* -e as given; the sweep's largest size may be below it. */
       cs_cli_error("bench", "-e %s is not accepted with %u ranks: the world "
-                   "(%u windows of %s plus 2 staging buffers each) does not "
-                   "fit in memory or free /dev/shm space (%s)", hb, n, n, hb,
-                   cs_strerror(rc));
+                   "of the sweep's largest size (%u windows of %s plus 2 "
+                   "staging buffers each) does not fit in memory or free "
+                   "/dev/shm space (%s)", he, n, n, hb, cs_strerror(rc));
       return rc == CS_ETOOBIG ? CS_EXIT_USAGE : CS_EXIT_ABORTED;
     }
     cs_world_destroy(&w);

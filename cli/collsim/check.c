@@ -274,14 +274,21 @@ static void print_finding(const out_t *o, const cs_check_finding_t *f,
 
 /* What check saw but does not call an ordering defect, and what it cannot
  * see at all. */
-static void print_summary(const out_t *o, const cs_check_report_t *r)
+static void print_summary(const out_t *o, const cs_check_report_t *r,
+                          int partial)
 {
+  if (partial && !o->jsonl)
+    fprintf(o->f, "note: the trace is INCOMPLETE (partial: its run was "
+            "killed, is still writing it, or it was cut): the events after "
+            "its end are missing, so the findings above may come from the "
+            "cut rather than from the run\n");
   if (o->jsonl) {
     fprintf(o->f, "{\"summary\":{\"records\":%llu,\"findings\":%llu,"
-            "\"occurrences\":%llu,\"failed_events\":%llu,\"aborted\":%s}}\n",
+            "\"occurrences\":%llu,\"failed_events\":%llu,\"aborted\":%s,"
+            "\"partial\":%s}}\n",
             (unsigned long long)r->records, (unsigned long long)r->n,
             (unsigned long long)r->total, (unsigned long long)r->failed,
-            r->aborted ? "true" : "false");
+            r->aborted ? "true" : "false", partial ? "true" : "false");
     return;
   }
   fprintf(o->f, "%llu finding%s (%llu occurrence%s) in %llu records\n",
@@ -304,10 +311,11 @@ static void print_summary(const out_t *o, const cs_check_report_t *r)
             "run'\n");
 }
 
-/* Checks `path` into *r and reads its header into *h. Returns 0, or the
- * exit code after printing why. */
+/* Checks `path` into *r and reads its header into *h; *partial: the
+ * trace is partial (said on stderr). Returns 0, or the exit code after
+ * printing why. */
 static int check_load(const char *path, cs_check_report_t *r,
-                      cs_trace_header_t *h)
+                      cs_trace_header_t *h, int *partial)
 {
   char why[512] = "";
   int rc = cs_check_file(path, r, why, sizeof(why));
@@ -332,6 +340,7 @@ static int check_load(const char *path, cs_check_report_t *r,
     return CS_EXIT_USAGE;
   }
   *h = *cs_trace_reader_header(rd);
+  *partial = cs_cli_partial("check", path, h, cs_trace_reader_records(rd));
   cs_trace_reader_close(rd);
   return 0;
 }
@@ -340,13 +349,17 @@ int cs__check_path(const char *path, int jsonl, FILE *f)
 {
   cs_check_report_t r;
   cs_trace_header_t h;
-  int rc = check_load(path, &r, &h);
+  int partial = 0;
+  int rc = check_load(path, &r, &h, &partial);
   if (rc)
     return rc;
   out_t o = {f, &h, cs__trace_names(), jsonl};
+  if (partial && !jsonl && r.n)
+    fprintf(f, "note: the trace is INCOMPLETE: the findings below are of "
+            "the part that was written\n");
   for (uint64_t i = 0; i < r.n; i++)
     print_finding(&o, &r.f[i], i + 1);
-  print_summary(&o, &r);
+  print_summary(&o, &r, partial);
   int code = r.n ? CS_EXIT_WRONG : CS_EXIT_OK;
   cs_check_report_fini(&r);
   return code;
@@ -356,7 +369,8 @@ int cs__check_focus(const char *path, uint32_t kind, uint32_t cause, FILE *f)
 {
   cs_check_report_t r;
   cs_trace_header_t h;
-  int rc = check_load(path, &r, &h);
+  int partial = 0;
+  int rc = check_load(path, &r, &h, &partial);
   if (rc)
     return rc;
   out_t o = {f, &h, cs__trace_names(), 0};
@@ -373,7 +387,7 @@ int cs__check_focus(const char *path, uint32_t kind, uint32_t cause, FILE *f)
     best = 0;
   if (best < r.n)
     print_finding(&o, &r.f[best], best + 1);
-  print_summary(&o, &r);
+  print_summary(&o, &r, partial);
   cs_check_report_fini(&r);
   return rc;
 }
@@ -423,15 +437,15 @@ int cs_cmd_check(int argc, char **argv)
       continue;
     }
     if (c == 'f')
-      cs_cli_error("check", "--format %s is not accepted: expected text or "
+      cs_cli_error("check", "--format '%s' is not accepted: expected text or "
                    "jsonl", optarg);
-    fprintf(stderr, "Try 'collsim check --help'.\n");
+    else
+      cs_cli_bad_option("check");
     return CS_EXIT_USAGE;
   }
   if (optind + 1 != argc) {
     cs_cli_error("check", optind == argc ? "expected one TRACE"
                                          : "expected one TRACE, got more");
-    fprintf(stderr, "Try 'collsim check --help'.\n");
     return CS_EXIT_USAGE;
   }
   return cs__check_path(argv[optind], jsonl, stdout);

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../sim/trace/format.h"
 #include "../../window/cs_error.h"
 
 void cs_cli_help(const char *text, int indent)
@@ -33,6 +34,43 @@ void cs_cli_help(const char *text, int indent)
     text = at + strlen(mark);
   }
   fputs(text, stdout);
+}
+
+static int sub_argc;
+static char **sub_argv;
+
+void cs_cli_args(int argc, char **argv)
+{
+  sub_argc = argc;
+  sub_argv = argv;
+}
+
+void cs_cli_bad_option(const char *cmd)
+{
+  const char *arg = sub_argv && optind - 1 >= 0 && optind - 1 < sub_argc
+                        ? sub_argv[optind - 1] : "?";
+  char shortopt[3] = {'-', (char)optopt, 0};
+  if (optopt && optopt < 128 && (arg[0] != '-' || arg[1] == '-' || !strchr(arg, optopt)))
+    arg = shortopt;
+  cs_cli_error(cmd, "option '%s' is not accepted: unknown, or its value is "
+               "missing (see 'collsim %s --help')", arg, cmd);
+}
+
+int cs_cli_partial(const char *cmd, const char *path,
+                   const struct cs_trace_header *h, uint64_t n)
+{
+  if (!cs_trace_is_partial(h, n))
+    return 0;
+  if (h->end_state == CS_TR_END_COMPLETE)
+    fprintf(stderr, "collsim %s: %s is partial: %llu records, but its writer "
+            "completed it with %llu (cut or appended to since)\n", cmd, path,
+            (unsigned long long)n, (unsigned long long)h->end_records);
+  else
+    fprintf(stderr, "collsim %s: %s is partial: its writer never completed "
+            "it (the run was killed, or is still writing it); %llu records "
+            "so far, the rest of the run is missing\n", cmd, path,
+            (unsigned long long)n);
+  return 1;
 }
 
 void cs_cli_error(const char *cmd, const char *fmt, ...)
@@ -345,8 +383,14 @@ int cs_cli_seconds(const char *cmd, const char *opt, const char *s, double hi,
 {
   char *end;
   errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > hi) {
+  /* Decimal only, as every other number collsim takes: digits with at
+   * most one '.', so no hex, exponent, sign, inf or nan. */
+  size_t digits = strspn(s, "0123456789"), more = 0;
+  if (s[digits] == '.')
+    more = 1 + strspn(s + digits + 1, "0123456789");
+  int plain = digits + more > (more ? 1u : 0u) && s[digits + more] == 0;
+  double v = plain ? strtod(s, &end) : 0;
+  if (!plain || errno || !isfinite(v) || v <= 0 || v > hi) {
     cs_cli_error(cmd, "%s '%s' is not accepted: expected seconds, more than "
                  "0 and at most %g", opt, s, hi);
     return -1;

@@ -18,14 +18,27 @@
 #include "../../run/exit.h"
 #include "../../run/pipeline.h"
 
-
-/* Prints "collsim CMD: <message>" to stderr. */
 /* Prints a subcommand's help text to stdout; a line that is exactly
  * "@ALGOS@" becomes one line per built-in algorithm (registry order),
  * its name and its one-line description, indented by the spaces of the
  * line before it that start its text (`indent` columns). */
 void cs_cli_help(const char *text, int indent);
 
+/* When the trace at path (header h, n records) is partial
+ * (cs_trace_is_partial: its run was killed, it is still being written, or
+ * it was cut since), says so in one line on stderr, "collsim CMD: PATH is
+ * partial: ...", and returns 1; else 0, printing nothing. */
+struct cs_trace_header;
+int cs_cli_partial(const char *cmd, const char *path,
+                   const struct cs_trace_header *h, uint64_t n);
+
+/* The one line for an option getopt_long refused (opterr 0): unknown, or
+ * its value missing; names the subcommand and the option as given (from
+ * the subcommand's arguments, which main hands over with cs_cli_args). */
+void cs_cli_bad_option(const char *cmd);
+void cs_cli_args(int argc, char **argv);
+
+/* Prints "collsim CMD: <message>" to stderr. */
 void cs_cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

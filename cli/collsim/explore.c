@@ -34,6 +34,7 @@
 #include "../../sim/sched.h"
 #include "../../sim/trace.h"
 #include "cli.h"
+#include "run.h"
 #include "shrink.h"
 #include "../../run/signature.h"
 
@@ -254,6 +255,27 @@ static int refused(const char *a)
   return 0;
 }
 
+/* The run options explore passes on, checked here as `collsim run` would
+ * check them (with the schedule explore adds), so that a bad one is told
+ * as explore's, in one line, before anything starts. 0, 1 (done: a list
+ * was printed) or -1 (printed). */
+static int check_run_opts(const ex_opts_t *o)
+{
+  char *args[o->run_argc + 4];
+  int n = 0;
+  args[n++] = "explore";
+  for (int i = 0; i < o->run_argc; i++)
+    args[n++] = o->run_argv[i];
+  args[n++] = "--schedule";
+  args[n++] = "latest";
+  args[n] = NULL;
+  run_opts_t ro;
+  cs_cli_args(n, args);
+  int rc = cs_run_parse_as("explore", n, args, &ro);
+  cs_coll_close(ro.coll_handle);
+  return rc;
+}
+
 static int parse(int argc, char **argv, ex_opts_t *o)
 {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -283,6 +305,11 @@ static int parse(int argc, char **argv, ex_opts_t *o)
       o->iters_given = 1;
     o->run_argv[o->run_argc++] = argv[i];
   }
+  int rc = check_run_opts(o);
+  if (rc > 0)
+    exit(CS_EXIT_OK);
+  if (rc < 0)
+    return -1;
   struct stat sb;
   if (stat(o->dir, &sb) < 0 || !S_ISDIR(sb.st_mode) || access(o->dir, W_OK | X_OK) < 0) {
     cs_cli_error("explore", "-o %s: expected a writable directory", o->dir);

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -138,5 +139,9 @@ int main(int argc, char **argv)
             sub);
     return CS_EXIT_USAGE;
   }
+  /* getopt's own two-line complaints are replaced by one line of ours
+   * (cs_cli_bad_option) in every subcommand. */
+  opterr = 0;
+  cs_cli_args(argc - 1, argv + 1);
   return c->fn(argc - 1, argv + 1);
 }

@@ -139,7 +139,7 @@ static int parse(int argc, char **argv, ping_job_t *pj, cs_cli_common_t *com)
       fputs(ping_help, stdout);
       return 1;
     default:
-      fprintf(stderr, "Try 'collsim ping --help'.\n");
+      cs_cli_bad_option("ping");
       return -1;
     }
     if (bad)

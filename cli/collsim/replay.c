@@ -30,7 +30,10 @@ static const char replay_help[] =
     "fault, deadlock), or the first divergence with both events.\n"
     "\n"
     "A trace of a collective of your own (collsim run --algo ./X.so) names\n"
-    "its shared object, which replay loads again from the same path.\n"
+    "its shared object and records its SHA-256; replay loads it again from\n"
+    "the same path only if the file still has that hash, and says which file\n"
+    "it loads before loading it. A trace without the hash (written by an\n"
+    "older collsim) is refused unless --trust-algo is given.\n"
     "\n"
     "Records edited by hand (their checksum no longer matches) are accepted,\n"
     "so an edited event replays to a divergence at that event.\n"
@@ -39,6 +42,8 @@ static const char replay_help[] =
     "                   (their hash must match the trace's)\n"
     "  --output OUT.npy write the replayed results\n"
     "  --trace NEW      record the replayed run\n"
+    "  --trust-algo     load the collective a trace names although the trace\n"
+    "                   records no SHA-256 of it\n"
     "  --timeout SECONDS\n"
     "\n"
     "Exit status: 0 identical, 1 diverged, 2 bad usage or a bad trace.\n";
@@ -49,6 +54,7 @@ static int parse(int argc, char **argv, run_opts_t *o, const char **path)
   static const struct option longopts[] = {
       {"input", required_argument, 0, 'i'},
       {"output", required_argument, 0, 'o'},
+      {"trust-algo", no_argument, 0, 'T'},
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
@@ -67,9 +73,10 @@ static int parse(int argc, char **argv, run_opts_t *o, const char **path)
     switch (opt) {
     case 'i': o->input = optarg; break;
     case 'o': o->output = optarg; break;
+    case 'T': o->trust_algo = 1; break;
     case 'h': fputs(replay_help, stdout); return 1;
     default:
-      fprintf(stderr, "Try 'collsim replay --help'.\n");
+      cs_cli_bad_option("replay");
       return -1;
     }
   }
@@ -100,6 +107,42 @@ static void header_common(run_opts_t *o, const cs_trace_header_t *h)
   o->schedule_str = "replay";
 }
 
+/* The first header field (FORMAT.md's name) whose value no run collsim
+ * makes has, with its value, into buf; "" when there is none. `user`: a
+ * collective loaded from a shared object (no bug, no --input; only the
+ * padded-cells mode). */
+static void bad_field(const cs_trace_header_t *h, int user, char *buf, size_t n)
+{
+  struct {
+    const char *name;
+    uint64_t v;
+    int bad;
+  } f[] = {
+      {"program", h->program, h->program != 0},
+      {"algo", h->algo, !user && h->algo >= CS_NALGOS},
+      {"dtype", h->dtype, h->dtype >= CS_NDTYPES},
+      {"op", h->op, h->op >= CS_NOPS},
+      {"bug", h->bug, user ? h->bug != 0 : h->bug >= CS_NBUGS},
+      {"memory_model", h->memory_model, h->memory_model >= CS_MM_COUNT},
+      {"fill", h->fill, h->fill > (user ? CS_FILL_RANDOM : CS_FILL_INPUT)},
+      {"fault_kind", h->fault_kind, h->fault_kind > CS_FAULT_HANG},
+      {"fault_rank", h->fault_rank, h->fault_kind && h->fault_rank >= h->nranks},
+      {"iters", h->iters, user && h->iters > 1000000},
+      {"modes", h->modes, user ? (h->modes & ~CS_TR_MODE_PADDED_CELLS) != 0
+                               : cs_cli_modes_check(h->modes) < 0},
+      {"algo_path", 0, user && !h->algo_path[0]},
+  };
+  buf[0] = 0;
+  for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+    if (f[i].bad) {
+      snprintf(buf, n, "header field %s = %llu", f[i].name,
+               (unsigned long long)f[i].v);
+      if (!strcmp(f[i].name, "algo_path"))
+        snprintf(buf, n, "header field algo_path is empty");
+      return;
+    }
+}
+
 /* The run of a collective loaded from a shared object (algo_path): the
  * same file must still be there. Returns 0 or -1 (printed). */
 static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
@@ -112,8 +155,10 @@ static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
       h->fault_kind > CS_FAULT_HANG || h->iters > 1000000 ||
       (h->modes & ~CS_TR_MODE_PADDED_CELLS) ||
       (h->fault_kind && h->fault_rank >= h->nranks) || !so[0]) {
+    char field[96];
+    bad_field(h, 1, field, sizeof(field));
     cs_cli_error("replay", "%s: its header describes a run collsim cannot "
-                 "make", path);
+                 "make (%s)", path, field);
     return -1;
   }
   if (o->input || o->output) {
@@ -121,6 +166,12 @@ static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
                  "of %s", o->input ? "--input" : "--output", so);
     return -1;
   }
+  /* Only the file the trace recorded (its hash), named before it loads. */
+  if (cs_run_algo_vouched("replay", path, so, h->algo_sha256, o->trust_algo) < 0)
+    return -1;
+  static const uint8_t none[sizeof(h->algo_sha256)];
+  memcpy(o->want_sha256, h->algo_sha256, sizeof(o->want_sha256));
+  o->want_sha = memcmp(h->algo_sha256, none, sizeof(none)) != 0;
   if (cs_run_load_algo(o, so) < 0)
     return -1;
   if (edited)
@@ -147,9 +198,10 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
       h->op >= CS_NOPS || h->bug >= CS_NBUGS || h->memory_model >= CS_MM_COUNT ||
       h->fill > CS_FILL_INPUT || h->fault_kind > CS_FAULT_HANG ||
       cs_cli_modes_check(h->modes) < 0) {
-    cs_cli_error("replay", "%s: not the trace of an allreduce run (program %u, "
-                 "algo %u): only 'collsim run' traces replay", path, h->program,
-                 h->algo);
+    char field[96];
+    bad_field(h, 0, field, sizeof(field));
+    cs_cli_error("replay", "%s: not the trace of an allreduce run collsim can "
+                 "make (%s): only 'collsim run' traces replay", path, field);
     return -1;
   }
   if (h->fill == CS_FILL_INPUT && !o->input) {
@@ -176,12 +228,14 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
 
 /* Prints how the replayed run ended (its exit code `rc`). Returns the
  * replay's exit code. */
-static int outcome(const run_opts_t *o, const char *path, int rc)
+static int outcome(const run_opts_t *o, const char *path, int rc, int partial)
 {
   if (rc == CS_EXIT_USAGE)
     return CS_EXIT_USAGE;
   if (o->abort_reason == CS_ABORT_DIVERGED) {
-    printf("replay: DIVERGED from %s (the first divergence is above)\n", path);
+    printf("replay: DIVERGED from %s (the first divergence is above)%s\n",
+           path, partial ? "; the trace is partial, so the replay may have "
+           "gone past the end of what was recorded" : "");
     return 1;
   }
   const char *what = rc == CS_EXIT_OK ? "verified"
@@ -189,7 +243,11 @@ static int outcome(const run_opts_t *o, const char *path, int rc)
                      : o->abort_reason == CS_ABORT_DEADLOCK ? "deadlock"
                      : o->abort_reason == CS_ABORT_TIMEOUT ? "hang (wait timeout)"
                                                            : "fault";
-  if (o->abort_reason && o->abort_reason != CS_ABORT_DEADLOCK)
+  if (partial)
+    printf("replayed %llu recorded events: identical up to the end of the "
+           "partial trace, whose run was not recorded to its end; outcome "
+           "of the replay: %s\n", (unsigned long long)o->replay.n, what);
+  else if (o->abort_reason && o->abort_reason != CS_ABORT_DEADLOCK)
     printf("replayed %llu recorded events up to the abort: identical; outcome: %s\n",
            (unsigned long long)o->replay.n, what);
   else
@@ -216,6 +274,7 @@ int cs_cmd_replay(int argc, char **argv)
     cs_cli_error("replay", "%s", why);
     return CS_EXIT_USAGE;
   }
+  int partial = cs_cli_partial("replay", path, &o.replay.hdr, o.replay.n);
   int code = CS_EXIT_USAGE;
   if (from_header(&o, path, edited) < 0 || cs_run_replay_steps(&o) < 0)
     goto out_trace;
@@ -226,7 +285,7 @@ int cs_cmd_replay(int argc, char **argv)
          cs_mm_name((cs_mm_t)h->memory_model), (unsigned long long)o.replay.n,
          (unsigned long long)o.sched.nreplay);
   fflush(stdout);
-  code = outcome(&o, path, cs_run_execute(&o));
+  code = outcome(&o, path, cs_run_execute(&o), partial);
 out_trace:
   cs_coll_close(o.coll_handle);
   free(o.steps);

@@ -9,8 +9,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <link.h>
+#include <signal.h>
+#include <ucontext.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -21,6 +25,7 @@
 #include "../../collectives/geometry.h"
 #include "../../collectives/oracle.h"
 #include "../../sim/trace/read.h"
+#include "../../sim/trace/sha256.h"
 #include "../../window/cs_error.h"
 #include "cli.h"
 #include "../../run/npy.h"
@@ -29,6 +34,10 @@
 #include "run.h"
 #include "run_user.h"
 #include "../../run/verify.h"
+
+/* The subcommand the options are parsed for, in their messages: run, or
+ * explore checking the run options it will pass on (cs_run_parse_as). */
+static const char *parse_cmd = "run";
 
 static const char run_help[] =
     "usage: collsim run [--algo NAME|./X.so] [--ranks N] [--count C]\n"
@@ -59,7 +68,12 @@ static const char run_help[] =
     "                   (a path with '/' or ending in .so; see collsim-api(3)),\n"
     "                   verified against its expected-result function; --bug,\n"
     "                   --input, --output, --shape, --signals and --minmax are\n"
-    "                   for the built-ins only (refused with a plug-in)\n"
+    "                   for the built-ins only (refused with a plug-in). Its\n"
+    "                   SHA-256 goes into the trace (replay and shrink load\n"
+    "                   only a file with that hash)\n"
+    "  --algo-sha256 HEX  load the --algo file only if its SHA-256 is HEX (64\n"
+    "                   hex digits, as sha256sum prints it); shrink's reruns\n"
+    "                   give it\n"
     "  --ranks N        ranks: 1..64, host 1..16 (default 4, or the input's rows)\n"
     "  --count C        elements per rank, >= 1 (default 65537, or the input's\n"
     "                   columns)\n"
@@ -145,9 +159,32 @@ enum { OPT_ALGO = 2000, OPT_RANKS, OPT_COUNT, OPT_DTYPE, OPT_OP, OPT_FILL,
        OPT_SEED, OPT_INPUT, OPT_OUTPUT, OPT_ITERS, OPT_TILE, OPT_SCHEDULE,
        OPT_MM, OPT_BUG, OPT_LIST_BUGS, OPT_CHECK, OPT_SIGNALS, OPT_MINMAX,
        OPT_SIGNAL_LAYOUT,
-       OPT_SHAPE, OPT_VALID };
+       OPT_SHAPE, OPT_VALID, OPT_ALGO_SHA256 };
 
 enum { OPT_NOT_MINE = 2 }; /* an option handler's "not one of mine" */
+
+static int sha_differs(const run_opts_t *o);
+
+/* --algo-sha256 HEX: 64 hex digits; checked against an --algo already
+ * loaded, else when --algo loads. Returns 0 or -1 after one line. */
+static int opt_sha256(run_opts_t *o, const char *arg)
+{
+  size_t n = strlen(arg);
+  for (size_t i = 0; i < n; i++)
+    if (!strchr("0123456789abcdefABCDEF", arg[i]))
+      n = 0;
+  if (n != 64) {
+    cs_cli_error(parse_cmd, "--algo-sha256 '%s' is not accepted: expected 64 hex "
+                 "digits (sha256sum's)", arg);
+    return -1;
+  }
+  for (int i = 0; i < 32; i++) {
+    char b[3] = {arg[2 * i], arg[2 * i + 1], 0};
+    o->want_sha256[i] = (uint8_t)strtoul(b, NULL, 16);
+  }
+  o->want_sha = 1;
+  return o->coll && sha_differs(o) ? -1 : 0;
+}
 
 /* --algo, --ranks, --count, --dtype, --op, --fill, --seed, --iters,
  * --tile-bytes. Returns 0, -1 after one line, or OPT_NOT_MINE. */
@@ -161,7 +198,7 @@ static int opt_cfg(run_opts_t *o, int opt, const char *arg)
     if ((v = cs_algo_parse(arg)) < 0) {
       char names[96];
       cs_algo_names(names, sizeof(names), ", or a path to a shared object");
-      cs_cli_error("run", "--algo '%s' is not accepted: expected %s", arg,
+      cs_cli_error(parse_cmd, "--algo '%s' is not accepted: expected %s", arg,
                    names);
       return -1;
     }
@@ -170,17 +207,19 @@ static int opt_cfg(run_opts_t *o, int opt, const char *arg)
     o->coll = NULL;
     o->coll_handle = NULL;
     return 0;
+  case OPT_ALGO_SHA256:
+    return opt_sha256(o, arg);
   case OPT_RANKS:
     o->have_ranks = 1;
-    return cs_cli_u32("run", "--ranks", arg, 1, CS_AR_MAX_RANKS, &o->cfg.nranks);
+    return cs_cli_u32(parse_cmd, "--ranks", arg, 1, CS_AR_MAX_RANKS, &o->cfg.nranks);
   case OPT_COUNT:
     o->have_count = 1;
-    return cs_cli_u64("run", "--count", arg, 1, 1ull << 36, &o->cfg.count);
+    return cs_cli_u64(parse_cmd, "--count", arg, 1, 1ull << 36, &o->cfg.count);
   case OPT_DTYPE:
     o->have_dtype = 1;
-    return cs_cli_dtype("run", "--dtype", arg, &o->cfg.dtype);
+    return cs_cli_dtype(parse_cmd, "--dtype", arg, &o->cfg.dtype);
   case OPT_OP:
-    return cs_cli_op("run", "--op", arg, &o->cfg.op);
+    return cs_cli_op(parse_cmd, "--op", arg, &o->cfg.op);
   case OPT_FILL:
     if (!strcmp(arg, "arange"))
       o->fill = CS_FILL_ARANGE;
@@ -189,29 +228,29 @@ static int opt_cfg(run_opts_t *o, int opt, const char *arg)
     else if (!strcmp(arg, "random"))
       o->fill = CS_FILL_RANDOM;
     else {
-      cs_cli_error("run", "--fill '%s' is not accepted: expected arange, pto "
+      cs_cli_error(parse_cmd, "--fill '%s' is not accepted: expected arange, pto "
                    "or random", arg);
       return -1;
     }
     return 0;
   case OPT_SEED:
-    return cs_cli_u64("run", "--seed", arg, 0, UINT64_MAX - 1, &o->seed);
+    return cs_cli_u64(parse_cmd, "--seed", arg, 0, UINT64_MAX - 1, &o->seed);
   case OPT_SHAPE:
     o->have_shape = 1;
-    return cs_cli_pair("run", "--shape", arg, 'x', 1, &o->cfg.shape_rows,
+    return cs_cli_pair(parse_cmd, "--shape", arg, 'x', 1, &o->cfg.shape_rows,
                        &o->cfg.shape_cols);
   case OPT_VALID:
     o->have_valid = 1;
-    return cs_cli_pair("run", "--valid", arg, ',', 0, &o->cfg.valid_rows,
+    return cs_cli_pair(parse_cmd, "--valid", arg, ',', 0, &o->cfg.valid_rows,
                        &o->cfg.valid_cols);
   case OPT_ITERS:
     o->have_iters = 1;
-    return cs_cli_u32("run", "--iters", arg, 1, 1000000, &o->cfg.iters);
+    return cs_cli_u32(parse_cmd, "--iters", arg, 1, 1000000, &o->cfg.iters);
   case OPT_TILE:
-    if (cs_cli_u32("run", "--tile-bytes", arg, 1024, 1u << 24, &o->cfg.tile_bytes) < 0)
+    if (cs_cli_u32(parse_cmd, "--tile-bytes", arg, 1024, 1u << 24, &o->cfg.tile_bytes) < 0)
       return -1;
     if (o->cfg.tile_bytes % 32) {
-      cs_cli_error("run", "--tile-bytes '%s' is not accepted: expected a "
+      cs_cli_error(parse_cmd, "--tile-bytes '%s' is not accepted: expected a "
                    "multiple of 32", arg);
       return -1;
     }
@@ -235,7 +274,7 @@ static int opt_mode(run_opts_t *o, int opt, const char *arg)
   case OPT_SCHEDULE:
     if (cs_sched_parse(arg, &o->sched, &file) < 0) {
       cs_cli_schedule_why(arg, why, sizeof(why));
-      cs_cli_error("run", "%s", why);
+      cs_cli_error(parse_cmd, "%s", why);
       return -1;
     }
     o->schedule_str = arg;
@@ -243,10 +282,10 @@ static int opt_mode(run_opts_t *o, int opt, const char *arg)
     return 0;
   case OPT_MM:
     o->model_set = 1;
-    return cs_cli_mm("run", "--memory-model", arg, &o->sched.model);
+    return cs_cli_mm(parse_cmd, "--memory-model", arg, &o->sched.model);
   case OPT_BUG:
     if ((v = cs_bug_parse(arg)) < 0) {
-      cs_cli_error("run", "--bug '%s' is not accepted: see 'collsim run "
+      cs_cli_error(parse_cmd, "--bug '%s' is not accepted: see 'collsim run "
                    "--list-bugs'", arg);
       return -1;
     }
@@ -258,12 +297,12 @@ static int opt_mode(run_opts_t *o, int opt, const char *arg)
   case OPT_CHECK: o->check = 1; return 0;
   case OPT_SIGNALS:
     o->have_signals = 1;
-    return cs_cli_signals("run", "--signals", arg, &o->cfg.no_epilogue);
+    return cs_cli_signals(parse_cmd, "--signals", arg, &o->cfg.no_epilogue);
   case OPT_MINMAX:
     o->have_minmax = 1;
-    return cs_cli_minmax("run", "--minmax", arg, &o->cfg.minmax);
+    return cs_cli_minmax(parse_cmd, "--minmax", arg, &o->cfg.minmax);
   case OPT_SIGNAL_LAYOUT:
-    return cs_cli_signal_layout("run", "--signal-layout", arg,
+    return cs_cli_signal_layout(parse_cmd, "--signal-layout", arg,
                                 &o->cfg.padded_cells);
   case 'h':
     cs_cli_help(run_help, 19);
@@ -298,27 +337,28 @@ static int parse(int argc, char **argv, run_opts_t *o)
       {"signal-layout", required_argument, 0, OPT_SIGNAL_LAYOUT},
       {"shape", required_argument, 0, OPT_SHAPE},
       {"valid", required_argument, 0, OPT_VALID},
+      {"algo-sha256", required_argument, 0, OPT_ALGO_SHA256},
       {"help", no_argument, 0, 'h'},
       CS_CLI_COMMON_LONGOPTS,
       {0, 0, 0, 0}};
   int opt, bad = 0, rc;
   optind = 1;
   while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-    if (cs_cli_common_opt("run", opt, optarg, &o->com, &bad)) {
+    if (cs_cli_common_opt(parse_cmd, opt, optarg, &o->com, &bad)) {
       if (bad)
         return -1;
       continue;
     }
     if ((rc = opt_cfg(o, opt, optarg)) == OPT_NOT_MINE &&
         (rc = opt_mode(o, opt, optarg)) == OPT_NOT_MINE) {
-      fprintf(stderr, "Try 'collsim run --help'.\n");
+      cs_cli_bad_option(parse_cmd);
       return -1;
     }
     if (rc != 0)
       return rc;
   }
   if (optind < argc) {
-    cs_cli_error("run", "unexpected argument '%s'", argv[optind]);
+    cs_cli_error(parse_cmd, "unexpected argument '%s'", argv[optind]);
     return -1;
   }
   const char *builtin_only = o->cfg.bug ? "--bug" : o->input ? "--input"
@@ -326,22 +366,175 @@ static int parse(int argc, char **argv, run_opts_t *o)
                              : o->have_signals ? "--signals"
                              : o->have_minmax ? "--minmax" : NULL;
   if (o->coll && builtin_only) {
-    cs_cli_error("run", "%s is for the built-in algorithms, not --algo %s",
+    cs_cli_error(parse_cmd, "%s is for the built-in algorithms, not --algo %s",
                  builtin_only, o->coll_path);
     return -1;
   }
-  if (cs_cli_shape_resolve("run", &o->cfg, o->have_shape, o->have_valid,
+  if (cs_cli_shape_resolve(parse_cmd, &o->cfg, o->have_shape, o->have_valid,
                            o->have_count) < 0)
     return -1;
   o->have_count |= o->have_shape; /* --input's columns must match it too */
   if (o->input && o->fill != CS_FILL_DEFAULT) {
-    cs_cli_error("run", "--fill and --input are exclusive: give one");
+    cs_cli_error(parse_cmd, "--fill and --input are exclusive: give one");
     return -1;
   }
   if (o->model_set &&
-      cs_cli_mm_scheduled("run", o->sched.model, o->schedule_str != NULL) < 0)
+      cs_cli_mm_scheduled(parse_cmd, o->sched.model, o->schedule_str != NULL) < 0)
     return -1;
   return 0;
+}
+
+/* The loaded file's hash is not the one asked for: one line. */
+static int sha_differs(const run_opts_t *o)
+{
+  if (!memcmp(o->coll_sha256, o->want_sha256, 32))
+    return 0;
+  char have[65], want[65];
+  cs_sha256_hex(o->coll_sha256, have);
+  cs_sha256_hex(o->want_sha256, want);
+  cs_cli_error(o->cmd, "--algo %s: its SHA-256 is %s, not %s: refusing to "
+               "load it", o->coll_path, have, want);
+  return 1;
+}
+
+/* The SHA-256 of the regular file `path` into h. Returns 0, or -1 with
+ * the reason in why. */
+static int hash_file(const char *path, uint8_t h[32], char *why, size_t n)
+{
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  struct stat sb;
+  int rc = -1;
+  if (fd < 0)
+    snprintf(why, n, "cannot open: %s", strerror(errno));
+  else if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))
+    snprintf(why, n, "not a regular file");
+  else if ((rc = cs_sha256_fd(fd, h)) < 0)
+    snprintf(why, n, "cannot read: %s", strerror(-rc));
+  if (fd >= 0)
+    close(fd);
+  return rc < 0 ? -1 : 0;
+}
+
+int cs_run_algo_vouched(const char *cmd, const char *trace, const char *so,
+                        const uint8_t rec[32], int trust)
+{
+  static const uint8_t zero[32];
+  uint8_t now[32];
+  char why[256], have[65], want[65];
+  if (hash_file(so, now, why, sizeof(why)) < 0) {
+    cs_cli_error(cmd, "%s: its collective %s: %s", trace, so, why);
+    return -1;
+  }
+  cs_sha256_hex(now, have);
+  cs_sha256_hex(rec, want);
+  if (!memcmp(rec, zero, 32) && !trust) {
+    cs_cli_error(cmd, "%s records no SHA-256 of its collective %s (a trace "
+                 "written before collsim recorded one, or a forged one): not "
+                 "loading it; give --trust-algo to load it anyway", trace, so);
+    return -1;
+  }
+  if (memcmp(rec, zero, 32) && memcmp(rec, now, 32)) {
+    cs_cli_error(cmd, "%s: its collective %s has changed since the trace was "
+                 "recorded (SHA-256 %s, recorded %s): refusing to load it",
+                 trace, so, have, want);
+    return -1;
+  }
+  fprintf(stderr, "collsim %s: loading the collective %s (SHA-256 %s%s) "
+          "that %s names\n", cmd, so, have,
+          memcmp(rec, zero, 32) ? ", as recorded" : ", none recorded: "
+          "--trust-algo", trace);
+  return 0;
+}
+
+/* A crash in a loaded collective's code that the launcher itself runs
+ * (its constructor while it loads; refuse, slots, signal_final, expect
+ * after): one line and exit 3, as a crashed rank is reported, instead of
+ * collsim dying by the signal. Only in the process that loaded it (a rank
+ * forked later dies by the signal, which its launcher reports) and only
+ * for a fault whose instruction is in the library's code (or any fault
+ * while it loads); any other fault is collsim's own and keeps its default
+ * action. The words are made before, so the handler only writes. */
+static pid_t plug_pid;
+static volatile sig_atomic_t plug_loading;
+static uintptr_t plug_lo, plug_hi; /* its executable segments' span */
+static char plug_head[4200], plug_tail[160];
+
+static void plug_write(const char *s)
+{
+  size_t n = strlen(s);
+  while (n > 0) {
+    ssize_t k = write(2, s, n);
+    if (k <= 0)
+      return;
+    s += k;
+    n -= (size_t)k;
+  }
+}
+
+static void plug_crash(int sig, siginfo_t *si, void *ucv)
+{
+  (void)si;
+  uintptr_t pc = 0;
+  const ucontext_t *uc = ucv;
+#if defined(__x86_64__)
+  pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+  pc = (uintptr_t)uc->uc_mcontext.pc;
+#else
+  (void)uc;
+#endif
+  if (getpid() == plug_pid && (plug_loading || (pc >= plug_lo && pc < plug_hi))) {
+    const char *name = sigabbrev_np(sig);
+    plug_write(plug_head);
+    plug_write(name ? name : "?");
+    plug_write(plug_loading ? " while loading it (in its constructor); stopped\n" : plug_tail);
+    _exit(CS_EXIT_ABORTED);
+  }
+  signal(sig, SIG_DFL); /* collsim's own (or a rank's): the default */
+  raise(sig);
+}
+
+/* The executable span of the loaded object that holds the address
+ * *(uintptr_t *)arg (its registration). */
+static int plug_span(struct dl_phdr_info *info, size_t size, void *arg)
+{
+  (void)size;
+  uintptr_t at = *(uintptr_t *)arg;
+  int mine = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+    mine |= ph->p_type == PT_LOAD && at >= lo && at < lo + ph->p_memsz;
+  }
+  if (!mine)
+    return 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+      continue;
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+    if (!plug_lo || lo < plug_lo)
+      plug_lo = lo;
+    if (hi > plug_hi)
+      plug_hi = hi;
+  }
+  return 1;
+}
+
+static void plug_guard(const char *cmd, const char *path)
+{
+  snprintf(plug_head, sizeof(plug_head), "collsim %s: the collective %s "
+           "crashed with SIG", cmd, path);
+  snprintf(plug_tail, sizeof(plug_tail), " in its own code, run by collsim "
+           "itself (refuse, slots, signal_final or expect); stopped\n");
+  plug_pid = getpid();
+  plug_lo = plug_hi = 0;
+  struct sigaction sa = {.sa_sigaction = plug_crash,
+                         .sa_flags = SA_SIGINFO | SA_NODEFER};
+  sigemptyset(&sa.sa_mask);
+  static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+  for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+    sigaction(sigs[i], &sa, NULL);
 }
 
 int cs_run_load_algo(run_opts_t *o, const char *arg)
@@ -354,11 +547,25 @@ int cs_run_load_algo(run_opts_t *o, const char *arg)
     cs_cli_error(o->cmd, "--algo %s: cannot open: %s", arg, strerror(errno));
     return -1;
   }
+  /* Hashed before it is loaded: what the trace records, and what
+   * --algo-sha256 (shrink's reruns, a replay) must match. */
+  if (hash_file(o->coll_path, o->coll_sha256, why, sizeof(why)) < 0) {
+    cs_cli_error(o->cmd, "--algo %s: %s", arg, why);
+    return -1;
+  }
+  if (o->want_sha && sha_differs(o))
+    return -1;
+  plug_guard(o->cmd, o->coll_path);
+  plug_loading = 1;
   if (cs_coll_open(o->coll_path, &o->coll, &o->coll_handle, why,
                    sizeof(why)) < 0) {
+    plug_loading = 0;
     cs_cli_error(o->cmd, "--algo %s", why);
     return -1;
   }
+  plug_loading = 0;
+  uintptr_t at = (uintptr_t)o->coll;
+  dl_iterate_phdr(plug_span, &at);
   return 0;
 }
 
@@ -404,22 +611,27 @@ static int load_input(run_job_t *rj)
   cs_npy_t *a = &rj->in;
   char why[512];
   if (cs_npy_read(o->input, a, why, sizeof(why)) < 0) {
-    cs_cli_error("run", "--input %s", why);
+    cs_cli_error(o->cmd, "--input %s", why);
     return -1;
   }
-  const char *clash = NULL;
+  /* The option the file disagrees with, by name and value. */
+  char clash[160] = "";
   if (o->have_dtype && a->dtype != o->cfg.dtype)
-    clash = "dtype";
+    snprintf(clash, sizeof(clash), "dtype does not match --dtype %s",
+             cs_dtype_name(o->cfg.dtype));
   else if (o->have_ranks && a->rows != o->cfg.nranks)
-    clash = "rows (ranks)";
+    snprintf(clash, sizeof(clash), "rows do not match --ranks %u", o->cfg.nranks);
   else if (o->have_count && a->cols != o->cfg.count)
-    clash = "columns (count)";
+    snprintf(clash, sizeof(clash), "columns do not match %s %llu",
+             o->have_shape ? "--shape's count" : "--count",
+             (unsigned long long)o->cfg.count);
   else if (a->rows > CS_AR_MAX_RANKS)
-    clash = "rows (ranks: at most 64)";
-  if (clash) {
-    cs_cli_error("run", "--input %s: its %s (%s, shape (%llu, %llu)) do not "
-                 "match the options", o->input, clash, cs_dtype_name(a->dtype),
-                 (unsigned long long)a->rows, (unsigned long long)a->cols);
+    snprintf(clash, sizeof(clash), "rows are more than the 64 ranks a run "
+             "may have");
+  if (clash[0]) {
+    cs_cli_error(o->cmd, "--input %s (%s, shape (%llu, %llu)): its %s",
+                 o->input, cs_dtype_name(a->dtype), (unsigned long long)a->rows,
+                 (unsigned long long)a->cols, clash);
     free(a->data);
     a->data = NULL;
     return -1;
@@ -836,6 +1048,7 @@ static int run_user(run_opts_t *o)
 {
   cs_run_user_t x = {
       .cmd = o->cmd, .coll = o->coll, .path = o->coll_path,
+      .sha256 = o->coll_sha256,
       .cfg = {.nranks = o->cfg.nranks, .count = o->cfg.count,
               .dtype = o->cfg.dtype, .op = o->cfg.op,
               .tile_bytes = o->cfg.tile_bytes, .iters = o->cfg.iters},
@@ -926,6 +1139,12 @@ int cs_run_checked(run_opts_t *o)
 
 int cs_run_parse(int argc, char **argv, run_opts_t *o)
 {
+  return cs_run_parse_as("run", argc, argv, o);
+}
+
+int cs_run_parse_as(const char *cmd, int argc, char **argv, run_opts_t *o)
+{
+  parse_cmd = cmd;
   *o = (run_opts_t){0};
   o->cfg.algo = CS_DEFAULT_ALGO;
   o->cfg.dtype = CS_FP32;
@@ -935,7 +1154,7 @@ int cs_run_parse(int argc, char **argv, run_opts_t *o)
   o->cfg.tile_bytes = CS_TILE_BYTES;
   o->cfg.iters = 10;
   o->seed = 1;
-  o->cmd = "run";
+  o->cmd = cmd;
   return parse(argc, argv, o);
 }
 
@@ -953,7 +1172,7 @@ int cs_cmd_run(int argc, char **argv)
     rc = CS_EXIT_USAGE;
     if (cs_trace_load(o.replay_file, &o.replay, &d) < 0) {
       cs_trace_strerror(&d, why, sizeof(why));
-      cs_cli_error("run", "--schedule replay: %s", why);
+      cs_cli_error(parse_cmd, "--schedule replay: %s", why);
       goto out;
     }
     if (cs_run_replay_steps(&o) < 0)

@@ -22,6 +22,11 @@ typedef struct run_opts {
   const cs_collective_t *coll; /* --algo ./x.so: its registration, else NULL */
   void *coll_handle;        /* what cs_coll_open loaded (the caller closes) */
   char coll_path[4096];     /* its absolute path */
+  uint8_t coll_sha256[32];  /* the SHA-256 of that file, hashed before loading */
+  uint8_t want_sha256[32];  /* --algo-sha256 / a replayed trace's: the hash */
+  int want_sha;             /* the --algo file must have (refused otherwise) */
+  int trust_algo;           /* --trust-algo: load a trace's collective that
+                               has no recorded hash (a version-4 trace) */
   cs_cli_common_t com;
   cs_fill_t fill;
   uint64_t seed;
@@ -56,6 +61,9 @@ int cs_run_execute(run_opts_t *o);
  * is skipped). Returns 0 to run, 1 when done (help, the bug list), -1 on
  * bad usage (printed). */
 int cs_run_parse(int argc, char **argv, run_opts_t *o);
+/* The same, for subcommand `cmd` (explore checks the run options it will
+ * pass on): its messages name cmd. */
+int cs_run_parse_as(const char *cmd, int argc, char **argv, run_opts_t *o);
 /* --check: cs_run_execute, then the check of the run's trace (a temporary
  * one when o->com.trace is NULL), printed after "check:". A finding turns
  * a passing run into exit 1; a run that failed keeps its own exit code. */
@@ -69,5 +77,12 @@ void cs_run_list_bugs(FILE *out);
  * printed: the file is missing, not a shared object, without the
  * registration symbol, or of another ABI version). */
 int cs_run_load_algo(run_opts_t *o, const char *arg);
+/* Before `cmd` loads the collective `so` a trace's header names: the file
+ * must have the SHA-256 the trace recorded (`rec`; all zero: none, taken
+ * only when `trust` is set). Prints one line on stderr either way: the
+ * library it is about to load and its hash, or why it refuses. Returns 0,
+ * or -1 (refused; exit 2). Does not load it. */
+int cs_run_algo_vouched(const char *cmd, const char *trace, const char *so,
+                        const uint8_t rec[32], int trust);
 
 #endif

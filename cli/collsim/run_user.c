@@ -127,6 +127,8 @@ static int make_job(user_run_t *ur)
   j->th.fault_rank = x->com->fault.rank;
   j->th.fault_event = x->com->fault.event;
   snprintf(j->th.algo_path, sizeof(j->th.algo_path), "%s", x->path);
+  if (x->sha256)
+    memcpy(j->th.algo_sha256, x->sha256, sizeof(j->th.algo_sha256));
   snprintf(j->th.schedule, sizeof(j->th.schedule), "%s",
            x->schedule_str ? x->schedule_str : controlled ? "replay" : "free");
   return 0;

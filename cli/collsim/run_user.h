@@ -19,6 +19,7 @@ typedef struct cs_run_user {
   const char            *cmd;    /* subcommand name for messages */
   const cs_collective_t *coll;
   const char            *path;   /* the shared object, absolute */
+  const uint8_t         *sha256; /* its SHA-256 (32 bytes), or NULL */
   cs_coll_cfg_t          cfg;
   cs_fill_t              fill;   /* CS_FILL_DEFAULT: the collective's default */
   uint64_t               seed;

@@ -43,7 +43,9 @@
 #include "../../sim/sched.h"
 #include "../../sim/trace.h"
 #include "../../sim/trace/read.h"
+#include "../../sim/trace/sha256.h"
 #include "cli.h"
+#include "run.h"
 #include "shrink.h"
 #include "../../run/signature.h"
 #include "story.h"
@@ -52,6 +54,7 @@ extern char **environ;
 
 static const char usage[] =
     "usage: collsim shrink TRACE [-o OUT] [--budget N] [--no-story]\n"
+    "                      [--trust-algo]\n"
     "\n"
     "Takes the trace of a failing controlled or free run (collsim run\n"
     "--trace, collsim explore) and writes the smallest run it finds that\n"
@@ -66,14 +69,18 @@ static const char usage[] =
     "collsim replay OUT reproduces it, collsim trace OUT shows it. Then the\n"
     "few events that make the failure are told as a numbered story, with\n"
     "the racing pair and the missing edge collsim check finds.\n"
-    "The run's collective (also --algo ./x.so, which must still be there)\n"
-    "and its modes (--signals, --minmax, --signal-layout) stay as recorded.\n"
+    "The run's collective (also --algo ./x.so, which must still be there,\n"
+    "with the SHA-256 the trace recorded: shrink names it before it runs\n"
+    "it, and refuses a changed one) and its modes (--signals, --minmax,\n"
+    "--signal-layout) stay as recorded.\n"
     "\n"
     "  -o OUT       the shrunk trace (default: TRACE with .min.cstrace for\n"
     "               .cstrace): a new name or a regular file of yours, not\n"
     "               TRACE (an existing OUT keeps its mode and owner)\n"
     "  --budget N   runs to try at most (default 600)\n"
     "  --no-story   do not print the story\n"
+    "  --trust-algo run the collective a trace names although the trace\n"
+    "               records no SHA-256 of it (written by an older collsim)\n"
     "\n"
     "Progress goes to stderr; the final line, the replay command and the\n"
     "story to stdout.\n"
@@ -91,7 +98,12 @@ typedef struct sh_cfg {
                           kept as recorded (the count is their product) */
   uint32_t modes;      /* fidelity modes (traces/FORMAT.md), kept */
   char     so[257];    /* algo 254: the collective's shared object, kept */
+  char     so_sha[65]; /* its recorded SHA-256 (hex), every rerun's
+                          --algo-sha256; "" none (--trust-algo) */
 } sh_cfg_t;
+
+/* --trust-algo: a trace that records no hash of its collective is taken. */
+static int trust_algo;
 
 /* A deviation Z>Y (deviate.c): rank UINT32_MAX in z = the start. */
 typedef struct sh_dev {
@@ -174,6 +186,10 @@ static void run_argv(const sh_cfg_t *c, const char *sched, const char *trace,
   static const char *const fills[] = {"arange", "arange", "pto", "random", "arange"};
   argv[n++] = "collsim";
   argv[n++] = "run";
+  if (c->so_sha[0]) {
+    argv[n++] = "--algo-sha256";
+    argv[n++] = (char *)c->so_sha;
+  }
   argv[n++] = "--algo";
   argv[n++] = c->so[0] ? (char *)c->so : (char *)cs_algo_name((cs_algo_t)c->algo);
   argv[n++] = "--dtype";
@@ -763,6 +779,13 @@ static int from_header(const cs_trace_header_t *h, const char *path, sh_cfg_t *c
                  "reruns it, so it must still be there", path, c->so, strerror(errno));
     return -1;
   }
+  /* Only the file the trace recorded; every rerun checks the hash again
+   * before it loads the file (--algo-sha256). */
+  if (cs_run_algo_vouched("shrink", path, c->so, h->algo_sha256, trust_algo) < 0)
+    return -1;
+  static const uint8_t none[sizeof(h->algo_sha256)];
+  if (memcmp(h->algo_sha256, none, sizeof(none)))
+    cs_sha256_hex(h->algo_sha256, c->so_sha);
   return 0;
 }
 
@@ -919,6 +942,7 @@ int cs_cmd_shrink(int argc, char **argv)
   static const struct option longopts[] = {
       {"budget", required_argument, 0, 'b'},
       {"no-story", no_argument, 0, 's'},
+      {"trust-algo", no_argument, 0, 'T'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   const char *out = NULL;
@@ -933,9 +957,10 @@ int cs_cmd_shrink(int argc, char **argv)
         return CS_EXIT_USAGE;
       break;
     case 's': story = 0; break;
+    case 'T': trust_algo = 1; break;
     case 'h': fputs(usage, stdout); return CS_EXIT_OK;
     default:
-      fprintf(stderr, "Try 'collsim shrink --help'.\n");
+      cs_cli_bad_option("shrink");
       return CS_EXIT_USAGE;
     }
   }

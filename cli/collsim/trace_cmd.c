@@ -202,7 +202,7 @@ static int parse(int argc, char **argv, trace_opts_t *o)
       fputs(trace_help, stdout);
       return 1;
     default:
-      fprintf(stderr, "Try 'collsim trace --help'.\n");
+      cs_cli_bad_option("trace");
       return -1;
     }
   }
@@ -266,6 +266,7 @@ static int load(const trace_opts_t *o, cs_trace_t *t)
     cs_trace_free(t);
     return CS_EXIT_USAGE;
   }
+  cs_cli_partial("trace", o->path, &t->hdr, t->n);
   return 0;
 }
 

@@ -236,7 +236,7 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
     return 0;
   case 'h': fputs(teach_help, stdout); return 1;
   default:
-    fprintf(stderr, "Try 'collsim teach --help'.\n");
+    cs_cli_bad_option("teach");
     return -1;
   }
 }

@@ -115,6 +115,7 @@ const char *cs_trace_exit_meaning(int32_t st)
   case CS_RX_HUNG: return "hung (injected fault)";
   case CS_RX_ERROR: return "internal error";
   case CS_FAULT_EXIT_STATUS: return "injected exit";
+  case CS_RX_EARLY: return "exit(0) before its body returned";
   default: return "non-zero exit";
   }
 }

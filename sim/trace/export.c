@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "describe.h"
+#include "sha256.h"
 
 int cs_trace_shown(const cs_trace_filter_t *o, const cs_trace_rec_t *x)
 {
@@ -47,8 +48,11 @@ static void text_program(FILE *f, const cs_trace_header_t *h,
                          const cs_trace_names_t *nm)
 {
   uint32_t es = cs_trace_dtype_size(nm, h->dtype);
-  if (h->algo == CS_TRACE_ALGO_USER)
-    fprintf(f, "  collective %.256s (--algo)\n", h->algo_path);
+  if (h->algo == CS_TRACE_ALGO_USER) {
+    char hex[65];
+    cs_sha256_hex(h->algo_sha256, hex);
+    fprintf(f, "  collective %.256s (--algo), SHA-256 %s\n", h->algo_path, hex);
+  }
   fprintf(f, "  program   %s %s, %u rank%s, count %llu x %s (%llu B "
           "per rank), op %s\n", h->algo == CS_TRACE_ALGO_USER ? "collective"
           : "allreduce", cs_trace_algo_name(nm, h->algo), h->nranks,
@@ -202,7 +206,9 @@ static void jsonl_config(FILE *f, const cs_trace_header_t *h,
     cs_trace_field_str(h->algo_path, sizeof(h->algo_path), so, sizeof(so));
     fprintf(f, "\"algo_path\":");
     cs_trace_json_str(f, so);
-    fputc(',', f);
+    char hex[65];
+    cs_sha256_hex(h->algo_sha256, hex);
+    fprintf(f, ",\"algo_sha256\":\"%s\",", hex);
   }
   fprintf(f, "\"schedule\":");
 }

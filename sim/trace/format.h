@@ -29,7 +29,12 @@
  *              of all inputs)
  *   64  u32    tile_bytes                872  u32[4] shape rows, cols, valid
  *   68  u32    iters                            rows, cols (0: no shape)
- *                                          888  u8[136] reserved, zero
+ *                                          888  u8[32] algo SHA-256 (algo 254;
+ *                                                 zero: none recorded)
+ *                                          920  u64 end records (at completion)
+ *                                          928  u32 end state (0 not kept,
+ *                                                 1 open/killed, 2 complete)
+ *                                          932  u8[92] reserved, zero
  *   72  u32    memory model (0 sc, 1 fifo, 2 relaxed, 3 a2a3)
  *   76  u32    program (0 allreduce, 1 ping)
  *   80  u32    bug (0 none)
@@ -103,6 +108,12 @@ static inline const char *cs_tr_model_name(uint32_t m)
 #define CS_TR_MODE_KNOWN (CS_TR_MODE_SINGLE_USE | CS_TR_MODE_PADDED_CELLS | \
                           CS_TR_MODE_MINMAX_MASK)
 
+/* The header's end_state: whether the writer finished the file. A trace
+ * whose run was killed, or that is still being written, stays OPEN. */
+#define CS_TR_END_UNKNOWN 0u  /* written before the field (or collsim-mpi) */
+#define CS_TR_END_OPEN 1u     /* opened, not (yet) completed */
+#define CS_TR_END_COMPLETE 2u /* completed with end_records records */
+
 /* The event that failed (out-of-slot fault, wait timeout) is recorded with
  * this bit set in opcmp. */
 #define CS_TR_FAILED 0x80u
@@ -162,7 +173,13 @@ static inline const char *cs_tr_model_name(uint32_t m)
   X(876, uint32_t,    shape_cols,   ,      "u32",      "--shape COLS, 0 none")   \
   X(880, uint32_t,    valid_rows,   ,      "u32",      "--valid R, 0 none")      \
   X(884, uint32_t,    valid_cols,   ,      "u32",      "--valid C, 0 none")      \
-  X(888, uint8_t,     reserved,     [136], "u8[136]",  "zero")
+  X(888, uint8_t,     algo_sha256,  [32],  "u8[32]",                             \
+    "algo 254: SHA-256 of the shared object; all zero: none recorded")       \
+  X(920, uint64_t,    end_records,  ,      "u64",                                \
+    "records when the writer completed the file; 0 otherwise")               \
+  X(928, uint32_t,    end_state,    ,      "u32",                                \
+    "0 not kept (older writers), 1 being written or never completed, 2 complete")\
+  X(932, uint8_t,     reserved,     [92],  "u8[92]",   "zero")
 
 /* t_ns on disk: ticks since the start (x tick_ns = ns); as the reader
  * returns it (sim/trace/read.h, cs_trace_load): ns since start_ns. */
@@ -255,6 +272,16 @@ _Static_assert(0 CS_TRACE_SLOT_FIELDS(CS__TRACE_SLOT_WIDTH) == sizeof(cs_slot_t)
                "cs_slot_t: no padding");
 _Static_assert(sizeof(cs_layout_t) == 400 && CS_MAX_SLOTS == 8,
                "the slot table is 400 bytes: 16 + 8 entries of 48");
+
+/* Whether a trace of n records is partial: its writer never completed it
+ * (killed, or still writing), or it completed it with another number of
+ * records (cut or appended to since). An older trace (UNKNOWN) is not
+ * known to be partial. Pure. */
+static inline int cs_trace_is_partial(const cs_trace_header_t *h, uint64_t n)
+{
+  return h->end_state == CS_TR_END_OPEN || h->end_state > CS_TR_END_COMPLETE ||
+         (h->end_state == CS_TR_END_COMPLETE && h->end_records != n);
+}
 
 /* Whether record x is a 2-D data access (FORMAT.md, "2-D accesses"): a
  * load (1), store (2) or put (3), or the dma-land of a store or put, with

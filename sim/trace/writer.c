@@ -515,6 +515,8 @@ int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
   }
   uint64_t start = start_clock(t, h);
   cs_trace_header_frame(h, n, &w->ctl->layout, w->ctl->timeout_ns, start);
+  h->end_state = CS_TR_END_OPEN; /* until close completes it */
+  h->end_records = 0;
   cs_trace_header_seal(h);
   t->hdr = *h;
   /* The header goes out at once, so an unwritable target fails here with a
@@ -631,17 +633,21 @@ int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
   if (!err && ftruncate(t->fd, (off_t)t->pos) < 0 && errno != EINVAL)
     err = -errno; /* EINVAL: not a regular file (/dev/null) */
 #if defined(__x86_64__)
-  /* The clock rate over the whole run (the first estimate spanned 2 ms):
-   * the header is written once more. */
+  /* The clock rate over the whole run (the first estimate spanned 2 ms). */
   if (!err && t->use_tsc) {
     uint64_t now_c = __rdtsc(), now_n = cs_now_ns();
-    if (now_c > t->tsc0 && now_n > t->ns0) {
+    if (now_c > t->tsc0 && now_n > t->ns0)
       t->hdr.tick_ns = (double)(now_n - t->ns0) / (double)(now_c - t->tsc0);
-      cs_trace_header_seal(&t->hdr);
-      err = pwrite_all(t->fd, &t->hdr, sizeof(t->hdr), 0);
-    }
   }
 #endif
+  /* The header is written once more, last: the file is complete, with
+   * this many records (a run killed before here leaves it OPEN). */
+  if (!err) {
+    t->hdr.end_records = (t->pos - CS_TRACE_HEADER_BYTES) / sizeof(cs_trace_rec_t);
+    t->hdr.end_state = CS_TR_END_COMPLETE;
+    cs_trace_header_seal(&t->hdr);
+    err = pwrite_all(t->fd, &t->hdr, sizeof(t->hdr), 0);
+  }
   if (close(t->fd) < 0 && !err)
     err = -errno;
   if (t->have_ring)

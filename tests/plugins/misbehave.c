@@ -1,0 +1,129 @@
+/*
+ * misbehave.c - a collective that misbehaves on request, for the
+ * plugins suite (tests/test_plugins.c): built as plugins/misbehave.so
+ * by CMake and loaded with `collsim run --algo`. COLLSIM_MISBEHAVE picks
+ * what goes wrong (the environment reaches every rank and the launcher):
+ *
+ *   (unset)        a well-behaved copy: every rank's result is its input
+ *   exit           rank 1 calls exit(0) after its first event
+ *   spin, pause    rank 1 never returns after its events (busy loop /
+ *                  pause()) while the others finish
+ *   wait-cmp       cs_wait with compare 99      notify-op  cs_notify op 77
+ *   load-valid0    cs_load with valid 0         peer       cs_load peer 999
+ *   slot           cs_load slot 99              rect       a huge cs_load_rect
+ *   say            the constructor writes "misbehave.so: loaded" to stderr
+ *   ctor, refuse, signal-final, expect
+ *                  a SIGSEGV in the constructor / that launcher hook
+ *
+ * The bad device calls are made by rank 1 after one good event.
+ */
+#include <collsim/collsim.h>
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { SLOT_DATA = 0, SLOT_SIGNAL = 1 };
+
+/* A real fault at an instruction of this library (not in libc's raise). */
+static volatile int *volatile nowhere; /* NULL */
+static void crash(void)
+{
+  *nowhere = 1;
+}
+
+static int is(const char *what)
+{
+  const char *m = getenv("COLLSIM_MISBEHAVE");
+  return m && !strcmp(m, what);
+}
+
+__attribute__((constructor)) static void ctor(void)
+{
+  if (is("ctor"))
+    raise(SIGSEGV);
+  if (is("say")) {
+    static const char m[] = "misbehave.so: loaded\n";
+    if (write(2, m, sizeof(m) - 1) < 0)
+      _exit(9);
+  }
+}
+
+static const char *refuse(const cs_coll_cfg_t *c)
+{
+  (void)c;
+  if (is("refuse"))
+    crash();
+  return NULL;
+}
+
+static int slots(const cs_coll_cfg_t *c, cs_coll_slot_t *s)
+{
+  uint32_t es = cs_dtype_size(c->dtype);
+  s[0] = (cs_coll_slot_t){"data", c->count * es, es};
+  s[1] = (cs_coll_slot_t){"signal", 16, 4};
+  return 2;
+}
+
+static int32_t signal_final(const cs_coll_cfg_t *c, uint32_t rank,
+                            uint64_t cell)
+{
+  (void)c, (void)rank, (void)cell;
+  if (is("signal-final"))
+    crash();
+  return 0;
+}
+
+static int body(cs_dev_t *d, const cs_coll_cfg_t *c)
+{
+  uint32_t me = cs_dev_rank(d), es = cs_dtype_size(c->dtype);
+  uint32_t v = (uint32_t)c->count;
+  cs_tile_t t;
+  int rc = cs_tile_init(&t, es, v);
+  if (rc < 0)
+    return cs_dev_error(d, rc);
+  cs_load(d, &t, me, SLOT_DATA, 0, v, v);
+  if (me == 1) {
+    if (is("exit"))
+      exit(0);
+    if (is("wait-cmp"))
+      cs_wait(d, SLOT_SIGNAL, 0, 99, 0);
+    if (is("notify-op"))
+      cs_notify(d, me, SLOT_SIGNAL, 0, 77, 1);
+    if (is("load-valid0"))
+      cs_load(d, &t, me, SLOT_DATA, 0, 0, v);
+    if (is("peer"))
+      cs_load(d, &t, 999, SLOT_DATA, 0, v, v);
+    if (is("slot"))
+      cs_load(d, &t, me, 99, 0, v, v);
+    if (is("rect"))
+      cs_load_rect(d, &t, me, SLOT_DATA, 0, CS_RECT_MAX_ROWS, 1u << 30,
+                   1u << 30);
+  }
+  cs_store(d, &t, SLOT_DATA, 0, v);
+  if (me == 1 && is("spin"))
+    for (volatile int x = 0;; x++)
+      ;
+  if (me == 1 && is("pause"))
+    for (;;)
+      pause();
+  cs_tile_fini(&t);
+  return 0;
+}
+
+static void expect(const cs_coll_cfg_t *c, const void *in, uint32_t rank,
+                   void *out)
+{
+  if (is("expect"))
+    crash();
+  size_t row = (size_t)c->count * cs_dtype_size(c->dtype);
+  memcpy(out, (const char *)in + rank * row, row);
+}
+
+const cs_collective_t collsim_collective = {
+    .abi = CS_COLLECTIVE_ABI, .size = sizeof(cs_collective_t),
+    .name = "misbehave", .what = "each rank keeps its input, or misbehaves",
+    .refuse = refuse, .slots = slots, .in_slot = SLOT_DATA,
+    .out_slot = SLOT_DATA, .signal_slot = SLOT_SIGNAL,
+    .signal_final = signal_final, .body = body, .expect = expect};
