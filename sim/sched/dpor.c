@@ -550,12 +550,11 @@ static void reverse(cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
   }
   if (pick < 0)
     pick = sleeping;
-  if (pick >= 0) {
+  /* No initial enabled at j: only k's actor can be (every other initial
+   * ran later with nothing it depends on in between), so step j enabled
+   * it and the race cannot be reversed. */
+  if (pick >= 0)
     add_key(nd->bt, &nd->nbt, nd->en[pick].key);
-    return;
-  }
-  for (uint32_t e = 0; e < nd->nen; e++) /* no initial enabled at j */
-    add_key(nd->bt, &nd->nbt, nd->en[e].key);
 }
 
 /* Whether j -> k is a race: different actors, dependent, and no step in
