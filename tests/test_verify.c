@@ -17,9 +17,12 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include <unistd.h>
+
 #include "../sim/dpor.h"
 #include "../sim/launch.h"
 #include "../sim/sched.h"
+#include "harness.h"
 
 enum { DATA = 0, FLAG = 1 };
 #define CELLS 32u
@@ -455,4 +458,134 @@ Test(verify, disjoint_events_take_fewer_runs, .timeout = 300)
   cr_assert(same(&bo, &ro));
   cr_assert_lt(st.executions * 2, runs, "%llu executions vs %llu schedules",
                (unsigned long long)st.executions, (unsigned long long)runs);
+}
+
+/* ------------------------------------------------- collsim verify */
+
+static void outcome_line(const char *out, const char *model, char *buf,
+                         size_t n)
+{
+  char key[32];
+  snprintf(key, sizeof(key), "outcomes %s: ", model);
+  const char *p = strstr(out, key);
+  cr_assert_not_null(p, "no outcomes for %s in:\n%s", model, out);
+  p = strchr(p, ':') + 1;
+  p = strchr(p, ':') + 1; /* after the count */
+  size_t k = strcspn(p, "\n");
+  snprintf(buf, n, "%.*s", (int)k, p);
+}
+
+/* Every final state of 20 random (unreduced) schedules is one verify
+ * reaches, on small collectives under sc, fifo and relaxed; each says
+ * verified. (Their schedule trees are 1e7 and more: the whole brute force
+ * is the litmus programs' above.) */
+Test(verify, random_schedules_reach_no_state_verify_missed, .timeout = 600)
+{
+  static const char *const algos[] = {"mesh", "ring", "host"};
+  static const char *const models[] = {"sc", "fifo", "relaxed"};
+  for (int a = 0; a < 3; a++) {
+    cli_out_t v, e;
+    run_cli(&v, 300, "verify", "--algo", algos[a], "--ranks", "2", "--count",
+            "2", "--outcomes", NULL);
+    cr_assert_eq(v.status, 0, "%s: %s%s", algos[a], v.out, v.err);
+    cr_assert(strstr(v.out, "\nverified: "), "%s", v.out);
+    run_cli(&e, 300, "verify", "--algo", algos[a], "--ranks", "2", "--count",
+            "2", "--outcomes", "--estimate", NULL);
+    cr_assert_eq(e.status, 0, "%s: %s%s", algos[a], e.out, e.err);
+    for (int m = 0; m < 3; m++) {
+      char all[4096], probes[4096];
+      outcome_line(v.out, models[m], all, sizeof(all));
+      outcome_line(e.out, models[m], probes, sizeof(probes));
+      for (char *save, *t = strtok_r(probes, " ", &save); t;
+           t = strtok_r(NULL, " ", &save))
+        cr_expect(strstr(all, t), "%s %s: a random schedule ended in %s, "
+                  "which verify never reached (%s)", algos[a], models[m], t,
+                  all);
+    }
+  }
+}
+
+/* Every shipped mutation that a run can see yields a counterexample at a
+ * small configuration, kept as a trace that replays to the same failure. */
+Test(verify, every_mutation_yields_a_counterexample, .timeout = 900)
+{
+  static const char *const cases[][8] = {
+    {"mesh-no-chunk-barrier", "mesh", "3", "3", "fp32", "sc,fifo,relaxed"},
+    {"ring-no-ready-barrier", "ring", "3", "3", "fp32", "sc,fifo,relaxed"},
+    {"no-fence-before-notify", "ring", "2", "2", "fp32", "relaxed"},
+    {"signal-reuse", "mesh", "2", "2", "fp32", "sc"},
+    {"wait-eq", "mesh", "2", "2", "fp32", "sc"},
+    {"unaligned-slots", "ring", "2", "17", "fp16", "sc"},
+    {"ring-drop-tail", "ring", "3", "4", "fp32", "sc"},
+    {"early-return", "ring", "2", "2", "fp32", "sc"},
+    {"nr-mismatch", "ring", "3", "4", "fp32", "sc"},
+    {"push-own-read-after-ready", "ring-push", "2", "2", "fp32", "sc"},
+    {"push-no-done-barrier", "ring-push", "2", "2", "fp32", "sc"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    const char *const *c = cases[i];
+    char dir[64], trace[128];
+    temp_dir_for("verify", dir, sizeof(dir));
+    cli_out_t r;
+    run_cli(&r, 300, "verify", "--no-shrink", "-o", dir, "--bug", c[0],
+            "--algo", c[1], "--ranks", c[2], "--count", c[3], "--dtype", c[4],
+            "--memory-model", c[5], NULL);
+    cr_expect_eq(r.status, 1, "%s: %s%s", c[0], r.out, r.err);
+    cr_expect(strstr(r.out, "counterexample: memory model"), "%s: %s", c[0],
+              r.out);
+    snprintf(trace, sizeof(trace), "%s/verify-1.cstrace", dir);
+    cli_out_t rp;
+    run_cli(&rp, 60, "replay", trace, NULL);
+    cr_expect(strstr(rp.out, "identical; outcome: "), "%s: %s%s", c[0],
+              rp.out, rp.err);
+    files_in(dir, "", 1);
+    rmdir(dir);
+  }
+}
+
+/* The same search on a correct algorithm: verified, the counts add up. */
+Test(verify, a_correct_ring_is_verified, .timeout = 300)
+{
+  cli_out_t r;
+  run_cli(&r, 200, "verify", "--algo", "ring", "--ranks", "2", "--count", "1",
+          NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert_eq(count_lines(r.out), 4, "%s", r.out);
+  cr_assert(strstr(r.out, "verified: --algo ring --ranks 2 --count 1: "),
+            "%s", r.out);
+  cr_assert(strstr(r.out, "models sc,fifo,relaxed"), "%s", r.out);
+  cr_assert_eq(r.err[0], 0, "progress on a pipe: %s", r.err);
+}
+
+Test(verify, a_budget_too_small_says_incomplete, .timeout = 120)
+{
+  cli_out_t r;
+  run_cli(&r, 100, "verify", "--algo", "ring", "--ranks", "2", "--count", "1",
+          "--max-classes", "2", NULL);
+  cr_assert_eq(r.status, 4, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "incomplete: --max-classes ran out under sc after "
+                          "2 classes"), "%s", r.out);
+}
+
+/* Bad values: one line naming verify and the value, exit 2. */
+Test(verify, bad_options_are_one_line_naming_verify, .timeout = 120)
+{
+  static const char *const bad[][3] = {
+    {"--memory-model", "tso", "'tso'"},
+    {"--max-classes", "0", "'0'"},
+    {"--budget", "soon", "'soon'"},
+    {"--ranks", "0", "'0'"},
+    {"--schedule", "latest", "--schedule"},
+    {"-o", "/nonexistent/dir", "/nonexistent/dir"},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    cli_out_t r;
+    run_cli(&r, 30, "verify", bad[i][0], bad[i][1], NULL);
+    cr_expect_eq(r.status, 2, "%s %s: %d", bad[i][0], bad[i][1], r.status);
+    cr_expect_eq(count_lines(r.err), 1, "%s %s: %s", bad[i][0], bad[i][1],
+                 r.err);
+    cr_expect(!strncmp(r.err, "collsim verify: ", 16) &&
+                  strstr(r.err, bad[i][2]), "%s", r.err);
+    cr_expect_eq(r.out[0], 0, "%s", r.out);
+  }
 }

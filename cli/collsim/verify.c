@@ -37,7 +37,8 @@ static const char usage[] =
     "\n"
     "Runs every execution class of one configuration (every option of\n"
     "collsim run, --bug and --algo ./x.so included, except --schedule,\n"
-    "--memory-model, --trace, --input and --output) under each memory model:\n"
+    "--memory-model, --trace, --input and --output; --iters is 1 unless\n"
+    "given) under each memory model:\n"
     "two schedules are in one class when they differ only in the order of\n"
     "independent events (docs/verify.md), and one of each class runs.\n"
     "Ends with exactly one of:\n"
@@ -59,6 +60,7 @@ static const char usage[] =
     "  --exhaustive      no reduction: every schedule (the brute force)\n"
     "  --outcomes        also print each model's distinct final states (a\n"
     "                    hash of every window and result) of passing runs\n"
+    "                    (with --estimate: of the random probes)\n"
     "  --no-shrink       keep the counterexample as it is\n"
     "  -o DIR            where the counterexample goes (default .)\n"
     "\n"
@@ -165,10 +167,12 @@ static int refused(const char *a)
 static int parse(int argc, char **argv, vf_opts_t *o)
 {
   *o = (vf_opts_t){.models = 7, .dir = "."};
-  o->run_argv = calloc((size_t)argc + 1, sizeof(char *));
+  o->run_argv = calloc((size_t)argc + 3, sizeof(char *));
   if (!o->run_argv)
     return -1;
   o->run_argv[o->run_argc++] = "collsim verify";
+  o->run_argv[o->run_argc++] = "--iters"; /* one call unless asked */
+  o->run_argv[o->run_argc++] = "1";
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       fputs(usage, stdout);
@@ -365,8 +369,12 @@ static int estimate(vf_t *v, cs_mm_t m)
   for (int k = 0; k < PROBES; k++) {
     probe_t p = {.seed = 0x5eed0000u + (uint64_t)k, .size = 1};
     int rc = run_with(v, m, probe_pick, &p);
-    if (rc == CS_EXIT_USAGE)
+    if (rc == CS_EXIT_USAGE) {
+      show_captured(v, stderr);
       return rc;
+    }
+    if (rc == CS_EXIT_OK && v->o.outcomes)
+      note_outcome(v);
     sum += p.size;
     sum2 += p.size * p.size;
     lo = p.size < lo ? p.size : lo;
@@ -379,6 +387,8 @@ static int estimate(vf_t *v, cs_mm_t m)
          "standard error, min %.3g, max %.3g); %.3f s per run, so the brute "
          "force would take about %.3g s; the classes are at most that many\n",
          cs_mm_name(m), mean, PROBES, se, lo, hi, per, mean * per);
+  if (v->o.outcomes)
+    print_outcomes(v, m);
   return CS_EXIT_OK;
 }
 
@@ -429,10 +439,10 @@ static void config_words(const vf_t *v, char *buf, size_t n)
 {
   const run_opts_t *r = &v->run;
   int k = 0;
-  for (int i = 1; i < v->o.run_argc && k < (int)n; i++)
-    k += snprintf(buf + k, n - (size_t)k, "%s%s", i > 1 ? " " : "",
+  for (int i = 3; i < v->o.run_argc && k < (int)n; i++)
+    k += snprintf(buf + k, n - (size_t)k, "%s%s", i > 3 ? " " : "",
                   v->o.run_argv[i]);
-  if (v->o.run_argc <= 1)
+  if (v->o.run_argc <= 3)
     snprintf(buf, n, "%u ranks x %llu", r->cfg.nranks,
              (unsigned long long)r->cfg.count);
 }
