@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +66,9 @@ static const char usage[] =
     "  -o DIR            where the counterexample goes (default .)\n"
     "\n"
     "Progress (classes, executions, rate) on stderr when it is a terminal.\n"
-    "Exit: 0 verified, 1 counterexample, 2 bad usage, 3 aborted, 4 incomplete.\n";
+    "Exit: 0 verified, 1 counterexample, 2 bad usage, 3 aborted or interrupted\n"
+    "(SIGINT, SIGTERM, SIGHUP: the run in progress stops, nothing is left),\n"
+    "4 incomplete.\n";
 
 typedef struct vf_opts {
   uint32_t models;
@@ -392,6 +395,26 @@ static int estimate(vf_t *v, cs_mm_t m)
   return CS_EXIT_OK;
 }
 
+/* A stop asked for (SIGINT, SIGTERM, SIGHUP stay blocked between runs;
+ * a run in progress is aborted by the launcher): its number, or 0. */
+static int stop_pending(void)
+{
+  sigset_t p;
+  sigpending(&p);
+  return sigismember(&p, SIGINT) ? SIGINT : sigismember(&p, SIGTERM) ? SIGTERM
+         : sigismember(&p, SIGHUP) ? SIGHUP : 0;
+}
+
+static int interrupted(vf_t *v, cs_mm_t m, const cs_dpor_t *x)
+{
+  cs_dpor_stats_t st = cs_dpor_stats(x);
+  (void)v;
+  printf("interrupted under %s after %llu classes (%llu executions); not "
+         "verified\n", cs_mm_name(m), (unsigned long long)st.classes,
+         (unsigned long long)st.executions);
+  return CS_EXIT_ABORTED;
+}
+
 /* The search under model m. Returns the exit code; *st its counts. */
 static int search(vf_t *v, cs_mm_t m, cs_dpor_stats_t *st, int *incomplete)
 {
@@ -407,9 +430,18 @@ static int search(vf_t *v, cs_mm_t m, cs_dpor_stats_t *st, int *incomplete)
       *incomplete = 1;
       break;
     }
+    if (stop_pending()) {
+      code = interrupted(v, m, x);
+      break;
+    }
     int rc = run_with(v, m, cs_dpor_pick, x);
     const char *why;
     int d = cs_dpor_done(x, &why);
+    if (d != -EINVAL && rc != CS_EXIT_OK &&
+        v->run.abort_reason == CS_ABORT_SIGNAL) {
+      code = interrupted(v, m, x); /* the launcher took the signal */
+      break;
+    }
     if (d == -EAGAIN && ++tries < 5) { /* docs/verify.md: a lost step */
       cs_dpor_retry(x);
       continue;
@@ -528,6 +560,12 @@ int cs_cmd_verify(int argc, char **argv)
   } else {
     v.run.cmd = "verify";
     v.run.keep = &v.keep;
+    sigset_t stops;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGHUP);
+    sigprocmask(SIG_BLOCK, &stops, NULL);
     rc = verify_all(&v);
   }
   cs_pipe_keep_close(&v.keep);
