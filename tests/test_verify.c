@@ -11,7 +11,12 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -588,4 +593,61 @@ Test(verify, bad_options_are_one_line_naming_verify, .timeout = 120)
                   strstr(r.err, bad[i][2]), "%s", r.err);
     cr_expect_eq(r.out[0], 0, "%s", r.out);
   }
+}
+
+/* Processes whose command line (NUL-separated) holds the n bytes at s. */
+static int left_running(const char *s, size_t n)
+{
+  int k = 0;
+  DIR *d = opendir("/proc");
+  cr_assert_not_null(d);
+  for (struct dirent *e; (e = readdir(d));) {
+    char path[300], buf[4096];
+    if (e->d_name[0] < '0' || e->d_name[0] > '9')
+      continue;
+    snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+      continue;
+    ssize_t got = read(fd, buf, sizeof(buf));
+    close(fd);
+    k += got > 0 && memmem(buf, (size_t)got, s, n) != NULL;
+  }
+  closedir(d);
+  return k;
+}
+
+/* SIGTERM in the middle of a long search: "interrupted", exit 3, no
+ * rank process and no shared memory left. */
+Test(verify, stops_cleanly_on_sigterm, .timeout = 60)
+{
+  int fds[2];
+  cr_assert_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fds[1], 1);
+    dup2(fd, 2);
+    close(fds[0]);
+    execl(bin_path(), "collsim", "verify", "--algo", "ring", "--ranks", "3",
+          "--count", "1", "--memory-model", "relaxed", (char *)NULL);
+    _exit(127);
+  }
+  close(fds[1]);
+  struct timespec ts = {1, 500000000};
+  nanosleep(&ts, NULL);
+  kill(pid, SIGTERM);
+  int status;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  char out[512] = "";
+  ssize_t n = read(fds[0], out, sizeof(out) - 1);
+  out[n > 0 ? n : 0] = 0;
+  close(fds[0]);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 3, "status %d: %s",
+            status, out);
+  cr_assert(strstr(out, "interrupted under relaxed after "), "%s", out);
+  nanosleep(&ts, NULL);
+  cr_assert_eq(left_running("--ranks\0003\0--count\0001\0--memory-model\0"
+                            "relaxed", 42), 0, "a rank process is left");
 }
