@@ -46,6 +46,7 @@ string(APPEND page "collsim replay bug.cstrace                            # the 
 string(APPEND page "collsim check bug.cstrace                             # the missing edge\n")
 string(APPEND page "collsim shrink bug.cstrace                            # its shortest story\n")
 string(APPEND page "collsim explore \\-\\-algo mesh \\-\\-ranks 3 \\-\\-count 40 \\-\\-bug mesh-no-chunk-barrier\n")
+string(APPEND page "collsim verify \\-\\-algo ring \\-\\-ranks 2 \\-\\-count 1            # every schedule class, once\n")
 string(APPEND page "collsim teach                                         # be the scheduler\n")
 string(APPEND page ".fi\n")
 string(APPEND page ".SH SEE ALSO\n\\fBcollsim-api\\fR(3), \\fBpkg-config\\fR(1)\n")

@@ -205,6 +205,8 @@ int cs_cmd_run(int argc, char **argv);
 int cs_cmd_clean(int argc, char **argv);
 int cs_cmd_replay(int argc, char **argv);
 int cs_cmd_explore(int argc, char **argv);
+/* `collsim verify` (cli/collsim/verify.c). */
+int cs_cmd_verify(int argc, char **argv);
 /* explore's batch child: argv[0] the schedule list, then run options
  * (cli/collsim/explore_batch.c). */
 int cs__explore_batch(int argc, char **argv);

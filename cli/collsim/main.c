@@ -22,6 +22,7 @@ static const subcmd_t cmds[] = {
     {"run", cs_cmd_run, "run a verified allreduce (a built-in algorithm or ./x.so)"},
     {"replay", cs_cmd_replay, "re-execute a recorded run in its exact order"},
     {"explore", cs_cmd_explore, "search controlled schedules of a run for a failure"},
+    {"verify", cs_cmd_verify, "run every execution class of a configuration once: verified or a counterexample"},
     {"shrink", cs_cmd_shrink, "cut a failing trace down to a small run that fails the same way"},
     {"teach", cs_cmd_teach, "be the scheduler of a live run: step, predict, break it"},
     {"ping", cs_cmd_ping, "pass a token around the ranks; print hop latency"},

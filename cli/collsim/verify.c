@@ -1,0 +1,579 @@
+/*
+ * verify.c - `collsim verify`: every execution class of one run
+ * configuration under each memory model asked for, each explored once
+ * (sim/dpor.h: source-DPOR with sleep sets, the relation of
+ * docs/verify.md), ending with `verified`, a counterexample (kept as a
+ * trace, shrunk as explore does) or `incomplete`.
+ *
+ * Every execution is one cs_run_execute() in this process, its output
+ * caught in a temporary file (shown only when the configuration is
+ * refused), over one kept world and its rank processes (run/pipeline.h)
+ * while runs pass. Owns the options, the loop, the estimate, progress
+ * and the verdict. Does not own a run (cli/collsim/run.c), the search
+ * (sim/sched/dpor.c) or shrinking (cli/collsim/shrink.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../sim/dpor.h"
+#include "../../sim/rng.h"
+#include "cli.h"
+#include "run.h"
+#include "shrink.h"
+
+enum { VF_EXIT_INCOMPLETE = 4 };
+
+static const char usage[] =
+    "usage: collsim verify [run options] [--memory-model M,...]\n"
+    "                      [--max-classes K] [--budget SECONDS] [--estimate]\n"
+    "                      [--exhaustive] [--outcomes] [--no-shrink] [-o DIR]\n"
+    "\n"
+    "Runs every execution class of one configuration (every option of\n"
+    "collsim run, --bug and --algo ./x.so included, except --schedule,\n"
+    "--memory-model, --trace, --input and --output; --iters is 1 unless\n"
+    "given) under each memory model:\n"
+    "two schedules are in one class when they differ only in the order of\n"
+    "independent events (docs/verify.md), and one of each class runs.\n"
+    "Ends with exactly one of:\n"
+    "  verified: ...       every class ran and passed (exit 0)\n"
+    "  counterexample: ... the first run that failed as collsim run reports\n"
+    "                      it (wrong result, signals, calls differ, deadlock,\n"
+    "                      fault), kept as DIR/verify-1.cstrace, then shrunk\n"
+    "                      to DIR/verify-1.min.cstrace (exit 1)\n"
+    "  incomplete: ...     the budget or --max-classes ran out (exit 4)\n"
+    "\n"
+    "  --memory-model M,...  from sc, fifo, relaxed, a2a3 (default sc,fifo,\n"
+    "                    relaxed; a2a3 has no reduction: every schedule runs)\n"
+    "  --max-classes K   stop after K classes per model (default: no limit)\n"
+    "  --budget SECONDS  stop after this long in all (default: no limit)\n"
+    "  --estimate        only estimate the size of the schedule tree per model\n"
+    "                    (Knuth's estimator over random runs: the number of\n"
+    "                    schedules, an upper bound on the classes) and the\n"
+    "                    time the brute force would take\n"
+    "  --exhaustive      no reduction: every schedule (the brute force)\n"
+    "  --outcomes        also print each model's distinct final states (a\n"
+    "                    hash of every window and result) of passing runs\n"
+    "                    (with --estimate: of the random probes)\n"
+    "  --no-shrink       keep the counterexample as it is\n"
+    "  -o DIR            where the counterexample goes (default .)\n"
+    "\n"
+    "Progress (classes, executions, rate) on stderr when it is a terminal.\n"
+    "Exit: 0 verified, 1 counterexample, 2 bad usage, 3 aborted or interrupted\n"
+    "(SIGINT, SIGTERM, SIGHUP: the run in progress stops, nothing is left),\n"
+    "4 incomplete.\n";
+
+typedef struct vf_opts {
+  uint32_t models;
+  uint64_t max_classes;
+  uint64_t budget_ns; /* 0: none */
+  int estimate, exhaustive, outcomes, no_shrink;
+  const char *dir;
+  int run_argc;
+  char **run_argv;
+} vf_opts_t;
+
+typedef struct vf {
+  vf_opts_t o;
+  run_opts_t run;
+  cs_pipe_keep_t keep;
+  FILE *cap;      /* the runs' stdout and stderr */
+  int saved[2];   /* the real ones */
+  uint64_t t0;
+  int tty;
+  uint64_t *fp;   /* --outcomes: distinct final states */
+  size_t nfp, capfp;
+} vf_t;
+
+static uint64_t now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------ options */
+
+static int parse_models(const char *v, uint32_t *out)
+{
+  char buf[128];
+  snprintf(buf, sizeof(buf), "%s", v);
+  *out = 0;
+  for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    int m = cs_mm_parse(t);
+    if (m < 0) {
+      cs_cli_error("verify", "--memory-model '%s': expected a list of sc, fifo, "
+                   "relaxed, a2a3", v);
+      return -1;
+    }
+    *out |= 1u << m;
+  }
+  if (!*out) {
+    cs_cli_error("verify", "--memory-model '%s': expected a list of sc, fifo, "
+                 "relaxed, a2a3", v);
+    return -1;
+  }
+  return 0;
+}
+
+/* verify's own options: 1 consumed, 0 run's, -1 bad (printed). */
+static int own_opt(vf_opts_t *o, int argc, char **argv, int *i)
+{
+  const char *a = argv[*i];
+  if (!strcmp(a, "--estimate"))
+    return o->estimate = 1;
+  if (!strcmp(a, "--exhaustive"))
+    return o->exhaustive = 1;
+  if (!strcmp(a, "--outcomes"))
+    return o->outcomes = 1;
+  if (!strcmp(a, "--no-shrink"))
+    return o->no_shrink = 1;
+  static const char *const with_value[] = {"--memory-model", "--max-classes",
+                                           "--budget", "-o"};
+  int k = 0;
+  while (k < 4 && strcmp(a, with_value[k]))
+    k++;
+  if (k == 4)
+    return 0;
+  if (*i + 1 >= argc) {
+    cs_cli_error("verify", "%s needs a value (see collsim help verify)", a);
+    return -1;
+  }
+  const char *v = argv[++*i];
+  switch (k) {
+  case 0: return parse_models(v, &o->models) < 0 ? -1 : 1;
+  case 1: return cs_cli_u64("verify", a, v, 1, UINT64_MAX / 2, &o->max_classes) < 0 ? -1 : 1;
+  case 2: return cs_cli_seconds("verify", a, v, 1e7, &o->budget_ns) < 0 ? -1 : 1;
+  default: o->dir = v; return 1;
+  }
+}
+
+static int refused(const char *a)
+{
+  static const char *const own[] = {"--schedule", "--trace", "--output",
+                                    "--input"};
+  for (int k = 0; k < 4; k++) {
+    size_t n = strlen(own[k]);
+    if (!strncmp(a, own[k], n) && (a[n] == 0 || a[n] == '='))
+      return 1;
+  }
+  return 0;
+}
+
+static int parse(int argc, char **argv, vf_opts_t *o)
+{
+  *o = (vf_opts_t){.models = 7, .dir = "."};
+  o->run_argv = calloc((size_t)argc + 3, sizeof(char *));
+  if (!o->run_argv)
+    return -1;
+  o->run_argv[o->run_argc++] = "collsim verify";
+  o->run_argv[o->run_argc++] = "--iters"; /* one call unless asked */
+  o->run_argv[o->run_argc++] = "1";
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      fputs(usage, stdout);
+      return 1;
+    }
+    int r = own_opt(o, argc, argv, &i);
+    if (r < 0)
+      return -1;
+    if (r > 0)
+      continue;
+    if (refused(argv[i])) {
+      cs_cli_error("verify", "%s is set by verify for every run: leave it out "
+                   "(see collsim help verify)", argv[i]);
+      return -1;
+    }
+    o->run_argv[o->run_argc++] = argv[i];
+  }
+  struct stat sb;
+  if (stat(o->dir, &sb) < 0 || !S_ISDIR(sb.st_mode) || access(o->dir, W_OK | X_OK) < 0) {
+    cs_cli_error("verify", "-o %s: expected a writable directory", o->dir);
+    return -1;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------ output */
+
+/* From here on the runs' output goes to the capture file. */
+static void quiet(vf_t *v)
+{
+  fflush(stdout);
+  fflush(stderr);
+  if (ftruncate(fileno(v->cap), 0) == 0)
+    rewind(v->cap);
+  dup2(fileno(v->cap), 1);
+  dup2(fileno(v->cap), 2);
+}
+
+static void loud(vf_t *v)
+{
+  fflush(stdout);
+  fflush(stderr);
+  dup2(v->saved[0], 1);
+  dup2(v->saved[1], 2);
+}
+
+/* Shows what the runs printed, naming verify where they name run. */
+static void show_captured(vf_t *v, FILE *to)
+{
+  char line[4096];
+  fflush(v->cap);
+  rewind(v->cap);
+  while (fgets(line, sizeof(line), v->cap)) {
+    char *p = strstr(line, "collsim run");
+    if (p) {
+      fprintf(to, "%.*scollsim verify%s", (int)(p - line), line, p + 11);
+    } else {
+      fputs(line, to);
+    }
+  }
+}
+
+static void progress(vf_t *v, cs_mm_t m, const cs_dpor_stats_t *st, int final)
+{
+  static uint64_t last;
+  uint64_t t = now_ns();
+  if (!v->tty || (!final && t - last < 250000000ull))
+    return;
+  last = t;
+  double s = (double)(t - v->t0) / 1e9;
+  dprintf(v->saved[1], "\rverify: %s: %llu classes, %llu executions, %.0f/s  %s",
+          cs_mm_name(m), (unsigned long long)st->classes,
+          (unsigned long long)st->executions,
+          s > 0 ? (double)st->executions / s : 0.0, final ? "\r\033[K" : "");
+}
+
+/* ------------------------------------------------------------ one run */
+
+static int run_with(vf_t *v, cs_mm_t m, cs_sched_pick_fn f, void *arg)
+{
+  v->run.sched = (cs_sched_cfg_t){.strategy = CS_SCHED_CALLBACK, .model = m,
+                                  .pick_fn = f, .pick_arg = arg};
+  v->run.schedule_str = "verify";
+  v->run.model_set = 1;
+  v->run.abort_reason = 0;
+  quiet(v);
+  int rc = cs_run_execute(&v->run);
+  loud(v);
+  if (rc != CS_EXIT_OK && rc != CS_EXIT_USAGE)
+    cs_pipe_keep_close(&v->keep); /* a fresh world for the next */
+  return rc;
+}
+
+static uint64_t fnv(uint64_t h, const uint8_t *p, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+/* --outcomes: the final state of the passing run just done (the kept
+ * world): every window, every rank's result. */
+static void note_outcome(vf_t *v)
+{
+  const cs_world_t *w = &v->keep.world;
+  if (!w->base)
+    return;
+  uint64_t h = 1469598103934665603ull;
+  uint64_t res = v->run.cfg.count * cs_dtype_size(v->run.cfg.dtype);
+  for (uint32_t r = 0; r < v->keep.nranks; r++) {
+    h = fnv(h, cs_world_window(w, r), v->keep.layout.win_bytes);
+    if (!v->run.coll)
+      h = fnv(h, cs_world_output(w, r), res);
+  }
+  for (size_t i = 0; i < v->nfp; i++)
+    if (v->fp[i] == h)
+      return;
+  if (v->nfp == v->capfp) {
+    size_t cap = v->capfp ? 2 * v->capfp : 64;
+    uint64_t *n = realloc(v->fp, cap * sizeof(*n));
+    if (!n)
+      return;
+    v->fp = n;
+    v->capfp = cap;
+  }
+  v->fp[v->nfp++] = h;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void print_outcomes(vf_t *v, cs_mm_t m)
+{
+  qsort(v->fp, v->nfp, sizeof(*v->fp), cmp_u64);
+  printf("outcomes %s: %zu:", cs_mm_name(m), v->nfp);
+  for (size_t i = 0; i < v->nfp; i++)
+    printf(" %016llx", (unsigned long long)v->fp[i]);
+  printf("\n");
+  v->nfp = 0;
+}
+
+/* ------------------------------------------------------------ verdicts */
+
+/* The failing run again, traced, its output shown; then shrunk. */
+static int counterexample(vf_t *v, cs_mm_t m, const cs_dpor_t *x)
+{
+  char path[4200], min[4300];
+  snprintf(path, sizeof(path), "%s/verify-1.cstrace", v->o.dir);
+  snprintf(min, sizeof(min), "%s/verify-1.min.cstrace", v->o.dir);
+  cs_dpor_replay_t rp;
+  rp.choice = cs_dpor_choices(x, &rp.n);
+  cs_dpor_stats_t st = cs_dpor_stats(x);
+  v->run.com.trace = path;
+  v->run.sched = (cs_sched_cfg_t){.strategy = CS_SCHED_CALLBACK, .model = m,
+                                  .pick_fn = cs_dpor_replay_pick,
+                                  .pick_arg = &rp};
+  int rc = cs_run_execute(&v->run);
+  v->run.com.trace = NULL;
+  printf("counterexample: memory model %s, class %llu (execution %llu, "
+         "%llu steps)\n  trace %s\n  reproduce: collsim replay %s\n",
+         cs_mm_name(m), (unsigned long long)st.classes,
+         (unsigned long long)st.executions, (unsigned long long)rp.n, path,
+         path);
+  if (rc == CS_EXIT_OK)
+    printf("  (the traced run passed: the failure did not repeat)\n");
+  fflush(stdout);
+  if (!v->o.no_shrink && rc != CS_EXIT_OK)
+    cs__shrink_file(path, min, 600, 1, stdout);
+  return CS_EXIT_WRONG;
+}
+
+typedef struct probe {
+  uint64_t seed;
+  double   size; /* product of the widths */
+} probe_t;
+
+static int64_t probe_pick(const cs_sched_view_t *v, void *arg)
+{
+  probe_t *p = arg;
+  p->size *= v->nenabled;
+  return (int64_t)(cs_splitmix64(&p->seed) % v->nenabled);
+}
+
+/* Knuth's estimator: the mean over random runs of the product of the
+ * number of choices along each; its spread as the standard error. */
+static int estimate(vf_t *v, cs_mm_t m)
+{
+  enum { PROBES = 20 };
+  double sum = 0, sum2 = 0, lo = INFINITY, hi = 0;
+  uint64_t t = now_ns();
+  for (int k = 0; k < PROBES; k++) {
+    probe_t p = {.seed = 0x5eed0000u + (uint64_t)k, .size = 1};
+    int rc = run_with(v, m, probe_pick, &p);
+    if (rc == CS_EXIT_USAGE) {
+      show_captured(v, stderr);
+      return rc;
+    }
+    if (rc == CS_EXIT_OK && v->o.outcomes)
+      note_outcome(v);
+    sum += p.size;
+    sum2 += p.size * p.size;
+    lo = p.size < lo ? p.size : lo;
+    hi = p.size > hi ? p.size : hi;
+  }
+  double mean = sum / PROBES, var = sum2 / PROBES - mean * mean;
+  double se = sqrt(var > 0 ? var / PROBES : 0);
+  double per = (double)(now_ns() - t) / 1e9 / PROBES;
+  printf("estimate %s: about %.3g schedules (Knuth, %d probes: +- %.2g "
+         "standard error, min %.3g, max %.3g); %.3f s per run, so the brute "
+         "force would take about %.3g s; the classes are at most that many\n",
+         cs_mm_name(m), mean, PROBES, se, lo, hi, per, mean * per);
+  if (v->o.outcomes)
+    print_outcomes(v, m);
+  return CS_EXIT_OK;
+}
+
+/* A stop asked for (SIGINT, SIGTERM, SIGHUP stay blocked between runs;
+ * a run in progress is aborted by the launcher): its number, or 0. */
+static int stop_pending(void)
+{
+  sigset_t p;
+  sigpending(&p);
+  return sigismember(&p, SIGINT) ? SIGINT : sigismember(&p, SIGTERM) ? SIGTERM
+         : sigismember(&p, SIGHUP) ? SIGHUP : 0;
+}
+
+static int interrupted(vf_t *v, cs_mm_t m, const cs_dpor_t *x)
+{
+  cs_dpor_stats_t st = cs_dpor_stats(x);
+  (void)v;
+  printf("interrupted under %s after %llu classes (%llu executions); not "
+         "verified\n", cs_mm_name(m), (unsigned long long)st.classes,
+         (unsigned long long)st.executions);
+  return CS_EXIT_ABORTED;
+}
+
+/* The search under model m. Returns the exit code; *st its counts. */
+static int search(vf_t *v, cs_mm_t m, cs_dpor_stats_t *st, int *incomplete)
+{
+  cs_dpor_t *x;
+  int mode = v->o.exhaustive ? CS_DPOR_EXHAUSTIVE : CS_DPOR_REDUCE;
+  if (cs_dpor_create(&x, m, (cs_dpor_mode_t)mode) < 0)
+    return CS_EXIT_ABORTED;
+  int code = CS_EXIT_OK, tries = 0;
+  while (code == CS_EXIT_OK && cs_dpor_next(x) == 1) {
+    *st = cs_dpor_stats(x);
+    if ((v->o.budget_ns && now_ns() - v->t0 >= v->o.budget_ns) ||
+        (v->o.max_classes && st->classes >= v->o.max_classes)) {
+      *incomplete = 1;
+      break;
+    }
+    if (stop_pending()) {
+      code = interrupted(v, m, x);
+      break;
+    }
+    int rc = run_with(v, m, cs_dpor_pick, x);
+    const char *why;
+    int d = cs_dpor_done(x, &why);
+    if (d != -EINVAL && rc != CS_EXIT_OK &&
+        v->run.abort_reason == CS_ABORT_SIGNAL) {
+      code = interrupted(v, m, x); /* the launcher took the signal */
+      break;
+    }
+    if (d == -EAGAIN && ++tries < 5) { /* docs/verify.md: a lost step */
+      cs_dpor_retry(x);
+      continue;
+    }
+    tries = 0;
+    if (d < 0) {
+      cs_cli_error("verify", "%s under %s", why, cs_mm_name(m));
+      code = CS_EXIT_ABORTED;
+    } else if (rc == CS_EXIT_USAGE) {
+      show_captured(v, stderr);
+      code = CS_EXIT_USAGE;
+    } else if (rc != CS_EXIT_OK) {
+      code = counterexample(v, m, x);
+    } else if (v->o.outcomes) {
+      note_outcome(v);
+    }
+    *st = cs_dpor_stats(x);
+    progress(v, m, st, 0);
+  }
+  *st = cs_dpor_stats(x);
+  progress(v, m, st, 1);
+  cs_dpor_destroy(x);
+  return code;
+}
+
+static void config_words(const vf_t *v, char *buf, size_t n)
+{
+  const run_opts_t *r = &v->run;
+  int k = 0;
+  for (int i = 3; i < v->o.run_argc && k < (int)n; i++)
+    k += snprintf(buf + k, n - (size_t)k, "%s%s", i > 3 ? " " : "",
+                  v->o.run_argv[i]);
+  if (v->o.run_argc <= 3)
+    snprintf(buf, n, "%u ranks x %llu", r->cfg.nranks,
+             (unsigned long long)r->cfg.count);
+}
+
+/* Every model in turn; the verdict. */
+static int verify_all(vf_t *v)
+{
+  uint64_t classes = 0, execs = 0;
+  char models[64] = "", cfg[512];
+  config_words(v, cfg, sizeof(cfg));
+  for (uint32_t m = 0; m < CS_MM_COUNT; m++) {
+    if (!(v->o.models & (1u << m)))
+      continue;
+    if (v->o.estimate) {
+      int rc = estimate(v, (cs_mm_t)m);
+      if (rc != CS_EXIT_OK)
+        return rc;
+      continue;
+    }
+    cs_dpor_stats_t st = {0};
+    int incomplete = 0;
+    uint64_t t = now_ns();
+    int rc = search(v, (cs_mm_t)m, &st, &incomplete);
+    if (rc != CS_EXIT_OK)
+      return rc;
+    printf("  %s: %llu classes, %llu executions (%llu sleep-blocked), %.1f s\n",
+           cs_mm_name((cs_mm_t)m), (unsigned long long)st.classes,
+           (unsigned long long)st.executions, (unsigned long long)st.blocked,
+           (double)(now_ns() - t) / 1e9);
+    if (v->o.outcomes)
+      print_outcomes(v, (cs_mm_t)m);
+    classes += st.classes;
+    execs += st.executions;
+    if (incomplete) {
+      printf("incomplete: %s ran out under %s after %llu classes (%llu "
+             "executions); not verified (collsim verify --estimate sizes it)\n",
+             v->o.budget_ns && now_ns() - v->t0 >= v->o.budget_ns
+                 ? "the budget" : "--max-classes",
+             cs_mm_name((cs_mm_t)m), (unsigned long long)st.classes,
+             (unsigned long long)st.executions);
+      return VF_EXIT_INCOMPLETE;
+    }
+    snprintf(models + strlen(models), sizeof(models) - strlen(models), "%s%s",
+             models[0] ? "," : "", cs_mm_name((cs_mm_t)m));
+  }
+  if (!v->o.estimate)
+    printf("verified: %s: %llu classes, %llu executions (%.2f per class), "
+           "%.1f s, models %s%s\n", cfg, (unsigned long long)classes,
+           (unsigned long long)execs,
+           classes ? (double)execs / (double)classes : 0.0,
+           (double)(now_ns() - v->t0) / 1e9, models,
+           v->o.exhaustive ? " (exhaustive)" : "");
+  return CS_EXIT_OK;
+}
+
+/* cs_run_parse with its messages naming verify. Returns its code. */
+static int parse_run(vf_t *v)
+{
+  quiet(v);
+  int rc = cs_run_parse(v->o.run_argc, v->o.run_argv, &v->run);
+  loud(v);
+  if (rc != 0)
+    show_captured(v, rc > 0 ? stdout : stderr);
+  return rc;
+}
+
+int cs_cmd_verify(int argc, char **argv)
+{
+  vf_t v = {.t0 = now_ns(), .tty = isatty(2)};
+  int rc = parse(argc, argv, &v.o);
+  if (rc != 0) {
+    free(v.o.run_argv);
+    return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+  }
+  v.cap = tmpfile();
+  v.saved[0] = dup(1);
+  v.saved[1] = dup(2);
+  if (!v.cap || v.saved[0] < 0 || v.saved[1] < 0) {
+    cs_cli_error("verify", "cannot make a temporary file: %s", strerror(errno));
+    rc = CS_EXIT_ABORTED;
+  } else if ((rc = parse_run(&v)) != 0) {
+    rc = rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+  } else {
+    v.run.cmd = "verify";
+    v.run.keep = &v.keep;
+    sigset_t stops;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGHUP);
+    sigprocmask(SIG_BLOCK, &stops, NULL);
+    rc = verify_all(&v);
+  }
+  cs_pipe_keep_close(&v.keep);
+  if (v.cap)
+    fclose(v.cap);
+  close(v.saved[0]);
+  close(v.saved[1]);
+  free(v.fp);
+  free(v.o.run_argv);
+  return rc;
+}

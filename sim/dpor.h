@@ -1,0 +1,78 @@
+/*
+ * dpor.h - every execution class of a controlled run, each explored once
+ * (source-DPOR with sleep sets), through the caller's picker.
+ *
+ * The caller runs the same configuration again and again with
+ * CS_SCHED_CALLBACK, pick_fn = cs_dpor_pick and pick_arg = the explorer:
+ *
+ *   while (cs_dpor_next(x) == 1) { run once; cs_dpor_done(x); }
+ *
+ * Each run follows a prefix of earlier choices, then takes new ones; after
+ * it, the races of the run add backtrack points. The dependence relation
+ * (docs/verify.md) is dependent() in sim/sched/dpor.c. Owns the search
+ * tree and its counts; does not own running (the caller) or outcomes.
+ */
+#ifndef CS_DPOR_H
+#define CS_DPOR_H
+
+#include <stdint.h>
+
+#include "sched.h"
+
+typedef struct cs_dpor cs_dpor_t;
+
+typedef enum cs_dpor_mode {
+  CS_DPOR_REDUCE = 0,   /* source sets + sleep sets over docs/verify.md's
+                           relation (a2a3: every event dependent) */
+  CS_DPOR_EXHAUSTIVE,   /* every schedule: no sleep sets, every enabled
+                           actor at every step (the brute force) */
+  CS_DPOR_UNSOUND,      /* tests only: every two events independent (a
+                           planted wrong relation the soundness test must
+                           catch) */
+} cs_dpor_mode_t;
+
+/* The outcome of one run for the search (cs_dpor_done). */
+enum {
+  CS_DPOR_CLASS = 0,   /* ran to its end: one class */
+  CS_DPOR_BLOCKED = 1, /* every enabled actor asleep at some step: a
+                          redundant run (run on to its end outside the
+                          tree, so the world stays clean) */
+};
+
+typedef struct cs_dpor_stats {
+  uint64_t executions; /* runs, complete or sleep-blocked */
+  uint64_t classes;    /* complete runs */
+  uint64_t blocked;    /* sleep-blocked runs */
+  uint64_t max_steps;  /* the longest run */
+} cs_dpor_stats_t;
+
+/* A new search of the runs under model m. Returns 0 or -ENOMEM. */
+int cs_dpor_create(cs_dpor_t **x, cs_mm_t m, cs_dpor_mode_t mode);
+void cs_dpor_destroy(cs_dpor_t *x);
+/* Prepares the next run: 1 (run it), 0 (every class explored). */
+int cs_dpor_next(cs_dpor_t *x);
+/* The picker (pick_arg = x). Stops the run (-1) only when it goes wrong
+ * (see cs_dpor_done). */
+int64_t cs_dpor_pick(const cs_sched_view_t *v, void *arg);
+/* After the run: CS_DPOR_CLASS, CS_DPOR_BLOCKED, or a negative error with
+ * a sentence in *why: the run differed from an earlier one with the same
+ * prefix (not deterministic), or a post found its DMA queue full (the
+ * relation assumes room). */
+int cs_dpor_done(cs_dpor_t *x, const char **why);
+/* After cs_dpor_done said -EAGAIN (the run ended with posted ops never
+ * landed, which a controlled run must not do: the engine lost a step):
+ * forget that run; the next one takes the same choices again. */
+void cs_dpor_retry(cs_dpor_t *x);
+cs_dpor_stats_t cs_dpor_stats(const cs_dpor_t *x);
+/* The last run's choices (indices into each step's enabled actors), for
+ * running it again (cs_dpor_replay_pick). *n: how many. */
+const uint32_t *cs_dpor_choices(const cs_dpor_t *x, uint64_t *n);
+
+/* A picker that takes the choices at `arg` (a cs_dpor_replay_t) in turn. */
+typedef struct cs_dpor_replay {
+  const uint32_t *choice;
+  uint64_t        n;
+} cs_dpor_replay_t;
+int64_t cs_dpor_replay_pick(const cs_sched_view_t *v, void *arg);
+
+#endif

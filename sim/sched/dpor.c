@@ -1,0 +1,612 @@
+/*
+ * dpor.c - source-DPOR with sleep sets over controlled runs (sim/dpor.h):
+ * the search tree of one run after another, the dependence relation of
+ * docs/verify.md (dependent()), the races of a finished run and the
+ * backtrack points they add.
+ *
+ * A node is a step of the current run: the actors enabled there with
+ * their pending events, its sleep set, the actors explored from it (done)
+ * and the ones still to explore (bt, a superset of done). The picker
+ * follows the nodes of the prefix, then makes new ones. Owns only this
+ * tree; the caller runs the world.
+ */
+#include "../dpor.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DMA_KEY (1ull << 62)
+
+/* An actor and its pending event. postno: for a rank's posting event
+ * (store, put, notify under fifo/relaxed/a2a3), its post number, which is
+ * the DMA id its op will get; else 0. */
+typedef struct pev {
+  uint64_t       key;
+  uint64_t       postno;
+  cs_trace_rec_t rec;
+} pev_t;
+
+typedef struct node {
+  pev_t    *en;     /* enabled actors, in the view's order */
+  uint32_t  nen;
+  uint32_t  chosen; /* index into en of the step taken */
+  pev_t    *sleep;
+  uint32_t  nsleep;
+  uint64_t *done, *bt;
+  uint32_t  ndone, nbt;
+  uint64_t  next_key; /* the branch to take next (the prefix's last node) */
+} node_t;
+
+struct cs_dpor {
+  cs_mm_t        model;
+  cs_dpor_mode_t mode;
+  cs_layout_t    layout;
+  int            have_layout;
+  node_t        *node;
+  uint64_t       nnode, capnode;
+  uint64_t       plen;   /* this run follows nodes [0, plen) */
+  uint64_t       len;    /* steps picked in this run */
+  uint64_t       depth;  /* of them, steps in the tree (before a block) */
+  uint32_t      *choice; /* len */
+  uint64_t       capchoice;
+  uint64_t       posts[CS_MAX_RANKS]; /* posts in the tree, per rank */
+  uint64_t       npost[CS_MAX_RANKS], nland[CS_MAX_RANKS]; /* whole run */
+  int            started, blocked;
+  const char    *err;
+  uint64_t      *hb;     /* len x words bits: happens-before */
+  size_t         hbcap;
+  cs_dpor_stats_t st;
+};
+
+/* ------------------------------------------------------------ sets */
+
+static int has_key(const uint64_t *s, uint32_t n, uint64_t k)
+{
+  for (uint32_t i = 0; i < n; i++)
+    if (s[i] == k)
+      return 1;
+  return 0;
+}
+
+static int asleep(const node_t *nd, uint64_t k)
+{
+  for (uint32_t i = 0; i < nd->nsleep; i++)
+    if (nd->sleep[i].key == k)
+      return 1;
+  return 0;
+}
+
+/* Adds k to a key set of at most `cap` (the node's enabled count). */
+static void add_key(uint64_t *s, uint32_t *n, uint64_t k)
+{
+  if (!has_key(s, *n, k))
+    s[(*n)++] = k;
+}
+
+static int en_index(const pev_t *en, uint32_t n, uint64_t k)
+{
+  for (uint32_t i = 0; i < n; i++)
+    if (en[i].key == k)
+      return (int)i;
+  return -1;
+}
+
+/* ------------------------------------------------- the relation */
+
+typedef struct fp {
+  uint32_t win;    /* whose window */
+  uint64_t lo, hi; /* bytes [lo, hi) */
+  int      wr;     /* writes (a wait counts as one) */
+  int      add;    /* an AtomicAdd notify: commutes with another */
+} fp_t;
+
+static int is_land(const pev_t *e) { return e->rec.kind == CS_TR_DMA_POST; }
+
+static int is_post_kind(cs_mm_t m, uint32_t kind)
+{
+  return m != CS_MM_SC &&
+         (kind == CS_EV_STORE || kind == CS_EV_PUT || kind == CS_EV_NOTIFY);
+}
+
+/* The byte range of a data access (a 2-D one from its first row to the
+ * last row's end) or of a signal cell; a slot or cell out of range (the
+ * run faults there) is the whole window. */
+static void range_of(const cs_dpor_t *x, const cs_trace_rec_t *r, int cell,
+                     fp_t *f)
+{
+  const cs_layout_t *l = &x->layout;
+  f->lo = 0;
+  f->hi = UINT64_MAX;
+  if (r->slot >= l->nslots)
+    return;
+  const cs_slot_t *s = &l->slot[r->slot];
+  if (cell) {
+    if (!cs_slot_cell_ok(s, r->cell))
+      return;
+    f->lo = cs_slot_cell_off(s, r->cell);
+    f->hi = f->lo + 4;
+    return;
+  }
+  uint64_t elems = r->phys > r->valid ? r->phys : r->valid;
+  uint64_t rows = r->cell > 1 ? r->cell : 1;
+  uint64_t span = (rows - 1) * (uint64_t)(uint32_t)r->value + elems;
+  f->lo = s->off + r->elem_off * s->esize;
+  f->hi = f->lo + span * s->esize;
+}
+
+/* What event e does to window bytes: 0 nothing, 1 *f. */
+static int footprint(const cs_dpor_t *x, const pev_t *e, fp_t *f)
+{
+  const cs_trace_rec_t *r = &e->rec;
+  uint32_t kind = is_land(e) ? r->round : r->kind;
+  int takes_effect = is_land(e) || !is_post_kind(x->model, kind);
+  f->win = r->peer;
+  f->add = 0;
+  f->wr = 1;
+  switch (kind) {
+  case CS_EV_LOAD:
+    f->wr = 0;
+    range_of(x, r, 0, f);
+    return 1;
+  case CS_EV_READ:
+    f->wr = 0;
+    range_of(x, r, 1, f);
+    return 1;
+  case CS_EV_STORE:
+  case CS_EV_PUT:
+    range_of(x, r, 0, f);
+    return takes_effect;
+  case CS_EV_NOTIFY:
+    f->add = r->opcmp == CS_NOTIFY_ADD;
+    range_of(x, r, 1, f);
+    return takes_effect;
+  case CS_EV_WAIT:
+    f->win = r->rank; /* its own cell, read and (self-clearing) written */
+    range_of(x, r, 1, f);
+    return 1;
+  default:
+    return 0; /* fences (below), reduce, mark, dcci outside a2a3 */
+  }
+}
+
+static int conflict(const fp_t *a, const fp_t *b)
+{
+  return a->win == b->win && a->lo < b->hi && b->lo < a->hi &&
+         (a->wr || b->wr) && !(a->add && b->add);
+}
+
+/* A landing and an event of the rank whose queue it is. */
+static int queue_dep(const pev_t *land, const pev_t *r)
+{
+  return r->rec.rank == land->rec.rank && !is_land(r) &&
+         (cs_ev_is_ordering(r->rec.kind) || r->postno == land->rec.dma_id);
+}
+
+/* docs/verify.md, "The equivalence": whether a and b are dependent. */
+static int dependent(const cs_dpor_t *x, const pev_t *a, const pev_t *b)
+{
+  if (x->mode == CS_DPOR_UNSOUND)
+    return 0;
+  if (a->key == b->key || x->mode == CS_DPOR_EXHAUSTIVE ||
+      x->model == CS_MM_A2A3)
+    return 1;
+  if ((is_land(a) && queue_dep(a, b)) || (is_land(b) && queue_dep(b, a)))
+    return 1;
+  fp_t fa, fb;
+  return footprint(x, a, &fa) && footprint(x, b, &fb) && conflict(&fa, &fb);
+}
+
+/* ------------------------------------------------------------ tree */
+
+int cs_dpor_create(cs_dpor_t **out, cs_mm_t m, cs_dpor_mode_t mode)
+{
+  cs_dpor_t *x = calloc(1, sizeof(*x));
+  if (!x)
+    return -ENOMEM;
+  x->model = m;
+  x->mode = mode;
+  *out = x;
+  return 0;
+}
+
+static void free_node(node_t *nd)
+{
+  free(nd->en);
+  free(nd->sleep);
+  free(nd->done);
+  free(nd->bt);
+  memset(nd, 0, sizeof(*nd));
+}
+
+void cs_dpor_destroy(cs_dpor_t *x)
+{
+  if (!x)
+    return;
+  for (uint64_t i = 0; i < x->nnode; i++)
+    free_node(&x->node[i]);
+  free(x->node);
+  free(x->choice);
+  free(x->hb);
+  free(x);
+}
+
+static void start_run(cs_dpor_t *x)
+{
+  x->len = 0;
+  x->depth = 0;
+  x->blocked = 0;
+  x->err = NULL;
+  memset(x->posts, 0, sizeof(x->posts));
+  memset(x->npost, 0, sizeof(x->npost));
+  memset(x->nland, 0, sizeof(x->nland));
+}
+
+void cs_dpor_retry(cs_dpor_t *x)
+{
+  while (x->nnode > x->plen)
+    free_node(&x->node[--x->nnode]);
+  if (x->plen) {
+    node_t *nd = &x->node[x->plen - 1];
+    for (uint32_t i = 0; i < nd->ndone; i++)
+      if (nd->done[i] == nd->next_key)
+        nd->done[i] = nd->done[--nd->ndone];
+  }
+  start_run(x);
+}
+
+/* The deepest node with an actor to explore that is neither explored nor
+ * asleep: it becomes the prefix's last node. */
+int cs_dpor_next(cs_dpor_t *x)
+{
+  start_run(x);
+  if (!x->started) {
+    x->started = 1;
+    x->plen = 0;
+    return 1;
+  }
+  while (x->nnode) {
+    node_t *nd = &x->node[x->nnode - 1];
+    for (uint32_t i = 0; i < nd->nbt; i++) {
+      uint64_t k = nd->bt[i];
+      if (!has_key(nd->done, nd->ndone, k) && !asleep(nd, k)) {
+        nd->next_key = k;
+        x->plen = x->nnode;
+        return 1;
+      }
+    }
+    free_node(nd);
+    x->nnode--;
+  }
+  return 0;
+}
+
+cs_dpor_stats_t cs_dpor_stats(const cs_dpor_t *x) { return x->st; }
+
+const uint32_t *cs_dpor_choices(const cs_dpor_t *x, uint64_t *n)
+{
+  *n = x->len;
+  return x->choice;
+}
+
+/* ------------------------------------------------------------ picking */
+
+static uint64_t key_of(const cs_dpor_t *x, const cs_sched_actor_view_t *a)
+{
+  if (a->op < 0)
+    return a->rank;
+  uint64_t k = DMA_KEY | (uint64_t)a->rank << 40;
+  return x->model == CS_MM_FIFO ? k : k | (a->rec.dma_id & ((1ull << 40) - 1));
+}
+
+static int fill_en(cs_dpor_t *x, const cs_sched_view_t *v, pev_t *en)
+{
+  for (uint32_t i = 0; i < v->nenabled; i++) {
+    const cs_sched_actor_view_t *a = &v->en[i];
+    en[i].key = key_of(x, a);
+    en[i].rec = a->rec;
+    en[i].postno = a->op < 0 && is_post_kind(x->model, a->rec.kind) &&
+                           a->rank < CS_MAX_RANKS
+                       ? x->posts[a->rank] + 1 : 0;
+  }
+  return 0;
+}
+
+/* A rank whose post is not enabled: its queue or arena is full, which the
+ * relation does not cover (a landing would enable it). */
+static int queue_full(const cs_dpor_t *x, const cs_sched_view_t *v)
+{
+  if (x->model == CS_MM_A2A3 || x->mode != CS_DPOR_REDUCE)
+    return 0;
+  for (uint32_t r = 0; r < v->nranks; r++)
+    if (v->rank[r].state == CS_VIEW_POSTED && !v->rank[r].enabled &&
+        is_post_kind(x->model, v->rank[r].rec.kind))
+      return 1;
+  return 0;
+}
+
+static int grow(cs_dpor_t *x)
+{
+  if (x->nnode < x->capnode)
+    return 0;
+  uint64_t cap = x->capnode ? 2 * x->capnode : 256;
+  node_t *nn = realloc(x->node, cap * sizeof(*nn));
+  if (!nn)
+    return -1;
+  x->node = nn;
+  memset(nn + x->capnode, 0, (cap - x->capnode) * sizeof(*nn));
+  x->capnode = cap;
+  return 0;
+}
+
+/* Records choice c of step i (every step, in the tree or not), and
+ * counts posts and landings. */
+static int take(cs_dpor_t *x, const cs_sched_view_t *v, uint64_t i, int64_t c)
+{
+  const cs_sched_actor_view_t *a = &v->en[c];
+  if (a->rank < CS_MAX_RANKS && a->op >= 0)
+    x->nland[a->rank]++;
+  else if (a->rank < CS_MAX_RANKS && is_post_kind(x->model, a->rec.kind))
+    x->npost[a->rank]++;
+  if (i >= x->capchoice) {
+    uint64_t cap = x->capchoice ? 2 * x->capchoice : 256;
+    uint32_t *n = realloc(x->choice, cap * sizeof(*n));
+    if (!n) {
+      x->err = "out of memory";
+      return -1;
+    }
+    x->choice = n;
+    x->capchoice = cap;
+  }
+  x->choice[i] = (uint32_t)c;
+  x->len = i + 1;
+  return (int)c;
+}
+
+/* The sleep set of a new node after its parent p took p->en[p->chosen]:
+ * p's sleepers and its explored siblings, those independent of it. */
+static int inherit_sleep(cs_dpor_t *x, const node_t *p, node_t *nd)
+{
+  const pev_t *t = &p->en[p->chosen];
+  nd->sleep = malloc((p->nsleep + p->nen + 1) * sizeof(pev_t));
+  if (!nd->sleep)
+    return -1;
+  for (uint32_t i = 0; i < p->nsleep + p->nen; i++) {
+    const pev_t *c = i < p->nsleep ? &p->sleep[i] : &p->en[i - p->nsleep];
+    if (i >= p->nsleep && (!has_key(p->done, p->ndone, c->key) ||
+                           c->key == t->key))
+      continue;
+    if (!asleep(nd, c->key) && !dependent(x, c, t))
+      nd->sleep[nd->nsleep++] = *c;
+  }
+  return 0;
+}
+
+/* A new node at step i; returns the index to take, -1 blocked, -2 error. */
+static int64_t new_node(cs_dpor_t *x, const cs_sched_view_t *v, uint64_t i)
+{
+  if (grow(x) < 0)
+    return -2;
+  node_t *nd = &x->node[x->nnode++];
+  uint32_t n = v->nenabled;
+  nd->en = malloc(n * sizeof(pev_t));
+  nd->done = malloc(n * sizeof(uint64_t));
+  nd->bt = malloc(n * sizeof(uint64_t));
+  if (!nd->en || !nd->done || !nd->bt)
+    return -2;
+  nd->nen = n;
+  fill_en(x, v, nd->en);
+  if (i > 0 && x->mode != CS_DPOR_EXHAUSTIVE &&
+      inherit_sleep(x, &x->node[i - 1], nd) < 0)
+    return -2;
+  int64_t c = -1;
+  for (uint32_t k = 0; k < n && c < 0; k++)
+    if (!asleep(nd, nd->en[k].key))
+      c = k;
+  if (c < 0) {
+    free_node(nd);
+    x->nnode--;
+    return -1;
+  }
+  nd->chosen = (uint32_t)c;
+  add_key(nd->done, &nd->ndone, nd->en[c].key);
+  add_key(nd->bt, &nd->nbt, nd->en[c].key);
+  for (uint32_t k = 0; x->mode == CS_DPOR_EXHAUSTIVE && k < n; k++)
+    add_key(nd->bt, &nd->nbt, nd->en[k].key);
+  return c;
+}
+
+/* A node of the prefix: the same actor as before (the prefix's last node:
+ * the branch to take), found by key; the same event, or the run is not
+ * deterministic. */
+static int64_t old_node(cs_dpor_t *x, const cs_sched_view_t *v, uint64_t i)
+{
+  node_t *nd = &x->node[i];
+  if (v->nenabled != nd->nen)
+    return -2;
+  pev_t en[v->nenabled];
+  fill_en(x, v, en);
+  uint64_t k = i + 1 == x->plen ? nd->next_key : nd->en[nd->chosen].key;
+  int c = en_index(en, v->nenabled, k);
+  if (c < 0 || memcmp(&en[c].rec.elem_off, &nd->en[c].rec.elem_off, 48) != 0)
+    return -2;
+  if (i + 1 == x->plen) {
+    nd->chosen = (uint32_t)c;
+    nd->en[c] = en[c];
+    add_key(nd->done, &nd->ndone, k);
+  }
+  return c;
+}
+
+int64_t cs_dpor_pick(const cs_sched_view_t *v, void *arg)
+{
+  cs_dpor_t *x = arg;
+  uint64_t i = v->step;
+  if (x->err)
+    return -1;
+  if (!x->have_layout) {
+    x->layout = v->w->ctl->layout;
+    x->have_layout = 1;
+  }
+  if (i != x->len) {
+    x->err = "a step was taken without the picker";
+    return -1;
+  }
+  if (x->blocked) /* past a block: run to the end, outside the tree */
+    return take(x, v, i, 0);
+  if (queue_full(x, v)) {
+    x->err = "a post found its DMA queue full (verify assumes room)";
+    return -1;
+  }
+  int64_t c = i < x->plen ? old_node(x, v, i) : new_node(x, v, i);
+  if (c == -1) {
+    x->blocked = 1; /* every enabled actor asleep: a redundant run */
+    return take(x, v, i, 0);
+  }
+  if (c < 0) {
+    x->err = i < x->plen ? "the run is not deterministic: the same choices "
+                           "met other events"
+                         : "out of memory";
+    return -1;
+  }
+  const pev_t *e = &x->node[i].en[c];
+  if (e->postno && e->rec.rank < CS_MAX_RANKS)
+    x->posts[e->rec.rank]++;
+  x->depth = i + 1;
+  return take(x, v, i, c);
+}
+
+int64_t cs_dpor_replay_pick(const cs_sched_view_t *v, void *arg)
+{
+  const cs_dpor_replay_t *r = arg;
+  if (v->step >= r->n || r->choice[v->step] >= v->nenabled)
+    return -1;
+  return r->choice[v->step];
+}
+
+/* ------------------------------------------------------------ races */
+
+static const pev_t *ev_at(const cs_dpor_t *x, uint64_t k)
+{
+  return &x->node[k].en[x->node[k].chosen];
+}
+
+#define BIT(hb, w, k, j) ((hb)[(k) * (w) + (j) / 64] >> ((j) % 64) & 1)
+
+/* hb[k]: the steps before k that happen before it (a chain of dependent
+ * steps, program order included). */
+static int happens_before(cs_dpor_t *x, uint64_t n, uint64_t w)
+{
+  size_t need = (size_t)(n * w);
+  if (need > x->hbcap) {
+    uint64_t *h = realloc(x->hb, need * sizeof(uint64_t));
+    if (!h)
+      return -1;
+    x->hb = h;
+    x->hbcap = need;
+  }
+  memset(x->hb, 0, need * sizeof(uint64_t));
+  for (uint64_t k = 0; k < n; k++) {
+    uint64_t *hk = x->hb + k * w;
+    for (uint64_t j = k; j-- > 0;) {
+      if (BIT(x->hb, w, k, j) || !dependent(x, ev_at(x, j), ev_at(x, k)))
+        continue;
+      const uint64_t *hj = x->hb + j * w;
+      for (uint64_t q = 0; q < w; q++)
+        hk[q] |= hj[q];
+      hk[j / 64] |= 1ull << (j % 64);
+    }
+  }
+  return 0;
+}
+
+/* The race j < k: at node j, some initial of v (the steps after j not
+ * after it in happens-before, then k) must be in the backtrack set. */
+static void reverse(cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
+{
+  node_t *nd = &x->node[j];
+  uint64_t v[k - j], nv = 0;
+  for (uint64_t m = j + 1; m < k; m++)
+    if (!BIT(x->hb, w, m, j))
+      v[nv++] = m;
+  v[nv++] = k;
+  int pick = -1, sleeping = -1;
+  for (uint64_t a = 0; a < nv; a++) {
+    uint64_t key = ev_at(x, v[a])->key;
+    int first = 1, initial = 1;
+    for (uint64_t b = 0; b < a && first; b++) {
+      first = ev_at(x, v[b])->key != key;
+      initial = initial && !BIT(x->hb, w, v[a], v[b]);
+    }
+    if (!first || !initial)
+      continue;
+    if (has_key(nd->bt, nd->nbt, key))
+      return; /* an initial is there already */
+    int e = en_index(nd->en, nd->nen, key);
+    if (e >= 0 && !asleep(nd, key) && pick < 0)
+      pick = e;
+    if (e >= 0 && sleeping < 0)
+      sleeping = e;
+  }
+  if (pick < 0)
+    pick = sleeping;
+  /* No initial enabled at j: only k's actor can be (every other initial
+   * ran later with nothing it depends on in between), so step j enabled
+   * it and the race cannot be reversed. */
+  if (pick >= 0)
+    add_key(nd->bt, &nd->nbt, nd->en[pick].key);
+}
+
+/* Whether j -> k is a race: different actors, dependent, and no step in
+ * between after j and before k. */
+static int is_race(const cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
+{
+  const pev_t *a = ev_at(x, j), *b = ev_at(x, k);
+  if (a->key == b->key || !dependent(x, a, b))
+    return 0;
+  for (uint64_t m = j + 1; m < k; m++)
+    if (BIT(x->hb, w, m, j) && BIT(x->hb, w, k, m))
+      return 0;
+  return 1;
+}
+
+static int races(cs_dpor_t *x)
+{
+  uint64_t n = x->depth, w = (n + 63) / 64;
+  if (n == 0)
+    return 0;
+  if (happens_before(x, n, w) < 0)
+    return -1;
+  uint64_t from = x->plen ? x->plen - 1 : 0; /* earlier ones: seen before */
+  for (uint64_t k = from; k < n; k++)
+    for (uint64_t j = k; j-- > 0;)
+      if (is_race(x, j, k, w))
+        reverse(x, j, k, w);
+  return 0;
+}
+
+int cs_dpor_done(cs_dpor_t *x, const char **why)
+{
+  *why = NULL;
+  if (x->err) {
+    *why = x->err;
+    return -EINVAL;
+  }
+  for (uint32_t r = 0; r < CS_MAX_RANKS; r++)
+    if (x->npost[r] != x->nland[r]) {
+      *why = "the run ended with posted DMA ops not landed";
+      return -EAGAIN;
+    }
+  x->st.executions++;
+  if (x->len > x->st.max_steps)
+    x->st.max_steps = x->len;
+  if (x->blocked)
+    x->st.blocked++;
+  else
+    x->st.classes++;
+  if (x->mode != CS_DPOR_EXHAUSTIVE && races(x) < 0) {
+    *why = "out of memory";
+    return -ENOMEM;
+  }
+  return x->blocked ? CS_DPOR_BLOCKED : CS_DPOR_CLASS;
+}

@@ -1,0 +1,653 @@
+/*
+ * test_verify.c - the reduction of `collsim verify` (sim/dpor.h) held to
+ * brute force: small device-API programs on real forked ranks, every
+ * schedule enumerated by a plain depth-first walk of the scheduler's
+ * choices (the walk of test_litmus.c, written here again, sharing no code
+ * with the explorer), and the set of outcomes (every rank's registers and
+ * a hash of every window after the run) the explorer reaches must equal
+ * the brute force's, with no more runs. A planted wrong relation (every
+ * two events independent) must miss outcomes, so the comparison can fail.
+ * The CLI's own agreement on collectives is in test_verify_cli.c.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <unistd.h>
+
+#include "../sim/dpor.h"
+#include "../sim/launch.h"
+#include "../sim/sched.h"
+#include "harness.h"
+
+enum { DATA = 0, FLAG = 1 };
+#define CELLS 32u
+#define NREG 4
+#define MAXSTEPS 512
+#define MAXOUT 64
+
+static int32_t (*regs)[NREG];
+
+typedef struct prog {
+  const char *name;
+  uint32_t nranks;
+  int (*body)(cs_dev_t *d, void *arg);
+} prog_t;
+
+/* ---------------------------------------------------------- helpers */
+
+static void put1(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
+                 int32_t v)
+{
+  cs_tile_t t;
+  cr_assert_eq(cs_tile_init(&t, 4, 16), 0);
+  ((int32_t *)t.buf)[0] = v;
+  ((int32_t *)t.buf)[1] = v + 10;
+  if (peer == cs_dev_rank(d))
+    cs_store(d, &t, slot, cell, 2);
+  else
+    cs_put(d, &t, peer, slot, cell, 2);
+  cs_tile_fini(&t);
+}
+
+static int32_t load1(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell)
+{
+  cs_tile_t t;
+  cr_assert_eq(cs_tile_init(&t, 4, 16), 0);
+  cs_load(d, &t, peer, slot, cell, 1, 1);
+  int32_t v = ((int32_t *)t.buf)[0];
+  cs_tile_fini(&t);
+  return v;
+}
+
+#define ME(d) cs_dev_rank(d)
+
+/* ---------------------------------------------------------- programs */
+
+/* Message passing without a fence: put; notify || wait; load. */
+static int mp(cs_dev_t *d, void *a)
+{
+  (void)a;
+  if (ME(d) == 1) {
+    cs_wait(d, FLAG, 0, CS_CMP_GE, 1);
+    regs[1][0] = load1(d, 1, DATA, 0);
+    return 0;
+  }
+  put1(d, 1, DATA, 0, 1);
+  cs_notify(d, 1, FLAG, 0, CS_NOTIFY_ADD, 1);
+  return 0;
+}
+
+/* The same with a fence between put and notify. */
+static int mp_fence(cs_dev_t *d, void *a)
+{
+  (void)a;
+  if (ME(d) == 1) {
+    cs_wait(d, FLAG, 0, CS_CMP_GE, 1);
+    regs[1][0] = load1(d, 1, DATA, 0);
+    return 0;
+  }
+  put1(d, 1, DATA, 0, 1);
+  cs_fence(d);
+  cs_notify(d, 1, FLAG, 0, CS_NOTIFY_ADD, 1);
+  return 0;
+}
+
+/* Two adders of one cell of rank 2; rank 2 keeps what its wait saw. */
+static int wait_value(cs_dev_t *d, void *a)
+{
+  (void)a;
+  if (ME(d) < 2) {
+    cs_notify(d, 2, FLAG, 0, CS_NOTIFY_ADD, 1 + (int32_t)ME(d));
+    return 0;
+  }
+  regs[2][0] = cs_wait(d, FLAG, 0, CS_CMP_GE, 1);
+  regs[2][1] = cs_read_cell(d, 2, FLAG, 0);
+  return 0;
+}
+
+/* Set and Add on one cell, and a reader of it. */
+static int set_add_read(cs_dev_t *d, void *a)
+{
+  (void)a;
+  if (ME(d) == 0)
+    cs_notify(d, 1, FLAG, 3, CS_NOTIFY_SET, 5);
+  else
+    cs_notify(d, 1, FLAG, 3, CS_NOTIFY_ADD, 2);
+  if (ME(d) == 1)
+    regs[1][0] = cs_read_cell(d, 1, FLAG, 3);
+  return 0;
+}
+
+/* Overlapping puts of two writers into rank 2; rank 2 loads both cells
+ * once a flag says one of them is done. */
+static int overlap(cs_dev_t *d, void *a)
+{
+  (void)a;
+  if (ME(d) < 2) {
+    put1(d, 2, DATA, ME(d), 1 + (int32_t)ME(d)); /* cells [r, r+2) */
+    cs_notify(d, 2, FLAG, 0, CS_NOTIFY_ADD, 1);
+    return 0;
+  }
+  cs_wait(d, FLAG, 0, CS_CMP_GE, 1);
+  regs[2][0] = load1(d, 2, DATA, 0);
+  regs[2][1] = load1(d, 2, DATA, 1);
+  regs[2][2] = load1(d, 2, DATA, 2);
+  return 0;
+}
+
+/* Disjoint puts, then loads of one's own and the other's cell: many
+ * schedules, few classes. */
+static int independent(cs_dev_t *d, void *a)
+{
+  (void)a;
+  uint32_t me = ME(d), other = 1 - me;
+  put1(d, me, DATA, 4 * me, 7);
+  put1(d, other, DATA, 8 + 4 * me, 9);
+  regs[me][0] = load1(d, me, DATA, 8 + 4 * other);
+  return 0;
+}
+
+/* A store of one's own, and a load of it with no fence. */
+static int own(cs_dev_t *d, void *a)
+{
+  (void)a;
+  put1(d, ME(d), DATA, 0, 1);
+  regs[ME(d)][0] = load1(d, ME(d), DATA, 0);
+  regs[ME(d)][1] = load1(d, 1 - ME(d), DATA, 1);
+  return 0;
+}
+
+/* A wait for == 1 that later adds can make false: whoever gets there. */
+static int wait_eq(cs_dev_t *d, void *a)
+{
+  (void)a;
+  if (ME(d) == 2) {
+    regs[2][0] = cs_wait(d, FLAG, 0, CS_CMP_GE, 1);
+    regs[2][1] = load1(d, 2, DATA, 0);
+    return 0;
+  }
+  if (ME(d) == 0) {
+    put1(d, 2, DATA, 0, 3);
+    cs_notify(d, 2, FLAG, 0, CS_NOTIFY_ADD, 1);
+  } else {
+    cs_notify(d, 2, FLAG, 0, CS_NOTIFY_ADD, 1);
+    put1(d, 2, DATA, 1, 4);
+  }
+  return 0;
+}
+
+static const prog_t progs[] = {
+  {"MP", 2, mp},
+  {"MP+fence", 2, mp_fence},
+  {"WAIT-VALUE", 3, wait_value},
+  {"SET+ADD+READ", 2, set_add_read},
+  {"OVERLAP", 3, overlap},
+  {"INDEPENDENT", 2, independent},
+  {"OWN", 2, own},
+  {"WAIT-RACE", 3, wait_eq},
+};
+#define NPROGS (sizeof(progs) / sizeof(progs[0]))
+
+/* ------------------------------------------------- brute force */
+
+typedef struct dfs {
+  uint32_t plen, pre[MAXSTEPS], taken[MAXSTEPS], width[MAXSTEPS], len;
+  int bad;
+  int64_t unlanded; /* posts minus landings in this run */
+} dfs_t;
+
+/* Whether the chosen actor posts (counted up) or lands (down): a run
+ * that ends with a post never landed lost a step in the engine and is
+ * run again (see the note in docs/verify.md). */
+static int64_t posts_minus_lands(cs_mm_t m, const cs_sched_actor_view_t *a)
+{
+  if (a->op >= 0)
+    return -1;
+  uint32_t k = a->rec.kind;
+  return m != CS_MM_SC && (k == CS_EV_STORE || k == CS_EV_PUT ||
+                           k == CS_EV_NOTIFY);
+}
+
+static cs_mm_t dfs_model;
+
+static int64_t dfs_pick(const cs_sched_view_t *v, void *arg)
+{
+  dfs_t *s = arg;
+  uint64_t i = v->step;
+  if (i >= MAXSTEPS) {
+    s->bad = 1;
+    return -1;
+  }
+  uint32_t c = i < s->plen ? s->pre[i] : 0;
+  if (c >= v->nenabled) {
+    s->bad = 1;
+    return -1;
+  }
+  s->taken[i] = c;
+  s->width[i] = v->nenabled;
+  s->unlanded += posts_minus_lands(dfs_model, &v->en[c]);
+  s->len = (uint32_t)i + 1;
+  return c;
+}
+
+static int dfs_next(dfs_t *s)
+{
+  int64_t j = (int64_t)s->len - 1;
+  while (j >= 0 && s->taken[j] + 1 >= s->width[j])
+    j--;
+  if (j < 0)
+    return 0;
+  memcpy(s->pre, s->taken, (size_t)j * sizeof(s->pre[0]));
+  s->pre[j] = s->taken[j] + 1;
+  s->plen = (uint32_t)j + 1;
+  return 1;
+}
+
+/* ------------------------------------------------- one world, many runs */
+
+typedef struct outs {
+  char o[MAXOUT][160];
+  uint32_t n;
+} outs_t;
+
+typedef struct bed {
+  cs_world_t w;
+  cs_layout_t l;
+  cs_world_opts_t wo;
+  cs_launch_pool_t *pool;
+  FILE *rep;
+  uint32_t n;
+} bed_t;
+
+static void bed_open(bed_t *b, uint32_t n)
+{
+  memset(b, 0, sizeof(*b));
+  b->n = n;
+  cs_layout_init(&b->l, 64);
+  cs_layout_add(&b->l, "data", CELLS * 4, 4);
+  cs_layout_add(&b->l, "flag", CELLS * 4, 4);
+  b->wo = (cs_world_opts_t){.io_bytes = 4096, .timeout_ns = 10000000000ull,
+                            .sched_bytes = cs_sched_area_bytes(n, 4096)};
+  cr_assert_eq(cs_world_create(&b->w, &b->l, n, &b->wo), 0);
+  cr_assert_eq(cs_launch_pool_open(&b->pool, n), 0);
+  b->rep = tmpfile();
+  cr_assert_not_null(b->rep);
+}
+
+static void bed_close(bed_t *b)
+{
+  fclose(b->rep);
+  cs_launch_pool_close(b->pool);
+  cs_world_destroy(&b->w);
+}
+
+static uint64_t fnv(const uint8_t *p, size_t n)
+{
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+/* The outcome of the run just done: registers, a hash of each window's
+ * two slots (data, then flag: the first 2 x CELLS x 4 bytes). */
+static void outcome(const bed_t *b, outs_t *o)
+{
+  char buf[160];
+  int k = 0;
+  for (uint32_t r = 0; r < b->n; r++) {
+    k += snprintf(buf + k, sizeof(buf) - (size_t)k, "%d,%d,%d/%llx ",
+                  regs[r][0], regs[r][1], regs[r][2],
+                  (unsigned long long)(fnv(cs_world_window(&b->w, r),
+                                           2 * CELLS * 4) & 0xffffff));
+  }
+  for (uint32_t i = 0; i < o->n; i++)
+    if (!strcmp(o->o[i], buf))
+      return;
+  cr_assert_lt(o->n, MAXOUT);
+  snprintf(o->o[o->n++], sizeof(o->o[0]), "%s", buf);
+}
+
+/* One run with picker f, on a fresh state; returns cs_launch's code. */
+static int run_once(bed_t *b, const prog_t *p, cs_mm_t m, cs_sched_pick_fn f,
+                    void *arg)
+{
+  cs_sched_cfg_t sc = {.strategy = CS_SCHED_CALLBACK, .model = m,
+                       .pick_fn = f, .pick_arg = arg};
+  cs_launch_opts_t lo = {.report = b->rep, .sched = &sc, .pool = b->pool};
+  cs_launch_result_t res;
+  if (cs_launch_pool_alive(b->pool)) {
+    cs_launch_pool_reset(b->pool, &b->w);
+  } else { /* a fresh world after a run that did not end cleanly */
+    cs_world_destroy(&b->w);
+    cr_assert_eq(cs_world_create(&b->w, &b->l, b->n, &b->wo), 0);
+  }
+  memset(regs, 0, 4096);
+  return cs_launch(&b->w, p->body, NULL, &lo, &res);
+}
+
+static uint64_t brute(const prog_t *p, cs_mm_t m, outs_t *o)
+{
+  bed_t b;
+  bed_open(&b, p->nranks);
+  static dfs_t s;
+  memset(&s, 0, sizeof(s));
+  uint64_t runs = 0;
+  dfs_model = m;
+  do {
+    int rc, tries = 0;
+    do {
+      s.len = 0;
+      s.unlanded = 0;
+      rc = run_once(&b, p, m, dfs_pick, &s); /* lost a step: again */
+    } while (s.unlanded && ++tries < 5);
+    cr_assert(!s.bad && rc == 0 && !s.unlanded, "%s/%s: brute-force run "
+              "%llu failed", p->name, cs_mm_name(m), (unsigned long long)runs);
+    outcome(&b, o);
+    runs++;
+  } while (dfs_next(&s));
+  bed_close(&b);
+  return runs;
+}
+
+static cs_dpor_stats_t reduced(const prog_t *p, cs_mm_t m, cs_dpor_mode_t mode,
+                               outs_t *o)
+{
+  bed_t b;
+  bed_open(&b, p->nranks);
+  cs_dpor_t *x;
+  cr_assert_eq(cs_dpor_create(&x, m, mode), 0);
+  while (cs_dpor_next(x) == 1) {
+    int rc = run_once(&b, p, m, cs_dpor_pick, x);
+    const char *why;
+    int d = cs_dpor_done(x, &why);
+    for (int tries = 0; d == -EAGAIN && tries < 5; tries++) {
+      cs_dpor_retry(x);
+      rc = run_once(&b, p, m, cs_dpor_pick, x);
+      d = cs_dpor_done(x, &why);
+    }
+    cr_assert(d >= 0, "%s/%s: %s", p->name, cs_mm_name(m), why ? why : "?");
+    cr_assert_eq(rc, 0, "%s/%s: run failed", p->name, cs_mm_name(m));
+    outcome(&b, o);
+  }
+  cs_dpor_stats_t st = cs_dpor_stats(x);
+  cs_dpor_destroy(x);
+  bed_close(&b);
+  return st;
+}
+
+static int same(const outs_t *a, const outs_t *b)
+{
+  if (a->n != b->n)
+    return 0;
+  for (uint32_t i = 0; i < a->n; i++) {
+    int found = 0;
+    for (uint32_t j = 0; j < b->n && !found; j++)
+      found = !strcmp(a->o[i], b->o[j]);
+    if (!found)
+      return 0;
+  }
+  return 1;
+}
+
+static void setup(void)
+{
+  regs = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+              -1, 0);
+  cr_assert_neq(regs, MAP_FAILED);
+}
+
+/* Every program under model m: the reduced search reaches exactly the
+ * brute force's outcomes in no more runs. */
+static void agree(cs_mm_t m)
+{
+  setup();
+  for (size_t i = 0; i < NPROGS; i++) {
+    outs_t bo = {0}, ro = {0};
+    uint64_t runs = brute(&progs[i], m, &bo);
+    cs_dpor_stats_t st = reduced(&progs[i], m, CS_DPOR_REDUCE, &ro);
+    cr_expect(same(&bo, &ro), "%s under %s: brute force %u outcomes, "
+              "verify %u", progs[i].name, cs_mm_name(m), bo.n, ro.n);
+    for (uint32_t k = 0; k < bo.n && !same(&bo, &ro); k++)
+      cr_log_info("  brute: %s", bo.o[k]);
+    for (uint32_t k = 0; k < ro.n && !same(&bo, &ro); k++)
+      cr_log_info("  verify: %s", ro.o[k]);
+    cr_expect_leq(st.executions, runs, "%s under %s", progs[i].name,
+                  cs_mm_name(m));
+    cr_expect_eq(st.executions, st.classes + st.blocked);
+    cr_log_info("%-13s %-7s brute %4llu runs %2u outcomes; verify %llu "
+                "classes %llu executions", progs[i].name, cs_mm_name(m),
+                (unsigned long long)runs, bo.n,
+                (unsigned long long)st.classes,
+                (unsigned long long)st.executions);
+  }
+}
+
+Test(verify, sc_agrees_with_brute_force, .timeout = 600) { agree(CS_MM_SC); }
+Test(verify, fifo_agrees_with_brute_force, .timeout = 600) { agree(CS_MM_FIFO); }
+Test(verify, relaxed_agrees_with_brute_force, .timeout = 600) { agree(CS_MM_RELAXED); }
+
+/* The teeth: with every two events called independent, the search runs
+ * one schedule per program and misses outcomes the brute force reaches. */
+Test(verify, a_planted_unsound_relation_is_caught, .timeout = 600)
+{
+  setup();
+  uint32_t missed = 0;
+  for (size_t i = 0; i < NPROGS; i++) {
+    outs_t bo = {0}, ro = {0};
+    brute(&progs[i], CS_MM_RELAXED, &bo);
+    reduced(&progs[i], CS_MM_RELAXED, CS_DPOR_UNSOUND, &ro);
+    missed += !same(&bo, &ro);
+  }
+  cr_assert_geq(missed, NPROGS - 2, "the comparison caught only %u of %zu",
+                missed, NPROGS);
+}
+
+/* The reduction saves runs where events are independent. */
+Test(verify, disjoint_events_take_fewer_runs, .timeout = 300)
+{
+  setup();
+  outs_t bo = {0}, ro = {0};
+  uint64_t runs = brute(&progs[5], CS_MM_FIFO, &bo);
+  cs_dpor_stats_t st = reduced(&progs[5], CS_MM_FIFO, CS_DPOR_REDUCE, &ro);
+  cr_assert(same(&bo, &ro));
+  cr_assert_lt(st.executions * 2, runs, "%llu executions vs %llu schedules",
+               (unsigned long long)st.executions, (unsigned long long)runs);
+}
+
+/* ------------------------------------------------- collsim verify */
+
+static void outcome_line(const char *out, const char *model, char *buf,
+                         size_t n)
+{
+  char key[32];
+  snprintf(key, sizeof(key), "outcomes %s: ", model);
+  const char *p = strstr(out, key);
+  cr_assert_not_null(p, "no outcomes for %s in:\n%s", model, out);
+  p = strchr(p, ':') + 1;
+  p = strchr(p, ':') + 1; /* after the count */
+  size_t k = strcspn(p, "\n");
+  snprintf(buf, n, "%.*s", (int)k, p);
+}
+
+/* Every final state of 20 random (unreduced) schedules is one verify
+ * reaches, on small collectives under sc, fifo and relaxed; each says
+ * verified. (Their schedule trees are 1e7 and more: the whole brute force
+ * is the litmus programs' above.) */
+Test(verify, random_schedules_reach_no_state_verify_missed, .timeout = 600)
+{
+  static const char *const algos[] = {"mesh", "ring", "host"};
+  static const char *const models[] = {"sc", "fifo", "relaxed"};
+  for (int a = 0; a < 3; a++) {
+    cli_out_t v, e;
+    run_cli(&v, 300, "verify", "--algo", algos[a], "--ranks", "2", "--count",
+            "2", "--outcomes", NULL);
+    cr_assert_eq(v.status, 0, "%s: %s%s", algos[a], v.out, v.err);
+    cr_assert(strstr(v.out, "\nverified: "), "%s", v.out);
+    run_cli(&e, 300, "verify", "--algo", algos[a], "--ranks", "2", "--count",
+            "2", "--outcomes", "--estimate", NULL);
+    cr_assert_eq(e.status, 0, "%s: %s%s", algos[a], e.out, e.err);
+    for (int m = 0; m < 3; m++) {
+      char all[4096], probes[4096];
+      outcome_line(v.out, models[m], all, sizeof(all));
+      outcome_line(e.out, models[m], probes, sizeof(probes));
+      for (char *save, *t = strtok_r(probes, " ", &save); t;
+           t = strtok_r(NULL, " ", &save))
+        cr_expect(strstr(all, t), "%s %s: a random schedule ended in %s, "
+                  "which verify never reached (%s)", algos[a], models[m], t,
+                  all);
+    }
+  }
+}
+
+/* Every shipped mutation that a run can see yields a counterexample at a
+ * small configuration, kept as a trace that replays to the same failure. */
+Test(verify, every_mutation_yields_a_counterexample, .timeout = 900)
+{
+  static const char *const cases[][8] = {
+    {"mesh-no-chunk-barrier", "mesh", "3", "3", "fp32", "sc,fifo,relaxed"},
+    {"ring-no-ready-barrier", "ring", "3", "3", "fp32", "sc,fifo,relaxed"},
+    {"no-fence-before-notify", "ring", "2", "2", "fp32", "relaxed"},
+    {"signal-reuse", "mesh", "2", "2", "fp32", "sc"},
+    {"wait-eq", "mesh", "2", "2", "fp32", "sc"},
+    {"unaligned-slots", "ring", "2", "17", "fp16", "sc"},
+    {"ring-drop-tail", "ring", "3", "4", "fp32", "sc"},
+    {"early-return", "ring", "2", "2", "fp32", "sc"},
+    {"nr-mismatch", "ring", "3", "4", "fp32", "sc"},
+    {"push-own-read-after-ready", "ring-push", "2", "2", "fp32", "sc"},
+    {"push-no-done-barrier", "ring-push", "2", "2", "fp32", "sc"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    const char *const *c = cases[i];
+    char dir[64], trace[128];
+    temp_dir_for("verify", dir, sizeof(dir));
+    cli_out_t r;
+    run_cli(&r, 300, "verify", "--no-shrink", "-o", dir, "--bug", c[0],
+            "--algo", c[1], "--ranks", c[2], "--count", c[3], "--dtype", c[4],
+            "--memory-model", c[5], NULL);
+    cr_expect_eq(r.status, 1, "%s: %s%s", c[0], r.out, r.err);
+    cr_expect(strstr(r.out, "counterexample: memory model"), "%s: %s", c[0],
+              r.out);
+    snprintf(trace, sizeof(trace), "%s/verify-1.cstrace", dir);
+    cli_out_t rp;
+    run_cli(&rp, 60, "replay", trace, NULL);
+    cr_expect(strstr(rp.out, "identical; outcome: "), "%s: %s%s", c[0],
+              rp.out, rp.err);
+    files_in(dir, "", 1);
+    rmdir(dir);
+  }
+}
+
+/* The same search on a correct algorithm: verified, the counts add up. */
+Test(verify, a_correct_ring_is_verified, .timeout = 300)
+{
+  cli_out_t r;
+  run_cli(&r, 200, "verify", "--algo", "ring", "--ranks", "2", "--count", "1",
+          NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert_eq(count_lines(r.out), 4, "%s", r.out);
+  cr_assert(strstr(r.out, "verified: --algo ring --ranks 2 --count 1: "),
+            "%s", r.out);
+  cr_assert(strstr(r.out, "models sc,fifo,relaxed"), "%s", r.out);
+  cr_assert_eq(r.err[0], 0, "progress on a pipe: %s", r.err);
+}
+
+Test(verify, a_budget_too_small_says_incomplete, .timeout = 120)
+{
+  cli_out_t r;
+  run_cli(&r, 100, "verify", "--algo", "ring", "--ranks", "2", "--count", "1",
+          "--max-classes", "2", NULL);
+  cr_assert_eq(r.status, 4, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "incomplete: --max-classes ran out under sc after "
+                          "2 classes"), "%s", r.out);
+}
+
+/* Bad values: one line naming verify and the value, exit 2. */
+Test(verify, bad_options_are_one_line_naming_verify, .timeout = 120)
+{
+  static const char *const bad[][3] = {
+    {"--memory-model", "tso", "'tso'"},
+    {"--max-classes", "0", "'0'"},
+    {"--budget", "soon", "'soon'"},
+    {"--ranks", "0", "'0'"},
+    {"--schedule", "latest", "--schedule"},
+    {"-o", "/nonexistent/dir", "/nonexistent/dir"},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    cli_out_t r;
+    run_cli(&r, 30, "verify", bad[i][0], bad[i][1], NULL);
+    cr_expect_eq(r.status, 2, "%s %s: %d", bad[i][0], bad[i][1], r.status);
+    cr_expect_eq(count_lines(r.err), 1, "%s %s: %s", bad[i][0], bad[i][1],
+                 r.err);
+    cr_expect(!strncmp(r.err, "collsim verify: ", 16) &&
+                  strstr(r.err, bad[i][2]), "%s", r.err);
+    cr_expect_eq(r.out[0], 0, "%s", r.out);
+  }
+}
+
+/* Processes whose command line (NUL-separated) holds the n bytes at s. */
+static int left_running(const char *s, size_t n)
+{
+  int k = 0;
+  DIR *d = opendir("/proc");
+  cr_assert_not_null(d);
+  for (struct dirent *e; (e = readdir(d));) {
+    char path[300], buf[4096];
+    if (e->d_name[0] < '0' || e->d_name[0] > '9')
+      continue;
+    snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+      continue;
+    ssize_t got = read(fd, buf, sizeof(buf));
+    close(fd);
+    k += got > 0 && memmem(buf, (size_t)got, s, n) != NULL;
+  }
+  closedir(d);
+  return k;
+}
+
+/* SIGTERM in the middle of a long search: "interrupted", exit 3, no
+ * rank process and no shared memory left. */
+Test(verify, stops_cleanly_on_sigterm, .timeout = 60)
+{
+  int fds[2];
+  cr_assert_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fds[1], 1);
+    dup2(fd, 2);
+    close(fds[0]);
+    execl(bin_path(), "collsim", "verify", "--algo", "ring", "--ranks", "3",
+          "--count", "1", "--memory-model", "relaxed", (char *)NULL);
+    _exit(127);
+  }
+  close(fds[1]);
+  struct timespec ts = {1, 500000000};
+  nanosleep(&ts, NULL);
+  kill(pid, SIGTERM);
+  int status;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  char out[512] = "";
+  ssize_t n = read(fds[0], out, sizeof(out) - 1);
+  out[n > 0 ? n : 0] = 0;
+  close(fds[0]);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 3, "status %d: %s",
+            status, out);
+  cr_assert(strstr(out, "interrupted under relaxed after "), "%s", out);
+  nanosleep(&ts, NULL);
+  cr_assert_eq(left_running("--ranks\0003\0--count\0001\0--memory-model\0"
+                            "relaxed", 42), 0, "a rank process is left");
+}
