@@ -530,15 +530,12 @@ static int verify_all(vf_t *v)
   return CS_EXIT_OK;
 }
 
-/* cs_run_parse with its messages naming verify. Returns its code. */
+/* The run options, parsed as run parses them, its messages naming
+ * verify. Returns cs_run_parse's code. */
 static int parse_run(vf_t *v)
 {
-  quiet(v);
-  int rc = cs_run_parse(v->o.run_argc, v->o.run_argv, &v->run);
-  loud(v);
-  if (rc != 0)
-    show_captured(v, rc > 0 ? stdout : stderr);
-  return rc;
+  cs_cli_args(v->o.run_argc, v->o.run_argv);
+  return cs_run_parse_as("verify", v->o.run_argc, v->o.run_argv, &v->run);
 }
 
 int cs_cmd_verify(int argc, char **argv)
