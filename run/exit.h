@@ -11,6 +11,7 @@ enum {
   CS_EXIT_WRONG = 1,   /* wrong result */
   CS_EXIT_USAGE = 2,   /* bad usage or input */
   CS_EXIT_ABORTED = 3, /* run aborted: a rank crashed, hung or faulted */
+  CS_EXIT_INCOMPLETE = 4, /* verify: the budget ran out before the end */
 };
 
 #endif

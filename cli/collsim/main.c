@@ -38,17 +38,19 @@ static void usage(FILE *out)
   fprintf(out,
           "usage: collsim [--help] [--version] SUBCOMMAND [OPTIONS]\n"
           "\n"
-          "Simulates the allreduce collectives of PyPTO PR #2161 on one\n"
-          "workstation: every rank is a forked process with a communication\n"
-          "window in POSIX shared memory, signalling its peers through futex\n"
-          "counters; every result is verified against an independent oracle.\n"
+          "Simulates the allreduce collectives of the PTO projects (PyPTO PR\n"
+          "#2161 and later) on one workstation: every rank is a forked process\n"
+          "with a communication window in POSIX shared memory, signalling its\n"
+          "peers through futex counters; every result is verified against an\n"
+          "independent oracle.\n"
           "\n"
           "Subcommands:\n");
   for (size_t i = 0; i < NCMDS; i++)
     fprintf(out, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
   fprintf(out, "  %-8s %s\n", "help", "show the help of a subcommand");
   fprintf(out, "\n'collsim help SUBCOMMAND' or 'collsim SUBCOMMAND --help' "
-               "for details.\n\n" CS_CLI_EXIT_HELP);
+               "for details.\n\n" CS_CLI_EXIT_HELP
+               "verify also exits 4: its budget ran out (incomplete).\n");
 }
 
 /* One stale name, as clean words it: removed (stdout) or kept (stderr). */

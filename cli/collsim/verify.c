@@ -29,8 +29,6 @@
 #include "run.h"
 #include "shrink.h"
 
-enum { VF_EXIT_INCOMPLETE = 4 };
-
 static const char usage[] =
     "usage: collsim verify [run options] [--memory-model M,...]\n"
     "                      [--max-classes K] [--budget SECONDS] [--estimate]\n"
@@ -515,7 +513,7 @@ static int verify_all(vf_t *v)
                  ? "the budget" : "--max-classes",
              cs_mm_name((cs_mm_t)m), (unsigned long long)st.classes,
              (unsigned long long)st.executions);
-      return VF_EXIT_INCOMPLETE;
+      return CS_EXIT_INCOMPLETE;
     }
     snprintf(models + strlen(models), sizeof(models) - strlen(models), "%s%s",
              models[0] ? "," : "", cs_mm_name((cs_mm_t)m));
