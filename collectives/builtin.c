@@ -55,16 +55,22 @@ static void expect(cs_algo_t a, const cs_coll_cfg_t *g, const void *in,
 /* Thunk sets below: at least one per algorithm id. */
 #define MAX_BUILTINS 8
 
-/* The refusal of a rank count above the algorithm's limit, in the words
- * of its descriptor ("the host builtin supports at most 16 ranks"). */
+/* The refusal of a configuration the algorithm does not take, in the
+ * words of its descriptor: a rank count above its limit ("the host
+ * builtin supports at most 16 ranks") or its own precondition ("twophase
+ * needs a count that is a multiple of the rank count"). */
 static const char *refuse(cs_algo_t a, const cs_coll_cfg_t *g)
 {
-  static char why[MAX_BUILTINS][96];
+  static char why[MAX_BUILTINS][128];
   const cs_algo_desc_t *ad = cs_algo_desc(a);
-  if (g->nranks <= ad->max_ranks)
+  cs_ar_cfg_t c = ar_cfg(a, g);
+  if (g->nranks > ad->max_ranks)
+    snprintf(why[a], sizeof(why[a]), "%s supports at most %u ranks",
+             ad->limit_who ? ad->limit_who : ad->name, ad->max_ranks);
+  else if (ad->meets && g->nranks >= 1 && !ad->meets(&c))
+    snprintf(why[a], sizeof(why[a]), "%s needs %s", ad->name, ad->precondition);
+  else
     return NULL;
-  snprintf(why[a], sizeof(why[a]), "%s supports at most %u ranks",
-           ad->limit_who ? ad->limit_who : ad->name, ad->max_ranks);
   return why[a];
 }
 

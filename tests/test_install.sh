@@ -156,19 +156,21 @@ has "abi\.so: collsim_collective is for collective ABI version 99; this collsim 
 cat >driver.c <<'C'
 #include <collsim/collsim.h>
 #include <stdio.h>
+#include <stdlib.h>
 int main(int argc, char **argv)
 {
   const cs_collective_t *c;
   void *h;
   char why[512];
   h = NULL;
-  c = argc == 3 ? cs_coll_builtin(argv[1]) : NULL;
-  if (!c && (argc != 3 || cs_coll_open(argv[1], &c, &h, why, sizeof why) < 0)) {
-    fprintf(stderr, "%s\n", argc == 3 ? why : "usage: driver SO SCHEDULE");
+  c = argc >= 3 ? cs_coll_builtin(argv[1]) : NULL;
+  if (!c && (argc < 3 || cs_coll_open(argv[1], &c, &h, why, sizeof why) < 0)) {
+    fprintf(stderr, "%s\n", argc >= 3 ? why : "usage: driver SO SCHEDULE [COUNT]");
     return 2;
   }
-  cs_coll_cfg_t cfg = {.nranks = 4, .count = 8, .dtype = CS_FP32, .op = CS_SUM,
-                       .tile_bytes = 16384, .iters = 1};
+  cs_coll_cfg_t cfg = {.nranks = 4, .count = argc > 3 ? strtoull(argv[3], 0, 10) : 8,
+                       .dtype = CS_FP32, .op = CS_SUM, .tile_bytes = 16384,
+                       .iters = 1};
   cs_coll_run_opts_t o = {.schedule = argv[2]};
   cs_coll_result_t r;
   int rc = cs_coll_run(c, &cfg, &o, &r);
@@ -184,10 +186,13 @@ has "^$version rc 0 verified 1 wrong 0"
 expect 1 ./driver "$tmp/rd_allreduce/rd_allreduce_bug.so" latest
 has "^$version rc 1 verified 1 wrong [1-9]"
 # The built-ins through the same registration, against collsim's oracle.
-for a in mesh ring host ring-push; do
+for a in mesh ring host ring-push twophase; do
   expect 0 ./driver $a random:5
   has "^$version rc 0 verified 1 wrong 0"
 done
+# An algorithm's own precondition is its registration's refusal.
+expect 3 ./driver twophase free 9
+has "rc -22 .*twophase needs a count that is a multiple of the rank count"
 # Linked statically (a built-in: a static program that loads shared-object
 # collectives must export the API itself, as collsim does).
 cc $san -o driver-static driver.c $(pkg-config --cflags collsim) "$p/lib/libcollsim.a" \
