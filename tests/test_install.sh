@@ -75,7 +75,7 @@ for o in "--signals single-use" "--signals self-clearing" "--minmax pto"; do
   [ "$(wc -l <"$tmp/out")" = 1 ] || fail "run $o with a plug-in takes more than one line"
 done
 for o in "--minmax pto:--minmax" "--signals self-clearing:--signals" "--floor:--floor" \
-         "-d all:-d all" "--op all:--op all"; do
+         "-d all:-d all" "-o all:-o all"; do
   expect 2 "$cs" bench --algo ./rd_allreduce.so --ranks 2 -e 64 ${o%%:*}
   has "^collsim bench: ${o#*:} is for the built-in algorithms, not --algo .*rd_allreduce\.so$"
   [ "$(wc -l <"$tmp/out")" = 1 ] || fail "bench $o with a plug-in takes more than one line"

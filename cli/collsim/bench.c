@@ -1039,7 +1039,7 @@ static int bench_user(const bench_opts_t *o)
       o->trace_cost ? "--trace-cost" : o->staging ? "--staging"
       : o->floor ? "--floor" : o->have_signals ? "--signals"
       : o->have_minmax ? "--minmax" : o->dtype_all ? "-d all"
-      : o->op_all ? "--op all" : NULL;
+      : o->op_all ? "-o all" : NULL;
   if (builtin_only) {
     cs_cli_error("bench", "%s is for the built-in algorithms, not --algo %s",
                  builtin_only, o->coll_path);
