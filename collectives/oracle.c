@@ -887,7 +887,7 @@ static void owner_block(const cs_oracle_run_t *o, const float *xd, float *acc,
   for (uint64_t s = lo; s < lo + n;) {
     uint32_t q = owner_of(nr, o->count, s);
     uint64_t e = q + 1u == nr ? lo + n : (uint64_t)(q + 1u) * (o->count / nr);
-    if (e > lo + n)
+    if (e > lo + n || e <= s) /* e <= s: chunks of 0 (count below nr) */
       e = lo + n;
     memcpy(tmp, xd + (size_t)q * BLOCK, BLOCK * sizeof(float));
     for (uint32_t p = 0; p < nr; p++)
