@@ -103,7 +103,7 @@ static int body(cs_dev_t *d, const cs_coll_cfg_t *c)
   }
   cs_store(d, &t, SLOT_DATA, 0, v);
   if (me == 1 && is("spin"))
-    for (volatile int x = 0;; x++)
+    for (volatile unsigned x = 0;; x++)
       ;
   if (me == 1 && is("pause"))
     for (;;)
