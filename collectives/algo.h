@@ -30,6 +30,7 @@ typedef enum cs_algo {
   CS_ALGO_HOST = 2,
   CS_ALGO_RING_PUSH = 3,
   CS_ALGO_TWOPHASE = 4,
+  CS_ALGO_RING_NB = 5,
   CS_NALGOS
 } cs_algo_t;
 
@@ -43,7 +44,9 @@ struct cs_knobs;
 struct cs_dev;
 
 /* The order in which a rank folds the inputs (the oracle's input):
- * the ring's, identical on every rank (segment k: x[k+1] op ... op x[k]);
+ * the ring's, identical on every rank (segment k: x[k+1] op ... op x[k]),
+ * on the ring's segments (docs/algorithms.md §4.2) or on N equal chunks
+ * (count a multiple of N);
  * the own value first, then the peers ascending (one order per rank); or
  * the owner's: the data cut into N equal chunks (count a multiple of N),
  * chunk q folded as rank q folds its own value (x[q] first, then the
@@ -52,6 +55,7 @@ typedef enum cs_fold {
   CS_FOLD_RING = 0,
   CS_FOLD_OWN_FIRST = 1,
   CS_FOLD_OWNER_FIRST = 2,
+  CS_FOLD_RING_EQUAL = 3,
 } cs_fold_t;
 
 /* Expected remote bytes of one rank over a run. */
@@ -92,10 +96,17 @@ typedef struct cs_algo_desc {
 
   /* Signal cells of the window's signal slot (row-major, row * N + src). */
   uint64_t (*signal_cells)(const struct cs_ar_cfg *c);
-  /* Value every non-self cell reaches by the end of one call. */
+  /* Value every signalled cell reaches by the end of one call. */
   int32_t (*signal_final)(const struct cs_ar_cfg *c);
+  /* NULL (every non-self cell is signalled), or whether `rank`'s own
+   * `cell` is one no peer signals (it stays 0; self cells always are). */
+  bool (*signal_silent)(const struct cs_ar_cfg *c, uint32_t rank,
+                        uint64_t cell);
   /* That value's formula as users read it: "1+C", "2K per row". */
   const char *final_text;
+  /* NULL, or which cells reach it when not every non-self one:
+   * "every neighbour cell". */
+  const char *signalled;
   /* The place in the algorithm of a wait on non-self `cell` for `target`
    * (>= 1) by `rank`, into buf: "READY barrier of RS t1 j0, rank 2's
    * notify". Pure: from the configuration, its knobs and the wait. */

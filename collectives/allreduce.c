@@ -84,9 +84,11 @@ int32_t cs_ar_signal_final(const cs_ar_cfg_t *c)
   return cs_algo_desc(c->algo)->signal_final(c);
 }
 
-int cs_ar_signal_is_self(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell)
+int cs_ar_signal_silent(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell)
 {
-  return cell % c->nranks == rank;
+  const cs_algo_desc_t *a = cs_algo_desc(c->algo);
+  return cell % c->nranks == rank ||
+         (a->signal_silent && a->signal_silent(c, rank, cell));
 }
 
 void cs_ar_wait_where(const cs_ar_cfg_t *c, uint32_t rank, uint32_t slot,
@@ -94,7 +96,7 @@ void cs_ar_wait_where(const cs_ar_cfg_t *c, uint32_t rank, uint32_t slot,
 {
   buf[0] = 0;
   if (slot != CS_AR_SLOT_SIGNAL || cell >= cs_ar_signal_cells(c) || target < 1 ||
-      cs_ar_signal_is_self(c, rank, cell) || n == 0)
+      cs_ar_signal_silent(c, rank, cell) || n == 0)
     return;
   cs_knobs_t k = cs_bug_knobs(c->bug, c->no_epilogue);
   cs_algo_desc(c->algo)->wait_where(c, &k, rank, cell, target, buf, n);

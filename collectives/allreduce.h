@@ -69,8 +69,10 @@ int32_t cs_ar_signal_final(const cs_ar_cfg_t *c);
  * range, target < 1). Pure: from the configuration and the wait alone. */
 void cs_ar_wait_where(const cs_ar_cfg_t *c, uint32_t rank, uint32_t slot,
                       uint32_t cell, int32_t target, char *buf, size_t n);
-/* Whether cell `cell` of rank `rank`'s signal slot is a self cell. */
-int cs_ar_signal_is_self(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell);
+/* Whether cell `cell` of rank `rank`'s signal slot is one no peer
+ * signals: a self cell, or one the algorithm leaves alone (a neighbour
+ * barrier signals only the neighbour's cells). It stays 0. */
+int cs_ar_signal_silent(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell);
 
 /* Rank-private staging tiles (the UB) of one rank, sized for c, and the
  * knobs of c->bug, derived once here for every call with these tiles.

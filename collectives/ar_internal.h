@@ -6,6 +6,7 @@
 #ifndef CS_AR_INTERNAL_H
 #define CS_AR_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../sim/dev.h"
@@ -41,5 +42,15 @@ uint64_t cs__ring_part_lo(const cs_ar_cfg_t *c, uint64_t i);
 void cs__ring_where_named(const cs_ar_cfg_t *c, const cs_knobs_t *k,
                           uint32_t cell, int32_t target, const char *second,
                           char *buf, size_t n);
+
+/* The pieces of an algorithm of N equal chunks (count a multiple of N,
+ * chunk q from q * count / N), twophase.c's, which ring_nb.c shares:
+ * the precondition, 2(N-1)/N*S remote bytes per rank, the parts. */
+struct cs_algo_volume;
+bool cs__chunks_meets(const cs_ar_cfg_t *c);
+void cs__chunks_volume(const cs_ar_cfg_t *c, uint32_t r, uint32_t es,
+                       struct cs_algo_volume *v);
+uint64_t cs__chunks_parts(const cs_ar_cfg_t *c);
+uint64_t cs__chunks_part_lo(const cs_ar_cfg_t *c, uint64_t i);
 
 #endif

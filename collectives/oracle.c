@@ -41,7 +41,15 @@
  * rank (mesh, host) or by the owner of the chunk (owner_order). */
 static int ring_order(cs_algo_t a)
 {
-  return cs_algo_desc(a)->fold == CS_FOLD_RING;
+  cs_fold_t f = cs_algo_desc(a)->fold;
+  return f == CS_FOLD_RING || f == CS_FOLD_RING_EQUAL;
+}
+
+/* A ring order on N equal chunks (count / N elements each; the algorithm
+ * refuses a count that is not a multiple) instead of §4.2's segments. */
+static int equal_chunks(cs_algo_t a)
+{
+  return cs_algo_desc(a)->fold == CS_FOLD_RING_EQUAL;
 }
 
 static int owner_order(cs_algo_t a)
@@ -254,13 +262,15 @@ static double op_round(fmt_t f, cs_op_t op, cs_minmax_t mm, double a,
  *   fp16, bf16:  B(i) = min(SIZE, ceil(i*SIZE / (16*NR)) * 16)
  * The product i*SIZE is formed in 128 bits, so any count and nranks are
  * safe (SIZE up to 2^40 and NR up to 256 need only 48 bits). Segment k is
- * [B(k), B(k+1)); B is non-decreasing, B(0) = 0 and B(NR) = SIZE. */
-static uint64_t seg_bound(cs_dtype_t t, uint32_t nranks, uint64_t count,
-                          uint32_t i)
+ * [B(k), B(k+1)); B is non-decreasing, B(0) = 0 and B(NR) = SIZE.
+ * eq (an algorithm of equal chunks, equal_chunks()): B(i) = i*SIZE/NR for
+ * every dtype. */
+static uint64_t seg_bound(cs_dtype_t t, int eq, uint32_t nranks,
+                          uint64_t count, uint32_t i)
 {
   unsigned __int128 num = (unsigned __int128)i * count;
 
-  if (t == CS_FP32)
+  if (t == CS_FP32 || eq) /* eq: N equal chunks, i*count/N exactly */
     return (uint64_t)(num / nranks);
   unsigned __int128 den = (unsigned __int128)16u * nranks;
   unsigned __int128 b = (num + den - 1u) / den * 16u;
@@ -318,13 +328,13 @@ void cs_oracle_expect(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
 
 /* The ring segment k that element i belongs to: the largest k with
  * B(k) <= i among the non-empty segments. O(nranks). */
-static uint32_t ring_seg_of(cs_dtype_t t, uint32_t nranks, uint64_t count,
-                            uint64_t i)
+static uint32_t ring_seg_of(cs_dtype_t t, int eq, uint32_t nranks,
+                            uint64_t count, uint64_t i)
 {
   uint32_t k = 0;
   for (uint32_t j = 0; j < nranks; j++)
-    if (seg_bound(t, nranks, count, j) <= i &&
-        seg_bound(t, nranks, count, j + 1u) > i)
+    if (seg_bound(t, eq, nranks, count, j) <= i &&
+        seg_bound(t, eq, nranks, count, j + 1u) > i)
       k = j;
   return k;
 }
@@ -342,7 +352,9 @@ uint32_t cs_oracle_elem_rows(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
     return load_bits(t, rows[0], i);
   if (ring_order(algo))
     return encode(f, fold_ring(t, f, op, mm, nranks, count, rows,
-                               ring_seg_of(t, nranks, count, i), i));
+                               ring_seg_of(t, equal_chunks(algo), nranks,
+                                           count, i),
+                               i));
   if (owner_order(algo))
     rank = owner_of(nranks, count, i);
   return encode(f, fold_mesh(t, f, op, mm, nranks, count, rows, rank, i));
@@ -369,9 +381,10 @@ void cs_oracle_expect_mm(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
      * segments own nothing, so element e lands in the k with
      * B(k) <= e < B(k+1), i.e. the largest k with B(k) <= e among the
      * non-empty ones (docs/algorithms.md §6). */
-    uint64_t lo = seg_bound(t, nranks, count, 0);
+    int eq = equal_chunks(algo);
+    uint64_t lo = seg_bound(t, eq, nranks, count, 0);
     for (uint32_t k = 0; k < nranks; k++) {
-      uint64_t hi = seg_bound(t, nranks, count, k + 1u);
+      uint64_t hi = seg_bound(t, eq, nranks, count, k + 1u);
       for (uint64_t i = lo; i < hi; i++)
         store_bits(t, out, i,
                    encode(f, fold_ring(t, f, op, mm, nranks, count, rows, k, i)));
@@ -863,8 +876,9 @@ static void ring_block(const cs_oracle_run_t *o, const float *xd, float *acc,
 {
   uint32_t nr = o->nranks;
   for (uint32_t k = 0; k < nr; k++) {
-    uint64_t b0 = seg_bound(o->dtype, nr, o->count, k);
-    uint64_t b1 = seg_bound(o->dtype, nr, o->count, k + 1u);
+    int eq = equal_chunks(o->algo);
+    uint64_t b0 = seg_bound(o->dtype, eq, nr, o->count, k);
+    uint64_t b1 = seg_bound(o->dtype, eq, nr, o->count, k + 1u);
     uint64_t s = b0 > lo ? b0 : lo, e = b1 < lo + n ? b1 : lo + n;
     if (s >= e)
       continue;

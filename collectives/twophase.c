@@ -113,7 +113,7 @@ static void cs__ar_twophase(cs_dev_t *d, const cs_ar_cfg_t *c,
 
 /* ------------------------------------------------------------ descriptor */
 
-static bool twophase_meets(const cs_ar_cfg_t *c)
+bool cs__chunks_meets(const cs_ar_cfg_t *c)
 {
   return c->count % c->nranks == 0;
 }
@@ -161,9 +161,10 @@ static void twophase_notifies(const cs_ar_cfg_t *c, int single,
                              : "2(N-1) + 2(N-1) epilogue");
 }
 
-/* Rank r loads chunk r of every peer, then every peer's own chunk. */
-static void twophase_volume(const cs_ar_cfg_t *c, uint32_t r, uint32_t es,
-                            cs_algo_volume_t *v)
+/* Rank r loads chunk r of every peer, then every peer's own chunk (a
+ * ring of equal chunks: 2(N-1) chunks from its left neighbour). */
+void cs__chunks_volume(const cs_ar_cfg_t *c, uint32_t r, uint32_t es,
+                       cs_algo_volume_t *v)
 {
   (void)r;
   uint32_t nr = c->nranks;
@@ -172,9 +173,9 @@ static void twophase_volume(const cs_ar_cfg_t *c, uint32_t r, uint32_t es,
   v->formula = 2.0 * (nr - 1) / nr * (double)c->count * es * c->iters;
 }
 
-static uint64_t twophase_parts(const cs_ar_cfg_t *c) { return c->nranks; }
+uint64_t cs__chunks_parts(const cs_ar_cfg_t *c) { return c->nranks; }
 
-static uint64_t twophase_part_lo(const cs_ar_cfg_t *c, uint64_t i)
+uint64_t cs__chunks_part_lo(const cs_ar_cfg_t *c, uint64_t i)
 {
   return i * (c->count / c->nranks);
 }
@@ -186,7 +187,7 @@ const cs_algo_desc_t cs__algo_twophase = {
     .what = "two-phase mesh of simpler PR #1383",
     .max_ranks = CS_AR_MAX_RANKS,
     .rect = false,
-    .meets = twophase_meets,
+    .meets = cs__chunks_meets,
     .precondition = "a count that is a multiple of the rank count",
     .half_fill_pto = false,
     .body = cs__ar_twophase,
@@ -200,11 +201,11 @@ const cs_algo_desc_t cs__algo_twophase = {
     .fold_text = "chunk q in rank q's order (own value first, then peers "
                  "ascending), identical on every rank",
     .notifies = twophase_notifies,
-    .volume = twophase_volume,
+    .volume = cs__chunks_volume,
     .teach = false,
     .part_letter = 'c',
-    .parts = twophase_parts,
-    .part_lo = twophase_part_lo,
+    .parts = cs__chunks_parts,
+    .part_lo = cs__chunks_part_lo,
     .legend = "RS t0 j1: reduce-scatter, tile 1 (AG: all-gather); "
               "[2+0+1]: r2's input op r0's op r1's",
 };

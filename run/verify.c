@@ -139,12 +139,12 @@ int cs_verify_allreduce(const cs_ar_cfg_t *c, const cs_world_t *w,
     for (uint64_t k = 0; k < cells; k++) {
       int32_t got;
       memcpy(&got, win + cs_slot_cell_off(s, k), sizeof(got));
-      if (got != (cs_ar_signal_is_self(c, r, k) ? 0 : final) &&
+      if (got != (cs_ar_signal_silent(c, r, k) ? 0 : final) &&
           v->signals_left++ == 0) {
         v->left_rank = r;
         v->left_cell = k;
         v->left_val = got;
-        v->left_want = cs_ar_signal_is_self(c, r, k) ? 0 : final;
+        v->left_want = cs_ar_signal_silent(c, r, k) ? 0 : final;
       }
     }
   }

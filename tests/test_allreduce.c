@@ -29,13 +29,19 @@ typedef struct outcome {
   uint64_t tol_fail;     /* elements outside the reference tolerance */
 } outcome_t;
 
-/* A configuration; twophase takes only a count that is a multiple of the
- * rank count (simpler's precondition), so for it the count asked for is
+/* twophase and ring-nb take only a count that is a multiple of the rank
+ * count (simpler's precondition), so for them the count asked for is
  * rounded up to the next one. */
+static int equal_chunks(cs_algo_t a)
+{
+  return a == CS_ALGO_TWOPHASE || a == CS_ALGO_RING_NB;
+}
+
+/* A configuration (count rounded up for equal_chunks). */
 static cs_ar_cfg_t cfg(cs_algo_t a, cs_dtype_t t, cs_op_t op, uint32_t n,
                        uint64_t count)
 {
-  if (a == CS_ALGO_TWOPHASE)
+  if (equal_chunks(a))
     count = (count + n - 1) / n * n;
   cs_ar_cfg_t c = {.algo = a, .dtype = t, .op = op, .nranks = n,
                    .count = count, .tile_bytes = CS_TILE_BYTES, .iters = 1};
@@ -47,8 +53,8 @@ static cs_ar_cfg_t cfg(cs_algo_t a, cs_dtype_t t, cs_op_t op, uint32_t n,
  * C = ceil(N/W), W = ceil(N/align)*align for N below the max chunk, else
  * the max chunk; ring 2K per row with K = ceil(MS/W), MS = ceil(S/NR)
  * (fp32) or min(S, ceil(S/NR) + 15) (2-byte), W from MS as for mesh; host
- * 1 + ceil(S/256); twophase 1 per row (simpler's kernel: one barrier per
- * row). align = 32 B, max chunk = the tile's bytes, both in elements. */
+ * 1 + ceil(S/256); twophase and ring-nb 1 per row (simpler's kernels:
+ * one barrier per row). align = 32 B, max chunk = the tile's bytes, both in elements. */
 static int32_t reference_signal_final(const cs_ar_cfg_t *c)
 {
   uint64_t es = c->dtype == CS_FP32 ? 4 : 2;
@@ -56,7 +62,7 @@ static int32_t reference_signal_final(const cs_ar_cfg_t *c)
   uint64_t nr = c->nranks;
   if (c->algo == CS_ALGO_HOST)
     return (int32_t)(1 + (n + 255) / 256);
-  if (c->algo == CS_ALGO_TWOPHASE)
+  if (equal_chunks(c->algo))
     return 1;
   uint64_t len = n;
   int ring = c->algo == CS_ALGO_RING || c->algo == CS_ALGO_RING_PUSH;
@@ -70,6 +76,17 @@ static int32_t reference_signal_final(const cs_ar_cfg_t *c)
   uint64_t w = len < maxc ? (len + align - 1) / align * align : maxc;
   uint64_t chunks = (len + w - 1) / w;
   return (int32_t)(ring ? 2 * chunks : 1 + chunks);
+}
+
+/* Whether rank r's own signal cell k (row k / N, from rank k % N) is
+ * one a call signals: every non-self cell, but with ring-nb's
+ * neighbour barriers only the left neighbour's (single use: no DONE row). */
+static int signalled(const cs_ar_cfg_t *c, uint32_t r, uint64_t k)
+{
+  uint32_t n = c->nranks, src = (uint32_t)(k % n);
+  if (c->algo == CS_ALGO_RING_NB)
+    return src == (r + n - 1) % n && src != r;
+  return src != r;
 }
 
 /* Runs one configuration through the launcher and checks it. */
@@ -130,7 +147,7 @@ static void run_case(const cs_ar_cfg_t *c, cs_fill_t fill, uint64_t seed,
     const int32_t *sig = (const int32_t *)(cs_world_window(&w, r) +
                                            l.slot[CS_AR_SLOT_SIGNAL].off);
     for (uint64_t k = 0; k < cs_ar_signal_cells(c); k++) {
-      int32_t expect = c->no_epilogue && !cs_ar_signal_is_self(c, r, k)
+      int32_t expect = c->no_epilogue && signalled(c, r, k)
                            ? reference_signal_final(c) : 0;
       o->not_zero += sig[k] != expect;
     }
@@ -170,7 +187,7 @@ static void sweep(cs_algo_t a, cs_dtype_t t, cs_op_t op)
       outcome_t o;
       run_case(&c, CS_FILL_RANDOM, 1000 * n + ci, &o);
       CHECK_EXACT(c, o);
-      if (a == CS_ALGO_RING || a == CS_ALGO_RING_PUSH || a == CS_ALGO_TWOPHASE)
+      if (a != CS_ALGO_MESH && a != CS_ALGO_HOST)
         cr_assert_not(o.ranks_differ, "%s ranks disagree", cs_algo_name(a));
     }
   }
@@ -191,6 +208,7 @@ SWEEP_ALGO(RING)
 SWEEP_ALGO(HOST)
 SWEEP_ALGO(RING_PUSH)
 SWEEP_ALGO(TWOPHASE)
+SWEEP_ALGO(RING_NB)
 
 /* ------------------------------------------------- the reference's tests */
 
@@ -480,6 +498,27 @@ Test(order, twophase_ranks_hold_each_chunk_as_its_owner_folds_it, .timeout = 60)
   cr_assert_eq(cs_ar_check(&c), CS_EARPRECOND);
 }
 
+/* ring-nb, 3 ranks, one element per chunk, every element x = (1, 1,
+ * 2^24): chunk q is the ring's fold x_q + (x_{q-1} + x_{q+1}): e0 = 1 +
+ * (2^24 + 1) = 2^24, e1 = 1 + (1 + 2^24) = 2^24, e2 = 2^24 + (1 + 1) =
+ * 2^24 + 2, on every rank (worked by hand; twophase gives 2^24 + 2,
+ * 2^24 + 2, 2^24). A count not a multiple of 3 is refused. */
+Test(order, ring_nb_ranks_hold_each_chunk_in_the_rings_order, .timeout = 60)
+{
+  cs_ar_cfg_t c = cfg(CS_ALGO_RING_NB, CS_FP32, CS_SUM, 3, 3);
+  float in[9], out[9];
+  for (int e = 0; e < 3; e++)
+    in[e] = 1.0f, in[3 + e] = 1.0f, in[6 + e] = 0x1p24f;
+  run_inputs(&c, (const uint8_t *)in, (uint8_t *)out);
+  const float want[3] = {0x1p24f, 0x1p24f, 0x1p24f + 2.0f};
+  for (int r = 0; r < 3; r++)
+    for (int e = 0; e < 3; e++)
+      cr_assert_eq(out[3 * r + e], want[e], "rank %d e%d: %a", r, e,
+                   (double)out[3 * r + e]);
+  c.count = 4;
+  cr_assert_eq(cs_ar_check(&c), CS_EARPRECOND);
+}
+
 Test(minmax, nan_zero_and_inf_give_the_documented_bits_in_every_mode,
      .timeout = 240)
 {
@@ -511,7 +550,7 @@ Test(minmax, nan_zero_and_inf_give_the_documented_bits_in_every_mode,
               /* ring: the segment's owner; twophase: the chunk's owner
                * (count/2 = np elements each) */
               uint32_t first = a == CS_ALGO_RING || a == CS_ALGO_RING_PUSH ||
-                                       a == CS_ALGO_TWOPHASE
+                                       equal_chunks((cs_algo_t)a)
                                    ? i / np : r;
               float x0 = pairs[i % np][first], x1 = pairs[i % np][1 - first];
               float want = documented(op, (cs_minmax_t)mm, x0, x1);

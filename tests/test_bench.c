@@ -109,9 +109,12 @@ Test(bench, table_rows_have_the_columns_and_are_all_right, .timeout = 60)
   cr_assert(strstr(r.out, "size  ") && strstr(r.out, "#wrong"), "%s", r.out);
   row_t rows[20];
   int n = parse_table(r.out, rows, 20);
-  /* twophase takes no count of this sweep (none a multiple of 3): its
-   * rows are skipped, and the header says why */
+  /* twophase and ring-nb take no count of this sweep (none a multiple of
+   * 3): their rows are skipped, and the header says why */
   cr_assert(strstr(r.out, "# twophase: only the sizes that meet its "
+                   "precondition (a count that is a multiple of the rank "
+                   "count)"), "%s", r.out);
+  cr_assert(strstr(r.out, "# ring-nb: only the sizes that meet its "
                    "precondition (a count that is a multiple of the rank "
                    "count)"), "%s", r.out);
   cr_assert_eq(n, 4 * 4, "4 sizes x 4 algos:\n%s", r.out);
@@ -248,7 +251,7 @@ Test(bench, bad_flags_get_one_line_and_exit_2, .timeout = 60)
                "--ranks", "65", NULL, NULL);
   expect_usage("--ranks 17 is not accepted for --algo host", "--algo", "host",
                "--ranks", "17");
-  expect_usage("--algo 'tree' is not accepted: expected mesh, ring, host, ring-push, twophase or all",
+  expect_usage("--algo 'tree' is not accepted: expected mesh, ring, host, ring-push, twophase, ring-nb or all",
                "--algo", "tree", NULL, NULL);
   expect_usage("--tile-bytes '1000'", "--tile-bytes", "1000", NULL, NULL);
   expect_usage("unknown option '--bogus'", "--bogus", NULL, NULL, NULL);
@@ -366,7 +369,7 @@ Test(bench, floor_adds_one_floor_per_size_and_its_ratio, .timeout = 120)
     last_floor = fl;
     rows++;
   }
-  cr_assert_eq(rows, 2 * 5, "2 sizes x 5 algorithms (2 ranks: twophase takes both):\n%s", r.out);
+  cr_assert_eq(rows, 2 * 6, "2 sizes x 6 algorithms (2 ranks: twophase and ring-nb take both):\n%s", r.out);
 
   run_cli(&r, 60, "bench", "--floor", "-b", "4K", "-e", "4K", "--algo", "ring",
           "-n", "2", "-w", "0", NULL);

@@ -504,7 +504,7 @@ static void sweep(const char *algo, uint32_t nmax, const char *sched_kind)
   int runs = 0, bad = 0;
   for (uint32_t n = 1; n <= nmax; n++) {
     uint64_t counts[] = {1, n > 1 ? n - 1 : 2, n + 1, 17, 4097};
-    if (!strcmp(algo, "twophase")) /* a multiple of N: the next one */
+    if (!strcmp(algo, "twophase") || !strcmp(algo, "ring-nb")) /* a multiple of N */
       for (size_t ci = 0; ci < 5; ci++)
         counts[ci] = (counts[ci] + n - 1) / n * n;
     for (size_t ci = 0; ci < 5; ci++)
@@ -553,6 +553,9 @@ SWEEP_NAMED(ring_push, "ring-push", pct, 3)
 SWEEP(twophase, free, 4)
 SWEEP(twophase, random, 3)
 SWEEP(twophase, pct, 3)
+SWEEP_NAMED(ring_nb, "ring-nb", free, 4)
+SWEEP_NAMED(ring_nb, "ring-nb", random, 3)
+SWEEP_NAMED(ring_nb, "ring-nb", pct, 3)
 
 /* Larger shapes: N up to 8 and 65537 elements, once each. */
 Test(check, correct_runs_at_eight_ranks_and_65537_elements_have_no_findings,

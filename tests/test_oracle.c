@@ -789,6 +789,61 @@ Test(oracle, twophase_chunk_q_is_mesh_rank_qs_chunk_q)
     }
 }
 
+/* ------------------------------------------------------------- ring-nb */
+
+/* NR=3, count 3 (one element per chunk), every element x = (1, 1, big):
+ * chunk q is the ring's fold on equal chunks, x_q + (x_{q-1} + x_{q+1}).
+ * fp32, big = 2^24 (2^24 + 1 rounds to 2^24, ties to even): e0 = 1 +
+ * (2^24 + 1) = 2^24; e1 = 1 + (1 + 2^24) = 2^24; e2 = 2^24 + (1 + 1) =
+ * 2^24 + 2. fp16, big = 2048 (ulp 2): 2048, 2048, 2050. The same on every
+ * rank. The ring's own fp16 segments (16-element boundaries) would put
+ * all three elements in segment 0: 2048 in e2 as well. */
+Test(oracle, ring_nb_folds_equal_chunks_in_the_rings_order)
+{
+  float in[9], out[3];
+  for (int e = 0; e < 3; e++)
+    in[e] = 1.0f, in[3 + e] = 1.0f, in[6 + e] = 0x1p24f;
+  const float want[3] = {0x1p24f, 0x1p24f, 0x1p24f + 2.0f};
+  for (uint32_t r = 0; r < 3; r++) {
+    cs_oracle_expect(CS_ALGO_RING_NB, CS_FP32, CS_SUM, 3, 3, in, r, out);
+    for (int e = 0; e < 3; e++)
+      cr_assert_eq(out[e], want[e], "fp32 rank %u e%d: %a", r, e,
+                   (double)out[e]);
+  }
+  uint16_t hin[9], hout[3];
+  for (int e = 0; e < 3; e++)
+    hin[e] = hin[3 + e] = 0x3c00, hin[6 + e] = 0x6800; /* 1, 1, 2048 */
+  const uint16_t hwant[3] = {0x6800, 0x6800, 0x6801}; /* 2048, 2048, 2050 */
+  for (uint32_t r = 0; r < 3; r++) {
+    cs_oracle_expect(CS_ALGO_RING_NB, CS_FP16, CS_SUM, 3, 3, hin, r, hout);
+    for (int e = 0; e < 3; e++)
+      cr_assert_eq(hout[e], hwant[e], "fp16 rank %u e%d: %#x", r, e, hout[e]);
+  }
+}
+
+/* fp32 with a count that is a multiple of NR: the ring's segments are
+ * the equal chunks (floor(i*S/NR) = i*S/NR), so the two orders agree. */
+Test(oracle, ring_nb_is_the_ring_on_fp32_multiples)
+{
+  const uint32_t n = 5;
+  const uint64_t count = 5 * 13;
+  for (int o = 0; o < CS_NOPS; o++) {
+    void *in = rows_alloc(CS_FP32, n, count), *a = rows_alloc(CS_FP32, 1, count),
+         *b = rows_alloc(CS_FP32, 1, count);
+    for (uint64_t i = 0; i < n * count; i++)
+      set_bits(CS_FP32, in, i, rng_value(CS_FP32));
+    for (uint32_t r = 0; r < n; r++) {
+      cs_oracle_expect(CS_ALGO_RING, CS_FP32, (cs_op_t)o, n, count, in, r, a);
+      cs_oracle_expect(CS_ALGO_RING_NB, CS_FP32, (cs_op_t)o, n, count, in, r, b);
+      cr_assert_eq(memcmp(a, b, count * 4), 0, "%s rank %u",
+                   cs_op_name((cs_op_t)o), r);
+    }
+    free(in);
+    free(a);
+    free(b);
+  }
+}
+
 Test(oracle, host_matches_mesh_on_every_rank)
 {
   const uint32_t n = 5;

@@ -80,8 +80,8 @@ static void sweep(cs_mm_t model, uint32_t nmax, uint32_t bug, uint32_t padded)
       for (size_t ci = 0; ci < 4; ci++)
         for (int dt = 0; dt < 2; dt++)
           for (int s = 0; s < 4; s++) {
-            /* twophase takes a multiple of the rank count: the next one */
-            uint64_t count = a == CS_ALGO_TWOPHASE
+            /* twophase, ring-nb take a multiple of the rank count: the next one */
+            uint64_t count = a == CS_ALGO_TWOPHASE || a == CS_ALGO_RING_NB
                                  ? (counts[ci] + n - 1) / n * n : counts[ci];
             cs_ar_cfg_t c = {.algo = (cs_algo_t)a, .dtype = dt ? CS_FP16 : CS_FP32,
                              .op = CS_SUM, .nranks = n, .count = count,
@@ -125,6 +125,29 @@ Test(controlled, drain_without_ddr_fence_passes_sc_fifo_relaxed, .timeout = 900)
   sweep(CS_MM_SC, 3, CS_BUG_DRAIN_NO_DDR_FENCE, 0);
   sweep(CS_MM_FIFO, 3, CS_BUG_DRAIN_NO_DDR_FENCE, 0);
   sweep(CS_MM_RELAXED, 3, CS_BUG_DRAIN_NO_DDR_FENCE, 0);
+}
+
+/* simpler's neighbour-barrier pull ring as upstream ships it (a pipe
+ * barrier and no DDR fence before the notify: --bug drain-no-ddr-fence)
+ * passes the models above (the sweep) and fails on the device's: a
+ * rank's store of step g-1 can land after its notify, and the right
+ * neighbour's load of step g reads the old chunk (the pull ring that
+ * failed on silicon). Some of the first 40 schedules show it. */
+Test(controlled, ring_nb_without_ddr_fence_fails_under_a2a3, .timeout = 300)
+{
+  for (uint32_t n = 3; n <= 4; n++) {
+    int failed = 0;
+    for (uint64_t seed = 1; seed <= 40 && !failed; seed++) {
+      cs_ar_cfg_t c = {.algo = CS_ALGO_RING_NB, .dtype = CS_FP32,
+                       .op = CS_SUM, .nranks = n, .count = 8 * n,
+                       .tile_bytes = 1024, .iters = 2,
+                       .bug = CS_BUG_DRAIN_NO_DDR_FENCE};
+      cs_sched_cfg_t sc = {.strategy = CS_SCHED_RANDOM, .model = CS_MM_A2A3,
+                           .seed = seed};
+      failed = run_controlled(&c, &sc, seed) != 0;
+    }
+    cr_assert(failed, "%u ranks: no schedule of 40 failed under a2a3", n);
+  }
 }
 
 Test(controlled, latest_schedule_verifies_every_algorithm_and_model, .timeout = 120)

@@ -929,15 +929,19 @@ static void print_signals(const run_job_t *rj)
   uint32_t n = c->nranks, bad = rj->signal_bad, differ = rj->differ;
   uint64_t cells = cs_ar_signal_cells(c), not_zero = rj->v.signals_left;
   const char *what = cs_algo_desc(c->algo)->final_text;
+  const char *cells_word = cs_algo_desc(c->algo)->signalled
+                               ? cs_algo_desc(c->algo)->signalled
+                               : "every non-self cell";
   if (n == 1)
     printf("signals: none (one rank)\n");
   else if (bad == 0 && not_zero == 0 && c->no_epilogue)
-    printf("signals: single-use: every non-self cell reached %s = %d and "
-           "stays there (no epilogue)\n", what, cs_ar_signal_final(c));
+    printf("signals: single-use: %s reached %s = %d and "
+           "stays there (no epilogue)\n", cells_word, what,
+           cs_ar_signal_final(c));
   else if (bad == 0 && not_zero == 0)
-    printf("signals: every non-self cell reached %s = %d, then the epilogue "
-           "returned all %llu cells to 0\n", what, cs_ar_signal_final(c),
-           (unsigned long long)(cells * n));
+    printf("signals: %s reached %s = %d, then the epilogue "
+           "returned all %llu cells to 0\n", cells_word, what,
+           cs_ar_signal_final(c), (unsigned long long)(cells * n));
   else
     print_signals_wrong(rj);
   if (differ) {

@@ -51,7 +51,8 @@ static int header_cfg(const cs_trace_header_t *h, cs_ar_cfg_t *c)
                      .nranks = h->nranks, .count = h->count,
                      .tile_bytes = h->tile_bytes, .iters = h->iters,
                      .shape_rows = h->shape_rows, .shape_cols = h->shape_cols,
-                     .valid_rows = h->valid_rows, .valid_cols = h->valid_cols};
+                     .valid_rows = h->valid_rows, .valid_cols = h->valid_cols,
+                     .no_epilogue = (h->modes & CS_TR_MODE_SINGLE_USE) != 0};
   return h->program == 0 && cs_algo_desc(h->algo) && h->layout.nslots >= 1 &&
          cs_ar_check(c) == 0 &&
          h->layout.slot[0].esize == cs_dtype_size((cs_dtype_t)h->dtype);
@@ -200,22 +201,33 @@ static int cells_end(const cs_trace_export_t *e, rank_stats_t *st)
   }
   if (n)
     qsort(hit, n, sizeof(*hit), hit_cmp);
-  uint64_t touched[CS_MAX_RANKS] = {0};
+  /* The cells the algorithm signals (cs_ar_signal_silent: not a self
+   * cell, nor one a neighbour barrier leaves alone); without a
+   * configuration, every non-self cell. A notify to any other cell still
+   * counts in the range, where it shows. */
+  cs_ar_cfg_t c;
+  int have = header_cfg(h, &c) && cs_ar_signal_cells(&c) == ncell;
+  uint64_t touched[CS_MAX_RANKS] = {0}, want[CS_MAX_RANKS] = {0};
   int first[CS_MAX_RANKS];
-  for (uint32_t r = 0; r < nr && r < CS_MAX_RANKS; r++)
+  for (uint32_t r = 0; r < nr && r < CS_MAX_RANKS; r++) {
     first[r] = 1;
+    if (!have) { /* the header's slot may say anything: no walk over it */
+      want[r] = ncell - (ncell > r ? (ncell - r + nr - 1) / nr : 0);
+      continue;
+    }
+    for (uint64_t k = 0; k < ncell; k++) /* the configuration's cells */
+      want[r] += !cs_ar_signal_silent(&c, r, k);
+  }
   for (uint64_t k = 0; k < n; k++) {
     if (k + 1 < n && hit[k + 1].peer == hit[k].peer && hit[k + 1].cell == hit[k].cell)
       continue; /* not the cell's last notify */
     uint32_t r = hit[k].peer;
-    touched[r]++;
+    touched[r] += !have || !cs_ar_signal_silent(&c, r, hit[k].cell);
     cell_seen(&st[r], e->t->rec[hit[k].i].observed, &first[r]);
   }
-  for (uint32_t r = 0; r < nr && r < CS_MAX_RANKS; r++) {
-    uint64_t self = ncell > r ? (ncell - r + nr - 1) / nr : 0;
-    if (touched[r] < ncell - self) /* a non-self cell no notify reached */
+  for (uint32_t r = 0; r < nr && r < CS_MAX_RANKS; r++)
+    if (touched[r] < want[r]) /* a signalled cell no notify reached */
       cell_seen(&st[r], 0, &first[r]);
-  }
   free(hit);
   return 0;
 }
@@ -230,10 +242,13 @@ static void stats_signals(FILE *f, const cs_trace_export_t *e,
     return;
   int single = (h->modes & CS_TR_MODE_SINGLE_USE) != 0, ok = 1;
   fprintf(f, "\nsignals (%s): notifies per rank against %s = %llu (%u call%s); "
-          "every non-self cell ends at %d\n",
+          "%s ends at %d\n",
           single ? "single-use, PR #2161" : "self-clearing epilogue of the "
           "later PRs", s.what, (unsigned long long)s.notifies, h->iters,
-          h->iters == 1 ? "" : "s", s.final);
+          h->iters == 1 ? "" : "s",
+          single && cs_algo_desc(h->algo)->signalled
+              ? cs_algo_desc(h->algo)->signalled : "every non-self cell",
+          s.final);
   for (uint32_t r = 0; r < h->nranks; r++) {
     if (e->filter->has_rank && r != e->filter->rank)
       continue;

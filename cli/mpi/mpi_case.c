@@ -122,7 +122,7 @@ static double signals_left(const cs_ar_cfg_t *c, cs_mpi_t *m,
   for (uint64_t i = 0; i < cs_ar_signal_cells(c); i++) {
     int32_t v;
     memcpy(&v, m->base + cs_slot_cell_off(sig, i), sizeof(v));
-    n += v != (cs_ar_signal_is_self(c, (uint32_t)m->rank, i) ? 0 : final);
+    n += v != (cs_ar_signal_silent(c, (uint32_t)m->rank, i) ? 0 : final);
   }
   return n;
 }
