@@ -705,13 +705,36 @@ static void watch_progress(launch_t *L, uint64_t now)
   }
 }
 
-/* Watches the ranks until every one is reaped. */
+/* Controlled mode, every rank reaped: ops they posted may still wait
+ * in their queues, since the scheduler lands them between steps and a
+ * rank exits as soon as its body returns. Lands them (the scheduler's
+ * remaining steps) so that the run ends as a schedule ends, every post
+ * landed; before, a run whose last rank exited while the scheduler was
+ * between two steps ended with them queued, in a state no schedule gives
+ * (about once in several thousand runs). With no rank left each step
+ * lands an op or ends the run; the deadline only guards a scheduler
+ * that a rank left holding the turn. */
+static void land_rest(launch_t *L)
+{
+  uint64_t until = cs_now_ns() + 5000000000ull;
+  while (L->sched && !L->aborted && L->sched_state == CS_SCHED_RUNNING &&
+         cs_now_ns() < until) {
+    L->sched_state = cs__sched_step(L->sched, L->alive_ranks);
+    if (L->sched_state == CS_SCHED_STOPPED)
+      start_grace(L);
+  }
+}
+
+/* Watches the ranks until every one is reaped (and, controlled, the
+ * scheduler has landed what they posted). */
 static void watch(launch_t *L)
 {
   while (L->alive > 0) {
     reap_ranks(L);
-    if (L->alive == 0)
+    if (L->alive == 0) {
+      land_rest(L);
       break;
+    }
     uint64_t now = cs_now_ns();
     if (L->sched && L->aborted && !L->sched_woken) {
       cs__sched_wake_all(L->sched); /* sleepers in sem_wait see the abort */
