@@ -45,7 +45,9 @@ static const char usage[] =
     "  counterexample: ... the first run that failed as collsim run reports\n"
     "                      it (wrong result, signals, calls differ, deadlock,\n"
     "                      fault), kept as DIR/verify-1.cstrace, then shrunk\n"
-    "                      to DIR/verify-1.min.cstrace (exit 1)\n"
+    "                      to DIR/verify-1.min.cstrace (exit 1); 16 random\n"
+    "                      schedules run first under each model, and one\n"
+    "                      of them that fails is a counterexample too\n"
     "  incomplete: ...     the budget or --max-classes ran out (exit 4)\n"
     "\n"
     "  --memory-model M,...  from sc, fifo, relaxed, a2a3 (default sc,fifo,\n"
@@ -320,32 +322,105 @@ static void print_outcomes(vf_t *v, cs_mm_t m)
 
 /* ------------------------------------------------------------ verdicts */
 
-/* The failing run again, traced, its output shown; then shrunk. */
-static int counterexample(vf_t *v, cs_mm_t m, const cs_dpor_t *x)
+/* The failing run of `choices` again, traced, its output shown (`which`:
+ * where it was found); then shrunk. */
+static int counterexample_at(vf_t *v, cs_mm_t m, const uint32_t *choices,
+                             uint64_t n, const char *which)
 {
   char path[4200], min[4300];
   snprintf(path, sizeof(path), "%s/verify-1.cstrace", v->o.dir);
   snprintf(min, sizeof(min), "%s/verify-1.min.cstrace", v->o.dir);
-  cs_dpor_replay_t rp;
-  rp.choice = cs_dpor_choices(x, &rp.n);
-  cs_dpor_stats_t st = cs_dpor_stats(x);
+  cs_dpor_replay_t rp = {.choice = choices, .n = n};
   v->run.com.trace = path;
   v->run.sched = (cs_sched_cfg_t){.strategy = CS_SCHED_CALLBACK, .model = m,
                                   .pick_fn = cs_dpor_replay_pick,
                                   .pick_arg = &rp};
   int rc = cs_run_execute(&v->run);
   v->run.com.trace = NULL;
-  printf("counterexample: memory model %s, class %llu (execution %llu, "
-         "%llu steps)\n  trace %s\n  reproduce: collsim replay %s\n",
-         cs_mm_name(m), (unsigned long long)st.classes,
-         (unsigned long long)st.executions, (unsigned long long)rp.n, path,
-         path);
+  printf("counterexample: memory model %s, %s (%llu steps)\n  trace %s\n"
+         "  reproduce: collsim replay %s\n", cs_mm_name(m), which,
+         (unsigned long long)rp.n, path, path);
   if (rc == CS_EXIT_OK)
     printf("  (the traced run passed: the failure did not repeat)\n");
   fflush(stdout);
   if (!v->o.no_shrink && rc != CS_EXIT_OK)
     cs__shrink_file(path, min, 600, 1, stdout);
   return CS_EXIT_WRONG;
+}
+
+static int counterexample(vf_t *v, cs_mm_t m, const cs_dpor_t *x)
+{
+  uint64_t n;
+  const uint32_t *choices = cs_dpor_choices(x, &n);
+  cs_dpor_stats_t st = cs_dpor_stats(x);
+  char which[96];
+  snprintf(which, sizeof(which), "class %llu (execution %llu)",
+           (unsigned long long)st.classes, (unsigned long long)st.executions);
+  return counterexample_at(v, m, choices, n, which);
+}
+
+/* ------------------------------------------------------------ probes */
+
+static int stop_pending(void);
+
+/* A random schedule whose choices are kept, to run again if it fails. */
+typedef struct probe_rec {
+  uint64_t  seed;
+  uint32_t *choice;
+  uint64_t  n, cap;
+  int       oom;
+} probe_rec_t;
+
+static int64_t probe_rec_pick(const cs_sched_view_t *v, void *arg)
+{
+  probe_rec_t *p = arg;
+  uint32_t k = (uint32_t)(cs_splitmix64(&p->seed) % v->nenabled);
+  if (p->n == p->cap) {
+    uint64_t cap = p->cap ? 2 * p->cap : 256;
+    uint32_t *c = realloc(p->choice, cap * sizeof(*c));
+    if (!c) {
+      p->oom = 1;
+      return k; /* the run goes on; it cannot be shown again */
+    }
+    p->choice = c;
+    p->cap = cap;
+  }
+  p->choice[p->n++] = k;
+  return k;
+}
+
+/* Random schedules under m before the search (docs/verify.md, "Probes"):
+ * a failure among them is a counterexample like any other, found without
+ * waiting for the search to reach its corner of the tree (the search
+ * visits the deepest choices first, and under a2a3, which it does not
+ * reduce, a failure near the root can lie beyond any budget). Returns
+ * the exit code: CS_EXIT_OK when every probe passed. */
+static int probes(vf_t *v, cs_mm_t m)
+{
+  enum { PROBES = 16 };
+  int code = CS_EXIT_OK;
+  probe_rec_t p = {0};
+  for (int k = 0; k < PROBES && code == CS_EXIT_OK; k++) {
+    if (stop_pending())
+      break; /* the search says so */
+    uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(k + 1);
+    p.seed = seed;
+    p.n = 0;
+    p.oom = 0;
+    int rc = run_with(v, m, probe_rec_pick, &p);
+    if (rc == CS_EXIT_USAGE) {
+      show_captured(v, stderr);
+      code = rc;
+    } else if (rc != CS_EXIT_OK && v->run.abort_reason != CS_ABORT_SIGNAL &&
+               !p.oom) {
+      char which[96];
+      snprintf(which, sizeof(which), "random probe %d of %d before the search",
+               k + 1, PROBES);
+      code = counterexample_at(v, m, p.choice, p.n, which);
+    }
+  }
+  free(p.choice);
+  return code;
 }
 
 typedef struct probe {
@@ -418,6 +493,9 @@ static int search(vf_t *v, cs_mm_t m, cs_dpor_stats_t *st, int *incomplete)
 {
   cs_dpor_t *x;
   int mode = v->o.exhaustive ? CS_DPOR_EXHAUSTIVE : CS_DPOR_REDUCE;
+  int probed = probes(v, m);
+  if (probed != CS_EXIT_OK)
+    return probed;
   if (cs_dpor_create(&x, m, (cs_dpor_mode_t)mode) < 0)
     return CS_EXIT_ABORTED;
   int code = CS_EXIT_OK, tries = 0;
