@@ -9,8 +9,8 @@
  * (a long run, whose ring has wrapped); with "other", written once the
  * same way but by another process (a forked child), which tells whether
  * what a first write costs is the page's or this process's mapping of
- * it. Median of R repetitions, each on a fresh world, in this thread's CPU time (time spent preempted on a
- * shared machine is not counted). Not a test: a figure for
+ * it. Median of R repetitions, each on a fresh world, in this thread's
+ * CPU time (time spent preempted on a shared machine is not counted). Not a test: a figure for
  * docs/performance.md, built by CMake as build/record_floor (not
  * installed):
  *
