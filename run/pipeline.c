@@ -55,13 +55,29 @@ static int inputs_in(cs_pipe_t *p)
   return 0;
 }
 
+/* The run's trace header: the job's, with the tool's fields. */
+static void header_of(cs_pipe_t *p)
+{
+  p->th = p->job->th;
+  snprintf(p->th.version_str, sizeof(p->th.version_str), "%s", CS_VERSION_STRING);
+  if (!p->th.schedule[0])
+    snprintf(p->th.schedule, sizeof(p->th.schedule), "free");
+  p->th.input_hash = p->input_hash;
+}
+
 /* Creates the trace file (a temporary one: from the template, its name
- * gone as soon as the tracer holds it) and writes the header. */
+ * gone as soon as the tracer holds it) and writes the header; or, for a
+ * trace into memory, opens a tracer without a file. */
 static int tracer_open(cs_pipe_t *p)
 {
   const cs_job_t *j = p->job;
-  if (!j->trace)
+  if (!j->trace && !j->trace_mem)
     return 0;
+  header_of(p);
+  if (!j->trace) {
+    int rc = cs_tracer_open_mem(&p->tracer, &p->th, &p->world);
+    return rc < 0 ? fail(p, CS_PIPE_TRACER, rc) : 0;
+  }
   p->trace = j->trace;
   if (j->trace_temp) {
     snprintf(p->trace_path, sizeof(p->trace_path), "%s", j->trace);
@@ -71,11 +87,6 @@ static int tracer_open(cs_pipe_t *p)
       return fail(p, CS_PIPE_TRACE_TEMP, -errno);
     close(fd);
   }
-  p->th = j->th;
-  snprintf(p->th.version_str, sizeof(p->th.version_str), "%s", CS_VERSION_STRING);
-  if (!p->th.schedule[0])
-    snprintf(p->th.schedule, sizeof(p->th.schedule), "free");
-  p->th.input_hash = p->input_hash;
   int rc = cs_tracer_open(&p->tracer, p->trace, &p->th, &p->world);
   if (j->trace_temp)
     unlink(p->trace);
@@ -98,8 +109,10 @@ static int launch(cs_pipe_t *p)
     fail(p, CS_PIPE_LAUNCH, p->launch_rc);
   if (p->tracer) {
     p->records = cs_tracer_records(p->tracer);
-    p->close_rc = cs_tracer_close(p->tracer, p->launch_rc < 0 ? NULL : &p->res,
-                                  p->statuses);
+    const cs_launch_result_t *res = p->launch_rc < 0 ? NULL : &p->res;
+    p->close_rc = j->trace ? cs_tracer_close(p->tracer, res, p->statuses)
+                           : cs_tracer_close_mem(p->tracer, res, p->statuses,
+                                                 j->trace_mem);
     p->tracer = NULL;
     if (p->close_rc < 0)
       fail(p, CS_PIPE_TRACE_CLOSE, p->close_rc);

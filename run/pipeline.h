@@ -97,6 +97,12 @@ typedef struct cs_job {
   const cs_sched_cfg_t *sched; /* controlled mode, NULL = free */
   const char     *trace;       /* trace file, NULL = untraced; with
                                   trace_temp a mkstemp template (XXXXXX) */
+  cs_trace_t     *trace_mem;   /* with trace NULL: record into memory
+                                  (cs_tracer_open_mem) and hand the run's
+                                  records, sorted by seq, over here, even
+                                  after a failed launch (the caller
+                                  cs_trace_free's them); the world may be
+                                  a kept one (keep) */
   int             trace_temp;  /* create the file with mkstemp and unlink
                                   its name as soon as the tracer has it */
   cs_trace_header_t th;        /* the run's configuration for the trace
@@ -106,7 +112,7 @@ typedef struct cs_job {
   void           *ctx;         /* passed to ops */
   cs_wait_where_t wait_where;  /* the wavefront's names of waits; fn NULL
                                   = none */
-  cs_pipe_keep_t *keep;        /* untraced: take and keep the world and
+  cs_pipe_keep_t *keep;        /* untraced or traced into memory: take and keep the world and
                                   ranks there (the body's arg must not
                                   change between such jobs); NULL = none */
 } cs_job_t;

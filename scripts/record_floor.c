@@ -6,19 +6,22 @@
  * event into ring memory nothing has written yet, the same with
  * non-temporal stores, and the bare stores again over memory written
  * once. With "warm", the whole ring is written once before any timing
- * (a long run, whose ring has wrapped). Median of R repetitions, each on
- * a fresh world, in this thread's CPU time (time spent preempted on a
- * shared machine is not counted). Not a test: a figure for
+ * (a long run, whose ring has wrapped); with "other", written once the
+ * same way but by another process (a forked child), which tells whether
+ * what a first write costs is the page's or this process's mapping of
+ * it. Median of R repetitions, each on a fresh world, in this thread's
+ * CPU time (time spent preempted on a shared machine is not counted). Not a test: a figure for
  * docs/performance.md, built by CMake as build/record_floor (not
  * installed):
  *
- *   build/record_floor; build/record_floor warm
+ *   build/record_floor; build/record_floor warm; build/record_floor other
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../sim/dev.h"
@@ -45,7 +48,8 @@ enum { N = 40000, R = 15 };
 
 int main(int argc, char **argv)
 {
-  int warm = argc > 1 && !strcmp(argv[1], "warm");
+  int warm = argc > 1 && !strcmp(argv[1], "warm") ? 1
+             : argc > 1 && !strcmp(argv[1], "other") ? 2 : 0;
   double fu[R], ft[R], lu[R], lt[R], fl[R], fn[R], f2[R];
   cs_layout_t l;
   cs_layout_init(&l, 64);
@@ -76,8 +80,16 @@ int main(int argc, char **argv)
     cs_launch_opts_t lo;
     memset(&lo, 0, sizeof lo);
     cs_tracer_launch_opts(tr, &lo);
-    if (warm) /* "warm": every record's memory written once before timing */
+    if (warm == 1) /* "warm": every record's memory written once before timing */
       memset(w.base + w.ctl->off_trace + 4096, 0, w.ctl->trace_bytes - 4096);
+    if (warm == 2) { /* "other": the same, by another process (a child) */
+      pid_t pid = fork();
+      if (pid == 0) {
+        memset(w.base + w.ctl->off_trace + 4096, 0, w.ctl->trace_bytes - 4096);
+        _exit(0);
+      }
+      waitpid(pid, NULL, 0);
+    }
     cs_dev_t d;
     cs_dev_init(&d, &w, 0, NULL, &cs_transport_free);
     uint64_t t0 = now();
@@ -141,7 +153,9 @@ int main(int argc, char **argv)
   printf("%s: ns per event, median of %d x %d: fence untraced %.1f traced %.1f (+%.1f); "
          "load untraced %.1f traced %.1f (+%.1f); bare 80-byte store %.1f, "
          "non-temporal %.1f, again over the same memory %.1f\n",
-         warm ? "ring memory written before" : "fresh ring memory", R, N, fu[R / 2], ft[R / 2], ft[R / 2] - fu[R / 2], lu[R / 2], lt[R / 2],
+         warm == 1 ? "ring memory written before"
+         : warm == 2 ? "ring memory written before by another process"
+                     : "fresh ring memory", R, N, fu[R / 2], ft[R / 2], ft[R / 2] - fu[R / 2], lu[R / 2], lt[R / 2],
          lt[R / 2] - lu[R / 2], fl[R / 2], fn[R / 2], f2[R / 2]);
   return 0;
 }

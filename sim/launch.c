@@ -170,6 +170,7 @@ struct cs_launch_pool {
   int           cpu;    /* the one CPU its controlled ranks run on */
   int           cpu_fd; /* its claim on that CPU (claim_cpu), or -1 */
   cs_ctl_t      ctl0;  /* the control block as the first run found it */
+  const cs_dev_hooks_t *hooks; /* the hooks its ranks were forked with */
 };
 
 /* A pooled rank: the body once per run, until it fails or is killed.
@@ -892,10 +893,17 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
 {
   launch_t L;
   cs_launch_pool_t *pool = opts ? opts->pool : NULL;
-  if (pool && (opts->hooks || opts->tick || pool->n != w->ctl->nranks))
+  /* A pool's ranks keep the hooks and hook_arg of the run that forked
+   * them: hooks only in controlled mode (where the recorder keeps nothing
+   * of a run in the rank's own memory), and the same ones every run. */
+  if (pool && ((opts->hooks && !opts->sched) || pool->n != w->ctl->nranks))
     return -EINVAL;
-  if (pool && !cs_launch_pool_alive(pool))
+  if (pool && !cs_launch_pool_alive(pool)) {
     memcpy(&pool->ctl0, w->ctl, sizeof(cs_ctl_t)); /* for the next runs */
+    pool->hooks = opts->hooks;
+  } else if (pool && pool->hooks != opts->hooks) {
+    return -EINVAL;
+  }
   int err = launch_init(&L, w, opts);
   if (err < 0)
     return err;

@@ -62,8 +62,10 @@ typedef struct cs_launch_opts {
   cs_wait_where_t wait_where; /* names a blocked wait's place in the
                                  program for the wavefront, or NULL */
   cs_launch_pool_t *pool;     /* keep the ranks for the next run, or NULL
-                                 (fork for this run only); no hooks or
-                                 tick with a pool */
+                                 (fork for this run only); hooks with a
+                                 pool only in controlled mode, and the
+                                 ones its ranks were forked with (they
+                                 keep that run's hooks and hook_arg) */
 } cs_launch_opts_t;
 
 typedef struct cs_launch_result {

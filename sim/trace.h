@@ -117,6 +117,12 @@ void cs_trace_header_seal(cs_trace_header_t *h);
  * rings. Returns 0 or -errno / CS_E*. */
 int cs_tracer_open(cs_tracer_t **t, const char *path, cs_trace_header_t *h,
                    cs_world_t *w);
+/* A tracer with no file: the same records, kept in memory (each full
+ * chunk copied out as the ranks hand it over, the rest at close), for a
+ * caller that only analyses the run (explore --check). No io_uring, no
+ * clock calibration: the records carry ns since the start and the header
+ * tick_ns 0. Returns 0 or -ENOMEM / -EINVAL. */
+int cs_tracer_open_mem(cs_tracer_t **t, cs_trace_header_t *h, cs_world_t *w);
 /* Submits every full chunk of every ring as an asynchronous write (from
  * the shared memory itself: O_DIRECT where the file system allows) and
  * frees the chunks whose writes completed. Called while the run goes
@@ -129,6 +135,15 @@ void cs_tracer_drain(void *tracer);
  * 0, or -errno if any write failed. Frees t. */
 int cs_tracer_close(cs_tracer_t *t, const struct cs_launch_result *res,
                     const int *statuses);
+
+/* cs_tracer_close for a memory tracer: the records the file would hold
+ * (the launcher's FAULT and ABORT ones included), sorted by seq, into
+ * *out as cs_trace_load gives them (header COMPLETE with end_records;
+ * free with cs_trace_free). Returns 0, or -ENOMEM with *out empty. Frees
+ * t. */
+struct cs_trace;
+int cs_tracer_close_mem(cs_tracer_t *t, const struct cs_launch_result *res,
+                        const int *statuses, struct cs_trace *out);
 
 /* Records the ranks have appended so far, all ranks (after the launch:
  * every record of the run but the launcher's fault/abort ones). */

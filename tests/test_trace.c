@@ -27,6 +27,7 @@
 
 #include "../collectives/allreduce.h"
 #include "../sim/launch.h"
+#include "../sim/sched.h"
 #include "../sim/trace.h"
 #include "../window/cs_error.h"
 #include "../window/world.h"
@@ -519,6 +520,96 @@ Test(trace, small_rings_cycle_through_their_chunks_and_lose_nothing, .timeout = 
   cr_assert_eq(marks[0], marks[1]);
   cr_assert_gt(marks[0], 0);
   cs_trace_free(&t);
+  unlink(path);
+}
+
+/* One controlled run of the ring (3 ranks, relaxed: DMA landings too),
+ * recorded into `path`, or into memory (*m) when path is NULL; over the
+ * pool when pool is not NULL (the world is then kept in *w for the next
+ * run). Rings of 4 chunks of 256 records, so the run hands chunks over. */
+static void controlled_run(cs_world_t *w, const char *path, cs_trace_t *m,
+                           cs_launch_pool_t *pool, const cs_ar_cfg_t *c)
+{
+  cs_sched_cfg_t s = {0};
+  cr_assert_eq(cs_sched_parse("random:5", &s, NULL), 0);
+  s.model = CS_MM_RELAXED;
+  if (!w->base) {
+    cs_layout_t l;
+    cr_assert_eq(cs_ar_layout(c, &l), 0);
+    cs_world_opts_t wo = {.io_bytes = cs_ar_io_bytes(c), .timeout_ns = 20000000000ull,
+                          .trace_bytes = cs_trace_ring_bytes(256),
+                          .sched_bytes = cs_sched_area_bytes(c->nranks, (1u << 20) +
+                                                             2ull * c->tile_bytes)};
+    cr_assert_eq(cs_world_create(w, &l, c->nranks, &wo), 0);
+  } else {
+    cs_launch_pool_reset(pool, w);
+  }
+  for (uint32_t k = 0; k < c->nranks; k++)
+    cs_ar_fill(CS_FILL_ARANGE, c, 1, k, cs_world_input(w, k));
+  cs_trace_header_t th = {.count = c->count, .algo = c->algo, .iters = c->iters,
+                          .tile_bytes = c->tile_bytes};
+  cs_tracer_t *tr;
+  cr_assert_eq(path ? cs_tracer_open(&tr, path, &th, w) : cs_tracer_open_mem(&tr, &th, w), 0);
+  int st[CS_MAX_RANKS];
+  cs_launch_opts_t lo = {.statuses = st, .sched = &s, .pool = pool};
+  cs_tracer_launch_opts(tr, &lo);
+  cs_launch_result_t res;
+  cr_assert_eq(cs_launch(w, cs_ar_rank_main, (void *)c, &lo, &res), 0);
+  if (path)
+    cr_assert_eq(cs_tracer_close(tr, &res, st), 0);
+  else
+    cr_assert_eq(cs_tracer_close_mem(tr, &res, st, m), 0);
+  if (!pool)
+    cs_world_destroy(w);
+}
+
+/* Two record sets of one controlled schedule are the same but for the
+ * times (and so the checksums). */
+static void same_but_times(const cs_trace_t *a, const cs_trace_t *b)
+{
+  cr_assert_eq(a->n, b->n);
+  cr_assert_eq(a->hdr.end_records, b->hdr.end_records);
+  for (uint64_t i = 0; i < a->n; i++) {
+    cs_trace_rec_t x = a->rec[i], y = b->rec[i];
+    x.t_ns = y.t_ns = 0;
+    x.checksum = y.checksum = 0;
+    cr_assert(!memcmp(&x, &y, sizeof(x)), "record %llu differs",
+              (unsigned long long)i);
+  }
+}
+
+/* A memory tracer (explore --check) hands over the records the file
+ * holds, sorted by seq: the same controlled schedule recorded both ways
+ * gives the same records but for the times, with chunks handed over
+ * during the run; and recorded into memory again over a pool's kept ranks
+ * (hooks with a pool: controlled mode), the same once more. */
+Test(trace, memory_tracer_holds_the_file_records_also_on_kept_ranks, .timeout = 120)
+{
+  char path[128];
+  tmp_path(path, sizeof(path), "mem.cstrace");
+  cs_ar_cfg_t c = {.algo = CS_ALGO_RING, .dtype = CS_FP32, .op = CS_SUM,
+                   .nranks = 3, .count = 40, .tile_bytes = 16384, .iters = 4};
+  cs_world_t w = {0};
+  controlled_run(&w, path, NULL, NULL, &c);
+  cs_trace_t f, m1, m2;
+  load_ok(path, &f);
+  cr_assert_gt(f.n, 3 * 256, "%llu records: no chunk handed over",
+               (unsigned long long)f.n);
+  cs_launch_pool_t *pool;
+  cr_assert_eq(cs_launch_pool_open(&pool, c.nranks), 0);
+  w = (cs_world_t){0};
+  controlled_run(&w, NULL, &m1, pool, &c);
+  cr_assert(cs_launch_pool_alive(pool));
+  controlled_run(&w, NULL, &m2, pool, &c);
+  same_but_times(&f, &m1);
+  same_but_times(&f, &m2);
+  for (uint64_t i = 0; i < m1.n; i++)
+    cr_assert_eq(m1.rec[i].checksum, cs_trace_rec_sum(&m1.rec[i]));
+  cs_launch_pool_close(pool);
+  cs_world_destroy(&w);
+  cs_trace_free(&f);
+  cs_trace_free(&m1);
+  cs_trace_free(&m2);
   unlink(path);
 }
 

@@ -6,12 +6,13 @@
  * `collsim explore --run-batch LIST [run options] --trace FILE`, where
  * LIST is SCHEDULE@MODEL,... (never shown in the help).
  *
- * A passing schedule runs untraced (unless --check, which needs its
- * trace) and its output is discarded; untraced schedules share one world
- * and its rank processes (kept after each clean run, set back to a fresh
- * world's state before the next: run/pipeline.h), so a schedule pays
- * for neither a new world nor a fork; the first failing one is run again
- * with the trace, its output kept, and the batch stops there with that
+ * A passing schedule runs untraced (with --check: recorded into memory
+ * and checked there, no file) and its output is discarded; such
+ * schedules share one world and its rank processes (kept after each clean
+ * run, set back to a fresh world's state before the next:
+ * run/pipeline.h), so a schedule pays for neither a new world nor a fork
+ * nor a file; the first failing one is run again with the trace (and
+ * with --check the check's words), its output kept, and the batch stops there with that
  * run's exit code and a last line "explore-batch: schedule K failed". All
  * passing: "explore-batch: N passed", exit 0. SIGINT, SIGTERM and SIGHUP
  * stay blocked for the whole batch: a run in progress aborts (the
@@ -71,21 +72,28 @@ static int take_item(run_opts_t *o, char *item)
 }
 
 /* One schedule: its run, and for a failure the traced re-run (in a world
- * of its own: the kept one and its ranks go first). */
+ * of its own: the kept one and its ranks go first). With --check the run
+ * of a built-in is recorded into memory and checked there, on the kept
+ * world, with no file (cs_run_check_mem); only a failure (of the run or
+ * of the check) is run again, with its trace and the check's words. */
 static int one(run_opts_t *o, const char *trace)
 {
-  o->com.trace = o->check ? trace : NULL;
+  int mem = o->check && !o->coll;
+  o->com.trace = o->check && !mem ? trace : NULL;
   o->abort_reason = 0;
   fresh_output();
-  int rc = o->check ? cs_run_checked(o) : cs_run_execute(o);
+  int rc = mem ? cs_run_check_mem(o) : o->check ? cs_run_checked(o) : cs_run_execute(o);
   if (rc != CS_EXIT_OK)
     cs_pipe_keep_close(o->keep);
-  if (rc == CS_EXIT_OK || rc == CS_EXIT_USAGE || o->check ||
+  if (rc == CS_EXIT_OK || rc == CS_EXIT_USAGE || (o->check && !mem) ||
       o->abort_reason == CS_ABORT_SIGNAL /* stopped, not failed */)
     return rc;
   o->com.trace = trace; /* the same schedule, now recorded */
-  fflush(stdout);
-  int again = cs_run_execute(o);
+  if (mem)
+    fresh_output(); /* the output of `collsim run --check`, as without memory */
+  else
+    fflush(stdout);
+  int again = mem ? cs_run_checked(o) : cs_run_execute(o);
   if (again == CS_EXIT_OK)
     printf("explore-batch: the traced re-run passed\n");
   return rc;

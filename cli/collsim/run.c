@@ -24,6 +24,7 @@
 #include "../../collectives/allreduce.h"
 #include "../../collectives/geometry.h"
 #include "../../collectives/oracle.h"
+#include "../../sim/trace/check.h"
 #include "../../sim/trace/read.h"
 #include "../../sim/trace/sha256.h"
 #include "../../window/cs_error.h"
@@ -654,7 +655,8 @@ static int check_world(run_job_t *rj)
   rj->controlled = o->sched.strategy != CS_SCHED_FREE;
   rj->job.wo = (cs_world_opts_t){
       .io_bytes = cs_ar_io_bytes(c), .timeout_ns = o->com.timeout_ns,
-      .trace_bytes = o->com.trace ? cs_pipe_trace_bytes(n, rj->controlled) : 0,
+      .trace_bytes = o->com.trace || o->trace_mem
+                         ? cs_pipe_trace_bytes(n, rj->controlled) : 0,
       .sched_bytes = rj->controlled
                          ? cs_sched_area_bytes(n, (1u << 20) + 2ull * c->tile_bytes)
                          : 0,
@@ -740,6 +742,7 @@ static void make_job(run_job_t *rj)
   j->fault = o->com.fault;
   j->sched = rj->controlled ? &o->sched : NULL;
   j->trace = o->com.trace;
+  j->trace_mem = o->com.trace ? NULL : o->trace_mem;
   j->keep = o->com.trace ? NULL : o->keep;
   j->th = (cs_trace_header_t){
       .count = c->count, .algo = c->algo, .dtype = c->dtype, .op = c->op,
@@ -1138,6 +1141,25 @@ int cs_run_checked(run_opts_t *o)
     rmdir(dir);
     o->com.trace = NULL;
   }
+  return rc;
+}
+
+int cs_run_check_mem(run_opts_t *o)
+{
+  cs_trace_t t = {0};
+  o->trace_mem = &t;
+  int rc = cs_run_execute(o);
+  o->trace_mem = NULL;
+  if (rc == CS_EXIT_OK) {
+    cs_check_report_t rep;
+    int ck = cs_check_run(&t, &rep);
+    if (ck < 0)
+      rc = CS_EXIT_ABORTED;
+    else if (rep.n)
+      rc = CS_EXIT_WRONG;
+    cs_check_report_fini(&rep);
+  }
+  cs_trace_free(&t);
   return rc;
 }
 

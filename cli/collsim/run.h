@@ -48,6 +48,9 @@ typedef struct run_opts {
                                (explore's batches): keep the world and its
                                ranks there for the next (run/pipeline.h);
                                NULL = a fresh world per run */
+  cs_trace_t *trace_mem;    /* without --trace: record the run into memory
+                               and hand its records over here (run/pipeline.h;
+                               cs_run_check_mem); NULL = none */
   /* results */
   uint32_t abort_reason;    /* CS_ABORT_* if the run was aborted */
   uint64_t sched_steps;     /* events recorded (global sequence numbers used) */
@@ -68,6 +71,15 @@ int cs_run_parse_as(const char *cmd, int argc, char **argv, run_opts_t *o);
  * one when o->com.trace is NULL), printed after "check:". A finding turns
  * a passing run into exit 1; a run that failed keeps its own exit code. */
 int cs_run_checked(run_opts_t *o);
+/* explore --check's passing path: cs_run_execute with the run recorded
+ * into memory (no file; o->keep's world is kept) and its records checked
+ * there, nothing of the check printed. Returns the run's exit code, or,
+ * for a run that passed, CS_EXIT_WRONG when the check has a finding (or
+ * cannot be made: then also CS_EXIT_ABORTED). A failure is to be run again
+ * with cs_run_checked to word it and keep its trace. The built-in
+ * collectives only: a plug-in (--algo ./x.so) goes through
+ * cs_run_checked. */
+int cs_run_check_mem(run_opts_t *o);
 /* Extracts the schedule steps of o->replay into o->steps / o->sched.
  * Returns 0 or -1 (printed). */
 int cs_run_replay_steps(run_opts_t *o);

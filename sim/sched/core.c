@@ -172,8 +172,12 @@ static void pull(cs_sched_t *s)
 static void publish(const cs_sched_t *s, cs_sched_area_t *a)
 {
   const cs_sched_cfg_t *c = &s->cfg;
+  /* Hooks need no copy in a rank: the rank's own events are recorded by
+   * its device hooks, and the landings, the scheduler's only hooked
+   * step, are handed back to the launcher (land_back). */
   a->rebuild = !c->replay && !c->deviate && !c->tty_in && !c->tty_out &&
-               !c->pick_fn && !c->pick_arg && !c->hooks && !c->hook_arg;
+               !c->pick_fn && !c->pick_arg;
+  a->land_back = c->hooks && c->hooks->land;
   memset(&a->cfg, 0, sizeof(a->cfg));
   a->cfg.c = (cs_sched_cfg_t){.strategy = c->strategy, .model = c->model,
                               .seed = c->seed, .depth = c->depth,
@@ -505,6 +509,7 @@ static cs_sched_t *rebuild(cs_world_t *w, const cs_sched_area_t *a)
   if (!s)
     return NULL;
   s->cfg = a->cfg.c;
+  s->land_back = (int)a->land_back;
   s->w = w;
   s->n = w->ctl->nranks;
   s->waiting = -1;
@@ -552,7 +557,7 @@ int cs__sched_rank_turn(cs_world_t *w, uint32_t r)
     return 0;
   }
   /* Landings are hooked (traced) in the launcher only. */
-  int lands = !s->cfg.hooks || !s->cfg.hooks->land;
+  int lands = !s->land_back && (!s->cfg.hooks || !s->cfg.hooks->land);
   pull(s);
   for (;;) {
     uint32_t k = enabled(s, s->ones);

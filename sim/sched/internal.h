@@ -158,13 +158,17 @@ typedef struct cs_sched_area {
    * and checking its state against state0, the launcher's right after
    * init at address state_addr: the words that differ are pointers into
    * the block, moved by the two blocks' distance at every hand-over. Any
-   * other difference (or a cfg with pointers, hooks included) and the
-   * rank hands its turns back, as with no copy at all. */
+   * other difference (or a cfg with pointers, but for the hooks, whose
+   * only use in a rank is land_back) and the rank hands its turns back,
+   * as with no copy at all. */
   uint64_t state_addr;  /* the launcher's s->state */
   uint32_t rebuild;     /* 1: a rank may build its scheduler from cfg */
   uint32_t state_bytes; /* the launcher's s->state_bytes */
   uint64_t refused;     /* turns handed back for want of this scheduler */
-  uint8_t  pad[24];
+  uint32_t land_back;   /* landings are hooked (recorded): a rank's
+                           rebuilt copy hands each landing it picks back
+                           to the launcher, which lands it with its hooks */
+  uint8_t  pad[20];
   uint8_t  state[CS_TURN_STATE_MAX]; /* the strategy's (state_bytes) too */
   union {
     cs_sched_cfg_t c;   /* the launcher's cfg, its pointers cleared */
@@ -213,6 +217,8 @@ struct cs_sched {
   uint8_t       *moved;    /* a rank's rebuilt copy: per 8-byte word of the
                               state, 1 if a pointer into it, else NULL */
   uint64_t       delta;    /* rank's state address - the launcher's */
+  int            land_back; /* a rebuilt copy: landings go back to the
+                               launcher (cs_sched_area_t.land_back) */
 };
 
 /* A rank that was granted under SM_RANK and has just posted its next

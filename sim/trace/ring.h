@@ -112,6 +112,10 @@ struct cs_tracer {
   int       sync_only; /* no io_uring, or it failed: pwrite from then on */
   uint64_t  pos;      /* end of the file so far */
   int       err;      /* first write error, -errno */
+  int       mem;      /* no file: the records go to mem_rec (a memory
+                         tracer, cs_tracer_open_mem) */
+  cs_trace_rec_t *mem_rec; /* a memory tracer's records, in file order */
+  uint64_t  mem_n, mem_cap;
 };
 
 /* Writer: reaps one completed write, waiting for one if `wait`; 0, or -1

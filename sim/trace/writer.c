@@ -153,9 +153,38 @@ static int reap_one(cs_tracer_t *t, int wait)
   return 0;
 }
 
-/* Writes full chunk c at the end of the file, asynchronously. */
+/* A memory tracer's "file": appends n bytes (whole records) to mem_rec,
+ * in the order the file would hold them. */
+static void mem_put(cs_tracer_t *t, const void *p, uint64_t n)
+{
+  uint64_t k = n / sizeof(cs_trace_rec_t);
+  if (t->err)
+    return;
+  if (t->mem_n + k > t->mem_cap) {
+    uint64_t cap = t->mem_cap ? t->mem_cap : 1024;
+    while (cap < t->mem_n + k)
+      cap *= 2;
+    cs_trace_rec_t *g = realloc(t->mem_rec, cap * sizeof(cs_trace_rec_t));
+    if (!g) {
+      t->err = -ENOMEM;
+      return;
+    }
+    t->mem_rec = g;
+    t->mem_cap = cap;
+  }
+  memcpy(t->mem_rec + t->mem_n, p, k * sizeof(cs_trace_rec_t));
+  t->mem_n += k;
+}
+
+/* Writes full chunk c at the end of the file, asynchronously (a memory
+ * tracer copies it at once). */
 static void submit_chunk(cs_tracer_t *t, uint32_t c)
 {
+  if (t->mem) {
+    mem_put(t, chunk_mem(t, c), t->chunk_bytes);
+    chunk_done(t, c);
+    return;
+  }
   t->off[c] = t->pos;
   t->pos += t->chunk_bytes;
   t->was_direct[c] = (uint8_t)t->direct;
@@ -472,34 +501,64 @@ int cs_output_replace(const char *tmp, const char *path)
   return rename(tmp, path) < 0 ? -errno : 0;
 }
 
-int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
-                   cs_world_t *w)
+/* A tracer for world w, without its output: the chunk geometry, the
+ * rings touched. NULL with *err set on failure. */
+static cs_tracer_t *tracer_new(cs_world_t *w, uint64_t *chunk_rec, int *err)
 {
-  int err;
   cs_tracer_t *t = calloc(1, sizeof(*t));
-  if (!t)
-    return -ENOMEM;
+  if (!t) {
+    *err = -ENOMEM;
+    return NULL;
+  }
   t->fd = -1;
   t->w = w;
   uint32_t n = w->ctl->nranks;
   t->nchunk = n * CS_TRACE_CHUNKS;
-  uint64_t chunk_rec = (w->ctl->trace_bytes - sizeof(cs_trace_ring_t)) /
-                       sizeof(cs_trace_rec_t) / CS_TRACE_CHUNKS / CHUNK_GRAIN * CHUNK_GRAIN;
-  t->chunk_bytes = chunk_rec * sizeof(cs_trace_rec_t);
+  *chunk_rec = (w->ctl->trace_bytes - sizeof(cs_trace_ring_t)) /
+               sizeof(cs_trace_rec_t) / CS_TRACE_CHUNKS / CHUNK_GRAIN * CHUNK_GRAIN;
+  t->chunk_bytes = *chunk_rec * sizeof(cs_trace_rec_t);
   t->was_direct = calloc(t->nchunk, 1);
   t->off = calloc(t->nchunk, sizeof(uint64_t));
-  if (!chunk_rec || t->chunk_bytes > UINT32_MAX || !t->was_direct || !t->off) {
-    err = chunk_rec ? -ENOMEM : -EINVAL;
-    goto err_free;
+  if (!*chunk_rec || t->chunk_bytes > UINT32_MAX || !t->was_direct || !t->off) {
+    *err = *chunk_rec ? -ENOMEM : -EINVAL;
+    free(t->was_direct);
+    free(t->off);
+    free(t);
+    return NULL;
   }
   /* Touch the rings now (the launcher's view of them), so the run does not
    * pay for allocating their pages. */
-  {
-    volatile uint8_t *p = (volatile uint8_t *)ring_of(w, 0);
-    uint64_t bytes = w->ctl->trace_bytes * n;
-    for (uint64_t o = 0; o < bytes; o += 4096)
-      (void)p[o];
-  }
+  volatile uint8_t *p = (volatile uint8_t *)ring_of(w, 0);
+  uint64_t bytes = w->ctl->trace_bytes * n;
+  for (uint64_t o = 0; o < bytes; o += 4096)
+    (void)p[o];
+  return t;
+}
+
+/* The header's frame, sealed OPEN, kept in t->hdr; the rings emptied. */
+static void tracer_start(cs_tracer_t *t, cs_trace_header_t *h,
+                         uint64_t chunk_rec, uint64_t start)
+{
+  cs_world_t *w = t->w;
+  uint32_t n = w->ctl->nranks;
+  cs_trace_header_frame(h, n, &w->ctl->layout, w->ctl->timeout_ns, start);
+  h->end_state = CS_TR_END_OPEN; /* until close completes it */
+  h->end_records = 0;
+  cs_trace_header_seal(h);
+  t->hdr = *h;
+  t->pos = CS_TRACE_HEADER_BYTES;
+  for (uint32_t r = 0; r < n; r++)
+    ring_init(t, ring_of(w, r), chunk_rec, start);
+}
+
+int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
+                   cs_world_t *w)
+{
+  int err;
+  uint64_t chunk_rec;
+  cs_tracer_t *t = tracer_new(w, &chunk_rec, &err);
+  if (!t)
+    return err;
   /* Without io_uring (a container's seccomp profile or the
    * kernel.io_uring_disabled sysctl refuses it) the launcher writes each
    * full chunk itself with pwrite: the same file, more launcher time. */
@@ -514,18 +573,11 @@ int cs_tracer_open(cs_tracer_t **out, const char *path, cs_trace_header_t *h,
     goto err_ring;
   }
   uint64_t start = start_clock(t, h);
-  cs_trace_header_frame(h, n, &w->ctl->layout, w->ctl->timeout_ns, start);
-  h->end_state = CS_TR_END_OPEN; /* until close completes it */
-  h->end_records = 0;
-  cs_trace_header_seal(h);
-  t->hdr = *h;
+  tracer_start(t, h, chunk_rec, start);
   /* The header goes out at once, so an unwritable target fails here with a
    * clear message. */
-  if ((err = write_header_block(t, h)) < 0)
+  if ((err = write_header_block(t, &t->hdr)) < 0)
     goto err_close;
-  t->pos = CS_TRACE_HEADER_BYTES;
-  for (uint32_t r = 0; r < n; r++)
-    ring_init(t, ring_of(w, r), chunk_rec, start);
   *out = t;
   return 0;
 
@@ -536,11 +588,28 @@ err_close:
 err_ring:
   if (t->have_ring)
     io_uring_queue_exit(&t->ring);
-err_free:
   free(t->was_direct);
   free(t->off);
   free(t);
   return err;
+}
+
+int cs_tracer_open_mem(cs_tracer_t **out, cs_trace_header_t *h, cs_world_t *w)
+{
+  int err;
+  uint64_t chunk_rec;
+  cs_tracer_t *t = tracer_new(w, &chunk_rec, &err);
+  if (!t)
+    return err;
+  t->mem = 1;
+  t->sync_only = 1;
+  /* No clock calibration (start_clock sleeps 2 ms to measure the TSC
+   * rate): the records carry ns, which nothing here reads. */
+  t->ns0 = cs_now_ns();
+  h->tick_ns = 0;
+  tracer_start(t, h, chunk_rec, t->ns0);
+  *out = t;
+  return 0;
 }
 
 void cs_tracer_drain(void *arg)
@@ -571,6 +640,11 @@ int cs__tracer_reap(cs_tracer_t *t, int wait)
 /* Appends n bytes at the end of the file, through the page cache. */
 static void put_tail(cs_tracer_t *t, const void *p, uint64_t n)
 {
+  if (t->mem) {
+    mem_put(t, p, n);
+    t->pos += n;
+    return;
+  }
   int rc = pwrite_all(t->fd, p, n, t->pos);
   if (rc < 0 && !t->err)
     t->err = rc;
@@ -594,16 +668,19 @@ static void launcher_rec(cs_tracer_t *t, uint32_t kind, uint32_t rank,
   put_tail(t, &x, sizeof(x));
 }
 
-int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
-                    const int *statuses)
+/* The end of every trace, file or memory: every full chunk written and
+ * every write waited for, then each rank's partial chunk (a rank that died
+ * mid-chunk leaves its records up to the last one it published), a FAULT
+ * record for every rank that died and an ABORT record if the run was
+ * aborted. */
+static void tracer_tail(cs_tracer_t *t, const cs_launch_result_t *res,
+                        const int *statuses)
 {
-  /* The ranks are gone: write every full chunk, wait for every write, then
-   * append each rank's partial chunk (a rank that died mid-chunk leaves
-   * its records up to the last one it published). */
   cs_tracer_drain(t);
   while (t->inflight)
     reap_one(t, 1); /* a failed ring writes the rest with pwrite */
-  buffered(t);
+  if (!t->mem)
+    buffered(t);
   cs_ctl_t *c = t->w->ctl;
   for (uint32_t r = 0; r < c->nranks; r++) {
     cs_trace_ring_t *ring = ring_of(t->w, r);
@@ -629,6 +706,23 @@ int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
     launcher_rec(t, CS_TR_ABORT, res->abort_rank < 0 ? UINT32_MAX
                                                      : (uint32_t)res->abort_rank,
                  (int32_t)res->abort_reason, 0, 0);
+}
+
+static void tracer_free(cs_tracer_t *t)
+{
+  if (t->have_ring)
+    io_uring_queue_exit(&t->ring);
+  free(t->mem_rec);
+  free(t->was_direct);
+  free(t->off);
+  free(t);
+}
+
+int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
+                    const int *statuses)
+{
+  /* The ranks are gone. */
+  tracer_tail(t, res, statuses);
   int err = t->err;
   if (!err && ftruncate(t->fd, (off_t)t->pos) < 0 && errno != EINVAL)
     err = -errno; /* EINVAL: not a regular file (/dev/null) */
@@ -650,11 +744,31 @@ int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
   }
   if (close(t->fd) < 0 && !err)
     err = -errno;
-  if (t->have_ring)
-    io_uring_queue_exit(&t->ring);
-  free(t->was_direct);
-  free(t->off);
-  free(t);
+  tracer_free(t);
   return err;
 }
 
+static int cmp_seq(const void *a, const void *b)
+{
+  uint64_t x = ((const cs_trace_rec_t *)a)->seq, y = ((const cs_trace_rec_t *)b)->seq;
+  return x < y ? -1 : x > y;
+}
+
+int cs_tracer_close_mem(cs_tracer_t *t, const cs_launch_result_t *res,
+                        const int *statuses, cs_trace_t *out)
+{
+  tracer_tail(t, res, statuses);
+  int err = t->err;
+  *out = (cs_trace_t){0};
+  if (!err) {
+    t->hdr.end_records = t->mem_n;
+    t->hdr.end_state = CS_TR_END_COMPLETE;
+    cs_trace_header_seal(&t->hdr);
+    if (t->mem_n > 1)
+      qsort(t->mem_rec, t->mem_n, sizeof(cs_trace_rec_t), cmp_seq);
+    *out = (cs_trace_t){.hdr = t->hdr, .rec = t->mem_rec, .n = t->mem_n};
+    t->mem_rec = NULL; /* the caller's now (cs_trace_free) */
+  }
+  tracer_free(t);
+  return err;
+}
