@@ -114,6 +114,13 @@ static void race_words(const out_t *o, const cs_check_finding_t *f,
              cs_trace_kind_name(b->kind));
     break;
   }
+  const char *bn = f->cause == CS_CHECK_NO_SIGNAL ? cs_trace_barrier_name(o->h, 0)
+                   : f->cause == CS_CHECK_NO_READ_DONE ? cs_trace_barrier_name(o->h, 1)
+                                                       : NULL;
+  if (bn) { /* the collective named that barrier (a plug-in's names) */
+    size_t len = strlen(fix);
+    snprintf(fix + len, n - len, ": its %s barrier", bn);
+  }
   if (f->reversed) {
     size_t len = strlen(fix);
     snprintf(fix + len, n - len, " (this run did the %s first; the "

@@ -80,8 +80,25 @@ static void note(char *b, size_t n, const cs_story_t *s, uint32_t i)
     snprintf(b, n, " (FAILED: the run stops here)");
 }
 
-static void missing(FILE *f, const cs_story_t *s)
+/* "the READY barrier of gather t1 j0: " when the collective named the
+ * barrier that edge is (a plug-in's names, traces/FORMAT.md), placed
+ * before the story's event b (1-based); else "". */
+static const char *barrier_words(const cs_trace_header_t *h, const cs_story_t *s,
+                                 uint32_t which, uint32_t b, char *buf, size_t n)
 {
+  const char *name = cs_trace_barrier_name(h, which);
+  char tag[48];
+  buf[0] = 0;
+  if (!name || !b)
+    return buf;
+  cs_trace_tag_str(h, cs__trace_names(), &s->ev[b - 1].rec, tag, sizeof(tag));
+  snprintf(buf, n, "the %s barrier%s%s: ", name, tag[0] ? " of " : "", tag);
+  return buf;
+}
+
+static void missing(FILE *f, const cs_trace_header_t *h, const cs_story_t *s)
+{
+  char bw[96];
   const cs_check_finding_t *x = &s->finding;
   uint32_t a = s->gap_from, b = s->gap_to;
   uint32_t wr = a && b ? s->ev[s->need == CS_STORY_NEED_READ_DONE ? b - 1 : a - 1].rec.rank : 0;
@@ -96,13 +113,15 @@ static void missing(FILE *f, const cs_story_t *s)
     fprintf(f, "Missing: a fence on rank %u between %u and %u.\n", wr, a, b);
     return;
   case CS_STORY_NEED_SIGNAL:
-    fprintf(f, "Missing: a notify by rank %u after %u and a wait by rank %u on "
-               "it before %u%s.\n", wr, a, rd, b,
-            wr == rd ? " (or a fence between them)" : "");
+    fprintf(f, "Missing: %sa notify by rank %u after %u and a wait by rank %u "
+               "on it before %u%s.\n", barrier_words(h, s, 0, b, bw, sizeof(bw)),
+            wr, a, rd, b, wr == rd ? " (or a fence between them)" : "");
     return;
   case CS_STORY_NEED_READ_DONE:
-    fprintf(f, "Missing: a read-complete barrier: a notify by rank %u after %u "
-               "and a wait by rank %u on it before %u.\n", rd, a, wr, b);
+    barrier_words(h, s, 1, b, bw, sizeof(bw));
+    fprintf(f, "Missing: %sa notify by rank %u after %u and a wait by rank "
+               "%u on it before %u.\n", bw[0] ? bw : "a read-complete barrier: ",
+            rd, a, wr, b);
     return;
   }
   switch (x->kind) {
@@ -178,7 +197,7 @@ int cs__story_print(const char *path, const char *sig, FILE *f)
             tag[0] ? " at " : "", tag, nt, (unsigned long long)x->seq);
   }
   fprintf(f, "  ");
-  missing(f, &s);
+  missing(f, &t.hdr, &s);
   also(f, &t.hdr, &rep, &s);
   cs_check_report_fini(&rep);
   cs_trace_free(&t);
