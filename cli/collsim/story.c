@@ -117,6 +117,16 @@ static void missing(FILE *f, const cs_trace_header_t *h, const cs_story_t *s)
                "on it before %u%s.\n", barrier_words(h, s, 0, b, bw, sizeof(bw)),
             wr, a, rd, b, wr == rd ? " (or a fence between them)" : "");
     return;
+  case CS_STORY_NEED_RESET: {
+    char slot[32];
+    cs_trace_slot_name(&h->layout, s->root.a.slot, slot, sizeof(slot));
+    fprintf(f, "Missing: a self-clearing epilogue: signal cells are not back "
+               "at 0 (rank %u's %s[%u] ends %s at %d), so the next call's waits "
+               "pass on stale credits and nothing orders %u before %u.\n",
+            s->root.a.peer, slot, s->root.a.cell,
+            s->root.cause == 1 ? "call 1" : "the run", s->root.value, a, b);
+    return;
+  }
   case CS_STORY_NEED_READ_DONE:
     barrier_words(h, s, 1, b, bw, sizeof(bw));
     fprintf(f, "Missing: %sa notify by rank %u after %u and a wait by rank "
@@ -137,6 +147,11 @@ static void missing(FILE *f, const cs_trace_header_t *h, const cs_story_t *s)
     fprintf(f, "Missing: a notify that brings the cell to the target (it ends "
                "at %d).\n", x->value);
     break;
+  case CS_CHECK_MIXED_OPS:
+    fprintf(f, "Missing: one notify op per cell: AtomicAdd for every notify "
+               "of it (a Set overwrites what the adds counted, or an add "
+               "lands on the Set's value).\n");
+    break;
   case CS_CHECK_CLOBBER:
     fprintf(f, "Missing: an order between the Set's line write-back and the "
                "other write to its line, or a line per cell.\n");
@@ -153,7 +168,8 @@ static void also(FILE *f, const cs_trace_header_t *h, const cs_check_report_t *r
 {
   for (uint64_t i = 0; i < rep->n; i++) {
     const cs_check_finding_t *x = &rep->f[i];
-    if (x->kind != CS_CHECK_NOT_RESET || (s->has_finding && s->finding.kind == x->kind))
+    if (x->kind != CS_CHECK_NOT_RESET || (s->has_finding && s->finding.kind == x->kind) ||
+        s->need == CS_STORY_NEED_RESET)
       continue;
     char slot[32];
     cs_trace_slot_name(&h->layout, x->a.slot, slot, sizeof(slot));
