@@ -322,6 +322,14 @@ Test(explain, the_collectives_names_reach_the_readers, .init = make_dir,
   cr_assert(strstr(r.out, "its READY barrier"), "check's fix does not name the "
             "barrier:\n%s", r.out);
 
+  /* A name with a space is refused when the plug-in is loaded. */
+  char bad[256];
+  so_path(10, bad, sizeof bad);
+  run_cli(&r, 60, "run", "--algo", bad, "--ranks", "2", "--count", "2", NULL);
+  cr_assert_eq(r.status, 2, "exit %d:\n%s%s", r.status, r.out, r.err);
+  cr_assert(strstr(r.err, "'gather all' is not accepted") && count_lines(r.err) == 1,
+            "%s", r.err);
+
   snprintf(tr, sizeof tr, "%s/unnamed.cstrace", dir);
   cr_assert_eq(run_defect(9, 1, tr), 0);
   run_cli(&r, 60, "trace", tr, NULL);

@@ -39,7 +39,8 @@
  *                   add: a peer's next-call add can be wiped: mixed Set/Add
  * DEFECT 9 is the correct collective registered as a collsim built
  * before the names existed would see it (`size` without the names): it
- * must load and run, its tags "P2 t1 j0".
+ * must load and run, its tags "P2 t1 j0". DEFECT 10 names a phase with a
+ * space, which collsim must refuse to load.
  */
 #include <collsim/collsim.h>
 
@@ -183,7 +184,9 @@ static int32_t signal_final(const cs_coll_cfg_t *c, uint32_t rank,
   return (int32_t)(2 * c->iters);
 }
 
-#if DEFECT != 9
+#if DEFECT == 10
+static const char *const phases[] = {"publish", "gather all", "finish"};
+#elif DEFECT != 9
 static const char *const phases[] = {"publish", "gather", "finish"};
 #endif
 
