@@ -26,6 +26,58 @@ int cs_coll_is_path(const char *s)
   return strchr(s, '/') != NULL || (n > 3 && strcmp(s + n - 3, ".so") == 0);
 }
 
+/* Whether registration c (of c->size bytes) has field f. */
+#define HAS_FIELD(c, f) \
+  ((c)->size >= offsetof(cs_collective_t, f) + sizeof((c)->f))
+
+/* One name of at most CS_COLL_NAMELEN - 1 characters '!'..'~'. */
+static int name_ok(const char *s)
+{
+  size_t i = 0;
+  for (; s[i] && i < CS_COLL_NAMELEN; i++)
+    if (s[i] < '!' || s[i] > '~')
+      return 0;
+  return i >= 1 && i < CS_COLL_NAMELEN;
+}
+
+/* Appends name s (NULL: empty) and its NUL at *at. Returns 0, or -1 when
+ * it does not fit or is not a name (`empty_ok`: NULL and "" are). */
+static int put_name(char *out, size_t *at, const char *s, int empty_ok)
+{
+  if (!s || !s[0]) {
+    if (!empty_ok || *at >= CS_COLL_NAMES_BYTES)
+      return -1;
+    out[(*at)++] = 0;
+    return 0;
+  }
+  size_t len = strnlen(s, CS_COLL_NAMELEN);
+  if (!name_ok(s) || *at + len + 1 > CS_COLL_NAMES_BYTES)
+    return -1;
+  memcpy(out + *at, s, len + 1);
+  *at += len + 1;
+  return 0;
+}
+
+const char *cs_coll_names(const cs_collective_t *c,
+                          char out[CS_COLL_NAMES_BYTES])
+{
+  memset(out, 0, CS_COLL_NAMES_BYTES);
+  uint32_t np = HAS_FIELD(c, nphases) && c->phases ? c->nphases : 0;
+  const char *ready = HAS_FIELD(c, ready_barrier) ? c->ready_barrier : NULL;
+  const char *done = HAS_FIELD(c, read_done_barrier) ? c->read_done_barrier : NULL;
+  if (!np && !ready && !done)
+    return NULL;
+  size_t at = 0;
+  for (uint32_t p = 0; p < np; p++)
+    if (put_name(out, &at, c->phases[p], 0) < 0)
+      return c->phases[p] ? c->phases[p] : "(NULL)";
+  if (put_name(out, &at, NULL, 1) < 0 || put_name(out, &at, ready, 1) < 0)
+    return ready ? ready : "(all the names together)";
+  if (put_name(out, &at, done, 1) < 0)
+    return done ? done : "(all the names together)";
+  return NULL;
+}
+
 /* The registration's own fields, once loaded. Returns 0 or -EPROTO /
  * -EINVAL with why filled. */
 static int coll_valid(const char *path, const cs_collective_t *c, char *why,
@@ -37,11 +89,21 @@ static int coll_valid(const char *path, const cs_collective_t *c, char *why,
              CS_COLLECTIVE_SYMBOL, c->abi, CS_COLLECTIVE_ABI);
     return -EPROTO;
   }
-  if (c->size < sizeof(cs_collective_t)) {
-    snprintf(why, n, "%s: %s is %u bytes; ABI %u has %zu: rebuild it against "
-             "this collsim's headers", path, CS_COLLECTIVE_SYMBOL, c->size,
-             CS_COLLECTIVE_ABI, sizeof(cs_collective_t));
+  if (c->size < CS_COLLECTIVE_SIZE_1 || c->size > sizeof(cs_collective_t)) {
+    snprintf(why, n, "%s: %s is %u bytes; ABI %u has %zu to %zu: rebuild it "
+             "against this collsim's headers", path, CS_COLLECTIVE_SYMBOL,
+             c->size, CS_COLLECTIVE_ABI, (size_t)CS_COLLECTIVE_SIZE_1,
+             sizeof(cs_collective_t));
     return -EPROTO;
+  }
+  char names[CS_COLL_NAMES_BYTES];
+  const char *bad = cs_coll_names(c, names);
+  if (bad) {
+    snprintf(why, n, "%s: %s's name '%.40s' is not accepted: every phase and "
+             "barrier name is 1 to %u characters '!'..'~', all of them in %u "
+             "bytes with their terminators and one more", path,
+             CS_COLLECTIVE_SYMBOL, bad, CS_COLL_NAMELEN - 1, CS_COLL_NAMES_BYTES);
+    return -EINVAL;
   }
   const char *miss = !c->name || !c->name[0] ? "name" : !c->slots ? "slots"
                      : !c->body ? "body" : NULL;
@@ -282,6 +344,8 @@ int cs_coll_job_init(cs_coll_job_t *cj, const cs_collective_t *c,
       .count = cfg->count, .algo = CS_TRACE_ALGO_USER, .dtype = cfg->dtype,
       .op = cfg->op, .fill = cj->fill, .seed = seed,
       .tile_bytes = cfg->tile_bytes, .iters = cfg->iters};
+  if (cs_coll_names(c, j->th.names))
+    memset(j->th.names, 0, sizeof(j->th.names)); /* cs_coll_open refused it */
   j->ops = &cj->ops;
   j->ctx = cj;
   return 0;

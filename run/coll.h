@@ -47,6 +47,13 @@ typedef struct cs_coll_job {
  * fields it needs. Returns 0 or cs_user_layout's code. */
 /* padded: every cell of c's signal slot on a 64-byte line of its own
  * (cs_layout_pad_cells; -EINVAL when c declares no signal slot). */
+/* The phase and barrier names of registration c as the trace header keeps
+ * them (traces/FORMAT.md, names) into out, all zero when it names
+ * nothing. Returns NULL, or the first name that is not a name or does not
+ * fit (out is then incomplete). */
+const char *cs_coll_names(const cs_collective_t *c,
+                          char out[CS_COLL_NAMES_BYTES]);
+
 int cs_coll_job_init(cs_coll_job_t *cj, const cs_collective_t *c,
                      const cs_coll_cfg_t *cfg, cs_fill_t fill, uint64_t seed,
                      uint64_t timeout_ns, int traced, int controlled,

@@ -43,8 +43,18 @@ static void ctl_point(cs_dev_t *d, cs_event_t *ev)
     sem_post(&a->wake);
   while (!runs_on && sem_wait(&sl->sem) < 0 && errno == EINTR)
     ;
-  if (__atomic_load_n(&w->ctl->abort_word, __ATOMIC_ACQUIRE))
+  uint32_t abort = __atomic_load_n(&w->ctl->abort_word, __ATOMIC_ACQUIRE);
+  if (abort) {
+    /* A wait a deadlock stopped before it was granted (nothing could
+     * satisfy it) leaves its wait-begin, as a free-mode wait that is
+     * stopped does: the checker sees the wait that never ended. */
+    if (ev->kind == CS_EV_WAIT && abort == CS_ABORT_DEADLOCK)
+      cs__dev_block(d, ev, __atomic_load_n(
+          (int32_t *)(d->mywin + cs_slot_cell_off(&d->layout->slot[ev->slot],
+                                                  ev->cell)),
+          __ATOMIC_ACQUIRE));
     cs__dev_aborted(d);
+  }
   if (ev->kind == CS_EV_WAIT)
     __atomic_store_n(&d->st->state, CS_RS_RUNNING, __ATOMIC_RELEASE);
 }

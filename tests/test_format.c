@@ -381,8 +381,10 @@ Test(format, checker_catches_a_doctored_doc)
   expect_caught(doc, "version 4\n", "version 5\n", "another version");
   expect_caught(doc, "   880  u32   valid_rows", "   880  u32   valid_r",
                 "no field valid_r");
-  expect_caught(doc, "   932  u8[92]  reserved", "   928  u8[92]  reserved",
-                "reserved at offset 928");
+  expect_caught(doc, "  1020  u8[4]   reserved", "  1016  u8[4]   reserved",
+                "reserved at offset 1016");
+  expect_caught(doc, "   932  char[88] names", "   932  u8[88]  names",
+                "names is u8[88]");
   expect_caught(doc, "   888  u8[32]  algo_sha256", "   888  u8[16]  algo_sha256",
                 "algo_sha256 is u8[16]");
 }
@@ -399,7 +401,8 @@ Test(format, shape_fields_and_two_d_records)
   cr_assert_eq(offsetof(cs_trace_header_t, shape_rows), 872u);
   cr_assert_eq(offsetof(cs_trace_header_t, algo_sha256), 888u);
   cr_assert_eq(offsetof(cs_trace_header_t, end_state), 928u);
-  cr_assert_eq(offsetof(cs_trace_header_t, reserved), 932u);
+  cr_assert_eq(offsetof(cs_trace_header_t, names), 932u);
+  cr_assert_eq(offsetof(cs_trace_header_t, reserved), 1020u);
   cs_trace_rec_t x = {.kind = 1, .elem_off = 8, .valid = 15, .phys = 15,
                       .cell = 3, .value = 8};
   cr_assert(cs_trace_rec_is_2d(&x));

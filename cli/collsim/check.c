@@ -114,6 +114,13 @@ static void race_words(const out_t *o, const cs_check_finding_t *f,
              cs_trace_kind_name(b->kind));
     break;
   }
+  const char *bn = f->cause == CS_CHECK_NO_SIGNAL ? cs_trace_barrier_name(o->h, 0)
+                   : f->cause == CS_CHECK_NO_READ_DONE ? cs_trace_barrier_name(o->h, 1)
+                                                       : NULL;
+  if (bn) { /* the collective named that barrier (a plug-in's names) */
+    size_t len = strlen(fix);
+    snprintf(fix + len, n - len, ": its %s barrier", bn);
+  }
   if (f->reversed) {
     size_t len = strlen(fix);
     snprintf(fix + len, n - len, " (this run did the %s first; the "
@@ -412,7 +419,9 @@ static void usage(FILE *f)
           "its events' positions: phase/round markers, step, events since),\n"
           "never the order the run happened to take. Findings come causes\n"
           "first; one that follows from another (races after a call that\n"
-          "left a cell unreset) says \"follows from N\".\n"
+          "left a cell unreset) says \"follows from N\". A collective of\n"
+          "one's own (--algo ./x.so) is told in the phase and barrier names\n"
+          "its registration gives, which the trace keeps.\n"
           "\n"
           "  --format text|jsonl   output (default text)\n"
           "\n"

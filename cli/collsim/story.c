@@ -80,8 +80,25 @@ static void note(char *b, size_t n, const cs_story_t *s, uint32_t i)
     snprintf(b, n, " (FAILED: the run stops here)");
 }
 
-static void missing(FILE *f, const cs_story_t *s)
+/* "the READY barrier of gather t1 j0: " when the collective named the
+ * barrier that edge is (a plug-in's names, traces/FORMAT.md), placed
+ * before the story's event b (1-based); else "". */
+static const char *barrier_words(const cs_trace_header_t *h, const cs_story_t *s,
+                                 uint32_t which, uint32_t b, char *buf, size_t n)
 {
+  const char *name = cs_trace_barrier_name(h, which);
+  char tag[48];
+  buf[0] = 0;
+  if (!name || !b)
+    return buf;
+  cs_trace_tag_str(h, cs__trace_names(), &s->ev[b - 1].rec, tag, sizeof(tag));
+  snprintf(buf, n, "the %s barrier%s%s: ", name, tag[0] ? " of " : "", tag);
+  return buf;
+}
+
+static void missing(FILE *f, const cs_trace_header_t *h, const cs_story_t *s)
+{
+  char bw[96];
   const cs_check_finding_t *x = &s->finding;
   uint32_t a = s->gap_from, b = s->gap_to;
   uint32_t wr = a && b ? s->ev[s->need == CS_STORY_NEED_READ_DONE ? b - 1 : a - 1].rec.rank : 0;
@@ -96,13 +113,25 @@ static void missing(FILE *f, const cs_story_t *s)
     fprintf(f, "Missing: a fence on rank %u between %u and %u.\n", wr, a, b);
     return;
   case CS_STORY_NEED_SIGNAL:
-    fprintf(f, "Missing: a notify by rank %u after %u and a wait by rank %u on "
-               "it before %u%s.\n", wr, a, rd, b,
-            wr == rd ? " (or a fence between them)" : "");
+    fprintf(f, "Missing: %sa notify by rank %u after %u and a wait by rank %u "
+               "on it before %u%s.\n", barrier_words(h, s, 0, b, bw, sizeof(bw)),
+            wr, a, rd, b, wr == rd ? " (or a fence between them)" : "");
     return;
+  case CS_STORY_NEED_RESET: {
+    char slot[32];
+    cs_trace_slot_name(&h->layout, s->root.a.slot, slot, sizeof(slot));
+    fprintf(f, "Missing: a self-clearing epilogue: signal cells are not back "
+               "at 0 (rank %u's %s[%u] ends %s at %d), so the next call's waits "
+               "pass on stale credits and nothing orders %u before %u.\n",
+            s->root.a.peer, slot, s->root.a.cell,
+            s->root.cause == 1 ? "call 1" : "the run", s->root.value, a, b);
+    return;
+  }
   case CS_STORY_NEED_READ_DONE:
-    fprintf(f, "Missing: a read-complete barrier: a notify by rank %u after %u "
-               "and a wait by rank %u on it before %u.\n", rd, a, wr, b);
+    barrier_words(h, s, 1, b, bw, sizeof(bw));
+    fprintf(f, "Missing: %sa notify by rank %u after %u and a wait by rank "
+               "%u on it before %u.\n", bw[0] ? bw : "a read-complete barrier: ",
+            rd, a, wr, b);
     return;
   }
   switch (x->kind) {
@@ -117,6 +146,11 @@ static void missing(FILE *f, const cs_story_t *s)
   case CS_CHECK_UNSATISFIABLE:
     fprintf(f, "Missing: a notify that brings the cell to the target (it ends "
                "at %d).\n", x->value);
+    break;
+  case CS_CHECK_MIXED_OPS:
+    fprintf(f, "Missing: one notify op per cell: AtomicAdd for every notify "
+               "of it (a Set overwrites what the adds counted, or an add "
+               "lands on the Set's value).\n");
     break;
   case CS_CHECK_CLOBBER:
     fprintf(f, "Missing: an order between the Set's line write-back and the "
@@ -134,7 +168,8 @@ static void also(FILE *f, const cs_trace_header_t *h, const cs_check_report_t *r
 {
   for (uint64_t i = 0; i < rep->n; i++) {
     const cs_check_finding_t *x = &rep->f[i];
-    if (x->kind != CS_CHECK_NOT_RESET || (s->has_finding && s->finding.kind == x->kind))
+    if (x->kind != CS_CHECK_NOT_RESET || (s->has_finding && s->finding.kind == x->kind) ||
+        s->need == CS_STORY_NEED_RESET)
       continue;
     char slot[32];
     cs_trace_slot_name(&h->layout, x->a.slot, slot, sizeof(slot));
@@ -178,7 +213,7 @@ int cs__story_print(const char *path, const char *sig, FILE *f)
             tag[0] ? " at " : "", tag, nt, (unsigned long long)x->seq);
   }
   fprintf(f, "  ");
-  missing(f, &s);
+  missing(f, &t.hdr, &s);
   also(f, &t.hdr, &rep, &s);
   cs_check_report_fini(&rep);
   cs_trace_free(&t);

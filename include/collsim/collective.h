@@ -111,7 +111,38 @@ typedef struct cs_collective {
    * not as a rank: plain memory, no device calls. */
   void (*expect)(const cs_coll_cfg_t *c, const void *in, uint32_t rank,
                  void *out);
+
+  /* ---- names (optional; a registration built against an older header
+   * ends before them, its `size` says so, and they read as NULL) ---- */
+
+  /* The names of the phases the body marks: phases[p - 1] is phase p of
+   * cs_mark(d, p, round), p = 1..nphases. Traces, `collsim check` and
+   * the stories of `collsim shrink` then tag events "NAME tROUND jSTEP"
+   * (as the built-in ring's "RS t1 j0"); a phase without a name reads
+   * "P3 t1 j0". NULL, 0: none. */
+  const char *const *phases;
+  uint32_t nphases;
+  /* The names of its two kinds of barrier, which stories use for the
+   * barrier they find missing ("Missing: the READY barrier of gather t1
+   * j0: ..."): the one that orders a rank's write before another rank's
+   * load of it (store, fence, notify, wait, load), and the one that
+   * orders a rank's loads before the owner overwrites what they read
+   * (load, notify, wait, store). NULL: unnamed (the story says "a
+   * read-complete barrier"). */
+  const char *ready_barrier;
+  const char *read_done_barrier;
+  /* Every name is 1 to CS_COLL_NAMELEN - 1 characters '!'..'~', recorded
+   * in the trace header, where all of them together take at most
+   * CS_COLL_NAMES_BYTES bytes: each name and its NUL, plus one NUL after
+   * the phases. cs_coll_open refuses a registration whose names do not
+   * fit or are not such names. */
 } cs_collective_t;
+
+/* Bytes the trace keeps for a collective's names (traces/FORMAT.md). */
+#define CS_COLL_NAMES_BYTES 88u
+/* The size of a registration built before the names existed: collsim
+ * accepts any `size` from this one up to sizeof(cs_collective_t). */
+#define CS_COLLECTIVE_SIZE_1 offsetof(cs_collective_t, phases)
 
 #define CS_COLL_NO_SIGNALS UINT32_MAX
 

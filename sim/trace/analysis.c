@@ -51,10 +51,69 @@ const char *cs_trace_bug_name(const cs_trace_names_t *nm, uint32_t bug)
   return nm && nm->bug ? nm->bug(bug) : "?";
 }
 
+/* The i-th string of the header's names (traces/FORMAT.md, names), i
+ * from 0, or NULL past the last. NULL for every i when the bytes are not
+ * a well-formed table: names of 1..15 bytes '!'..'~' (the barriers' may
+ * be empty), each NUL-terminated, zero after the last. */
+static const char *user_name(const cs_trace_header_t *h, uint32_t want)
+{
+  const char *s = h->names, *got = NULL;
+  size_t n = sizeof(h->names), at = 0;
+  uint32_t i = 0;
+  int phases = 1, barriers = 0;
+  if (h->program != 0 || h->algo != CS_TRACE_ALGO_USER)
+    return NULL;
+  while (at < n && barriers < 2) {
+    size_t len = strnlen(s + at, n - at);
+    if (at + len == n || len > 15)
+      return NULL; /* unterminated, or too long */
+    for (size_t k = 0; k < len; k++)
+      if (s[at + k] < '!' || s[at + k] > '~')
+        return NULL;
+    if (!phases)
+      barriers++;
+    else if (!len)
+      phases = 0;
+    if (i == want && len)
+      got = s + at;
+    i++;
+    at += len + 1;
+  }
+  for (; at < n; at++)
+    if (s[at])
+      return NULL;
+  return got;
+}
+
+/* Index of the first barrier name among the strings: after the phases
+ * and their empty terminator. */
+static uint32_t user_phases(const cs_trace_header_t *h)
+{
+  uint32_t p = 0;
+  while (user_name(h, p))
+    p++;
+  return p;
+}
+
 const char *cs_trace_phase_name(const cs_trace_names_t *nm,
                                 const cs_trace_header_t *h, uint32_t p)
 {
+  if (h->program == 0 && h->algo == CS_TRACE_ALGO_USER)
+    return p >= 1 && p <= user_phases(h) ? user_name(h, p - 1) : NULL;
   return h->program == 0 && nm && nm->phase ? nm->phase(h->algo, p) : NULL;
+}
+
+const char *cs_trace_barrier_name(const cs_trace_header_t *h, uint32_t which)
+{
+  if (which > 1 || h->program != 0 || h->algo != CS_TRACE_ALGO_USER)
+    return NULL;
+  return user_name(h, user_phases(h) + 1 + which);
+}
+
+int cs_trace_user_names(const cs_trace_header_t *h)
+{
+  return user_name(h, 0) || cs_trace_barrier_name(h, 0) ||
+         cs_trace_barrier_name(h, 1);
 }
 
 int cs_trace_is_file_fill(const cs_trace_names_t *nm, uint32_t fill)

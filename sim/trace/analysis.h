@@ -96,9 +96,20 @@ const char *cs_trace_op_name(const cs_trace_names_t *nm, uint32_t op);
 const char *cs_trace_fill_name(const cs_trace_names_t *nm, uint32_t fill);
 const char *cs_trace_bug_name(const cs_trace_names_t *nm, uint32_t bug);
 /* The name of phase p (1..) of the trace's algorithm (program 0), or
- * NULL: an algorithm that names its phases has a name for phase 1. */
+ * NULL: an algorithm that names its phases has a name for phase 1. A
+ * collective loaded from a shared object (algo 254) names them in the
+ * header (a pointer into h), the built-ins through nm. */
 const char *cs_trace_phase_name(const cs_trace_names_t *nm,
                                 const cs_trace_header_t *h, uint32_t p);
+/* A collective loaded from a shared object (algo 254) names its phases
+ * and barriers in the header (traces/FORMAT.md, names): the name of its
+ * READY barrier (which 0: a write before another rank's load of it) or
+ * of its read-complete barrier (which 1: loads before the overwrite),
+ * NULL when it gave none, for any other trace, or when the header's
+ * names are malformed. The pointer is into h. */
+const char *cs_trace_barrier_name(const cs_trace_header_t *h, uint32_t which);
+/* Whether the header holds any such name (a phase's or a barrier's). */
+int cs_trace_user_names(const cs_trace_header_t *h);
 /* The header's fill says the inputs came from a file (no seed). */
 int cs_trace_is_file_fill(const cs_trace_names_t *nm, uint32_t fill);
 

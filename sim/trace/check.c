@@ -142,8 +142,8 @@ struct cs_check {
   int       any_eq;    /* some wait so far compares with Eq */
   int       faulted;   /* a rank died or faulted: its notifies stopped */
   int32_t   abort_reason; /* CS_ABORT_* of the abort record, 0 none */
-  int       collective; /* an allreduce: every remote load feeds a reduce
-                           or a store before the rank's next one */
+  int       collective; /* a built-in allreduce: every remote load feeds a
+                           reduce or a store before the rank's next one */
   int       err;       /* first error, sticky */
 };
 
@@ -930,7 +930,9 @@ int cs_check_create(cs_check_t **out, const cs_trace_header_t *h)
   c->n = h->nranks;
   c->w = 2 * c->n;
   c->free_head = POOL_NONE;
-  c->collective = h->program == 0 && h->algo != 255;
+  /* a built-in's: a collective of one's own (algo 254) may load two
+   * tiles before it folds either */
+  c->collective = h->program == 0 && h->algo < CS_TRACE_ALGO_USER;
   c->faulted = h->fault_kind != 0; /* an injected fault stops a rank */
   size_t nm = (size_t)c->n * h->layout.nslots;
   c->clk = calloc((size_t)c->n * c->w, sizeof(uint32_t));

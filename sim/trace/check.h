@@ -11,7 +11,8 @@
  * mixed on one cell, Eq waits a cell can pass, cells not back to zero at
  * the end of the first of several calls on them (of the run if the trace
  * marks no calls), waits nothing could satisfy, and
- * (in an allreduce, where every remote load feeds a reduce or a store)
+ * (in a built-in allreduce, where every remote load feeds a reduce or a
+ * store before the next)
  * remote loads whose value the rank never uses; ranked so that the first
  * finding is the cause (check.c, "ranking").
  * The model is the weakest memory model collsim offers: relaxed, with

@@ -49,12 +49,16 @@ const char *cs_trace_tag_str(const cs_trace_header_t *h,
                              const cs_trace_names_t *nm,
                              const cs_trace_rec_t *x, char *buf, size_t n)
 {
+  int user = h->program == 0 && h->algo == CS_TRACE_ALGO_USER;
+  const char *p = cs_trace_phase_name(nm, h, x->phase);
   if (x->phase == 0 || cs_trace_rec_is_launcher(x))
     buf[0] = 0;
-  else if (cs_trace_phase_name(nm, h, 1)) {
-    const char *p = cs_trace_phase_name(nm, h, x->phase);
-    snprintf(buf, n, "%s t%u j%u", p ? p : "P?", x->round, x->step);
-  }
+  else if (p)
+    snprintf(buf, n, "%s t%u j%u", p, x->round, x->step);
+  else if (user)
+    snprintf(buf, n, "P%u t%u j%u", x->phase, x->round, x->step);
+  else if (cs_trace_phase_name(nm, h, 1))
+    snprintf(buf, n, "P? t%u j%u", x->round, x->step);
   else
     snprintf(buf, n, "main c%u", x->step);
   return buf;

@@ -58,8 +58,10 @@ const char *cs_trace_access_str(const cs_layout_t *l, const cs_trace_rec_t *x,
 /* "==" or ">=" for a wait's comparison (CS_TR_FAILED ignored). */
 const char *cs_trace_cmp_str(uint32_t opcmp);
 
-/* The tag column: "RS t0 j1" (ring), "main c3" (mesh, host), "" before any
- * marker and for launcher records. Returns buf. */
+/* The tag column: "RS t0 j1" (ring), "main c3" (mesh, host), a collective
+ * loaded from a shared object "gather t1 j0" with the names its header
+ * keeps or "P2 t1 j0" without; "" before any marker and for launcher
+ * records. Returns buf. */
 const char *cs_trace_tag_str(const cs_trace_header_t *h,
                              const cs_trace_names_t *nm,
                              const cs_trace_rec_t *x, char *buf, size_t n);

@@ -34,7 +34,9 @@
  *                                          920  u64 end records (at completion)
  *                                          928  u32 end state (0 not kept,
  *                                                 1 open/killed, 2 complete)
- *                                          932  u8[92] reserved, zero
+ *                                          932  char[88] names (algo 254:
+ *                                                 phases, barriers; zero: none)
+ *                                          1020 u8[4] reserved, zero
  *   72  u32    memory model (0 sc, 1 fifo, 2 relaxed, 3 a2a3)
  *   76  u32    program (0 allreduce, 1 ping)
  *   80  u32    bug (0 none)
@@ -179,7 +181,9 @@ static inline const char *cs_tr_model_name(uint32_t m)
     "records when the writer completed the file; 0 otherwise")               \
   X(928, uint32_t,    end_state,    ,      "u32",                                \
     "0 not kept (older writers), 1 being written or never completed, 2 complete")\
-  X(932, uint8_t,     reserved,     [92],  "u8[92]",   "zero")
+  X(932, char,        names,        [88],  "char[88]",                           \
+    "algo 254: the collective's phase and barrier names; all zero: none")   \
+  X(1020, uint8_t,    reserved,     [4],   "u8[4]",    "zero")
 
 /* t_ns on disk: ticks since the start (x tick_ns = ns); as the reader
  * returns it (sim/trace/read.h, cs_trace_load): ns since start_ns. */

@@ -235,6 +235,12 @@ int cs_trace_story(const cs_trace_t *t, const cs_check_report_t *rep,
   const cs_trace_rec_t *w, *r;
   if (write_read(&s->finding, &w, &r)) {
     tell_race(t, s, w, r);
+    uint32_t k = best->follows;
+    if (k && k <= rep->n && rep->f[k - 1].kind == CS_CHECK_NOT_RESET) {
+      s->has_root = 1; /* the cause is the stale cell, not this barrier */
+      s->root = rep->f[k - 1];
+      s->need = CS_STORY_NEED_RESET;
+    }
     return 0;
   }
   if (best->has & CS_CHECK_HAS_A)

@@ -13,7 +13,9 @@
  * old value: the write had not landed; or the new one), and between which
  * two events the missing edge goes and what it is (a fence, a notify and
  * a wait, a read-complete barrier), always that of the finding's intended
- * order (check.h), never the order the run took. Does not own the
+ * order (check.h), never the order the run took; for a race that follows
+ * from a cell the first call left unreset, that cell's reset (the race's
+ * barrier is there, and passed on stale credits). Does not own the
  * happens-before analysis (check.h) or the trace's reading (read.h).
  * Called by cli/collsim/story.c.
  */
@@ -39,6 +41,8 @@ enum {
   CS_STORY_NEED_FENCE,     /* between the write and the notify */
   CS_STORY_NEED_SIGNAL,    /* a notify after the write, a wait before the read */
   CS_STORY_NEED_READ_DONE, /* the writer waits for the read to end */
+  CS_STORY_NEED_RESET,     /* the race follows from a cell the first call
+                              left unreset (root): its reset is missing */
 };
 
 typedef struct cs_story_event {
@@ -54,6 +58,10 @@ typedef struct cs_story {
   uint32_t n;
   int      has_finding;
   cs_check_finding_t finding;        /* the one told */
+  int      has_root;  /* the finding follows from another (check.h,
+                         follows): a cell not reset, whose stale credits
+                         let the told race's wait pass early */
+  cs_check_finding_t root;           /* that cause, when has_root */
   int      saw_old;   /* write/load race: 1 the load saw the old value (the
                          write had not landed), 0 the new one; -1 other */
   uint32_t need;      /* CS_STORY_NO_EDGE, _NEED_* */
