@@ -564,6 +564,145 @@ Test(hardening, ping_names_the_part_and_sizes_when_dev_shm_is_small_or_missing,
   cr_assert(strstr(err, "3 windows of 4 KiB, staging 48 KiB"), "%s", err);
 }
 
+/* ------- round two, 5: a full /dev/shm is "no room" at creation, not SIGBUS */
+
+/* In a private mount namespace with a 4 MiB tmpfs on /dev/shm: a first
+ * world of about 3 MiB is created, then a second of the same size. The
+ * capacity check sees the first one's pages as free until they are
+ * touched, so the second region must be refused by the reservation made
+ * at creation, not handed out to die on its first untouched page. The
+ * child's exit status says what happened: 0 as expected, 125 no
+ * namespace, 10 + k at step k. */
+static int two_worlds_in_small_shm(void)
+{
+  if (unshare(CLONE_NEWNS) < 0 ||
+      mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+      mount("none", "/dev/shm", "tmpfs", 0, "size=4m") < 0)
+    return 125;
+  cs_layout_t l;
+  cs_layout_init(&l, CS_SLOT_ALIGN);
+  cs_layout_add(&l, "data", 1536 * 1024, 4);
+  cs_world_t a, b;
+  if (cs_world_create(&a, &l, 2, NULL) != 0)
+    return 10;
+  if (cs_world_create(&b, &l, 2, NULL) != CS_ETOOBIG)
+    return 11;
+  char why[512];
+  cs_world_explain_size(why, sizeof why, &l, 2, NULL);
+  if (!strstr(why, "no room for the windows (3 MiB): /dev/shm has"))
+    return 12;
+  /* the refused one left nothing: all of the first world is still ours */
+  memset(a.base, 1, a.bytes);
+  cs_world_destroy(&a);
+  if (cs_world_create(&b, &l, 2, NULL) != 0)
+    return 13;
+  memset(b.base, 2, b.bytes);
+  cs_world_destroy(&b);
+  return 0;
+}
+
+Test(hardening, a_second_world_in_a_full_dev_shm_is_refused_at_creation,
+     .timeout = 30)
+{
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0)
+    _exit(two_worlds_in_small_shm());
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 125)
+    cr_skip_test("no private mount namespace here (needs CAP_SYS_ADMIN)");
+  cr_assert(WIFEXITED(st), "the child died of signal %d (SIGBUS is %d)",
+            WTERMSIG(st), SIGBUS);
+  cr_assert_eq(WEXITSTATUS(st), 0, "step %d failed", WEXITSTATUS(st) - 10);
+}
+
+/* Two runs started together in a 24 MiB /dev/shm, each needing 13.8 MiB (4 windows of 300000 fp32, page-rounded, and twice as much staging):
+ * both pass the free-space check, and before the reservation one of them
+ * died "rank N: killed by SIGBUS", exit 3. Now each either runs (0) or is
+ * refused with the sizes (2, one line). Both may be refused: two
+ * reservations growing at once can each find the tmpfs full before the
+ * loser gives its pages back. Several rounds, because who wins is the
+ * kernel's choice. */
+static void two_runs_at_once(int st[2], char err[2][1024])
+{
+  char tmpl[2][40];
+  int fe[2];
+  for (int i = 0; i < 2; i++) {
+    snprintf(tmpl[i], sizeof tmpl[i], "/tmp/collsim-hard-err-XXXXXX");
+    fe[i] = mkstemp(tmpl[i]);
+    cr_assert(fe[i] >= 0);
+    unlink(tmpl[i]);
+  }
+  int sp[2];
+  cr_assert_eq(pipe(sp), 0);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    close(sp[0]);
+    int out[2] = {125, 125};
+    if (unshare(CLONE_NEWNS) < 0 ||
+        mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+        mount("none", "/dev/shm", "tmpfs", 0, "size=24m") < 0) {
+      (void)!write(sp[1], out, sizeof out);
+      _exit(0);
+    }
+    pid_t kid[2];
+    for (int i = 0; i < 2; i++) {
+      if ((kid[i] = fork()) == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        dup2(fe[i], 2);
+        alarm(60); /* survives exec: no run outlives a broken test */
+        execl(bin_path(), bin_path(), "run", "--ranks", "4", "--count",
+              "300000", "--iters", "20", (char *)NULL);
+        _exit(127);
+      }
+    }
+    for (int i = 0; i < 2; i++) {
+      int s;
+      waitpid(kid[i], &s, 0);
+      out[i] = WIFEXITED(s) ? WEXITSTATUS(s) : 128 + WTERMSIG(s);
+    }
+    (void)!write(sp[1], out, sizeof out);
+    _exit(0);
+  }
+  close(sp[1]);
+  cr_assert_eq(read(sp[0], st, 2 * sizeof(int)), (ssize_t)(2 * sizeof(int)));
+  close(sp[0]);
+  int s;
+  cr_assert_eq(waitpid(pid, &s, 0), pid);
+  for (int i = 0; i < 2; i++) {
+    ssize_t k = pread(fe[i], err[i], 1023, 0);
+    err[i][k > 0 ? k : 0] = 0;
+    close(fe[i]);
+  }
+}
+
+Test(hardening, two_runs_in_a_small_dev_shm_never_die_of_sigbus,
+     .timeout = 240)
+{
+  for (int round = 0; round < 6; round++) {
+    int st[2];
+    char err[2][1024];
+    two_runs_at_once(st, err);
+    if (st[0] == 125)
+      cr_skip_test("no private mount namespace here (needs CAP_SYS_ADMIN)");
+    for (int i = 0; i < 2; i++) {
+      cr_assert(st[i] == 0 || st[i] == 2, "round %d run %d: exit %d: %s",
+                round, i, st[i], err[i]);
+      if (st[i] == 2) {
+        cr_assert_eq(count_lines(err[i]), 1, "%s", err[i]);
+        cr_assert(strstr(err[i], "collsim run: cannot create the shared "
+                                 "memory: no room for the "), "%s", err[i]);
+        cr_assert(strstr(err[i], "/dev/shm has "), "%s", err[i]);
+        cr_assert(strstr(err[i], "the region needs 13.8 MiB (4 windows of "
+                                 "1.1 MiB, staging 9.2 MiB"), "%s", err[i]);
+      }
+    }
+  }
+}
+
 /* ---------------- 12: clean reports the stale names it may not remove */
 
 Test(hardening, clean_reports_names_it_may_not_remove, .timeout = 30)
