@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1428,4 +1429,233 @@ Test(hardening, replay_names_the_bad_header_field, .timeout = 60)
     cr_assert(strstr(r.err, cases[i].field), "'%s' not named: %s",
               cases[i].field, r.err);
   }
+}
+
+/* ------- round two, 4: temporaries nobody can squat, and clean sweeps */
+
+/* Files in dir whose names start with prefix and that uid owns. */
+static int owned_in(const char *prefix, uid_t uid)
+{
+  DIR *d = opendir(dir);
+  cr_assert_not_null(d);
+  int n = 0;
+  struct dirent *e;
+  char p[512];
+  struct stat sb;
+  while ((e = readdir(d)))
+    if (!strncmp(e->d_name, prefix, strlen(prefix)) &&
+        lstat(in_dir(p, sizeof p, e->d_name), &sb) == 0 && sb.st_uid == uid)
+      n++;
+  closedir(d);
+  return n;
+}
+
+/* As nobody, plants in dir a symlink to precious at every name the
+ * temporaries of explore and shrink had when they were <pid>-based: pids
+ * 1..200 (a fresh pid namespace starts at 1), explore's indices 0..15. */
+static void plant_temp_names(const char *precious)
+{
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    become_nobody();
+    char name[96], p[200];
+    for (int q = 1; q <= 200; q++) {
+      for (int i = 0; i < 16; i++) {
+        snprintf(name, sizeof name, ".explore-%d-%d.cstrace", q, i);
+        if (symlink(precious, in_dir(p, sizeof p, name)) < 0)
+          _exit(120);
+      }
+      static const char *const kind[] = {"best", "try"};
+      for (int i = 0; i < 2; i++) {
+        snprintf(name, sizeof name, ".shrink-%d-%s.cstrace", q, kind[i]);
+        if (symlink(precious, in_dir(p, sizeof p, name)) < 0)
+          _exit(121);
+      }
+    }
+    _exit(0);
+  }
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "nobody could not plant: %d", st);
+}
+
+/* Runs collsim ARGS as the second process of a fresh pid namespace (its
+ * pid is 2 there: the predictable part of a pid-based name); stdout and
+ * stderr into out. Returns the exit status, -1 where no such namespace
+ * can be made. Everything in the namespace dies with its first process,
+ * which dies with this one (PR_SET_PDEATHSIG). */
+static int run_in_pid_ns(cli_out_t *out, char *const args[])
+{
+  char tmpl[] = "/tmp/collsim-hard-out-XXXXXX";
+  int fo = mkstemp(tmpl);
+  cr_assert(fo >= 0);
+  unlink(tmpl);
+  pid_t c = fork();
+  cr_assert_neq(c, -1);
+  if (c == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (unshare(CLONE_NEWPID) < 0)
+      _exit(125);
+    pid_t init = fork();
+    if (init < 0)
+      _exit(126);
+    if (init == 0) { /* pid 1 */
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      pid_t e = fork();
+      if (e == 0) { /* pid 2 */
+        dup2(fo, 1);
+        dup2(fo, 2);
+        alarm(200);
+        execv(bin_path(), args);
+        _exit(127);
+      }
+      int s;
+      while (waitpid(e, &s, 0) < 0 && errno == EINTR)
+        ;
+      _exit(WIFEXITED(s) ? WEXITSTATUS(s) : 128 + WTERMSIG(s));
+    }
+    int s;
+    waitpid(init, &s, 0);
+    _exit(WIFEXITED(s) ? WEXITSTATUS(s) : 128 + WTERMSIG(s));
+  }
+  int st;
+  cr_assert_eq(waitpid(c, &st, 0), c);
+  ssize_t k = pread(fo, out->out, sizeof out->out - 1, 0);
+  out->out[k > 0 ? k : 0] = 0;
+  out->err[0] = 0;
+  close(fo);
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 125)
+    return -1;
+  return out->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A second user who plants links at the pid-based temporary names of
+ * explore and shrink made explore exit 2 (its run refused the trace) and
+ * shrink say the run did not fail. The names are random now and made with
+ * O_EXCL: both work as on an empty directory and nobody's file, and the
+ * file behind it, are untouched. */
+Test(hardening, squatted_temp_names_stop_neither_explore_nor_shrink,
+     .init = make_dir, .fini = remove_dir, .timeout = 200)
+{
+  if (geteuid() != 0)
+    cr_skip_test("needs root: the test plants names as nobody");
+  cr_assert_eq(chmod(dir, 01777), 0); /* a shared directory, like /tmp */
+  char precious[160], min[160], tr[160];
+  in_dir(precious, sizeof precious, "precious");
+  write_file(precious, "root's file\n");
+  plant_temp_names(precious);
+  char *ex[] = {(char *)bin_path(), "explore", "--algo", "ring", "--ranks",
+                "3", "--count", "40", "--bug", "no-fence-before-notify",
+                "--schedules", "200", "-o", dir, NULL};
+  int st = run_in_pid_ns(&r, ex);
+  if (st < 0)
+    cr_skip_test("no private pid namespace here (needs CAP_SYS_ADMIN)");
+  cr_assert_eq(st, 1, "explore: exit %d: %s", st, r.out);
+  cr_assert(strstr(r.out, "failure 1: wrong result"), "%s", r.out);
+  cr_assert(strstr(r.out, "explore-1.min.cstrace"), "explore's shrink: %s",
+            r.out);
+  expect_file(precious, "root's file\n");
+
+  shipped(tr, sizeof tr, "bugs/ring-no-ready-barrier.cstrace", "bug.cstrace");
+  cr_assert_eq(chmod(tr, 0644), 0);
+  char *sh[] = {(char *)bin_path(), "shrink", tr, "-o",
+                (char *)in_dir(min, sizeof min, "min.cstrace"), NULL};
+  st = run_in_pid_ns(&r, sh);
+  cr_assert_eq(st, 0, "shrink: exit %d: %s", st, r.out);
+  cr_assert_eq(access(min, R_OK), 0, "%s", r.out);
+  expect_file(precious, "root's file\n");
+  /* nobody's links are all still there, and no temporary of root's */
+  cr_assert_eq(owned_in(".explore-", NOBODY), 200 * 16);
+  cr_assert_eq(owned_in(".shrink-", NOBODY), 200 * 2);
+  cr_assert_eq(owned_in(".explore-", 0), 0);
+  cr_assert_eq(owned_in(".shrink-", 0), 0);
+}
+
+/* The first entry of dir whose name starts with prefix, waited for while
+ * pid runs (1 ms naps; the test's timeout bounds it). 1 when it came, 0
+ * when pid ended first. */
+static int wait_for_entry(pid_t pid, const char *prefix)
+{
+  struct timespec nap = {0, 1000000};
+  for (;;) {
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    int seen = 0;
+    for (struct dirent *e; !seen && (e = readdir(d));)
+      seen = !strncmp(e->d_name, prefix, strlen(prefix));
+    closedir(d);
+    if (seen)
+      return 1;
+    if (waitpid(pid, NULL, WNOHANG) == pid)
+      return 0;
+    nanosleep(&nap, NULL);
+  }
+}
+
+/* Starts collsim ARGS (TMPDIR = the test's directory), SIGKILLs it as soon
+ * as a temporary named prefix... shows in the directory, and reaps, as a
+ * subreaper, every process it left: each must have been killed with it
+ * (a run it started finishing on its own afterwards is a process left).
+ * Then `collsim clean DIR` must leave no temporary and no shm name of it. */
+static void kill_and_clean(const char *prefix, char *const args[])
+{
+  cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    setenv("TMPDIR", dir, 1);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    execv(bin_path(), args);
+    _exit(127);
+  }
+  int came = wait_for_entry(pid, prefix);
+  if (came)
+    kill(pid, SIGKILL);
+  cr_assert(came, "%s ended before a %s* temporary showed", args[1], prefix);
+  int st, left = 0;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  for (pid_t q; (q = waitpid(-1, &st, 0)) > 0;)
+    if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
+      left++; /* ended by itself: it outlived the command */
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+  cr_assert_eq(left, 0, "%s: %d processes outlived it", args[1], left);
+  cr_assert_gt(owned_in(prefix, 0), 0, "%s: nothing left for clean to do",
+               args[1]);
+  cli_out_t c;
+  setenv("TMPDIR", dir, 1);
+  run_cli(&c, 30, "clean", dir, NULL);
+  unsetenv("TMPDIR");
+  cr_assert_eq(c.status, 0, "%s%s", c.out, c.err);
+  cr_assert(strstr(c.out, "removed "), "%s", c.out);
+  cr_assert_eq(owned_in(".explore-", 0) + owned_in(".shrink-", 0) +
+               owned_in("collsim-", 0), 0, "%s: clean left something: %s",
+               args[1], c.out);
+  cr_assert_eq(cs_world_count_names(pid), 0);
+}
+
+Test(hardening, a_killed_explore_leaves_no_run_and_clean_sweeps_its_trace,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  /* each schedule runs for many seconds: 8 ranks, 1 KiB tiles */
+  char *ex[] = {(char *)bin_path(), "explore", "--ranks", "8", "--count",
+                "1000000", "--tile-bytes", "1024", "--schedules", "4", "-j",
+                "2", "--no-shrink", "-o", dir, NULL};
+  kill_and_clean(".explore-", ex);
+}
+
+Test(hardening, a_killed_shrink_or_run_check_leaves_nothing_after_clean,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  char tr[160], min[160];
+  shipped(tr, sizeof tr, "bugs/ring-no-ready-barrier.cstrace", "bug.cstrace");
+  char *sh[] = {(char *)bin_path(), "shrink", tr, "-o",
+                (char *)in_dir(min, sizeof min, "min.cstrace"), NULL};
+  kill_and_clean(".shrink-", sh);
+  char *ck[] = {(char *)bin_path(), "run", "--ranks", "8", "--count",
+                "1000000", "--tile-bytes", "1024", "--schedule", "random:1",
+                "--iters", "1", "--check", NULL};
+  kill_and_clean("collsim-run-check-", ck);
 }

@@ -28,6 +28,7 @@
 #include "../../sim/trace/sha256.h"
 #include "../../window/cs_error.h"
 #include "cli.h"
+#include "temp.h"
 #include "../../run/npy.h"
 #include "../../run/pipeline.h"
 #include "../../run/coll.h"
@@ -1109,12 +1110,13 @@ int cs_run_execute(run_opts_t *o_)
 
 int cs_run_checked(run_opts_t *o)
 {
-  char dir[64] = "", tmp[96];
+  char dir[4200] = "", tmp[4300];
   if (!o->com.trace) {
-    snprintf(dir, sizeof(dir), "/tmp/collsim-run-check-XXXXXX");
-    if (!mkdtemp(dir)) {
-      cs_cli_error(o->cmd, "--check: cannot make a temporary directory: %s",
-                   strerror(errno));
+    int err = cs_cli_temp(dir, sizeof dir, cs_cli_tmpdir(),
+                          "collsim-run-check-", "", 1, 0);
+    if (err < 0) {
+      cs_cli_error(o->cmd, "--check: cannot make a temporary directory in "
+                   "'%s': %s", cs_cli_tmpdir(), strerror(-err));
       return CS_EXIT_ABORTED;
     }
     snprintf(tmp, sizeof(tmp), "%s/run.cstrace", dir);
