@@ -1659,3 +1659,80 @@ Test(hardening, a_killed_shrink_or_run_check_leaves_nothing_after_clean,
                 "--iters", "1", "--check", NULL};
   kill_and_clean("collsim-run-check-", ck);
 }
+
+/* ------- round two, 7: a rank stopped with SIGSTOP is the hung rank */
+
+/* The pids of pid's children (/proc/PID/task/PID/children), at most cap;
+ * their number. */
+static int children_of(pid_t pid, pid_t *kids, int cap)
+{
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+  FILE *f = fopen(path, "re");
+  if (!f)
+    return -1;
+  int n = 0, k;
+  while (n < cap && fscanf(f, "%d", &k) == 1)
+    kids[n++] = (pid_t)k;
+  fclose(f);
+  return n;
+}
+
+/* A run whose rank is stopped (SIGSTOP) times out in another rank's wait;
+ * the headline named that waiter (rank 0). It names the stopped rank and
+ * its pid first, and the trace's abort record blames it. */
+Test(hardening, a_rank_stopped_with_sigstop_is_named_first,
+     .init = make_dir, .fini = remove_dir, .timeout = 60)
+{
+  char trace[128], errp[128];
+  in_dir(trace, sizeof trace, "s.cstrace");
+  in_dir(errp, sizeof errp, "err.txt");
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    int fe = open(errp, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    dup2(fe, 2);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    alarm(50);
+    execl(bin_path(), bin_path(), "run", "--ranks", "4", "--count", "4096",
+          "--iters", "1000000", "--timeout", "1", "--trace", trace,
+          (char *)NULL);
+    _exit(127);
+  }
+  pid_t kids[8];
+  int n;
+  struct timespec nap = {0, 1000000};
+  while ((n = children_of(pid, kids, 8)) >= 0 && n < 4) {
+    cr_assert_eq(waitpid(pid, NULL, WNOHANG), 0, "the run ended early");
+    nanosleep(&nap, NULL);
+  }
+  if (n < 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    cr_skip_test("no /proc/PID/task/PID/children here");
+  }
+  pid_t victim = kids[2];
+  cr_assert_eq(kill(victim, SIGSTOP), 0);
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  kill(victim, SIGCONT); /* should it have outlived the run (it must not) */
+  cr_assert_eq(kill(victim, 0), -1, "the stopped rank outlived the run");
+  char err[8192] = "";
+  FILE *f = fopen(errp, "r");
+  cr_assert_not_null(f);
+  size_t k = fread(err, 1, sizeof err - 1, f);
+  err[k] = 0;
+  fclose(f);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d: %s", st, err);
+  int rank = -1, said_pid = 0;
+  cr_assert_eq(sscanf(err, "rank %d: stopped by a signal (pid %d:", &rank,
+                      &said_pid), 2, "the first line names no stopped rank:\n%s",
+               err);
+  cr_assert_eq(said_pid, (int)victim, "%s", err);
+  static cli_out_t t;
+  trace_text(trace, &t);
+  char want[48];
+  snprintf(want, sizeof want, "first failing rank %d", rank);
+  cr_assert(strstr(t.out, want), "'%s' not in:\n%.2000s", want, t.out);
+}
