@@ -231,6 +231,23 @@ Test(plugins, a_crash_in_launcher_called_plugin_code_is_contained, .timeout = 12
   }
 }
 
+/* The same guard for bench --algo ./x.so, which died of the SIGSEGV
+ * (status 139): one line naming bench and the library, exit 3. */
+Test(plugins, a_crash_in_plugin_code_bench_runs_is_contained, .timeout = 120)
+{
+  const char *how[] = {"ctor", "refuse", "signal-final", "expect"};
+  for (int i = 0; i < 4; i++) {
+    setenv("COLLSIM_MISBEHAVE", how[i], 1);
+    run_cli(&r, 30, "bench", "--algo", MIS, "-b", "1K", "-e", "1K", NULL);
+    cr_assert_eq(r.status, 3, "%s: exit %d: %s%s", how[i], r.status, r.out,
+                 r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s: %s", how[i], r.err);
+    cr_assert(strstr(r.err, "collsim bench: the collective ") &&
+              strstr(r.err, "misbehave.so crashed with SIGSEGV"), "%s: %s",
+              how[i], r.err);
+  }
+}
+
 /* A rank that faults on an argument out of range (peer 999, slot 99, a
  * rectangle no tile holds) left a trace that collsim's own readers called
  * corrupt ("corrupt record 63 (peer or slot out of range)"): the refused

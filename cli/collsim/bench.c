@@ -40,6 +40,7 @@
 #include "bench_user.h"
 #include "cli.h"
 #include "temp.h"
+#include "run.h"
 #include "../../run/coll.h"
 #include "../../run/floor.h"
 #include "../../run/pipeline.h"
@@ -256,8 +257,8 @@ static int load_algo(bench_opts_t *o, const char *arg)
     cs_cli_error("bench", "--algo %s: cannot open: %s", arg, strerror(errno));
     return -1;
   }
-  if (cs_coll_open(o->coll_path, &o->coll, &o->coll_handle, why,
-                   sizeof(why)) < 0) {
+  if (cs_run_open_guarded("bench", o->coll_path, &o->coll, &o->coll_handle,
+                          why, sizeof(why)) < 0) {
     cs_cli_error("bench", "--algo %s", why);
     return -1;
   }
