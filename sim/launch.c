@@ -70,6 +70,7 @@ typedef struct rank_proc {
   int   status;
   uint64_t prog_ev;    /* its event counter when last seen to change */
   uint64_t prog_at;    /* ... and when (0: not yet looked at) */
+  int   stopped; /* stopped by a signal (SIGSTOP, a debugger) at the abort */
 } rank_proc_t;
 
 /* With no more ranks than allowed CPUs, binds rank r to the r-th of them
@@ -457,10 +458,32 @@ typedef struct launch {
   cs_launch_result_t res;
 } launch_t;
 
+/* Whether process pid is stopped (state T, or t under a tracer), read
+ * from /proc: a stop is no exit, so waitpid without WUNTRACED never says. */
+static int proc_stopped(pid_t pid)
+{
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "re");
+  if (!f)
+    return 0;
+  size_t k = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[k] = 0;
+  const char *close = strrchr(buf, ')'); /* the name may hold anything */
+  return close && close[1] == ' ' && (close[2] == 'T' || close[2] == 't');
+}
+
+/* The abort is decided: the grace period starts. Notes which ranks are
+ * stopped by a signal now, before the launcher's SIGKILL ends them: a
+ * stopped rank is what the others waited for. */
 static void start_grace(launch_t *L)
 {
   L->aborted = 1;
   L->kill_at = cs_now_ns() + L->grace_ns;
+  for (uint32_t r = 0; r < L->n; r++)
+    if (L->p[r].pid && !L->p[r].reaped)
+      L->p[r].stopped = proc_stopped(L->p[r].pid);
 }
 
 /* Memory and the scheduler. 0 or -errno. */
@@ -778,21 +801,39 @@ static int32_t hung_rank(const cs_ctl_t *c)
   return -1;
 }
 
-/* A wait timeout or deadlock with a hung rank: the hung rank is the cause,
- * whichever rank's timer fired first, so it is named first and blamed. */
+/* The first rank found stopped by a signal at the abort, or -1. */
+static int32_t stopped_rank(const launch_t *L)
+{
+  for (uint32_t r = 0; r < L->n; r++)
+    if (L->p[r].stopped)
+      return (int32_t)r;
+  return -1;
+}
+
+/* A wait timeout or deadlock with a hung rank (an injected hang, or a
+ * rank stopped by a signal): the hung rank is the cause, whichever rank's
+ * timer fired first, so it is named first and blamed. */
 static void report_hung_first(launch_t *L)
 {
   cs_ctl_t *c = L->w->ctl;
-  int32_t hung = hung_rank(c);
+  int32_t hung = hung_rank(c), stopped = hung < 0 ? stopped_rank(L) : -1;
+  if (hung < 0)
+    hung = stopped;
   if (hung < 0 || (L->res.abort_reason != CS_ABORT_TIMEOUT &&
                    L->res.abort_reason != CS_ABORT_DEADLOCK))
     return;
   L->res.abort_rank = hung;
   if (c->abort_rank == hung)
     return;
-  char msg[128];
-  cs_dev_hang_str(msg, sizeof msg, (uint32_t)hung, c->rank[hung].event,
-                  c->timeout_ns);
+  char msg[160];
+  if (stopped >= 0)
+    snprintf(msg, sizeof msg, "rank %d: stopped by a signal (pid %d: SIGSTOP, "
+             "SIGTSTP or a debugger) at event %llu; the others waited for it",
+             (int)stopped, (int)L->p[stopped].pid,
+             (unsigned long long)c->rank[stopped].event);
+  else
+    cs_dev_hang_str(msg, sizeof msg, (uint32_t)hung, c->rank[hung].event,
+                    c->timeout_ns);
   fprintf(L->out, "%s\n", msg);
 }
 

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -186,6 +187,103 @@ Test(cli, clean_removes_only_names_of_dead_launchers)
   cr_assert_eq(cs_world_count_names(dead), 0);
   cr_assert_eq(cs_world_count_names(getpid()), 1);
   shm_unlink(name);
+}
+
+static void touch(const char *dir, const char *name)
+{
+  char p[4400];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  int fd = open(p, O_CREAT | O_EXCL | O_WRONLY, 0600);
+  cr_assert(fd >= 0, "%s", p);
+  close(fd);
+}
+static int exists(const char *dir, const char *name)
+{
+  char p[4400];
+  struct stat sb;
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  return lstat(p, &sb) == 0;
+}
+
+/* clean DIR: the temporaries of a dead collsim (pid in the name) that are
+ * ours go, a link without what it names; a live one's, names that only
+ * look alike and another user's stay. */
+Test(cli, clean_sweeps_only_the_temporaries_of_dead_commands, .timeout = 30)
+{
+  char dir[96], n[24][96], p[4096];
+  temp_dir_for("clean", dir, sizeof dir);
+  pid_t dead = fork();
+  if (dead == 0)
+    _exit(0);
+  waitpid(dead, NULL, 0);
+  int d = (int)dead, me = (int)getpid();
+  const char *fmt_gone[] = {".explore-%d-abcdef.cstrace",
+                            ".shrink-%d-Zz0912.cstrace",
+                            "collsim-teach-%d-A1b2C3",
+                            "collsim-bench-trace-%d-000000"};
+  const char *fmt_kept[] = {".explore-%d-abcdef.cstrace.bak",
+                            ".explore-%d-abc.cstrace", "collsim-%d-abcdef",
+                            ".shrink-%d-best.cstrace"};
+  for (int i = 0; i < 4; i++) {
+    snprintf(n[i], sizeof n[i], fmt_gone[i], d);
+    touch(dir, n[i]);
+    snprintf(n[4 + i], sizeof n[4 + i], fmt_kept[i], d);
+    touch(dir, n[4 + i]);
+  }
+  snprintf(n[8], sizeof n[8], ".explore-%d-abcdef.cstrace", me); /* alive */
+  touch(dir, n[8]);
+  touch(dir, "target");
+  snprintf(n[9], sizeof n[9], ".shrink-%d-linkkk.cstrace", d);
+  snprintf(p, sizeof p, "%s/%s", dir, n[9]);
+  cr_assert_eq(symlink("target", p), 0);
+  snprintf(n[10], sizeof n[10], "collsim-run-check-%d-qwerty", d);
+  snprintf(p, sizeof p, "%s/%s", dir, n[10]);
+  cr_assert_eq(mkdir(p, 0700), 0);
+  snprintf(p, sizeof p, "%s/%s/run.cstrace", dir, n[10]);
+  cr_assert_eq(close(open(p, O_CREAT | O_WRONLY, 0600)), 0);
+  int others = geteuid() == 0;
+  snprintf(n[11], sizeof n[11], ".explore-%d-nobody.cstrace", d);
+  if (others) {
+    touch(dir, n[11]);
+    snprintf(p, sizeof p, "%s/%s", dir, n[11]);
+    cr_assert_eq(chown(p, 65534, 65534), 0);
+  }
+  setenv("TMPDIR", dir, 1); /* the teach and bench names are looked for there */
+  run_cli(&r, 20, "clean", NULL);
+  unsetenv("TMPDIR");
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  for (int i = 0; i < 4; i++) {
+    cr_assert(!exists(dir, n[i]), "%s kept: %s", n[i], r.out);
+    cr_assert(exists(dir, n[4 + i]), "%s removed", n[4 + i]);
+  }
+  cr_assert(exists(dir, n[8]), "a live command's temporary was removed");
+  cr_assert(!exists(dir, n[9]) && exists(dir, "target"), "%s", r.out);
+  cr_assert(!exists(dir, n[10]), "the run --check directory stayed");
+  if (others)
+    cr_assert(exists(dir, n[11]), "another user's file was removed");
+  snprintf(p, sizeof p, "removed %s/%s (its collsim, pid %d, is gone)\n", dir,
+           n[0], d);
+  cr_assert(strstr(r.out, p), "'%s' not in: %s", p, r.out);
+  cr_assert(strstr(r.out, "collsim clean: removed 6 stale temporary files\n"),
+            "%s", r.out);
+  /* named directories: DIR is swept too; a DIR that is not one is refused */
+  snprintf(n[12], sizeof n[12], ".explore-%d-zzzzzz.cstrace", d);
+  touch(dir, n[12]);
+  run_cli(&r, 20, "clean", dir, NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(!exists(dir, n[12]), "clean DIR kept %s: %s", n[12], r.out);
+  snprintf(p, sizeof p, "%s/target", dir);
+  run_cli(&r, 20, "clean", p, NULL);
+  cr_assert_eq(r.status, 2, "%s%s", r.out, r.err);
+  cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+  cr_assert(strstr(r.err, "collsim clean: cannot read the directory '"), "%s",
+            r.err);
+  run_cli(&r, 20, "clean", "--force", NULL);
+  cr_assert_eq(r.status, 2, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.err, "collsim clean: unexpected option '--force'"), "%s",
+            r.err);
+  files_in(dir, "", 1);
+  rmdir(dir);
 }
 
 /* ------------------------------------------------------------ run */

@@ -230,3 +230,66 @@ Test(plugins, a_crash_in_launcher_called_plugin_code_is_contained, .timeout = 12
               how[i], r.err);
   }
 }
+
+/* The same guard for bench --algo ./x.so, which died of the SIGSEGV
+ * (status 139): one line naming bench and the library, exit 3. */
+Test(plugins, a_crash_in_plugin_code_bench_runs_is_contained, .timeout = 120)
+{
+  const char *how[] = {"ctor", "refuse", "signal-final", "expect"};
+  for (int i = 0; i < 4; i++) {
+    setenv("COLLSIM_MISBEHAVE", how[i], 1);
+    run_cli(&r, 30, "bench", "--algo", MIS, "-b", "1K", "-e", "1K", NULL);
+    cr_assert_eq(r.status, 3, "%s: exit %d: %s%s", how[i], r.status, r.out,
+                 r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s: %s", how[i], r.err);
+    cr_assert(strstr(r.err, "collsim bench: the collective ") &&
+              strstr(r.err, "misbehave.so crashed with SIGSEGV"), "%s: %s",
+              how[i], r.err);
+  }
+}
+
+/* A rank that faults on an argument out of range (peer 999, slot 99, a
+ * rectangle no tile holds) left a trace that collsim's own readers called
+ * corrupt ("corrupt record 63 (peer or slot out of range)"): the refused
+ * event is recorded as it was asked for, marked failed. trace, check,
+ * trace --stats and replay (with the same plug-in behaviour) take it, and
+ * trace shows the refused call on rank 1, free and controlled. */
+Test(plugins, a_faulting_rank_leaves_a_trace_the_readers_take,
+     .init = make_dir, .fini = remove_dir, .timeout = 200)
+{
+  const char *how[][2] = {{"peer", "from r999 data[0..8)"},
+                          {"slot", "slot99[0..8)"},
+                          {"rect", "r1   load"}};
+  const char *sched[] = {NULL, "random:1"};
+  char tr[192];
+  snprintf(tr, sizeof tr, "%s/f.cstrace", dir);
+  for (size_t i = 0; i < 3; i++)
+    for (int s = 0; s < 2; s++) {
+      unlink(tr);
+      misbehave(how[i][0], 30, "--trace", tr, sched[s] ? "--schedule" : NULL,
+                sched[s]);
+      cr_assert_eq(r.status, 3, "%s: exit %d: %s", how[i][0], r.status, r.err);
+      run_cli(&r, 30, "trace", tr, NULL);
+      cr_assert_eq(r.status, 0, "%s %s: trace: %s", how[i][0],
+                   sched[s] ? sched[s] : "free", r.err);
+      char *failed = strstr(r.out, "<- FAILED");
+      cr_assert_not_null(failed, "%s: no failed event:\n%s", how[i][0], r.out);
+      char *line = failed;
+      while (line > r.out && line[-1] != '\n')
+        line--;
+      cr_assert(strstr(line, how[i][1]) && strstr(line, how[i][1]) < failed,
+                "%s: the failed event is not the refused call: %.*s",
+                how[i][0], (int)(failed - line), line);
+      run_cli(&r, 30, "check", tr, NULL);
+      cr_assert(r.status == 0 || r.status == 1, "%s: check: exit %d: %s",
+                how[i][0], r.status, r.err);
+      cr_assert_null(strstr(r.err, "corrupt"), "%s: %s", how[i][0], r.err);
+      run_cli(&r, 30, "trace", "--stats", tr, NULL);
+      cr_assert_eq(r.status, 0, "%s: stats: %s", how[i][0], r.err);
+      run_cli(&r, 60, "replay", tr, NULL); /* COLLSIM_MISBEHAVE still set */
+      cr_assert_eq(r.status, 0, "%s: replay: exit %d: %s%s", how[i][0],
+                   r.status, r.out, r.err);
+      cr_assert(strstr(r.out, "identical; outcome: fault"), "%s: %s",
+                how[i][0], r.out);
+    }
+}

@@ -152,6 +152,24 @@ static int open_region(cs_world_t *w)
   return -EEXIST;
 }
 
+/* Backs every page of the region now. The capacity check above only saw
+ * what /dev/shm had free at that moment: a second run checking at the
+ * same time saw the same room, and the later page faults of one of them
+ * would find none and kill its ranks with SIGBUS. A reservation either
+ * gets the whole region or fails here, as "no room" (CS_ETOOBIG). */
+static int reserve(int fd, uint64_t bytes)
+{
+  int rc;
+  do
+    rc = posix_fallocate(fd, 0, (off_t)bytes);
+  while (rc == EINTR);
+  if (rc == ENOSPC || rc == EFBIG || rc == ENOMEM)
+    return CS_ETOOBIG;
+  if (rc == EOPNOTSUPP || rc == ENOSYS || rc == EINVAL)
+    return 0; /* no reservation here: the check above is all there is */
+  return rc ? -rc : 0;
+}
+
 void cs_world_explain_size(char *buf, size_t n, const cs_layout_t *l,
                            uint32_t nranks, const cs_world_opts_t *o)
 {
@@ -232,6 +250,8 @@ int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
     err = -errno;
     goto err_close;
   }
+  if ((err = reserve(w->fd, bytes)) < 0)
+    goto err_close;
   w->base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
   if (w->base == MAP_FAILED) {
     w->base = NULL;

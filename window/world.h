@@ -157,9 +157,12 @@ typedef struct cs_world_opts {
 
 /* Creates the region for `nranks` windows laid out by `l`, maps it, and
  * unlinks its name before returning (children inherit the descriptor).
+ * Every page is reserved here (posix_fallocate), so a region that is
+ * handed out is backed: room taken meanwhile by another run is a
+ * CS_ETOOBIG now, never a SIGBUS in a rank later.
  * Returns 0, -EINVAL (nranks outside 1..CS_MAX_RANKS), CS_ETOOBIG (region
- * larger than memory or free /dev/shm space), or -errno. On failure nothing
- * is left behind. Caller owns `w` and must cs_world_destroy() it. */
+ * larger than memory or free /dev/shm space, or not all of it could be
+ * reserved), or -errno. On failure nothing is left behind. Caller owns `w` and must cs_world_destroy() it. */
 int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
                     const cs_world_opts_t *opts);
 

@@ -39,6 +39,8 @@
 #include "../../window/cs_error.h"
 #include "bench_user.h"
 #include "cli.h"
+#include "temp.h"
+#include "run.h"
 #include "../../run/coll.h"
 #include "../../run/floor.h"
 #include "../../run/pipeline.h"
@@ -255,8 +257,8 @@ static int load_algo(bench_opts_t *o, const char *arg)
     cs_cli_error("bench", "--algo %s: cannot open: %s", arg, strerror(errno));
     return -1;
   }
-  if (cs_coll_open(o->coll_path, &o->coll, &o->coll_handle, why,
-                   sizeof(why)) < 0) {
+  if (cs_run_open_guarded("bench", o->coll_path, &o->coll, &o->coll_handle,
+                          why, sizeof(why)) < 0) {
     cs_cli_error("bench", "--algo %s", why);
     return -1;
   }
@@ -544,10 +546,9 @@ static uint64_t bench_trace_bytes(const bench_opts_t *o)
  * or /tmp (the directory in *dir). */
 static void bench_tmp_template(char *path, size_t cap, const char **dir)
 {
-  *dir = getenv("TMPDIR");
-  if (!*dir || !**dir)
-    *dir = "/tmp";
-  snprintf(path, cap, "%s/collsim-bench-trace-XXXXXX", *dir);
+  *dir = cs_cli_tmpdir();
+  /* the pid in the name: what a killed bench leaves, clean sweeps */
+  snprintf(path, cap, "%s/collsim-bench-trace-%d-XXXXXX", *dir, (int)getpid());
 }
 
 static void tmp_error(const char *dir, int err)

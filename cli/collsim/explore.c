@@ -34,6 +34,7 @@
 #include "../../sim/sched.h"
 #include "../../sim/trace.h"
 #include "cli.h"
+#include "temp.h"
 #include "run.h"
 #include "shrink.h"
 #include "../../run/signature.h"
@@ -401,7 +402,9 @@ static int spawn_pinned(explore_t *x, ex_slot_t *sl, const posix_spawn_file_acti
       }
     pinned = sched_setaffinity(0, sizeof(one), &one) == 0;
   }
-  int rc = posix_spawn(&sl->pid, "/proc/self/exe", fa, at, argv, environ);
+  char **env = cs_cli_child_env();
+  int rc = posix_spawn(&sl->pid, "/proc/self/exe", fa, at, argv,
+                       env ? env : environ);
   if (pinned)
     sched_setaffinity(0, sizeof(allowed), &allowed);
   return rc;
@@ -412,17 +415,27 @@ static int spawn_pinned(explore_t *x, ex_slot_t *sl, const posix_spawn_file_acti
  * (cli/collsim/explore_batch.c). 0 or -errno. */
 static int spawn(explore_t *x, ex_slot_t *sl)
 {
-  /* One name per child: a trace that could not be kept under its final
-   * name stays under this one and is never reused. */
-  snprintf(sl->trace, sizeof(sl->trace), "%.500s/.explore-%d-%llu.cstrace",
-           x->o.dir, (int)getpid(), (unsigned long long)sl->index);
+  /* One name per child, random and made here with O_EXCL (the child
+   * writes into our file): a name planted in DIR ahead of us cannot stop
+   * the run, and one left by a killed explore is `collsim clean DIR`'s.
+   * A trace that could not be kept under its final name stays under this
+   * one and is never reused. */
+  int tf = cs_cli_temp(sl->trace, sizeof(sl->trace), x->o.dir, ".explore-",
+                       ".cstrace", 0, 0644);
+  if (tf < 0)
+    return tf;
+  close(tf);
   char *list = sl->count > 1 ? batch_list(sl) : NULL;
-  if (sl->count > 1 && !list)
+  if (sl->count > 1 && !list) {
+    unlink(sl->trace);
     return -ENOMEM;
+  }
   sl->out = memfd_create("collsim-explore", MFD_CLOEXEC);
   if (sl->out < 0) {
+    int err = -errno;
+    unlink(sl->trace);
     free(list);
-    return -errno;
+    return err;
   }
   char *argv[x->o.run_argc + 12];
   int n = 0;
@@ -467,6 +480,7 @@ static int spawn(explore_t *x, ex_slot_t *sl)
   free(list);
   if (rc != 0) {
     close(sl->out);
+    unlink(sl->trace);
     sl->pid = 0;
     return -rc;
   }

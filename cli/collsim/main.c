@@ -11,6 +11,7 @@
 
 #include "../../window/world.h"
 #include "cli.h"
+#include "temp.h"
 
 typedef struct subcmd {
   const char *name;
@@ -29,7 +30,7 @@ static const subcmd_t cmds[] = {
     {"bench", cs_cmd_bench, "time allreduce over a size sweep; nccl-tests table"},
     {"trace", cs_cmd_trace, "show a recorded trace: text, JSON lines, Perfetto"},
     {"check", cs_cmd_check, "find the ordering defects of a recorded run"},
-    {"clean", cs_cmd_clean, "remove /dev/shm names left by killed launchers"},
+    {"clean", cs_cmd_clean, "remove what killed commands left: /dev/shm names, temporary traces"},
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -64,27 +65,70 @@ static void clean_said(void *arg, const char *name, int pid, int err)
             "pid %d is gone): %s\n", name, pid, strerror(err));
 }
 
+/* One stale temporary file, as clean words it. */
+static void temp_said(void *arg, const char *path, int pid, int err)
+{
+  (void)arg;
+  if (!err)
+    printf("removed %s (its collsim, pid %d, is gone)\n", path, pid);
+  else
+    fprintf(stderr, "collsim clean: cannot remove %s (its collsim, pid %d, "
+            "is gone): %s\n", path, pid, strerror(err));
+}
+
+/* Sweeps dir's stale temporaries; a dir that cannot be read is one line
+ * when it was named (given), silence when it is a default. */
+static int sweep(const char *dir, int given, int *n, int *kept)
+{
+  int k = cs_cli_sweep_temps(dir, temp_said, NULL, kept);
+  if (k >= 0) {
+    *n += k;
+    return 0;
+  }
+  if (!given)
+    return 0;
+  cs_cli_error("clean", "cannot read the directory '%s': %s; expected a "
+               "directory that explore or shrink wrote into", dir,
+               strerror(-k));
+  return -1;
+}
+
 int cs_cmd_clean(int argc, char **argv)
 {
   if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-    printf("usage: collsim clean\n\n"
-           "Removes /dev/shm/collsim-<pid>-<n> names whose launcher (pid) no\n"
-           "longer exists. A run unlinks its region's name right after\n"
-           "creating it, so only a launcher killed in that instant leaves one\n"
-           "behind.\n");
+    printf("usage: collsim clean [DIR...]\n\n"
+           "Removes what collsim commands that were killed left behind:\n"
+           "/dev/shm/collsim-<pid>-<n> names whose launcher (pid) no longer\n"
+           "exists (a run unlinks its region's name right after creating it,\n"
+           "so only a launcher killed in that instant leaves one), and the\n"
+           "temporary files of a command (pid) that no longer exists and\n"
+           "that are yours: collsim-teach-*, collsim-run-check-* and\n"
+           "collsim-bench-trace-* in $TMPDIR (or /tmp), and .explore-* and\n"
+           ".shrink-* traces in the current directory and in each DIR (give\n"
+           "explore's --dir and shrink's -o directory).\n");
     return CS_EXIT_OK;
   }
-  if (argc > 1) {
-    cs_cli_error("clean", "unexpected argument '%s'", argv[1]);
-    return CS_EXIT_USAGE;
-  }
-  int kept = 0;
+  for (int i = 1; i < argc; i++)
+    if (argv[i][0] == '-') {
+      cs_cli_error("clean", "unexpected option '%s'; expected directories "
+                   "(DIR...)", argv[i]);
+      return CS_EXIT_USAGE;
+    }
+  int kept = 0, files = 0;
   int n = cs_world_clean_stale(clean_said, NULL, &kept);
   if (n < 0) {
     cs_cli_error("clean", "cannot read /dev/shm");
     return CS_EXIT_ABORTED;
   }
+  sweep(cs_cli_tmpdir(), 0, &files, &kept);
+  sweep(".", 0, &files, &kept);
+  for (int i = 1; i < argc; i++)
+    if (sweep(argv[i], 1, &files, &kept) < 0)
+      return CS_EXIT_USAGE;
   printf("collsim clean: removed %d stale name%s\n", n, n == 1 ? "" : "s");
+  if (files)
+    printf("collsim clean: removed %d stale temporary file%s\n", files,
+           files == 1 ? "" : "s");
   if (kept)
     printf("collsim clean: %d stale name%s could not be removed (ask their "
            "owner or root)\n", kept, kept == 1 ? "" : "s");
@@ -104,6 +148,8 @@ int main(int argc, char **argv)
   /* A file-size limit makes writes fail with EFBIG (reported on the normal
    * error path) instead of killing the launcher mid-run. */
   signal(SIGXFSZ, SIG_IGN);
+  /* A run that explore or shrink started dies with it. */
+  cs_cli_die_with_parent();
   /* Keep descriptors 0-2 taken: otherwise, with stdin closed, the world's
    * shm descriptor would become fd 0 and be read as the user's input. */
   for (int fd = 0; fd < 3; fd++)

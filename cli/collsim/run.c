@@ -29,6 +29,7 @@
 #include "../../sim/trace/sha256.h"
 #include "../../window/cs_error.h"
 #include "cli.h"
+#include "temp.h"
 #include "../../run/npy.h"
 #include "../../run/pipeline.h"
 #include "../../run/coll.h"
@@ -556,16 +557,25 @@ int cs_run_load_algo(run_opts_t *o, const char *arg)
   }
   if (o->want_sha && sha_differs(o))
     return -1;
-  plug_guard(o->cmd, o->coll_path);
-  plug_loading = 1;
-  if (cs_coll_open(o->coll_path, &o->coll, &o->coll_handle, why,
-                   sizeof(why)) < 0) {
-    plug_loading = 0;
+  if (cs_run_open_guarded(o->cmd, o->coll_path, &o->coll, &o->coll_handle,
+                          why, sizeof(why)) < 0) {
     cs_cli_error(o->cmd, "--algo %s", why);
     return -1;
   }
+  return 0;
+}
+
+int cs_run_open_guarded(const char *cmd, const char *path,
+                        const cs_collective_t **coll, void **handle, char *why,
+                        size_t n)
+{
+  plug_guard(cmd, path);
+  plug_loading = 1;
+  int rc = cs_coll_open(path, coll, handle, why, n);
   plug_loading = 0;
-  uintptr_t at = (uintptr_t)o->coll;
+  if (rc < 0)
+    return rc;
+  uintptr_t at = (uintptr_t)*coll;
   dl_iterate_phdr(plug_span, &at);
   return 0;
 }
@@ -1116,12 +1126,13 @@ int cs_run_execute(run_opts_t *o_)
 
 int cs_run_checked(run_opts_t *o)
 {
-  char dir[64] = "", tmp[96];
+  char dir[4200] = "", tmp[4300];
   if (!o->com.trace) {
-    snprintf(dir, sizeof(dir), "/tmp/collsim-run-check-XXXXXX");
-    if (!mkdtemp(dir)) {
-      cs_cli_error(o->cmd, "--check: cannot make a temporary directory: %s",
-                   strerror(errno));
+    int err = cs_cli_temp(dir, sizeof dir, cs_cli_tmpdir(),
+                          "collsim-run-check-", "", 1, 0);
+    if (err < 0) {
+      cs_cli_error(o->cmd, "--check: cannot make a temporary directory in "
+                   "'%s': %s", cs_cli_tmpdir(), strerror(-err));
       return CS_EXIT_ABORTED;
     }
     snprintf(tmp, sizeof(tmp), "%s/run.cstrace", dir);

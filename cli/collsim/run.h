@@ -89,6 +89,14 @@ void cs_run_list_bugs(FILE *out);
  * printed: the file is missing, not a shared object, without the
  * registration symbol, or of another ABI version). */
 int cs_run_load_algo(run_opts_t *o, const char *arg);
+/* Loads the collective at path (cs_coll_open) under collsim's crash
+ * guard: a SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT in its constructor,
+ * or later in its own code run in this process (refuse, slots,
+ * signal_final, expect), ends the command with one line naming it and cmd,
+ * exit 3. 0, or what cs_coll_open returned with why filled. */
+int cs_run_open_guarded(const char *cmd, const char *path,
+                        const cs_collective_t **coll, void **handle, char *why,
+                        size_t n);
 /* Before `cmd` loads the collective `so` a trace's header names: the file
  * must have the SHA-256 the trace recorded (`rec`; all zero: none, taken
  * only when `trust` is set). Prints one line on stderr either way: the

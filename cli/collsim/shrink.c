@@ -45,6 +45,7 @@
 #include "../../sim/trace/read.h"
 #include "../../sim/trace/sha256.h"
 #include "cli.h"
+#include "temp.h"
 #include "run.h"
 #include "shrink.h"
 #include "../../run/signature.h"
@@ -127,8 +128,9 @@ typedef struct shrink {
   char        last[200]; /* the last candidate's */
   int         loose;     /* inputs phase: the outcome kind is enough */
   sh_cfg_t    cfg;       /* of the best failure so far */
+  char        dir[640];  /* where the temporaries go: OUT's directory */
   char        best[700]; /* its trace (a temporary name) */
-  char        tmp[700];  /* a candidate's trace */
+  char        tmp[700];  /* a candidate's trace (a fresh name each run) */
   sh_dev_t   *dev;       /* the best failure's deviations */
   uint64_t    ndev;
   int         have_dev;  /* dev describes best (else: its own schedule) */
@@ -256,6 +258,40 @@ static int wait_child(pid_t pid)
   return status;
 }
 
+/* The directory of OUT, where the temporaries go (so the result is
+ * renamed or copied within one file system). */
+static void temp_dir(shrink_t *sh)
+{
+  const char *slash = strrchr(sh->out, '/');
+  int dl = slash ? (int)(slash - sh->out) : 1;
+  const char *dir = slash ? sh->out : ".";
+  if (slash && dl == 0)
+    dl = 1; /* "/name": the root */
+  snprintf(sh->dir, sizeof(sh->dir), "%.*s", dl, dir);
+}
+
+/* A fresh temporary beside OUT into name: a random name made with O_EXCL
+ * (nothing planted there can take a candidate's trace), left for the
+ * child to write into. 0 or -errno. */
+static int temp_name(shrink_t *sh, char *name, size_t cap)
+{
+  int fd = cs_cli_temp(name, cap, sh->dir, ".shrink-", ".cstrace", 0, 0644);
+  if (fd < 0) {
+    name[0] = 0;
+    return fd;
+  }
+  close(fd);
+  return 0;
+}
+
+/* The candidate's trace goes (its name is forgotten with it). */
+static void drop(shrink_t *sh)
+{
+  if (sh->tmp[0])
+    unlink(sh->tmp);
+  sh->tmp[0] = 0;
+}
+
 /* Runs c under `sched` with its trace at sh->tmp; its output into out
  * (cap bytes). Returns its wait status, or -1 (could not start). */
 static int run_child(shrink_t *sh, const sh_cfg_t *c, const char *sched,
@@ -263,6 +299,9 @@ static int run_child(shrink_t *sh, const sh_cfg_t *c, const char *sched,
 {
   char *argv[64], num[64][40];
   memset(num, 0, sizeof(num));
+  drop(sh); /* never two candidates' traces at once */
+  if (temp_name(sh, sh->tmp, sizeof(sh->tmp)) < 0)
+    return -1;
   run_argv(c, sched, sh->tmp, argv, num);
   int fd = memfd_create("collsim-shrink", MFD_CLOEXEC);
   if (fd < 0)
@@ -280,7 +319,9 @@ static int run_child(shrink_t *sh, const sh_cfg_t *c, const char *sched,
   posix_spawnattr_setpgroup(&at, 0);
   posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
   pid_t pid;
-  int rc = posix_spawn(&pid, "/proc/self/exe", &fa, &at, argv, environ);
+  char **env = cs_cli_child_env();
+  int rc = posix_spawn(&pid, "/proc/self/exe", &fa, &at, argv,
+                       env ? env : environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
   int status = rc == 0 ? wait_child(pid) : -1;
@@ -303,12 +344,12 @@ static int attempt(shrink_t *sh, const sh_cfg_t *c, const char *sched)
   sh->runs++;
   int status = run_child(sh, c, sched, out, sizeof(out));
   if (stopped()) {
-    unlink(sh->tmp);
+    drop(sh);
     return -1;
   }
   if (status == -1 || (WIFEXITED(status) && (WEXITSTATUS(status) == 0 ||
                                              WEXITSTATUS(status) == CS_EXIT_USAGE))) {
-    unlink(sh->tmp);
+    drop(sh);
     return 0;
   }
   cs__run_signature(out, status, sig, sizeof(sig));
@@ -320,7 +361,7 @@ static int attempt(shrink_t *sh, const sh_cfg_t *c, const char *sched)
   size_t kind = strcspn(sh->sig, ",");
   if (sh->loose ? strncmp(sig, sh->sig, kind) || strcspn(sig, ",") != kind
                 : strcmp(sig, sh->sig)) {
-    unlink(sh->tmp);
+    drop(sh);
     return 0;
   }
   return 1;
@@ -330,14 +371,11 @@ static int attempt(shrink_t *sh, const sh_cfg_t *c, const char *sched)
 static void keep(shrink_t *sh, const sh_cfg_t *c)
 {
   rename(sh->tmp, sh->best);
+  sh->tmp[0] = 0;
   sh->cfg = *c;
   snprintf(sh->sig, sizeof(sh->sig), "%s", sh->last);
 }
 
-static void drop(shrink_t *sh)
-{
-  unlink(sh->tmp);
-}
 
 /* ------------------------------------------------------------ schedules */
 
@@ -855,20 +893,6 @@ static void summary(const shrink_t *sh, const char *first, const sh_shape_t *s0,
   fprintf(f, "  trace %s\n  reproduce: collsim replay %s\n", sh->out, sh->out);
 }
 
-/* Temporary names next to OUT. */
-static void temp_names(shrink_t *sh)
-{
-  const char *slash = strrchr(sh->out, '/');
-  int dl = slash ? (int)(slash - sh->out) : 1;
-  const char *dir = slash ? sh->out : ".";
-  if (slash && dl == 0)
-    dl = 1; /* "/name": the root */
-  snprintf(sh->best, sizeof(sh->best), "%.*s/.shrink-%d-best.cstrace", dl, dir,
-           (int)getpid());
-  snprintf(sh->tmp, sizeof(sh->tmp), "%.*s/.shrink-%d-try.cstrace", dl, dir,
-           (int)getpid());
-}
-
 /* Shrinks with sh set up; returns the exit code. */
 static int shrink_run(shrink_t *sh, int story, FILE *f)
 {
@@ -882,8 +906,15 @@ static int shrink_run(shrink_t *sh, int story, FILE *f)
     return CS_EXIT_USAGE;
   if (load_input(sh, &s0, &dev0) < 0)
     return CS_EXIT_USAGE;
-  temp_names(sh);
-  int r = first_failure(sh);
+  temp_dir(sh);
+  int r = temp_name(sh, sh->best, sizeof(sh->best));
+  if (r < 0) {
+    cs_cli_error("shrink", "cannot create a temporary trace in '%s': %s; "
+                 "expected the directory of -o to be writable", sh->dir,
+                 strerror(-r));
+    return CS_EXIT_USAGE;
+  }
+  r = first_failure(sh);
   if (r != 0)
     return r < 0 ? CS_EXIT_USAGE : CS_EXIT_ABORTED;
   char first[200];
@@ -928,8 +959,9 @@ int cs__shrink_file(const char *in, const char *out, uint64_t budget, int story,
   for (int i = 0; i < 3; i++)
     sigaction(sigs[i], &sa, &old[i]);
   int code = shrink_run(&sh, story, f);
-  unlink(sh.tmp);
-  unlink(sh.best);
+  drop(&sh);
+  if (sh.best[0])
+    unlink(sh.best);
   for (int i = 0; i < 3; i++)
     sigaction(sigs[i], &old[i], NULL);
   if (code == CS_EXIT_ABORTED)

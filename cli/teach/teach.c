@@ -27,6 +27,7 @@
 #include "../../sim/trace/check.h"
 #include "../../sim/trace/read.h"
 #include "../collsim/cli.h"
+#include "../collsim/temp.h"
 #include "../../run/coll.h"
 #include "../collsim/run.h"
 #include "teach_ui.h"
@@ -339,11 +340,13 @@ static void print_intro(const cs_ar_cfg_t *c)
  * trace (then the caller frees it). */
 static int run_traced(run_opts_t *o, cs_trace_t *t, int *loaded)
 {
-  char path[] = "/tmp/collsim-teach-XXXXXX", why[512];
+  char path[4200], why[512];
   *loaded = 0;
-  int fd = mkstemp(path);
+  int fd = cs_cli_temp(path, sizeof path, cs_cli_tmpdir(), "collsim-teach-",
+                       "", 0, 0);
   if (fd < 0) {
-    cs_cli_error("teach", "cannot create a temp file: %s", strerror(errno));
+    cs_cli_error("teach", "cannot create a temp file in '%s': %s",
+                 cs_cli_tmpdir(), strerror(-fd));
     return CS_EXIT_ABORTED;
   }
   close(fd);

@@ -25,6 +25,7 @@
 
 #include "teach_draw.h"
 #include "teach_lesson.h"
+#include "../collsim/temp.h"
 
 static volatile sig_atomic_t stop_signal; /* one came outside a launch */
 
@@ -469,8 +470,8 @@ static int trace_name(teach_session_t *t, int *temp)
   }
   if (!t->o->cfg.bug)
     return 0;
-  snprintf(t->trace, sizeof(t->trace), "/tmp/collsim-teach-XXXXXX");
-  int fd = mkstemp(t->trace);
+  int fd = cs_cli_temp(t->trace, sizeof(t->trace), cs_cli_tmpdir(),
+                       "collsim-teach-", "", 0, 0);
   if (fd < 0)
     return -1;
   close(fd);

@@ -251,6 +251,13 @@ static cs_trace_defect_t rec_fault(cs_trace_reader_t *rd,
     return CS_TRD_REC_KIND;
   if (x->rank >= h->nranks && !(x->kind == CS_TR_ABORT && x->rank == UINT32_MAX))
     return CS_TRD_REC_RANK;
+  /* The event that failed its bounds check (CS_TR_FAILED) is recorded
+   * with the arguments it was refused for: a plug-in's peer 999, slot 99
+   * or huge rectangle is what the trace must show, not a corrupt record.
+   * Every reader of a record checks peer and slot against the header
+   * before it indexes by them. */
+  if (x->opcmp & CS_TR_FAILED && cs_ev_is_device(x->kind))
+    return CS_TRD_OK;
   if (((x->kind < CS_TR_FAULT && x->kind != CS_EV_MARK && x->kind != CS_EV_FENCE &&
         x->kind != CS_EV_REDUCE) || x->kind == CS_EV_DCCI || x->kind == CS_EV_READ) &&
       (x->peer >= h->nranks || x->slot >= h->layout.nslots))
