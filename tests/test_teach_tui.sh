@@ -125,7 +125,9 @@ cmp -s "$dir/stty.before" "$dir/stty.after" || fail "too small + q left the term
 
 # 7. Break it, level 1 (no READY barrier): rank 0 runs first and reads
 # from rank 2 before rank 2 has staged its input; the run is wrong and the
-# end screen shows the race in collsim check's words.
+# end screen tells collsim shrink's story of it, ending with the missing
+# edge the level removed (a notify after the store, a wait before the
+# load: the READY barrier).
 rm -f "$dir/exit"
 start 80 24 "$bin teach --level 1"
 wait_for "Break it: no READY barrier"
@@ -133,7 +135,8 @@ keys Enter Enter Enter Enter Enter Enter
 for _ in $(seq 10); do keys r; done
 wait_for "You broke it: the run failed"
 screen | grep -q "result: WRONG" || fail "level 1: no wrong result on the screen"
-screen | grep -qE "^  [0-9]+\. race .* is not" || { fail "level 1: no race from the check"; screen; }
+screen | grep -qF "What broke it, as collsim shrink tells it" || { fail "level 1: no story"; screen; }
+screen | grep -qE "^ +Missing: a notify by rank [0-9] after [0-9] and a wait by rank [0-9]" || { fail "level 1: the story misses the READY edge"; screen; }
 keys q
 wait_exit
 
@@ -145,7 +148,7 @@ wait_for "Break it: no read-complete barrier"
 keys S
 wait_for "Shown: this order fails"
 screen | grep -q "result: WRONG" || fail "show me: no wrong result on the screen"
-screen | grep -qE "^  [0-9]+\. race" || fail "show me: no race from the check"
+screen | grep -qE "^ +Missing: a read-complete barrier" || { fail "show me: the story misses the read-complete edge"; screen; }
 keys q
 wait_exit
 
@@ -227,15 +230,17 @@ for count in 16400 65537; do
   wait_exit
 done
 
-# 10. (D2, D3, D6) A level's verdict is about the edge the level removed,
-# where the run broke, and fits 80 columns. Level 3 (no read-complete
-# barrier): the fix is load -> notify -> wait -> store, never a notify
-# after the store, and is shown to its end. Level 1 (no READY barrier),
-# played by hand and by S: the race shown is one that bit in this run.
-# The oracle reads the trace: a load of rank p's data at position L that
-# ran before p's store of those bytes at an earlier position S (stage-in <
-# RS t0 < RS t1 < AG t0 < AG t1 for 3 ranks) is a READY race that bit.
+# 10. (D2, D3, D6; issue 31 item 2) A level's verdict is shrink's story
+# of the run: its numbered events and the edge the level removed, fitted
+# to 80 columns. Level 3 (no read-complete barrier): the missing edge goes
+# from a load to a store (load -> notify -> wait -> store), never a notify
+# after the store. Level 1 (no READY barrier), played by hand and by S:
+# the edge goes from a store by rank W to a load from rank W by rank R (a
+# notify by W after the store, a wait by R before the load), and both
+# events are in the run's trace (the oracle: collsim trace of --trace).
 joined() { screen | sed -n '/^The level removed/,$p' | tr -s ' \n' '  '; }
+# ev TEXT N: story event N of TEXT as "rank VERB data[a..b) [from rank p] at TAG"
+ev() { echo "$1" | grep -oE " $2\. rank [0-9] (stores|loads) data\[[0-9]+\.\.[0-9]+\)( from rank [0-9])? at (stage-in|[RA][SG] t[0-9] j[0-9]|main c[0-9])" | head -1 | sed -E "s/^ $2\. //"; }
 rm -f "$dir/exit"
 start 80 24 "$bin teach --level 3"
 wait_for "Break it: no read-complete barrier"
@@ -243,13 +248,15 @@ keys S
 wait_for "Shown: this order fails"
 sleep 0.3
 v=$(joined)
-echo "$v" | grep -qF "a notify by rank 0 after the load and a wait by rank 2 on it before the store (a read-complete barrier) order them" ||
-  echo "$v" | grep -qE "a notify by rank [0-9] after the load and a wait by rank [0-9] on it before the store \(a read-complete barrier\) order them" ||
-  { fail "level 3: the verdict does not show the read-complete fix to its end"; screen; }
+m=$(echo "$v" | sed -nE 's/.*Missing: a read-complete barrier: a notify by rank ([0-9]) after ([0-9]) and a wait by rank ([0-9]) on it before ([0-9])\..*/\1 \2 \3 \4/p')
+if [ -z "$m" ]; then fail "level 3: the story does not end with the read-complete edge: $v"; else
+  set -- $m
+  ev "$v" "$2" | grep -qE "^rank $1 loads" || fail "level 3: the edge does not start at rank $1's load: $v"
+  ev "$v" "$4" | grep -qE "^rank $3 stores" || fail "level 3: the edge does not end at rank $3's store: $v"
+fi
 echo "$v" | grep -qE "notify by rank [0-9] after the store" && fail "level 3: the verdict recommends a notify after the store"
 keys q
 wait_exit
-tagn() { case "$1" in "RS t0"*) echo 1;; "RS t1"*) echo 2;; "AG t0"*) echo 3;; "AG t1"*) echo 4;; *) echo 0;; esac; }
 for how in hand show; do
   rm -f "$dir/exit" "$dir/l1.cstrace"
   start 80 24 "$bin teach --level 1 --trace $dir/l1.cstrace"
@@ -266,20 +273,27 @@ for how in hand show; do
   v=$(joined)
   keys q
   wait_exit
-  echo "$v" | grep -qE "fix nothing rank [0-9] does after the store reaches rank [0-9] before its load; a notify by rank [0-9] after the store \(a fence before it\) and a wait by rank [0-9] on it before the load order them" ||
-    fail "level 1 ($how): the verdict does not show the READY fix to its end: $v"
-  shown=$(echo "$v" | sed -nE 's/.*store of data\[[0-9.]+\) at (stage-in|[RA][SG] t[0-9] j[0-9]) is not ordered before rank [0-9]'"'"'s load of data\[[0-9.]+\) from rank [0-9] at ([RA][SG] t[0-9] j[0-9]).*/\1|\2/p')
-  [ -n "$shown" ] || { fail "level 1 ($how): no race in the verdict: $v"; continue; }
+  m=$(echo "$v" | sed -nE 's/.*Missing: a notify by rank ([0-9]) after ([0-9]) and a wait by rank ([0-9]) on it before ([0-9])\..*/\1 \2 \3 \4/p')
+  [ -n "$m" ] || { fail "level 1 ($how): the story does not end with the READY edge: $v"; continue; }
+  set -- $m
+  w=$(ev "$v" "$2") r=$(ev "$v" "$4")
+  echo "$w" | grep -qE "^rank $1 stores" || fail "level 1 ($how): the edge does not start at rank $1's store: $v"
+  echo "$r" | grep -qE "^rank $3 loads data\[[0-9.]+\) from rank $1 " || fail "level 1 ($how): the edge does not end at rank $3's load from rank $1: $v"
   "$bin" trace "$dir/l1.cstrace" > "$dir/l1.txt" 2>&1
-  bit=$(awk '
-    function tag(   t) { t = $(NF-2) " " $(NF-1) " " $NF; return t ~ /^(RS|AG) t[0-9] j[0-9]$/ ? t : "stage-in" }
-    function ord(t) { return t == "stage-in" ? 0 : (substr(t,1,2) == "RS" ? 1 : 3) + substr(t,5,1) }
-    function rng(s) { match(s, /data\[[0-9]+\.\.[0-9]+\)/); s = substr(s, RSTART+5, RLENGTH-6); split(s, a, /\.\./); lo = a[1]; hi = a[2] }
-    $4 == "load" && $5 == "from" { rng($0); n++; lr[n] = $6; ll[n] = lo; lh[n] = hi; lt[n] = tag(); next }
-    $4 == "store" { rng($0); for (i = 1; i <= n; i++) if (lr[i] == $3 && lo < lh[i] && ll[i] < hi && ord(tag()) < ord(lt[i])) print tag() "|" lt[i] }
-  ' "$dir/l1.txt" | sort -u)
-  [ -n "$bit" ] || { fail "level 1 ($how): the oracle found no race that bit"; continue; }
-  echo "$bit" | grep -qxF "$shown" || fail "level 1 ($how): the verdict shows $shown, the races that bit are: $bit"
+  # the trace's line of "rank W stores data[a..b) at TAG": r<W> store ... data[a..b) ... TAG
+  intrace() {
+    local rk verb rng from tag
+    rk=$(echo "$1" | sed -E 's/^rank ([0-9]).*/\1/'); verb=$(echo "$1" | awk '{print $3}')
+    rng=$(echo "$1" | grep -oE 'data\[[0-9]+\.\.[0-9]+\)'); tag=$(echo "$1" | sed -E 's/.* at //')
+    from=$(echo "$1" | sed -nE 's/.* from rank ([0-9]) .*/r\1/p')
+    [ "$verb" = stores ] && verb=store || verb=load
+    awk -v rk="r$rk" -v verb="$verb" -v rng="$rng" -v from="$from" -v tag="$tag" '
+      $3 == rk && $4 == verb && index($0, rng) && (from == "" || $6 == from) &&
+      ((tag == "stage-in" && $NF !~ /^j[0-9]$/) || index($0, tag)) { ok = 1 }
+      END { exit !ok }' "$dir/l1.txt"
+  }
+  intrace "$w" || fail "level 1 ($how): the story's store is not in the run's trace: $w"
+  intrace "$r" || fail "level 1 ($how): the story's load is not in the run's trace: $r"
 done
 
 # 11. (D5) A shown order, then one of the learner's own: after S, B on the
@@ -461,7 +475,8 @@ else
   echo "note: no C compiler or build tree headers: the plug-in refusals were not tried"
 fi
 
-# 15. (D6) Nothing cut at 80x24: level 4's verdict shows its fix whole
+# 15. (D6) Nothing cut at 80x24: level 4's verdict shows its story's
+# missing edge whole
 # (the wavefront after it is cut with a word that more is there), and a
 # large S keeps the bytes line whole on two lines.
 rm -f "$dir/exit"
@@ -470,7 +485,7 @@ wait_for "Break it: waits compare =="
 keys S
 wait_for "Shown: this order fails"
 sleep 0.3
-screen | grep -qF "fix     wait with >= (Ge): the notifies only add" || { fail "level 4: the fix is not on the screen"; screen; }
+screen | sed -n '/^The level removed/,$p' | tr -s ' \n' '  ' | grep -qF "Missing: a >= comparison: the add can pass the == value before the waiter looks." || { fail "level 4: the missing edge is not on the screen whole"; screen; }
 screen | grep -qF "more than fits" || { fail "level 4: the cut wavefront is not marked"; screen; }
 keys q
 wait_exit
@@ -507,7 +522,7 @@ if [ -z "$w" ]; then fail "readable: rank 0 never waited"; echo "$s16"; else
   set -- $w
   cell=$1 val=$2
   if [ $((val % 2)) = 1 ]; then bar=READY; else bar=READ-COMPLETE; fi
-  want="rank 0 waits at the $bar barrier of RS t$((cell / 4)) j$(((val - 1) / 2)) for rank $((cell % 4))'s notify"
+  want="rank 0 waits for rank $((cell % 4))'s $bar of RS t$((cell / 4)) j$(((val - 1) / 2))"
   echo "$s16" | sed -n 2p | grep -qF "$want" || { fail "readable: the status line is not '$want'"; echo "$s16" | sed -n 2p; }
   echo "$s16" | grep -qE "^  \[2\]  RS t0 \[" || fail "readable: rank 2 is not labelled [2] with its named row"
   step=$(echo "$s16" | sed -nE 's/^step ([0-9]+), who goes next.*/\1/p')
@@ -517,7 +532,7 @@ if [ -z "$w" ]; then fail "readable: rank 0 never waited"; echo "$s16"; else
   echo "$newest" | grep -qE "^  #$step +RS t0  rank 2: " || fail "readable: key 2 did not run rank 2: $newest"
   keys 0
   sleep 0.3
-  screen | sed -n 2p | grep -qE "^key 0: rank 0 (waits at the|cannot run)" || { fail "readable: key 0 (waiting) does not say why"; screen | sed -n 2p; }
+  screen | sed -n 2p | grep -qE "^key 0: rank 0 (waits for rank [0-9]'s|cannot run)" || { fail "readable: key 0 (waiting) does not say why"; screen | sed -n 2p; }
   keys 7
   sleep 0.3
   screen | sed -n 2p | grep -qF "key 7: there is no rank 7" || fail "readable: key 7 (4 ranks) is not refused in words"
@@ -583,6 +598,40 @@ for ph in RS all; do
 done
 grep -qF "(N-1)/N x S = 3/4 x 40 B = 30 B" "$dir/ms_rs" 2>/dev/null || fail "milestone RS: no (N-1)/N x S = 30 B"
 grep -qF "2(N-1)/N x S = 2 x 3/4 x 40 B = 60 B" "$dir/ms_ag" 2>/dev/null || fail "milestone AG: no 2(N-1)/N x S = 60 B"
+
+# 18. (issue 31, item 2) Every level won, by S: each verdict is shrink's
+# story and ends with the edge that level's mutation removed
+# (collsim run --list-bugs: ring-no-ready-barrier, no-fence-before-notify,
+# mesh-no-chunk-barrier, wait-eq), not check's first finding; the story's
+# events are marked in the history: its key 1 steps back to event 1, whose
+# step (the story's "(step N)") is then the newest in the history, marked *1.
+for l in 1 2 3 4; do
+  case $l in
+    1) bug=ring-no-ready-barrier want="Missing: a notify by rank [0-9] after [0-9] and a wait by rank [0-9] on it before [0-9]";;
+    2) bug=no-fence-before-notify want="Missing: a fence on rank [0-9] between [0-9] and [0-9]";;
+    3) bug=mesh-no-chunk-barrier want="Missing: a read-complete barrier: a notify by rank [0-9] after [0-9]";;
+    4) bug=wait-eq want="Missing: a >= comparison";;
+  esac
+  "$bin" run --list-bugs | grep -q "^$bug " || fail "level $l: no bug $bug in --list-bugs"
+  rm -f "$dir/exit"
+  start 80 24 "$bin teach --level $l"
+  wait_for "Break it:"
+  keys S
+  wait_for "Shown: this order fails" || { keys q; wait_exit; continue; }
+  sleep 0.3
+  v=$(joined)
+  echo "$v" | grep -qF "What broke it, as collsim shrink tells it" || fail "level $l: the verdict is not the story: $v"
+  echo "$v" | grep -qE "$want" || fail "level $l ($bug): the story does not end with '$want': $v"
+  echo "$v" | grep -qE "[0-9]+\. race " && fail "level $l: check's finding is shown, not the story"
+  n=$(echo "$v" | sed -nE 's/.* 1\. rank [0-9] [^(]*(\([^)]*\) )?[^(]*\(step ([0-9]+)\)\..*/\2/p')
+  if [ -z "$n" ]; then fail "level $l: the story's first event has no step: $v"; else
+    keys 1
+    wait_for "step $((n + 1)), who goes next"
+    screen | grep -qE "^\*1#$n +" || { fail "level $l: step $n is not marked *1 in the history"; screen; }
+  fi
+  keys q
+  wait_exit
+done
 
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

@@ -20,6 +20,7 @@
 #include "../../collectives/reduce.h"
 #include "../../sim/trace/describe.h"
 #include "teach_lesson.h"
+#include "teach_story.h"
 
 /* mvprintw clipped at the right edge (curses would wrap the rest). */
 static void put(int y, int x, const char *fmt, ...)
@@ -314,8 +315,13 @@ static int draw_events(const teach_session_t *t, int y,
     if (cs_algo_desc(t->o->cfg.algo)->nphases && e->phase)
       tag[strlen(tag) - 3] = 0; /* no subchunk in the log */
     cs_trace_sentence(what, sizeof(what), &t->layout, &e->rec);
-    put(y++, 0, "  #%-5llu %-6s %.*s", (unsigned long long)e->step, tag,
-             COLS - 17, what);
+    uint32_t k = ts_of_step(t, e->step); /* an event of the story: *k */
+    char mark[16] = "  ";
+    if (k)
+      snprintf(mark, sizeof(mark), "*%u", k), attron(A_BOLD);
+    put(y++, 0, "%s#%-5llu %-6s %.*s", mark, (unsigned long long)e->step, tag,
+        COLS - 17, what);
+    attroff(A_BOLD);
   }
   return y;
 }
@@ -352,8 +358,9 @@ static void draw_help(void)
 }
 
 /* Why rank r cannot run: the barrier it waits at and for whom, in the
- * algorithm's own words for the wait ("rank 0 waits at the READY barrier
- * of RS t1 j0 for rank 1's notify"), else the scheduler's reason. */
+ * algorithm's own words for the wait ("rank 0 waits for rank 1's READY of
+ * RS t1 j0"; mesh: "rank 0 waits for rank 1's notify (ready barrier)"),
+ * else the scheduler's reason. */
 static void blocked_str(const teach_session_t *t, const cs_sched_view_t *v,
                         uint32_t r, char *b, size_t cap)
 {
@@ -367,10 +374,15 @@ static void blocked_str(const teach_session_t *t, const cs_sched_view_t *v,
   if (x->kind == CS_EV_WAIT)
     cs_ar_wait_where(&t->o->cfg, r, x->slot, x->cell, x->value, where,
                      sizeof(where));
-  char *comma = strstr(where, ", ");
-  if (comma) {
+  char *comma = strstr(where, ", "), *of = strstr(where, " barrier of ");
+  char *whose = comma ? strstr(comma, " notify") : NULL;
+  if (comma && of && whose && of < comma) { /* "READY barrier of RS t1 j0" */
+    *comma = *of = *whose = 0;
+    snprintf(b, cap, "rank %u waits for %s %s of %s", r, comma + 2, where,
+             of + 12);
+  } else if (comma) {
     *comma = 0;
-    snprintf(b, cap, "rank %u waits at the %s for %s", r, where, comma + 2);
+    snprintf(b, cap, "rank %u waits for %s (%s)", r, comma + 2, where);
   } else {
     snprintf(b, cap, "rank %u cannot run: %s", r, v->rank[r].why);
   }

@@ -56,6 +56,7 @@ void tm_reset(teach_session_t *t)
     t->st.tile_seg[r] = -1;
   }
   t->nround = 0;
+  t->nhist = 0;
 }
 
 static int prov_eq(const tm_prov_t *a, const tm_prov_t *b)
@@ -283,6 +284,16 @@ void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i)
   else if (queued && a->op >= 0)
     queue_event(t, r, &x, a->op);
   log_event(t, v->step, &a->rec);
+  if (v->step >= t->caphist) { /* the history, for the story's steps */
+    uint64_t cap = t->caphist ? t->caphist * 2 : 1024;
+    cs_trace_rec_t *h = realloc(t->hist, cap * sizeof(*h));
+    if (!h)
+      return;
+    t->hist = h;
+    t->caphist = cap;
+  }
+  t->hist[v->step] = a->rec;
+  t->nhist = v->step + 1;
 }
 
 int tm_push(teach_session_t *t, uint64_t step, int64_t c, int asked)

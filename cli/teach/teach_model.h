@@ -20,7 +20,7 @@
 #include "../collsim/run.h"
 
 enum { TM_MAXR = 8, TM_MAXP = 8, TM_LAST = 6, TM_QCAP = 256, TM_RESULT = 24,
-       TM_MAXSPAN = 128, TM_RD = 2 * TM_MAXR };
+       TM_MAXSPAN = 128, TM_RD = 2 * TM_MAXR, TM_STORY = 6 };
 
 /* The screens shown over the lesson until a key: the end of the
  * reduce-scatter and of the all-gather (what the learner watched, and the
@@ -144,6 +144,12 @@ typedef struct teach_session {
                                 4 answered, not graded yet */
   char        cost_answer[32];
   int         goal_shown; /* --lesson's goal screen has been shown */
+  /* every step's posted event (the history), and the steps of the story
+   * of the run that failed, while the schedule is that run's */
+  cs_trace_rec_t *hist;
+  uint64_t    nhist, caphist;
+  uint64_t    story_step[TM_STORY], story_seq[TM_STORY];
+  uint32_t    nstory;
 } teach_session_t;
 
 /* Forgets what the previous run did (the schedule stays). */

@@ -26,6 +26,7 @@
 #include "../../collectives/registry.h"
 #include "teach_draw.h"
 #include "teach_lesson.h"
+#include "teach_story.h"
 
 static volatile sig_atomic_t stop_signal; /* one came outside a launch */
 
@@ -373,6 +374,8 @@ static int64_t picker(const cs_sched_view_t *v, void *arg)
         return -1;
       t->cursor = 0;
       asked = 1;
+      if (v->step >= t->nchoice || t->choice[v->step] != c)
+        t->nstory = 0; /* another order: the story is not its */
     }
     if (tm_push(t, v->step, c, asked) < 0)
       return -1;
@@ -514,8 +517,33 @@ static void read_result(teach_session_t *t, FILE *log)
                      (strstr(buf, " in ") && strstr(buf, " records") &&
                      strstr(buf, "finding")))))
       continue;
+    if (!strcmp(buf, "story:")) {
+      result_line(t, "%s", t->nstory ? "What broke it, as collsim shrink "
+                  "tells it (1-9: back to that event):" : "What broke it:");
+      continue;
+    }
+    unsigned long long seq;
+    char *h = strstr(buf, " (#");
+    uint32_t k = h && sscanf(h, " (#%llu)", &seq) == 1 ? ts_of_seq(t, seq) : 0;
+    if (k && t->story_step[k - 1] != UINT64_MAX)
+      snprintf(h, sizeof(buf) - (size_t)(h - buf), " (step %llu).",
+               (unsigned long long)t->story_step[k - 1]);
     result_line(t, "  %.400s", buf);
   }
+}
+
+/* What the run printed so far (its log), NUL-terminated; NULL if none. */
+static char *slurp(FILE *log)
+{
+  fflush(stdout);
+  fflush(stderr);
+  long n = fseek(log, 0, SEEK_END) == 0 ? ftell(log) : -1;
+  char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (!b)
+    return NULL;
+  rewind(log);
+  b[fread(b, 1, (size_t)n, log)] = 0;
+  return b;
 }
 
 /* After the run: b or B re-run to a step, q quits. Returns 1 to re-run. */
@@ -523,12 +551,16 @@ static int ended(teach_session_t *t, tui_t *u)
 {
   int help = 0;
   if (t->o->cfg.bug && t->trace[0]) {
+    char *out = t->run_rc != CS_EXIT_OK ? slurp(u->log) : NULL;
     printf("check:\n");
     fflush(stdout);
-    if (t->edge) /* the finding about the edge the level removed */
+    if (out && ts_story(t, out) == 0)
+      ; /* a broken run: shrink's story of it */
+    else if (t->edge) /* the finding about the edge the level removed */
       cs__check_focus(t->trace, t->edge_kind, t->edge_cause, stdout);
     else
       cs__check_path(t->trace, 0, stdout);
+    free(out);
     fflush(stdout);
   }
   if (t->q_rank >= 0)
@@ -555,6 +587,11 @@ static int ended(teach_session_t *t, tui_t *u)
     }
     if (ch == 'B' && t->st.nevents) {
       t->target = tm_round_start(t, t->st.nevents);
+      return 1;
+    }
+    if (ch >= '1' && ch <= '0' + (int)t->nstory &&
+        t->story_step[ch - '1'] < t->st.nevents) { /* to the story's event */
+      t->target = t->story_step[ch - '1'] + 1;
       return 1;
     }
   }
@@ -694,6 +731,7 @@ int cs__teach_tui(run_opts_t *o, const cs_teach_level_t *level, int lesson)
     unlink(t.trace);
   free(t.choice);
   free(t.asked);
+  free(t.hist);
   free(t.round_step);
   free(t.snap);
   return t.quit && !t.sig_abort ? CS_EXIT_OK : rc;
