@@ -235,10 +235,22 @@ static int milestone_lines(const teach_session_t *t, int ph,
   }
   uint64_t want = (uint64_t)(ph + 1) * (n - 1) * s;
   char sum[64];
-  snprintf(sum, sizeof(sum), "%llu B %s %s(N-1) x S", (unsigned long long)
-           (ph ? all : total), (ph ? all : total) == want ? "=" : "while",
+  uint64_t got = ph ? all : total;
+  snprintf(sum, sizeof(sum), got == want ? "%llu B = %s(N-1) x S" :
+           "%llu B (not %s(N-1) x S)", (unsigned long long)got,
            ph ? "2" : "");
-  if (!ph) {
+  int each = 1; /* every rank read N-1 parts (none empty) */
+  for (uint32_t r = 0; r < n; r++)
+    each &= t->st.nrd[ph][r] == n - 1;
+  if (!ph && !each) {
+    snprintf(l[k++], TL_OVCOLS, "Each rank took N-1 = %u rounds (an empty "
+             "segment moves nothing). Together", n - 1);
+    snprintf(l[k++], TL_OVCOLS, "%s (S = %llu B), so a rank reads",
+             sum, (unsigned long long)s);
+    snprintf(l[k++], TL_OVCOLS, "(N-1)/N x S = %u/%u x %llu B = %g B (on "
+             "average).", n - 1, n, (unsigned long long)s,
+             (double)(n - 1) * (double)s / n);
+  } else if (!ph) {
     snprintf(l[k++], TL_OVCOLS, "Each rank read N-1 = %u of the N = %u "
              "segments, one a round. Together", n - 1, n);
     snprintf(l[k++], TL_OVCOLS, "%s (S = %llu B), so a rank reads",
@@ -247,8 +259,9 @@ static int milestone_lines(const teach_session_t *t, int ph,
              "average).", n - 1, n, (unsigned long long)s,
              (double)(n - 1) * (double)s / n);
   } else {
-    snprintf(l[k++], TL_OVCOLS, "Each rank read N-1 = %u segments again: "
-             "the all-gather costs what", n - 1);
+    snprintf(l[k++], TL_OVCOLS, each ? "Each rank read N-1 = %u segments "
+             "again: the all-gather costs what" : "Each rank took N-1 = %u "
+             "rounds again: the all-gather costs what", n - 1);
     snprintf(l[k++], TL_OVCOLS, "the reduce-scatter did. Together %s, so "
              "a rank reads", sum);
     snprintf(l[k++], TL_OVCOLS, "2(N-1)/N x S = 2 x %u/%u x %llu B = %g B: "
