@@ -633,5 +633,26 @@ for l in 1 2 3 4; do
   wait_exit
 done
 
+# 19. (issue 31, items 4 and 5) --lesson by data steps: the ranks meet at
+# the round's start, where the question is asked; the answer is checked
+# once the round has run (after RS t0 rank 2 holds s0=[1+2],
+# collectives/ring.c's table), not at the next data step.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --lesson"
+wait_for "Your goal"
+keys x
+wait_for "step 0, who goes next"
+keys d
+wait_for "Predict: after RS t0, which segment will rank 2 have written"
+tmux -L "$sock" send-keys "0 1+2" Enter
+for _ in $(seq 40); do
+  sc=$(screen)
+  echo "$sc" | grep -qE "^(Right|Not quite): rank 2 " && break
+  if echo "$sc" | grep -qF "Rank 0 waits. Which barrier"; then keys Escape; else keys Enter; fi
+done
+screen | grep -qF "Right: rank 2 wrote s0=[1+2] in RS t0." || { fail "lesson by data steps: RS t0 not graded right after its round"; screen; }
+keys q
+wait_exit
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

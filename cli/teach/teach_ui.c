@@ -203,6 +203,7 @@ static int64_t question(teach_session_t *t, const cs_sched_view_t *v, int r)
     }
     if (k > 0 && t->data_mode && data_pick(t, v) >= 0) {
       t->q_typing = 0;
+      tm_round_begin(t, v); /* its end is when the answer is checked */
       return data_pick(t, v); /* the round runs by data steps */
     }
     if (k > 0) {
