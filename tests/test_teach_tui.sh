@@ -125,7 +125,9 @@ cmp -s "$dir/stty.before" "$dir/stty.after" || fail "too small + q left the term
 
 # 7. Break it, level 1 (no READY barrier): rank 0 runs first and reads
 # from rank 2 before rank 2 has staged its input; the run is wrong and the
-# end screen shows the race in collsim check's words.
+# end screen tells collsim shrink's story of it, ending with the missing
+# edge the level removed (a notify after the store, a wait before the
+# load: the READY barrier).
 rm -f "$dir/exit"
 start 80 24 "$bin teach --level 1"
 wait_for "Break it: no READY barrier"
@@ -133,7 +135,8 @@ keys Enter Enter Enter Enter Enter Enter
 for _ in $(seq 10); do keys r; done
 wait_for "You broke it: the run failed"
 screen | grep -q "result: WRONG" || fail "level 1: no wrong result on the screen"
-screen | grep -qE "^  [0-9]+\. race .* is not" || { fail "level 1: no race from the check"; screen; }
+screen | grep -qF "What broke it, as collsim shrink tells it" || { fail "level 1: no story"; screen; }
+screen | grep -qE "^ +Missing: a notify by rank [0-9] after [0-9] and a wait by rank [0-9]" || { fail "level 1: the story misses the READY edge"; screen; }
 keys q
 wait_exit
 
@@ -145,7 +148,7 @@ wait_for "Break it: no read-complete barrier"
 keys S
 wait_for "Shown: this order fails"
 screen | grep -q "result: WRONG" || fail "show me: no wrong result on the screen"
-screen | grep -qE "^  [0-9]+\. race" || fail "show me: no race from the check"
+screen | grep -qE "^ +Missing: a read-complete barrier" || { fail "show me: the story misses the read-complete edge"; screen; }
 keys q
 wait_exit
 
@@ -164,15 +167,22 @@ done
 # 8. --lesson: predictions checked against the run. The expected
 # segments are those of collectives/ring.c's 4-rank table: after RS t0
 # rank 2 holds s0=[1+2], after RS t1 rank 3 holds s0=[1+2+3].
+# The barrier questions in between are skipped (Esc).
 rm -f "$dir/exit"
 start 80 24 "$bin teach --lesson"
+wait_for "Your goal"
+keys x
 wait_for "step 0, who goes next"
 keys r
 wait_for "Predict: after RS t0, which segment will rank 2 have written"
 tmux -L "$sock" send-keys "0 1+2" Enter
+wait_for "Rank 0 waits. Which barrier"
+keys Escape
 wait_for "Right: rank 2 wrote s0=[1+2] in RS t0."
 wait_for "Predict: after RS t1, which segment will rank 3 have written"
 tmux -L "$sock" send-keys "2 9+9" Enter
+wait_for "Rank 0 waits. Which barrier"
+keys Escape
 wait_for "Not quite: rank 3 wrote s0=[1+2+3] in RS t1."
 keys C-c
 wait_exit
@@ -196,6 +206,9 @@ for count in 16400 65537; do
   while read -r ph t cells; do
     round=$((round + 1))
     keys r
+    # the ends of RS (round 3) and AG (6) stop at a milestone screen
+    [ "$round" = 3 ] && wait_for "End of the reduce-scatter" && keys x
+    [ "$round" = 6 ] && wait_for "End of the all-gather" && keys x
     if [ "$count" = 16400 ] || [ "$round" = 6 ]; then
       [ "$round" = 6 ] && wait_for "The run has ended"
       sleep 0.3
@@ -217,15 +230,17 @@ for count in 16400 65537; do
   wait_exit
 done
 
-# 10. (D2, D3, D6) A level's verdict is about the edge the level removed,
-# where the run broke, and fits 80 columns. Level 3 (no read-complete
-# barrier): the fix is load -> notify -> wait -> store, never a notify
-# after the store, and is shown to its end. Level 1 (no READY barrier),
-# played by hand and by S: the race shown is one that bit in this run.
-# The oracle reads the trace: a load of rank p's data at position L that
-# ran before p's store of those bytes at an earlier position S (stage-in <
-# RS t0 < RS t1 < AG t0 < AG t1 for 3 ranks) is a READY race that bit.
+# 10. (D2, D3, D6; issue 31 item 2) A level's verdict is shrink's story
+# of the run: its numbered events and the edge the level removed, fitted
+# to 80 columns. Level 3 (no read-complete barrier): the missing edge goes
+# from a load to a store (load -> notify -> wait -> store), never a notify
+# after the store. Level 1 (no READY barrier), played by hand and by S:
+# the edge goes from a store by rank W to a load from rank W by rank R (a
+# notify by W after the store, a wait by R before the load), and both
+# events are in the run's trace (the oracle: collsim trace of --trace).
 joined() { screen | sed -n '/^The level removed/,$p' | tr -s ' \n' '  '; }
+# ev TEXT N: story event N of TEXT as "rank VERB data[a..b) [from rank p] at TAG"
+ev() { echo "$1" | grep -oE " $2\. rank [0-9] (stores|loads) data\[[0-9]+\.\.[0-9]+\)( from rank [0-9])? at (stage-in|[RA][SG] t[0-9] j[0-9]|main c[0-9])" | head -1 | sed -E "s/^ $2\. //"; }
 rm -f "$dir/exit"
 start 80 24 "$bin teach --level 3"
 wait_for "Break it: no read-complete barrier"
@@ -233,13 +248,15 @@ keys S
 wait_for "Shown: this order fails"
 sleep 0.3
 v=$(joined)
-echo "$v" | grep -qF "a notify by rank 0 after the load and a wait by rank 2 on it before the store (a read-complete barrier) order them" ||
-  echo "$v" | grep -qE "a notify by rank [0-9] after the load and a wait by rank [0-9] on it before the store \(a read-complete barrier\) order them" ||
-  { fail "level 3: the verdict does not show the read-complete fix to its end"; screen; }
+m=$(echo "$v" | sed -nE 's/.*Missing: a read-complete barrier: a notify by rank ([0-9]) after ([0-9]) and a wait by rank ([0-9]) on it before ([0-9])\..*/\1 \2 \3 \4/p')
+if [ -z "$m" ]; then fail "level 3: the story does not end with the read-complete edge: $v"; else
+  set -- $m
+  ev "$v" "$2" | grep -qE "^rank $1 loads" || fail "level 3: the edge does not start at rank $1's load: $v"
+  ev "$v" "$4" | grep -qE "^rank $3 stores" || fail "level 3: the edge does not end at rank $3's store: $v"
+fi
 echo "$v" | grep -qE "notify by rank [0-9] after the store" && fail "level 3: the verdict recommends a notify after the store"
 keys q
 wait_exit
-tagn() { case "$1" in "RS t0"*) echo 1;; "RS t1"*) echo 2;; "AG t0"*) echo 3;; "AG t1"*) echo 4;; *) echo 0;; esac; }
 for how in hand show; do
   rm -f "$dir/exit" "$dir/l1.cstrace"
   start 80 24 "$bin teach --level 1 --trace $dir/l1.cstrace"
@@ -256,20 +273,27 @@ for how in hand show; do
   v=$(joined)
   keys q
   wait_exit
-  echo "$v" | grep -qE "fix nothing rank [0-9] does after the store reaches rank [0-9] before its load; a notify by rank [0-9] after the store \(a fence before it\) and a wait by rank [0-9] on it before the load order them" ||
-    fail "level 1 ($how): the verdict does not show the READY fix to its end: $v"
-  shown=$(echo "$v" | sed -nE 's/.*store of data\[[0-9.]+\) at (stage-in|[RA][SG] t[0-9] j[0-9]) is not ordered before rank [0-9]'"'"'s load of data\[[0-9.]+\) from rank [0-9] at ([RA][SG] t[0-9] j[0-9]).*/\1|\2/p')
-  [ -n "$shown" ] || { fail "level 1 ($how): no race in the verdict: $v"; continue; }
+  m=$(echo "$v" | sed -nE 's/.*Missing: a notify by rank ([0-9]) after ([0-9]) and a wait by rank ([0-9]) on it before ([0-9])\..*/\1 \2 \3 \4/p')
+  [ -n "$m" ] || { fail "level 1 ($how): the story does not end with the READY edge: $v"; continue; }
+  set -- $m
+  w=$(ev "$v" "$2") r=$(ev "$v" "$4")
+  echo "$w" | grep -qE "^rank $1 stores" || fail "level 1 ($how): the edge does not start at rank $1's store: $v"
+  echo "$r" | grep -qE "^rank $3 loads data\[[0-9.]+\) from rank $1 " || fail "level 1 ($how): the edge does not end at rank $3's load from rank $1: $v"
   "$bin" trace "$dir/l1.cstrace" > "$dir/l1.txt" 2>&1
-  bit=$(awk '
-    function tag(   t) { t = $(NF-2) " " $(NF-1) " " $NF; return t ~ /^(RS|AG) t[0-9] j[0-9]$/ ? t : "stage-in" }
-    function ord(t) { return t == "stage-in" ? 0 : (substr(t,1,2) == "RS" ? 1 : 3) + substr(t,5,1) }
-    function rng(s) { match(s, /data\[[0-9]+\.\.[0-9]+\)/); s = substr(s, RSTART+5, RLENGTH-6); split(s, a, /\.\./); lo = a[1]; hi = a[2] }
-    $4 == "load" && $5 == "from" { rng($0); n++; lr[n] = $6; ll[n] = lo; lh[n] = hi; lt[n] = tag(); next }
-    $4 == "store" { rng($0); for (i = 1; i <= n; i++) if (lr[i] == $3 && lo < lh[i] && ll[i] < hi && ord(tag()) < ord(lt[i])) print tag() "|" lt[i] }
-  ' "$dir/l1.txt" | sort -u)
-  [ -n "$bit" ] || { fail "level 1 ($how): the oracle found no race that bit"; continue; }
-  echo "$bit" | grep -qxF "$shown" || fail "level 1 ($how): the verdict shows $shown, the races that bit are: $bit"
+  # the trace's line of "rank W stores data[a..b) at TAG": r<W> store ... data[a..b) ... TAG
+  intrace() {
+    local rk verb rng from tag
+    rk=$(echo "$1" | sed -E 's/^rank ([0-9]).*/\1/'); verb=$(echo "$1" | awk '{print $3}')
+    rng=$(echo "$1" | grep -oE 'data\[[0-9]+\.\.[0-9]+\)'); tag=$(echo "$1" | sed -E 's/.* at //')
+    from=$(echo "$1" | sed -nE 's/.* from rank ([0-9]) .*/r\1/p')
+    [ "$verb" = stores ] && verb=store || verb=load
+    awk -v rk="r$rk" -v verb="$verb" -v rng="$rng" -v from="$from" -v tag="$tag" '
+      $3 == rk && $4 == verb && index($0, rng) && (from == "" || $6 == from) &&
+      ((tag == "stage-in" && $NF !~ /^j[0-9]$/) || index($0, tag)) { ok = 1 }
+      END { exit !ok }' "$dir/l1.txt"
+  }
+  intrace "$w" || fail "level 1 ($how): the story's store is not in the run's trace: $w"
+  intrace "$r" || fail "level 1 ($how): the story's load is not in the run's trace: $r"
 done
 
 # 11. (D5) A shown order, then one of the learner's own: after S, B on the
@@ -304,21 +328,58 @@ echo "$msg" | grep -qF "press q to quit" || fail "30x8: the too-small message do
 keys q
 wait_exit
 
-# 13. (D4, D10, D8) --lesson to its end: every round asked is graded, the
-# last (AG t2) too, and the score is shown; the right answers come from
-# --plain's table (its record-by-record tracking), one is made wrong on
-# purpose, so the score must be 5 of 6. 'foo' is no answer (not graded);
-# ? opens the help and q quits while the answer box is open; Esc skips at
-# once (ESCDELAY well under 100 ms).
+# 13. (D4, D10, D8; issue 31 item 5) --lesson to its end. It opens with
+# its goal; every round asked is graded, the last (AG t2) too; the right
+# answers come from --plain's table (its record-by-record tracking), one
+# is made wrong on purpose. When rank 0 waits it asks which barrier
+# (answered from rank 0's greyed line "waiting for signal[C] >= V": V odd
+# is READY, even READ-COMPLETE, collectives/ring.c) and each answer names
+# the level that breaks that barrier (READY: --level 1, read-complete:
+# --level 3). At the end of the reduce-scatter it asks the cost (answered
+# with --plain's "Read here: r0 N B"). The score must be 8 of 9. 'foo' is
+# no answer (not graded); ? opens the help and q quits while an answer
+# box is open; Esc skips at once (ESCDELAY well under 100 ms).
 "$bin" teach --plain > "$dir/plain10.txt" 2>&1
+cost=$(sed -nE 's/.*Read here: r0 ([0-9]+) B.*/\1/p' "$dir/plain10.txt")
 rm -f "$dir/exit"
 start 80 24 "$bin teach --lesson"
+wait_for "Your goal: the ring allreduce of 4 ranks"
+screen | grep -qF "When rank 0 waits (twice): which barrier, and what breaks without it?" || fail "lesson: the goal does not say it asks about barriers"
+keys x
 wait_for "step 0, who goes next"
 keys r
-nq=0
-while [ $nq -lt 6 ]; do
-  wait_for "Predict: after" || break
-  q=$(screen | sed -nE 's/^Predict: after ((RS|AG) t[0-9]), which segment will rank ([0-9]) have.*/\1 \3/p')
+nq=0 nb=0 nc=0 nm=0
+for _ in $(seq 30); do
+  for _ in $(seq 100); do
+    sc=$(screen)
+    echo "$sc" | grep -qE "^Predict: after|^Rank 0 waits\\. Which barrier|^Cost: rank 0 has loaded|End of the|The run has ended" && break
+    sleep 0.1
+  done
+  if echo "$sc" | grep -qF "End of the"; then
+    nm=$((nm + 1)); keys x; sleep 0.3; continue
+  elif echo "$sc" | grep -qF "The run has ended"; then
+    break
+  elif echo "$sc" | grep -qF "Rank 0 waits. Which barrier"; then
+    v=$(echo "$sc" | sed -nE 's/^   -   .* rank 0: waiting for signal\[[0-9]+\] >= ([0-9]+), now.*/\1/p')
+    if [ -z "$v" ]; then fail "lesson: rank 0 is not shown waiting"; echo "$sc"; break; fi
+    if [ $((v % 2)) = 1 ]; then ans=1a lvl="--level 1" bar=READY; else ans=2b lvl="--level 3" bar=READ-COMPLETE; fi
+    echo "$sc" | sed -n 2p | grep -qF "$bar" && fail "lesson: the status line gives the barrier away"
+    tmux -L "$sock" send-keys "$ans" Enter
+    wait_for "any key goes on"
+    screen | grep -qF "Right: rank 0 waits at the $bar barrier of" || { fail "lesson: the $bar answer was not graded right"; screen; }
+    screen | grep -qF -- "$lvl" || fail "lesson: the $bar answer does not name $lvl"
+    nb=$((nb + 1)); keys x; sleep 0.3; continue
+  elif echo "$sc" | grep -qF "Cost: rank 0 has loaded"; then
+    [ -n "$cost" ] || { fail "lesson: no cost in --plain"; break; }
+    keys '?'
+    wait_for "this help"
+    keys x
+    sleep 0.3
+    tmux -L "$sock" send-keys "$cost" Enter
+    wait_for "any key goes on"
+    nc=$((nc + 1)); keys x; sleep 0.3; continue
+  fi
+  q=$(echo "$sc" | sed -nE 's/^Predict: after ((RS|AG) t[0-9]), which segment will rank ([0-9]) have.*/\1 \3/p')
   set -- $q
   ph="$1 $2"; rk=$3
   cell=$(awk -v ph="$ph" -v rk="$rk" '$1 " " $2 == ph {print $(3 + rk)}' "$dir/plain10.txt")
@@ -338,19 +399,22 @@ while [ $nq -lt 6 ]; do
   [ "$ph" = "RS t1" ] && ans="$ans+9" # the one wrong on purpose
   tmux -L "$sock" send-keys "$ans" Enter
   nq=$((nq + 1))
-  if [ $nq -lt 6 ]; then
-    wait_for "You said: $ans."
-  fi
+  for _ in $(seq 50); do screen | grep -qF "Predict: after $ph" || break; sleep 0.1; done
 done
 wait_for "The run has ended"
-last=$(awk '$1 " " $2 == "AG t2"' "$dir/plain10.txt")
+[ "$nq $nb $nc $nm" = "6 2 1 2" ] || fail "lesson: asked $nq rounds, $nb barriers, $nc costs, $nm milestones (not 6 2 1 2)"
 screen | grep -qE "^Right: rank [0-9] wrote s[0-9]=\[[0-9+]+\] in AG t2\." || { fail "lesson: AG t2 was not graded"; screen; }
-screen | grep -qF "Score: 5 of 6 predictions right." || { fail "lesson: no score of 5 of 6"; screen; }
+screen | grep -qF "Score: 8 of 9 right (rounds 5 of 6, barriers 2 of 2, cost 1 of 1)." || { fail "lesson: no score of 8 of 9"; screen; }
+screen | grep -qF "Cost: right, rank 0 loaded $cost B (you said $cost)" || { fail "lesson: the cost is not graded right"; screen; }
+screen | grep -qF -- "Next: --level 1 breaks the READY barrier, --level 3 a read-complete one." || fail "lesson: the end names no level"
 keys q
 wait_exit
-# q while the answer box is open quits; Esc skips within 100 ms.
+# q while an answer box is open quits (the round's, the barrier's); Esc
+# skips within 100 ms; ? works in the barrier's box.
 rm -f "$dir/exit"
 start 80 24 "$bin teach --lesson"
+wait_for "Your goal"
+keys x
 wait_for "step 0, who goes next"
 keys r
 wait_for "Predict: after RS t0"
@@ -358,7 +422,23 @@ tmux -L "$sock" send-keys Escape
 sleep 0.1
 screen | grep -qF "Predict: after RS t0" && fail "lesson: Esc took more than 100 ms to skip"
 keys r
-wait_for "Predict: after RS t1"
+wait_for "Rank 0 waits. Which barrier"
+keys '?'
+wait_for "this help"
+screen | grep -qE "^> \?" && fail "lesson: ? was typed into the barrier box"
+keys x
+sleep 0.3
+screen | grep -qF "this help" && fail "lesson: the help over the barrier box did not close"
+tmux -L "$sock" send-keys q
+wait_exit
+grep -q "EXIT=0" "$dir/exit" || fail "lesson: q in the barrier box did not quit: $(cat "$dir/exit")"
+rm -f "$dir/exit"
+start 80 24 "$bin teach --lesson"
+wait_for "Your goal"
+keys x
+wait_for "step 0, who goes next"
+keys r
+wait_for "Predict: after RS t0"
 tmux -L "$sock" send-keys q
 wait_exit
 grep -q "EXIT=0" "$dir/exit" || fail "lesson: q in the answer box did not quit: $(cat "$dir/exit")"
@@ -395,7 +475,8 @@ else
   echo "note: no C compiler or build tree headers: the plug-in refusals were not tried"
 fi
 
-# 15. (D6) Nothing cut at 80x24: level 4's verdict shows its fix whole
+# 15. (D6) Nothing cut at 80x24: level 4's verdict shows its story's
+# missing edge whole
 # (the wavefront after it is cut with a word that more is there), and a
 # large S keeps the bytes line whole on two lines.
 rm -f "$dir/exit"
@@ -404,7 +485,7 @@ wait_for "Break it: waits compare =="
 keys S
 wait_for "Shown: this order fails"
 sleep 0.3
-screen | grep -qF "fix     wait with >= (Ge): the notifies only add" || { fail "level 4: the fix is not on the screen"; screen; }
+screen | sed -n '/^The level removed/,$p' | tr -s ' \n' '  ' | grep -qF "Missing: a >= comparison: the add can pass the == value before the waiter looks." || { fail "level 4: the missing edge is not on the screen whole"; screen; }
 screen | grep -qF "more than fits" || { fail "level 4: the cut wavefront is not marked"; screen; }
 keys q
 wait_exit
@@ -414,6 +495,162 @@ wait_for "step 0, who goes next"
 keys r r r
 wait_for "r3 131072B"
 screen | grep -qF "(S=262148B)" || { fail "--count 65537: the bytes line is cut"; screen; }
+keys q
+wait_exit
+
+# 16. (issue 31, item 4) Readable state. Digits name ranks: with rank 0
+# waiting (its line greyed, '-'), the enabled list is ranks 1-3 at
+# positions 0-2, and 2 must run rank 2 (its event the newest in the log),
+# not the actor at position 2. The status line says where rank 0 waits,
+# derived here from its greyed line "waiting for signal[C] >= V": the
+# ring's cell C is row C/4 (row t: RS t), from rank C%4, and V odd is
+# READY of subchunk (V-1)/2 (collectives/ring.c: READY >= 2j+1,
+# READ-COMPLETE >= 2j+2). A digit of a rank that cannot run says why.
+# Barrier rows are named by their round (RS t0 [...]).
+rm -f "$dir/exit"
+start 80 24 "$bin teach"
+wait_for "step 0, who goes next"
+keys r
+wait_for "step 4, who goes next"
+for _ in $(seq 40); do
+  screen | grep -qE "^   -   RS t0 \[[^]]*\]  rank 0: waiting for" && break
+  keys Enter
+done
+s16=$(screen)
+w=$(echo "$s16" | sed -nE 's/^   -   RS t0 \[[^]]*\]  rank 0: waiting for signal\[([0-9]+)\] >= ([0-9]+), now.*/\1 \2/p')
+if [ -z "$w" ]; then fail "readable: rank 0 never waited"; echo "$s16"; else
+  set -- $w
+  cell=$1 val=$2
+  if [ $((val % 2)) = 1 ]; then bar=READY; else bar=READ-COMPLETE; fi
+  want="rank 0 waits for rank $((cell % 4))'s $bar of RS t$((cell / 4)) j$(((val - 1) / 2))"
+  echo "$s16" | sed -n 2p | grep -qF "$want" || { fail "readable: the status line is not '$want'"; echo "$s16" | sed -n 2p; }
+  echo "$s16" | grep -qE "^  \[2\]  RS t0 \[" || fail "readable: rank 2 is not labelled [2] with its named row"
+  step=$(echo "$s16" | sed -nE 's/^step ([0-9]+), who goes next.*/\1/p')
+  keys 2
+  wait_for "step $((step + 1)), who goes next"
+  newest=$(screen | sed -n '/^last events:/,$p' | grep -E '^  #' | tail -1)
+  echo "$newest" | grep -qE "^  #$step +RS t0  rank 2: " || fail "readable: key 2 did not run rank 2: $newest"
+  keys 0
+  sleep 0.3
+  screen | sed -n 2p | grep -qE "^key 0: rank 0 (waits for rank [0-9]'s|cannot run)" || { fail "readable: key 0 (waiting) does not say why"; screen | sed -n 2p; }
+  keys 7
+  sleep 0.3
+  screen | sed -n 2p | grep -qF "key 7: there is no rank 7" || fail "readable: key 7 (4 ranks) is not refused in words"
+fi
+keys q
+wait_exit
+
+# 17. (issue 31, item 4) Data steps and milestones: the default lesson
+# played to its end by data steps (d, then Enter at every pick, any key
+# on a milestone) in at most 40 keystrokes, one pick per load from
+# another rank in the trace it leaves; b goes back one data step. The
+# milestones' numbers are the trace's: every rank's bytes loaded from
+# another rank in RS and in all, their sum against (N-1) x S and
+# 2(N-1) x S (S = 40 B).
+rm -f "$dir/exit" "$dir/data.cstrace"
+start 80 24 "$bin teach --trace $dir/data.cstrace"
+wait_for "step 0, who goes next"
+keys d
+nk=1 picks=0
+wait_for "data step 1:"
+keys Enter Enter Enter
+wait_for "data step 4:"
+keys b
+wait_for "data step 3:"
+keys Enter
+nk=$((nk + 5)) picks=3
+# waits until the screen shows the next data step, a milestone or the end
+next() {
+  for _ in $(seq 100); do
+    sc=$(screen)
+    if echo "$sc" | grep -qE "End of the|The run has ended|data step $1:"; then return 0; fi
+    sleep 0.1
+  done
+  fail "data steps: stuck before data step $1"; screen; return 1
+}
+while [ $nk -lt 60 ]; do
+  next $((picks + 1)) || break
+  if echo "$sc" | grep -qF "End of the reduce-scatter"; then echo "$sc" > "$dir/ms_rs"; keys x; nk=$((nk + 1)); sleep 0.3
+  elif echo "$sc" | grep -qF "End of the all-gather"; then echo "$sc" > "$dir/ms_ag"; keys x; nk=$((nk + 1)); sleep 0.3
+  elif echo "$sc" | grep -qF "The run has ended"; then break
+  else keys Enter; nk=$((nk + 1)) picks=$((picks + 1)); fi
+done
+keys q
+nk=$((nk + 1))
+wait_exit
+echo "data steps: $picks picks, $nk keystrokes to the end"
+[ $nk -le 40 ] || fail "data steps: $nk keystrokes to the end (at most 40)"
+"$bin" trace "$dir/data.cstrace" > "$dir/data.txt" 2>&1 || fail "data steps: no trace"
+loads=$(awk '$4 == "load" && $5 == "from"' "$dir/data.txt" | wc -l)
+[ "$loads" -gt 0 ] && [ "$picks" = "$loads" ] || fail "data steps: $picks picks for $loads loads from another rank"
+for ph in RS all; do
+  f=$dir/ms_rs; [ $ph = all ] && f=$dir/ms_ag
+  [ -s "$f" ] || { fail "data steps: no milestone at the end of $ph"; continue; }
+  tot=0
+  for rk in 0 1 2 3; do
+    b=$(awk -v rk="r$rk" -v ph=$ph '$3 == rk && $4 == "load" && $5 == "from" && (ph == "all" || $(NF-2) == "RS") { match($0, /valid [0-9]+/); s += substr($0, RSTART + 6, RLENGTH - 6) * 4 } END { print s + 0 }' "$dir/data.txt")
+    tot=$((tot + b))
+    if [ $ph = RS ]; then grep -qE "rank $rk read .*= $b B; holds" "$f" || fail "milestone RS: rank $rk's line does not say $b B"
+    else grep -qE "rank $rk read .* B; in all $b B" "$f" || fail "milestone AG: rank $rk's line does not say in all $b B"; fi
+  done
+  if [ $ph = RS ]; then grep -qF "$tot B = (N-1) x S (S = 40 B)" "$f" && [ $tot = 120 ] || { fail "milestone RS: no '$tot B = (N-1) x S'"; cat "$f"; }
+  else grep -qF "Together $tot B = 2(N-1) x S" "$f" && [ $tot = 240 ] || { fail "milestone AG: no 'Together $tot B = 2(N-1) x S'"; cat "$f"; }; fi
+done
+grep -qF "(N-1)/N x S = 3/4 x 40 B = 30 B" "$dir/ms_rs" 2>/dev/null || fail "milestone RS: no (N-1)/N x S = 30 B"
+grep -qF "2(N-1)/N x S = 2 x 3/4 x 40 B = 60 B" "$dir/ms_ag" 2>/dev/null || fail "milestone AG: no 2(N-1)/N x S = 60 B"
+
+# 18. (issue 31, item 2) Every level won, by S: each verdict is shrink's
+# story and ends with the edge that level's mutation removed
+# (collsim run --list-bugs: ring-no-ready-barrier, no-fence-before-notify,
+# mesh-no-chunk-barrier, wait-eq), not check's first finding; the story's
+# events are marked in the history: its key 1 steps back to event 1, whose
+# step (the story's "(step N)") is then the newest in the history, marked *1.
+for l in 1 2 3 4; do
+  case $l in
+    1) bug=ring-no-ready-barrier want="Missing: a notify by rank [0-9] after [0-9] and a wait by rank [0-9] on it before [0-9]";;
+    2) bug=no-fence-before-notify want="Missing: a fence on rank [0-9] between [0-9] and [0-9]";;
+    3) bug=mesh-no-chunk-barrier want="Missing: a read-complete barrier: a notify by rank [0-9] after [0-9]";;
+    4) bug=wait-eq want="Missing: a >= comparison";;
+  esac
+  "$bin" run --list-bugs | grep -q "^$bug " || fail "level $l: no bug $bug in --list-bugs"
+  rm -f "$dir/exit"
+  start 80 24 "$bin teach --level $l"
+  wait_for "Break it:"
+  keys S
+  wait_for "Shown: this order fails" || { keys q; wait_exit; continue; }
+  sleep 0.3
+  v=$(joined)
+  echo "$v" | grep -qF "What broke it, as collsim shrink tells it" || fail "level $l: the verdict is not the story: $v"
+  echo "$v" | grep -qE "$want" || fail "level $l ($bug): the story does not end with '$want': $v"
+  echo "$v" | grep -qE "[0-9]+\. race " && fail "level $l: check's finding is shown, not the story"
+  n=$(echo "$v" | sed -nE 's/.* 1\. rank [0-9] [^(]*(\([^)]*\) )?[^(]*\(step ([0-9]+)\)\..*/\2/p')
+  if [ -z "$n" ]; then fail "level $l: the story's first event has no step: $v"; else
+    keys 1
+    wait_for "step $((n + 1)), who goes next"
+    screen | grep -qE "^\*1#$n +" || { fail "level $l: step $n is not marked *1 in the history"; screen; }
+  fi
+  keys q
+  wait_exit
+done
+
+# 19. (issue 31, items 4 and 5) --lesson by data steps: the ranks meet at
+# the round's start, where the question is asked; the answer is checked
+# once the round has run (after RS t0 rank 2 holds s0=[1+2],
+# collectives/ring.c's table), not at the next data step.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --lesson"
+wait_for "Your goal"
+keys x
+wait_for "step 0, who goes next"
+keys d
+wait_for "Predict: after RS t0, which segment will rank 2 have written"
+tmux -L "$sock" send-keys "0 1+2" Enter
+for _ in $(seq 40); do
+  sc=$(screen)
+  echo "$sc" | grep -qE "^(Right|Not quite): rank 2 " && break
+  if echo "$sc" | grep -qF "Rank 0 waits. Which barrier"; then keys Escape; else keys Enter; fi
+done
+screen | grep -qF "Right: rank 2 wrote s0=[1+2] in RS t0." || { fail "lesson by data steps: RS t0 not graded right after its round"; screen; }
 keys q
 wait_exit
 

@@ -45,10 +45,14 @@ static const char teach_help[] =
     "inputs they hold (s2=[3+0]: rank 3's elements op rank 0's, in that\n"
     "order), or their values; the tile; the signal cells and what the next\n"
     "wait needs; the phase, round and subchunk (RS t1 j0); the ring with the\n"
-    "reads in progress; bytes read against 2(N-1)/N*S; the last events.\n"
-    "Keys: Enter step, 0-9 pick an actor, r to the end of the round, n to\n"
-    "the next barrier, b back one event, B back one round, v values, ? help,\n"
-    "q quit.\n"
+    "reads in progress; bytes read against 2(N-1)/N*S; the last events; a\n"
+    "status line: which barrier a waiting rank waits at, for whose notify.\n"
+    "Keys: Enter step, 0-9 run that rank, r to the end of the round, n to\n"
+    "the next barrier, d data steps (pick only the loads between ranks; the\n"
+    "rest runs by itself), b back one step, B back one round, v values,\n"
+    "? help, q quit. The ring stops at the end of the reduce-scatter and of\n"
+    "the all-gather to add up the bytes each rank read: (N-1)/N*S, then\n"
+    "2(N-1)/N*S.\n"
     "\n"
     "With --plain, or when stdout is not a terminal, it prints the ring's\n"
     "lesson instead: the segment table, a verified run, then what the\n"
@@ -68,15 +72,18 @@ static const char teach_help[] =
     "                   notify (relaxed), 3 mesh-no-chunk-barrier, 4 wait-eq;\n"
     "                   choose an order that makes the run fail (S: show\n"
     "                   me one); the end screen names the edge the level\n"
-    "                   removed and collsim check's finding about it. A\n"
+    "                   removed and tells collsim shrink's story of the\n"
+    "                   failed run (1-9: back to its events). A\n"
     "                   level sets its own world: not with --algo, --ranks,\n"
     "                   --count, --dtype, --bug, --memory-model, --lesson\n"
-    "  --lesson         (ring) at every round boundary predict, then see:\n"
-    "                   which segment will a rank have written, and whose\n"
-    "                   inputs are in it? The round runs, then the answer\n"
-    "                   is checked against what the run stored; the end\n"
-    "                   shows the score. Answer '3 1+2+3' (or '-': none);\n"
-    "                   Esc skips, ? and q work in the answer box\n"
+    "  --lesson         (ring) a lesson to finish, graded: at every round\n"
+    "                   boundary predict which segment a rank will have\n"
+    "                   written, with whose inputs ('3 1+2+3', or '-');\n"
+    "                   when rank 0 waits, which barrier and what breaks\n"
+    "                   without it ('1a', with the level that breaks it);\n"
+    "                   after the reduce-scatter, the whole run's cost in\n"
+    "                   bytes. The end shows the score. Esc skips, ? and q\n"
+    "                   work in the answer box\n"
     "  --trace FILE     keep the trace of the (last) run\n"
     "  --plain          the printed lesson, even on a terminal\n"
     "  --step           the printed lesson, waiting for Enter before each round\n"
@@ -129,8 +136,7 @@ typedef struct teach_level {
 
 static const teach_level_t levels[] = {
   {"ring-no-ready-barrier", "ring", 3, 6, CS_MM_SC,
-   {"no READY barrier: make a rank read from its left before the left rank "
-    "has stored",
+   {"no READY barrier: let a rank load from its left before it stored",
     "the READY barrier: a rank loads from its left only after the left rank "
     "stored and notified (store -> notify -> wait -> load)",
     CS_CHECK_RACE, CS_CHECK_NO_SIGNAL}},
@@ -140,13 +146,12 @@ static const teach_level_t levels[] = {
     "does (store -> fence -> notify -> wait -> load)",
     CS_CHECK_RACE, CS_CHECK_NO_FENCE}},
   {"mesh-no-chunk-barrier", "mesh", 3, 6, CS_MM_SC,
-   {"no read-complete barrier: let a rank store its sum while a peer still "
-    "reads",
+   {"no read-complete barrier: store a sum while a peer still reads",
     "the read-complete barrier: a rank stores its sum only after every "
     "reader notified it had read (load -> notify -> wait -> store)",
     CS_CHECK_RACE, CS_CHECK_NO_READ_DONE}},
   {"wait-eq", "mesh", 2, 6, CS_MM_SC,
-   {"waits compare ==: let a peer push a cell past the value a wait wants",
+   {"waits compare ==: push a cell past the value a wait wants",
     "waits with >=: the notifies only add, so a cell may pass the value an "
     "== wait needs",
     CS_CHECK_WAIT_EQ, 0}},

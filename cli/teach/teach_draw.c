@@ -14,10 +14,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../collectives/allreduce.h"
 #include "../../collectives/ar_config.h"
 #include "../../collectives/geometry.h"
 #include "../../collectives/reduce.h"
 #include "../../sim/trace/describe.h"
+#include "teach_lesson.h"
+#include "teach_story.h"
 
 /* mvprintw clipped at the right edge (curses would wrap the rest). */
 static void put(int y, int x, const char *fmt, ...)
@@ -202,20 +205,28 @@ static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
 }
 
 /* Rank r's signal row: the row its next signal event touches, else its
- * round's (ring), as "[2 . 2 2]" ('.' = its own cell, unused). */
+ * round's (ring), named as the barrier it is ("RS t1 [2 . 2 2]": the
+ * barriers of reduce-scatter round 1; mesh and host have one row, "sig";
+ * '.' = its own cell, unused). */
 static void signal_row(const teach_session_t *t, const cs_sched_view_t *v,
                        uint32_t r, char *b, size_t cap)
 {
   const cs_slot_t *sl = &t->layout.slot[CS_AR_SLOT_SIGNAL];
   const uint8_t *win = cs_world_window(v->w, r);
+  const cs_algo_desc_t *a = cs_algo_desc(t->o->cfg.algo);
   uint32_t ncells = (uint32_t)(sl->nbytes / 4), row = 0;
   const cs_trace_rec_t *x = &v->rank[r].rec;
   if (v->rank[r].state == CS_VIEW_POSTED && x->slot == CS_AR_SLOT_SIGNAL &&
       (x->kind == CS_EV_WAIT || x->kind == CS_EV_NOTIFY) && x->peer == r)
     row = x->cell / t->n;
-  else if (cs_algo_desc(t->o->cfg.algo)->pull_ring && t->st.phase[r])
+  else if (a->pull_ring && t->st.phase[r])
     row = t->st.round[r] + (t->st.phase[r] == 2 ? t->n - 1 : 0);
-  size_t o = (size_t)snprintf(b, cap, "row%u [", row);
+  size_t o;
+  if (a->pull_ring && a->nphases >= 2)
+    o = (size_t)snprintf(b, cap, "%s t%u [", a->phases[row + 1 < t->n ? 0 : 1],
+                         row + 1 < t->n ? row : row - (t->n - 1));
+  else
+    o = (size_t)snprintf(b, cap, "sig [");
   for (uint32_t p = 0; p < t->n && o < cap; p++) {
     uint32_t c = row * t->n + p;
     if (p == r || c >= ncells)
@@ -237,10 +248,12 @@ static int actor_of(const cs_sched_view_t *v, uint32_t r)
   return -1;
 }
 
+/* Rank r's line: [r] when it can run (the digit r runs it), "-" when it
+ * cannot (greyed, with the reason). */
 static void actor_line(const teach_session_t *t, const cs_sched_view_t *v,
                        uint32_t r, int y)
 {
-  char sig[80], what[200];
+  char sig[80], what[200], label[16] = " -";
   int i = actor_of(v, r);
   signal_row(t, v, r, sig, sizeof(sig));
   const cs_sched_rank_view_t *rv = &v->rank[r];
@@ -250,13 +263,14 @@ static void actor_line(const teach_session_t *t, const cs_sched_view_t *v,
     snprintf(what, sizeof(what), "rank %u: %s", r, rv->why);
   else
     cs_trace_sentence(what, sizeof(what), &t->layout, &rv->rec);
+  if (i >= 0)
+    snprintf(label, sizeof(label), "[%u]", r);
   if (i < 0)
     attron(A_DIM);
   if (i >= 0 && i == t->cursor)
     attron(A_REVERSE);
-  put(y, 0, "%c %-4s %-*s %.*s", i >= 0 && i == t->cursor ? '>' : ' ',
-           i >= 0 ? (char[8]){'[', (char)('0' + i % 10), ']', 0} : " -",
-           (int)(2 * t->n + 6), sig, COLS - (int)(2 * t->n) - 14, what);
+  put(y, 0, "%c %-4s %-*s %.*s", i >= 0 && i == t->cursor ? '>' : ' ', label,
+      (int)(2 * t->n + 8), sig, COLS - (int)(2 * t->n) - 16, what);
   attroff(A_DIM | A_REVERSE);
 }
 
@@ -264,8 +278,13 @@ static void actor_line(const teach_session_t *t, const cs_sched_view_t *v,
 static int draw_actors(const teach_session_t *t, const cs_sched_view_t *v,
                        int y, int last)
 {
-  put(y++, 0, "step %llu, who goes next? (digit or arrows + Enter; "
-           "grey: cannot run, and why)", (unsigned long long)v->step);
+  if (t->data_mode)
+    put(y++, 0, "step %llu, data step %llu: which rank loads next? (its "
+        "digit, or Enter)", (unsigned long long)v->step,
+        (unsigned long long)t->st.nremote + 1);
+  else
+    put(y++, 0, "step %llu, who goes next? (a rank's digit, or arrows + "
+        "Enter; grey: cannot run)", (unsigned long long)v->step);
   for (uint32_t r = 0; r < t->n; r++)
     actor_line(t, v, r, y++);
   for (uint32_t i = 0; i < v->nenabled && y < last; i++) {
@@ -275,8 +294,8 @@ static int draw_actors(const teach_session_t *t, const cs_sched_view_t *v,
     cs_trace_sentence(what, sizeof(what), &t->layout, &v->en[i].rec);
     if ((int)i == t->cursor)
       attron(A_REVERSE);
-    put(y++, 0, "%c [%u] %.*s", (int)i == t->cursor ? '>' : ' ', i,
-             COLS - 8, what);
+    put(y++, 0, "%c  d%u  %.*s", (int)i == t->cursor ? '>' : ' ',
+        v->en[i].rank, COLS - 8, what); /* a DMA engine: arrows + Enter */
     attroff(A_REVERSE);
   }
   return y;
@@ -296,8 +315,13 @@ static int draw_events(const teach_session_t *t, int y,
     if (cs_algo_desc(t->o->cfg.algo)->nphases && e->phase)
       tag[strlen(tag) - 3] = 0; /* no subchunk in the log */
     cs_trace_sentence(what, sizeof(what), &t->layout, &e->rec);
-    put(y++, 0, "  #%-5llu %-6s %.*s", (unsigned long long)e->step, tag,
-             COLS - 17, what);
+    uint32_t k = ts_of_step(t, e->step); /* an event of the story: *k */
+    char mark[16] = "  ";
+    if (k)
+      snprintf(mark, sizeof(mark), "*%u", k), attron(A_BOLD);
+    put(y++, 0, "%s#%-5llu %-6s %.*s", mark, (unsigned long long)e->step, tag,
+        COLS - 17, what);
+    attroff(A_BOLD);
   }
   return y;
 }
@@ -307,9 +331,10 @@ static void draw_help(void)
   static const char *const l[] = {
     "Keys",
     "  Enter, Space, s   step: run the highlighted actor (one event)",
-    "  0-9               run enabled actor [i]: you are the scheduler",
-    "  Up/Down, j/k      move the highlight",
+    "  0-9               run rank 0-9 (if it can): you are the scheduler",
+    "  Up/Down, j/k      move the highlight (DMA engines d0..: Enter)",
     "  r                 run to the end of the round (every rank)",
+    "  d                 data steps: pick only the loads between ranks",
     "  n                 run to the next barrier (every rank waits)",
     "  b, Left           step back one event (the run is re-executed)",
     "  B                 step back to the start of the round",
@@ -323,13 +348,123 @@ static void draw_help(void)
     "            in that order; every rank reads only from its left;",
     "            [] = nothing written there yet (before the stage-in)",
     "  s2~[3+0]  part-way: its first tiles hold [3+0], later ones not yet",
-    "  row1 [2 . 2 2]  the rank's signal cells of barrier row 1",
-    "            ('.' = its own cell); a wait needs cell >= value",
+    "  RS t1 [2 . 2 2]  the rank's signal cells of RS round 1's",
+    "            barriers ('.' = its own cell); a wait needs cell >= value",
     "Press any key."};
   int n = (int)(sizeof(l) / sizeof(l[0])), y0 = (LINES - n - 2) / 2;
   int x0 = (COLS - 70) / 2;
   for (int i = -1; i <= n; i++)
     put(y0 + 1 + i, x0, "%-70s", i < 0 || i == n ? "" : l[i]);
+}
+
+/* Why rank r cannot run: the barrier it waits at and for whom, in the
+ * algorithm's own words for the wait ("rank 0 waits for rank 1's READY of
+ * RS t1 j0"; mesh: "rank 0 waits for rank 1's notify (ready barrier)"),
+ * else the scheduler's reason. */
+static void blocked_str(const teach_session_t *t, const cs_sched_view_t *v,
+                        uint32_t r, char *b, size_t cap)
+{
+  const cs_trace_rec_t *x = &v->rank[r].rec;
+  char where[160];
+  where[0] = 0;
+  if (v->rank[r].state == CS_VIEW_DONE) {
+    snprintf(b, cap, "rank %u is done", r);
+    return;
+  }
+  if (x->kind == CS_EV_WAIT)
+    cs_ar_wait_where(&t->o->cfg, r, x->slot, x->cell, x->value, where,
+                     sizeof(where));
+  char *comma = strstr(where, ", "), *of = strstr(where, " barrier of ");
+  char *whose = comma ? strstr(comma, " notify") : NULL;
+  if (comma && of && whose && of < comma) { /* "READY barrier of RS t1 j0" */
+    *comma = *of = *whose = 0;
+    snprintf(b, cap, "rank %u waits for %s %s of %s", r, comma + 2, where,
+             of + 12);
+  } else if (comma) {
+    *comma = 0;
+    snprintf(b, cap, "rank %u waits for %s (%s)", r, comma + 2, where);
+  } else {
+    snprintf(b, cap, "rank %u cannot run: %s", r, v->rank[r].why);
+  }
+}
+
+/* What the run is at, in one line: why the rank keyed cannot run; else
+ * the first rank that waits (blocked_str); else what the highlighted
+ * actor does next. */
+static void status_line(const teach_session_t *t, const cs_sched_view_t *v,
+                        char *b, size_t cap)
+{
+  char why[200];
+  if (!v) {
+    snprintf(b, cap, "the run has ended");
+    return;
+  }
+  if (t->qq == TL_QQ_BARRIER) {
+    snprintf(b, cap, "rank 0 waits at a barrier: which one? (answer below)");
+    return;
+  }
+  if (t->note_key > (int)t->n) {
+    snprintf(b, cap, "key %d: there is no rank %d (ranks 0-%u)",
+             t->note_key - 1, t->note_key - 1, t->n - 1);
+    return;
+  }
+  if (t->note_key) {
+    blocked_str(t, v, (uint32_t)t->note_key - 1, why, sizeof(why));
+    snprintf(b, cap, "key %d: %s", t->note_key - 1, why);
+    return;
+  }
+  uint32_t waiting = 0, first = 0;
+  for (uint32_t r = 0; r < t->n; r++)
+    if (v->rank[r].state == CS_VIEW_POSTED && actor_of(v, r) < 0 &&
+        !waiting++)
+      first = r;
+  if (waiting) {
+    blocked_str(t, v, first, why, sizeof(why));
+    if (waiting > 1)
+      snprintf(b, cap, "%s (%u ranks wait)", why, waiting);
+    else
+      snprintf(b, cap, "%s", why);
+    return;
+  }
+  int c = t->cursor < (int)v->nenabled ? t->cursor : 0;
+  cs_trace_sentence(why, sizeof(why), &t->layout, &v->en[c].rec);
+  snprintf(b, cap, "no rank waits; Enter runs %s", why);
+}
+
+/* --lesson's other questions (barrier, cost): the question, its
+ * choices, the answer; once answered the reveal in the choices' place. */
+static void draw_qq(const teach_session_t *t)
+{
+  int seen = t->qq == TL_QQ_SEEN;
+  attron(A_BOLD);
+  put(LINES - 5, 0, "%-*s", COLS, t->qq_text[0]);
+  put(LINES - 4, 0, "%-*s", COLS, seen ? t->reveal[0] : t->qq_text[1]);
+  attroff(A_BOLD);
+  put(LINES - 3, 0, "%-*s", COLS, seen ? t->reveal[1] : t->qq_text[2]);
+  put(LINES - 2, 0, "> %-12s (%s)", t->qq_answer, seen ? "any key goes on"
+      : t->qq_err[0] ? t->qq_err : t->qq_where[0] ? "e.g. 1a; Enter; Esc "
+      "skips; ? help" : "bytes, e.g. 50; Enter; Esc skips; ? help");
+}
+
+/* A milestone or the lesson's goal, boxed over the middle of the screen
+ * (the words are teach_lesson.c's). */
+static void draw_overlay(const teach_session_t *t)
+{
+  char l[TL_OVLINES][TL_OVCOLS];
+  int n = tl_overlay(t, t->overlay, l), w = 0;
+  for (int i = 0; i < n; i++)
+    if ((int)strlen(l[i]) > w)
+      w = (int)strlen(l[i]);
+  int y0 = (LINES - n - 2) / 2, x0 = (COLS - w - 2) / 2;
+  if (x0 < 0)
+    x0 = 0;
+  attron(A_BOLD);
+  for (int i = -1; i <= n; i++) {
+    move(y0 + 1 + i, 0);
+    clrtoeol(); /* the box's rows hold nothing else */
+    put(y0 + 1 + i, x0, " %-*s ", w, i < 0 || i == n ? "" : l[i]);
+  }
+  attroff(A_BOLD);
 }
 
 void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
@@ -351,14 +486,16 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
            cs_algo_name(c->algo), t->n, (unsigned long long)t->count,
            cs_dtype_name(c->dtype), cs_op_name(c->op));
   put(0, COLS - 17, "? help   q quit");
-  if (t->goal) { /* the goal, on the legend's line and the next */
-    char g[256];
-    snprintf(g, sizeof(g), "Break it: %s", t->goal);
+  char st[240];
+  status_line(t, v, st, sizeof(st));
+  put(1, 0, "%s", st);
+  if (t->goal) { /* a level's goal, under the status */
     attron(A_BOLD);
-    put_wrapped(1, 3, 0, g);
+    put(2, 0, "Break it: %s", t->goal);
     attroff(A_BOLD);
-  } else {
-    put(1, 0, "%s", cs_algo_desc(c->algo)->legend);
+  } else if (t->lesson) { /* the lesson's score so far */
+    tl_progress(t, st, sizeof(st));
+    put(2, 0, "%s", st);
   }
   int y = draw_windows(t, 3);
   y = draw_ring(t, v, y + 1);
@@ -372,17 +509,21 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
     for (uint32_t i = 0; i < t->nresult; i++)
       y = put_wrapped(y, last, 4, t->result[i]);
   }
-  if (v && (t->lesson || t->reveal[0][0]))
+  if (v && t->qq)
+    last = LINES - 6; /* the box's four lines and a blank */
+  else if (v && (t->lesson || t->reveal[0][0]))
     last -= t->reveal[0][0] ? 4 : 2;
   if (last - y > 3)
     draw_events(t, y + 1, last);
-  if (t->reveal[0][0]) {
+  if (t->reveal[0][0] && !t->qq) {
     attron(A_BOLD);
     put(LINES - 5, 0, "%-*s", COLS, t->reveal[0]);
     attroff(A_BOLD);
     put(LINES - 4, 0, "%-*s", COLS, t->reveal[1]);
   }
-  if (t->q_rank >= 0 && !t->auto_round) {
+  if (t->qq)
+    draw_qq(t);
+  else if (t->q_typing) {
     attron(A_BOLD);
     put(LINES - 3, 0, "%-*s", COLS, t->q_text);
     attroff(A_BOLD);
@@ -392,9 +533,11 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
       put(LINES - 2, 0, "> %-20s (e.g. 3 1+2+3 for s3=[1+2+3]; Enter; Esc "
           "skips)", t->answer);
   }
-  put(LINES - 1, 0, "Enter step 0-9 pick r round n barrier b/B back  v values"
-           "  ? help  q quit");
+  put(LINES - 1, 0, "Enter step 0-9 rank r round n barrier d %s b/B back "
+      "v values ? help q quit", t->data_mode ? "events" : "data");
   if (help)
     draw_help();
+  else if (t->overlay)
+    draw_overlay(t);
   refresh();
 }

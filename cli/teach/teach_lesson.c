@@ -8,8 +8,10 @@
 
 #include <curses.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../../collectives/allreduce.h"
 #include "../../collectives/registry.h"
 
 int tl_boundary(const teach_session_t *t, const cs_sched_view_t *v)
@@ -167,4 +169,327 @@ void tl_reveal(teach_session_t *t)
   snprintf(t->reveal[1], sizeof(t->reveal[1]), "You said: %s. %s", t->answer,
            t->q_phase == 1 ? "(RS: a partial from the left, own input "
            "folded in last)" : "(AG: a finished segment copied from the left)");
+}
+
+/* "rank 0 read s2 s1 s0 from rank 3: 8+12+8 = 28 B" for phase ph. */
+static void read_line(const teach_session_t *t, int ph, uint32_t r, char *b,
+                      size_t cap, int parts)
+{
+  const tm_state_t *s = &t->st;
+  char letter = cs_algo_desc(t->o->cfg.algo)->part_letter;
+  size_t o = (size_t)snprintf(b, cap, "  rank %u read", r);
+  for (int i = 0; i < s->nrd[ph][r] && o < cap; i++)
+    o += (size_t)snprintf(b + o, cap - o, " %c%u", letter, s->rd[ph][r][i]);
+  if (o < cap)
+    o += (size_t)snprintf(b + o, cap - o, " from rank %u: ", s->rd_from[r]);
+  for (int i = 0; parts && s->nrd[ph][r] > 1 && i < s->nrd[ph][r] && o < cap; i++)
+    o += (size_t)snprintf(b + o, cap - o, "%s%llu%s", i ? "+" : "",
+                          (unsigned long long)s->rdb[ph][r][i],
+                          i + 1 == s->nrd[ph][r] ? " = " : "");
+  if (o < cap)
+    snprintf(b + o, cap - o, "%llu B", (unsigned long long)s->moved_ph[ph][r]);
+}
+
+/* The part of rank r's window that holds every rank's input, as
+ * "s0=[1+2+3+0]" (none: ""). */
+static void owned(const teach_session_t *t, uint32_t r, char *b, size_t cap)
+{
+  b[0] = 0;
+  for (uint32_t k = 0; k < tm_nparts(t); k++) {
+    const tm_prov_t *p;
+    if (tm_part_lo(t, k) < tm_part_lo(t, k + 1) && tm_part_prov(t, r, k, &p) &&
+        p->n == t->n) {
+      char pv[48];
+      tm_prov_str(pv, sizeof(pv), p);
+      snprintf(b, cap, "%c%u=%s", cs_algo_desc(t->o->cfg.algo)->part_letter,
+               k, pv);
+      return;
+    }
+  }
+}
+
+/* One milestone: ph 0 the reduce-scatter, 1 the all-gather. */
+static int milestone_lines(const teach_session_t *t, int ph,
+                           char l[TL_OVLINES][TL_OVCOLS])
+{
+  uint32_t n = t->n;
+  uint64_t s = t->count * t->es, total = 0, all = 0;
+  int k = 0, w = COLS - 4 < TL_OVCOLS ? COLS - 4 : TL_OVCOLS - 1;
+  snprintf(l[k++], TL_OVCOLS, "End of the %s (%u rounds). What you watched:",
+           ph ? "all-gather" : "reduce-scatter", n - 1);
+  for (uint32_t r = 0; r < n && k < TL_OVLINES - 5; r++, k++) {
+    char tail[80], own[64];
+    total += t->st.moved_ph[ph][r];
+    all += t->st.moved[r];
+    owned(t, r, own, sizeof(own));
+    if (ph)
+      snprintf(tail, sizeof(tail), "; in all %llu B",
+               (unsigned long long)t->st.moved[r]);
+    else
+      snprintf(tail, sizeof(tail), "%s%s", own[0] ? "; holds " : "", own);
+    read_line(t, ph, r, l[k], TL_OVCOLS, 1);
+    if ((int)(strlen(l[k]) + strlen(tail)) > w) /* the sum alone */
+      read_line(t, ph, r, l[k], TL_OVCOLS, 0);
+    if ((int)(strlen(l[k]) + strlen(tail)) <= w)
+      strcat(l[k], tail);
+  }
+  uint64_t want = (uint64_t)(ph + 1) * (n - 1) * s;
+  char sum[64];
+  uint64_t got = ph ? all : total;
+  snprintf(sum, sizeof(sum), got == want ? "%llu B = %s(N-1) x S" :
+           "%llu B (not %s(N-1) x S)", (unsigned long long)got,
+           ph ? "2" : "");
+  int each = 1; /* every rank read N-1 parts (none empty) */
+  for (uint32_t r = 0; r < n; r++)
+    each &= t->st.nrd[ph][r] == n - 1;
+  if (!ph && !each) {
+    snprintf(l[k++], TL_OVCOLS, "Each rank took N-1 = %u rounds (an empty "
+             "segment moves nothing). Together", n - 1);
+    snprintf(l[k++], TL_OVCOLS, "%s (S = %llu B), so a rank reads",
+             sum, (unsigned long long)s);
+    snprintf(l[k++], TL_OVCOLS, "(N-1)/N x S = %u/%u x %llu B = %g B (on "
+             "average).", n - 1, n, (unsigned long long)s,
+             (double)(n - 1) * (double)s / n);
+  } else if (!ph) {
+    snprintf(l[k++], TL_OVCOLS, "Each rank read N-1 = %u of the N = %u "
+             "segments, one a round. Together", n - 1, n);
+    snprintf(l[k++], TL_OVCOLS, "%s (S = %llu B), so a rank reads",
+             sum, (unsigned long long)s);
+    snprintf(l[k++], TL_OVCOLS, "(N-1)/N x S = %u/%u x %llu B = %g B (on "
+             "average).", n - 1, n, (unsigned long long)s,
+             (double)(n - 1) * (double)s / n);
+  } else {
+    snprintf(l[k++], TL_OVCOLS, each ? "Each rank read N-1 = %u segments "
+             "again: the all-gather costs what" : "Each rank took N-1 = %u "
+             "rounds again: the all-gather costs what", n - 1);
+    snprintf(l[k++], TL_OVCOLS, "the reduce-scatter did. Together %s, so "
+             "a rank reads", sum);
+    snprintf(l[k++], TL_OVCOLS, "2(N-1)/N x S = 2 x %u/%u x %llu B = %g B: "
+             "near 2S however large N grows.", n - 1, n,
+             (unsigned long long)s, 2.0 * (n - 1) * (double)s / n);
+  }
+  snprintf(l[k++], TL_OVCOLS, "Press any key.");
+  return k;
+}
+
+int tl_overlay(const teach_session_t *t, int which,
+               char l[TL_OVLINES][TL_OVCOLS])
+{
+  if (which == TM_OV_RS || which == TM_OV_AG)
+    return milestone_lines(t, which == TM_OV_AG, l);
+  int k = 0;
+  snprintf(l[k++], TL_OVCOLS, "Your goal: the ring allreduce of %u ranks, "
+           "run to its end, and why.", t->n);
+  snprintf(l[k++], TL_OVCOLS, "  Before each of its %u rounds: which "
+           "segment will a rank write,", 2 * (t->n - 1));
+  snprintf(l[k++], TL_OVCOLS, "  with whose inputs? (0 1+2 for s0=[1+2]; "
+           "- for none)");
+  snprintf(l[k++], TL_OVCOLS, "  When rank 0 waits (twice): which barrier, "
+           "and what breaks without it?");
+  snprintf(l[k++], TL_OVCOLS, "  At the end of the reduce-scatter: what "
+           "will the whole run cost?");
+  snprintf(l[k++], TL_OVCOLS, "Every answer is graded, the score is at the "
+           "end. r runs a round,");
+  snprintf(l[k++], TL_OVCOLS, "d steps by data, ? helps, q quits. Press "
+           "any key to start.");
+  return k;
+}
+
+/* ------------------------------------------ barriers and cost questions */
+
+/* Rank 0's wait, in the algorithm's words ("READY barrier of RS t0 j0,
+ * rank 1's notify"), when rank 0 is posted at a wait it cannot pass. */
+static int rank0_waits(const teach_session_t *t, const cs_sched_view_t *v,
+                       char *where, size_t cap)
+{
+  const cs_sched_rank_view_t *rv = &v->rank[0];
+  where[0] = 0;
+  if (rv->state != CS_VIEW_POSTED || rv->rec.kind != CS_EV_WAIT)
+    return 0;
+  for (uint32_t i = 0; i < v->nenabled; i++)
+    if (v->en[i].rank == 0 && v->en[i].op < 0)
+      return 0; /* it can run: it does not wait yet */
+  cs_ar_wait_where(&t->o->cfg, 0, rv->rec.slot, rv->rec.cell, rv->rec.value,
+                   where, cap);
+  return where[0] != 0;
+}
+
+int tl_barrier_due(const teach_session_t *t, const cs_sched_view_t *v)
+{
+  char where[160];
+  if (!t->lesson || !cs_algo_desc(t->o->cfg.algo)->pull_ring ||
+      !rank0_waits(t, v, where, sizeof(where)))
+    return 0;
+  if (!strncmp(where, "READY ", 6) && !t->bar_grade[0])
+    return 1;
+  if (!strncmp(where, "READ-COMPLETE ", 14) && !t->bar_grade[1] &&
+      (t->st.phase[0] > 1 || t->st.round[0] > 0))
+    return 2;
+  return 0;
+}
+
+void tl_open_barrier(teach_session_t *t, const cs_sched_view_t *v, int kind)
+{
+  rank0_waits(t, v, t->qq_where, sizeof(t->qq_where));
+  t->qq = TL_QQ_BARRIER;
+  t->qq_answer[0] = t->qq_err[0] = 0;
+  t->qq_kind = kind;
+  snprintf(t->qq_text[0], sizeof(t->qq_text[0]), "Rank 0 waits. Which "
+           "barrier is it at, and what breaks without it?");
+  snprintf(t->qq_text[1], sizeof(t->qq_text[1]), "  1 READY          a: a "
+           "rank reads data before its writer stored it");
+  snprintf(t->qq_text[2], sizeof(t->qq_text[2]), "  2 READ-COMPLETE  b: a "
+           "rank overwrites data a peer still reads");
+}
+
+void tl_open_cost(teach_session_t *t)
+{
+  t->qq = TL_QQ_COST;
+  t->qq_answer[0] = t->qq_err[0] = 0;
+  t->qq_where[0] = 0;
+  snprintf(t->qq_text[0], sizeof(t->qq_text[0]), "Cost: rank 0 has loaded "
+           "%llu B from its left. How many bytes in all", (unsigned long long)
+           t->st.moved[0]);
+  snprintf(t->qq_text[1], sizeof(t->qq_text[1]), "will it have loaded when "
+           "the all-gather ends? (S = %llu B, N = %u)", (unsigned long long)
+           (t->count * t->es), t->n);
+  t->qq_text[2][0] = 0;
+}
+
+/* The barrier answer: "1a", "2 b", ... into *bar (1, 2) and *brk (a, b). */
+static int barrier_answer(const char *s, int *bar, int *brk)
+{
+  s += strspn(s, " ");
+  if (*s != '1' && *s != '2')
+    return 0;
+  *bar = *s++ - '0';
+  s += strspn(s, " ,");
+  if (*s != 'a' && *s != 'b' && *s != 'A' && *s != 'B')
+    return 0;
+  *brk = (*s++ | 0x20) == 'a' ? 1 : 2;
+  return s[strspn(s, " ")] == 0;
+}
+
+/* A number of bytes: "60", "60 B", "60B". */
+static int cost_answer(const char *s, unsigned long long *v)
+{
+  char *end;
+  s += strspn(s, " ");
+  if (*s < '0' || *s > '9')
+    return 0;
+  *v = strtoull(s, &end, 10);
+  end += strspn(end, " ");
+  if (*end == 'B' || *end == 'b')
+    end++;
+  return end[strspn(end, " ")] == 0;
+}
+
+/* The barrier answer graded, and the level that breaks that barrier. */
+static void barrier_reveal(teach_session_t *t, int bar, int brk)
+{
+  int kind = !strncmp(t->qq_where, "READY ", 6) ? 1 : 2, ok = bar == kind &&
+             brk == kind;
+  char where[160];
+  snprintf(where, sizeof(where), "%s", t->qq_where);
+  char *comma = strstr(where, ", ");
+  if (comma)
+    *comma = 0;
+  t->bar_grade[kind - 1] = ok ? 1 : 2;
+  snprintf(t->reveal[0], sizeof(t->reveal[0]), "%s rank 0 waits at the %s "
+           "(%s%s).", ok ? "Right:" : "Not quite:", where, kind == 1 ? "1" : "2",
+           kind == 1 ? "a" : "b");
+  snprintf(t->reveal[1], sizeof(t->reveal[1]), kind == 1 ?
+           "Without it a load may read a segment before its left stored it: "
+           "--level 1." : "Without it a store may overwrite data a peer "
+           "still reads: --level 3 (mesh).");
+}
+
+int tl_qq_key(teach_session_t *t, int ch)
+{
+  size_t n = strlen(t->qq_answer);
+  int bar, brk;
+  unsigned long long v;
+  if (ch == 27) { /* skipped: asked once, not asked again */
+    if (t->qq == TL_QQ_BARRIER)
+      t->bar_grade[t->qq_kind - 1] = 3;
+    else
+      t->cost_grade = 3;
+    t->qq = TL_QQ_NONE;
+    return -1;
+  }
+  if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+    if (t->qq == TL_QQ_BARRIER && barrier_answer(t->qq_answer, &bar, &brk)) {
+      barrier_reveal(t, bar, brk);
+    } else if (t->qq == TL_QQ_COST && cost_answer(t->qq_answer, &v)) {
+      snprintf(t->cost_answer, sizeof(t->cost_answer), "%llu", v);
+      t->cost_grade = 4;
+      snprintf(t->reveal[0], sizeof(t->reveal[0]), "You said %llu B: the "
+               "end of the run will tell.", v);
+      t->reveal[1][0] = 0;
+    } else {
+      snprintf(t->qq_err, sizeof(t->qq_err), t->qq == TL_QQ_BARRIER ?
+               "not an answer; e.g. 1a" : "not an answer; e.g. 50");
+      return 0;
+    }
+    t->qq = TL_QQ_NONE;
+    t->qq_err[0] = 0;
+    return 1;
+  }
+  t->qq_err[0] = 0;
+  if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && n)
+    t->qq_answer[n - 1] = 0;
+  else if (ch >= 32 && ch < 127 && n + 1 < sizeof(t->qq_answer))
+    t->qq_answer[n] = (char)ch, t->qq_answer[n + 1] = 0;
+  return 0;
+}
+
+void tl_cost_verdict(teach_session_t *t, char *buf, size_t cap)
+{
+  buf[0] = 0;
+  if (t->cost_grade != 4)
+    return;
+  unsigned long long said = strtoull(t->cost_answer, NULL, 10),
+                     got = (unsigned long long)t->st.moved[0];
+  t->cost_grade = said == got ? 1 : 2;
+  snprintf(buf, cap, "Cost: %s rank 0 loaded %llu B (you said %llu): "
+           "2(N-1)/N x S = 2 x %u/%u x %llu B.", said == got ? "right," :
+           "not quite,", got, said, t->n - 1, t->n,
+           (unsigned long long)(t->count * t->es));
+}
+
+void tl_score_line(const teach_session_t *t, char *buf, size_t cap)
+{
+  int rr, ra, br = 0, ba = 0, skipped = 0;
+  tl_score(t, &rr, &ra);
+  for (int p = 1; p <= 2; p++)
+    for (int r = 0; r < TM_MAXR; r++)
+      skipped += t->graded[p][r] == 3;
+  for (int i = 0; i < 2; i++) {
+    ba += t->bar_grade[i] == 1 || t->bar_grade[i] == 2;
+    br += t->bar_grade[i] == 1;
+    skipped += t->bar_grade[i] == 3;
+  }
+  int ca = t->cost_grade == 1 || t->cost_grade == 2, cr = t->cost_grade == 1;
+  skipped += t->cost_grade == 3;
+  size_t o = (size_t)snprintf(buf, cap, "Score: %d of %d right (rounds %d "
+                              "of %d, barriers %d of %d, cost %d of %d", rr + br
+                              + cr, ra + ba + ca, rr, ra, br, ba, cr, ca);
+  if (o < cap && skipped)
+    snprintf(buf + o, cap - o, "; %d skipped).", skipped);
+  else if (o < cap)
+    snprintf(buf + o, cap - o, ").");
+}
+
+void tl_progress(const teach_session_t *t, char *buf, size_t cap)
+{
+  int rr, ra, right, asked = 0;
+  tl_score(t, &rr, &ra);
+  right = rr + (t->bar_grade[0] == 1) + (t->bar_grade[1] == 1) +
+          (t->cost_grade == 1);
+  asked = ra + (t->bar_grade[0] == 1 || t->bar_grade[0] == 2) +
+          (t->bar_grade[1] == 1 || t->bar_grade[1] == 2) +
+          (t->cost_grade == 1 || t->cost_grade == 2);
+  snprintf(buf, cap, "Goal: %u answers (%u rounds, 2 barriers, the cost); "
+           "right so far: %d of %d", 2 * (t->n - 1) + 3, 2 * (t->n - 1), right,
+           asked);
 }

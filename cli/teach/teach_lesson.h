@@ -29,4 +29,32 @@ void tl_score(const teach_session_t *t, int *right, int *asked);
  * words the reveal (t->reveal); closes the question. */
 void tl_reveal(teach_session_t *t);
 
+/* The other questions' box (t->qq). */
+enum { TL_QQ_NONE, TL_QQ_BARRIER, TL_QQ_COST, TL_QQ_SEEN /* answered: the reveal shows */ };
+/* Whether to ask now which barrier rank 0 waits at: 1 (READY) or 2
+ * (READ-COMPLETE, from the second round on) when rank 0 waits at one not
+ * asked about yet; else 0. */
+int tl_barrier_due(const teach_session_t *t, const cs_sched_view_t *v);
+/* Opens the barrier question (kind: tl_barrier_due's) or the cost one. */
+void tl_open_barrier(teach_session_t *t, const cs_sched_view_t *v, int kind);
+void tl_open_cost(teach_session_t *t);
+/* One key typed into the box: 1 answered (a barrier answer is graded and
+ * revealed at once, with the level that breaks that barrier), -1 Esc
+ * (skipped), 0 otherwise. Closes the box unless 0. */
+int tl_qq_key(teach_session_t *t, int ch);
+/* The run has ended: grades the cost answer against what rank 0 loaded,
+ * into buf (empty when it was not answered). */
+void tl_cost_verdict(teach_session_t *t, char *buf, size_t cap);
+/* The lesson's line under the status: its goal and the score so far. */
+void tl_progress(const teach_session_t *t, char *buf, size_t cap);
+/* "Score: 8 of 9 right (rounds 5 of 6, barriers 2 of 2, cost 1 of 1)". */
+void tl_score_line(const teach_session_t *t, char *buf, size_t cap);
+
+/* The lines of overlay `which` (TM_OV_*) into l; returns how many. The
+ * milestones count what the run loaded, by rank and part, in the phase
+ * that just ended, and add it up to (N-1)/N*S and 2(N-1)/N*S. */
+enum { TL_OVLINES = 16, TL_OVCOLS = 120 };
+int tl_overlay(const teach_session_t *t, int which,
+               char l[TL_OVLINES][TL_OVCOLS]);
+
 #endif

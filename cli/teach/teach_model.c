@@ -56,6 +56,7 @@ void tm_reset(teach_session_t *t)
     t->st.tile_seg[r] = -1;
   }
   t->nround = 0;
+  t->nhist = 0;
 }
 
 static int prov_eq(const tm_prov_t *a, const tm_prov_t *b)
@@ -137,6 +138,29 @@ static void fold(tm_prov_t *into, const tm_prov_t *p)
     into->r[into->n++] = p->r[i];
 }
 
+/* Rank r loaded part k of another rank's data: the bytes, and in its
+ * phase the part read (once per part of several tiles). */
+static void remote_load(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
+                        uint32_t k)
+{
+  tm_state_t *s = &t->st;
+  uint64_t bytes = (uint64_t)x->valid * t->es;
+  uint32_t ph = s->phase[r];
+  s->moved[r] += bytes;
+  s->nremote++;
+  if (ph < 1 || ph > 2)
+    return;
+  uint8_t *n = &s->nrd[ph - 1][r];
+  if (!*n || s->rd[ph - 1][r][*n - 1] != k) {
+    if (*n == TM_RD)
+      return;
+    s->rd[ph - 1][r][(*n)++] = (uint8_t)k;
+  }
+  s->rdb[ph - 1][r][*n - 1] += bytes;
+  s->moved_ph[ph - 1][r] += bytes;
+  s->rd_from[r] = (uint8_t)(x->peer < TM_MAXR ? x->peer : 0);
+}
+
 /* A data access of rank r, as the rank runs it (lands: a store lands now,
  * or is a queued op landing). A load after anything but a load or reduce
  * starts the tile (acc); later loads go to recv, a reduce folds recv into
@@ -147,9 +171,9 @@ static void data_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
 {
   tm_state_t *s = &t->st;
   if (x->kind == CS_EV_LOAD && x->valid && s->phase[r]) {
-    if (x->peer != r)
-      s->moved[r] += (uint64_t)x->valid * t->es;
     uint32_t k = tm_seg_of(t, x->elem_off), p = x->peer < TM_MAXR ? x->peer : 0;
+    if (x->peer != r)
+      remote_load(t, r, x, k);
     if (!s->acc_open[r]) {
       s->tile[r] = *tm_prov_at(t, p, x->elem_off);
       s->tile_seg[r] = (int)k;
@@ -260,9 +284,19 @@ void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i)
   else if (queued && a->op >= 0)
     queue_event(t, r, &x, a->op);
   log_event(t, v->step, &a->rec);
+  if (v->step >= t->caphist) { /* the history, for the story's steps */
+    uint64_t cap = t->caphist ? t->caphist * 2 : 1024;
+    cs_trace_rec_t *h = realloc(t->hist, cap * sizeof(*h));
+    if (!h)
+      return;
+    t->hist = h;
+    t->caphist = cap;
+  }
+  t->hist[v->step] = a->rec;
+  t->nhist = v->step + 1;
 }
 
-int tm_push(teach_session_t *t, uint64_t step, int64_t c)
+int tm_push(teach_session_t *t, uint64_t step, int64_t c, int asked)
 {
   if (step >= t->capchoice) {
     uint64_t cap = t->capchoice ? t->capchoice * 2 : 1024;
@@ -270,11 +304,37 @@ int tm_push(teach_session_t *t, uint64_t step, int64_t c)
     if (!p)
       return -1;
     t->choice = p;
+    uint8_t *a = realloc(t->asked, cap);
+    if (!a)
+      return -1;
+    t->asked = a;
     t->capchoice = cap;
   }
   t->choice[step] = c;
+  t->asked[step] = (uint8_t)asked;
   t->nchoice = step + 1;
   return 0;
+}
+
+int tm_is_data(const cs_sched_view_t *v, uint32_t i)
+{
+  const cs_sched_actor_view_t *a = &v->en[i];
+  return a->op < 0 && a->rec.kind == CS_EV_LOAD &&
+         a->rec.slot == CS_AR_SLOT_DATA && a->rec.peer != a->rank;
+}
+
+int tm_phase_over(const teach_session_t *t, const cs_sched_view_t *v,
+                  uint32_t ph)
+{
+  for (uint32_t r = 0; r < t->n; r++) {
+    const cs_sched_rank_view_t *rv = &v->rank[r];
+    if (rv->state == CS_VIEW_DONE || t->st.phase[r] > ph ||
+        (rv->state == CS_VIEW_POSTED && rv->rec.kind == CS_EV_MARK &&
+         rv->rec.cell > ph))
+      continue;
+    return 0;
+  }
+  return 1;
 }
 
 void tm_snapshot(teach_session_t *t, const cs_world_t *w)

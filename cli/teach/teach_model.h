@@ -20,7 +20,12 @@
 #include "../collsim/run.h"
 
 enum { TM_MAXR = 8, TM_MAXP = 8, TM_LAST = 6, TM_QCAP = 256, TM_RESULT = 24,
-       TM_MAXSPAN = 128 };
+       TM_MAXSPAN = 128, TM_RD = 2 * TM_MAXR, TM_STORY = 6 };
+
+/* The screens shown over the lesson until a key: the end of the
+ * reduce-scatter and of the all-gather (what the learner watched, and the
+ * cost it adds up to), the --lesson's goal. */
+enum { TM_OV_NONE, TM_OV_RS, TM_OV_AG, TM_OV_GOAL };
 
 typedef struct tm_prov {
   uint8_t n;
@@ -60,6 +65,14 @@ typedef struct tm_state {
   uint64_t   nevents;                /* steps applied */
   int        stored_k[TM_MAXR];      /* part last stored in this round, -1 */
   tm_prov_t  stored[TM_MAXR];        /* what went there */
+  uint64_t   nremote;                /* loads from another rank's data */
+  /* per phase (RS, AG) and rank: the parts it loaded from other ranks, in
+   * order (a part of several tiles once), their bytes, and from whom */
+  uint8_t    rd[2][TM_MAXR][TM_RD];
+  uint64_t   rdb[2][TM_MAXR][TM_RD];
+  uint8_t    nrd[2][TM_MAXR];
+  uint64_t   moved_ph[2][TM_MAXR];
+  uint8_t    rd_from[TM_MAXR];
 } tm_state_t;
 
 typedef struct teach_session {
@@ -69,6 +82,9 @@ typedef struct teach_session {
   int         curses;     /* the screen is up */
   /* the schedule */
   int64_t    *choice;     /* the learner's picks, by step */
+  uint8_t    *asked;      /* by step: 1 the learner picked it, 0 it ran
+                             itself (a run to a round's end, barrier, or
+                             between data steps) */
   uint64_t    nchoice, capchoice;
   uint64_t    target;     /* replay choice[0..target) silently, then ask */
   uint64_t   *round_step; /* steps where some rank passed a phase marker */
@@ -80,8 +96,14 @@ typedef struct teach_session {
   int         quit;
   int         values;     /* show values instead of provenance */
   int         cursor;     /* highlighted enabled actor */
+  int         note_key;   /* 1 + the rank keyed that cannot run, until the
+                             next key; 0 none */
   int         auto_round; /* running to the end of the round */
   int         auto_barrier; /* running until every rank waits at a barrier */
+  int         data_mode;  /* d: the learner picks only loads from another
+                             rank; every other event runs by itself */
+  int         overlay;    /* a screen over the lesson: TM_OV_* */
+  uint64_t    ms_step[2]; /* 1 + the step the RS, AG milestone showed at */
   uint8_t     bar_moved[TM_MAXR]; /* ran a non-wait event since */
   uint32_t    round_from[TM_MAXR]; /* marks when the auto-run started */
   uint8_t    *snap;       /* the data windows at the last pick */
@@ -106,18 +128,44 @@ typedef struct teach_session {
   uint64_t    q_asked;    /* 1 + (phase, round) id of the last question */
   char        q_text[160], answer[64], reveal[2][200];
   char        q_err[80];  /* why the typed answer is not one, or "" */
+  int         q_typing;   /* the answer box is open */
   uint8_t     graded[3][TM_MAXR]; /* [phase][round]: 0 not asked, 1 right,
                                      2 wrong, 3 skipped (a re-asked round
                                      keeps its last grade) */
+  /* --lesson's other questions, answered in a box of their own: which
+   * barrier rank 0 waits at (READY, READ-COMPLETE) and what breaks
+   * without it, graded at once; the cost, graded at the end */
+  int         qq;         /* the box open: TL_QQ_* */
+  int         qq_kind;    /* the barrier asked about: 1 READY, 2 RC */
+  char        qq_text[3][100], qq_answer[32], qq_err[80];
+  char        qq_where[160]; /* the barrier, in the algorithm's words */
+  uint8_t     bar_grade[2];  /* READY, READ-COMPLETE: as graded[] */
+  uint8_t     cost_grade;    /* 0 not asked, 1 right, 2 wrong, 3 skipped,
+                                4 answered, not graded yet */
+  char        cost_answer[32];
+  int         goal_shown; /* --lesson's goal screen has been shown */
+  /* every step's posted event (the history), and the steps of the story
+   * of the run that failed, while the schedule is that run's */
+  cs_trace_rec_t *hist;
+  uint64_t    nhist, caphist;
+  uint64_t    story_step[TM_STORY], story_seq[TM_STORY];
+  uint32_t    nstory;
 } teach_session_t;
 
 /* Forgets what the previous run did (the schedule stays). */
 void tm_reset(teach_session_t *t);
 /* Accounts for actor `i` of v running now, as step v->step. */
 void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i);
-/* Remembers choice c for step `step` (dropping any later ones). Returns 0
- * or -1 (out of memory). */
-int tm_push(teach_session_t *t, uint64_t step, int64_t c);
+/* Remembers choice c for step `step` (dropping any later ones), and
+ * whether the learner made it. Returns 0 or -1 (out of memory). */
+int tm_push(teach_session_t *t, uint64_t step, int64_t c, int asked);
+/* Whether actor i of v moves data between ranks: a rank's load from
+ * another rank's data (the steps of the data-step mode). */
+int tm_is_data(const cs_sched_view_t *v, uint32_t i);
+/* Whether every rank has ended phase ph (1 RS, 2 AG): it is done, in a
+ * later phase, or posted at a later phase's marker. */
+int tm_phase_over(const teach_session_t *t, const cs_sched_view_t *v,
+                  uint32_t ph);
 /* Copies every rank's data window out of the live world. */
 void tm_snapshot(teach_session_t *t, const cs_world_t *w);
 /* The step where the round containing `step` began (0 if none). */

@@ -23,8 +23,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../collectives/registry.h"
 #include "teach_draw.h"
 #include "teach_lesson.h"
+#include "teach_story.h"
 #include "../collsim/temp.h"
 
 static volatile sig_atomic_t stop_signal; /* one came outside a launch */
@@ -79,6 +81,41 @@ static int64_t barrier_pick(const teach_session_t *t, const cs_sched_view_t *v)
   return -1;
 }
 
+/* A digit names a rank: its posted event runs if it can; if not, the
+ * status line says why (-2: stay). */
+static int64_t rank_key(teach_session_t *t, const cs_sched_view_t *v,
+                        uint32_t r)
+{
+  for (uint32_t i = 0; i < v->nenabled; i++)
+    if (v->en[i].rank == r && v->en[i].op < 0)
+      return i;
+  t->note_key = (int)r + 1;
+  return -2;
+}
+
+/* A pick in the data-step mode: the first enabled actor that moves no
+ * data, passing a phase marker only when no other can run (so the ranks
+ * meet at round boundaries, where --lesson asks); -1 when the learner is
+ * to pick (every enabled rank loads from another, or a question is due). */
+static int64_t data_pick(const teach_session_t *t, const cs_sched_view_t *v)
+{
+  int64_t mark = -1;
+  for (uint32_t i = 0; i < v->nenabled; i++) {
+    if (tm_is_data(v, i))
+      continue;
+    if (v->en[i].op >= 0 || v->en[i].rec.kind != CS_EV_MARK)
+      return i;
+    if (mark < 0)
+      mark = i;
+  }
+  if (mark >= 0 && tl_boundary(t, v) >= 0)
+    return -1;
+  for (uint32_t i = 0; i < v->nenabled; i++)
+    if (tm_is_data(v, i))
+      return -1; /* a load is the learner's: before any marker */
+  return mark;
+}
+
 /* Step back to `step`: the picker stops the run, the driver re-runs. */
 static int64_t go_back(teach_session_t *t, uint64_t step)
 {
@@ -118,15 +155,24 @@ static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
       return -2;
     t->show_me = 1;
     return go_back(t, v->step);
+  case 'd':
+    t->data_mode = !t->data_mode;
+    return t->data_mode ? (data_pick(t, v) >= 0 ? data_pick(t, v) : -2) : -2;
   case 'b': case KEY_LEFT:
     t->shown = 0;
+    if (t->data_mode) { /* back to the learner's previous pick */
+      uint64_t s = v->step;
+      while (s > 0 && !t->asked[--s])
+        ;
+      return v->step ? go_back(t, s) : -2;
+    }
     return v->step ? go_back(t, v->step - 1) : -2;
   case 'B':
     t->shown = 0;
     return v->step ? go_back(t, tm_round_start(t, v->step)) : -2;
   default:
-    if (ch >= '0' && ch <= '9' && ch - '0' < k)
-      return ch - '0';
+    if (ch >= '0' && ch <= '9')
+      return rank_key(t, v, (uint32_t)(ch - '0'));
     return -2;
   }
 }
@@ -137,6 +183,7 @@ static int64_t question(teach_session_t *t, const cs_sched_view_t *v, int r)
 {
   int help = 0;
   tl_open(t, v, r);
+  t->q_typing = 1;
   for (;;) {
     td_draw(t, v, help);
     int ch = getch();
@@ -151,14 +198,120 @@ static int64_t question(teach_session_t *t, const cs_sched_view_t *v, int r)
       continue;
     }
     int k = tl_key(t, ch);
-    if (k < 0)
+    if (k < 0) {
+      t->q_typing = 0;
       return -2;
+    }
+    if (k > 0 && t->data_mode && data_pick(t, v) >= 0) {
+      t->q_typing = 0;
+      tm_round_begin(t, v); /* its end is when the answer is checked */
+      return data_pick(t, v); /* the round runs by data steps */
+    }
     if (k > 0) {
+      t->q_typing = 0;
       tm_round_begin(t, v);
       t->auto_round = 1;
       return auto_pick(t, v);
     }
   }
+}
+
+/* A screen over the lesson until a key (q quits: -1). */
+static int show_over(teach_session_t *t, const cs_sched_view_t *v, int which)
+{
+  t->overlay = which;
+  for (;;) {
+    td_draw(t, v, 0);
+    int ch = getch();
+    if (signalled() || ch == 'q' || ch == 'Q' || ch == 3) {
+      t->overlay = TM_OV_NONE;
+      t->quit = 1;
+      return -1;
+    }
+    if (ch != ERR && ch != KEY_RESIZE)
+      break;
+  }
+  t->overlay = TM_OV_NONE;
+  return 0;
+}
+
+/* Whether the ring's milestones are shown: the ring without a mutation
+ * (a level's or --bug's numbers are not the lesson's). */
+static int milestones(const teach_session_t *t)
+{
+  return cs_algo_desc(t->o->cfg.algo)->pull_ring && !t->o->cfg.bug;
+}
+
+/* --lesson's other questions: the box open (t->qq) until answered (then
+ * the reveal shows until a key), skipped with Esc; ? and q work in it.
+ * Returns -1 to quit. */
+static int qq_box(teach_session_t *t, const cs_sched_view_t *v)
+{
+  int help = 0, answered = 0;
+  for (;;) {
+    td_draw(t, v, help);
+    int ch = getch();
+    if (signalled() || ch == 3 || ch == 'q' || ch == 'Q') {
+      t->qq = TL_QQ_NONE;
+      t->quit = 1;
+      return -1;
+    }
+    if (ch == ERR || ch == KEY_RESIZE)
+      continue;
+    if (help || ch == '?') {
+      help = !help;
+      continue;
+    }
+    if (answered)
+      break;
+    int k = tl_qq_key(t, ch);
+    if (k < 0)
+      return 0;
+    if (k > 0) { /* the reveal, until a key */
+      answered = 1;
+      t->qq = TL_QQ_SEEN;
+    }
+  }
+  t->qq = TL_QQ_NONE;
+  t->reveal[0][0] = t->reveal[1][0] = 0;
+  return 0;
+}
+
+/* The end of the reduce-scatter, once a run reaches it: what the learner
+ * watched and the cost it adds up to; --lesson then asks the cost of the
+ * whole run. Returns -1 to quit. */
+static int milestone(teach_session_t *t, const cs_sched_view_t *v)
+{
+  if (!milestones(t) || t->ms_step[0] || !tm_phase_over(t, v, 1))
+    return 0;
+  t->ms_step[0] = v->step + 1;
+  if (t->q_rank >= 0)
+    tl_reveal(t); /* the last round asked about has run */
+  if (show_over(t, v, TM_OV_RS) < 0)
+    return -1;
+  if (!t->lesson || t->cost_grade)
+    return 0;
+  tl_open_cost(t);
+  return qq_box(t, v);
+}
+
+/* --lesson's stops in a live run: its goal first; then, when rank 0 waits
+ * at a barrier not asked about yet, which one and what breaks without
+ * it. Returns -1 to quit. */
+static int lesson_stops(teach_session_t *t, const cs_sched_view_t *v)
+{
+  if (!t->lesson)
+    return 0;
+  if (!t->goal_shown) {
+    t->goal_shown = 1;
+    if (show_over(t, v, TM_OV_GOAL) < 0)
+      return -1;
+  }
+  int k = tl_barrier_due(t, v);
+  if (!k)
+    return 0;
+  tl_open_barrier(t, v, k);
+  return qq_box(t, v);
 }
 
 /* The learner decides step v->step. */
@@ -167,7 +320,7 @@ static int64_t ask(teach_session_t *t, const cs_sched_view_t *v)
   int help = 0;
   if (t->cursor >= (int)v->nenabled)
     t->cursor = 0;
-  if (t->q_rank >= 0)
+  if (t->q_rank >= 0 && (!t->data_mode || tm_round_over(t, v)))
     tl_reveal(t); /* the round asked about has run */
   int qr = tl_boundary(t, v);
   if (qr >= 0) {
@@ -182,6 +335,8 @@ static int64_t ask(teach_session_t *t, const cs_sched_view_t *v)
       t->quit = 1;
       return -1;
     }
+    if (ch != ERR && ch != KEY_RESIZE)
+      t->note_key = 0; /* a refused key's note lasts until the next key */
     int64_t c = on_key(t, v, ch, &help);
     if (c >= 0) { /* from here on the order is the learner's own */
       t->reveal[0][0] = t->reveal[1][0] = 0;
@@ -196,10 +351,13 @@ static int64_t picker(const cs_sched_view_t *v, void *arg)
 {
   teach_session_t *t = arg;
   int64_t c;
+  int asked = 0;
   if (v->step < t->target && v->step < t->nchoice) {
     c = t->choice[v->step] < v->nenabled ? t->choice[v->step] : 0;
   } else {
     tm_snapshot(t, v->w);
+    if (!t->searching && (milestone(t, v) < 0 || lesson_stops(t, v) < 0))
+      return -1;
     if (t->searching) {
       uint64_t z = (t->rand += 0x9e3779b97f4a7c15ull);
       z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -209,14 +367,19 @@ static int64_t picker(const cs_sched_view_t *v, void *arg)
       c = auto_pick(t, v);
     } else if (t->auto_barrier && (c = barrier_pick(t, v)) >= 0) {
       ;
+    } else if (t->data_mode && (c = data_pick(t, v)) >= 0) {
+      ;
     } else {
       t->auto_round = t->auto_barrier = 0;
       c = ask(t, v);
       if (c < 0)
         return -1;
       t->cursor = 0;
+      asked = 1;
+      if (v->step >= t->nchoice || t->choice[v->step] != c)
+        t->nstory = 0; /* another order: the story is not its */
     }
-    if (tm_push(t, v->step, c) < 0)
+    if (tm_push(t, v->step, c, asked) < 0)
       return -1;
     t->target = v->step + 1;
     if (v->en[c].op < 0 && v->en[c].rec.kind != CS_EV_WAIT &&
@@ -321,11 +484,14 @@ static void read_result(teach_session_t *t, FILE *log)
            "order).", (unsigned long long)t->st.nevents);
   result_line(t, "%s", head);
   if (t->lesson) {
-    int right, asked;
-    tl_score(t, &right, &asked);
-    snprintf(head, sizeof(head), "Score: %d of %d predictions right.", right,
-             asked);
-    result_line(t, "%s", head);
+    char line[200];
+    tl_cost_verdict(t, line, sizeof(line));
+    if (line[0])
+      result_line(t, "%s", line);
+    tl_score_line(t, line, sizeof(line));
+    result_line(t, "%s", line);
+    result_line(t, "%s", "Next: --level 1 breaks the READY barrier, --level "
+                "3 a read-complete one.");
   }
   if (t->edge)
     result_line(t, "The level removed %s.", t->edge);
@@ -353,8 +519,33 @@ static void read_result(teach_session_t *t, FILE *log)
                      (strstr(buf, " in ") && strstr(buf, " records") &&
                      strstr(buf, "finding")))))
       continue;
+    if (!strcmp(buf, "story:")) {
+      result_line(t, "%s", t->nstory ? "What broke it, as collsim shrink "
+                  "tells it (1-9: back to that event):" : "What broke it:");
+      continue;
+    }
+    unsigned long long seq;
+    char *h = strstr(buf, " (#");
+    uint32_t k = h && sscanf(h, " (#%llu)", &seq) == 1 ? ts_of_seq(t, seq) : 0;
+    if (k && t->story_step[k - 1] != UINT64_MAX)
+      snprintf(h, sizeof(buf) - (size_t)(h - buf), " (step %llu).",
+               (unsigned long long)t->story_step[k - 1]);
     result_line(t, "  %.400s", buf);
   }
+}
+
+/* What the run printed so far (its log), NUL-terminated; NULL if none. */
+static char *slurp(FILE *log)
+{
+  fflush(stdout);
+  fflush(stderr);
+  long n = fseek(log, 0, SEEK_END) == 0 ? ftell(log) : -1;
+  char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (!b)
+    return NULL;
+  rewind(log);
+  b[fread(b, 1, (size_t)n, log)] = 0;
+  return b;
 }
 
 /* After the run: b or B re-run to a step, q quits. Returns 1 to re-run. */
@@ -362,17 +553,26 @@ static int ended(teach_session_t *t, tui_t *u)
 {
   int help = 0;
   if (t->o->cfg.bug && t->trace[0]) {
+    char *out = t->run_rc != CS_EXIT_OK ? slurp(u->log) : NULL;
     printf("check:\n");
     fflush(stdout);
-    if (t->edge) /* the finding about the edge the level removed */
+    if (out && ts_story(t, out) == 0)
+      ; /* a broken run: shrink's story of it */
+    else if (t->edge) /* the finding about the edge the level removed */
       cs__check_focus(t->trace, t->edge_kind, t->edge_cause, stdout);
     else
       cs__check_path(t->trace, 0, stdout);
+    free(out);
     fflush(stdout);
   }
   if (t->q_rank >= 0)
     tl_reveal(t); /* the last round asked about ended the run */
   read_result(t, u->log);
+  if (milestones(t) && t->run_rc == CS_EXIT_OK && !t->ms_step[1]) {
+    t->ms_step[1] = t->st.nevents + 1;
+    if (show_over(t, NULL, TM_OV_AG) < 0)
+      return 0;
+  }
   for (;;) {
     td_draw(t, NULL, help);
     int ch = getch();
@@ -389,6 +589,11 @@ static int ended(teach_session_t *t, tui_t *u)
     }
     if (ch == 'B' && t->st.nevents) {
       t->target = tm_round_start(t, t->st.nevents);
+      return 1;
+    }
+    if (ch >= '1' && ch <= '0' + (int)t->nstory &&
+        t->story_step[ch - '1'] < t->st.nevents) { /* to the story's event */
+      t->target = t->story_step[ch - '1'] + 1;
       return 1;
     }
   }
@@ -437,6 +642,9 @@ static void show_me(teach_session_t *t, tui_t *u)
  * run's exit code. */
 static int one_run(teach_session_t *t, tui_t *u)
 {
+  for (int i = 0; i < 2; i++) /* stepped back before it: shown again */
+    if (t->ms_step[i] && t->target + 1 < t->ms_step[i])
+      t->ms_step[i] = 0;
   tm_reset(t);
   t->restart = 0;
   t->auto_round = t->auto_barrier = 0;
@@ -524,6 +732,8 @@ int cs__teach_tui(run_opts_t *o, const cs_teach_level_t *level, int lesson)
   if (temp)
     unlink(t.trace);
   free(t.choice);
+  free(t.asked);
+  free(t.hist);
   free(t.round_step);
   free(t.snap);
   return t.quit && !t.sig_abort ? CS_EXIT_OK : rc;
