@@ -481,8 +481,18 @@ static void start_grace(launch_t *L)
 {
   L->aborted = 1;
   L->kill_at = cs_now_ns() + L->grace_ns;
+  int any = 0;
   for (uint32_t r = 0; r < L->n; r++)
     if (L->p[r].pid && !L->p[r].reaped)
+      any |= L->p[r].stopped = proc_stopped(L->p[r].pid);
+  if (!any)
+    return;
+  /* Still stopped 5 ms later: a tracer's stop at every system call (strace
+   * -f) passes in microseconds and blames nobody. */
+  struct timespec pause = {0, 5000000};
+  nanosleep(&pause, NULL);
+  for (uint32_t r = 0; r < L->n; r++)
+    if (L->p[r].stopped)
       L->p[r].stopped = proc_stopped(L->p[r].pid);
 }
 
@@ -746,6 +756,12 @@ static void land_rest(launch_t *L)
     L->sched_state = cs__sched_step(L->sched, L->alive_ranks);
     if (L->sched_state == CS_SCHED_STOPPED)
       start_grace(L);
+  }
+  if (L->sched && !L->aborted && L->sched_state == CS_SCHED_RUNNING) {
+    /* Never ended as if it had finished: the run is reported stopped. */
+    set_abort(L->w, CS_ABORT_DEADLOCK, -1, "the scheduler did not land "
+              "the ranks' last posted ops within 5 s of the last rank's end");
+    L->aborted = 1;
   }
 }
 

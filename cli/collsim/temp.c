@@ -88,6 +88,25 @@ static int remove_temp(int dfd, const char *name, const struct stat *sb)
   int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (sub < 0)
     return -errno;
+  /* Anything but its trace in it: not ours to empty, so nothing goes. */
+  int look = dup(sub);
+  DIR *in = look < 0 ? NULL : fdopendir(look);
+  if (!in) {
+    int err = -errno;
+    if (look >= 0)
+      close(look);
+    close(sub);
+    return err;
+  }
+  int other = 0;
+  for (struct dirent *e; (e = readdir(in)) != NULL;)
+    other |= strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+             strcmp(e->d_name, "run.cstrace");
+  closedir(in);
+  if (other) {
+    close(sub);
+    return -ENOTEMPTY;
+  }
   if (unlinkat(sub, "run.cstrace", 0) < 0 && errno != ENOENT) {
     int err = -errno;
     close(sub);

@@ -33,8 +33,6 @@ typedef void (*cs_cli_swept_fn)(void *arg, const char *path, int pid, int err);
 int cs_cli_sweep_temps(const char *dir, cs_cli_swept_fn said, void *arg,
                        int *kept);
 
-#endif
-
 /* The environment for a collsim child that explore or shrink starts
  * (posix_spawn): this one with COLLSIM_PARENT=<our pid>, so the child
  * dies with us (cs_cli_die_with_parent) and no run outlives a killed
@@ -44,3 +42,5 @@ char **cs_cli_child_env(void);
  * the parent dies (PR_SET_PDEATHSIG), exits at once when PID is already
  * gone, and drops the variable so that nothing further inherits it. */
 void cs_cli_die_with_parent(void);
+
+#endif

@@ -325,7 +325,7 @@ static void print_outcomes(vf_t *v, cs_mm_t m)
 /* The failing run of `choices` again, traced, its output shown (`which`:
  * where it was found); then shrunk. */
 static int counterexample_at(vf_t *v, cs_mm_t m, const uint32_t *choices,
-                             uint64_t n, const char *which)
+                             uint64_t n, const char *which, int probe)
 {
   char path[4200], min[4300];
   snprintf(path, sizeof(path), "%s/verify-1.cstrace", v->o.dir);
@@ -335,8 +335,18 @@ static int counterexample_at(vf_t *v, cs_mm_t m, const uint32_t *choices,
   v->run.sched = (cs_sched_cfg_t){.strategy = CS_SCHED_CALLBACK, .model = m,
                                   .pick_fn = cs_dpor_replay_pick,
                                   .pick_arg = &rp};
+  if (probe)
+    quiet(v); /* shown only if it fails again */
   int rc = cs_run_execute(&v->run);
   v->run.com.trace = NULL;
+  if (probe) {
+    loud(v);
+    if (rc == CS_EXIT_OK || rc == CS_EXIT_USAGE) {
+      remove(path); /* a probe whose failure does not repeat is no proof */
+      return CS_EXIT_OK;
+    }
+    show_captured(v, stdout);
+  }
   printf("counterexample: memory model %s, %s (%llu steps)\n  trace %s\n"
          "  reproduce: collsim replay %s\n", cs_mm_name(m), which,
          (unsigned long long)rp.n, path, path);
@@ -356,7 +366,7 @@ static int counterexample(vf_t *v, cs_mm_t m, const cs_dpor_t *x)
   char which[96];
   snprintf(which, sizeof(which), "class %llu (execution %llu)",
            (unsigned long long)st.classes, (unsigned long long)st.executions);
-  return counterexample_at(v, m, choices, n, which);
+  return counterexample_at(v, m, choices, n, which, 0);
 }
 
 /* ------------------------------------------------------------ probes */
@@ -401,7 +411,8 @@ static int probes(vf_t *v, cs_mm_t m)
   int code = CS_EXIT_OK;
   probe_rec_t p = {0};
   for (int k = 0; k < PROBES && code == CS_EXIT_OK; k++) {
-    if (stop_pending())
+    if (stop_pending() ||
+        (v->o.budget_ns && now_ns() - v->t0 >= v->o.budget_ns))
       break; /* the search says so */
     uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(k + 1);
     p.seed = seed;
@@ -416,7 +427,7 @@ static int probes(vf_t *v, cs_mm_t m)
       char which[96];
       snprintf(which, sizeof(which), "random probe %d of %d before the search",
                k + 1, PROBES);
-      code = counterexample_at(v, m, p.choice, p.n, which);
+      code = counterexample_at(v, m, p.choice, p.n, which, 1);
     }
   }
   free(p.choice);

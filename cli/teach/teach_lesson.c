@@ -7,6 +7,7 @@
 #include "teach_lesson.h"
 
 #include <curses.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,8 +129,10 @@ static int numbers(const char *s, int *out, int cap)
   while (*s && n < cap) {
     if (*s >= '0' && *s <= '9') {
       int v = 0;
-      while (*s >= '0' && *s <= '9')
-        v = v * 10 + (*s++ - '0');
+      while (*s >= '0' && *s <= '9') { /* a huge number stays huge, not UB */
+        int dgt = *s++ - '0';
+        v = v > (INT_MAX - dgt) / 10 ? INT_MAX : v * 10 + dgt;
+      }
       out[n++] = v;
     } else {
       s++;
