@@ -422,6 +422,11 @@ static int probes(vf_t *v, cs_mm_t m)
     if (rc == CS_EXIT_USAGE) {
       show_captured(v, stderr);
       code = rc;
+    } else if (rc != CS_EXIT_OK && v->run.abort_reason == CS_ABORT_SIGNAL) {
+      /* the launcher took the signal: it is no longer pending */
+      printf("interrupted under %s after 0 classes (0 executions), during "
+             "the probes; not verified\n", cs_mm_name(m));
+      code = CS_EXIT_ABORTED;
     } else if (rc != CS_EXIT_OK && v->run.abort_reason != CS_ABORT_SIGNAL &&
                !p.oom) {
       char which[96];
