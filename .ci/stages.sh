@@ -2,7 +2,8 @@
 # stages.sh - the CI stages after the README's test command (.ci/run):
 #
 #   .ci/stages.sh clang      build everything with clang, warnings as errors;
-#                            every suite but the fault matrix, with
+#                            the suites of compiled code but the fault
+#                            matrix and the terminal lesson, with
 #                            COLLSIM_QUICK=1
 #   .ci/stages.sh sanitize   AddressSanitizer + UndefinedBehaviorSanitizer build
 #                            (gcc), every suite but the fault matrix, with
@@ -30,9 +31,13 @@ case "${1:-}" in
       -DCMAKE_C_FLAGS="-Werror"
     quiet cmake --build build-clang -j"$jobs"
     cd build-clang
-    # Every suite, quick sweep; the fault matrix (minutes of forked
-    # crashes, compiler-independent) runs in the main gcc stage.
-    COLLSIM_QUICK=1 ctest --output-on-failure -E faults
+    # Every suite of compiled code, quick sweep. Left to the main gcc
+    # stage: the fault matrix (minutes of forked crashes), the terminal
+    # lesson (a minute of tmux over the same code), and the suites that
+    # test the tree rather than the compiled code (layering, docs, the
+    # README's commands, the install).
+    COLLSIM_QUICK=1 ctest --output-on-failure \
+      -E '^(faults|teach_tui|structure|structure_plant|docs|readme|install)$'
     ;;
   sanitize)
     need stages gcc libasan8 libubsan1

@@ -25,6 +25,12 @@
 #include "../sim/trace/read.h"
 #include "../window/world.h"
 
+int quick_tests(void)
+{
+  const char *q = getenv("COLLSIM_QUICK");
+  return q && *q && strcmp(q, "0") != 0;
+}
+
 const char *bin_path(void)
 {
   const char *b = getenv("COLLSIM_BIN");

@@ -20,6 +20,11 @@ typedef struct cli_out {
   char   err[16384];
 } cli_out_t;
 
+/* COLLSIM_QUICK set (and not "0"): the sweeps take a thinner sample (the
+ * clang and sanitizer stages of CI, where every case costs several times
+ * more); the main stage runs them whole. */
+int quick_tests(void);
+
 /* The binary under test: COLLSIM_BIN (set by ctest), else ./collsim. */
 const char *bin_path(void);
 

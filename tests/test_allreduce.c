@@ -173,12 +173,16 @@ static const uint32_t sweep_n[] = {1, 2, 3, 4, 5, 7, 8, 16};
 
 /* N x count {1, N-1, N, N+1, 17, 33, 4097, 8193, 32769, 65537} for one
  * (algo, dtype, op), random inputs (the association order shows in the
- * bits), bit-exact on every rank. COLLSIM_QUICK=1 keeps counts <= 8193. */
+ * bits), bit-exact on every rank. COLLSIM_QUICK=1 (the clang and sanitizer
+ * stages of CI) keeps counts <= 8193 and N <= 8, without 7. */
 static void sweep(cs_algo_t a, cs_dtype_t t, cs_op_t op)
 {
-  int quick = getenv("COLLSIM_QUICK") != NULL;
+  const char *q = getenv("COLLSIM_QUICK");
+  int quick = q && *q && strcmp(q, "0") != 0;
   for (size_t ni = 0; ni < sizeof(sweep_n) / sizeof(sweep_n[0]); ni++) {
     uint32_t n = sweep_n[ni];
+    if (quick && (n == 7 || n > 8))
+      continue;
     uint64_t counts[] = {1, n - 1, n, n + 1, 17, 33, 4097, 8193, 32769, 65537};
     for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
       if (counts[ci] == 0 || (quick && counts[ci] > 8193))
