@@ -2,7 +2,8 @@
  * barrier.c - the self-clearing epilogue every algorithm shares (barrier.h
  * has its contract, and the all-to-all barrier, inline), and the wording
  * of a wait's place that the chunked algorithms (mesh, host) share.
- * Called by mesh.c, ring.c and host.c; calls only the device API.
+ * Called by the algorithm bodies; calls only the device API (and the
+ * silent-cell predicate a body hands it).
  */
 #include "barrier.h"
 
@@ -11,7 +12,17 @@
 void cs__ar_epilogue(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
                      int32_t row_total, int32_t last_total, cs_ar_sigbad_t *bad)
 {
+  cs__ar_epilogue_some(d, k, nrows, row_total, last_total, NULL, NULL, bad);
+}
+
+void cs__ar_epilogue_some(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
+                          int32_t row_total, int32_t last_total,
+                          cs__ar_silent_fn silent, const cs_ar_cfg_t *c,
+                          cs_ar_sigbad_t *bad)
+{
   uint32_t n = d->nranks, me = d->rank;
+#define SIGNALLED(row, s)                                                      \
+  ((s) != me && !(silent && silent(c, me, (uint64_t)(row) * n + (s))))
   if (bad) {
     /* Harness check, not a device event: the own cells right before the
      * reset must hold exactly the reference's final values. */
@@ -19,7 +30,7 @@ void cs__ar_epilogue(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
     for (uint32_t row = 0; row < nrows; row++)
       for (uint32_t s = 0; s < n; s++) {
         int32_t total = row + 1 == nrows ? last_total : row_total;
-        int32_t want = s == me ? 0 : total;
+        int32_t want = SIGNALLED(row, s) ? total : 0;
         int32_t got = __atomic_load_n(
             (const int32_t *)(d->mywin + cs_slot_cell_off(sl, row * n + s)),
             __ATOMIC_ACQUIRE);
@@ -34,9 +45,10 @@ void cs__ar_epilogue(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
     return;
   for (uint32_t row = 0; row < nrows; row++)
     for (uint32_t s = 0; s < n; s++)
-      if (s != me)
+      if (SIGNALLED(row, s))
         cs_notify(d, me, CS_AR_SLOT_SIGNAL, row * n + s, CS_NOTIFY_ADD,
                   row + 1 == nrows ? -last_total : -row_total);
+#undef SIGNALLED
 }
 
 /* Mesh and host: target 1 is the ready barrier, 2 + ci chunk ci's

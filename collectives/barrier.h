@@ -119,6 +119,19 @@ typedef struct cs_ar_sigbad {
 void cs__ar_epilogue(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
                      int32_t total, int32_t last_total, cs_ar_sigbad_t *bad);
 
+/* Whether `rank`'s own `cell` is one no peer signals in a call of c (a
+ * descriptor's signal_silent, algo.h). */
+typedef bool (*cs__ar_silent_fn)(const cs_ar_cfg_t *c, uint32_t rank,
+                                 uint64_t cell);
+
+/* The same epilogue when only some non-self cells are signalled (the
+ * neighbour barriers): a cell `silent` names must hold 0 before the reset
+ * and is not reset; the others as above. */
+void cs__ar_epilogue_some(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
+                          int32_t total, int32_t last_total,
+                          cs__ar_silent_fn silent, const cs_ar_cfg_t *c,
+                          cs_ar_sigbad_t *bad);
+
 /* How teach's tags and folds read for an algorithm of chunks (mesh,
  * host): a descriptor's legend (algo.h). */
 #define CS_AR_CHUNKED_LEGEND                                                   \

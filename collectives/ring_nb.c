@@ -111,6 +111,8 @@ static void nb_step(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
   }
 }
 
+static bool ring_nb_silent(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell);
+
 static void cs__ar_ring_nb(cs_dev_t *d, const cs_ar_cfg_t *c,
                            const cs_knobs_t *k, cs_ar_tiles_t *t,
                            cs_ar_sigbad_t *bad)
@@ -137,22 +139,7 @@ static void cs__ar_ring_nb(cs_dev_t *d, const cs_ar_cfg_t *c,
     nb_barrier(d, k, rows++, left, right);
 
   /* The epilogue (barrier.h's contract) over the signalled cells only. */
-  const cs_slot_t *sl = &d->layout->slot[CS_AR_SLOT_SIGNAL];
-  for (uint32_t row = 0; row < rows; row++) {
-    uint32_t cell = row * n + nb_src(n, me, row);
-    if (bad) { /* harness check, not a device event */
-      int32_t got = __atomic_load_n(
-          (const int32_t *)(d->mywin + cs_slot_cell_off(sl, cell)),
-          __ATOMIC_ACQUIRE);
-      if (got != 1 && bad->n++ == 0) {
-        bad->cell = cell;
-        bad->got = got;
-        bad->want = 1;
-      }
-    }
-    if (k->epilogue)
-      cs_notify(d, me, CS_AR_SLOT_SIGNAL, cell, CS_NOTIFY_ADD, -1);
-  }
+  cs__ar_epilogue_some(d, k, rows, 1, 1, ring_nb_silent, c, bad);
 }
 
 /* ------------------------------------------------------------ descriptor */
