@@ -49,6 +49,13 @@ wait_exit() {
   done
   fail "collsim did not exit"; return 1
 }
+# lesson_start: teach --lesson at 80x24, past the goal screen to step 0.
+lesson_start() {
+  start 80 24 "$bin teach --lesson"
+  wait_for "Your goal"
+  keys x
+  wait_for "step 0, who goes next"
+}
 
 # 1. Five steps forward, five back: the screen at step 0 again.
 start 80 24 "$bin teach"
@@ -169,10 +176,7 @@ done
 # rank 2 holds s0=[1+2], after RS t1 rank 3 holds s0=[1+2+3].
 # The barrier questions in between are skipped (Esc).
 rm -f "$dir/exit"
-start 80 24 "$bin teach --lesson"
-wait_for "Your goal"
-keys x
-wait_for "step 0, who goes next"
+lesson_start
 keys r
 wait_for "Predict: after RS t0, which segment will rank 2 have written"
 tmux -L "$sock" send-keys "0 1+2" Enter
@@ -412,10 +416,7 @@ wait_exit
 # q while an answer box is open quits (the round's, the barrier's); Esc
 # skips within 100 ms; ? works in the barrier's box.
 rm -f "$dir/exit"
-start 80 24 "$bin teach --lesson"
-wait_for "Your goal"
-keys x
-wait_for "step 0, who goes next"
+lesson_start
 keys r
 wait_for "Predict: after RS t0"
 tmux -L "$sock" send-keys Escape
@@ -433,10 +434,7 @@ tmux -L "$sock" send-keys q
 wait_exit
 grep -q "EXIT=0" "$dir/exit" || fail "lesson: q in the barrier box did not quit: $(cat "$dir/exit")"
 rm -f "$dir/exit"
-start 80 24 "$bin teach --lesson"
-wait_for "Your goal"
-keys x
-wait_for "step 0, who goes next"
+lesson_start
 keys r
 wait_for "Predict: after RS t0"
 tmux -L "$sock" send-keys q
@@ -638,10 +636,7 @@ done
 # once the round has run (after RS t0 rank 2 holds s0=[1+2],
 # collectives/ring.c's table), not at the next data step.
 rm -f "$dir/exit"
-start 80 24 "$bin teach --lesson"
-wait_for "Your goal"
-keys x
-wait_for "step 0, who goes next"
+lesson_start
 keys d
 wait_for "Predict: after RS t0, which segment will rank 2 have written"
 tmux -L "$sock" send-keys "0 1+2" Enter
