@@ -31,6 +31,7 @@ typedef enum cs_algo {
   CS_ALGO_RING_PUSH = 3,
   CS_ALGO_TWOPHASE = 4,
   CS_ALGO_RING_NB = 5,
+  CS_ALGO_ONEPHASE = 6,
   CS_NALGOS
 } cs_algo_t;
 
@@ -79,6 +80,9 @@ typedef struct cs_algo_desc {
   const char *limit_who;    /* whose limit it is when not the ABI's 64
                                ("the host builtin"), else NULL */
   bool rect;                /* takes the partial-valid rectangle (§3.3) */
+  bool out_slot;            /* the result goes to slot "out" of the own
+                               window (CS_AR_SLOT_OUT), not back into
+                               "data": the harness reads it from there */
   /* NULL, or whether c meets the algorithm's own precondition beyond the
    * ranks and the rectangle (cs_ar_check: CS_EARPRECOND), and the
    * precondition as users read it ("a count that is a multiple of the

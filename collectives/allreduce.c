@@ -111,6 +111,9 @@ int cs_ar_layout(const cs_ar_cfg_t *c, cs_layout_t *l)
     return rc;
   if ((rc = cs_layout_add(l, "signal", cs_ar_signal_cells(c) * 4, 4)) < 0)
     return rc;
+  if (cs_algo_desc(c->algo)->out_slot &&
+      (rc = cs_layout_add(l, "out", c->count * es, es)) < 0)
+    return rc;
   if (c->padded_cells && (rc = cs_layout_pad_cells(l, CS_AR_SLOT_SIGNAL)) < 0)
     return rc;
   return 0;
@@ -180,9 +183,10 @@ void cs_ar_stage_out(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
    * land before its output is read back (as the separate stage-out kernel
    * of the reference's tests sees them). */
   cs_fence(d);
+  uint32_t slot = cs_algo_desc(c->algo)->out_slot ? CS_AR_SLOT_OUT : CS_AR_SLOT_DATA;
   for (uint64_t off = 0; off < c->count; off += cap) {
     uint32_t v = (uint32_t)(c->count - off < cap ? c->count - off : cap);
-    cs_load(d, &t->acc, d->rank, CS_AR_SLOT_DATA, off, v, v);
+    cs_load(d, &t->acc, d->rank, slot, off, v, v);
     memcpy((uint8_t *)dst + off * es, t->acc.buf, (size_t)v * es);
   }
 }

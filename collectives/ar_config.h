@@ -55,8 +55,11 @@ static inline int cs_ar_in_rect(const cs_ar_cfg_t *c, uint64_t i)
 }
 
 /* The window of every algorithm: slot 0 "data" (count elements), slot 1
- * "signal" (int32 cells), in that order (cs_ar_layout declares them). */
-enum { CS_AR_SLOT_DATA = 0, CS_AR_SLOT_SIGNAL = 1 };
+ * "signal" (int32 cells), in that order, and for an algorithm whose
+ * result goes to an output of its own (its descriptor's out_slot), slot 2
+ * "out" (count elements), which only its own rank touches (cs_ar_layout
+ * declares them). */
+enum { CS_AR_SLOT_DATA = 0, CS_AR_SLOT_SIGNAL = 1, CS_AR_SLOT_OUT = 2 };
 
 /* Rank-private staging tiles (the UB) of one rank. */
 typedef struct cs_ar_tiles {

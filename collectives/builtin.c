@@ -43,7 +43,10 @@ static int slots(cs_algo_t a, const cs_coll_cfg_t *g, cs_coll_slot_t *s)
   uint32_t es = cs_dtype_size(g->dtype);
   s[0] = (cs_coll_slot_t){"data", g->count * es, es};
   s[1] = (cs_coll_slot_t){"signal", cs_ar_signal_cells(&c) * 4, 4};
-  return 2;
+  if (!cs_algo_desc(a)->out_slot)
+    return 2;
+  s[2] = (cs_coll_slot_t){"out", g->count * es, es};
+  return 3;
 }
 
 static void expect(cs_algo_t a, const cs_coll_cfg_t *g, const void *in,
@@ -113,7 +116,8 @@ static void fill_regs(void)
         .abi = CS_COLLECTIVE_ABI, .size = sizeof(cs_collective_t),
         .name = ad->name, .what = ad->what, .refuse = fns[a].refuse,
         .slots = fns[a].slots, .in_slot = CS_AR_SLOT_DATA,
-        .out_slot = CS_AR_SLOT_DATA, .signal_slot = CS_AR_SLOT_SIGNAL,
+        .out_slot = ad->out_slot ? CS_AR_SLOT_OUT : CS_AR_SLOT_DATA,
+        .signal_slot = CS_AR_SLOT_SIGNAL,
         .body = fns[a].body, .expect = fns[a].expect};
   }
 }

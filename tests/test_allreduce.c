@@ -53,8 +53,8 @@ static cs_ar_cfg_t cfg(cs_algo_t a, cs_dtype_t t, cs_op_t op, uint32_t n,
  * C = ceil(N/W), W = ceil(N/align)*align for N below the max chunk, else
  * the max chunk; ring 2K per row with K = ceil(MS/W), MS = ceil(S/NR)
  * (fp32) or min(S, ceil(S/NR) + 15) (2-byte), W from MS as for mesh; host
- * 1 + ceil(S/256); twophase and ring-nb 1 per row (simpler's kernels:
- * one barrier per row). align = 32 B, max chunk = the tile's bytes, both in elements. */
+ * 1 + ceil(S/256); twophase, ring-nb and onephase 1 per row (simpler's
+ * kernels: one barrier per row). align = 32 B, max chunk = the tile's bytes, both in elements. */
 static int32_t reference_signal_final(const cs_ar_cfg_t *c)
 {
   uint64_t es = c->dtype == CS_FP32 ? 4 : 2;
@@ -62,7 +62,7 @@ static int32_t reference_signal_final(const cs_ar_cfg_t *c)
   uint64_t nr = c->nranks;
   if (c->algo == CS_ALGO_HOST)
     return (int32_t)(1 + (n + 255) / 256);
-  if (equal_chunks(c->algo))
+  if (equal_chunks(c->algo) || c->algo == CS_ALGO_ONEPHASE)
     return 1;
   uint64_t len = n;
   int ring = c->algo == CS_ALGO_RING || c->algo == CS_ALGO_RING_PUSH;
@@ -191,7 +191,8 @@ static void sweep(cs_algo_t a, cs_dtype_t t, cs_op_t op)
       outcome_t o;
       run_case(&c, CS_FILL_RANDOM, 1000 * n + ci, &o);
       CHECK_EXACT(c, o);
-      if (a != CS_ALGO_MESH && a != CS_ALGO_HOST)
+      /* own value first: one fold order per rank */
+      if (a != CS_ALGO_MESH && a != CS_ALGO_HOST && a != CS_ALGO_ONEPHASE)
         cr_assert_not(o.ranks_differ, "%s ranks disagree", cs_algo_name(a));
     }
   }
@@ -213,6 +214,7 @@ SWEEP_ALGO(HOST)
 SWEEP_ALGO(RING_PUSH)
 SWEEP_ALGO(TWOPHASE)
 SWEEP_ALGO(RING_NB)
+SWEEP_ALGO(ONEPHASE)
 
 /* ------------------------------------------------- the reference's tests */
 
@@ -521,6 +523,25 @@ Test(order, ring_nb_ranks_hold_each_chunk_in_the_rings_order, .timeout = 60)
                    (double)out[3 * r + e]);
   c.count = 4;
   cr_assert_eq(cs_ar_check(&c), CS_EARPRECOND);
+}
+
+/* onephase, 3 ranks, one element, x = (1, 1, 2^24): each rank folds its
+ * own value first, then the peers ascending: rank 0 (1 + 1) + 2^24 =
+ * 2^24 + 2, rank 1 (1 + 1) + 2^24 = 2^24 + 2, rank 2 (2^24 + 1) + 1 =
+ * 2^24 (1 is below half an ulp of 2^24, twice). Worked by hand. The
+ * result comes from the window's third slot, "out". */
+Test(order, onephase_ranks_fold_their_own_value_first, .timeout = 60)
+{
+  cs_ar_cfg_t c = cfg(CS_ALGO_ONEPHASE, CS_FP32, CS_SUM, 3, 1);
+  float in[3] = {1.0f, 1.0f, 0x1p24f}, out[3];
+  run_inputs(&c, (const uint8_t *)in, (uint8_t *)out);
+  const float want[3] = {0x1p24f + 2.0f, 0x1p24f + 2.0f, 0x1p24f};
+  for (int r = 0; r < 3; r++)
+    cr_assert_eq(out[r], want[r], "rank %d: %a", r, (double)out[r]);
+  cs_layout_t l;
+  cr_assert_eq(cs_ar_layout(&c, &l), 0);
+  cr_assert_eq(l.nslots, 3);
+  cr_assert_str_eq(l.slot[CS_AR_SLOT_OUT].name, "out");
 }
 
 Test(minmax, nan_zero_and_inf_give_the_documented_bits_in_every_mode,

@@ -107,8 +107,8 @@ Test(bench, table_rows_have_the_columns_and_are_all_right, .timeout = 60)
   cr_assert(strstr(r.out, "online CPU"), "%s", r.out);
   cr_assert(strstr(r.out, "slowest rank"), "%s", r.out);
   cr_assert(strstr(r.out, "size  ") && strstr(r.out, "#wrong"), "%s", r.out);
-  row_t rows[20];
-  int n = parse_table(r.out, rows, 20);
+  row_t rows[24];
+  int n = parse_table(r.out, rows, 24);
   /* twophase and ring-nb take no count of this sweep (none a multiple of
    * 3): their rows are skipped, and the header says why */
   cr_assert(strstr(r.out, "# twophase: only the sizes that meet its "
@@ -117,13 +117,13 @@ Test(bench, table_rows_have_the_columns_and_are_all_right, .timeout = 60)
   cr_assert(strstr(r.out, "# ring-nb: only the sizes that meet its "
                    "precondition (a count that is a multiple of the rank "
                    "count)"), "%s", r.out);
-  cr_assert_eq(n, 4 * 4, "4 sizes x 4 algos:\n%s", r.out);
+  cr_assert_eq(n, 4 * 5, "4 sizes x 5 algos:\n%s", r.out);
   static const unsigned long long sizes[] = {8, 64, 512, 4096};
-  static const char *algos[] = {"mesh", "ring", "host", "ring-push"};
+  static const char *algos[] = {"mesh", "ring", "host", "ring-push", "onephase"};
   for (int i = 0; i < n; i++) {
-    cr_assert_eq(rows[i].size, sizes[i / 4], "%s", r.out);
-    cr_assert_eq(rows[i].count, sizes[i / 4] / 4);
-    cr_assert_str_eq(rows[i].algo, algos[i % 4]);
+    cr_assert_eq(rows[i].size, sizes[i / 5], "%s", r.out);
+    cr_assert_eq(rows[i].count, sizes[i / 5] / 4);
+    cr_assert_str_eq(rows[i].algo, algos[i % 5]);
     cr_assert_str_eq(rows[i].type, "fp32");
     cr_assert_str_eq(rows[i].redop, "sum");
     cr_assert_str_eq(rows[i].wrong, "0", "row %d: #wrong %s", i, rows[i].wrong);
@@ -195,15 +195,16 @@ Test(bench, staging_and_no_check_show_na_in_wrong, .timeout = 60)
   cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
   cr_assert(strstr(r.out, "including stage-in and stage-out"), "%s", r.out);
   cr_assert(strstr(r.out, "# Wrong elements: not checked"), "%s", r.out);
-  row_t rows[4];
-  cr_assert_eq(parse_table(r.out, rows, 4), 1, "%s", r.out);
+  row_t rows[5];
+  cr_assert_eq(parse_table(r.out, rows, 5), 1, "%s", r.out);
   cr_assert_str_eq(rows[0].wrong, "N/A");
-  /* --staging with -c 1 checks the last timed call. */
+  /* --staging with -c 1 checks the last timed call (2048 elements: every
+   * algorithm but twophase and ring-nb at 3 ranks). */
   run_cli(&r, 50, "bench", "--staging", "-b", "4K", "-e", "4K", "-d", "fp16",
           "--ranks", "3", "-n", "2", "-w", "1", NULL);
   cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
-  cr_assert_eq(parse_table(r.out, rows, 4), 4, "%s", r.out);
-  for (int i = 0; i < 4; i++)
+  cr_assert_eq(parse_table(r.out, rows, 5), 5, "%s", r.out);
+  for (int i = 0; i < 5; i++)
     cr_assert_str_eq(rows[i].wrong, "0", "%s", r.out);
 }
 
@@ -213,11 +214,12 @@ Test(bench, host_is_skipped_above_16_ranks_with_algo_all, .timeout = 60)
           "-w", "0", "--timeout", "20", NULL);
   cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
   cr_assert(strstr(r.out, "# host: skipped"), "%s", r.out);
-  row_t rows[4];
-  cr_assert_eq(parse_table(r.out, rows, 4), 3, "%s", r.out);
+  row_t rows[5];
+  cr_assert_eq(parse_table(r.out, rows, 5), 4, "%s", r.out);
   cr_assert_str_eq(rows[0].algo, "mesh");
   cr_assert_str_eq(rows[1].algo, "ring");
   cr_assert_str_eq(rows[2].algo, "ring-push");
+  cr_assert_str_eq(rows[3].algo, "onephase");
   cr_assert(fabs(rows[0].busbw - rows[0].algbw * bus_factor(17)) <= 0.01);
 }
 
@@ -251,7 +253,7 @@ Test(bench, bad_flags_get_one_line_and_exit_2, .timeout = 60)
                "--ranks", "65", NULL, NULL);
   expect_usage("--ranks 17 is not accepted for --algo host", "--algo", "host",
                "--ranks", "17");
-  expect_usage("--algo 'tree' is not accepted: expected mesh, ring, host, ring-push, twophase, ring-nb or all",
+  expect_usage("--algo 'tree' is not accepted: expected mesh, ring, host, ring-push, twophase, ring-nb, onephase or all",
                "--algo", "tree", NULL, NULL);
   expect_usage("--tile-bytes '1000'", "--tile-bytes", "1000", NULL, NULL);
   expect_usage("unknown option '--bogus'", "--bogus", NULL, NULL, NULL);
@@ -326,7 +328,7 @@ Test(bench, trace_cost_times_traced_calls_beside_untraced_ones, .timeout = 120)
                  "call: the untraced calls were recorded too", algo, records, events);
     rows++;
   }
-  cr_assert_eq(rows, 2 * 4, "%s", r.out);
+  cr_assert_eq(rows, 2 * 5, "%s", r.out);
 
   run_cli(&r, 60, "bench", "--trace-cost", "-b", "64K", "-e", "64K", "--algo",
           "ring", "-n", "4", "-w", "0", NULL);
@@ -369,7 +371,7 @@ Test(bench, floor_adds_one_floor_per_size_and_its_ratio, .timeout = 120)
     last_floor = fl;
     rows++;
   }
-  cr_assert_eq(rows, 2 * 6, "2 sizes x 6 algorithms (2 ranks: twophase and ring-nb take both):\n%s", r.out);
+  cr_assert_eq(rows, 2 * 7, "2 sizes x 7 algorithms (2 ranks: twophase and ring-nb take both):\n%s", r.out);
 
   run_cli(&r, 60, "bench", "--floor", "-b", "4K", "-e", "4K", "--algo", "ring",
           "-n", "2", "-w", "0", NULL);

@@ -559,6 +559,9 @@ SWEEP(twophase, pct, 3)
 SWEEP_NAMED(ring_nb, "ring-nb", free, 4)
 SWEEP_NAMED(ring_nb, "ring-nb", random, 3)
 SWEEP_NAMED(ring_nb, "ring-nb", pct, 3)
+SWEEP(onephase, free, 4)
+SWEEP(onephase, random, 3)
+SWEEP(onephase, pct, 3)
 
 /* Larger shapes: N up to 8 and 65537 elements, once each. */
 Test(check, correct_runs_at_eight_ranks_and_65537_elements_have_no_findings,
