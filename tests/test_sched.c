@@ -155,6 +155,62 @@ Test(controlled, ring_nb_without_ddr_fence_fails_under_a2a3, .timeout = 300)
   }
 }
 
+/* The upstream bug corpus (docs/upstream-bugs.md): each row's mutation
+ * at its configuration. A bug upstream saw only on silicon passes 24
+ * schedules of `sc` (upstream's own simulator is sequentially consistent)
+ * and fails under the model that exposes it (the latest schedule, or some
+ * of the first 40 random ones); pypto #2279's leftover credits fail under `sc` too, given a
+ * schedule that delays one rank (upstream's simulator missed them by its
+ * dispatch order, not by its memory model). */
+typedef struct corpus_row {
+  const char *upstream, *bug;
+  cs_algo_t   algo;
+  uint32_t    nranks, iters;
+  uint64_t    count;
+  cs_mm_t     model;        /* the model that exposes it */
+  int         silicon_only; /* passes every schedule of sc */
+  int         latest;       /* exposed by the latest schedule (the bug
+                               table's recipe), else by a random one */
+} corpus_row_t;
+
+Test(corpus, each_row_passes_sc_or_not_as_documented_and_fails_its_model,
+     .timeout = 600)
+{
+  static const corpus_row_t rows[] = {
+      {"pypto #1561 / PTOAS #711", "no-fence-before-notify", CS_ALGO_RING, 3, 1,
+       40, CS_MM_RELAXED, 1, 1},
+      {"PTOAS #744", "drain-no-ddr-fence", CS_ALGO_RING, 3, 1, 40, CS_MM_A2A3, 1, 1},
+      {"pypto #2093", "drain-no-ddr-fence", CS_ALGO_RING_NB, 3, 1, 9, CS_MM_A2A3, 1, 0},
+      {"pypto #2279", "signal-reuse", CS_ALGO_MESH, 3, 2, 40, CS_MM_SC, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+    const corpus_row_t *r = &rows[i];
+    int bug = cs_bug_parse(r->bug);
+    cr_assert_gt(bug, 0, "%s", r->bug);
+    cs_ar_cfg_t c = {.algo = r->algo, .dtype = CS_FP32, .op = CS_SUM,
+                     .nranks = r->nranks, .count = r->count, .tile_bytes = 1024,
+                     .iters = r->iters, .bug = (uint32_t)bug};
+    if (r->silicon_only)
+      for (uint64_t s = 1; s <= 24; s++) {
+        cs_sched_cfg_t sc = {.model = CS_MM_SC, .seed = s};
+        sc.strategy = s % 2 ? CS_SCHED_RANDOM : CS_SCHED_PCT;
+        sc.depth = 2;
+        sc.steps = 400;
+        cr_assert_eq(run_controlled(&c, &sc, s), 0, "%s (%s): schedule %llu "
+                     "of sc fails", r->upstream, r->bug, (unsigned long long)s);
+      }
+    int failed = 0;
+    for (uint64_t s = 1; s <= (r->latest ? 1 : 40) && !failed; s++) {
+      cs_sched_cfg_t sc = {.strategy = r->latest ? CS_SCHED_LATEST : CS_SCHED_RANDOM,
+                           .model = r->model, .seed = s};
+      failed = run_controlled(&c, &sc, s) != 0;
+    }
+    cr_assert(failed, "%s (%s): %s failed under %s", r->upstream, r->bug,
+              r->latest ? "the latest schedule never" : "no schedule of 40",
+              cs_mm_name(r->model));
+  }
+}
+
 Test(controlled, latest_schedule_verifies_every_algorithm_and_model, .timeout = 120)
 {
   for (int a = 0; a < CS_NALGOS; a++)
