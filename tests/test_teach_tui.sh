@@ -649,5 +649,37 @@ screen | grep -qF "Right: rank 2 wrote s0=[1+2] in RS t0." || { fail "lesson by 
 keys q
 wait_exit
 
+# 20. (issue 31, item 3) t: the last events as a space-time strip, one
+# lane per rank. In the ring every rank loads only from its left
+# neighbour, so in every column where lane r shows a remote load (L) the
+# peer it reads from (o) is on lane r-1 mod 4, and on no other lane.
+rm -f "$dir/exit"
+start 80 24 "$bin teach"
+wait_for "step 0, who goes next"
+keys r r t
+wait_for "t   L load  S store"
+sc=$(screen)
+lanes=$(echo "$sc" | grep -cE '^r[0-3]  [-A-Za-z|+:.]+$')
+[ "$lanes" = 4 ] || { fail "strip: $lanes lanes, expected 4"; echo "$sc"; }
+bad=$(echo "$sc" | grep -E '^r[0-3]  [-A-Za-z|+:.]+$' | cut -c5- | awk '
+  { lane[NR - 1] = $0 }
+  END {
+    loads = 0; bad = 0
+    for (c = 1; c <= length(lane[0]); c++)
+      for (r = 0; r < 4; r++) {
+        if (substr(lane[r], c, 1) != "L") continue
+        loads++
+        for (q = 0; q < 4; q++)
+          if (q != r && substr(lane[q], c, 1) == "o" && q != (r + 3) % 4) bad++
+        if (substr(lane[(r + 3) % 4], c, 1) != "o") bad++
+      }
+    print (loads == 0 ? "no loads" : bad)
+  }')
+[ "$bad" = 0 ] || { fail "strip: a load not drawn from the left neighbour ($bad)"; echo "$sc"; }
+keys t
+wait_for "last events:"
+keys q
+wait_exit
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

@@ -308,8 +308,10 @@ static int draw_events(const teach_session_t *t, int y,
   put(y++, 0, "last events:");
   uint32_t room = last > y ? (uint32_t)(last - y) : 0;
   uint32_t k = s->nlast < room ? s->nlast : room;
+  if (k > TM_LAST)
+    k = TM_LAST;
   for (uint32_t i = k; i > 0; i--) {
-    const tm_event_t *e = &s->last[(s->nevents - i) % TM_LAST];
+    const tm_event_t *e = &s->last[(s->nevents - i) % TM_HIST];
     char tag[24], what[200];
     tag_str(tag, sizeof(tag), e->phase, e->round, 0, t->o->cfg.algo);
     if (cs_algo_desc(t->o->cfg.algo)->nphases && e->phase)
@@ -326,6 +328,76 @@ static int draw_events(const teach_session_t *t, int y,
   return y;
 }
 
+/* The last events as a space-time strip: one lane per rank, time to the
+ * right, one column per event, a letter for its kind on the lane of the
+ * rank that ran it (L load from a peer, l from the own window, S store, P
+ * put, N notify, W wait, F fence or drain, + reduce, | phase mark, C
+ * dcci, r cell read), and where it crosses to another rank a mark on that
+ * rank's lane (o the peer a load reads from, n the peer a notify signals,
+ * p the peer a put writes to) with ':' on the lanes in between. A header
+ * line above the lanes names the letters; when the story's events are in
+ * view it shows their numbers above them instead, and they are bold.
+ * Takes n + 1 lines from y. */
+static void draw_strip(const teach_session_t *t, int y, int last)
+{
+  const tm_state_t *s = &t->st;
+  uint32_t n = t->n < TM_MAXR ? t->n : TM_MAXR;
+  if (last - y < (int)n + 1)
+    return;
+  int x0 = 4, width = COLS - x0;
+  uint32_t k = s->nlast < (uint32_t)width ? s->nlast : (uint32_t)width;
+  int top = y++;
+  put(top, 0, "t   L load  S store  N notify  W wait  F fence  + reduce  "
+      "o n p: the peer");
+  for (uint32_t r = 0; r < n; r++) {
+    put(y + (int)r, 0, "r%u", r);
+    for (int x = x0; x < COLS; x++)
+      mvaddch(y + (int)r, x, '-');
+  }
+  int story_shown = 0;
+  for (uint32_t i = 0; i < k; i++) {
+    const tm_event_t *e = &s->last[(s->nevents - k + i) % TM_HIST];
+    const cs_trace_rec_t *x = &e->rec;
+    int col = x0 + (int)i;
+    uint32_t r = x->rank, p = x->peer;
+    if (r >= n)
+      continue;
+    char c = '.', other = 0;
+    switch (x->kind) {
+    case CS_EV_LOAD: c = p == r ? 'l' : 'L'; other = 'o'; break;
+    case CS_EV_STORE: c = 'S'; break;
+    case CS_EV_PUT: c = 'P'; other = 'p'; break;
+    case CS_EV_NOTIFY: c = 'N'; other = 'n'; break;
+    case CS_EV_WAIT: c = 'W'; break;
+    case CS_EV_FENCE: case CS_EV_PIPE: case CS_EV_DDR: c = 'F'; break;
+    case CS_EV_REDUCE: c = '+'; break;
+    case CS_EV_MARK: c = '|'; break;
+    case CS_EV_DCCI: c = 'C'; break;
+    case CS_EV_READ: c = 'r'; break;
+    default: break;
+    }
+    uint32_t story = ts_of_step(t, e->step);
+    if (story)
+      attron(A_BOLD);
+    if (other && p != r && p < n) {
+      uint32_t lo = p < r ? p : r, hi = p < r ? r : p;
+      for (uint32_t q = lo + 1; q < hi; q++)
+        mvaddch(y + (int)q, col, ':');
+      mvaddch(y + (int)p, col, (chtype)other);
+    }
+    mvaddch(y + (int)r, col, (chtype)c);
+    if (story && story < 10) {
+      if (!story_shown++) { /* numbers instead of the legend */
+        move(top, 0);
+        clrtoeol();
+        mvaddstr(top, 0, "t");
+      }
+      mvaddch(top, col, (chtype)('0' + story));
+    }
+    attroff(A_BOLD);
+  }
+}
+
 static void draw_help(void)
 {
   static const char *const l[] = {
@@ -338,7 +410,7 @@ static void draw_help(void)
     "  n                 run to the next barrier (every rank waits)",
     "  b, Left           step back one event (the run is re-executed)",
     "  B                 step back to the start of the round",
-    "  v                 segments as provenance / as values",
+    "  v / t             values for provenance / events as a space-time strip",
     "  S                 (--level, --bug) show me: search for an order",
     "                    that fails, then step back through it",
     "  ?                 this help     q, Ctrl-C   quit",
@@ -513,7 +585,9 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
     last = LINES - 6; /* the box's four lines and a blank */
   else if (v && (t->lesson || t->reveal[0][0]))
     last -= t->reveal[0][0] ? 4 : 2;
-  if (last - y > 3)
+  if (t->strip && last - y > (int)t->n + 1)
+    draw_strip(t, y + 1, last);
+  else if (last - y > 3)
     draw_events(t, y + 1, last);
   if (t->reveal[0][0] && !t->qq) {
     attron(A_BOLD);

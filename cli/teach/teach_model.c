@@ -232,13 +232,13 @@ static void queue_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
 static void log_event(teach_session_t *t, uint64_t step, const cs_trace_rec_t *x)
 {
   tm_state_t *s = &t->st;
-  tm_event_t *e = &s->last[s->nevents % TM_LAST];
+  tm_event_t *e = &s->last[s->nevents % TM_HIST];
   e->step = step;
   e->rec = *x;
   uint32_t r = x->rank < TM_MAXR ? x->rank : 0;
   e->phase = s->phase[r];
   e->round = s->round[r];
-  if (s->nlast < TM_LAST)
+  if (s->nlast < TM_HIST)
     s->nlast++;
   s->nevents++;
 }

@@ -19,7 +19,7 @@
 #include "../../sim/sched.h"
 #include "../collsim/run.h"
 
-enum { TM_MAXR = 8, TM_MAXP = 8, TM_LAST = 6, TM_QCAP = 256, TM_RESULT = 24,
+enum { TM_MAXR = 8, TM_MAXP = 8, TM_LAST = 6, TM_HIST = 128, TM_QCAP = 256, TM_RESULT = 24,
        TM_MAXSPAN = 128, TM_RD = 2 * TM_MAXR, TM_STORY = 6 };
 
 /* The screens shown over the lesson until a key: the end of the
@@ -60,8 +60,9 @@ typedef struct tm_state {
   uint32_t   phase[TM_MAXR], round[TM_MAXR], sub[TM_MAXR];
   uint32_t   marks[TM_MAXR];         /* phase markers passed */
   uint64_t   moved[TM_MAXR];         /* bytes loaded from other ranks */
-  tm_event_t last[TM_LAST];          /* ring of the last events */
-  uint32_t   nlast;                  /* events in it (<= TM_LAST) */
+  tm_event_t last[TM_HIST];          /* ring of the last events (the list
+                                        shows TM_LAST, the strip more) */
+  uint32_t   nlast;                  /* events in it (<= TM_HIST) */
   uint64_t   nevents;                /* steps applied */
   int        stored_k[TM_MAXR];      /* part last stored in this round, -1 */
   tm_prov_t  stored[TM_MAXR];        /* what went there */
@@ -95,6 +96,7 @@ typedef struct teach_session {
   int         restart;    /* the picker stopped the run to re-run to target */
   int         quit;
   int         values;     /* show values instead of provenance */
+  int         strip;      /* t: the last events as a space-time strip */
   int         cursor;     /* highlighted enabled actor */
   int         note_key;   /* 1 + the rank keyed that cannot run, until the
                              next key; 0 none */

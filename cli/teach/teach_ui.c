@@ -138,6 +138,7 @@ static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
   case 'q': case 'Q': case 3: t->quit = 1; return -1;
   case '?': case 'h': *help = 1; return -2;
   case 'v': t->values = !t->values; return -2;
+  case 't': t->strip = !t->strip; return -2;
   case KEY_UP: case 'k': t->cursor = t->cursor > 0 ? t->cursor - 1 : k - 1; return -2;
   case KEY_DOWN: case 'j': t->cursor = (t->cursor + 1) % k; return -2;
   case ' ': case '\n': case '\r': case 's': case KEY_ENTER: case KEY_RIGHT:
