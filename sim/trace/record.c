@@ -33,7 +33,7 @@ uint64_t cs_trace_ring_bytes(uint64_t chunk_rec)
 
 uint64_t cs_trace_chunk_rec(uint32_t nranks)
 {
-  uint64_t budget = 32ull << 20, lo = CS_TRACE_CHUNK_MIN, hi = 51200;
+  uint64_t budget = 32ull << 20, lo = CS_TRACE_CHUNK_MIN, hi = 12800;
   uint64_t n = budget / ((uint64_t)(nranks ? nranks : 1) * CS_TRACE_CHUNKS *
                          sizeof(cs_trace_rec_t));
   n = n / CHUNK_GRAIN * CHUNK_GRAIN;
