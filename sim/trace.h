@@ -39,9 +39,12 @@ uint64_t cs_trace_ring_bytes(uint64_t chunk_rec);
  * ~180 ns per record) a small ring that a run reuses is far cheaper than
  * a large one it fills once: at 1 MiB per rank a 2-rank host call records
  * ~580 kB per rank, so a 4 MB ring wraps every ~7 calls. A controlled
- * run (one event at a time; the launcher takes every step anyway) uses CS_TRACE_CHUNK_MIN, so a short run does not pay
- * for setting up tens of MiB of rings. Chunks are the unit of writing
- * only: a run's records are the same whatever their size. */
+ * run (one event at a time; the launcher takes every step anyway) uses
+ * CS_TRACE_CHUNK_MIN, so a short run does not pay for setting up MiB of
+ * rings. Chunks are the unit of writing only: a run's records are the
+ * same whatever their size. A free-mode rank writes its whole ring once
+ * at its first record (record.c, ring_touch), so that cost is paid there,
+ * once, and not on the records of the ring's first lap. */
 #define CS_TRACE_CHUNK_MIN 1280u
 uint64_t cs_trace_chunk_rec(uint32_t nranks);
 
