@@ -31,13 +31,20 @@ struct cs_launch_result;
 #define CS_TRACE_CHUNKS 4u
 uint64_t cs_trace_ring_bytes(uint64_t chunk_rec);
 /* Records per chunk for a free-mode run of n ranks: as large as fits
- * 32 MiB of rings in all, between CS_TRACE_CHUNK_MIN (100 kB) and 51200
- * (4 MB) records: each chunk a rank fills costs a launcher wake-up and a
- * write submission, so large chunks are cheaper (2 ranks get 4 MB, 8
- * ranks 1 MB). A controlled run (one event at a time; the launcher takes
- * every step anyway) uses CS_TRACE_CHUNK_MIN, so a short run does not pay
- * for setting up tens of MiB of rings. Chunks are the unit of writing
- * only: a run's records are the same whatever their size. */
+ * 32 MiB of rings in all, between CS_TRACE_CHUNK_MIN (100 kB) and 12800
+ * (1 MB) records, so 1 to 8 ranks get 1 MB chunks (a 4 MB ring each) and
+ * 16 ranks 512 kB. Each chunk a rank fills costs a launcher wake-up and a
+ * write submission, which favours large chunks; but where the first write
+ * to each page of a rank's mapping is slow (~9 us per 4 KiB page in a VM,
+ * ~180 ns per record) a small ring that a run reuses is far cheaper than
+ * a large one it fills once: at 1 MiB per rank a 2-rank host call records
+ * ~580 kB per rank, so a 4 MB ring wraps every ~7 calls. A controlled
+ * run (one event at a time; the launcher takes every step anyway) uses
+ * CS_TRACE_CHUNK_MIN, so a short run does not pay for setting up MiB of
+ * rings. Chunks are the unit of writing only: a run's records are the
+ * same whatever their size. A free-mode rank writes its whole ring once
+ * at its first record (record.c, ring_touch), so that cost is paid there,
+ * once, and not on the records of the ring's first lap. */
 #define CS_TRACE_CHUNK_MIN 1280u
 uint64_t cs_trace_chunk_rec(uint32_t nranks);
 
