@@ -270,8 +270,9 @@ static void append(cs_world_t *w, cs_trace_ring_t *r, cs_tracer_t *lt,
 
 /* Writes every 4 KiB page of the ring's records once, at the rank's first
  * record, without changing a byte (an atomic add of 0: whoever reads the
- * word meanwhile reads what was there; nothing is handed over yet). Where a process's first write to a page of its mapping is
- * slow (in a VM, ~9 us per page even with MAP_POPULATE and no guest page
+ * word meanwhile reads what was there; nothing is handed over yet). Where
+ * a process's first write to a page of its mapping is slow (in a VM,
+ * ~9 us per page even with MAP_POPULATE and no guest page
  * fault: the writing process's mapping, not the page, is what is slow the
  * first time), this pays for the whole ring here, once per rank and run,
  * instead of ~180 ns on each record of the ring's first lap; the ring is
