@@ -23,12 +23,16 @@ typedef struct cs_dpor cs_dpor_t;
 
 typedef enum cs_dpor_mode {
   CS_DPOR_REDUCE = 0,   /* source sets + sleep sets over docs/verify.md's
-                           relation (a2a3: every event dependent) */
+                           relation */
   CS_DPOR_EXHAUSTIVE,   /* every schedule: no sleep sets, every enabled
                            actor at every step (the brute force) */
   CS_DPOR_UNSOUND,      /* tests only: every two events independent (a
                            planted wrong relation the soundness test must
                            catch) */
+  CS_DPOR_CELLS,        /* tests only: under a2a3, the relation of relaxed
+                           (bytes and cells, not 64-byte lines; a post
+                           independent of its rank's earlier landings): a
+                           planted relation too fine for a2a3 */
 } cs_dpor_mode_t;
 
 /* The outcome of one run for the search (cs_dpor_done). */

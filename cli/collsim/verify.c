@@ -28,11 +28,13 @@
 #include "cli.h"
 #include "run.h"
 #include "shrink.h"
+#include "story.h"
 
 static const char usage[] =
     "usage: collsim verify [run options] [--memory-model M,...]\n"
     "                      [--max-classes K] [--budget SECONDS] [--estimate]\n"
-    "                      [--exhaustive] [--outcomes] [--no-shrink] [-o DIR]\n"
+    "                      [--exhaustive] [--outcomes] [--check] [--no-shrink]\n"
+    "                      [-o DIR]\n"
     "\n"
     "Runs every execution class of one configuration (every option of\n"
     "collsim run, --bug and --algo ./x.so included, except --schedule,\n"
@@ -47,11 +49,14 @@ static const char usage[] =
     "                      fault), kept as DIR/verify-1.cstrace, then shrunk\n"
     "                      to DIR/verify-1.min.cstrace (exit 1); 16 random\n"
     "                      schedules run first under each model, and one\n"
-    "                      of them that fails is a counterexample too\n"
+    "                      of them that fails is a counterexample too;\n"
+    "                      with --check so is a check finding on a run\n"
+    "                      that passed (kept, not shrunk, its story told)\n"
     "  incomplete: ...     the budget or --max-classes ran out (exit 4)\n"
     "\n"
     "  --memory-model M,...  from sc, fifo, relaxed, a2a3 (default sc,fifo,\n"
-    "                    relaxed; a2a3 has no reduction: every schedule runs)\n"
+    "                    relaxed; a2a3 reduces at 64-byte line grain and has\n"
+    "                    many more classes)\n"
     "  --max-classes K   stop after K classes per model (default: no limit)\n"
     "  --budget SECONDS  stop after this long in all (default: no limit)\n"
     "  --estimate        only estimate the size of the schedule tree per model\n"
@@ -62,6 +67,10 @@ static const char usage[] =
     "  --outcomes        also print each model's distinct final states (a\n"
     "                    hash of every window and result) of passing runs\n"
     "                    (with --estimate: of the random probes)\n"
+    "  --check           also check every execution as collsim check does,\n"
+    "                    sleep-blocked ones too (they are real executions):\n"
+    "                    in memory (a plug-in's: a temporary trace), no file\n"
+    "                    kept unless one has a finding; --estimate ignores it\n"
     "  --no-shrink       keep the counterexample as it is\n"
     "  -o DIR            where the counterexample goes (default .)\n"
     "\n"
@@ -254,6 +263,11 @@ static void progress(vf_t *v, cs_mm_t m, const cs_dpor_stats_t *st, int final)
 
 /* ------------------------------------------------------------ one run */
 
+/* One run under picker f. With --check (not for --estimate) a passing
+ * run is checked too, as explore --check does: a built-in's run recorded
+ * into memory on the kept world and checked there, no file
+ * (cs_run_check_mem); a plug-in's (which keeps no world) through a
+ * temporary trace (cs_run_checked). A finding makes it CS_EXIT_WRONG. */
 static int run_with(vf_t *v, cs_mm_t m, cs_sched_pick_fn f, void *arg)
 {
   v->run.sched = (cs_sched_cfg_t){.strategy = CS_SCHED_CALLBACK, .model = m,
@@ -261,8 +275,10 @@ static int run_with(vf_t *v, cs_mm_t m, cs_sched_pick_fn f, void *arg)
   v->run.schedule_str = "verify";
   v->run.model_set = 1;
   v->run.abort_reason = 0;
+  int check = v->run.check && !v->o.estimate;
   quiet(v);
-  int rc = cs_run_execute(&v->run);
+  int rc = !check ? cs_run_execute(&v->run)
+           : v->run.coll ? cs_run_checked(&v->run) : cs_run_check_mem(&v->run);
   loud(v);
   if (rc != CS_EXIT_OK && rc != CS_EXIT_USAGE)
     cs_pipe_keep_close(&v->keep); /* a fresh world for the next */
@@ -323,7 +339,10 @@ static void print_outcomes(vf_t *v, cs_mm_t m)
 /* ------------------------------------------------------------ verdicts */
 
 /* The failing run of `choices` again, traced, its output shown (`which`:
- * where it was found); then shrunk. */
+ * where it was found); then shrunk. With --check the trace of a run that
+ * passes is checked, and a finding is the counterexample: shrink keeps a
+ * failing run's signature, which such a run has not, so it is not shrunk,
+ * and its story (the checker's pair and missing edge) is told at once. */
 static int counterexample_at(vf_t *v, cs_mm_t m, const uint32_t *choices,
                              uint64_t n, const char *which, int probe)
 {
@@ -337,8 +356,17 @@ static int counterexample_at(vf_t *v, cs_mm_t m, const uint32_t *choices,
                                   .pick_arg = &rp};
   if (probe)
     quiet(v); /* shown only if it fails again */
-  int rc = cs_run_execute(&v->run);
+  int rc = cs_run_execute(&v->run), found = 0;
   v->run.com.trace = NULL;
+  struct stat sb;
+  if (v->run.check && rc == CS_EXIT_OK && stat(path, &sb) == 0) {
+    printf("check:\n"); /* as collsim run --check words it */
+    fflush(stdout);
+    int ck = cs__check_path(path, 0, stdout);
+    fflush(stdout);
+    found = ck != CS_EXIT_OK;
+    rc = !found ? rc : ck == CS_EXIT_WRONG ? CS_EXIT_WRONG : CS_EXIT_ABORTED;
+  }
   if (probe) {
     loud(v);
     if (rc == CS_EXIT_OK || rc == CS_EXIT_USAGE) {
@@ -347,25 +375,41 @@ static int counterexample_at(vf_t *v, cs_mm_t m, const uint32_t *choices,
     }
     show_captured(v, stdout);
   }
-  printf("counterexample: memory model %s, %s (%llu steps)\n  trace %s\n"
+  printf("counterexample: memory model %s, %s%s (%llu steps)\n  trace %s\n"
          "  reproduce: collsim replay %s\n", cs_mm_name(m), which,
+         found ? ", a check finding on a run that passed" : "",
          (unsigned long long)rp.n, path, path);
+  if (found)
+    printf("  finding: collsim check %s\n", path);
   if (rc == CS_EXIT_OK)
-    printf("  (the traced run passed: the failure did not repeat)\n");
+    printf("  (the traced run passed%s: the failure did not repeat)\n",
+           v->run.check ? " and its check found nothing" : "");
   fflush(stdout);
-  if (!v->o.no_shrink && rc != CS_EXIT_OK)
+  if (found) {
+    printf("  not shrunk: collsim shrink keeps a failing run's signature, "
+           "and this run passes\n");
+    fflush(stdout);
+    cs__story_print(path, NULL, stdout);
+    fflush(stdout);
+  } else if (!v->o.no_shrink && rc != CS_EXIT_OK) {
     cs__shrink_file(path, min, 600, 1, stdout);
+  }
   return CS_EXIT_WRONG;
 }
 
-static int counterexample(vf_t *v, cs_mm_t m, const cs_dpor_t *x)
+static int counterexample(vf_t *v, cs_mm_t m, const cs_dpor_t *x, int blocked)
 {
   uint64_t n;
   const uint32_t *choices = cs_dpor_choices(x, &n);
   cs_dpor_stats_t st = cs_dpor_stats(x);
-  char which[96];
-  snprintf(which, sizeof(which), "class %llu (execution %llu)",
-           (unsigned long long)st.classes, (unsigned long long)st.executions);
+  char which[128];
+  if (blocked) /* a real execution, redundant for the search */
+    snprintf(which, sizeof(which), "sleep-blocked execution %llu (after %llu "
+             "classes)", (unsigned long long)st.executions,
+             (unsigned long long)st.classes);
+  else
+    snprintf(which, sizeof(which), "class %llu (execution %llu)",
+             (unsigned long long)st.classes, (unsigned long long)st.executions);
   return counterexample_at(v, m, choices, n, which, 0);
 }
 
@@ -546,7 +590,7 @@ static int search(vf_t *v, cs_mm_t m, cs_dpor_stats_t *st, int *incomplete)
       show_captured(v, stderr);
       code = CS_EXIT_USAGE;
     } else if (rc != CS_EXIT_OK) {
-      code = counterexample(v, m, x);
+      code = counterexample(v, m, x, d == CS_DPOR_BLOCKED);
     } else if (v->o.outcomes) {
       note_outcome(v);
     }

@@ -135,8 +135,41 @@ static void range_of(const cs_dpor_t *x, const cs_trace_rec_t *r, int cell,
   f->hi = f->lo + span * s->esize;
 }
 
-/* What event e does to window bytes: 0 nothing, 1 *f. */
+/* a2a3: [lo, hi) widened to whole 64-byte lines. */
+static void to_lines(fp_t *f)
+{
+  f->lo &= ~(uint64_t)(CS_LINE_BYTES - 1);
+  f->hi = f->hi > UINT64_MAX - CS_LINE_BYTES ? UINT64_MAX
+          : (f->hi + CS_LINE_BYTES - 1) & ~(uint64_t)(CS_LINE_BYTES - 1);
+}
+
+static int footprint_of(const cs_dpor_t *x, const pev_t *e, fp_t *f);
+
+/* What event e does to window bytes: 0 nothing, 1 *f. Under a2a3 every
+ * range is widened to its lines (a Set's landing writes its whole line, a
+ * cell read or wait fills its line into the rank's cache), and a Set's
+ * issue reads its line (the write-back is that line as read then). */
 static int footprint(const cs_dpor_t *x, const pev_t *e, fp_t *f)
+{
+  if (x->model != CS_MM_A2A3 || x->mode == CS_DPOR_CELLS)
+    return footprint_of(x, e, f);
+  const cs_trace_rec_t *r = &e->rec;
+  int k;
+  if (!is_land(e) && r->kind == CS_EV_NOTIFY && r->opcmp == CS_NOTIFY_SET) {
+    f->win = r->peer;
+    f->add = 0;
+    f->wr = 0;
+    range_of(x, r, 1, f);
+    k = 1;
+  } else {
+    k = footprint_of(x, e, f);
+  }
+  if (k)
+    to_lines(f);
+  return k;
+}
+
+static int footprint_of(const cs_dpor_t *x, const pev_t *e, fp_t *f)
 {
   const cs_trace_rec_t *r = &e->rec;
   uint32_t kind = is_land(e) ? r->round : r->kind;
@@ -188,11 +221,18 @@ static int dependent(const cs_dpor_t *x, const pev_t *a, const pev_t *b)
 {
   if (x->mode == CS_DPOR_UNSOUND)
     return 0;
-  if (a->key == b->key || x->mode == CS_DPOR_EXHAUSTIVE ||
-      x->model == CS_MM_A2A3)
+  if (a->key == b->key || x->mode == CS_DPOR_EXHAUSTIVE)
     return 1;
-  if ((is_land(a) && queue_dep(a, b)) || (is_land(b) && queue_dep(b, a)))
+  if (x->model == CS_MM_A2A3 && x->mode != CS_DPOR_CELLS) {
+    /* A landing of rank r's queue and any event of rank r: fences, a
+     * notify's own DDR fence, a fill of a line its queued writes change
+     * and a full queue all wait for landings, and the pending event does
+     * not say which holds it. */
+    if (is_land(a) != is_land(b) && a->rec.rank == b->rec.rank)
+      return 1;
+  } else if ((is_land(a) && queue_dep(a, b)) || (is_land(b) && queue_dep(b, a))) {
     return 1;
+  }
   fp_t fa, fb;
   return footprint(x, a, &fa) && footprint(x, b, &fb) && conflict(&fa, &fb);
 }
