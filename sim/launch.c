@@ -704,15 +704,34 @@ static void take_signal(launch_t *L, uint64_t wait_ns)
   }
 }
 
+/* Controlled mode: the one rank that runs between two scheduling points
+ * while every other live rank waits for its turn (posted or finished),
+ * or -1. */
+static int32_t turn_holder(const launch_t *L)
+{
+  int32_t who = -1;
+  for (uint32_t r = 0; L->sched && r < L->n; r++) {
+    if (L->p[r].reaped || !cs__sched_running(L->sched, r))
+      continue;
+    if (who >= 0)
+      return -1;
+    who = (int32_t)r;
+  }
+  return who;
+}
+
 /* A rank that makes no progress outside the device API after another
  * rank has finished (a loop or pause() in a collective's body, after its
  * peers returned) waits on nothing, so no wait timeout ever fires: once
  * its event counter has stood still, running, for the run's wait timeout,
- * the run is aborted as a hang naming it. */
+ * the run is aborted as a hang naming it. In controlled mode the others
+ * wait for their turn, not finished: the rank that holds the turn is
+ * watched the same way. */
 static void watch_progress(launch_t *L, uint64_t now)
 {
   cs_ctl_t *c = L->w->ctl;
   uint32_t done = 0;
+  int32_t turn = turn_holder(L);
   for (uint32_t r = 0; r < L->n; r++)
     done += L->p[r].reaped ||
             __atomic_load_n(&c->rank[r].state, __ATOMIC_ACQUIRE) == CS_RS_DONE;
@@ -726,14 +745,20 @@ static void watch_progress(launch_t *L, uint64_t now)
       p->prog_at = now;
       continue;
     }
-    if (done == 0 || c->timeout_ns == 0 || now - p->prog_at < c->timeout_ns)
+    if ((done == 0 && turn != (int32_t)r) || c->timeout_ns == 0 ||
+        now - p->prog_at < c->timeout_ns)
       continue;
-    char msg[200];
+    char msg[240], others[64];
+    if (done)
+      snprintf(others, sizeof others, "after %u other rank%s finished", done,
+               done == 1 ? "" : "s");
+    else
+      snprintf(others, sizeof others, "holding the turn the other ranks "
+               "wait for");
     snprintf(msg, sizeof(msg), "rank %u: no progress for %.1f s at event "
-             "%llu after %u other rank%s finished (running outside the "
-             "device API: a loop or pause() in the collective?)", r,
-             (double)(now - p->prog_at) / 1e9, (unsigned long long)ev, done,
-             done == 1 ? "" : "s");
+             "%llu %s (running outside the device API: a loop or pause() "
+             "in the collective?)", r, (double)(now - p->prog_at) / 1e9,
+             (unsigned long long)ev, others);
     set_abort(L->w, CS_ABORT_TIMEOUT, (int32_t)r, msg);
     start_grace(L);
   }

@@ -1760,3 +1760,30 @@ Test(hardening, a_rank_stopped_with_sigstop_is_named_first,
   snprintf(want, sizeof want, "first failing rank %d", rank);
   cr_assert(strstr(t.out, want), "'%s' not in:\n%.2000s", want, t.out);
 }
+
+/* ------------- round two, 6: plug-ins that stall or leave processes */
+
+#ifndef COLLSIM_PLUGINS
+#error "COLLSIM_PLUGINS must name the built plug-ins (CMakeLists.txt sets it)"
+#endif
+#define MISBEHAVE COLLSIM_PLUGINS "/misbehave.so"
+
+/* A rank that spins or pause()s in its body in controlled mode holds the
+ * turn every other rank waits for, so none finishes and no wait times
+ * out: the run hung with no report. Once the wait timeout passes, the
+ * rank is named, exit 3 (the test's own bound: 60 s). */
+Test(hardening, a_stalled_rank_holding_the_turn_is_named, .timeout = 150)
+{
+  const char *how[] = {"spin", "pause"};
+  for (int i = 0; i < 2; i++) {
+    setenv("COLLSIM_MISBEHAVE", how[i], 1);
+    run_cli(&r, 60, "run", "--algo", MISBEHAVE, "--ranks", "2", "--count",
+            "8", "--iters", "1", "--schedule", "random:1", "--timeout", "1",
+            NULL);
+    unsetenv("COLLSIM_MISBEHAVE");
+    cr_assert_eq(r.status, 3, "%s: exit %d: %s%s", how[i], r.status, r.out,
+                 r.err);
+    cr_assert(!strncmp(r.err, "rank 1: no progress for ", 24),
+              "%s: the first line does not name rank 1:\n%s", how[i], r.err);
+  }
+}

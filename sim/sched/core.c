@@ -607,6 +607,12 @@ static int all_posted(const cs_sched_t *s, const uint8_t *alive)
   return 1;
 }
 
+int cs__sched_running(const cs_sched_t *s, uint32_t r)
+{
+  return r < s->n &&
+         __atomic_load_n(&slot_of(s->w, r)->state, __ATOMIC_ACQUIRE) == SR_RUNNING;
+}
+
 /* The strategy's pick among k enabled actors, or the one a rank picked
  * and handed over. */
 static int64_t pick_next(cs_sched_t *s, uint32_t k)
