@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "launch.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -448,6 +449,7 @@ typedef struct launch {
   uint32_t           alive;
   cs_sched_t        *sched;       /* controlled mode, else NULL */
   int                aborted;
+  pid_t              before[256]; /* the caller's children before the fork */
   uint64_t           grace_ns;
   uint64_t           kill_at;     /* SIGKILL the rest at this time */
   uint64_t           next_tick;
@@ -820,6 +822,63 @@ static void watch(launch_t *L)
   }
 }
 
+/* ------------------------------------------------ ranks' descendants */
+
+/* The calling process's children (every thread's, from /proc), at most
+ * cap; -1 without /proc's children lists. */
+static int own_children(pid_t *kids, int cap)
+{
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return -1;
+  int n = 0, k, seen = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    char path[300];
+    snprintf(path, sizeof path, "/proc/self/task/%s/children", e->d_name);
+    FILE *f = e->d_name[0] != '.' ? fopen(path, "re") : NULL;
+    seen |= f != NULL;
+    while (f && n < cap && fscanf(f, "%d", &k) == 1)
+      kids[n++] = (pid_t)k;
+    if (f)
+      fclose(f);
+  }
+  closedir(d);
+  return seen ? n : -1;
+}
+
+static int listed(pid_t pid, const pid_t *in, int n)
+{
+  for (int i = 0; i < n; i++)
+    if (in[i] == pid)
+      return 1;
+  return 0;
+}
+
+/* The launcher is the ranks' subreaper for the run (set before the
+ * fork), so what a rank forked and left (a setsid child, a daemon) is
+ * the launcher's child once the rank is gone: each child that is neither
+ * one it had before (before[nbefore]) nor a pool's live rank is killed
+ * and reaped, until none is left (a dying one may still fork). */
+static void end_descendants(const pid_t *before, int nbefore,
+                            const cs_launch_pool_t *pool)
+{
+  pid_t kids[256];
+  for (int pass = 0, found = 1; found && pass < 1000; pass++) {
+    int n = own_children(kids, 256);
+    found = 0;
+    for (int i = 0; i < n; i++) {
+      if (listed(kids[i], before, nbefore) ||
+          (pool && listed(kids[i], pool->pid, (int)pool->n)))
+        continue;
+      kill(kids[i], SIGKILL);
+      while (waitpid(kids[i], NULL, 0) < 0 && errno == EINTR)
+        ;
+      found = 1;
+    }
+  }
+}
+
 /* Whether a failed rank's exit is explained by the abort message or by
  * the launcher's own SIGKILL, so it needs no line of its own. */
 static int explained(const rank_proc_t *p)
@@ -994,6 +1053,9 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
   int claim = -1;
   int bound = L.sched && bind_one_cpu(pool, &saved, &claim);
   uint64_t t0 = cs_now_ns();
+  int reaper = 0, nbefore = own_children(L.before, 256);
+  prctl(PR_GET_CHILD_SUBREAPER, &reaper);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   err = fork_ranks(&L, fn, arg);
   watch(&L);
   L.res.wall_ns = cs_now_ns() - t0;
@@ -1012,6 +1074,9 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
   }
   if (pool && (err != 0 || !cs_launch_pool_alive(pool)))
     pool_end(pool); /* the next run starts from fresh processes */
+  if (nbefore >= 0)
+    end_descendants(L.before, nbefore, pool);
+  prctl(PR_SET_CHILD_SUBREAPER, reaper);
   cs__sched_fini(L.sched);
   free(L.alive_ranks);
   free(L.p);

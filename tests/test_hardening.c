@@ -1787,3 +1787,44 @@ Test(hardening, a_stalled_rank_holding_the_turn_is_named, .timeout = 150)
               "%s: the first line does not name rank 1:\n%s", how[i], r.err);
   }
 }
+
+/* A rank that forks a child which calls setsid() and sleeps: the run
+ * ended, the child lived on, holding the rank's mappings. The launcher
+ * kills and reaps every process a rank leaves. */
+Test(hardening, a_ranks_setsid_child_does_not_outlive_the_run,
+     .init = make_dir, .fini = remove_dir, .timeout = 60)
+{
+  char pidf[128];
+  in_dir(pidf, sizeof pidf, "pid.txt");
+  setenv("COLLSIM_MISBEHAVE", "setsid", 1);
+  setenv("COLLSIM_MISBEHAVE_PIDFILE", pidf, 1);
+  /* Its output through files: the child would hold a pipe open. */
+  char outp[128];
+  in_dir(outp, sizeof outp, "out.txt");
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    int fo = open(outp, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    dup2(fo, 1);
+    dup2(fo, 2);
+    alarm(50);
+    execl(bin_path(), bin_path(), "run", "--algo", MISBEHAVE, "--ranks", "2",
+          "--count", "8", "--iters", "1", (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  unsetenv("COLLSIM_MISBEHAVE");
+  unsetenv("COLLSIM_MISBEHAVE_PIDFILE");
+  int child = 0;
+  FILE *f = fopen(pidf, "r");
+  cr_assert_not_null(f, "the rank's child wrote no pid");
+  cr_assert_eq(fscanf(f, "%d", &child), 1);
+  fclose(f);
+  int alive = child > 1 && kill(child, 0) == 0;
+  if (alive) /* do not leave it behind ourselves */
+    kill(child, SIGKILL);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+  cr_assert_not(alive, "the rank's setsid child (pid %d) outlived the run",
+                child);
+}
