@@ -1077,6 +1077,8 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
   if (nbefore >= 0)
     end_descendants(L.before, nbefore, pool);
   prctl(PR_SET_CHILD_SUBREAPER, reaper);
+  if (L.sched)
+    L.res.steps = cs__sched_steps(L.sched);
   cs__sched_fini(L.sched);
   free(L.alive_ranks);
   free(L.p);

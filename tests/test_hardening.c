@@ -1828,3 +1828,39 @@ Test(hardening, a_ranks_setsid_child_does_not_outlive_the_run,
   cr_assert_not(alive, "the rank's setsid child (pid %d) outlived the run",
                 child);
 }
+
+/* ------------- round two, 3: a replay that reproduces only some ranks */
+
+/* A free run whose rank 1 hangs: the other ranks' recorded events go on
+ * after the hang, and a replay that stops at the hang (the scheduler
+ * waits for rank 1) reproduces only part of them. It said 'identical'
+ * (exit 0); it must say which steps it did not reproduce, exit 1. */
+Test(hardening, a_replay_that_reproduces_only_some_ranks_is_not_identical,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  char path[128];
+  in_dir(path, sizeof path, "h.cstrace");
+  run_cli(&r, 30, "run", "--algo", "mesh", "--ranks", "3", "--count", "100",
+          "--iters", "1", "--fault", "1:hang:5", "--timeout", "1", "--trace",
+          path, NULL);
+  cr_assert_eq(r.status, 3, "%s", r.err);
+  run_cli(&r, 30, "replay", path, NULL);
+  /* Rank 2 waits for rank 1's notify at rank 1's event 4, its last
+   * recorded step, and has recorded events after that wait; in the
+   * replay rank 1 then hangs at event 5 without posting, so no later
+   * step is granted: rank 2's steps after its wait are never reproduced,
+   * whatever the free run's order. */
+  cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
+  cr_assert(strstr(r.out, "replay: NOT identical to "), "%s", r.out);
+  cr_assert(strstr(r.out, "rank 2: "), "rank 2 not named: %s", r.out);
+  cr_assert_null(strstr(r.out, ": identical"), "%s", r.out);
+  /* In a schedule that is not free, the recorded run stopped where its
+   * replay stops: identical. */
+  run_cli(&r, 30, "run", "--algo", "mesh", "--ranks", "3", "--count", "100",
+          "--iters", "1", "--fault", "1:hang:5", "--timeout", "1",
+          "--schedule", "random:1", "--trace", path, NULL);
+  cr_assert_eq(r.status, 3, "%s", r.err);
+  run_cli(&r, 30, "replay", path, NULL);
+  cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+  cr_assert(strstr(r.out, "identical; outcome: hang"), "%s", r.out);
+}

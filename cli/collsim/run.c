@@ -1076,6 +1076,7 @@ static int run_user(run_opts_t *o)
   int code = cs_run_user(&x);
   o->abort_reason = x.abort_reason;
   o->sched_steps = x.sched_steps;
+  o->steps_taken = x.steps_taken;
   return code;
 }
 
@@ -1117,6 +1118,7 @@ int cs_run_execute(run_opts_t *o_)
     if (cs_pipe_launched(&p)) {
       o_->abort_reason = p.res.aborted ? p.res.abort_reason : 0;
       o_->sched_steps = p.events;
+      o_->steps_taken = p.res.steps;
     }
     code = run_failed(&rj, &p);
   }
