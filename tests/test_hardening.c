@@ -1864,3 +1864,21 @@ Test(hardening, a_replay_that_reproduces_only_some_ranks_is_not_identical,
   cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
   cr_assert(strstr(r.out, "identical; outcome: hang"), "%s", r.out);
 }
+
+/* An abort() in the collective's code that collsim runs itself (here
+ * its expect) raised SIGABRT inside libc, not at the library's
+ * instruction, so collsim took it for its own and died of it (status
+ * 134). It is the library's when the library is on the stack: one line
+ * naming it and abort(), exit 3. */
+Test(hardening, an_abort_in_launcher_called_plugin_code_is_named,
+     .timeout = 60)
+{
+  setenv("COLLSIM_MISBEHAVE", "expect-abort", 1);
+  run_cli(&r, 30, "run", "--algo", MISBEHAVE, "--ranks", "2", "--count", "8",
+          "--iters", "1", NULL);
+  unsetenv("COLLSIM_MISBEHAVE");
+  cr_assert_eq(r.status, 3, "exit %d: %s%s", r.status, r.out, r.err);
+  cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+  cr_assert(strstr(r.err, "misbehave.so crashed with SIGABRT (it called "
+                          "abort())"), "%s", r.err);
+}

@@ -17,6 +17,7 @@
  *   say            the constructor writes "misbehave.so: loaded" to stderr
  *   ctor, refuse, signal-final, expect
  *                  a SIGSEGV in the constructor / that launcher hook
+ *   expect-abort   expect calls abort()
  *
  * The bad device calls are made by rank 1 after one good event.
  */
@@ -145,6 +146,8 @@ static void expect(const cs_coll_cfg_t *c, const void *in, uint32_t rank,
 {
   if (is("expect"))
     crash();
+  if (is("expect-abort"))
+    abort();
   size_t row = (size_t)c->count * cs_dtype_size(c->dtype);
   memcpy(out, (const char *)in + rank * row, row);
 }
