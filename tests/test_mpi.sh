@@ -165,9 +165,13 @@ hang() {
   echo "ok $label: exit $rc, wavefront: $(grep -c '^  rank ' <<<"$out") lines"
 }
 
-# own_lines: the job's output without the launcher's framed banners
-# (Open MPI's "----" boxes) and its "[host:pid] ..." help notes.
-own_lines() { awk '/^--------------------+$/ { box = !box; next } !box && !/^\[/' <<<"$1"; }
+# own_lines: the job's output without the launcher's notes: Open MPI's
+# framed banners ("----" boxes) and "[host:pid] ..." help notes, MPICH's
+# "Abort(3) on node 1 ...".
+own_lines() {
+  awk '/^--------------------+$/ { box = !box; next }
+       !box && !/^\[/ && !/^Abort\([0-9]+\) on node /' <<<"$1"
+}
 
 # crash LABEL MPIRUN... BINARY: a rank killed by an injected SIGSEGV or
 # abort() ends the job with one collsim-mpi line naming it and exit 3
