@@ -21,6 +21,10 @@ $cs run --algo onephase --ranks 3 --count 20 --dtype fp16 --op sum --iters 1 \
 mkdir -p traces/bugs
 $cs run --list-bugs | awk '/^[a-z]/ {name=$1} /with:/ {sub(/.*with: /, ""); sub(/ --trace FILE/, ""); print name " " $0}' |
 while read -r name recipe; do
+  # A run that ends in a fault is recorded controlled: in a free run the
+  # other ranks go on for a while after the fault, steps its replay (which
+  # stops at the fault) cannot reproduce, so it would not be identical.
+  [ "$name" = unaligned-slots ] && recipe="$recipe --schedule latest"
   # shellcheck disable=SC2086
   $cs run $recipe --iters 1 --bug "$name" --trace "traces/bugs/$name.cstrace" >/dev/null 2>&1 \
     && status=0 || status=$?

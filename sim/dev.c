@@ -135,11 +135,13 @@ void cs__dev_strike(cs_dev_t *d)
   d->fault_at = UINT64_MAX;
   switch (d->fault_kind) {
   case CS_FAULT_SEGV:
-    signal(SIGSEGV, SIG_DFL);
+    if (!d->ops->crash_handled)
+      signal(SIGSEGV, SIG_DFL);
     raise(SIGSEGV);
     break;
   case CS_FAULT_ABORT:
-    signal(SIGABRT, SIG_DFL);
+    if (!d->ops->crash_handled)
+      signal(SIGABRT, SIG_DFL);
     abort();
   case CS_FAULT_EXIT:
     _exit(CS_FAULT_EXIT_STATUS);

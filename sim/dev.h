@@ -203,6 +203,12 @@ typedef struct cs_dev_ops {
    * launcher watches reports it and ends the job here (MPI_Abort). Called
    * right before the rank's _exit(rx). NULL: nothing to do. */
   void (*stop)(cs_dev_t *d, int rx);
+  /* 1: the rank's process handles SIGSEGV and SIGABRT itself (a
+   * transport whose ranks no launcher watches names the rank and ends
+   * the job), so an injected segv or abort fault raises the signal
+   * through that handler. 0: the fault restores the default action
+   * first, and the launcher reports the signal. */
+  int crash_handled;
 } cs_dev_ops_t;
 
 /* cs_tile_t, the rank-private staging memory (the "UB"): collsim/device.h,

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "launch.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -448,6 +449,7 @@ typedef struct launch {
   uint32_t           alive;
   cs_sched_t        *sched;       /* controlled mode, else NULL */
   int                aborted;
+  pid_t              before[256]; /* the caller's children before the fork */
   uint64_t           grace_ns;
   uint64_t           kill_at;     /* SIGKILL the rest at this time */
   uint64_t           next_tick;
@@ -704,15 +706,34 @@ static void take_signal(launch_t *L, uint64_t wait_ns)
   }
 }
 
+/* Controlled mode: the one rank that runs between two scheduling points
+ * while every other live rank waits for its turn (posted or finished),
+ * or -1. */
+static int32_t turn_holder(const launch_t *L)
+{
+  int32_t who = -1;
+  for (uint32_t r = 0; L->sched && r < L->n; r++) {
+    if (L->p[r].reaped || !cs__sched_running(L->sched, r))
+      continue;
+    if (who >= 0)
+      return -1;
+    who = (int32_t)r;
+  }
+  return who;
+}
+
 /* A rank that makes no progress outside the device API after another
  * rank has finished (a loop or pause() in a collective's body, after its
  * peers returned) waits on nothing, so no wait timeout ever fires: once
  * its event counter has stood still, running, for the run's wait timeout,
- * the run is aborted as a hang naming it. */
+ * the run is aborted as a hang naming it. In controlled mode the others
+ * wait for their turn, not finished: the rank that holds the turn is
+ * watched the same way. */
 static void watch_progress(launch_t *L, uint64_t now)
 {
   cs_ctl_t *c = L->w->ctl;
   uint32_t done = 0;
+  int32_t turn = turn_holder(L);
   for (uint32_t r = 0; r < L->n; r++)
     done += L->p[r].reaped ||
             __atomic_load_n(&c->rank[r].state, __ATOMIC_ACQUIRE) == CS_RS_DONE;
@@ -726,14 +747,20 @@ static void watch_progress(launch_t *L, uint64_t now)
       p->prog_at = now;
       continue;
     }
-    if (done == 0 || c->timeout_ns == 0 || now - p->prog_at < c->timeout_ns)
+    if ((done == 0 && turn != (int32_t)r) || c->timeout_ns == 0 ||
+        now - p->prog_at < c->timeout_ns)
       continue;
-    char msg[200];
+    char msg[240], others[64];
+    if (done)
+      snprintf(others, sizeof others, "after %u other rank%s finished", done,
+               done == 1 ? "" : "s");
+    else
+      snprintf(others, sizeof others, "holding the turn the other ranks "
+               "wait for");
     snprintf(msg, sizeof(msg), "rank %u: no progress for %.1f s at event "
-             "%llu after %u other rank%s finished (running outside the "
-             "device API: a loop or pause() in the collective?)", r,
-             (double)(now - p->prog_at) / 1e9, (unsigned long long)ev, done,
-             done == 1 ? "" : "s");
+             "%llu %s (running outside the device API: a loop or pause() "
+             "in the collective?)", r, (double)(now - p->prog_at) / 1e9,
+             (unsigned long long)ev, others);
     set_abort(L->w, CS_ABORT_TIMEOUT, (int32_t)r, msg);
     start_grace(L);
   }
@@ -791,6 +818,63 @@ static void watch(launch_t *L)
     if (!L->aborted && __atomic_load_n(&L->w->ctl->abort_word, __ATOMIC_ACQUIRE)) {
       start_grace(L);
       wake_all(L->w);
+    }
+  }
+}
+
+/* ------------------------------------------------ ranks' descendants */
+
+/* The calling process's children (every thread's, from /proc), at most
+ * cap; -1 without /proc's children lists. */
+static int own_children(pid_t *kids, int cap)
+{
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return -1;
+  int n = 0, k, seen = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    char path[300];
+    snprintf(path, sizeof path, "/proc/self/task/%s/children", e->d_name);
+    FILE *f = e->d_name[0] != '.' ? fopen(path, "re") : NULL;
+    seen |= f != NULL;
+    while (f && n < cap && fscanf(f, "%d", &k) == 1)
+      kids[n++] = (pid_t)k;
+    if (f)
+      fclose(f);
+  }
+  closedir(d);
+  return seen ? n : -1;
+}
+
+static int listed(pid_t pid, const pid_t *in, int n)
+{
+  for (int i = 0; i < n; i++)
+    if (in[i] == pid)
+      return 1;
+  return 0;
+}
+
+/* The launcher is the ranks' subreaper for the run (set before the
+ * fork), so what a rank forked and left (a setsid child, a daemon) is
+ * the launcher's child once the rank is gone: each child that is neither
+ * one it had before (before[nbefore]) nor a pool's live rank is killed
+ * and reaped, until none is left (a dying one may still fork). */
+static void end_descendants(const pid_t *before, int nbefore,
+                            const cs_launch_pool_t *pool)
+{
+  pid_t kids[256];
+  for (int pass = 0, found = 1; found && pass < 1000; pass++) {
+    int n = own_children(kids, 256);
+    found = 0;
+    for (int i = 0; i < n; i++) {
+      if (listed(kids[i], before, nbefore) ||
+          (pool && listed(kids[i], pool->pid, (int)pool->n)))
+        continue;
+      kill(kids[i], SIGKILL);
+      while (waitpid(kids[i], NULL, 0) < 0 && errno == EINTR)
+        ;
+      found = 1;
     }
   }
 }
@@ -969,6 +1053,9 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
   int claim = -1;
   int bound = L.sched && bind_one_cpu(pool, &saved, &claim);
   uint64_t t0 = cs_now_ns();
+  int reaper = 0, nbefore = own_children(L.before, 256);
+  prctl(PR_GET_CHILD_SUBREAPER, &reaper);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   err = fork_ranks(&L, fn, arg);
   watch(&L);
   L.res.wall_ns = cs_now_ns() - t0;
@@ -987,6 +1074,11 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
   }
   if (pool && (err != 0 || !cs_launch_pool_alive(pool)))
     pool_end(pool); /* the next run starts from fresh processes */
+  if (nbefore >= 0)
+    end_descendants(L.before, nbefore, pool);
+  prctl(PR_SET_CHILD_SUBREAPER, reaper);
+  if (L.sched)
+    L.res.steps = cs__sched_steps(L.sched);
   cs__sched_fini(L.sched);
   free(L.alive_ranks);
   free(L.p);

@@ -74,6 +74,8 @@ typedef struct cs_launch_result {
   int32_t  abort_rank;   /* first failing rank, -1 = launcher */
   int      signo;        /* signal that interrupted the launcher, 0 if none */
   uint64_t wall_ns;      /* fork of the first rank to reap of the last */
+  uint64_t steps;        /* controlled: scheduling steps taken (replay: the
+                            recorded steps it followed); free: 0 */
 } cs_launch_result_t;
 
 /* Runs fn(dev, arg) in nranks forked processes over `w` and waits for all.

@@ -152,5 +152,8 @@ void cs__sched_wake_all(cs_sched_t *s);
 void cs__sched_fini(cs_sched_t *s);
 /* Steps taken so far. */
 uint64_t cs__sched_steps(const cs_sched_t *s);
+/* 1 if rank r runs between two scheduling points: it was granted (or
+ * started) and has neither posted its next event nor finished. */
+int cs__sched_running(const cs_sched_t *s, uint32_t r);
 
 #endif

@@ -78,7 +78,9 @@
  *   failure  cs__dev_fail and cs__dev_aborted call the stop op: one line
  *            naming the rank, then MPI_Abort (8.7), which ends every
  *            process of the job; MPI errors are fatal too (the window's
- *            default handler, MPI_ERRORS_ARE_FATAL, 8.3).
+ *            default handler, MPI_ERRORS_ARE_FATAL, 8.3). A crash signal
+ *            (an injected segv or abort, a defect) is caught the same
+ *            way (crash_guard): one line naming the rank, MPI_Abort.
  *   wavefront A wait timeout or an injected hang first reports: the rank
  *            writes its wait state into its record in rank 0's second
  *            window (wf_win) with MPI_Rget_accumulate (11.3.5: the
@@ -102,6 +104,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -405,11 +408,18 @@ static _Noreturn void hang_stop(cs_dev_t *d, int rx, const char *msg)
     wf_gather(m, grace);
     cs_mpi_stopped_t who;
     wf_who(m, &who);
-    if (msg)
+    /* The headline names the rank the others waited for, as collsim
+     * run's does: a hung rank before the waiter whose timer fired. */
+    int hung = -1;
+    for (int r = 0; r < m->nranks && hung < 0; r++)
+      hung = who.hung[r] ? r : -1;
+    char line[128];
+    if (hung >= 0) {
+      cs_dev_hang_str(line, sizeof line, (uint32_t)hung, who.event[hung],
+                      d->timeout_ns);
+      fprintf(m->report, "%s: %s\n", m->cmd, line);
+    } else if (msg)
       fprintf(m->report, "%s: %s\n", m->cmd, msg);
-    else if (who.first >= 0 && who.hung[who.first])
-      fprintf(m->report, "%s: rank %d reported an injected hang; rank "
-              "0 stops the run\n", m->cmd, who.first);
     else
       fprintf(m->report, "%s: rank %d reported a wait past the %.1f s "
               "timeout; rank 0 stops the run\n", m->cmd, who.first,
@@ -540,6 +550,94 @@ static void mpi_stop(cs_dev_t *d, int rx)
   MPI_Abort(tp(d)->comm, tp(d)->abort_code ? tp(d)->abort_code : rx);
 }
 
+/* ------------------------------------------------------------ crashes */
+
+/* A crash (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT: an injected segv or
+ * abort fault, or a defect) would end this rank with the signal and the
+ * job with the launcher's own report and status (Open MPI's 139 for
+ * SIGSEGV). No launcher of ours watches the ranks, so the rank names
+ * itself as collsim run's launcher names it ("rank 1: killed by SIGSEGV
+ * at event 4"), one line, and ends the job with MPI_Abort (exit 3).
+ * Between cs_mpi_dev_init and cs_mpi_close only; elsewhere the signal
+ * takes its default action. MPI_Abort is not async-signal-safe: an alarm
+ * bounds a handler stuck in it (SA_RESETHAND: the alarm, or a second
+ * crash, then ends the process with the signal). */
+static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+static cs_mpi_t *volatile crash_m;
+static const cs_rank_status_t *volatile crash_st;
+static uint32_t crash_rank;
+
+/* Appends s to buf at *n (at most cap - 1 bytes in all). */
+static void put_str(char *buf, size_t cap, size_t *n, const char *s)
+{
+  while (*s && *n + 1 < cap)
+    buf[(*n)++] = *s++;
+}
+
+static void put_u64(char *buf, size_t cap, size_t *n, uint64_t v)
+{
+  char dig[24];
+  int k = 0;
+  do
+    dig[k++] = (char)('0' + v % 10);
+  while ((v /= 10) && k < (int)sizeof(dig));
+  while (k > 0 && *n + 1 < cap)
+    buf[(*n)++] = dig[--k];
+}
+
+static void on_crash(int sig)
+{
+  cs_mpi_t *m = crash_m;
+  const cs_rank_status_t *st = crash_st;
+  if (!m || !st) {
+    raise(sig); /* SA_RESETHAND: the default action */
+    return;
+  }
+  char line[192];
+  size_t n = 0;
+  const char *abbrev = sigabbrev_np(sig);
+  put_str(line, sizeof line, &n, m->cmd ? m->cmd : "collsim-mpi");
+  put_str(line, sizeof line, &n, ": rank ");
+  put_u64(line, sizeof line, &n, crash_rank);
+  put_str(line, sizeof line, &n, ": killed by SIG");
+  put_str(line, sizeof line, &n, abbrev ? abbrev : "?");
+  put_str(line, sizeof line, &n, " at event ");
+  put_u64(line, sizeof line, &n, st->event);
+  line[n++] = '\n';
+  if (write(2, line, n) < 0)
+    n = 0;
+  alarm(5);
+  /* As hang_stop: let the launcher forward the line before the abort. */
+  struct timespec ts = {0, 200000000};
+  nanosleep(&ts, NULL);
+  MPI_Abort(m->comm, m->abort_code ? m->abort_code : CS_RX_FAULT);
+  _exit(m->abort_code ? m->abort_code : CS_RX_FAULT);
+}
+
+static void crash_guard(cs_mpi_t *m, const cs_dev_t *d)
+{
+  static char stack[1 << 16]; /* a crash on an overflowed stack still reports */
+  stack_t ss = {.ss_sp = stack, .ss_size = sizeof(stack)};
+  sigaltstack(&ss, NULL);
+  crash_rank = d->rank;
+  crash_st = d->st;
+  crash_m = m;
+  struct sigaction sa = {.sa_handler = on_crash,
+                         .sa_flags = SA_ONSTACK | SA_RESETHAND};
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < sizeof(crash_sigs) / sizeof(crash_sigs[0]); i++)
+    sigaction(crash_sigs[i], &sa, NULL);
+}
+
+static void crash_unguard(void)
+{
+  crash_m = NULL;
+  crash_st = NULL;
+  struct sigaction sa = {.sa_handler = SIG_DFL};
+  for (size_t i = 0; i < sizeof(crash_sigs) / sizeof(crash_sigs[0]); i++)
+    sigaction(crash_sigs[i], &sa, NULL);
+}
+
 const cs_dev_ops_t cs_transport_mpi = {
     .name = "mpi",
     .point = NULL,
@@ -553,6 +651,7 @@ const cs_dev_ops_t cs_transport_mpi = {
     .fence = mpi_fence,
     .done = mpi_done,
     .stop = mpi_stop,
+    .crash_handled = 1, /* crash_guard */
 };
 
 /* ------------------------------------------------------------ window */
@@ -622,6 +721,7 @@ int cs_mpi_dev_init(cs_dev_t *d, cs_mpi_t *m, cs_world_t *w,
     return err;
   d->tport = m;
   d->mywin = m->base;
+  crash_guard(m, d);
   /* Every base is the own window: cs_win_remote() then yields a local
    * address, which no op dereferences for a peer. */
   uint64_t base = (uint64_t)(uintptr_t)m->base;
@@ -635,6 +735,7 @@ int cs_mpi_dev_init(cs_dev_t *d, cs_mpi_t *m, cs_world_t *w,
 
 void cs_mpi_close(cs_mpi_t *m)
 {
+  crash_unguard();
   MPI_Win_flush_all(m->win);
   /* No rank may still read or write a window that is being freed. */
   MPI_Barrier(m->comm);

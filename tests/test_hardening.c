@@ -1760,3 +1760,125 @@ Test(hardening, a_rank_stopped_with_sigstop_is_named_first,
   snprintf(want, sizeof want, "first failing rank %d", rank);
   cr_assert(strstr(t.out, want), "'%s' not in:\n%.2000s", want, t.out);
 }
+
+/* ------------- round two, 6: plug-ins that stall or leave processes */
+
+#ifndef COLLSIM_PLUGINS
+#error "COLLSIM_PLUGINS must name the built plug-ins (CMakeLists.txt sets it)"
+#endif
+#define MISBEHAVE COLLSIM_PLUGINS "/misbehave.so"
+
+/* A rank that spins or pause()s in its body in controlled mode holds the
+ * turn every other rank waits for, so none finishes and no wait times
+ * out: the run hung with no report. Once the wait timeout passes, the
+ * rank is named, exit 3 (the test's own bound: 60 s). */
+Test(hardening, a_stalled_rank_holding_the_turn_is_named, .timeout = 150)
+{
+  const char *how[] = {"spin", "pause"};
+  for (int i = 0; i < 2; i++) {
+    setenv("COLLSIM_MISBEHAVE", how[i], 1);
+    run_cli(&r, 60, "run", "--algo", MISBEHAVE, "--ranks", "2", "--count",
+            "8", "--iters", "1", "--schedule", "random:1", "--timeout", "1",
+            NULL);
+    unsetenv("COLLSIM_MISBEHAVE");
+    cr_assert_eq(r.status, 3, "%s: exit %d: %s%s", how[i], r.status, r.out,
+                 r.err);
+    cr_assert(!strncmp(r.err, "rank 1: no progress for ", 24),
+              "%s: the first line does not name rank 1:\n%s", how[i], r.err);
+  }
+}
+
+/* A rank that forks a child which calls setsid() and sleeps: the run
+ * ended, the child lived on, holding the rank's mappings. The launcher
+ * kills and reaps every process a rank leaves. */
+Test(hardening, a_ranks_setsid_child_does_not_outlive_the_run,
+     .init = make_dir, .fini = remove_dir, .timeout = 60)
+{
+  char pidf[128];
+  in_dir(pidf, sizeof pidf, "pid.txt");
+  setenv("COLLSIM_MISBEHAVE", "setsid", 1);
+  setenv("COLLSIM_MISBEHAVE_PIDFILE", pidf, 1);
+  /* Its output through files: the child would hold a pipe open. */
+  char outp[128];
+  in_dir(outp, sizeof outp, "out.txt");
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    int fo = open(outp, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    dup2(fo, 1);
+    dup2(fo, 2);
+    alarm(50);
+    execl(bin_path(), bin_path(), "run", "--algo", MISBEHAVE, "--ranks", "2",
+          "--count", "8", "--iters", "1", (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  unsetenv("COLLSIM_MISBEHAVE");
+  unsetenv("COLLSIM_MISBEHAVE_PIDFILE");
+  int child = 0;
+  FILE *f = fopen(pidf, "r");
+  cr_assert_not_null(f, "the rank's child wrote no pid");
+  cr_assert_eq(fscanf(f, "%d", &child), 1);
+  fclose(f);
+  int alive = child > 1 && kill(child, 0) == 0;
+  if (alive) /* do not leave it behind ourselves */
+    kill(child, SIGKILL);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+  cr_assert_not(alive, "the rank's setsid child (pid %d) outlived the run",
+                child);
+}
+
+/* ------------- round two, 3: a replay that reproduces only some ranks */
+
+/* A free run whose rank 1 hangs: the other ranks' recorded events go on
+ * after the hang, and a replay that stops at the hang (the scheduler
+ * waits for rank 1) reproduces only part of them. It said 'identical'
+ * (exit 0); it must say which steps it did not reproduce, exit 1. */
+Test(hardening, a_replay_that_reproduces_only_some_ranks_is_not_identical,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  char path[128];
+  in_dir(path, sizeof path, "h.cstrace");
+  run_cli(&r, 30, "run", "--algo", "mesh", "--ranks", "3", "--count", "100",
+          "--iters", "1", "--fault", "1:hang:5", "--timeout", "1", "--trace",
+          path, NULL);
+  cr_assert_eq(r.status, 3, "%s", r.err);
+  run_cli(&r, 30, "replay", path, NULL);
+  /* Rank 2 waits for rank 1's notify at rank 1's event 4, its last
+   * recorded step, and has recorded events after that wait; in the
+   * replay rank 1 then hangs at event 5 without posting, so no later
+   * step is granted: rank 2's steps after its wait are never reproduced,
+   * whatever the free run's order. */
+  cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
+  cr_assert(strstr(r.out, "replay: NOT identical to "), "%s", r.out);
+  cr_assert(strstr(r.out, "rank 2: "), "rank 2 not named: %s", r.out);
+  cr_assert_null(strstr(r.out, ": identical"), "%s", r.out);
+  /* In a schedule that is not free, the recorded run stopped where its
+   * replay stops: identical. */
+  run_cli(&r, 30, "run", "--algo", "mesh", "--ranks", "3", "--count", "100",
+          "--iters", "1", "--fault", "1:hang:5", "--timeout", "1",
+          "--schedule", "random:1", "--trace", path, NULL);
+  cr_assert_eq(r.status, 3, "%s", r.err);
+  run_cli(&r, 30, "replay", path, NULL);
+  cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+  cr_assert(strstr(r.out, "identical; outcome: hang"), "%s", r.out);
+}
+
+/* An abort() in the collective's code that collsim runs itself (here
+ * its expect) raised SIGABRT inside libc, not at the library's
+ * instruction, so collsim took it for its own and died of it (status
+ * 134). It is the library's when the library is on the stack: one line
+ * naming it and abort(), exit 3. */
+Test(hardening, an_abort_in_launcher_called_plugin_code_is_named,
+     .timeout = 60)
+{
+  setenv("COLLSIM_MISBEHAVE", "expect-abort", 1);
+  run_cli(&r, 30, "run", "--algo", MISBEHAVE, "--ranks", "2", "--count", "8",
+          "--iters", "1", NULL);
+  unsetenv("COLLSIM_MISBEHAVE");
+  cr_assert_eq(r.status, 3, "exit %d: %s%s", r.status, r.out, r.err);
+  cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+  cr_assert(strstr(r.err, "misbehave.so crashed with SIGABRT (it called "
+                          "abort())"), "%s", r.err);
+}

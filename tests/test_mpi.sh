@@ -18,7 +18,8 @@
 # MPI_Allreduce, verified on both sides, and bad usage (exit 2). Then a
 # rank killed with SIGKILL mid-run and an injected wait timeout must end
 # the job non-zero within seconds, with no collsim-mpi process left; the
-# timeout with rank 0's hang wavefront, one line per rank.
+# timeout with rank 0's hang wavefront, one line per rank, headed by the
+# hung rank; a rank killed by SIGSEGV or abort() is one line, exit 3.
 # --minmax and --signals sweep like the default ones (bad values exit 2);
 # mesh's rectangle path (--shape, --valid: 2-D loads and stores as one
 # MPI_Get/MPI_Put per row) verified the same way.
@@ -33,7 +34,8 @@
 # check` must find nothing in correct runs and a race in runs of two
 # mutations; a hung run's trace ends with the fault and the abort.
 # COLLSIM_QUICK=1 runs a smaller sweep; COLLSIM_MPI_ONLY (a space-separated
-# list of sweep, bench, usage, modes, npyio, traced, hang, kill) only those.
+# list of sweep, bench, usage, modes, npyio, traced, hang, crash, kill)
+# only those.
 set -uo pipefail
 fail=0
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -147,6 +149,11 @@ hang() {
     done
     grep -q "^  rank $who: hung (injected fault) at event 5$" <<<"$out" ||
       bad="$bad; rank $who's hang not named"
+    # The headline names the hung rank, as collsim run's does, not the
+    # waiter whose timer fired (rank 0).
+    grep -m1 '^collsim-mpi: ' <<<"$out" |
+      grep -q "^collsim-mpi: rank $who: hung (injected fault) at event 5 " ||
+      bad="$bad; the headline does not name rank $who's hang"
     [ "$who" = 0 ] || grep -Eq '^  rank 0: blocked at event [0-9]+ in wait\(signal\[[0-9]+\] >= [0-9]+\): cell is [0-9]+, expected >= [0-9]+; .+' <<<"$out" ||
       bad="$bad; rank 0's wait not named"
     if [ -n "$bad" ]; then
@@ -156,6 +163,51 @@ hang() {
     if left_over; then echo "FAIL $label: collsim-mpi processes left"; fail=1; fi
   done
   echo "ok $label: exit $rc, wavefront: $(grep -c '^  rank ' <<<"$out") lines"
+}
+
+# own_lines: the job's output without the launcher's notes: Open MPI's
+# framed banners ("----" boxes) and "[host:pid] ..." help notes, MPICH's
+# "Abort(3) on node 1 ...".
+own_lines() {
+  awk '/^--------------------+$/ { box = !box; next }
+       !box && !/^\[/ && !/^Abort\([0-9]+\) on node /' <<<"$1"
+}
+
+# crash LABEL MPIRUN... BINARY: a rank killed by an injected SIGSEGV or
+# abort() ends the job with one collsim-mpi line naming it and exit 3
+# (was: the launcher's exit 139 and its report only); an unknown
+# subcommand is one line, exit 2 (was: the whole usage, 95 lines).
+crash() {
+  local label=$1; shift
+  local pre=("${@:1:$#-1}") b=${*: -1} kind sig out rc own bad failed=$fail
+  fail=0
+  for kind in segv:SEGV abort:ABRT; do
+    sig=${kind#*:}
+    out=$(timeout 60 "${pre[@]}" -np 3 "$b" run --algo ring --count 100 \
+      --iters 1 --fault "1:${kind%:*}:4" 2>&1); rc=$?
+    own=$(own_lines "$out")
+    bad=""
+    [ $rc -eq 3 ] || bad="exit $rc, expected 3"
+    [ "$(grep -c . <<<"$own")" = 1 ] || bad="$bad; not one line"
+    grep -q "^collsim-mpi: rank 1: killed by SIG$sig at event 4\$" <<<"$own" ||
+      bad="$bad; rank 1's SIG$sig not named"
+    if [ -n "$bad" ]; then
+      echo "FAIL $label ${kind%:*}: $bad; output:"; echo "$out" | head -12; fail=1
+    fi
+    sleep 0.5
+    if left_over; then echo "FAIL $label: collsim-mpi processes left"; fail=1; fi
+  done
+  for sub in bogus ""; do
+    out=$(timeout 60 "${pre[@]}" -np 2 "$b" $sub 2>&1); rc=$?
+    own=$(own_lines "$out")
+    if [ $rc -ne 2 ] || [ "$(grep -c . <<<"$own")" != 1 ] ||
+       ! grep -q "^collsim-mpi: .*subcommand" <<<"$own"; then
+      echo "FAIL $label subcommand '$sub': exit $rc, expected 2 and one line:"
+      echo "$out" | head -12; fail=1
+    fi
+  done
+  [ $fail = 0 ] && echo "ok $label: a crashed rank is one line, exit 3; a bad subcommand one line"
+  [ $failed = 0 ] || fail=1
 }
 
 # modes LABEL MPIRUN... BINARY: --minmax and --signals, verified like the
@@ -424,6 +476,7 @@ for bin in "$@"; do
   only npyio && npyio "$impl-npy" "${mpirun[@]}" "$bin"
   only traced && traced "$impl-trace" "${mpirun[@]}" "$bin"
   only hang && hang "$impl-hang" "${mpirun[@]}" "$bin"
+  only crash && crash "$impl-crash" "${mpirun[@]}" "$bin"
   only kill && kill_rank "$impl-kill" "${mpirun[@]}" "$bin"
 done
 [ $fail = 0 ] && echo "test_mpi: all passed"

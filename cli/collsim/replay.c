@@ -226,6 +226,34 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
   return 0;
 }
 
+/* The replayed run stopped before it had followed every recorded step
+ * (a hang that strikes in the replay before the steps of ranks that the
+ * recorded run let go on): some ranks' events were not reproduced, so
+ * the replay is not identical, whatever the outcome. Names them; exit 1. */
+static int short_of(const run_opts_t *o, const char *path, const char *what,
+                    int partial)
+{
+  uint64_t left[CS_MAX_RANKS] = {0};
+  uint32_t n = o->replay.hdr.nranks < CS_MAX_RANKS ? o->replay.hdr.nranks
+                                                   : CS_MAX_RANKS;
+  for (uint64_t i = o->steps_taken; i < o->sched.nreplay; i++)
+    if (o->steps[i].rank < n)
+      left[o->steps[i].rank]++;
+  char who[512] = "";
+  size_t len = 0;
+  for (uint32_t r = 0; r < n && len < sizeof(who); r++)
+    if (left[r])
+      len += (size_t)snprintf(who + len, sizeof(who) - len, "%srank %u: %llu",
+                              len ? ", " : "", r, (unsigned long long)left[r]);
+  printf("replay: NOT identical to %s: the replayed run stopped (outcome: %s) "
+         "after %llu of its %llu recorded schedule steps; steps not "
+         "reproduced: %s%s\n", path, what,
+         (unsigned long long)o->steps_taken,
+         (unsigned long long)o->sched.nreplay, who,
+         partial ? " (the trace is partial)" : "");
+  return 1;
+}
+
 /* Prints how the replayed run ended (its exit code `rc`). Returns the
  * replay's exit code. */
 static int outcome(const run_opts_t *o, const char *path, int rc, int partial)
@@ -243,6 +271,8 @@ static int outcome(const run_opts_t *o, const char *path, int rc, int partial)
                      : o->abort_reason == CS_ABORT_DEADLOCK ? "deadlock"
                      : o->abort_reason == CS_ABORT_TIMEOUT ? "hang (wait timeout)"
                                                            : "fault";
+  if (o->steps_taken < o->sched.nreplay)
+    return short_of(o, path, what, partial);
   if (partial)
     printf("replayed %llu recorded events: identical up to the end of the "
            "partial trace, whose run was not recorded to its end; outcome "

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
@@ -473,6 +474,20 @@ static void plug_write(const char *s)
   }
 }
 
+/* SIGABRT is raised inside libc (abort, raise), never at an instruction
+ * of the library: it is the library's when a return address on the stack
+ * lies in its code (abort() called from it). backtrace() is primed in
+ * plug_guard, so here it only walks the stack. */
+static int plug_called_abort(void)
+{
+  void *frame[64];
+  int n = plug_hi ? backtrace(frame, 64) : 0;
+  for (int i = 0; i < n; i++)
+    if ((uintptr_t)frame[i] >= plug_lo && (uintptr_t)frame[i] < plug_hi)
+      return 1;
+  return 0;
+}
+
 static void plug_crash(int sig, siginfo_t *si, void *ucv)
 {
   (void)si;
@@ -485,10 +500,14 @@ static void plug_crash(int sig, siginfo_t *si, void *ucv)
 #else
   (void)uc;
 #endif
-  if (getpid() == plug_pid && (plug_loading || (pc >= plug_lo && pc < plug_hi))) {
+  int called = sig == SIGABRT && plug_called_abort();
+  if (getpid() == plug_pid &&
+      (plug_loading || (pc >= plug_lo && pc < plug_hi) || called)) {
     const char *name = sigabbrev_np(sig);
     plug_write(plug_head);
     plug_write(name ? name : "?");
+    if (called && !plug_loading)
+      plug_write(" (it called abort())");
     plug_write(plug_loading ? " while loading it (in its constructor); stopped\n" : plug_tail);
     _exit(CS_EXIT_ABORTED);
   }
@@ -531,6 +550,8 @@ static void plug_guard(const char *cmd, const char *path)
            "itself (refuse, slots, signal_final or expect); stopped\n");
   plug_pid = getpid();
   plug_lo = plug_hi = 0;
+  void *prime[1];
+  backtrace(prime, 1); /* loads the unwinder now, not in the handler */
   struct sigaction sa = {.sa_sigaction = plug_crash,
                          .sa_flags = SA_SIGINFO | SA_NODEFER};
   sigemptyset(&sa.sa_mask);
@@ -1076,6 +1097,7 @@ static int run_user(run_opts_t *o)
   int code = cs_run_user(&x);
   o->abort_reason = x.abort_reason;
   o->sched_steps = x.sched_steps;
+  o->steps_taken = x.steps_taken;
   return code;
 }
 
@@ -1117,6 +1139,7 @@ int cs_run_execute(run_opts_t *o_)
     if (cs_pipe_launched(&p)) {
       o_->abort_reason = p.res.aborted ? p.res.abort_reason : 0;
       o_->sched_steps = p.events;
+      o_->steps_taken = p.res.steps;
     }
     code = run_failed(&rj, &p);
   }

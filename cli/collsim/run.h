@@ -54,6 +54,8 @@ typedef struct run_opts {
   /* results */
   uint32_t abort_reason;    /* CS_ABORT_* if the run was aborted */
   uint64_t sched_steps;     /* events recorded (global sequence numbers used) */
+  uint64_t steps_taken;     /* controlled: scheduling steps taken (replay: the
+                               recorded steps it followed) */
 } run_opts_t;
 
 /* Runs o (checks, world, inputs, launch, verification, summary); prints

@@ -190,6 +190,7 @@ int cs_run_user(cs_run_user_t *x)
   if (cs_pipe_launched(&p)) {
     x->abort_reason = p.res.aborted ? p.res.abort_reason : 0;
     x->sched_steps = p.events;
+    x->steps_taken = p.res.steps;
   }
   int code = user_failed(&ur, &p);
   cs_coll_job_fini(&ur.cj);

@@ -32,6 +32,7 @@ typedef struct cs_run_user {
   /* results */
   uint32_t abort_reason;         /* CS_ABORT_* if the run was aborted */
   uint64_t sched_steps;          /* global sequence numbers the run used */
+  uint64_t steps_taken;          /* controlled: scheduling steps taken */
 } cs_run_user_t;
 
 /* Runs x: checks, the job on the pipeline, the summary. Prints every

@@ -112,15 +112,21 @@ static const char usage[] =
     CS_CLI_FAULT_TIMEOUT_HELP
     "\n"
     "When a wait times out (or an injected hang ends), rank 0 prints the hang\n"
-    "wavefront of 'collsim run', one line per rank: each rank in a wait puts\n"
-    "its position one-sidedly into a small window on rank 0 (after the first\n"
-    "timeout only), and rank 0 waits up to --timeout (0.5 to 2 s) for them;\n"
+    "wavefront of 'collsim run', headed by a rank that reported an injected\n"
+    "hang (else by the wait that timed out), one line per rank: each rank in\n"
+    "a wait puts its position one-sidedly into a small window on rank 0\n"
+    "(after the first timeout only), and rank 0 waits up to --timeout (0.5\n"
+    "to 2 s) for them;\n"
     "a rank that cannot answer (computing, or stuck in an MPI call to a rank\n"
     "that makes no progress, as over TCP) shows as 'no report'. If rank 0 is\n"
     "in no wait, each rank that timed out prints its own line instead.\n"
     "\n"
+    "A rank killed by SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT says so in\n"
+    "one line ('collsim-mpi: rank 1: killed by SIGSEGV at event 4') and ends\n"
+    "the job with MPI_Abort.\n"
+    "\n"
     "Exit status: 0 verified, 1 wrong result, 2 bad usage, 3 run aborted\n"
-    "(a rank faulted, timed out or died).\n";
+    "(a rank faulted, crashed, timed out or died).\n";
 
 #define LIST_MAX 16
 
@@ -689,10 +695,19 @@ int main(int argc, char **argv)
     rc = cmd_run(argc, argv, rank, size);
   else if (!strcmp(sub, "bench"))
     rc = cs__mpi_bench(argc, argv, rank, size);
-  else {
+  else if (!strcmp(sub, "--help")) {
     if (rank == 0)
-      fprintf(!strcmp(sub, "--help") ? stdout : stderr, "%s", usage);
-    rc = !strcmp(sub, "--help") ? 0 : CS_EXIT_USAGE;
+      printf("%s", usage);
+    rc = 0;
+  } else {
+    /* One line, as every usage error (not the whole usage). */
+    if (rank == 0 && *sub)
+      fprintf(stderr, "collsim-mpi: unknown subcommand '%s': expected run "
+              "or bench (see 'collsim-mpi --help')\n", sub);
+    else if (rank == 0)
+      fprintf(stderr, "collsim-mpi: no subcommand: expected run or bench "
+              "(see 'collsim-mpi --help')\n");
+    rc = CS_EXIT_USAGE;
   }
   MPI_Finalize();
   return rc;

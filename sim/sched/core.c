@@ -278,7 +278,10 @@ void cs__sched_fini(cs_sched_t *s)
 
 uint64_t cs__sched_steps(const cs_sched_t *s)
 {
-  return s->steps;
+  /* A rank's turn counts in the area until the launcher pulls it back
+   * (a run aborted in a turn is never pulled): the larger is current. */
+  uint64_t turns = area_of(s->w)->steps;
+  return turns > s->steps ? turns : s->steps;
 }
 
 static int cell_satisfied(const cs_world_t *w, uint32_t r, const cs_event_t *ev,
@@ -605,6 +608,12 @@ static int all_posted(const cs_sched_t *s, const uint8_t *alive)
     if (alive[r] && __atomic_load_n(&slot_of(s->w, r)->state, __ATOMIC_ACQUIRE) == SR_RUNNING)
       return 0;
   return 1;
+}
+
+int cs__sched_running(const cs_sched_t *s, uint32_t r)
+{
+  return r < s->n &&
+         __atomic_load_n(&slot_of(s->w, r)->state, __ATOMIC_ACQUIRE) == SR_RUNNING;
 }
 
 /* The strategy's pick among k enabled actors, or the one a rank picked

@@ -6,6 +6,9 @@
  *
  *   (unset)        a well-behaved copy: every rank's result is its input
  *   exit           rank 1 calls exit(0) after its first event
+ *   abort          rank 1 calls abort() after its first event
+ *   setsid         rank 1 forks a child that calls setsid() and sleeps
+ *                  (its pid into the file COLLSIM_MISBEHAVE_PIDFILE names)
  *   spin, pause    rank 1 never returns after its events (busy loop /
  *                  pause()) while the others finish
  *   wait-cmp       cs_wait with compare 99      notify-op  cs_notify op 77
@@ -14,12 +17,14 @@
  *   say            the constructor writes "misbehave.so: loaded" to stderr
  *   ctor, refuse, signal-final, expect
  *                  a SIGSEGV in the constructor / that launcher hook
+ *   expect-abort   expect calls abort()
  *
  * The bad device calls are made by rank 1 after one good event.
  */
 #include <collsim/collsim.h>
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -37,6 +42,26 @@ static int is(const char *what)
 {
   const char *m = getenv("COLLSIM_MISBEHAVE");
   return m && !strcmp(m, what);
+}
+
+/* A child in a session of its own that outlives its rank (sleeps on),
+ * holding the rank's mappings and descriptors; its pid goes to the file
+ * COLLSIM_MISBEHAVE_PIDFILE names, so the test can look for it. */
+static void setsid_child(void)
+{
+  pid_t pid = fork();
+  if (pid == 0) {
+    setsid();
+    for (int i = 0; i < 600; i++) /* at most 10 minutes, should it escape */
+      sleep(1);
+    _exit(0);
+  }
+  const char *path = getenv("COLLSIM_MISBEHAVE_PIDFILE");
+  FILE *f = pid > 0 && path ? fopen(path, "w") : NULL;
+  if (f) {
+    fprintf(f, "%d\n", (int)pid);
+    fclose(f);
+  }
 }
 
 __attribute__((constructor)) static void ctor(void)
@@ -87,6 +112,10 @@ static int body(cs_dev_t *d, const cs_coll_cfg_t *c)
   if (me == 1) {
     if (is("exit"))
       exit(0);
+    if (is("abort"))
+      abort();
+    if (is("setsid"))
+      setsid_child();
     if (is("wait-cmp"))
       cs_wait(d, SLOT_SIGNAL, 0, 99, 0);
     if (is("notify-op"))
@@ -117,6 +146,8 @@ static void expect(const cs_coll_cfg_t *c, const void *in, uint32_t rank,
 {
   if (is("expect"))
     crash();
+  if (is("expect-abort"))
+    abort();
   size_t row = (size_t)c->count * cs_dtype_size(c->dtype);
   memcpy(out, (const char *)in + rank * row, row);
 }
