@@ -1054,6 +1054,8 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
   int bound = L.sched && bind_one_cpu(pool, &saved, &claim);
   uint64_t t0 = cs_now_ns();
   int reaper = 0, nbefore = own_children(L.before, 256);
+  if (nbefore >= 256) /* the list may be cut short: clean up nothing */
+    nbefore = -1;
   prctl(PR_GET_CHILD_SUBREAPER, &reaper);
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   err = fork_ranks(&L, fn, arg);
