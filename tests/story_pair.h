@@ -57,7 +57,7 @@ static inline int sp_told(const char *out, uint64_t *w, uint64_t *r, int *old)
     const char *h = strrchr(line, '#');
     unsigned long long seq;
     if (h && sscanf(h, "#%llu)", &seq) == 1) {
-      if (!hw && (strstr(line, " stores data[") || strstr(line, " puts data["))) {
+      if (!hw && (strstr(line, " stores ") || strstr(line, " puts "))) {
         *w = seq;
         hw = 1;
       } else if (!hr && strstr(line, " loads ") && strstr(line, " and sees the ")) {
