@@ -660,6 +660,30 @@ static int p_put_notify_ddr(cs_dev_t *d, void *a)
   return 0;
 }
 
+/* r0 puts, [drains it with a pipe barrier,] notifies cell 1, then
+ * cell 0; r1 waits for cell 0, reads. With the pipe barrier, ordered on
+ * every model: under relaxed the pipe barrier waits for the put, under
+ * a2a3 the first notify's own DDR fence (after its signal) makes the
+ * drained put visible before the second notify is issued (docs'
+ * NN+drain). Without it a race: under relaxed a notify orders nothing,
+ * under a2a3 the put was still in the pipe at that DDR fence (NN). */
+static void put_notify_notify(cs_dev_t *d, int pipe)
+{
+  cs_tile_t t = tile(4, 16, 8);
+  if (d->rank == 0) {
+    cs_put(d, &t, 1, S_DATA, 0, 8);
+    if (pipe)
+      cs_pipe_barrier(d);
+    cs_notify(d, 1, S_SIG, 1, CS_NOTIFY_ADD, 1);
+    cs_notify(d, 1, S_SIG, 0, CS_NOTIFY_ADD, 1);
+  } else {
+    cs_wait(d, S_SIG, 0, CS_CMP_GE, 1);
+    cs_load(d, &t, 1, S_DATA, 0, 8, 8);
+  }
+}
+static int p_put_pipe_nn(cs_dev_t *d, void *a) { (void)a; put_notify_notify(d, 1); return 0; }
+static int p_put_nn(cs_dev_t *d, void *a) { (void)a; put_notify_notify(d, 0); return 0; }
+
 /* Two ranks Set cells `c0` and `c1` of rank 0's signal slot (one 64-byte
  * line when they are under 16 apart); with `ordered`, r1 Sets only after
  * r0's Set, a fence and a notify told it so. */
@@ -966,6 +990,11 @@ static const prog_t progs[] = {
     {"put, notify, DDR fence, notify", 2, p_put_notify_ddr, 0, 0, -1},
     {"put, notify, DDR fence, notify (a2a3)", 2, p_put_notify_ddr, 0, 0, CS_MM_A2A3},
     {"put, notify, DDR fence, notify (relaxed)", 2, p_put_notify_ddr, 0, 0, CS_MM_RELAXED},
+    {"put, pipe barrier, notify, notify", 2, p_put_pipe_nn, 0, 0, -1},
+    {"put, pipe barrier, notify, notify (a2a3)", 2, p_put_pipe_nn, 0, 0, CS_MM_A2A3},
+    {"put, pipe barrier, notify, notify (relaxed)", 2, p_put_pipe_nn, 0, 0, CS_MM_RELAXED},
+    {"put, notify, notify", 2, p_put_nn, 1, CS_CHECK_RACE, -1},
+    {"put, notify, notify (a2a3)", 2, p_put_nn, 1, CS_CHECK_RACE, CS_MM_A2A3},
     {"two ranks Set one line", 2, p_set_set_line, 1, CS_CHECK_CLOBBER, -1},
     {"two ranks Set one line (a2a3)", 2, p_set_set_line, 1, CS_CHECK_CLOBBER, CS_MM_A2A3},
     {"two ranks Set two lines", 2, p_set_set_lines, 0, 0, -1},

@@ -23,6 +23,7 @@
 #include "../sim/trace.h"
 #include "../sim/trace/check.h"
 #include "harness.h"
+#include "story_pair.h"
 
 #ifndef COLLSIM_PLUGINS
 #error "COLLSIM_PLUGINS must name the built plug-ins (CMakeLists.txt sets it)"
@@ -196,8 +197,19 @@ static int story_names(const char *tr, edge_t e, const char *what)
   if (!ok || !phased)
     cr_log_error("%s: the story does not name the edge (%s) or its phases "
                  "(exit %d):\n%s%s", what, story_words(e), r.status, r.out, r.err);
+  /* The pair it tells is the one that bit, by the shrunk trace's own
+   * landings: a write meant first that landed after the load (the load
+   * saw the old value), or one meant after that landed before it. */
+  int pair = 1;
+  if (ok && (e == E_FENCE || e == E_READY || e == E_READ_DONE)) {
+    char why[512];
+    pair = story_pair_ok(out, r.out, e != E_READ_DONE, UINT64_MAX, why, sizeof why);
+    if (!pair)
+      cr_log_error("%s: the story tells a pair that did not bite: %s\n%s", what, why,
+                   r.out);
+  }
   remove(out);
-  return ok && phased;
+  return ok && phased && pair;
 }
 
 /* One defect over every run: its traces checked, up to two failing ones

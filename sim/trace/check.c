@@ -131,7 +131,10 @@ struct cs_check {
   uint32_t *drains;    /* per rank: its pipe barriers and fences so far (a
                           post made after d of them is fenced once the rank's
                           fence word passes d: FC[p] = the drains a fence or
-                          DDR fence has made visible) */
+                          DDR fence has made visible); then, per rank, the
+                          count as of its last pipe barrier or fence of its
+                          own (not a notify's), which a notify's own DDR
+                          fence makes visible */
   struct line_w *lines; /* per window line: its last Set and other write */
   uint64_t  nlines, cap_lines;
   struct line_list *line_at; /* per rank: the lines in `lines`, sorted */
@@ -883,12 +886,19 @@ static void rank_event(ck_t *c, const cs_trace_rec_t *x)
     break;
   case CS_EV_NOTIFY:
     produce(c, x, k);
+    /* Its own DDR fence, after its signal: what an earlier pipe barrier
+     * (or fence) of the rank drained is visible before the rank's next
+     * event (a2a3), as that pipe barrier alone makes it under relaxed,
+     * but the signal may land first. What only a notify's own pipe
+     * barrier drained is not: a notify orders nothing under relaxed. */
+    if (k[c->n + r] < c->drains[c->n + r])
+      k[c->n + r] = c->drains[c->n + r];
     c->drains[r]++; /* its own pipe barrier drains what came before */
     break;
   case CS_EV_WAIT: wait_end(c, x, k); break;
   case CS_TR_WAIT_BEGIN: wait_begin(c, x); break;
-  case CS_EV_FENCE: k[c->n + r] = ++c->drains[r]; break;
-  case CS_EV_PIPE: c->drains[r]++; break;
+  case CS_EV_FENCE: k[c->n + r] = c->drains[c->n + r] = ++c->drains[r]; break;
+  case CS_EV_PIPE: c->drains[c->n + r] = ++c->drains[r]; break;
   case CS_EV_DDR: k[c->n + r] = c->drains[r]; break;
   case CS_EV_REDUCE: c->has_unused[r] = 0; break;
   default: break;
@@ -944,7 +954,7 @@ int cs_check_create(cs_check_t **out, const cs_trace_header_t *h)
   c->has_mark = calloc(c->n, 1);
   c->unused = calloc(c->n, sizeof(cs_trace_rec_t));
   c->has_unused = calloc(c->n, 1);
-  c->drains = calloc(c->n, sizeof(uint32_t));
+  c->drains = calloc(2 * (size_t)c->n, sizeof(uint32_t));
   c->line_at = calloc(c->n, sizeof(line_list_t));
   c->rep.f = malloc(CS_CHECK_MAX_FINDINGS * sizeof(cs_check_finding_t));
   if (!c->clk || !c->maps || !c->cells || !c->pend || !c->unused ||

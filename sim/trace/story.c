@@ -67,9 +67,10 @@ typedef struct back {
 /* The loads whose values reach element i of rank r's window as it was
  * before seq `before`, traced back from the first bad element: the last
  * write into that window covering i that landed before it; the loads of
- * the writing rank since its previous write that cover i (what the
- * written tile was made of); and, for each, the same again in the window
- * it read, before the load. Fills chain with up to CHAIN_MAX loads, in
+ * the writing rank since its previous write of element i that cover i
+ * (what the written tile was made of: its other writes in between may be
+ * other tiles); and, for each, the same again in the window it read,
+ * before the load. Fills chain with up to CHAIN_MAX loads, in
  * the order met (nearest the bad element first); returns how many. */
 static uint32_t trace_back(const cs_trace_t *t, uint32_t r, uint64_t i,
                            const cs_trace_rec_t **chain)
@@ -89,9 +90,9 @@ static uint32_t trace_back(const cs_trace_t *t, uint32_t r, uint64_t i,
     }
     if (!w)
       continue; /* the window's initial bytes: nothing to trace */
-    uint64_t from = 0; /* the writer's previous write */
+    uint64_t from = 0; /* the writer's previous write of element i */
     for (uint64_t k = 0; k < t->n && t->rec[k].seq < w->seq; k++)
-      if (t->rec[k].rank == w->rank && is_write(t->rec[k].kind))
+      if (t->rec[k].rank == w->rank && is_write(t->rec[k].kind) && covers(&t->rec[k], i))
         from = t->rec[k].seq;
     for (uint64_t k = 0; k < t->n && t->rec[k].seq < w->seq; k++) {
       const cs_trace_rec_t *x = &t->rec[k];
@@ -144,6 +145,110 @@ static int score(const cs_trace_t *t, const cs_check_finding_t *f,
   int bit = write_first ? lw > r->seq : lw < r->seq;
   int chained = on_chain(r, chain, nchain) != 0;
   return 2 + 32 * chained + 16 * bit;
+}
+
+/* Whether two records are at the same point of the algorithm as check
+ * folds its findings: kind, phase, round and step. */
+static int same_point(const cs_trace_rec_t *x, const cs_trace_rec_t *y)
+{
+  return x->kind == y->kind && x->phase == y->phase && x->round == y->round &&
+         x->step == y->step;
+}
+
+/* The first race of rep (check's order) that an occurrence of write w and
+ * load r, write meant first (write_first) or load meant first, is folded
+ * into: the same points and both on one rank or not. NULL if none. */
+static const cs_check_finding_t *finding_of(const cs_check_report_t *rep,
+                                            const cs_trace_rec_t *w,
+                                            const cs_trace_rec_t *r, int write_first)
+{
+  for (uint64_t i = 0; i < rep->n; i++) {
+    const cs_check_finding_t *f = &rep->f[i];
+    const cs_trace_rec_t *fw, *fr;
+    if (!write_read(f, &fw, &fr) || (fw == &f->a) != write_first ||
+        (f->a.rank == f->b.rank) != (w->rank == r->rank))
+      continue;
+    if (same_point(fw, w) && same_point(fr, r))
+      return f;
+  }
+  return NULL;
+}
+
+/* Whether write x writes bytes load r reads: into r's window and slot,
+ * covering element i. */
+static int feeds(const cs_trace_rec_t *x, const cs_trace_rec_t *r, uint64_t i)
+{
+  return is_write(x->kind) && writes_to(x, r->peer) && x->slot == r->slot &&
+         covers(x, i) && !(x->opcmp & CS_TR_FAILED);
+}
+
+/* The race that produced the wrong value, traced back from the first bad
+ * element i: for each load of the chain, nearest the element first, a
+ * write into the bytes it read that was meant to come first and landed
+ * only after the load (the load saw the old value), or the write the
+ * load saw that was meant to come after it (it landed first: the load
+ * saw the new value); the first whose occurrence check reports. Fills
+ * *f with that finding, its a and b the occurrence's write and load and
+ * their bounds read off the trace, and *g with the finding in rep.
+ * Returns 1, or 0 if none. */
+static int bit_pair(const cs_trace_t *t, const cs_check_report_t *rep, uint64_t i,
+                    const cs_trace_rec_t **chain, uint32_t nchain,
+                    cs_check_finding_t *f, const cs_check_finding_t **g)
+{
+  for (uint32_t j = 0; j < nchain; j++) {
+    const cs_trace_rec_t *r = chain[j], *seen = NULL;
+    for (uint64_t k = 0; k < t->n; k++) {
+      const cs_trace_rec_t *x = &t->rec[k];
+      if (!feeds(x, r, i))
+        continue;
+      uint64_t lx = landing(t, x);
+      if (lx < r->seq) {
+        seen = x; /* the last landed before r: the bytes r read */
+        continue;
+      }
+      *g = finding_of(rep, x, r, 1);
+      if (*g) { /* meant first, landed after the load: the old value */
+        *f = **g;
+        f->a = *x;
+        f->b = *r;
+        goto bounds;
+      }
+    }
+    if (seen) {
+      *g = finding_of(rep, seen, r, 0);
+      if (*g) { /* meant after the load, landed before it: the new value */
+        *f = **g;
+        f->a = *r;
+        f->b = *seen;
+        goto bounds;
+      }
+    }
+  }
+  return 0;
+bounds:
+  /* Each event's first notify after it and last wait before it, on its
+   * rank (the notify the writer announced it with, the wait that let the
+   * reader go on). */
+  f->has &= CS_CHECK_HAS_A | CS_CHECK_HAS_B;
+  for (uint64_t k = 0; k < t->n; k++) {
+    const cs_trace_rec_t *x = &t->rec[k];
+    for (int e = 0; e < 2; e++) {
+      const cs_trace_rec_t *y = e ? &f->b : &f->a;
+      uint32_t after = e ? CS_CHECK_HAS_B_AFTER : CS_CHECK_HAS_A_AFTER;
+      uint32_t before = e ? CS_CHECK_HAS_B_BEFORE : CS_CHECK_HAS_A_BEFORE;
+      if (x->rank != y->rank)
+        continue;
+      if (x->kind == CS_EV_NOTIFY && x->seq > y->seq && !(f->has & after)) {
+        *(e ? &f->b_after : &f->a_after) = *x;
+        f->has |= after;
+      }
+      if ((x->kind == CS_EV_WAIT || x->kind == CS_EV_FENCE) && x->seq < y->seq) {
+        *(e ? &f->b_before : &f->a_before) = *x;
+        f->has |= before;
+      }
+    }
+  }
+  return 1;
 }
 
 static void add(cs_story_t *s, const cs_trace_t *t, const cs_trace_rec_t *x,
@@ -215,7 +320,9 @@ int cs_trace_story(const cs_trace_t *t, const cs_check_report_t *rep,
   uint32_t nchain = bad_rank != UINT32_MAX
                         ? trace_back(t, bad_rank, bad_index, chain) : 0;
   int best_score = -1;
-  for (uint64_t i = 0; i < rep->n; i++) { /* ties: check's order */
+  cs_check_finding_t told;
+  int has_told = nchain && bit_pair(t, rep, bad_index, chain, nchain, &told, &best);
+  for (uint64_t i = 0; i < rep->n && !has_told; i++) { /* ties: check's order */
     int sc = score(t, &rep->f[i], bad_rank, bad_index, chain, nchain);
     if (sc > best_score) {
       best_score = sc;
@@ -231,7 +338,7 @@ int cs_trace_story(const cs_trace_t *t, const cs_check_report_t *rep,
     return 0;
   }
   s->has_finding = 1;
-  s->finding = *best;
+  s->finding = has_told ? told : *best;
   const cs_trace_rec_t *w, *r;
   if (write_read(&s->finding, &w, &r)) {
     tell_race(t, s, w, r);

@@ -4,11 +4,14 @@
  * `collsim shrink` tells. Words for people are not here (cli/collsim/story.c
  * writes them); this picks and orders records.
  *
- * Owns: which finding the story is about (among races between a write
- * and a load: one whose load is on the way back from the first bad
- * element, the loads the wrong value was made of, first; then one that
- * bit in this run, against its intended order; then check's order; then
- * any race; then the other findings), the events it tells in seq order
+ * Owns: which race the story is about (first the pair that produced the
+ * wrong value, traced back from the first bad element: a load the wrong
+ * value was made of and the write into its bytes that was meant first
+ * and landed after it, or that was meant after it and landed first, as
+ * it happened, when check reports that occurrence; else among the
+ * findings: a race whose load is on that way back, then one that bit in
+ * this run, against its intended order; then check's order; then any
+ * race; then the other findings), the events it tells in seq order
  * with their role, when each posted write landed, what the load saw (the
  * old value: the write had not landed; or the new one), and between which
  * two events the missing edge goes and what it is (a fence, a notify and
