@@ -53,4 +53,8 @@ void cs__chunks_volume(const cs_ar_cfg_t *c, uint32_t r, uint32_t es,
 uint64_t cs__chunks_parts(const cs_ar_cfg_t *c);
 uint64_t cs__chunks_part_lo(const cs_ar_cfg_t *c, uint64_t i);
 
+/* The final value of simpler's kernels' signal cells (twophase, ring-nb,
+ * onephase): one notify per barrier row, so 1. */
+int32_t cs__one_per_row(const cs_ar_cfg_t *c);
+
 #endif

@@ -102,12 +102,6 @@ static uint64_t onephase_cells(const cs_ar_cfg_t *c)
   return (uint64_t)rows(c) * c->nranks;
 }
 
-static int32_t onephase_final(const cs_ar_cfg_t *c)
-{
-  (void)c;
-  return 1;
-}
-
 static void onephase_where(const cs_ar_cfg_t *c, const cs_knobs_t *k,
                            uint32_t rank, uint32_t cell, int32_t target,
                            char *buf, size_t n)
@@ -166,7 +160,7 @@ const cs_algo_desc_t cs__algo_onephase = {
     .half_fill_pto = false,
     .body = cs__ar_onephase,
     .signal_cells = onephase_cells,
-    .signal_final = onephase_final,
+    .signal_final = cs__one_per_row,
     .final_text = "1 per row",
     .wait_where = onephase_where,
     .phases = onephase_phases,

@@ -155,12 +155,6 @@ static uint64_t ring_nb_cells(const cs_ar_cfg_t *c)
   return (uint64_t)rows(c) * c->nranks;
 }
 
-static int32_t ring_nb_final(const cs_ar_cfg_t *c)
-{
-  (void)c;
-  return 1;
-}
-
 static bool ring_nb_silent(const cs_ar_cfg_t *c, uint32_t rank, uint64_t cell)
 {
   uint32_t n = c->nranks;
@@ -210,7 +204,7 @@ const cs_algo_desc_t cs__algo_ring_nb = {
     .half_fill_pto = false,
     .body = cs__ar_ring_nb,
     .signal_cells = ring_nb_cells,
-    .signal_final = ring_nb_final,
+    .signal_final = cs__one_per_row,
     .signal_silent = ring_nb_silent,
     .final_text = "1 per row",
     .signalled = "every neighbour cell",
