@@ -71,6 +71,7 @@ typedef struct rank_proc {
   int   status;
   uint64_t prog_ev;    /* its event counter when last seen to change */
   uint64_t prog_at;    /* ... and when (0: not yet looked at) */
+  int   had_turn;      /* controlled mode: it held the turn when last seen */
   int   stopped; /* stopped by a signal (SIGSTOP, a debugger) at the abort */
 } rank_proc_t;
 
@@ -728,7 +729,7 @@ static int32_t turn_holder(const launch_t *L)
  * its event counter has stood still, running, for the run's wait timeout,
  * the run is aborted as a hang naming it. In controlled mode the others
  * wait for their turn, not finished: the rank that holds the turn is
- * watched the same way. */
+ * watched the same way, for as long as it holds it. */
 static void watch_progress(launch_t *L, uint64_t now)
 {
   cs_ctl_t *c = L->w->ctl;
@@ -741,8 +742,13 @@ static void watch_progress(launch_t *L, uint64_t now)
     rank_proc_t *p = &L->p[r];
     uint64_t ev = __atomic_load_n(&c->rank[r].event, __ATOMIC_ACQUIRE);
     uint32_t st = __atomic_load_n(&c->rank[r].state, __ATOMIC_ACQUIRE);
+    /* Controlled mode: the clock runs only while the rank holds the turn,
+     * from when it was first seen holding it (a rank granted after a long
+     * pick, a learner thinking in teach, has not stood still). */
+    int had = p->had_turn;
+    p->had_turn = L->sched && cs__sched_running(L->sched, r);
     if (p->reaped || p->pid <= 0 || st != CS_RS_RUNNING || ev != p->prog_ev ||
-        !p->prog_at) {
+        !p->prog_at || (L->sched && (!p->had_turn || !had))) {
       p->prog_ev = ev;
       p->prog_at = now;
       continue;
