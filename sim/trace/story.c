@@ -82,11 +82,14 @@ static uint32_t trace_back(const cs_trace_t *t, uint32_t r, uint64_t i,
     uint32_t rank = todo[next].rank;
     uint64_t before = todo[next++].before;
     const cs_trace_rec_t *w = NULL;
+    uint64_t w_at = 0;
     for (uint64_t k = 0; k < t->n; k++) {
       const cs_trace_rec_t *x = &t->rec[k];
+      uint64_t lx;
       if (x->seq < before && writes_to(x, rank) && covers(x, i) &&
-          !(x->opcmp & CS_TR_FAILED) && landing(t, x) < before)
-        w = x;
+          !(x->opcmp & CS_TR_FAILED) && (lx = landing(t, x)) < before &&
+          (!w || lx > w_at))
+        w = x, w_at = lx; /* the last to land: posts land out of order */
     }
     if (!w)
       continue; /* the window's initial bytes: nothing to trace */
@@ -197,13 +200,15 @@ static int bit_pair(const cs_trace_t *t, const cs_check_report_t *rep, uint64_t 
 {
   for (uint32_t j = 0; j < nchain; j++) {
     const cs_trace_rec_t *r = chain[j], *seen = NULL;
+    uint64_t seen_at = 0;
     for (uint64_t k = 0; k < t->n; k++) {
       const cs_trace_rec_t *x = &t->rec[k];
       if (!feeds(x, r, i))
         continue;
       uint64_t lx = landing(t, x);
       if (lx < r->seq) {
-        seen = x; /* the last landed before r: the bytes r read */
+        if (!seen || lx > seen_at) /* the last to land before r: the */
+          seen = x, seen_at = lx;  /* bytes r read (posts land out of order) */
         continue;
       }
       *g = finding_of(rep, x, r, 1);
