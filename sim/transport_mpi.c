@@ -559,10 +559,15 @@ static void mpi_stop(cs_dev_t *d, int rx)
  * itself as collsim run's launcher names it ("rank 1: killed by SIGSEGV
  * at event 4"), one line, and ends the job with MPI_Abort (exit 3).
  * Between cs_mpi_dev_init and cs_mpi_close only; elsewhere the signal
- * takes its default action. MPI_Abort is not async-signal-safe: an alarm
- * bounds a handler stuck in it (SA_RESETHAND: the alarm, or a second
- * crash, then ends the process with the signal). */
+ * takes the action it had before (the MPI library's handler, if it set
+ * one). MPI_Abort is not async-signal-safe: an alarm bounds a handler
+ * stuck in it (SIGALRM's default action ends the process; SA_RESETHAND: a
+ * second crash ends it with that signal). */
 static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+#define NCRASH (sizeof(crash_sigs) / sizeof(crash_sigs[0]))
+static struct sigaction crash_old[NCRASH];
+static stack_t crash_old_stack;
+static int crash_set;
 static cs_mpi_t *volatile crash_m;
 static const cs_rank_status_t *volatile crash_st;
 static uint32_t crash_rank;
@@ -618,24 +623,28 @@ static void crash_guard(cs_mpi_t *m, const cs_dev_t *d)
 {
   static char stack[1 << 16]; /* a crash on an overflowed stack still reports */
   stack_t ss = {.ss_sp = stack, .ss_size = sizeof(stack)};
-  sigaltstack(&ss, NULL);
+  sigaltstack(&ss, &crash_old_stack);
   crash_rank = d->rank;
   crash_st = d->st;
   crash_m = m;
   struct sigaction sa = {.sa_handler = on_crash,
                          .sa_flags = SA_ONSTACK | SA_RESETHAND};
   sigemptyset(&sa.sa_mask);
-  for (size_t i = 0; i < sizeof(crash_sigs) / sizeof(crash_sigs[0]); i++)
-    sigaction(crash_sigs[i], &sa, NULL);
+  for (size_t i = 0; i < NCRASH; i++)
+    sigaction(crash_sigs[i], &sa, &crash_old[i]);
+  crash_set = 1;
 }
 
 static void crash_unguard(void)
 {
   crash_m = NULL;
   crash_st = NULL;
-  struct sigaction sa = {.sa_handler = SIG_DFL};
-  for (size_t i = 0; i < sizeof(crash_sigs) / sizeof(crash_sigs[0]); i++)
-    sigaction(crash_sigs[i], &sa, NULL);
+  if (!crash_set)
+    return;
+  for (size_t i = 0; i < NCRASH; i++)
+    sigaction(crash_sigs[i], &crash_old[i], NULL);
+  sigaltstack(&crash_old_stack, NULL);
+  crash_set = 0;
 }
 
 const cs_dev_ops_t cs_transport_mpi = {
