@@ -528,7 +528,8 @@ Test(order, ring_nb_ranks_hold_each_chunk_in_the_rings_order, .timeout = 60)
 /* onephase, 3 ranks, one element, x = (1, 1, 2^24): each rank folds its
  * own value first, then the peers ascending: rank 0 (1 + 1) + 2^24 =
  * 2^24 + 2, rank 1 (1 + 1) + 2^24 = 2^24 + 2, rank 2 (2^24 + 1) + 1 =
- * 2^24 (1 is below half an ulp of 2^24, twice). Worked by hand. The
+ * 2^24 (2^24 + 1 is a tie, which rounds to even: 2^24, twice). Worked
+ * by hand. The
  * result comes from the window's third slot, "out". */
 Test(order, onephase_ranks_fold_their_own_value_first, .timeout = 60)
 {

@@ -20,7 +20,8 @@
  * ordered before later events of its own rank only by a fence, or by a
  * DDR fence after a pipe barrier that came after the post (a notify's own
  * DDR fence, which follows its signal, included, for what a pipe barrier
- * or fence of the rank's own drained), whatever the run's model was, so a free-mode trace shows the fence bugs that its
+ * or fence of the rank's own drained), whatever the run's model was, so a
+ * free-mode trace shows the fence bugs that its
  * stores, landing at issue, hid; and a Set notify writes its whole 64-byte
  * line (a clobber when another rank writes that line unordered).
  * The checker is fed records in seq order, one at a time, and keeps no
