@@ -53,6 +53,15 @@ void cs__chunks_volume(const cs_ar_cfg_t *c, uint32_t r, uint32_t es,
 uint64_t cs__chunks_parts(const cs_ar_cfg_t *c);
 uint64_t cs__chunks_part_lo(const cs_ar_cfg_t *c, uint64_t i);
 
+/* Whether simpler's kernels (twophase, ring-nb, onephase) run collsim's
+ * DONE barrier, and so have its signal row: with self-clearing signals
+ * only (upstream's single-use kernels have none), and not with a defect
+ * that drops the call's last barrier. */
+static inline bool cs__has_done(const cs_knobs_t *k)
+{
+  return k->epilogue && k->final_barrier;
+}
+
 /* The final value of simpler's kernels' signal cells (twophase, ring-nb,
  * onephase): one notify per barrier row, so 1. */
 int32_t cs__one_per_row(const cs_ar_cfg_t *c);

@@ -52,13 +52,6 @@
 enum { PHASE_MAIN = 1 };
 enum { ROW_READY = 0, ROW_DONE = 1 };
 
-/* The DONE barrier and its row: self-clearing calls only, and not with a
- * defect that drops the call's last barrier. */
-static bool has_done(const cs_knobs_t *k)
-{
-  return k->epilogue && k->final_barrier;
-}
-
 static void cs__ar_onephase(cs_dev_t *d, const cs_ar_cfg_t *c,
                             const cs_knobs_t *k, cs_ar_tiles_t *t,
                             cs_ar_sigbad_t *bad)
@@ -84,9 +77,9 @@ static void cs__ar_onephase(cs_dev_t *d, const cs_ar_cfg_t *c,
   }
   if (n == 1)
     return; /* one rank: no barrier, no signal */
-  if (has_done(k))
+  if (cs__has_done(k))
     cs__ar_barrier(d, k, ROW_DONE, 1);
-  cs__ar_epilogue(d, k, has_done(k) ? 2 : 1, 1, 1, bad);
+  cs__ar_epilogue(d, k, cs__has_done(k) ? 2 : 1, 1, 1, bad);
 }
 
 /* ------------------------------------------------------------ descriptor */
@@ -94,7 +87,7 @@ static void cs__ar_onephase(cs_dev_t *d, const cs_ar_cfg_t *c,
 static uint32_t rows(const cs_ar_cfg_t *c)
 {
   cs_knobs_t k = cs_bug_knobs(c->bug, c->no_epilogue);
-  return has_done(&k) ? 2 : 1;
+  return cs__has_done(&k) ? 2 : 1;
 }
 
 static uint64_t onephase_cells(const cs_ar_cfg_t *c)

@@ -65,13 +65,6 @@
 
 enum { PHASE_RS = 1, PHASE_AG = 2 };
 
-/* The DONE barrier and its row: self-clearing calls only, and not with a
- * defect that drops the call's last barrier. */
-static bool has_done(const cs_knobs_t *k)
-{
-  return k->epilogue && k->final_barrier;
-}
-
 /* The neighbour barrier on `row`: the fence, +1 to `to`'s cell
  * [row, me], wait >= 1 (k->wait_cmp) on the own cell [row, from]. */
 static void nb_barrier(cs_dev_t *d, const cs_knobs_t *k, uint32_t row,
@@ -135,7 +128,7 @@ static void cs__ar_ring_nb(cs_dev_t *d, const cs_ar_cfg_t *c,
     nb_step(d, c, t, PHASE_AG, (me + n - s) % n, w);
   }
   uint32_t rows = 2 * (n - 1);
-  if (has_done(k))
+  if (cs__has_done(k))
     nb_barrier(d, k, rows++, left, right);
 
   /* The epilogue (barrier.h's contract) over the signalled cells only. */
@@ -147,7 +140,7 @@ static void cs__ar_ring_nb(cs_dev_t *d, const cs_ar_cfg_t *c,
 static uint32_t rows(const cs_ar_cfg_t *c)
 {
   cs_knobs_t k = cs_bug_knobs(c->bug, c->no_epilogue);
-  return 2 * (c->nranks - 1) + (has_done(&k) ? 1 : 0);
+  return 2 * (c->nranks - 1) + (cs__has_done(&k) ? 1 : 0);
 }
 
 static uint64_t ring_nb_cells(const cs_ar_cfg_t *c)

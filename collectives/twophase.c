@@ -55,13 +55,6 @@
 enum { PHASE_RS = 1, PHASE_AG = 2 };
 enum { ROW_RS = 0, ROW_AG = 1, ROW_DONE = 2 };
 
-/* The DONE barrier and its row: self-clearing calls only, and not with a
- * defect that drops the call's last barrier. */
-static bool has_done(const cs_knobs_t *k)
-{
-  return k->epilogue && k->final_barrier;
-}
-
 /* acc = the own chunk `q` tile [off, off+v) folded with every peer's. */
 static void reduce_tile(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
                         uint64_t off, uint32_t v)
@@ -106,9 +99,9 @@ static void cs__ar_twophase(cs_dev_t *d, const cs_ar_cfg_t *c,
       cs_store(d, &t->acc, CS_AR_SLOT_DATA, off, v);
     }
   }
-  if (has_done(k))
+  if (cs__has_done(k))
     cs__ar_barrier(d, k, ROW_DONE, 1);
-  cs__ar_epilogue(d, k, has_done(k) ? 3 : 2, 1, 1, bad);
+  cs__ar_epilogue(d, k, cs__has_done(k) ? 3 : 2, 1, 1, bad);
 }
 
 /* ------------------------------------------------------------ descriptor */
@@ -121,7 +114,7 @@ bool cs__chunks_meets(const cs_ar_cfg_t *c)
 static uint32_t rows(const cs_ar_cfg_t *c)
 {
   cs_knobs_t k = cs_bug_knobs(c->bug, c->no_epilogue);
-  return has_done(&k) ? 3 : 2;
+  return cs__has_done(&k) ? 3 : 2;
 }
 
 static uint64_t twophase_cells(const cs_ar_cfg_t *c)
