@@ -131,10 +131,10 @@ struct cs_check {
   uint32_t *drains;    /* per rank: its pipe barriers and fences so far (a
                           post made after d of them is fenced once the rank's
                           fence word passes d: FC[p] = the drains a fence or
-                          DDR fence has made visible); then, per rank, the
-                          count as of its last pipe barrier or fence of its
-                          own (not a notify's), which a notify's own DDR
-                          fence makes visible */
+                          DDR fence has made visible) */
+  uint32_t *own_drained; /* per rank: drains as of its last pipe barrier or
+                            fence of its own (not a notify's), which a
+                            notify's own DDR fence makes visible */
   struct line_w *lines; /* per window line: its last Set and other write */
   uint64_t  nlines, cap_lines;
   struct line_list *line_at; /* per rank: the lines in `lines`, sorted */
@@ -891,14 +891,14 @@ static void rank_event(ck_t *c, const cs_trace_rec_t *x)
      * event (a2a3), as that pipe barrier alone makes it under relaxed,
      * but the signal may land first. What only a notify's own pipe
      * barrier drained is not: a notify orders nothing under relaxed. */
-    if (k[c->n + r] < c->drains[c->n + r])
-      k[c->n + r] = c->drains[c->n + r];
+    if (k[c->n + r] < c->own_drained[r])
+      k[c->n + r] = c->own_drained[r];
     c->drains[r]++; /* its own pipe barrier drains what came before */
     break;
   case CS_EV_WAIT: wait_end(c, x, k); break;
   case CS_TR_WAIT_BEGIN: wait_begin(c, x); break;
-  case CS_EV_FENCE: k[c->n + r] = c->drains[c->n + r] = ++c->drains[r]; break;
-  case CS_EV_PIPE: c->drains[c->n + r] = ++c->drains[r]; break;
+  case CS_EV_FENCE: k[c->n + r] = c->own_drained[r] = ++c->drains[r]; break;
+  case CS_EV_PIPE: c->own_drained[r] = ++c->drains[r]; break;
   case CS_EV_DDR: k[c->n + r] = c->drains[r]; break;
   case CS_EV_REDUCE: c->has_unused[r] = 0; break;
   default: break;
@@ -954,13 +954,14 @@ int cs_check_create(cs_check_t **out, const cs_trace_header_t *h)
   c->has_mark = calloc(c->n, 1);
   c->unused = calloc(c->n, sizeof(cs_trace_rec_t));
   c->has_unused = calloc(c->n, 1);
-  c->drains = calloc(2 * (size_t)c->n, sizeof(uint32_t));
+  c->drains = calloc(c->n, sizeof(uint32_t));
+  c->own_drained = calloc(c->n, sizeof(uint32_t));
   c->line_at = calloc(c->n, sizeof(line_list_t));
   c->rep.f = malloc(CS_CHECK_MAX_FINDINGS * sizeof(cs_check_finding_t));
   if (!c->clk || !c->maps || !c->cells || !c->pend || !c->unused ||
       !c->pos || !c->mark_at || !c->has_mark ||
-      !c->has_unused || !c->drains || !c->line_at || !c->rep.f ||
-      aux_init(c) < 0) {
+      !c->has_unused || !c->drains || !c->own_drained || !c->line_at ||
+      !c->rep.f || aux_init(c) < 0) {
     cs_check_destroy(c);
     *out = NULL;
     return -ENOMEM;
@@ -997,6 +998,7 @@ void cs_check_destroy(cs_check_t *c)
   free(c->unused);
   free(c->has_unused);
   free(c->drains);
+  free(c->own_drained);
   free(c->lines);
   for (uint32_t r = 0; c->line_at && r < c->n; r++)
     free(c->line_at[r].v);
