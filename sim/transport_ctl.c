@@ -38,7 +38,7 @@ static void ctl_point(cs_dev_t *d, cs_event_t *ev)
   cs_sched_area_t *a = area_of(w);
   int runs_on = 0;
   if (__atomic_load_n(&a->mode, __ATOMIC_ACQUIRE) == SM_RANK)
-    runs_on = cs__sched_rank_turn(w, d->rank); /* this rank's turn to pick */
+    runs_on = cs__sched_rank_turn(w, d->rank, d->hooks, d->hook_arg); /* this rank's turn to pick */
   else
     sem_post(&a->wake);
   while (!runs_on && sem_wait(&sl->sem) < 0 && errno == EINTR)

@@ -173,11 +173,10 @@ static void publish(const cs_sched_t *s, cs_sched_area_t *a)
 {
   const cs_sched_cfg_t *c = &s->cfg;
   /* Hooks need no copy in a rank: the rank's own events are recorded by
-   * its device hooks, and the landings, the scheduler's only hooked
-   * step, are handed back to the launcher (land_back). */
+   * its device hooks, and so are the landings it performs on its turn
+   * (cs__sched_rank_turn). */
   a->rebuild = !c->replay && !c->deviate && !c->tty_in && !c->tty_out &&
                !c->pick_fn && !c->pick_arg;
-  a->land_back = c->hooks && c->hooks->land;
   memset(&a->cfg, 0, sizeof(a->cfg));
   a->cfg.c = (cs_sched_cfg_t){.strategy = c->strategy, .model = c->model,
                               .seed = c->seed, .depth = c->depth,
@@ -197,7 +196,6 @@ static uint64_t first_rng(const cs_sched_cfg_t *cfg)
 static int init_turns(cs_sched_t *s, cs_sched_area_t *a)
 {
   a->mode = SM_LAUNCHER;
-  a->pending = -1;
   a->turn_id = 0;
   a->rebuild = 0;
   a->refused = 0;
@@ -512,7 +510,6 @@ static cs_sched_t *rebuild(cs_world_t *w, const cs_sched_area_t *a)
   if (!s)
     return NULL;
   s->cfg = a->cfg.c;
-  s->land_back = (int)a->land_back;
   s->w = w;
   s->n = w->ctl->nranks;
   s->waiting = -1;
@@ -550,7 +547,8 @@ static cs_sched_t *rank_sched(cs_world_t *w, const cs_sched_area_t *a)
   return turn_sched;
 }
 
-int cs__sched_rank_turn(cs_world_t *w, uint32_t r)
+int cs__sched_rank_turn(cs_world_t *w, uint32_t r, const cs_dev_hooks_t *hooks,
+                        void *hook_arg)
 {
   cs_sched_area_t *a = area_of(w);
   cs_sched_t *s = rank_sched(w, a);
@@ -559,8 +557,13 @@ int cs__sched_rank_turn(cs_world_t *w, uint32_t r)
     hand_back(a); /* no copy of the launcher's scheduler here */
     return 0;
   }
-  /* Landings are hooked (traced) in the launcher only. */
-  int lands = !s->land_back && (!s->cfg.hooks || !s->cfg.hooks->land);
+  /* The turn makes this rank the only actor, so it may append a landing's
+   * record to the posting rank's ring as the launcher does (the recorder
+   * tells the two apart). Handing each landing back to the launcher cost
+   * two more hand-offs per landing: a recorded schedule took twice the
+   * context switches of an unrecorded one. */
+  s->cfg.hooks = hooks;
+  s->cfg.hook_arg = hook_arg;
   pull(s);
   for (;;) {
     uint32_t k = enabled(s, s->ones);
@@ -570,10 +573,6 @@ int cs__sched_rank_turn(cs_world_t *w, uint32_t r)
     if (i < 0)
       return 0; /* stopped: the abort wakes every rank */
     cs_actor_t act = s->en[i];
-    if (act.op >= 0 && !lands) {
-      a->pending = (int32_t)i; /* the launcher lands it, with its hooks */
-      break;
-    }
     s->steps++;
     if (act.op >= 0) {
       land(s, act.rank, (uint32_t)act.op);
@@ -616,15 +615,6 @@ int cs__sched_running(const cs_sched_t *s, uint32_t r)
          __atomic_load_n(&slot_of(s->w, r)->state, __ATOMIC_ACQUIRE) == SR_RUNNING;
 }
 
-/* The strategy's pick among k enabled actors, or the one a rank picked
- * and handed over. */
-static int64_t pick_next(cs_sched_t *s, uint32_t k)
-{
-  cs_sched_area_t *a = area_of(s->w);
-  int64_t i = a->pending;
-  a->pending = -1;
-  return i >= 0 ? i : s->ops->pick(s, k);
-}
 
 int cs__sched_step(cs_sched_t *s, const uint8_t *alive)
 {
@@ -657,7 +647,7 @@ int cs__sched_step(cs_sched_t *s, const uint8_t *alive)
                             "rank can run and no posted op is left to land",
                             (unsigned long long)s->steps);
     }
-    int64_t i = pick_next(s, k);
+    int64_t i = s->ops->pick(s, k);
     if (i < 0)
       return CS_SCHED_STOPPED;
     cs_actor_t act = s->en[i];

@@ -145,11 +145,11 @@ typedef struct cs_sched_area {
   /* Rank turns (SM_RANK): the granted rank picks the next step itself at
    * its next event, with the launcher's strategy and these copies of the
    * rng and step count, and grants the rank picked (itself: it runs on,
-   * no hand-off). A landing to perform, nothing enabled, or its body
-   * done: it hands the turn back (SM_LAUNCHER, a post of wake). */
+   * no hand-off), or performs the landing picked and picks again. Nothing
+   * enabled, or its body done: it hands the turn back (SM_LAUNCHER, a
+   * post of wake). */
   uint32_t mode;        /* SM_*; SM_RANK only while one granted rank runs */
-  int32_t  pending;     /* index into the enabled list a rank picked for
-                           the launcher to perform (a landing), or -1 */
+  uint32_t pad0;
   uint64_t turn_id;     /* cs_sched_t.turn_id of the scheduler it serves */
   uint64_t rng, steps;  /* the scheduler's, at every hand-over */
   /* A kept rank (a pool's, launch.c) forked with an earlier run's
@@ -158,17 +158,14 @@ typedef struct cs_sched_area {
    * and checking its state against state0, the launcher's right after
    * init at address state_addr: the words that differ are pointers into
    * the block, moved by the two blocks' distance at every hand-over. Any
-   * other difference (or a cfg with pointers, but for the hooks, whose
-   * only use in a rank is land_back) and the rank hands its turns back,
+   * other difference (or a cfg with pointers, but for the hooks, which a
+   * rank takes from its own device) and the rank hands its turns back,
    * as with no copy at all. */
   uint64_t state_addr;  /* the launcher's s->state */
   uint32_t rebuild;     /* 1: a rank may build its scheduler from cfg */
   uint32_t state_bytes; /* the launcher's s->state_bytes */
   uint64_t refused;     /* turns handed back for want of this scheduler */
-  uint32_t land_back;   /* landings are hooked (recorded): a rank's
-                           rebuilt copy hands each landing it picks back
-                           to the launcher, which lands it with its hooks */
-  uint8_t  pad[20];
+  uint8_t  pad[24];
   uint8_t  state[CS_TURN_STATE_MAX]; /* the strategy's (state_bytes) too */
   union {
     cs_sched_cfg_t c;   /* the launcher's cfg, its pointers cleared */
@@ -217,8 +214,6 @@ struct cs_sched {
   uint8_t       *moved;    /* a rank's rebuilt copy: per 8-byte word of the
                               state, 1 if a pointer into it, else NULL */
   uint64_t       delta;    /* rank's state address - the launcher's */
-  int            land_back; /* a rebuilt copy: landings go back to the
-                               launcher (cs_sched_area_t.land_back) */
 };
 
 /* A rank that was granted under SM_RANK and has just posted its next
@@ -226,8 +221,11 @@ struct cs_sched {
  * launcher's scheduler (inherited at fork; a kept rank builds its copy of
  * a later run's from the area, cs_sched_area_t). Returns 1 when it picked
  * itself and runs on; 0 when it must sleep on its semaphore (another rank
- * granted, or the turn handed back to the launcher). */
-int cs__sched_rank_turn(cs_world_t *w, uint32_t r);
+ * granted, or the turn handed back to the launcher). The rank lands the
+ * posted ops it picks itself, through its own device's hooks (`hooks`,
+ * `hook_arg`: NULL when untraced), as the launcher would. */
+int cs__sched_rank_turn(cs_world_t *w, uint32_t r, const cs_dev_hooks_t *hooks,
+                        void *hook_arg);
 /* A rank's body returned (its state DONE): wakes the launcher, handing
  * back the turn if the rank had it. */
 void cs__sched_done(cs_world_t *w);

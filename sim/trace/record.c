@@ -397,21 +397,27 @@ static void hook_fail(cs_dev_t *d, const cs_event_t *ev, int32_t observed,
               CS_TR_FAILED, 0);
 }
 
-/* The scheduler landed a posted op (controlled mode, in the launcher). The
- * rank sleeps while its DMA engine lands an op (one actor at a time), so
- * the launcher may append to the rank's ring: a dma-land record with
- * round = the landed op's kind, opcmp = notify op, value = notify value,
- * observed = the cell after a notify; phys = 64 and elem_off = the line's
- * byte offset for an a2a3 Set, which writes back its whole line. */
+/* The scheduler landed a posted op (controlled mode), in the launcher or
+ * in the rank that holds the turn. The posting rank sleeps while its DMA
+ * engine lands an op (one actor at a time), so the lander may append to
+ * that rank's ring: a dma-land record with round = the landed op's kind,
+ * opcmp = notify op, value = notify value, observed = the cell after a
+ * notify; phys = 64 and elem_off = the line's byte offset for an a2a3 Set,
+ * which writes back its whole line. Only the launcher writes chunks
+ * itself; a rank hands a full one over by the doorbell, as for its own
+ * records (its `arg` is a copy of the launcher's tracer, not to be
+ * drained). */
 static void hook_land(cs_world_t *w, uint32_t rank, const cs_event_t *op,
                       int32_t observed, void *arg)
 {
   cs_event_t ev = {.elem_off = op->elem_off, .dma_id = op->dma_id,
                    .peer = op->peer, .slot = op->slot, .cell = op->cell,
                    .valid = op->valid, .phys = op->phys};
+  cs_trace_ring_t *r = ring_of(w, rank);
+  cs_tracer_t *lt = getpid() == r->launcher ? arg : NULL;
   uint64_t seq = __atomic_fetch_add(&w->ctl->event_seq, 1, __ATOMIC_SEQ_CST);
-  append(w, ring_of(w, rank), arg, rank, CS_TR_DMA_LAND, &ev, seq, op->value,
-         observed, op->opcmp, 0, op->kind, 0);
+  append(w, r, lt, rank, CS_TR_DMA_LAND, &ev, seq, op->value, observed,
+         op->opcmp, 0, op->kind, 0);
 }
 
 const cs_dev_hooks_t cs_trace_hooks = {hook_begin, hook_end, hook_fail,
