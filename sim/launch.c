@@ -223,7 +223,7 @@ void cs_launch_pool_reset(const cs_launch_pool_t *pool, cs_world_t *w)
 {
   memcpy(w->ctl, &pool->ctl0, sizeof(cs_ctl_t));
   cs_ctl_t *c = w->ctl;
-  memset(w->base + sizeof(cs_ctl_t), 0, c->off_sched - sizeof(cs_ctl_t));
+  memset(w->base + sizeof(cs_ctl_t), 0, c->off_trace - sizeof(cs_ctl_t));
 }
 
 /* Kills and reaps what is left of the pool's ranks. */

@@ -105,8 +105,10 @@ int cs_launch_pool_open(cs_launch_pool_t **pool, uint32_t nranks);
 int cs_launch_pool_alive(cs_launch_pool_t *pool);
 /* Before the next run over w with a live pool: puts back the control
  * block as it was when the pool's first run began and zeroes the notes,
- * windows, staging buffers and trace rings, as a fresh world has them
- * (the scheduler area is set up by every controlled run). */
+ * windows and staging buffers, as a fresh world has them. The trace rings
+ * and the scheduler area are set up by every run that uses them (a
+ * tracer's start writes each ring's header, and nothing reads a record
+ * above a ring's head), so they are left as they are. */
 void cs_launch_pool_reset(const cs_launch_pool_t *pool, cs_world_t *w);
 /* Ends the pool's ranks (SIGKILL, then reaps them) and frees it. NULL is
  * fine. */
