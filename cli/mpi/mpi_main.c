@@ -62,10 +62,13 @@ static const char usage[] =
     "the algorithm's slot layout, passive target for the whole run. Every\n"
     "rank verifies its own result bit for bit against the oracle; rank 0\n"
     "prints the summary. Options as in 'collsim run --help', except that\n"
-    "--algo (mesh, ring, host), --dtype (fp32, fp16, bf16), --op (sum, max,\n"
-    "min, prod) and --count take a comma-separated list or 'all' (not\n"
-    "--count): the job then runs every combination, in one mpirun, one line\n"
-    "each, and fails if any of them does.\n"
+    "--algo, --dtype (fp32, fp16, bf16), --op (sum, max, min, prod) and\n"
+    "--count take a comma-separated list or 'all' (not --count): the job\n"
+    "then runs every combination, in one mpirun, one line each, and fails\n"
+    "if any of them does. --algo all is every algorithm of 'collsim run';\n"
+    "a case one of them refuses while the mesh takes it (twophase at a\n"
+    "count that is not a multiple of the ranks) is then skipped, with its\n"
+    "reason on its line; an algorithm named in the list is refused instead.\n"
     "\n"
     "  --minmax M       ieee (default), propagate or pto: what max and min do\n"
     "                   with NaN and signed zeros, as 'collsim run --minmax';\n"
@@ -144,6 +147,8 @@ typedef struct mpi_opts {
   const char *input, *output; /* --input, --output: valid on rank 0 only */
   int         has_input, has_output;
   uint32_t    nalgo, ndtype, nop, ncount;
+  int         algo_all;   /* --algo all: a case an algorithm refuses is
+                             skipped (skipped()), not an error */
   cs_algo_t   algo[LIST_MAX];
   cs_dtype_t  dtype[LIST_MAX];
   cs_op_t     op[LIST_MAX];
@@ -183,12 +188,19 @@ static int list_item(mpi_opts_t *o, int opt, const char *s)
 static int parse_list(mpi_opts_t *o, int opt, const char *arg)
 {
   static const char *const all[][5] = {
-      [OPT_ALGO] = {"mesh", "ring", "host"},
       [OPT_DTYPE] = {"fp32", "fp16", "bf16"},
       [OPT_OP] = {"sum", "max", "min", "prod"}};
   uint32_t *n = opt == OPT_ALGO ? &o->nalgo : opt == OPT_DTYPE ? &o->ndtype
               : opt == OPT_OP ? &o->nop : &o->ncount;
   *n = 0;
+  if (opt == OPT_ALGO)
+    o->algo_all = 0;
+  if (opt == OPT_ALGO && !strcmp(arg, "all")) {
+    for (int a = 0; a < CS_NALGOS; a++)
+      o->algo[o->nalgo++] = (cs_algo_t)a;
+    o->algo_all = 1;
+    return 0;
+  }
   if (opt != OPT_COUNT && !strcmp(arg, "all")) {
     for (int i = 0; all[opt][i]; i++)
       list_item(o, opt, all[opt][i]);
@@ -293,6 +305,17 @@ static uint32_t ncases(const mpi_opts_t *o)
   return o->nalgo * o->ndtype * o->nop * o->ncount;
 }
 
+/* With --algo all, a case that its algorithm refuses while the mesh takes
+ * it (a count that is not a multiple of the ranks, a dtype or op the
+ * algorithm does not reduce, too many ranks) is skipped; rc: its
+ * cs_ar_check. A case named algorithm by algorithm is refused instead. */
+static int skipped(const mpi_opts_t *o, const cs_ar_cfg_t *c, int rc)
+{
+  cs_ar_cfg_t m = *c;
+  m.algo = CS_ALGO_MESH;
+  return rc < 0 && o->algo_all && cs_ar_check(&m) == 0;
+}
+
 /* As collsim run: single-use signals allow one call per world, so
  * --iters is 1 unless given, and more calls (asked for, or a defect that
  * needs two) are refused; a defect that shows on a later call gets its
@@ -343,7 +366,7 @@ static int check_cases(const mpi_opts_t *o)
     cs_ar_cfg_t c;
     case_of(o, i, &c);
     int rc = cs_ar_check(&c);
-    if (rc < 0) {
+    if (rc < 0 && !skipped(o, &c, rc)) {
       char why[256];
       cs_cli_ar_why(&c, rc, why, sizeof(why));
       cs_cli_error(CMD, "%s", why);
@@ -531,7 +554,7 @@ static void print_summary(const cs_ar_cfg_t *c, cs_fill_t fill,
 static void print_line(const cs_ar_cfg_t *c, const cs_mpi_result_t *res)
 {
   const cs_mpi_verdict_t *v = &res->v;
-  printf("%-4s %-4s %-4s count %-8llu %10.1f us  ", cs_algo_name(c->algo),
+  printf("%-9s %-4s %-4s count %-8llu %10.1f us  ", cs_algo_name(c->algo),
          cs_dtype_name(c->dtype), cs_op_name(c->op),
          (unsigned long long)c->count, (double)res->median_ns / 1e3);
   if (res->code == CS_EXIT_OK)
@@ -540,6 +563,17 @@ static void print_line(const cs_ar_cfg_t *c, const cs_mpi_result_t *res)
     printf("WRONG: %.0f elements, %.0f signal cells, %.0f cells not back to "
            "0, %.0f calls differ\n", v->wrong, v->signal_bad, v->signals_left,
            v->differ);
+  fflush(stdout);
+}
+
+/* A case --algo all skips: its line, and why (rc: its cs_ar_check). */
+static void print_skip(const cs_ar_cfg_t *c, int rc)
+{
+  char why[256];
+  cs_cli_ar_why(c, rc, why, sizeof(why));
+  printf("%-9s %-4s %-4s count %-8llu skipped: %s\n", cs_algo_name(c->algo),
+         cs_dtype_name(c->dtype), cs_op_name(c->op),
+         (unsigned long long)c->count, why);
   fflush(stdout);
 }
 
@@ -581,11 +615,18 @@ static int write_output(const mpi_opts_t *o, const cs_ar_cfg_t *c, int rank,
 static int run_cases(const mpi_opts_t *o, int rank, int traced,
                      const uint8_t *rows)
 {
-  uint32_t n = ncases(o), bad = 0;
+  uint32_t n = ncases(o), bad = 0, skips = 0;
   int code = CS_EXIT_OK; /* the worst case's */
   for (uint32_t i = 0; i < n; i++) {
     cs_ar_cfg_t c;
     case_of(o, i, &c);
+    int rc = cs_ar_check(&c);
+    if (skipped(o, &c, rc)) {
+      if (rank == 0)
+        print_skip(&c, rc);
+      skips++;
+      continue;
+    }
     cs_fill_t fill = rows ? CS_FILL_INPUT
                           : o->fill ? o->fill : cs_ar_default_fill(&c);
     cs_mpi_result_t res;
@@ -613,7 +654,13 @@ static int run_cases(const mpi_opts_t *o, int rank, int traced,
              "per signal cell; merged at rank 0; see 'collsim trace')\n",
              o->common.trace, (unsigned long long)res.clock_words);
   }
-  if (rank == 0 && n > 1)
+  if (rank == 0 && n > 1 && skips)
+    printf("collsim-mpi run: %u case%s on %u rank%s: %s%u wrong; %u skipped "
+           "(--algo all: an algorithm's precondition)\n", n - skips,
+           n - skips == 1 ? "" : "s", o->cfg.nranks,
+           o->cfg.nranks == 1 ? "" : "s", bad ? "" : "all bit-exact, ", bad,
+           skips);
+  else if (rank == 0 && n > 1)
     printf("collsim-mpi run: %u case%s on %u rank%s: %s%u wrong\n", n,
            n == 1 ? "" : "s", o->cfg.nranks, o->cfg.nranks == 1 ? "" : "s",
            bad ? "" : "all bit-exact, ", bad);
