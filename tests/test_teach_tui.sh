@@ -681,5 +681,48 @@ wait_for "last events:"
 keys q
 wait_exit
 
+# 21. (issue 31, item 6) Branches: a run, back to its start, another
+# order to the end, and c compares the two at 80x24 with 4 ranks. Without
+# the READY barrier (--bug ring-no-ready-barrier), A is rank 0's first six
+# events by Enter then whole rounds by r: rank 0 loads from rank 3 before
+# rank 3 wrote, and the run is wrong. B is the data-step order from step
+# 0: every event but a load between ranks runs by itself and a round's
+# start marker only when nothing else can, so every store lands before a
+# load of it and the run is right; and at step 1, where A entered round 0
+# on rank 0, B runs rank 1's stage-in store instead. So by construction:
+# the same pick at step 0, the divergence at step 1 (A: r0 enter, B: r1
+# store), A failed, B passed, and A's story (a load that ran before a
+# store) ran the other way round in B.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --bug ring-no-ready-barrier"
+wait_for "step 0, who goes next"
+keys Enter Enter Enter Enter Enter Enter
+for _ in $(seq 14); do keys r; done
+wait_for "result: WRONG"
+screen | grep -qF "Branches: c compares" && fail "branch: a comparison offered before any step back"
+for _ in $(seq 40); do keys B; screen | grep -qF "step 0, who goes next" && break; done
+wait_for "step 0, who goes next"
+keys d
+for _ in $(seq 30); do keys Enter; done
+keys x
+wait_for "Branches: c compares this run (B)"
+keys c
+wait_for "Branches: A = the run you stepped back from"
+sc=$(screen)
+echo "$sc" | grep -qE "^A: [0-9]+ steps, FAILED; result: WRONG" || { fail "branch: A's outcome"; echo "$sc"; }
+echo "$sc" | grep -qE "^B: [0-9]+ steps, passed; result: bit-exact" || { fail "branch: B's outcome"; echo "$sc"; }
+echo "$sc" | grep -qF "Same picks for step 0; they diverge at step 1." || { fail "branch: the divergence point"; echo "$sc"; }
+echo "$sc" | grep -qE "^>#1 +r0 enter .* r1 store data" || { fail "branch: the first differing events"; echo "$sc"; }
+echo "$sc" | grep -qE "^ #0 +r0 store .*\(same\)" || { fail "branch: the shared step"; echo "$sc"; }
+echo "$sc" | grep -qE "^Moved: r0 enter A #1 -> B #[0-9]+ \([0-9]+ steps? later\); r1 store A #[0-9]+ -> B #1" || { fail "branch: which events moved"; echo "$sc"; }
+echo "$sc" | tr '\n' ' ' | tr -s ' ' | grep -qE "A failed on its story's events.*1\. r0 load A #[0-9]+ -> B #[0-9]+.*2\. r3 store .*in B, 2 ran before 1" || { fail "branch: the story's events in B"; echo "$sc"; }
+echo "$sc" | grep -qE "^At the end the windows differ in: r0 " || { fail "branch: the elements that differ"; echo "$sc"; }
+echo "$sc" | grep -qF "any key: back to the end screen" || { fail "branch: the footer cut at 80x24"; echo "$sc"; }
+keys x
+wait_for "Branches: c compares this run (B)"
+keys q
+wait_exit
+grep -q "EXIT=0" "$dir/exit" || fail "branch: q did not quit cleanly: $(cat "$dir/exit")"
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

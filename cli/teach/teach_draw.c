@@ -19,6 +19,7 @@
 #include "../../collectives/geometry.h"
 #include "../../collectives/reduce.h"
 #include "../../sim/trace/describe.h"
+#include "teach_branch.h"
 #include "teach_lesson.h"
 #include "teach_story.h"
 
@@ -411,8 +412,8 @@ static void draw_help(void)
     "  b, Left           step back one event (the run is re-executed)",
     "  B                 step back to the start of the round",
     "  v / t             values for provenance / events as a space-time strip",
-    "  S                 (--level, --bug) show me: search for an order",
-    "                    that fails, then step back through it",
+    "  S                 (--level, --bug) show me an order that fails",
+    "  c                 (end screen) compare with the run stepped back from",
     "  ?                 this help     q, Ctrl-C   quit",
     "Legend",
     "  RS t1 j0  reduce-scatter, round 1, subchunk 0 (AG: all-gather)",
@@ -539,6 +540,60 @@ static void draw_overlay(const teach_session_t *t)
   attroff(A_BOLD);
 }
 
+/* The comparison of two branches (c on the end screen): both outcomes,
+ * where the orders diverge and which events moved, both event sequences
+ * side by side from the last shared step, and the elements whose
+ * contents differ at the end. */
+static void draw_compare(const teach_session_t *t)
+{
+  char b[800], o[480], ea[200], eb[200];
+  uint64_t d = tb_diverge(t);
+  int y = 0, w = (COLS - 8) / 2, foot = LINES - 1;
+  attron(A_BOLD);
+  put(y++, 0, "Branches: A = the run you stepped back from, B = this run");
+  attroff(A_BOLD);
+  snprintf(b, sizeof(b), "A: %llu steps, %s", (unsigned long long)t->branch.n,
+           t->branch.outcome);
+  y = put_wrapped(y, y + 2, 3, b);
+  tb_outcome(t, o, sizeof(o));
+  snprintf(b, sizeof(b), "B: %llu steps, %s",
+           (unsigned long long)t->st.nevents, o);
+  y = put_wrapped(y, y + 2, 3, b);
+  if (d)
+    snprintf(b, sizeof(b), "Same picks for step%s 0%s%.0llu; they diverge at "
+             "step %llu.", d > 1 ? "s" : "", d > 1 ? "-" : "",
+             (unsigned long long)d - 1, (unsigned long long)d);
+  else
+    snprintf(b, sizeof(b), "They diverge at the first step, step 0.");
+  put(y++, 0, "%s", b);
+  tb_moved(t, b, sizeof(b));
+  y = put_wrapped(y, y + 3, 4, b);
+  if (tb_story(t, b, sizeof(b)))
+    y = put_wrapped(y, y + 3, 4, b);
+  tb_windows(t, b, sizeof(b));
+  int wl = 1 + (int)strlen(b) / (COLS - 4); /* the windows' lines */
+  if (wl > 4)
+    wl = 4;
+  put(y++, 0, "step   %-*s %s", w, "A (stepped back from)", "B (this run)");
+  for (uint64_t s = d ? d - 1 : 0; y < foot - wl - 1; s++) {
+    if (s >= t->branch.n && s >= t->st.nevents)
+      break;
+    tb_event(t, 0, s, ea, sizeof(ea));
+    int same = tb_same(t, s);
+    if (same)
+      snprintf(eb, sizeof(eb), "(same)");
+    else
+      tb_event(t, 1, s, eb, sizeof(eb));
+    if (s == d)
+      attron(A_BOLD);
+    put(y++, 0, "%c#%-5llu %-*.*s %.*s", s == d ? '>' : ' ',
+        (unsigned long long)s, w, w, ea, w, eb);
+    attroff(A_BOLD);
+  }
+  put_wrapped(y + 1 < foot - wl ? y + 1 : y, foot, 4, b);
+  put(foot, 0, "any key: back to the end screen   q quit");
+}
+
 void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
 {
   int need_c, need_l;
@@ -550,6 +605,13 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
              "%u ranks need %dx%d. Resize it, or press q to quit.", COLS,
              LINES, t->n, need_c, need_l);
     put_wrapped(0, LINES, 0, m);
+    refresh();
+    return;
+  }
+  if (t->compare && !v && t->branch.n) {
+    draw_compare(t);
+    if (help)
+      draw_help();
     refresh();
     return;
   }

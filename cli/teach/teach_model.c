@@ -73,6 +73,16 @@ static uint32_t span_at(const tm_state_t *s, uint32_t r, uint64_t e)
   return i;
 }
 
+const tm_prov_t *tm_prov_in(const tm_state_t *s, uint32_t r, uint64_t e)
+{
+  return &s->span[r][span_at(s, r, e)].p;
+}
+
+int tm_prov_same(const tm_prov_t *a, const tm_prov_t *b)
+{
+  return prov_eq(a, b);
+}
+
 const tm_prov_t *tm_prov_at(const teach_session_t *t, uint32_t r, uint64_t e)
 {
   return &t->st.span[r][span_at(&t->st, r, e)].p;
