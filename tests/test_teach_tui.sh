@@ -724,5 +724,39 @@ keys q
 wait_exit
 grep -q "EXIT=0" "$dir/exit" || fail "branch: q did not quit cleanly: $(cat "$dir/exit")"
 
+# 22. (issue 31, D9 and Must show) A plug-in of examples/ played on the
+# terminal: rd_allreduce, 4 ranks x 8 fp32, arange inputs (rank r's
+# element i = 100*r + i). Its window is drawn from its slots: at step 0
+# every data slot is still 0; rank 3 keyed by its digit runs its stage-in
+# store, after which its data slot reads 300,301,...; r to the end gives
+# the plug-in's own verdict, and every rank's data slot holds the sum
+# sum_r (100*r + i) = 600 + 4*i: 600,604,608,...
+rd=""
+if command -v cc >/dev/null && [ -f "$(dirname "$bin")/include/collsim/version.h" ]; then
+  cc -std=gnu11 -fPIC -shared -I"$src/include" -I"$(dirname "$bin")/include/collsim" \
+    -o "$dir/rd.so" "$src/examples/rd_allreduce/rd_allreduce.c" \
+    -L"$(dirname "$bin")" -lcollsim -Wl,-rpath,"$(dirname "$bin")" 2>"$dir/cc.err" && rd="$dir/rd.so"
+fi
+if [ -n "$rd" ]; then
+  rm -f "$dir/exit"
+  start 80 24 "$bin teach --algo $rd --ranks 4 --count 8"
+  wait_for "rd-allreduce (your own), 4 ranks x 8 fp32"
+  wait_for "step 0, who goes next"
+  [ "$(screen | grep -cE '^r[0-3] +start +data=0,0,0,0')" = 4 ] || { fail "plug-in: the data slots at step 0"; screen; }
+  keys 3
+  wait_for "step 1, who goes next"
+  screen | grep -qE '^r3 +start +data=300,301,302,303' || { fail "plug-in: rank 3's stage-in not in its data slot"; screen; }
+  screen | grep -qE '^r2 +start +data=0,0,0,0' || { fail "plug-in: rank 2 changed without running"; screen; }
+  for _ in $(seq 6); do keys r; done
+  wait_for "the run has ended"
+  screen | grep -qF "result: bit-exact on all 4 ranks against rd-allreduce's" || { fail "plug-in: no verdict"; screen; }
+  [ "$(screen | grep -cE '^r[0-3] +ph[0-9]+ r[0-9]+ +data=600,604,608,612')" = 4 ] || { fail "plug-in: the sums not in every data slot"; screen; }
+  keys q
+  wait_exit
+  grep -q "EXIT=0" "$dir/exit" || fail "plug-in: q did not quit cleanly: $(cat "$dir/exit")"
+else
+  echo "note: no C compiler or build tree headers: the plug-in was not played"
+fi
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

@@ -216,6 +216,10 @@ int tb_story(const teach_session_t *t, char *b, size_t cap)
 void tb_windows(const teach_session_t *t, char *b, size_t cap)
 {
   const tm_state_t *a = t->branch.st, *c = &t->st;
+  if (t->o->coll) { /* its contents are not tracked: only its slots */
+    snprintf(b, cap, "The result's elements: as each outcome says.");
+    return;
+  }
   size_t o = (size_t)snprintf(b, cap, "At the end the windows differ in: ");
   uint32_t shown = 0, more = 0;
   for (uint32_t r = 0; r < t->n && r < TM_MAXR; r++)
