@@ -697,6 +697,20 @@ static void draw_compare(const teach_session_t *t)
   put(foot, 0, "any key: back to the end screen   q quit");
 }
 
+/* The first line: what runs (a built-in allreduce, or one's own). */
+static void draw_title(const teach_session_t *t)
+{
+  const cs_ar_cfg_t *c = &t->o->cfg;
+  if (t->o->coll)
+    put(0, 0, "collsim teach: %.30s (your own), %u ranks x %llu %s",
+        t->o->coll->name, t->n, (unsigned long long)t->count,
+        cs_dtype_name(c->dtype));
+  else
+    put(0, 0, "collsim teach: %s allreduce, %u ranks x %llu %s, %s",
+        cs_algo_name(c->algo), t->n, (unsigned long long)t->count,
+        cs_dtype_name(c->dtype), cs_op_name(c->op));
+}
+
 void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
 {
   int need_c, need_l;
@@ -718,15 +732,7 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
     refresh();
     return;
   }
-  const cs_ar_cfg_t *c = &t->o->cfg;
-  if (t->o->coll)
-    put(0, 0, "collsim teach: %.30s (your own), %u ranks x %llu %s",
-        t->o->coll->name, t->n, (unsigned long long)t->count,
-        cs_dtype_name(c->dtype));
-  else
-    put(0, 0, "collsim teach: %s allreduce, %u ranks x %llu %s, %s",
-        cs_algo_name(c->algo), t->n, (unsigned long long)t->count,
-        cs_dtype_name(c->dtype), cs_op_name(c->op));
+  draw_title(t);
   put(0, COLS - 17, "? help   q quit");
   char st[240];
   status_line(t, v, st, sizeof(st));
