@@ -101,6 +101,11 @@ void tb_event(const teach_session_t *t, int which, uint64_t s, char *b,
   }
   char w[200];
   cs_trace_sentence(w, sizeof(w), &t->layout, x);
+  char *ph = strstr(w, " physical)"); /* "(2 physical)": not in a column */
+  while (ph && ph > w && ph[-1] >= '0' && ph[-1] <= '9')
+    ph--;
+  if (ph && ph > w + 1 && ph[-1] == '(' && ph[-2] == ' ')
+    ph[-2] = 0;
   unsigned r;
   int k = 0;
   if (sscanf(w, "rank %u: %n", &r, &k) == 1 && k > 0) /* "r2 store ..." */
