@@ -575,13 +575,46 @@ Test(interactive, refuses_what_is_not_a_choice_and_shows_help_and_quits,
    * 1x are refused and asked again, ? prints the help, q stops the run. */
   interactive_prompt("7\nx\n1x\n?\nq\n", out, sizeof(out), &st);
   cr_assert_eq(st, 3, "%s", out);
-  cr_assert(strstr(out, "'7' is not a choice: type 0..1"), "%s", out);
+  cr_assert(strstr(out, "'7' is not a choice: type a rank (0..1)"), "%s", out);
   cr_assert(strstr(out, "'x' is not a choice"), "%s", out);
   cr_assert(strstr(out, "'1x' is not a choice"), "%s", out);
   cr_assert(strstr(out, "Each step one actor runs"), "%s", out);
   cr_assert(strstr(out, "quit at step 0"), "%s", out);
   /* The refusals did not count as choices: the run was still at step 0. */
   cr_assert_null(strstr(out, "step 1:"), "%s", out);
+}
+
+/* Digits name ranks, not positions in the list (as teach's keys do). Rank
+ * 0 answered again and again runs until it waits for rank 1 (its READY
+ * barrier needs rank 1's notify); from then on "0" is refused with the
+ * reason and not counted, and "1" runs rank 1 although the list then
+ * holds it first (by position, 1 would be out of range). */
+Test(interactive, digits_name_ranks_not_positions, .timeout = 60)
+{
+  static char out[1 << 16];
+  int st;
+  char answers[64] = "";
+  for (int i = 0; i < 12; i++)
+    strcat(answers, "0\n");
+  strcat(answers, "1\nq\n");
+  interactive_prompt(answers, out, sizeof(out), &st);
+  cr_assert_eq(st, 3, "%s", out);
+  cr_assert(strstr(out, "'0' is not a choice: rank 0 cannot run now"), "%s",
+            out);
+  cr_assert_null(strstr(out, "'1' is not a choice"), "%s", out);
+  /* the refusals came at the step before the quit, whose list held rank
+   * 1 alone, labelled [1]; the "1" then ran it */
+  const char *refused = strstr(out, "rank 0 cannot run now");
+  const char *q = strstr(out, "quit at step ");
+  cr_assert_not_null(q, "%s", out);
+  unsigned long quit_at = strtoul(q + 13, NULL, 10);
+  char before[32];
+  snprintf(before, sizeof(before), "step %lu: enabled actors:\n  [1] ",
+           quit_at - 1);
+  const char *last = strstr(out, before);
+  cr_assert_not_null(last, "rank 1 was not listed, as [1], before the quit: "
+                     "%s", out);
+  cr_assert(refused > last, "the refusals came at that step: %s", out);
 }
 
 /* PCT with many change points on few steps must still finish (two change

@@ -681,5 +681,82 @@ wait_for "last events:"
 keys q
 wait_exit
 
+# 21. (issue 31, item 6) Branches: a run, back to its start, another
+# order to the end, and c compares the two at 80x24 with 4 ranks. Without
+# the READY barrier (--bug ring-no-ready-barrier), A is rank 0's first six
+# events by Enter then whole rounds by r: rank 0 loads from rank 3 before
+# rank 3 wrote, and the run is wrong. B is the data-step order from step
+# 0: every event but a load between ranks runs by itself and a round's
+# start marker only when nothing else can, so every store lands before a
+# load of it and the run is right; and at step 1, where A entered round 0
+# on rank 0, B runs rank 1's stage-in store instead. So by construction:
+# the same pick at step 0, the divergence at step 1 (A: r0 enter, B: r1
+# store), A failed, B passed, and A's story (a load that ran before a
+# store) ran the other way round in B.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --bug ring-no-ready-barrier"
+wait_for "step 0, who goes next"
+keys Enter Enter Enter Enter Enter Enter
+for _ in $(seq 14); do keys r; done
+wait_for "result: WRONG"
+screen | grep -qF "Branches: c compares" && fail "branch: a comparison offered before any step back"
+for _ in $(seq 40); do keys B; screen | grep -qF "step 0, who goes next" && break; done
+wait_for "step 0, who goes next"
+keys d
+for _ in $(seq 30); do keys Enter; done
+keys x
+wait_for "Branches: c compares this run (B)"
+keys c
+wait_for "Branches: A = the run you stepped back from"
+sc=$(screen)
+echo "$sc" | grep -qE "^A: [0-9]+ steps, FAILED; result: WRONG" || { fail "branch: A's outcome"; echo "$sc"; }
+echo "$sc" | grep -qE "^B: [0-9]+ steps, passed; result: bit-exact" || { fail "branch: B's outcome"; echo "$sc"; }
+echo "$sc" | grep -qF "Same picks for step 0; they diverge at step 1." || { fail "branch: the divergence point"; echo "$sc"; }
+echo "$sc" | grep -qE "^>#1 +r0 enter .* r1 store data" || { fail "branch: the first differing events"; echo "$sc"; }
+echo "$sc" | grep -qE "^ #0 +r0 store .*\(same\)" || { fail "branch: the shared step"; echo "$sc"; }
+echo "$sc" | grep -qE "^Moved: r0 enter A #1 -> B #[0-9]+ \([0-9]+ steps? later\); r1 store A #[0-9]+ -> B #1" || { fail "branch: which events moved"; echo "$sc"; }
+echo "$sc" | tr '\n' ' ' | tr -s ' ' | grep -qE "A failed on its story's events.*1\. r0 load A #[0-9]+ -> B #[0-9]+.*2\. r3 store .*in B, 2 ran before 1" || { fail "branch: the story's events in B"; echo "$sc"; }
+echo "$sc" | grep -qE "^At the end the windows differ in: r0 " || { fail "branch: the elements that differ"; echo "$sc"; }
+echo "$sc" | grep -qF "any key: back to the end screen" || { fail "branch: the footer cut at 80x24"; echo "$sc"; }
+keys x
+wait_for "Branches: c compares this run (B)"
+keys q
+wait_exit
+grep -q "EXIT=0" "$dir/exit" || fail "branch: q did not quit cleanly: $(cat "$dir/exit")"
+
+# 22. (issue 31, D9 and Must show) A plug-in of examples/ played on the
+# terminal: rd_allreduce, 4 ranks x 8 fp32, arange inputs (rank r's
+# element i = 100*r + i). Its window is drawn from its slots: at step 0
+# every data slot is still 0; rank 3 keyed by its digit runs its stage-in
+# store, after which its data slot reads 300,301,...; r to the end gives
+# the plug-in's own verdict, and every rank's data slot holds the sum
+# sum_r (100*r + i) = 600 + 4*i: 600,604,608,...
+rd=""
+if command -v cc >/dev/null && [ -f "$(dirname "$bin")/include/collsim/version.h" ]; then
+  cc -std=gnu11 -fPIC -shared -I"$src/include" -I"$(dirname "$bin")/include/collsim" \
+    -o "$dir/rd.so" "$src/examples/rd_allreduce/rd_allreduce.c" \
+    -L"$(dirname "$bin")" -lcollsim -Wl,-rpath,"$(dirname "$bin")" 2>"$dir/cc.err" && rd="$dir/rd.so"
+fi
+if [ -n "$rd" ]; then
+  rm -f "$dir/exit"
+  start 80 24 "$bin teach --algo $rd --ranks 4 --count 8"
+  wait_for "rd-allreduce (your own), 4 ranks x 8 fp32"
+  wait_for "step 0, who goes next"
+  [ "$(screen | grep -cE '^r[0-3] +start +data=0,0,0,0')" = 4 ] || { fail "plug-in: the data slots at step 0"; screen; }
+  keys 3
+  wait_for "step 1, who goes next"
+  screen | grep -qE '^r3 +start +data=300,301,302,303' || { fail "plug-in: rank 3's stage-in not in its data slot"; screen; }
+  screen | grep -qE '^r2 +start +data=0,0,0,0' || { fail "plug-in: rank 2 changed without running"; screen; }
+  for _ in $(seq 6); do keys r; done
+  wait_for "the run has ended"
+  screen | grep -qF "result: bit-exact on all 4 ranks against rd-allreduce's" || { fail "plug-in: no verdict"; screen; }
+  [ "$(screen | grep -cE '^r[0-3] +ph[0-9]+ r[0-9]+ +data=600,604,608,612')" = 4 ] || { fail "plug-in: the sums not in every data slot"; screen; }
+  keys q
+  wait_exit
+  grep -q "EXIT=0" "$dir/exit" || fail "plug-in: q did not quit cleanly: $(cat "$dir/exit")"
+else
+  echo "note: no C compiler or build tree headers: the plug-in was not played"
+fi
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

@@ -2,7 +2,8 @@
  * teach.c - `collsim teach`: parses the options and picks the lesson. On a
  * terminal (stdout and stdin) it hands the run to the interactive lesson
  * (teach_ui.c: the learner schedules the live engine; --lesson and the
- * break-it --level table here). Otherwise, or with --plain, --step or
+ * break-it --level table here; a collective of one's own --algo ./x.so
+ * too, drawn from its slots). Otherwise, or with --plain, --step or
  * --schedule, it prints the ring allreduce explained from its own
  * transfers: runs a real, verified ring allreduce with tracing on, then
  * replays what the trace says moved: after every reduce-scatter and
@@ -54,6 +55,11 @@ static const char teach_help[] =
     "from whom, who notified whom), ? help, q quit. The ring stops at the\n"
     "end of the reduce-scatter and of the all-gather to add up the bytes\n"
     "each rank read: (N-1)/N*S, then 2(N-1)/N*S.\n"
+    "Branches: stepping back (b, B, 1-9) from the end of a run keeps that\n"
+    "run as branch A; take another order to the end and c compares the two\n"
+    "side by side: both outcomes, the step where the orders diverge, where\n"
+    "the events that differ there (and a failed run's story) ran in each,\n"
+    "both event lists from that step, and which elements differ at the end.\n"
     "\n"
     "With --plain, or when stdout is not a terminal, it prints the ring's\n"
     "lesson instead: the segment table, a verified run, then what the\n"
@@ -90,10 +96,14 @@ static const char teach_help[] =
     "  --step           the printed lesson, waiting for Enter before each round\n"
     "  --schedule S     the printed lesson, run in controlled mode (collsim\n"
     "                   run --help)\n"
-    "  --algo ./X.so    a collective of your own (see collsim run --help): the\n"
-    "                   run, then a plain table of what every rank read from\n"
-    "                   and wrote to its peers in each phase and round it\n"
-    "                   marked (cs_mark)\n";
+    "  --algo ./X.so    a collective of your own (see collsim run --help): on\n"
+    "                   a terminal played like the built-ins (every key but\n"
+    "                   the lessons' and levels'), each rank's window drawn\n"
+    "                   from its slots (name=first elements; the signal\n"
+    "                   slot's cells as integers); with --plain or a pipe\n"
+    "                   the run, then a plain table of what every rank read\n"
+    "                   from and wrote to its peers in each phase and round\n"
+    "                   it marked (cs_mark)\n";
 
 enum { MAXR = 8 };
 
@@ -285,7 +295,7 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
   if (o->coll && (level || *lesson)) {
     cs_cli_error("teach", "--%s is not accepted with --algo %s: the "
                  "questions and levels are the built-in ring's and mesh's; "
-                 "a collective of your own gets the plain table",
+                 "a collective of your own is played without them",
                  level ? "level" : "lesson", o->coll_path);
     return -1;
   }
@@ -303,7 +313,7 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
   if (level && set_level(level, given, o, goal) < 0)
     return -1;
   /* --step and --schedule belong to the printed lesson. */
-  *tui = !plain && !*step && o->sched.strategy == CS_SCHED_FREE && !o->coll &&
+  *tui = !plain && !*step && o->sched.strategy == CS_SCHED_FREE &&
          isatty(1) && isatty(0);
   if (!*tui && (*goal || *lesson)) {
     cs_cli_error("teach", "--%s is played on a terminal, without --plain, "
@@ -525,7 +535,7 @@ static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es)
   }
 }
 
-/* teach --algo ./x.so: the run, then the plain table. */
+/* teach --algo ./x.so --plain (or piped): the run, then the plain table. */
 static int teach_user(run_opts_t *o)
 {
   printf("%s: %s; %u ranks, %llu x %s per rank.\n\n", o->coll->name,
@@ -565,6 +575,11 @@ int cs_cmd_teach(int argc, char **argv)
   if (rc != 0) {
     cs_coll_close(o.coll_handle);
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
+  }
+  if (o.coll && tui) { /* played like the built-ins, drawn from its slots */
+    rc = cs__teach_tui(&o, NULL, 0);
+    cs_coll_close(o.coll_handle);
+    return rc;
   }
   if (o.coll)
     return teach_user(&o);

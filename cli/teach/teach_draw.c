@@ -19,6 +19,7 @@
 #include "../../collectives/geometry.h"
 #include "../../collectives/reduce.h"
 #include "../../sim/trace/describe.h"
+#include "teach_branch.h"
 #include "teach_lesson.h"
 #include "teach_story.h"
 
@@ -76,15 +77,22 @@ void td_need(uint32_t n, int *cols, int *lines)
 static void tag_str(char *b, size_t cap, uint32_t phase, uint32_t round,
                     uint32_t sub, int algo)
 {
-  const cs_algo_desc_t *a = cs_algo_desc((uint32_t)algo);
+  const cs_algo_desc_t *a = algo >= 0 ? cs_algo_desc((uint32_t)algo) : NULL;
   if (!phase)
     snprintf(b, cap, "start");
-  else if (a->nphases)
+  else if (a && a->nphases)
     snprintf(b, cap, "%s t%u j%u", a->phases[phase < a->nphases ? phase - 1
                                                                : a->nphases - 1],
              round, sub);
   else
     snprintf(b, cap, "ph%u r%u", phase, round);
+}
+
+/* The algorithm for tag_str: -1 for a collective of one's own (its phases
+ * and rounds are what it marked, "ph1 r2"). */
+static int algo_of(const teach_session_t *t)
+{
+  return t->o->coll ? -1 : (int)t->o->cfg.algo;
 }
 
 static double value_at(const teach_session_t *t, uint32_t r, uint64_t e)
@@ -139,7 +147,7 @@ static int draw_windows(const teach_session_t *t, int y)
   for (uint32_t r = 0; r < n; r++) {
     char tag[24], cell[64], tile[40];
     tag_str(tag, sizeof(tag), t->st.phase[r], t->st.round[r], t->st.sub[r],
-            t->o->cfg.algo);
+            algo_of(t));
     put(y, 0, "r%-3u %-10s", r, tag);
     for (uint32_t k = 0; k < tm_nparts(t); k++) {
       if (k && k % (uint32_t)per == 0)
@@ -153,6 +161,90 @@ static int draw_windows(const teach_session_t *t, int y)
       snprintf(tile, sizeof(tile), "-");
     put(y, 16 + per * (cw + 1), "%s", tile);
     y++;
+  }
+  return y;
+}
+
+/* One element of a slot of rank r's window, as text: a signal cell or an
+ * element of another size than the data type as an integer, else the data
+ * type's value. */
+static void slot_elem(const teach_session_t *t, const uint8_t *win,
+                      const cs_slot_t *sl, int sig, uint64_t i, char *b,
+                      size_t cap)
+{
+  const uint8_t *p = win + (sig ? cs_slot_cell_off(sl, i) : sl->off +
+                            i * sl->esize);
+  if (sig || sl->esize != t->es || sl->esize == 1 || sl->esize == 8) {
+    int64_t x = 0;
+    if (sl->esize == 1)
+      x = *p;
+    else if (sl->esize == 2)
+      x = *(const uint16_t *)p;
+    else if (sl->esize == 8)
+      x = *(const int64_t *)p;
+    else
+      x = __atomic_load_n((const int32_t *)p, __ATOMIC_ACQUIRE);
+    snprintf(b, cap, "%lld", (long long)x);
+    return;
+  }
+  uint16_t h;
+  float f;
+  double d;
+  switch (t->o->cfg.dtype) {
+  case CS_FP16: memcpy(&h, p, 2); d = cs_half_to_float(h); break;
+  case CS_BF16: memcpy(&h, p, 2); d = cs_bf16_to_float(h); break;
+  default: memcpy(&f, p, 4); d = f; break;
+  }
+  snprintf(b, cap, "%g", d);
+}
+
+static char slot_rows[TM_MAXR][256]; /* td_slots' text, by rank */
+
+void td_slots(const teach_session_t *t, const cs_sched_view_t *v)
+{
+  const cs_layout_t *l = &v->w->ctl->layout;
+  uint32_t ns = l->nslots < 8 ? l->nslots : 8;
+  int room = COLS > 16 ? COLS - 16 : 64, per = ns ? room / (int)ns - 1 : room;
+  if (per > 120)
+    per = 120;
+  for (uint32_t r = 0; r < t->n && r < TM_MAXR; r++) {
+    const uint8_t *win = cs_world_window(v->w, r);
+    size_t o = 0;
+    slot_rows[r][0] = 0;
+    for (uint32_t k = 0; k < ns && o < sizeof(slot_rows[r]); k++) {
+      const cs_slot_t *sl = &l->slot[k];
+      int sig = k == t->o->coll->signal_slot;
+      uint64_t ne = sl->esize ? sl->nbytes / sl->esize : 0;
+      char cell[160], e[40];
+      size_t c = (size_t)snprintf(cell, sizeof(cell), "%.8s=", sl->name);
+      for (uint64_t i = 0; i < ne && (int)c < per && c < sizeof(cell); i++) {
+        slot_elem(t, win, sl, sig, i, e, sizeof(e));
+        c += (size_t)snprintf(cell + c, sizeof(cell) - c, "%s%s",
+                              i ? (sig ? " " : ",") : "", e);
+      }
+      if ((int)c > per && per > 1) {
+        cell[per - 1] = '+'; /* more than the cell shows */
+        cell[per] = 0;
+      }
+      o += (size_t)snprintf(slot_rows[r] + o, sizeof(slot_rows[r]) - o,
+                            "%-*s ", per, cell);
+    }
+  }
+}
+
+/* A collective of one's own: every rank's window drawn from its slots
+ * (td_slots' text), at the paused step; on the end screen as it was
+ * before the last event ran. Returns the next free line. */
+static int draw_slots(const teach_session_t *t, const cs_sched_view_t *v,
+                      int y)
+{
+  put(y++, 0, "rank tag       window: slot=its first elements (%s)",
+      v ? "live" : "before the last event ran");
+  for (uint32_t r = 0; r < t->n && r < TM_MAXR; r++) {
+    char tag[24];
+    tag_str(tag, sizeof(tag), t->st.phase[r], t->st.round[r], t->st.sub[r],
+            -1);
+    put(y++, 0, "r%-3u %-10s %s", r, tag, slot_rows[r]);
   }
   return y;
 }
@@ -188,6 +280,14 @@ static void draw_reads(const teach_session_t *t, const cs_sched_view_t *v, int y
 
 static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
 {
+  if (t->o->coll) { /* no ring to draw: the bytes it loaded from others */
+    char b[256];
+    size_t o = (size_t)snprintf(b, sizeof(b), "loaded from other ranks:");
+    for (uint32_t r = 0; r < t->n && o < sizeof(b); r++)
+      o += (size_t)snprintf(b + o, sizeof(b) - o, " r%u %lluB", r,
+                            (unsigned long long)t->st.moved[r]);
+    return put_wrapped(y, y + 2, 4, b);
+  }
   draw_reads(t, v, y++);
   int ring = cs_algo_desc(t->o->cfg.algo)->pull_ring;
   uint64_t s = t->count * t->es;
@@ -211,6 +311,10 @@ static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
 static void signal_row(const teach_session_t *t, const cs_sched_view_t *v,
                        uint32_t r, char *b, size_t cap)
 {
+  if (t->o->coll) { /* its signal cells are in the window view */
+    snprintf(b, cap, "%s", "");
+    return;
+  }
   const cs_slot_t *sl = &t->layout.slot[CS_AR_SLOT_SIGNAL];
   const uint8_t *win = cs_world_window(v->w, r);
   const cs_algo_desc_t *a = cs_algo_desc(t->o->cfg.algo);
@@ -313,8 +417,8 @@ static int draw_events(const teach_session_t *t, int y,
   for (uint32_t i = k; i > 0; i--) {
     const tm_event_t *e = &s->last[(s->nevents - i) % TM_HIST];
     char tag[24], what[200];
-    tag_str(tag, sizeof(tag), e->phase, e->round, 0, t->o->cfg.algo);
-    if (cs_algo_desc(t->o->cfg.algo)->nphases && e->phase)
+    tag_str(tag, sizeof(tag), e->phase, e->round, 0, algo_of(t));
+    if (!t->o->coll && cs_algo_desc(t->o->cfg.algo)->nphases && e->phase)
       tag[strlen(tag) - 3] = 0; /* no subchunk in the log */
     cs_trace_sentence(what, sizeof(what), &t->layout, &e->rec);
     uint32_t k = ts_of_step(t, e->step); /* an event of the story: *k */
@@ -411,8 +515,8 @@ static void draw_help(void)
     "  b, Left           step back one event (the run is re-executed)",
     "  B                 step back to the start of the round",
     "  v / t             values for provenance / events as a space-time strip",
-    "  S                 (--level, --bug) show me: search for an order",
-    "                    that fails, then step back through it",
+    "  S                 (--level, --bug) show me an order that fails",
+    "  c                 (end screen) compare with the run stepped back from",
     "  ?                 this help     q, Ctrl-C   quit",
     "Legend",
     "  RS t1 j0  reduce-scatter, round 1, subchunk 0 (AG: all-gather)",
@@ -443,7 +547,7 @@ static void blocked_str(const teach_session_t *t, const cs_sched_view_t *v,
     snprintf(b, cap, "rank %u is done", r);
     return;
   }
-  if (x->kind == CS_EV_WAIT)
+  if (x->kind == CS_EV_WAIT && !t->o->coll)
     cs_ar_wait_where(&t->o->cfg, r, x->slot, x->cell, x->value, where,
                      sizeof(where));
   char *comma = strstr(where, ", "), *of = strstr(where, " barrier of ");
@@ -539,6 +643,74 @@ static void draw_overlay(const teach_session_t *t)
   attroff(A_BOLD);
 }
 
+/* The comparison of two branches (c on the end screen): both outcomes,
+ * where the orders diverge and which events moved, both event sequences
+ * side by side from the last shared step, and the elements whose
+ * contents differ at the end. */
+static void draw_compare(const teach_session_t *t)
+{
+  char b[800], o[480], ea[200], eb[200];
+  uint64_t d = tb_diverge(t);
+  int y = 0, w = (COLS - 8) / 2, foot = LINES - 1;
+  attron(A_BOLD);
+  put(y++, 0, "Branches: A = the run you stepped back from, B = this run");
+  attroff(A_BOLD);
+  snprintf(b, sizeof(b), "A: %llu steps, %s", (unsigned long long)t->branch.n,
+           t->branch.outcome);
+  y = put_wrapped(y, y + 2, 3, b);
+  tb_outcome(t, o, sizeof(o));
+  snprintf(b, sizeof(b), "B: %llu steps, %s",
+           (unsigned long long)t->st.nevents, o);
+  y = put_wrapped(y, y + 2, 3, b);
+  if (d)
+    snprintf(b, sizeof(b), "Same picks for step%s 0%s%.0llu; they diverge at "
+             "step %llu.", d > 1 ? "s" : "", d > 1 ? "-" : "",
+             (unsigned long long)d - 1, (unsigned long long)d);
+  else
+    snprintf(b, sizeof(b), "They diverge at the first step, step 0.");
+  put(y++, 0, "%s", b);
+  tb_moved(t, b, sizeof(b));
+  y = put_wrapped(y, y + 3, 4, b);
+  if (tb_story(t, b, sizeof(b)))
+    y = put_wrapped(y, y + 3, 4, b);
+  tb_windows(t, b, sizeof(b));
+  int wl = 1 + (int)strlen(b) / (COLS - 4); /* the windows' lines */
+  if (wl > 4)
+    wl = 4;
+  put(y++, 0, "step   %-*s %s", w, "A (stepped back from)", "B (this run)");
+  for (uint64_t s = d ? d - 1 : 0; y < foot - wl - 1; s++) {
+    if (s >= t->branch.n && s >= t->st.nevents)
+      break;
+    tb_event(t, 0, s, ea, sizeof(ea));
+    int same = tb_same(t, s);
+    if (same)
+      snprintf(eb, sizeof(eb), "(same)");
+    else
+      tb_event(t, 1, s, eb, sizeof(eb));
+    if (s == d)
+      attron(A_BOLD);
+    put(y++, 0, "%c#%-5llu %-*.*s %.*s", s == d ? '>' : ' ',
+        (unsigned long long)s, w, w, ea, w, eb);
+    attroff(A_BOLD);
+  }
+  put_wrapped(y + 1 < foot - wl ? y + 1 : y, foot, 4, b);
+  put(foot, 0, "any key: back to the end screen   q quit");
+}
+
+/* The first line: what runs (a built-in allreduce, or one's own). */
+static void draw_title(const teach_session_t *t)
+{
+  const cs_ar_cfg_t *c = &t->o->cfg;
+  if (t->o->coll)
+    put(0, 0, "collsim teach: %.30s (your own), %u ranks x %llu %s",
+        t->o->coll->name, t->n, (unsigned long long)t->count,
+        cs_dtype_name(c->dtype));
+  else
+    put(0, 0, "collsim teach: %s allreduce, %u ranks x %llu %s, %s",
+        cs_algo_name(c->algo), t->n, (unsigned long long)t->count,
+        cs_dtype_name(c->dtype), cs_op_name(c->op));
+}
+
 void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
 {
   int need_c, need_l;
@@ -553,10 +725,14 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
     refresh();
     return;
   }
-  const cs_ar_cfg_t *c = &t->o->cfg;
-  put(0, 0, "collsim teach: %s allreduce, %u ranks x %llu %s, %s",
-           cs_algo_name(c->algo), t->n, (unsigned long long)t->count,
-           cs_dtype_name(c->dtype), cs_op_name(c->op));
+  if (t->compare && !v && t->branch.n) {
+    draw_compare(t);
+    if (help)
+      draw_help();
+    refresh();
+    return;
+  }
+  draw_title(t);
   put(0, COLS - 17, "? help   q quit");
   char st[240];
   status_line(t, v, st, sizeof(st));
@@ -569,7 +745,7 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
     tl_progress(t, st, sizeof(st));
     put(2, 0, "%s", st);
   }
-  int y = draw_windows(t, 3);
+  int y = t->o->coll ? draw_slots(t, v, 3) : draw_windows(t, 3);
   y = draw_ring(t, v, y + 1);
   int last = LINES - 1;
   if (!v && t->reveal[0][0]) /* the end screen: the reveal keeps its lines */

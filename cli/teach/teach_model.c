@@ -73,6 +73,16 @@ static uint32_t span_at(const tm_state_t *s, uint32_t r, uint64_t e)
   return i;
 }
 
+const tm_prov_t *tm_prov_in(const tm_state_t *s, uint32_t r, uint64_t e)
+{
+  return &s->span[r][span_at(s, r, e)].p;
+}
+
+int tm_prov_same(const tm_prov_t *a, const tm_prov_t *b)
+{
+  return prov_eq(a, b);
+}
+
 const tm_prov_t *tm_prov_at(const teach_session_t *t, uint32_t r, uint64_t e)
 {
   return &t->st.span[r][span_at(&t->st, r, e)].p;
@@ -276,7 +286,14 @@ void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i)
     x.round = 0;
   }
   tag_event(t, v->step, r, &x);
-  if (x.slot == CS_AR_SLOT_DATA || x.kind == CS_EV_REDUCE ||
+  if (t->o->coll) { /* a collective of one's own: its slots are its own,
+                       so only the bytes it loads from other ranks */
+    const cs_slot_t *sl = x.slot < t->layout.nslots ? &t->layout.slot[x.slot]
+                                                    : NULL;
+    if (x.kind == CS_EV_LOAD && x.peer != r && a->op < 0)
+      t->st.moved[r] += (uint64_t)x.valid * (sl && sl->esize ? sl->esize
+                                                              : t->es);
+  } else if (x.slot == CS_AR_SLOT_DATA || x.kind == CS_EV_REDUCE ||
       x.kind == CS_EV_WAIT || x.kind == CS_EV_MARK)
     data_event(t, r, &x, !queued || x.kind == CS_EV_LOAD, a->op);
   if (queued && x.kind == CS_EV_NOTIFY)
@@ -340,6 +357,8 @@ int tm_phase_over(const teach_session_t *t, const cs_sched_view_t *v,
 void tm_snapshot(teach_session_t *t, const cs_world_t *w)
 {
   t->layout = w->ctl->layout;
+  if (t->o->coll)
+    return; /* its windows are drawn live from its slots */
   const cs_slot_t *sl = &w->ctl->layout.slot[CS_AR_SLOT_DATA];
   uint64_t bytes = t->count * t->es;
   for (uint32_t r = 0; r < t->n; r++)

@@ -76,6 +76,19 @@ typedef struct tm_state {
   uint8_t    rd_from[TM_MAXR];
 } tm_state_t;
 
+/* A run kept to compare with (teach_branch.c): the run the learner
+ * stepped back from, to its end. */
+typedef struct tm_branch {
+  uint64_t        n;      /* its steps */
+  int64_t        *choice; /* its picks, by step */
+  cs_trace_rec_t *hist;   /* the event each step ran */
+  tm_state_t     *st;     /* what the run did, at its end */
+  int             rc;     /* its exit code */
+  char            outcome[480]; /* what it said of its result */
+  uint64_t        story_step[TM_STORY]; /* its story's steps, if it */
+  uint32_t        nstory;               /* failed and has one */
+} tm_branch_t;
+
 typedef struct teach_session {
   run_opts_t *o;
   uint32_t    n, es;
@@ -152,6 +165,10 @@ typedef struct teach_session {
   uint64_t    nhist, caphist;
   uint64_t    story_step[TM_STORY], story_seq[TM_STORY];
   uint32_t    nstory;
+  /* branches: the run stepped back from (A), kept to compare with the
+   * current one when it ends (c) */
+  tm_branch_t branch;     /* branch.n == 0: none kept */
+  int         compare;    /* the compare screen is up */
 } teach_session_t;
 
 /* Forgets what the previous run did (the schedule stays). */
@@ -180,7 +197,11 @@ void tm_round_begin(teach_session_t *t, const cs_sched_view_t *v);
 int tm_rank_over(const teach_session_t *t, const cs_sched_view_t *v, uint32_t r);
 /* Whether the round is over for every rank. */
 int tm_round_over(const teach_session_t *t, const cs_sched_view_t *v);
-/* Whose inputs element e of rank r's window holds. */
+/* Whose inputs element e of rank r's window holds: in the run s
+ * describes, in the current run. */
+const tm_prov_t *tm_prov_in(const tm_state_t *s, uint32_t r, uint64_t e);
+/* Whether two provenances are the same ranks in the same order. */
+int tm_prov_same(const tm_prov_t *a, const tm_prov_t *b);
 const tm_prov_t *tm_prov_at(const teach_session_t *t, uint32_t r, uint64_t e);
 /* Whose inputs part k of rank r's window holds, at its first element;
  * returns 1 when every element of the part holds the same, 0 when its

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../../collectives/registry.h"
+#include "teach_branch.h"
 #include "teach_draw.h"
 #include "teach_lesson.h"
 #include "teach_story.h"
@@ -240,7 +241,8 @@ static int show_over(teach_session_t *t, const cs_sched_view_t *v, int which)
  * (a level's or --bug's numbers are not the lesson's). */
 static int milestones(const teach_session_t *t)
 {
-  return cs_algo_desc(t->o->cfg.algo)->pull_ring && !t->o->cfg.bug;
+  return !t->o->coll && cs_algo_desc(t->o->cfg.algo)->pull_ring &&
+         !t->o->cfg.bug;
 }
 
 /* --lesson's other questions: the box open (t->qq) until answered (then
@@ -353,6 +355,8 @@ static int64_t picker(const cs_sched_view_t *v, void *arg)
   teach_session_t *t = arg;
   int64_t c;
   int asked = 0;
+  if (t->o->coll)
+    td_slots(t, v); /* its windows now, kept for the end screen too */
   if (v->step < t->target && v->step < t->nchoice) {
     c = t->choice[v->step] < v->nenabled ? t->choice[v->step] : 0;
   } else {
@@ -484,6 +488,9 @@ static void read_result(teach_session_t *t, FILE *log)
            "It still passed after %llu steps (b/B: step back, try another "
            "order).", (unsigned long long)t->st.nevents);
   result_line(t, "%s", head);
+  if (tb_ready(t))
+    result_line(t, "%s", "Branches: c compares this run (B) with the one you "
+                "stepped back from (A).");
   if (t->lesson) {
     char line[200];
     tl_cost_verdict(t, line, sizeof(line));
@@ -581,21 +588,31 @@ static int ended(teach_session_t *t, tui_t *u)
       return 0;
     if (ch == ERR || ch == KEY_RESIZE)
       continue;
+    if (t->compare) { /* the comparison closes with any key */
+      t->compare = 0;
+      continue;
+    }
     if (ch == 'v')
       t->values = !t->values;
+    if (ch == 't')
+      t->strip = !t->strip;
     help = ch == '?' && !help;
+    if (ch == 'c' && tb_ready(t))
+      t->compare = 1;
+    /* Stepping back from an ended run keeps it as branch A, to compare
+     * with once another order has run to its end. */
     if ((ch == 'b' || ch == KEY_LEFT) && t->st.nevents) {
       t->target = t->st.nevents - 1;
-      return 1;
+      return tb_keep(t), 1;
     }
     if (ch == 'B' && t->st.nevents) {
       t->target = tm_round_start(t, t->st.nevents);
-      return 1;
+      return tb_keep(t), 1;
     }
     if (ch >= '1' && ch <= '0' + (int)t->nstory &&
         t->story_step[ch - '1'] < t->st.nevents) { /* to the story's event */
       t->target = t->story_step[ch - '1'] + 1;
-      return 1;
+      return tb_keep(t), 1;
     }
   }
 }
@@ -737,5 +754,6 @@ int cs__teach_tui(run_opts_t *o, const cs_teach_level_t *level, int lesson)
   free(t.hist);
   free(t.round_step);
   free(t.snap);
+  tb_free(&t);
   return t.quit && !t.sig_abort ? CS_EXIT_OK : rc;
 }

@@ -1,9 +1,11 @@
 /*
  * interactive.c - the interactive strategy, which is the whole terminal
  * prompt: every step it prints the enabled actors, reads the person's
- * choice and runs it (Enter: actor 0). `?` prints the help, `q` stops the
- * run, and anything else that is not an actor's number is refused with a
- * message and asked again. End of input or a pending SIGINT, SIGTERM or
+ * choice and runs it: a rank's number runs that rank's event, R#D lands
+ * rank R's DMA op D (the names deviate: uses), Enter the first listed.
+ * `?` prints the help, `q` stops the run, and anything else (a rank that
+ * cannot run now, a number that is no rank) is refused with a message
+ * saying why and asked again. End of input or a pending SIGINT, SIGTERM or
  * SIGHUP stops the run.
  *
  * Owns the answers read but not used yet (its state) and the prompt's
@@ -91,47 +93,91 @@ static void describe_actor(char *d, size_t n, const cs_sched_t *s, uint32_t i)
                         &slot_of(s->w, s->en[i].rank)->q[s->en[i].op]);
 }
 
-static void print_help(FILE *out, uint32_t k)
+static void print_help(FILE *out)
 {
   fprintf(out, "  Each step one actor runs: a rank performs the event shown, or a\n"
-               "  rank's DMA engine lands the op shown. Type its number and Enter\n"
-               "  (0..%u; Enter alone = 0), ? for this help, q to stop the run.\n",
-          k - 1);
+               "  rank's DMA engine lands the op shown. Type the rank's number (2\n"
+               "  runs rank 2) or the landing's name R#D (rank R's DMA op D) and\n"
+               "  Enter; Enter alone runs the first listed; ? for this help, q to\n"
+               "  stop the run. A rank that is not listed cannot run now.\n");
+}
+
+/* The enabled actor named by `line` ("2": rank 2's event, "1#3": the
+ * landing of rank 1's DMA op 3), or -1 with *why set. */
+static int64_t named(const cs_sched_t *s, uint32_t k, const char *line,
+                     char *why, size_t cap)
+{
+  char *end;
+  errno = 0;
+  unsigned long r = strtoul(line, &end, 10), d = 0;
+  int dma = *end == '#';
+  if (dma) {
+    const char *q = end + 1;
+    d = *q >= '0' && *q <= '9' ? strtoul(q, &end, 10) : 0;
+    if (end == q)
+      dma = -1;
+  }
+  while (*end == ' ' || *end == '\t')
+    end++;
+  if (*line < '0' || *line > '9' || *end || errno || dma < 0 ||
+      r >= s->w->ctl->nranks) {
+    snprintf(why, cap, "not a choice: type a rank (0..%u) or R#D for a DMA "
+             "landing (Enter = the first listed), ? for help, q to quit",
+             s->w->ctl->nranks - 1);
+    return -1;
+  }
+  for (uint32_t i = 0; i < k; i++)
+    if (s->en[i].rank == r &&
+        (dma ? s->en[i].op >= 0 &&
+                   slot_of(s->w, (uint32_t)r)->q[s->en[i].op].dma_id == d
+             : s->en[i].op < 0))
+      return i;
+  if (dma)
+    snprintf(why, cap, "not a choice: rank %lu's DMA op %lu cannot land now "
+             "(the listed ones can)", r, d);
+  else
+    snprintf(why, cap, "not a choice: rank %lu cannot run now (it is not "
+             "listed: it waits, or is done)", r);
+  return -1;
 }
 
 /* What one answer means: an actor index, or -1 (help shown or refused:
  * ask again), or -2 (quit). */
-static int64_t answer(FILE *out, const char *line, uint32_t k)
+static int64_t answer(FILE *out, const cs_sched_t *s, const char *line,
+                      uint32_t k)
 {
   while (*line == ' ' || *line == '\t')
     line++;
   if (!*line)
     return 0;
   if (!strcmp(line, "?") || !strcmp(line, "h") || !strcmp(line, "help")) {
-    print_help(out, k);
+    print_help(out);
     return -1;
   }
   if (!strcmp(line, "q") || !strcmp(line, "quit"))
     return -2;
-  char *end;
-  errno = 0;
-  unsigned long v = strtoul(line, &end, 10);
-  while (*end == ' ' || *end == '\t')
-    end++;
-  if (*line >= '0' && *line <= '9' && !*end && !errno && v < k)
-    return (int64_t)v;
-  fprintf(out, "  '%s' is not a choice: type 0..%u (Enter = 0), ? for help, "
-               "q to quit\n", line, k - 1);
-  return -1;
+  char why[160];
+  int64_t i = named(s, k, line, why, sizeof(why));
+  if (i < 0)
+    fprintf(out, "  '%s' is %s\n", line, why);
+  return i;
 }
 
+/* The enabled actors, each labelled by what names it: a rank's event by
+ * the rank ("[2]"), a DMA landing as R#D ("[1#3]"). */
 static void print_actors(FILE *out, cs_sched_t *s, uint32_t k)
 {
   fprintf(out, "step %llu: enabled actors:\n", (unsigned long long)s->steps);
   for (uint32_t i = 0; i < k; i++) {
-    char d[200];
+    char d[200], label[48];
     describe_actor(d, sizeof(d), s, i);
-    fprintf(out, "  [%u] %s\n", i, d);
+    if (s->en[i].op < 0)
+      snprintf(label, sizeof(label), "%u", s->en[i].rank);
+    else
+      snprintf(label, sizeof(label), "%u#%llu", s->en[i].rank,
+               (unsigned long long)slot_of(s->w, s->en[i].rank)
+                   ->q[s->en[i].op].dma_id);
+    fprintf(out, "  [%s] %s\n", label, d);
   }
 }
 
@@ -141,13 +187,14 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
   FILE *in = s->cfg.tty_in ? s->cfg.tty_in : stdin;
   print_actors(out, s, k);
   for (;;) {
-    fprintf(out, "choose [0-%u] (Enter = 0, ? = help, q = quit): ", k - 1);
+    fprintf(out, "choose a rank or R#D (Enter = the first, ? = help, q = "
+            "quit): ");
     fflush(out);
     char line[64];
     int got = read_line(s->state, fileno(in), line, sizeof(line));
     if (got >= 0 && !isatty(fileno(in)))
       fputc('\n', out); /* no echo ended the prompt's line */
-    int64_t v = got < 0 ? -3 : answer(out, line, k);
+    int64_t v = got < 0 ? -3 : answer(out, s, line, k);
     if (v >= 0)
       return v;
     if (v == -1)
