@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # mpi-trace-overhead.sh - what `collsim-mpi run --trace` (the Lamport
-# clocks, docs/usage.md "Traces over MPI") costs a run, side by side: for
+# clocks, docs/mpi.md "Traces over MPI") costs a run, side by side: for
 # each size, runs under mpirun without and with --trace interleaved (so
 # both see the same machine load), then the medians of their "time per
 # call", the ratio and the median of the pairs' ratios. Run from the

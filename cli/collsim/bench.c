@@ -1,6 +1,6 @@
 /*
  * bench.c - `collsim bench`: the nccl-tests table for the allreduce
- * collectives (docs/usage.md, "collsim bench"). Sweeps message sizes from
+ * collectives (docs/bench.md). Sweeps message sizes from
  * -b to -e by factor -f and, for each size and algorithm, builds one world,
  * launches the ranks once and lets each rank stage its input in, run the
  * warmup calls and then the timed calls on the data already in its window

@@ -98,7 +98,7 @@ void cs_trace_export_text_header(FILE *f, const cs_trace_export_t *e,
   fprintf(f, "  schedule  %s, memory model %s, wait timeout %.1f s\n",
           sched[0] ? sched : "?", cs_trace_model_name(h->memory_model),
           (double)h->timeout_ns / 1e9);
-  if (!strcmp(sched, "mpi")) /* collsim-mpi --trace (docs/usage.md) */
+  if (!strcmp(sched, "mpi")) /* collsim-mpi --trace (docs/mpi.md) */
     fprintf(f, "  time      logical: ranks over MPI share no clock; each "
             "record's time is its Lamport clock, one tick shown as 1 us\n");
   fprintf(f, "  slots     %-2s %-16s %10s %10s %10s %5s\n", "#", "name",
