@@ -57,6 +57,15 @@ lesson_start() {
   wait_for "step 0, who goes next"
 }
 
+# level_start "L [ARGS]": teach --level L at 80x24, past the level's
+# first screen (its place in the campaign and its story) to step 0.
+level_start() {
+  start 80 24 "$bin teach --level $1"
+  wait_for "Press any key to start"
+  keys x
+  wait_for "step 0, who goes next"
+}
+
 # 1. Five steps forward, five back: the screen at step 0 again.
 start 80 24 "$bin teach"
 wait_for "step 0, who goes next" && screen > "$dir/s0"
@@ -136,7 +145,7 @@ cmp -s "$dir/stty.before" "$dir/stty.after" || fail "too small + q left the term
 # edge the level removed (a notify after the store, a wait before the
 # load: the READY barrier).
 rm -f "$dir/exit"
-start 80 24 "$bin teach --level 1"
+level_start "1"
 wait_for "Break it: no READY barrier"
 keys Enter Enter Enter Enter Enter Enter
 for _ in $(seq 10); do keys r; done
@@ -150,7 +159,7 @@ wait_exit
 # 7b. Show me (level 3, mesh without its read-complete barrier): the
 # search finds a failing order and the end screen explains it.
 rm -f "$dir/exit"
-start 80 24 "$bin teach --level 3"
+level_start "3"
 wait_for "Break it: no read-complete barrier"
 keys S
 wait_for "Shown: this order fails"
@@ -163,7 +172,7 @@ wait_exit
 # is restored and nothing is left behind.
 for where in end middle; do
   rm -f "$dir/exit"
-  start 80 24 "$bin teach --level 1"
+  level_start "1"
   wait_for "step 0, who goes next"
   if [ "$where" = end ]; then keys S; wait_for "Shown: this order fails"; else keys Enter Enter; fi
   kill -TERM "$(cat "$dir/pid")"
@@ -246,7 +255,7 @@ joined() { screen | sed -n '/^The level removed/,$p' | tr -s ' \n' '  '; }
 # ev TEXT N: story event N of TEXT as "rank VERB data[a..b) [from rank p] at TAG"
 ev() { echo "$1" | grep -oE " $2\. rank [0-9] (stores|loads) data\[[0-9]+\.\.[0-9]+\)( from rank [0-9])? at (stage-in|[RA][SG] t[0-9] j[0-9]|main c[0-9])" | head -1 | sed -E "s/^ $2\. //"; }
 rm -f "$dir/exit"
-start 80 24 "$bin teach --level 3"
+level_start "3"
 wait_for "Break it: no read-complete barrier"
 keys S
 wait_for "Shown: this order fails"
@@ -263,7 +272,7 @@ keys q
 wait_exit
 for how in hand show; do
   rm -f "$dir/exit" "$dir/l1.cstrace"
-  start 80 24 "$bin teach --level 1 --trace $dir/l1.cstrace"
+  level_start "1 --trace $dir/l1.cstrace"
   wait_for "Break it: no READY barrier"
   if [ $how = hand ]; then
     keys Enter Enter Enter Enter Enter Enter
@@ -305,7 +314,7 @@ done
 # (broke it / still passed), not "Shown: this order fails", and never both
 # "Shown" and "No failing order found".
 rm -f "$dir/exit"
-start 80 24 "$bin teach --level 1"
+level_start "1"
 wait_for "Break it: no READY barrier"
 keys S
 wait_for "Shown: this order fails"
@@ -478,7 +487,7 @@ fi
 # (the wavefront after it is cut with a word that more is there), and a
 # large S keeps the bytes line whole on two lines.
 rm -f "$dir/exit"
-start 80 24 "$bin teach --level 4"
+level_start "4"
 wait_for "Break it: waits compare =="
 keys S
 wait_for "Shown: this order fails"
@@ -597,26 +606,38 @@ done
 grep -qF "(N-1)/N x S = 3/4 x 40 B = 30 B" "$dir/ms_rs" 2>/dev/null || fail "milestone RS: no (N-1)/N x S = 30 B"
 grep -qF "2(N-1)/N x S = 2 x 3/4 x 40 B = 60 B" "$dir/ms_ag" 2>/dev/null || fail "milestone AG: no 2(N-1)/N x S = 60 B"
 
-# 18. (issue 31, item 2) Every level won, by S: each verdict is shrink's
+# 18. (issue 31, items 2 and 7) Every level of the campaign won, by S: each
+# opens with its story and, broken, names the next level (the last: the
+# upstream report it was met in); each verdict is shrink's
 # story and ends with the edge that level's mutation removed
 # (collsim run --list-bugs: ring-no-ready-barrier, no-fence-before-notify,
 # mesh-no-chunk-barrier, wait-eq), not check's first finding; the story's
 # events are marked in the history: its key 1 steps back to event 1, whose
 # step (the story's "(step N)") is then the newest in the history, marked *1.
-for l in 1 2 3 4; do
+for l in 1 2 3 4 5; do
   case $l in
     1) bug=ring-no-ready-barrier want="Missing: a notify by rank [0-9] after [0-9] and a wait by rank [0-9] on it before [0-9]";;
     2) bug=no-fence-before-notify want="Missing: a fence on rank [0-9] between [0-9] and [0-9]";;
     3) bug=mesh-no-chunk-barrier want="Missing: a read-complete barrier: a notify by rank [0-9] after [0-9]";;
     4) bug=wait-eq want="Missing: a >= comparison";;
+    5) bug=drain-no-ddr-fence want="Missing: a fence on rank [0-9] between [0-9] and [0-9]";;
   esac
   "$bin" run --list-bugs | grep -q "^$bug " || fail "level $l: no bug $bug in --list-bugs"
   rm -f "$dir/exit"
+  # (item 7) the campaign: a level opens with its place and its story
   start 80 24 "$bin teach --level $l"
+  wait_for "Level $l of 5: "
+  [ $l = 5 ] && { screen | grep -qF "a DDR fence waits" || fail "level 5: its first screen tells no story: $(screen)"; }
+  keys x
+  wait_for "step 0, who goes next"
   wait_for "Break it:"
   keys S
   wait_for "Shown: this order fails" || { keys q; wait_exit; continue; }
   sleep 0.3
+  # broken: the next level, or (the last, an upstream bug) where it was met
+  if [ $l -lt 5 ]; then want3="^Level $l of 5 broken\. Next: --level $((l + 1)), "
+  else want3="^Level 5 of 5 broken; upstream: PTOAS #744, fixed by #757\. Last level\."; fi
+  screen | sed -n 3p | grep -qE "$want3" || fail "level $l: line 3 is not '$want3': $(screen | sed -n 3p)"
   v=$(joined)
   echo "$v" | grep -qF "What broke it, as collsim shrink tells it" || fail "level $l: the verdict is not the story: $v"
   echo "$v" | grep -qE "$want" || fail "level $l ($bug): the story does not end with '$want': $v"

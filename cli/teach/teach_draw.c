@@ -737,9 +737,19 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
   char st[240];
   status_line(t, v, st, sizeof(st));
   put(1, 0, "%s", st);
-  if (t->goal) { /* a level's goal, under the status */
+  if (t->goal) { /* a level's goal, under the status; broken: the campaign */
+    const cs_teach_level_t *l = t->level;
+    char next[120] = " Last level.";
+    if (l && l->next)
+      snprintf(next, sizeof(next), " Next: --level %u, %s.", l->number + 1,
+               l->next);
     attron(A_BOLD);
-    put(2, 0, "Break it: %s", t->goal);
+    if (!v && l && t->run_rc)
+      put(2, 0, "Level %u of %u broken%s%s.%s", l->number, l->total,
+          l->upstream ? "; upstream: " : "", l->upstream ? l->upstream : "",
+          next);
+    else
+      put(2, 0, "Break it: %s", t->goal);
     attroff(A_BOLD);
   } else if (t->lesson) { /* the lesson's score so far */
     tl_progress(t, st, sizeof(st));

@@ -275,11 +275,52 @@ static int milestone_lines(const teach_session_t *t, int ph,
   return k;
 }
 
+/* Words of s from *at into one line of at most w columns; moves *at past
+ * them and the blanks after. */
+static void wrap_line(const char **at, int w, char *line, size_t cap)
+{
+  const char *s = *at, *cut = s;
+  for (const char *p = s; *p && p - s <= w; p++)
+    if (*p == ' ' || !p[1])
+      cut = p[1] ? p : p + 1;
+  if (cut == s) /* one word longer than the line */
+    cut = s + strnlen(s, (size_t)w);
+  snprintf(line, cap, "%.*s", (int)(cut - s), s);
+  for (s = cut; *s == ' '; s++)
+    ;
+  *at = s;
+}
+
+/* A break-it level's first screen: its place in the campaign, its story,
+ * the goal. */
+static int level_lines(const teach_session_t *t, char l[TL_OVLINES][TL_OVCOLS])
+{
+  const cs_teach_level_t *v = t->level;
+  int k = 0;
+  snprintf(l[k++], TL_OVCOLS, "Level %u of %u: %s", v->number, v->total,
+           v->title);
+  l[k++][0] = 0;
+  for (const char *s = v->story; *s && k < TL_OVLINES - 4;)
+    wrap_line(&s, 72, l[k++], TL_OVCOLS);
+  l[k++][0] = 0;
+  const char *g = v->goal;
+  char line[64];
+  wrap_line(&g, 62, line, sizeof(line));
+  snprintf(l[k++], TL_OVCOLS, "Break it: %s", line);
+  if (*g)
+    snprintf(l[k++], TL_OVCOLS, "          %s", g);
+  snprintf(l[k++], TL_OVCOLS, "Pick who runs (S: show me an order). Press "
+           "any key to start.");
+  return k;
+}
+
 int tl_overlay(const teach_session_t *t, int which,
                char l[TL_OVLINES][TL_OVCOLS])
 {
   if (which == TM_OV_RS || which == TM_OV_AG)
     return milestone_lines(t, which == TM_OV_AG, l);
+  if (which == TM_OV_LEVEL)
+    return level_lines(t, l);
   int k = 0;
   snprintf(l[k++], TL_OVCOLS, "Your goal: the ring allreduce of %u ranks, "
            "run to its end, and why.", t->n);

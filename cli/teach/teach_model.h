@@ -25,7 +25,20 @@ enum { TM_MAXR = 8, TM_MAXP = 8, TM_LAST = 6, TM_HIST = 128, TM_QCAP = 256, TM_R
 /* The screens shown over the lesson until a key: the end of the
  * reduce-scatter and of the all-gather (what the learner watched, and the
  * cost it adds up to), the --lesson's goal. */
-enum { TM_OV_NONE, TM_OV_RS, TM_OV_AG, TM_OV_GOAL };
+/* A break-it level: the learner's goal, and the edge the level removed:
+ * in words (its fix), and as the check finds it (cs_check_kind_t and,
+ * for races, cs_check_cause_t), for the verdict. */
+typedef struct cs_teach_level {
+  const char *goal, *edge;
+  uint32_t    kind, cause;
+  /* the campaign: the level's place, the story its first screen tells,
+   * where the defect was met upstream (NULL: a textbook defect), and the
+   * next level's goal (NULL after the last) */
+  uint32_t    number, total;
+  const char *title, *story, *upstream, *next;
+} cs_teach_level_t;
+
+enum { TM_OV_NONE, TM_OV_RS, TM_OV_AG, TM_OV_GOAL, TM_OV_LEVEL };
 
 typedef struct tm_prov {
   uint8_t n;
@@ -123,6 +136,8 @@ typedef struct teach_session {
   uint32_t    round_from[TM_MAXR]; /* marks when the auto-run started */
   uint8_t    *snap;       /* the data windows at the last pick */
   cs_layout_t layout;     /* the world's slot table (for the describer) */
+  const cs_teach_level_t *level; /* a break-it level, or NULL */
+  int         intro_shown; /* the level's first screen has been shown */
   const char *goal;       /* a break-it level's goal, or NULL */
   const char *edge;       /* the edge the level removed, in words */
   uint32_t    edge_kind, edge_cause; /* as the check finds it */

@@ -303,6 +303,11 @@ static int milestone(teach_session_t *t, const cs_sched_view_t *v)
  * it. Returns -1 to quit. */
 static int lesson_stops(teach_session_t *t, const cs_sched_view_t *v)
 {
+  if (t->level && !t->intro_shown) { /* a level opens with its story */
+    t->intro_shown = 1;
+    if (show_over(t, v, TM_OV_LEVEL) < 0)
+      return -1;
+  }
   if (!t->lesson)
     return 0;
   if (!t->goal_shown) {
@@ -707,7 +712,8 @@ static int trace_name(teach_session_t *t, int *temp)
 
 int cs__teach_tui(run_opts_t *o, const cs_teach_level_t *level, int lesson)
 {
-  teach_session_t t = {.o = o, .n = o->cfg.nranks, .count = o->cfg.count,
+  teach_session_t t = {.o = o, .level = level, .n = o->cfg.nranks,
+                       .count = o->cfg.count,
                        .es = cs_dtype_size(o->cfg.dtype),
                        .goal = level ? level->goal : NULL,
                        .edge = level ? level->edge : NULL,

@@ -6,14 +6,7 @@
 #define CS_TEACH_UI_H
 
 #include "../collsim/run.h"
-
-/* A break-it level: the learner's goal, and the edge the level removed:
- * in words (its fix), and as the check finds it (cs_check_kind_t and,
- * for races, cs_check_cause_t), for the verdict. */
-typedef struct cs_teach_level {
-  const char *goal, *edge;
-  uint32_t    kind, cause;
-} cs_teach_level_t;
+#include "teach_model.h"
 
 /* Runs the lesson on `o` (algo, ranks, count, dtype, bug, memory model:
  * checked by the caller) until the learner quits; `level` (may be NULL) is
