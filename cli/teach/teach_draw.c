@@ -697,6 +697,31 @@ static void draw_compare(const teach_session_t *t)
   put(foot, 0, "any key: back to the end screen   q quit");
 }
 
+/* Line 2: a level's goal (broken: the campaign's next level, or where the
+ * defect was met upstream), or the lesson's score so far. */
+static void draw_goal(const teach_session_t *t, const cs_sched_view_t *v)
+{
+  char st[240];
+  if (t->goal) { /* a level's goal, under the status; broken: the campaign */
+    const cs_teach_level_t *l = t->level;
+    char next[120] = " Last level.";
+    if (l && l->next)
+      snprintf(next, sizeof(next), " Next: --level %u, %s.", l->number + 1,
+               l->next);
+    attron(A_BOLD);
+    if (!v && l && t->run_rc)
+      put(2, 0, "Level %u of %u broken%s%s.%s", l->number, l->total,
+          l->upstream ? "; upstream: " : "", l->upstream ? l->upstream : "",
+          next);
+    else
+      put(2, 0, "Break it: %s", t->goal);
+    attroff(A_BOLD);
+  } else if (t->lesson) { /* the lesson's score so far */
+    tl_progress(t, st, sizeof(st));
+    put(2, 0, "%s", st);
+  }
+}
+
 /* The first line: what runs (a built-in allreduce, or one's own). */
 static void draw_title(const teach_session_t *t)
 {
@@ -737,24 +762,7 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
   char st[240];
   status_line(t, v, st, sizeof(st));
   put(1, 0, "%s", st);
-  if (t->goal) { /* a level's goal, under the status; broken: the campaign */
-    const cs_teach_level_t *l = t->level;
-    char next[120] = " Last level.";
-    if (l && l->next)
-      snprintf(next, sizeof(next), " Next: --level %u, %s.", l->number + 1,
-               l->next);
-    attron(A_BOLD);
-    if (!v && l && t->run_rc)
-      put(2, 0, "Level %u of %u broken%s%s.%s", l->number, l->total,
-          l->upstream ? "; upstream: " : "", l->upstream ? l->upstream : "",
-          next);
-    else
-      put(2, 0, "Break it: %s", t->goal);
-    attroff(A_BOLD);
-  } else if (t->lesson) { /* the lesson's score so far */
-    tl_progress(t, st, sizeof(st));
-    put(2, 0, "%s", st);
-  }
+  draw_goal(t, v);
   int y = t->o->coll ? draw_slots(t, v, 3) : draw_windows(t, 3);
   y = draw_ring(t, v, y + 1);
   int last = LINES - 1;
