@@ -642,6 +642,11 @@ for l in 1 2 3 4 5; do
   echo "$v" | grep -qF "What broke it, as collsim shrink tells it" || fail "level $l: the verdict is not the story: $v"
   echo "$v" | grep -qE "$want" || fail "level $l ($bug): the story does not end with '$want': $v"
   echo "$v" | grep -qE "[0-9]+\. race " && fail "level $l: check's finding is shown, not the story"
+  # the wait the story tells is the one its notify reached: the rank
+  # notified waits on the cell notified
+  nt=$(echo "$v" | sed -nE 's/.* [0-9]\. rank [0-9] notifies rank ([0-9]): ([a-z]+\[[0-9]+\]) .*/\1 \2/p')
+  wt=$(echo "$v" | sed -nE 's/.* [0-9]\. rank ([0-9]) waits until ([a-z]+\[[0-9]+\]) .*/\1 \2/p')
+  [ -n "$nt" ] && [ -n "$wt" ] && [ "$nt" != "$wt" ] && fail "level $l: the story's notify ($nt) is not the one its wait ($wt) saw: $v"
   n=$(echo "$v" | sed -nE 's/.* 1\. rank [0-9] [^(]*(\([^)]*\) )?[^(]*\(step ([0-9]+)\)\..*/\2/p')
   if [ -z "$n" ]; then fail "level $l: the story's first event has no step: $v"; else
     keys 1

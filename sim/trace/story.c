@@ -282,6 +282,24 @@ static uint32_t index_of(const cs_story_t *s, uint32_t role)
   return 0;
 }
 
+/* The reader's wait that the writer's notify n reached: rank r's last
+ * wait on n's cell between n and the load at seq `before`; NULL if none
+ * (the reader went on by another wait, or by none). */
+static const cs_trace_rec_t *wait_on(const cs_trace_t *t,
+                                     const cs_trace_rec_t *n, uint32_t r,
+                                     uint64_t before)
+{
+  const cs_trace_rec_t *w = NULL;
+  for (uint64_t k = 0; k < t->n; k++) {
+    const cs_trace_rec_t *x = &t->rec[k];
+    if (x->kind == CS_EV_WAIT && x->rank == r && n->peer == r &&
+        x->slot == n->slot && x->cell == n->cell && x->seq > n->seq &&
+        x->seq < before)
+      w = x;
+  }
+  return w;
+}
+
 /* The write/load race's events and its missing edge. */
 static void tell_race(const cs_trace_t *t, cs_story_t *s,
                       const cs_trace_rec_t *w, const cs_trace_rec_t *r)
@@ -295,9 +313,16 @@ static void tell_race(const cs_trace_t *t, cs_story_t *s,
    * ahead of a write it was meant to see. */
   if (write_first && f->has & CS_CHECK_HAS_A_AFTER && f->a_after.seq < r->seq)
     add(s, t, &f->a_after, CS_STORY_SIGNAL);
-  if (s->saw_old && write_first && f->has & CS_CHECK_HAS_B_BEFORE && f->b_before.seq > w->seq &&
-      f->b_before.rank != w->rank)
-    add(s, t, &f->b_before, CS_STORY_WAIT);
+  /* The wait: the one the writer's notify reached when the story tells
+   * that notify; else the reader's last wait before the load. */
+  const cs_trace_rec_t *wt = index_of(s, CS_STORY_SIGNAL)
+                                 ? wait_on(t, &f->a_after, r->rank, r->seq)
+                                 : NULL;
+  if (!wt && f->has & CS_CHECK_HAS_B_BEFORE)
+    wt = &f->b_before;
+  if (s->saw_old && write_first && wt && wt->seq > w->seq &&
+      wt->rank != w->rank)
+    add(s, t, wt, CS_STORY_WAIT);
   uint32_t iw = index_of(s, CS_STORY_WRITE), ir = index_of(s, CS_STORY_READ),
            is = index_of(s, CS_STORY_SIGNAL);
   if (!write_first) { /* the read was meant to be first */
