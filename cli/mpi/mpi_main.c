@@ -35,6 +35,7 @@
 
 #include "../../collectives/allreduce.h"
 #include "../../collectives/geometry.h"
+#include "../../collectives/registry.h"
 #include "../../collectives/oracle.h"
 #include "../../sim/transport_mpi.h"
 #include "../../window/cs_error.h"
@@ -312,7 +313,7 @@ static uint32_t ncases(const mpi_opts_t *o)
 static int skipped(const mpi_opts_t *o, const cs_ar_cfg_t *c, int rc)
 {
   cs_ar_cfg_t m = *c;
-  m.algo = CS_ALGO_MESH;
+  m.algo = (cs_algo_t)cs_algo_parse("mesh"); /* takes every dtype, op, count */
   return rc < 0 && o->algo_all && cs_ar_check(&m) == 0;
 }
 
