@@ -90,7 +90,11 @@ static void so_path(int id, char *buf, size_t n)
 /* `collsim run --algo defectID.so` with run i's configuration and trace
  * `tr`; returns the exit status (0 passed, 1 wrong result or signals, 3 a
  * hang or deadlock). */
-static int run_so(const char *so, size_t i, const char *tr);
+static int run_cfg(const char *so, const runcfg_t *c, size_t i, const char *tr);
+static int run_so(const char *so, size_t i, const char *tr)
+{
+  return run_cfg(so, &runs[i], i, tr);
+}
 static int run_defect(int id, size_t i, const char *tr)
 {
   char so[256];
@@ -98,9 +102,8 @@ static int run_defect(int id, size_t i, const char *tr)
   return run_so(so, i, tr);
 }
 
-static int run_so(const char *so, size_t i, const char *tr)
+static int run_cfg(const char *so, const runcfg_t *c, size_t i, const char *tr)
 {
-  const runcfg_t *c = &runs[i];
   char *args[32] = {"run", "--algo", (char *)so, "--ranks", (char *)c->ranks,
                     "--count", "6", "--iters", "2", "--timeout", "2",
                     "--trace", (char *)tr};
@@ -124,15 +127,17 @@ static int is_write(uint32_t kind)
   return kind == CS_EV_STORE || kind == CS_EV_PUT;
 }
 
-/* A race between two ranks over the window of one of them, a the writer
- * and b a reader of it (want_write_first) or the other way round. */
+/* A race between two ranks over one window (the writer's own for a
+ * store, the target's for a put), a the writer and b a reader of it
+ * (want_write_first) or the other way round. */
 static int cross_race(const cs_check_finding_t *f, int want_write_first)
 {
   if (f->kind != CS_CHECK_RACE || f->a.rank == f->b.rank)
     return 0;
   const cs_trace_rec_t *w = want_write_first ? &f->a : &f->b;
   const cs_trace_rec_t *r = want_write_first ? &f->b : &f->a;
-  return is_write(w->kind) && r->kind == CS_EV_LOAD && r->peer == w->rank;
+  uint32_t window = w->kind == CS_EV_PUT ? w->peer : w->rank;
+  return is_write(w->kind) && r->kind == CS_EV_LOAD && r->peer == window;
 }
 
 /* Whether finding f names edge e. */
@@ -162,14 +167,25 @@ static int against_order(const cs_check_finding_t *f, edge_t e)
   return 0;
 }
 
+/* The barrier names and a phase tag of the collective being benchmarked
+ * (defects.c's by default; the held-out test sets its own). */
+static const char *ready_name = "READY", *done_name = "DONE";
+static const char *const *phase_tags;
+static const char *const defects_tags[] = {" at publish t0 j0", " at gather t",
+                                           " at finish t0 j0", NULL};
+
 /* The words of the story's "Missing:" line that name edge e, with the
- * barrier names the collective gave (READY, DONE). */
+ * barrier names the collective gave. */
 static const char *story_words(edge_t e)
 {
+  static char buf[80];
   switch (e) {
   case E_FENCE: return "Missing: a fence on rank ";
-  case E_READY: return "Missing: the READY barrier of ";
-  case E_READ_DONE: return "Missing: the DONE barrier of ";
+  case E_READY:
+  case E_READ_DONE:
+    snprintf(buf, sizeof buf, "Missing: the %s barrier of ",
+             e == E_READY ? ready_name : done_name);
+    return buf;
   case E_RESET: return "Missing: a self-clearing epilogue";
   case E_EQ: return "Missing: a >= comparison";
   case E_MIXED: return "Missing: one notify op per cell";
@@ -192,8 +208,9 @@ static int story_names(const char *tr, edge_t e, const char *what)
   run_cli(&r, 300, "shrink", tr, "-o", out, NULL);
   const char *m = strstr(r.out, "Missing:");
   int ok = r.status == 0 && m && !strncmp(m, story_words(e), strlen(story_words(e)));
-  int phased = strstr(r.out, " at publish t0 j0") || strstr(r.out, " at gather t") ||
-               strstr(r.out, " at finish t0 j0");
+  int phased = 0;
+  for (const char *const *p = phase_tags ? phase_tags : defects_tags; *p; p++)
+    phased |= strstr(r.out, *p) != NULL;
   if (!ok || !phased)
     cr_log_error("%s: the story does not name the edge (%s) or its phases "
                  "(exit %d):\n%s%s", what, story_words(e), r.status, r.out, r.err);
@@ -212,20 +229,23 @@ static int story_names(const char *tr, edge_t e, const char *what)
   return ok && phased && pair;
 }
 
-/* One defect over every run: its traces checked, up to two failing ones
- * of controlled runs shrunk. */
-static void bench_defect(const defect_t *d, share_t *s)
+/* One defect (shared object so) over every run of rs that it takes
+ * (min_ranks, pow2: a power of two only): its traces checked, up to
+ * `stories` failing ones of controlled runs shrunk. */
+static void bench_so(const defect_t *d, const char *so, const runcfg_t *rs, size_t nrs,
+                     uint32_t min_ranks, int pow2, uint32_t stories, share_t *s)
 {
   char tr[256];
   snprintf(tr, sizeof tr, "%s/d%d.cstrace", dir, d->id);
   uint32_t shrunk = 0;
   share_t mine = {0};
-  for (size_t i = 0; i < NRUNS; i++) {
-    if (d->id == 4 && !strcmp(runs[i].ranks, "2"))
+  for (size_t i = 0; i < nrs; i++) {
+    uint32_t nr = (uint32_t)atoi(rs[i].ranks);
+    if (nr < min_ranks || (pow2 && (nr & (nr - 1))))
       continue;
     if (quick_tests() && i % 2) /* quick: runs 0, 2, 4, 6, 8 */
       continue;
-    int st = run_defect(d->id, i, tr);
+    int st = run_cfg(so, &rs[i], i, tr);
     int failing = st != 0;
     cs_trace_t t;
     char why[512];
@@ -242,15 +262,15 @@ static void bench_defect(const defect_t *d, share_t *s)
     mine.undetected += rep.n == 0;
     if (!ok || against)
       cr_log_error("%s, run %zu (%s ranks, %s %s, %s): first finding %s%s",
-                   d->name, i, runs[i].ranks, runs[i].sched ? runs[i].sched : "free",
-                   runs[i].model ? runs[i].model : "", failing ? "failing" : "passing",
+                   d->name, i, rs[i].ranks, rs[i].sched ? rs[i].sched : "free",
+                   rs[i].model ? rs[i].model : "", failing ? "failing" : "passing",
                    rep.n ? cs_check_kind_name(rep.f[0].kind) : "none",
                    against ? "; a race told against the collective's order" : "");
     cs_check_report_fini(&rep);
     /* Stories from controlled runs only: a free run's failure can come
      * from two events that overlapped in time, which its trace orders
      * one way and replay (and so shrink) then runs that way, passing. */
-    if (failing && shrunk < 2 && runs[i].sched) {
+    if (failing && shrunk < stories && rs[i].sched) {
       char what[160];
       snprintf(what, sizeof what, "%s, run %zu", d->name, i);
       shrunk++;
@@ -273,30 +293,125 @@ static void bench_defect(const defect_t *d, share_t *s)
   s->undetected += mine.undetected;
 }
 
+static void bench_defect(const defect_t *d, share_t *s)
+{
+  char so[256];
+  so_path(d->id, so, sizeof so);
+  bench_so(d, so, runs, NRUNS, d->id == 4 ? 3 : 2, 0, 2, s);
+}
+
+/* Prints the shares of s under `title` and holds them to 1.0, with at
+ * least `floor` passing and failing traces and `floor_stories` stories. */
+static void judge(const char *title, const share_t *s, uint32_t floor,
+                  uint32_t floor_stories)
+{
+  uint32_t n = s->n[0] + s->n[1], right = s->right[0] + s->right[1];
+  printf("%s: check's first finding names the labelled edge in %u of %u "
+         "traces (%.3f; passing %u/%u, failing %u/%u); %u traces with a race "
+         "told backwards; %u undetected; shrink's story names it in %u of %u "
+         "(%.3f)\n", title, right, n, n ? (double)right / n : 0.0, s->right[0],
+         s->n[0], s->right[1], s->n[1], s->against, s->undetected, s->stories_right,
+         s->stories, s->stories ? (double)s->stories_right / s->stories : 0.0);
+  fflush(stdout);
+  cr_assert_gt(s->n[0], floor, "only %u passing traces", s->n[0]);
+  cr_assert_gt(s->n[1], floor, "only %u failing traces", s->n[1]);
+  cr_assert_gt(s->stories, floor_stories, "only %u stories", s->stories);
+  cr_assert_eq(s->undetected, 0, "%u traces of a defect with no finding", s->undetected);
+  cr_assert_eq(right, n, "check's first finding names the edge in %u of %u", right, n);
+  cr_assert_eq(s->against, 0, "%u traces tell a race backwards", s->against);
+  cr_assert_eq(s->stories_right, s->stories, "the story names the edge in %u of %u",
+               s->stories_right, s->stories);
+}
+
 Test(explain, first_findings_and_stories_name_the_labelled_edge,
      .init = make_dir, .fini = remove_dir, .timeout = 1100)
 {
   share_t s = {0};
   for (size_t i = 0; i < NDEFECTS; i++)
     bench_defect(&defects[i], &s);
-  uint32_t n = s.n[0] + s.n[1], right = s.right[0] + s.right[1];
-  printf("explain: check's first finding names the labelled edge in %u of %u "
-         "traces (%.3f; passing %u/%u, failing %u/%u); %u traces with a race "
-         "told backwards; %u undetected; shrink's story names it in %u of %u "
-         "(%.3f)\n", right, n, n ? (double)right / n : 0.0, s.right[0], s.n[0],
-         s.right[1], s.n[1], s.against, s.undetected, s.stories_right, s.stories,
-         s.stories ? (double)s.stories_right / s.stories : 0.0);
   /* The floors for the whole benchmark (80 traces), halved for the
    * quick one (40). */
   uint32_t q = quick_tests() ? 2 : 1;
-  cr_assert_gt(s.n[0], 10 / q, "only %u passing traces", s.n[0]);
-  cr_assert_gt(s.n[1], 10 / q, "only %u failing traces", s.n[1]);
-  cr_assert_gt(s.stories, 8 / q, "only %u stories", s.stories);
-  cr_assert_eq(s.undetected, 0, "%u traces of a defect with no finding", s.undetected);
-  cr_assert_eq(right, n, "check's first finding names the edge in %u of %u", right, n);
-  cr_assert_eq(s.against, 0, "%u traces tell a race backwards", s.against);
-  cr_assert_eq(s.stories_right, s.stories, "the story names the edge in %u of %u",
-               s.stories_right, s.stories);
+  judge("explain", &s, 10 / q, 8 / q);
+}
+
+/* The held-out half (tests/plugins/heldout.c): three other collectives,
+ * a gather ring of puts, a mesh of puts and a recursive doubling of
+ * stores, with barriers and phases of their own names, two defects
+ * each, over runs of their own (other seeds, rank counts 2 to 4). */
+typedef struct heldout {
+  defect_t d;
+  const char *so; /* heldoutC_N */
+  uint32_t min_ranks;
+  int pow2;
+  const char *ready;
+  const char *const *tags;
+} heldout_t;
+
+static const char *const ring_tags[] = {" at send t0 j0", " at forward t", " at fold t0 j0",
+                                        NULL};
+static const char *const mesh_tags[] = {" at push t0 j0", " at fold t", " at finish t0 j0",
+                                        NULL};
+static const char *const rd_tags[] = {" at round t", " at finish t0 j0", NULL};
+
+static const heldout_t heldouts[] = {
+    {{101, "ring of puts: no fence", E_FENCE}, "heldout1_1", 2, 0, "ARRIVE", ring_tags},
+    {{102, "ring of puts: low target", E_READY}, "heldout1_2", 2, 0, "ARRIVE", ring_tags},
+    {{203, "mesh of puts: wrong peer", E_READY}, "heldout2_3", 3, 0, "SENT", mesh_tags},
+    {{204, "mesh of puts: no FREED", E_READ_DONE}, "heldout2_4", 2, 0, "SENT", mesh_tags},
+    {{305, "doubling: stale credits", E_RESET}, "heldout3_5", 2, 1, "POSTED", rd_tags},
+    {{306, "doubling: Set with Add", E_MIXED}, "heldout3_6", 2, 1, "POSTED", rd_tags},
+};
+#define NHELDOUT (sizeof(heldouts) / sizeof(heldouts[0]))
+
+static const runcfg_t heldout_runs[] = {
+    {"4", NULL, NULL},           {"4", "random:11", "relaxed"},
+    {"4", "random:12", "fifo"},  {"4", "pct:13:2", "relaxed"},
+    {"4", "pct:14:1", "fifo"},   {"2", "random:15", "relaxed"},
+    {"4", "latest", "sc"},       {"2", NULL, NULL},
+    {"4", "random:16", "relaxed"}, {"3", "random:17", "relaxed"},
+    {"4", "pct:18:3", "relaxed"}, {"3", NULL, NULL},
+};
+#define NHELDOUT_RUNS (sizeof(heldout_runs) / sizeof(heldout_runs[0]))
+
+Test(explain, held_out_collectives, .init = make_dir, .fini = remove_dir,
+     .timeout = 1100)
+{
+  share_t s = {0};
+  for (size_t i = 0; i < NHELDOUT; i++) {
+    const heldout_t *h = &heldouts[i];
+    char so[256];
+    snprintf(so, sizeof so, "%s/%s.so", COLLSIM_PLUGINS, h->so);
+    ready_name = h->ready;
+    done_name = "FREED";
+    phase_tags = h->tags;
+    bench_so(&h->d, so, heldout_runs, NHELDOUT_RUNS, h->min_ranks, h->pow2, 3, &s);
+  }
+  ready_name = "READY";
+  done_name = "DONE";
+  phase_tags = NULL;
+  uint32_t q = quick_tests() ? 2 : 1;
+  judge("explain held-out", &s, 8 / q, 6 / q);
+}
+
+/* The correct held-out collectives pass every run and check clean. */
+Test(explain, held_out_correct_collectives_have_no_finding, .init = make_dir,
+     .fini = remove_dir, .timeout = 600)
+{
+  char tr[256], so[256];
+  snprintf(tr, sizeof tr, "%s/ok.cstrace", dir);
+  static const char *const ok[] = {"heldout1_0", "heldout2_0", "heldout3_0"};
+  for (size_t k = 0; k < 3; k++)
+    for (size_t i = 0; i < NHELDOUT_RUNS; i++) {
+      uint32_t nr = (uint32_t)atoi(heldout_runs[i].ranks);
+      if ((k == 2 && (nr & (nr - 1))) || (quick_tests() && i % 2))
+        continue;
+      snprintf(so, sizeof so, "%s/%s.so", COLLSIM_PLUGINS, ok[k]);
+      cr_assert_eq(run_cfg(so, &heldout_runs[i], i, tr), 0, "%s run %zu failed", ok[k], i);
+      cli_out_t r;
+      run_cli(&r, 60, "check", tr, NULL);
+      cr_assert_eq(r.status, 0, "%s run %zu: check found:\n%s", ok[k], i, r.out);
+    }
 }
 
 /* The correct collective passes every run and check finds nothing; the

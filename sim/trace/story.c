@@ -1,8 +1,13 @@
 /*
- * story.c - the events of a failure's story (story.h).
+ * story.c - the events of a failure's story (story.h): the way back from
+ * the first bad element to the access that produced it, and the race of
+ * the checker's report that tells it. The landings of posted ops are
+ * looked up in an index made once per story (a sorted array of rank,
+ * dma id), not by a pass over the trace each.
  */
 #include "story.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int is_write(uint32_t kind)
@@ -10,16 +15,74 @@ static int is_write(uint32_t kind)
   return kind == CS_EV_STORE || kind == CS_EV_PUT;
 }
 
+/* The trace and the index of its landings: key (rank << 32 | dma id
+ * low bits, the full id checked on a hit) sorted, with each its record. */
+typedef struct ix {
+  const cs_trace_t *t;
+  uint64_t n;
+  struct land {
+    uint64_t key;
+    const cs_trace_rec_t *rec;
+  } *land;
+} ix_t;
+
+static uint64_t land_key(uint32_t rank, uint64_t dma_id)
+{
+  return (uint64_t)rank << 32 | (dma_id & 0xffffffffu);
+}
+
+static int land_cmp(const void *a, const void *b)
+{
+  const struct land *x = a, *y = b;
+  if (x->key != y->key)
+    return x->key < y->key ? -1 : 1;
+  return x->rec->seq < y->rec->seq ? -1 : x->rec->seq > y->rec->seq;
+}
+
+/* Indexes t's landings; ix->land NULL (a linear search each) when out of
+ * memory. */
+static void ix_init(ix_t *ix, const cs_trace_t *t)
+{
+  ix->t = t;
+  ix->n = 0;
+  uint64_t n = 0;
+  for (uint64_t i = 0; i < t->n; i++)
+    n += t->rec[i].kind == CS_TR_DMA_LAND;
+  ix->land = n ? malloc(n * sizeof(*ix->land)) : NULL;
+  if (!ix->land)
+    return;
+  for (uint64_t i = 0; i < t->n; i++)
+    if (t->rec[i].kind == CS_TR_DMA_LAND)
+      ix->land[ix->n++] = (struct land){land_key(t->rec[i].rank, t->rec[i].dma_id),
+                                        &t->rec[i]};
+  qsort(ix->land, ix->n, sizeof(*ix->land), land_cmp);
+}
+
 /* The seq at which rank x->rank's posted op x->dma_id landed: x's own seq
  * when it was not posted (it landed at issue), UINT64_MAX if never. */
-static uint64_t landing(const cs_trace_t *t, const cs_trace_rec_t *x)
+static uint64_t landing(const ix_t *ix, const cs_trace_rec_t *x)
 {
   if (!x->dma_id)
     return x->seq;
-  for (uint64_t i = 0; i < t->n; i++)
-    if (t->rec[i].kind == CS_TR_DMA_LAND && t->rec[i].rank == x->rank &&
-        t->rec[i].dma_id == x->dma_id)
-      return t->rec[i].seq;
+  const cs_trace_t *t = ix->t;
+  if (!ix->land) {
+    for (uint64_t i = 0; i < t->n; i++)
+      if (t->rec[i].kind == CS_TR_DMA_LAND && t->rec[i].rank == x->rank &&
+          t->rec[i].dma_id == x->dma_id)
+        return t->rec[i].seq;
+    return UINT64_MAX;
+  }
+  uint64_t key = land_key(x->rank, x->dma_id), lo = 0, hi = ix->n;
+  while (lo < hi) { /* the first entry >= key */
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (ix->land[mid].key < key)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (; lo < ix->n && ix->land[lo].key == key; lo++)
+    if (ix->land[lo].rec->dma_id == x->dma_id)
+      return ix->land[lo].rec->seq;
   return UINT64_MAX;
 }
 
@@ -56,55 +119,122 @@ static int writes_to(const cs_trace_rec_t *x, uint32_t r)
          (x->kind == CS_EV_PUT && x->peer == r);
 }
 
-#define CHAIN_MAX 64u
+/* The position in the tile of access x that element e of x's slot takes
+ * (row after row for a 2-D one); 0 with *p unset if x does not cover e. */
+static int tile_pos(const cs_trace_rec_t *x, uint64_t e, uint64_t *p)
+{
+  if (!covers(x, e))
+    return 0;
+  uint64_t d = e - x->elem_off;
+  if (!cs_trace_rec_is_2d(x)) {
+    *p = d;
+    return 1;
+  }
+  uint64_t stride = (uint32_t)x->value, cols = x->valid / x->cell;
+  if (!stride || d % stride >= cols)
+    return 0;
+  *p = d / stride * cols + d % stride;
+  return 1;
+}
 
-/* A window to trace back in: rank's, as it was before seq `before`. */
+/* The element of load x's slot that lands at position p of its tile; 0
+ * if p is past what it loads. */
+static int load_elem(const cs_trace_rec_t *x, uint64_t p, uint64_t *e)
+{
+  if (p >= x->valid)
+    return 0;
+  if (!cs_trace_rec_is_2d(x)) {
+    *e = x->elem_off + p;
+    return 1;
+  }
+  uint64_t cols = x->valid / x->cell;
+  *e = x->elem_off + p / cols * (uint32_t)x->value + p % cols;
+  return 1;
+}
+
+#define CHAIN_MAX 64u
+#define ANY_SLOT UINT32_MAX
+
+/* A place to trace back from: element `elem` of `slot` (ANY_SLOT: the
+ * first bad element, of the slot the result was read from) in rank's
+ * window, as it was before seq `before`. */
 typedef struct back {
-  uint32_t rank;
-  uint64_t before;
+  uint32_t rank, slot;
+  uint64_t elem, before;
 } back_t;
 
-/* The loads whose values reach element i of rank r's window as it was
- * before seq `before`, traced back from the first bad element: the last
- * write into that window covering i that landed before it; the loads of
- * the writing rank since its previous write of element i that cover i
- * (what the written tile was made of: its other writes in between may be
- * other tiles); and, for each, the same again in the window it read,
- * before the load. Fills chain with up to CHAIN_MAX loads, in
- * the order met (nearest the bad element first); returns how many. */
-static uint32_t trace_back(const cs_trace_t *t, uint32_t r, uint64_t i,
-                           const cs_trace_rec_t **chain)
+/* Where the first bad element i of rank r's result was read from: the
+ * rank's last local load that covers element i of its range (the
+ * stage-out, which reads the result slot after the last call). */
+static back_t bad_place(const cs_trace_t *t, uint32_t r, uint64_t i)
 {
+  for (uint64_t k = t->n; k-- > 0;) {
+    const cs_trace_rec_t *x = &t->rec[k];
+    uint64_t e;
+    if (x->rank == r && x->peer == r && x->kind == CS_EV_LOAD &&
+        !cs_trace_rec_is_2d(x) && load_elem(x, i, &e))
+      return (back_t){r, x->slot, e, x->seq};
+  }
+  return (back_t){r, ANY_SLOT, i, UINT64_MAX};
+}
+
+/* The last write into place b that landed before it (posts land out of
+ * order), NULL if none (the window's initial bytes). */
+static const cs_trace_rec_t *last_write(const ix_t *ix, const back_t *b)
+{
+  const cs_trace_t *t = ix->t;
+  const cs_trace_rec_t *w = NULL;
+  uint64_t w_at = 0, lx;
+  for (uint64_t k = 0; k < t->n && t->rec[k].seq < b->before; k++) {
+    const cs_trace_rec_t *x = &t->rec[k];
+    if (writes_to(x, b->rank) && (b->slot == ANY_SLOT || x->slot == b->slot) &&
+        covers(x, b->elem) && !(x->opcmp & CS_TR_FAILED) &&
+        (lx = landing(ix, x)) < b->before && (!w || lx > w_at))
+      w = x, w_at = lx;
+  }
+  return w;
+}
+
+/* The loads whose values reach the first bad element, traced back from
+ * it: the last write into its place that landed before it was read; the
+ * writing rank's loads since its previous write of that place that put
+ * something at the written element's position of their tile (what the
+ * written tile was made of: the loads of the other tiles it folded in
+ * too, a position being the same in every tile); and, for each, the
+ * same again at the element it read, in the window and slot it read,
+ * before the load. Fills chain with up to CHAIN_MAX loads, in the order
+ * met (nearest the bad element first), elems with the element of its slot
+ * each reads on the way; returns how many. */
+static uint32_t trace_back(const ix_t *ix, uint32_t r, uint64_t i,
+                           const cs_trace_rec_t **chain, uint64_t *elems)
+{
+  const cs_trace_t *t = ix->t;
   back_t todo[CHAIN_MAX];
   uint32_t ntodo = 0, next = 0, n = 0;
-  todo[ntodo++] = (back_t){r, UINT64_MAX};
+  todo[ntodo++] = bad_place(t, r, i);
   while (next < ntodo && n < CHAIN_MAX) {
-    uint32_t rank = todo[next].rank;
-    uint64_t before = todo[next++].before;
-    const cs_trace_rec_t *w = NULL;
-    uint64_t w_at = 0;
-    for (uint64_t k = 0; k < t->n; k++) {
-      const cs_trace_rec_t *x = &t->rec[k];
-      uint64_t lx;
-      if (x->seq < before && writes_to(x, rank) && covers(x, i) &&
-          !(x->opcmp & CS_TR_FAILED) && (lx = landing(t, x)) < before &&
-          (!w || lx > w_at))
-        w = x, w_at = lx; /* the last to land: posts land out of order */
-    }
-    if (!w)
-      continue; /* the window's initial bytes: nothing to trace */
-    uint64_t from = 0; /* the writer's previous write of element i */
-    for (uint64_t k = 0; k < t->n && t->rec[k].seq < w->seq; k++)
-      if (t->rec[k].rank == w->rank && is_write(t->rec[k].kind) && covers(&t->rec[k], i))
-        from = t->rec[k].seq;
+    back_t b = todo[next++];
+    const cs_trace_rec_t *w = last_write(ix, &b);
+    uint64_t p;
+    if (!w || !tile_pos(w, b.elem, &p))
+      continue;
+    uint64_t from = 0; /* the writer's previous write of that place */
     for (uint64_t k = 0; k < t->n && t->rec[k].seq < w->seq; k++) {
       const cs_trace_rec_t *x = &t->rec[k];
+      if (x->rank == w->rank && is_write(x->kind) && x->slot == w->slot &&
+          (x->kind == CS_EV_PUT ? x->peer : x->rank) == b.rank && covers(x, b.elem))
+        from = x->seq;
+    }
+    for (uint64_t k = 0; k < t->n && t->rec[k].seq < w->seq && n < CHAIN_MAX; k++) {
+      const cs_trace_rec_t *x = &t->rec[k];
+      uint64_t e;
       if (x->seq <= from || x->rank != w->rank || x->kind != CS_EV_LOAD ||
-          !covers(x, i) || n == CHAIN_MAX)
+          !load_elem(x, p, &e))
         continue;
+      elems[n] = e;
       chain[n++] = x;
       if (ntodo < CHAIN_MAX)
-        todo[ntodo++] = (back_t){x->peer, x->seq};
+        todo[ntodo++] = (back_t){x->peer, x->slot, e, x->seq};
     }
   }
   return n;
@@ -129,8 +259,7 @@ static uint64_t on_chain(const cs_trace_rec_t *rd, const cs_trace_rec_t **chain,
 }
 
 /* How well finding f tells the failure: higher is better. */
-static int score(const cs_trace_t *t, const cs_check_finding_t *f,
-                 uint32_t bad_rank, uint64_t bad_index,
+static int score(const ix_t *ix, const cs_check_finding_t *f,
                  const cs_trace_rec_t **chain, uint32_t nchain)
 {
   const cs_trace_rec_t *w, *r;
@@ -141,10 +270,8 @@ static int score(const cs_trace_t *t, const cs_check_finding_t *f,
    * than the intended one the finding gives: a read before the write it
    * was meant to see landed, or after the write it was meant to precede);
    * then check's order, whose first finding is the cause. */
-  (void)bad_rank;
-  (void)bad_index;
   int write_first = w == &f->a;
-  uint64_t lw = landing(t, w);
+  uint64_t lw = landing(ix, w);
   int bit = write_first ? lw > r->seq : lw < r->seq;
   int chained = on_chain(r, chain, nchain) != 0;
   return 2 + 32 * chained + 16 * bit;
@@ -194,18 +321,20 @@ static int feeds(const cs_trace_rec_t *x, const cs_trace_rec_t *r, uint64_t i)
  * *f with that finding, its a and b the occurrence's write and load and
  * their bounds read off the trace, and *g with the finding in rep.
  * Returns 1, or 0 if none. */
-static int bit_pair(const cs_trace_t *t, const cs_check_report_t *rep, uint64_t i,
-                    const cs_trace_rec_t **chain, uint32_t nchain,
+static int bit_pair(const ix_t *ix, const cs_check_report_t *rep,
+                    const cs_trace_rec_t **chain, const uint64_t *elems, uint32_t nchain,
                     cs_check_finding_t *f, const cs_check_finding_t **g)
 {
+  const cs_trace_t *t = ix->t;
   for (uint32_t j = 0; j < nchain; j++) {
     const cs_trace_rec_t *r = chain[j], *seen = NULL;
+    uint64_t i = elems[j];
     uint64_t seen_at = 0;
     for (uint64_t k = 0; k < t->n; k++) {
       const cs_trace_rec_t *x = &t->rec[k];
       if (!feeds(x, r, i))
         continue;
-      uint64_t lx = landing(t, x);
+      uint64_t lx = landing(ix, x);
       if (lx < r->seq) {
         if (!seen || lx > seen_at) /* the last to land before r: the */
           seen = x, seen_at = lx;  /* bytes r read (posts land out of order) */
@@ -256,7 +385,7 @@ bounds:
   return 1;
 }
 
-static void add(cs_story_t *s, const cs_trace_t *t, const cs_trace_rec_t *x,
+static void add(cs_story_t *s, const ix_t *ix, const cs_trace_rec_t *x,
                 uint32_t role)
 {
   for (uint32_t i = 0; i < s->n; i++)
@@ -271,7 +400,7 @@ static void add(cs_story_t *s, const cs_trace_t *t, const cs_trace_rec_t *x,
   }
   int posted = is_write(x->kind) || x->kind == CS_EV_NOTIFY;
   s->ev[i] = (cs_story_event_t){.rec = *x, .role = role,
-                                .landed = posted ? landing(t, x) : 0};
+                                .landed = posted ? landing(ix, x) : 0};
 }
 
 static uint32_t index_of(const cs_story_t *s, uint32_t role)
@@ -301,28 +430,28 @@ static const cs_trace_rec_t *wait_on(const cs_trace_t *t,
 }
 
 /* The write/load race's events and its missing edge. */
-static void tell_race(const cs_trace_t *t, cs_story_t *s,
+static void tell_race(const ix_t *ix, cs_story_t *s,
                       const cs_trace_rec_t *w, const cs_trace_rec_t *r)
 {
   const cs_check_finding_t *f = &s->finding;
   int write_first = w == &f->a; /* the finding's order is the intended one */
-  add(s, t, w, CS_STORY_WRITE);
-  add(s, t, r, CS_STORY_READ);
-  s->saw_old = landing(t, w) > r->seq;
+  add(s, ix, w, CS_STORY_WRITE);
+  add(s, ix, r, CS_STORY_READ);
+  s->saw_old = landing(ix, w) > r->seq;
   /* The writer's notify and the reader's wait tell how the reader went
    * ahead of a write it was meant to see. */
   if (write_first && f->has & CS_CHECK_HAS_A_AFTER && f->a_after.seq < r->seq)
-    add(s, t, &f->a_after, CS_STORY_SIGNAL);
+    add(s, ix, &f->a_after, CS_STORY_SIGNAL);
   /* The wait: the one the writer's notify reached when the story tells
    * that notify; else the reader's last wait before the load. */
   const cs_trace_rec_t *wt = index_of(s, CS_STORY_SIGNAL)
-                                 ? wait_on(t, &f->a_after, r->rank, r->seq)
+                                 ? wait_on(ix->t, &f->a_after, r->rank, r->seq)
                                  : NULL;
   if (!wt && f->has & CS_CHECK_HAS_B_BEFORE)
     wt = &f->b_before;
   if (s->saw_old && write_first && wt && wt->seq > w->seq &&
       wt->rank != w->rank)
-    add(s, t, wt, CS_STORY_WAIT);
+    add(s, ix, wt, CS_STORY_WAIT);
   uint32_t iw = index_of(s, CS_STORY_WRITE), ir = index_of(s, CS_STORY_READ),
            is = index_of(s, CS_STORY_SIGNAL);
   if (!write_first) { /* the read was meant to be first */
@@ -345,15 +474,18 @@ int cs_trace_story(const cs_trace_t *t, const cs_check_report_t *rep,
 {
   memset(s, 0, sizeof(*s));
   s->saw_old = -1;
+  ix_t ix;
+  ix_init(&ix, t);
   const cs_check_finding_t *best = NULL;
   const cs_trace_rec_t *chain[CHAIN_MAX];
+  uint64_t elems[CHAIN_MAX];
   uint32_t nchain = bad_rank != UINT32_MAX
-                        ? trace_back(t, bad_rank, bad_index, chain) : 0;
+                        ? trace_back(&ix, bad_rank, bad_index, chain, elems) : 0;
   int best_score = -1;
   cs_check_finding_t told;
-  int has_told = nchain && bit_pair(t, rep, bad_index, chain, nchain, &told, &best);
+  int has_told = nchain && bit_pair(&ix, rep, chain, elems, nchain, &told, &best);
   for (uint64_t i = 0; i < rep->n && !has_told; i++) { /* ties: check's order */
-    int sc = score(t, &rep->f[i], bad_rank, bad_index, chain, nchain);
+    int sc = score(&ix, &rep->f[i], chain, nchain);
     if (sc > best_score) {
       best_score = sc;
       best = &rep->f[i];
@@ -362,27 +494,29 @@ int cs_trace_story(const cs_trace_t *t, const cs_check_report_t *rep,
   if (!best) { /* no finding: the event that failed, if one did */
     for (uint64_t i = 0; i < t->n; i++)
       if (t->rec[i].opcmp & CS_TR_FAILED && !cs_trace_rec_is_launcher(&t->rec[i])) {
-        add(s, t, &t->rec[i], CS_STORY_FAILED);
+        add(s, &ix, &t->rec[i], CS_STORY_FAILED);
         break;
       }
+    free(ix.land);
     return 0;
   }
   s->has_finding = 1;
   s->finding = has_told ? told : *best;
   const cs_trace_rec_t *w, *r;
   if (write_read(&s->finding, &w, &r)) {
-    tell_race(t, s, w, r);
+    tell_race(&ix, s, w, r);
     uint32_t k = best->follows;
     if (k && k <= rep->n && rep->f[k - 1].kind == CS_CHECK_NOT_RESET) {
       s->has_root = 1; /* the cause is the stale cell, not this barrier */
       s->root = rep->f[k - 1];
       s->need = CS_STORY_NEED_RESET;
     }
-    return 0;
+  } else {
+    if (best->has & CS_CHECK_HAS_A)
+      add(s, &ix, &best->a, CS_STORY_OTHER);
+    if (best->has & CS_CHECK_HAS_B)
+      add(s, &ix, &best->b, CS_STORY_OTHER);
   }
-  if (best->has & CS_CHECK_HAS_A)
-    add(s, t, &best->a, CS_STORY_OTHER);
-  if (best->has & CS_CHECK_HAS_B)
-    add(s, t, &best->b, CS_STORY_OTHER);
+  free(ix.land);
   return 0;
 }
