@@ -122,6 +122,14 @@ typedef struct cs_algo_desc {
    * as traces tag its events ("RS t1 j0"); none: "main c3". */
   const char *const *phases;
   uint32_t nphases;
+  /* The names of its barriers as docs/algorithms.md calls them, which
+   * `collsim check`'s fix and shrink's story use ("the READY barrier of
+   * RS t1 j0"): the one that orders a rank's write before another rank's
+   * load of it, and the one that orders loads before the owner
+   * overwrites what they read; NULL: none of that kind, or more than one
+   * (the story then says "a read-complete barrier"). */
+  const char *ready_barrier;
+  const char *read_done_barrier;
 
   cs_fold_t   fold;      /* the oracle's fold order */
   const char *fold_text; /* how the summary names it */

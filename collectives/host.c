@@ -96,6 +96,8 @@ static uint64_t host_part_lo(const cs_ar_cfg_t *c, uint64_t i)
 
 const cs_algo_desc_t cs__algo_host = {
     .name = "host",
+    .ready_barrier = "READY",
+    .read_done_barrier = "READ-DONE",
     .what = "host allreduce builtin of PyPTO PR #2161",
     .max_ranks = CS_HOST_MAX_RANKS,
     .limit_who = "the host builtin",

@@ -147,6 +147,8 @@ static uint64_t mesh_part_lo(const cs_ar_cfg_t *c, uint64_t i)
 
 const cs_algo_desc_t cs__algo_mesh = {
     .name = "mesh",
+    .ready_barrier = "READY",
+    .read_done_barrier = "READ-COMPLETE",
     .what = "InCore mesh allreduce of PyPTO PR #2161",
     .max_ranks = CS_AR_MAX_RANKS,
     .rect = true,

@@ -158,6 +158,8 @@ const cs_algo_desc_t cs__algo_onephase = {
     .wait_where = onephase_where,
     .phases = onephase_phases,
     .nphases = 1,
+    .ready_barrier = "READY",
+    .read_done_barrier = "DONE",
     .fold = CS_FOLD_OWN_FIRST,
     .fold_text = "own value first, then the peers ascending (one order per "
                  "rank)",

@@ -190,6 +190,8 @@ const cs_algo_desc_t cs__algo_twophase = {
     .wait_where = twophase_where,
     .phases = twophase_phases,
     .nphases = 2,
+    .ready_barrier = NULL,
+    .read_done_barrier = "DONE",
     .fold = CS_FOLD_OWNER_FIRST,
     .fold_text = "chunk q in rank q's order (own value first, then peers "
                  "ascending), identical on every rank",

@@ -152,7 +152,7 @@ for _ in $(seq 10); do keys r; done
 wait_for "You broke it: the run failed"
 screen | grep -q "result: WRONG" || fail "level 1: no wrong result on the screen"
 screen | grep -qF "What broke it, as collsim shrink tells it" || { fail "level 1: no story"; screen; }
-screen | grep -qE "^ +Missing: a notify by rank [0-9] after [0-9] and a wait by rank [0-9]" || { fail "level 1: the story misses the READY edge"; screen; }
+screen | grep -qE "^ +Missing: (the READY barrier of [A-Za-z]+ t[0-9]+ j[0-9]+: )?a notify by rank [0-9] after [0-9] and a wait by rank [0-9]" || { fail "level 1: the story misses the READY edge"; screen; }
 keys q
 wait_exit
 
@@ -164,7 +164,7 @@ wait_for "Break it: no read-complete barrier"
 keys S
 wait_for "Shown: this order fails"
 screen | grep -q "result: WRONG" || fail "show me: no wrong result on the screen"
-screen | grep -qE "^ +Missing: a read-complete barrier" || { fail "show me: the story misses the read-complete edge"; screen; }
+screen | grep -qE "^ +Missing: (a read-complete barrier|the READ-COMPLETE barrier)" || { fail "show me: the story misses the read-complete edge"; screen; }
 keys q
 wait_exit
 
@@ -261,7 +261,7 @@ keys S
 wait_for "Shown: this order fails"
 sleep 0.3
 v=$(joined)
-m=$(echo "$v" | sed -nE 's/.*Missing: a read-complete barrier: a notify by rank ([0-9]) after ([0-9]) and a wait by rank ([0-9]) on it before ([0-9])\..*/\1 \2 \3 \4/p')
+m=$(echo "$v" | sed -nE 's/.*Missing: (a read-complete barrier|the READ-COMPLETE barrier of [A-Za-z]+ c[0-9]+): a notify by rank ([0-9]) after ([0-9]) and a wait by rank ([0-9]) on it before ([0-9])\..*/\2 \3 \4 \5/p')
 if [ -z "$m" ]; then fail "level 3: the story does not end with the read-complete edge: $v"; else
   set -- $m
   ev "$v" "$2" | grep -qE "^rank $1 loads" || fail "level 3: the edge does not start at rank $1's load: $v"
@@ -286,7 +286,7 @@ for how in hand show; do
   v=$(joined)
   keys q
   wait_exit
-  m=$(echo "$v" | sed -nE 's/.*Missing: a notify by rank ([0-9]) after ([0-9]) and a wait by rank ([0-9]) on it before ([0-9])\..*/\1 \2 \3 \4/p')
+  m=$(echo "$v" | sed -nE 's/.*Missing: (the READY barrier of [A-Za-z]+ t[0-9]+ j[0-9]+: )?a notify by rank ([0-9]) after ([0-9]) and a wait by rank ([0-9]) on it before ([0-9])\..*/\2 \3 \4 \5/p')
   [ -n "$m" ] || { fail "level 1 ($how): the story does not end with the READY edge: $v"; continue; }
   set -- $m
   w=$(ev "$v" "$2") r=$(ev "$v" "$4")
@@ -616,9 +616,9 @@ grep -qF "2(N-1)/N x S = 2 x 3/4 x 40 B = 60 B" "$dir/ms_ag" 2>/dev/null || fail
 # step (the story's "(step N)") is then the newest in the history, marked *1.
 for l in 1 2 3 4 5; do
   case $l in
-    1) bug=ring-no-ready-barrier want="Missing: a notify by rank [0-9] after [0-9] and a wait by rank [0-9] on it before [0-9]";;
+    1) bug=ring-no-ready-barrier want="Missing: (the READY barrier of [A-Za-z]+ t[0-9]+ j[0-9]+: )?a notify by rank [0-9] after [0-9] and a wait by rank [0-9] on it before [0-9]";;
     2) bug=no-fence-before-notify want="Missing: a fence on rank [0-9] between [0-9] and [0-9]";;
-    3) bug=mesh-no-chunk-barrier want="Missing: a read-complete barrier: a notify by rank [0-9] after [0-9]";;
+    3) bug=mesh-no-chunk-barrier want="Missing: (a read-complete barrier|the READ-COMPLETE barrier of [A-Za-z]+ c[0-9]+): a notify by rank [0-9] after [0-9]";;
     4) bug=wait-eq want="Missing: a >= comparison";;
     5) bug=drain-no-ddr-fence want="Missing: a fence on rank [0-9] between [0-9] and [0-9]";;
   esac

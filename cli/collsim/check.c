@@ -114,12 +114,15 @@ static void race_words(const out_t *o, const cs_check_finding_t *f,
              cs_trace_kind_name(b->kind));
     break;
   }
-  const char *bn = f->cause == CS_CHECK_NO_SIGNAL ? cs_trace_barrier_name(o->h, 0)
-                   : f->cause == CS_CHECK_NO_READ_DONE ? cs_trace_barrier_name(o->h, 1)
+  const char *bn = f->cause == CS_CHECK_NO_SIGNAL ? cs_trace_barrier_name(o->nm, o->h, 0)
+                   : f->cause == CS_CHECK_NO_READ_DONE ? cs_trace_barrier_name(o->nm, o->h, 1)
                                                        : NULL;
-  if (bn) { /* the collective named that barrier (a plug-in's names) */
+  if (bn) { /* the collective named that barrier: the one of the later
+               * access's place ("its READY barrier of RS t1 j0") */
+    char tag[48];
     size_t len = strlen(fix);
-    snprintf(fix + len, n - len, ": its %s barrier", bn);
+    cs_trace_tag_str(o->h, o->nm, b, tag, sizeof(tag));
+    snprintf(fix + len, n - len, ": its %s barrier%s%s", bn, tag[0] ? " of " : "", tag);
   }
   if (f->reversed) {
     size_t len = strlen(fix);

@@ -86,7 +86,7 @@ static void note(char *b, size_t n, const cs_story_t *s, uint32_t i)
 static const char *barrier_words(const cs_trace_header_t *h, const cs_story_t *s,
                                  uint32_t which, uint32_t b, char *buf, size_t n)
 {
-  const char *name = cs_trace_barrier_name(h, which);
+  const char *name = cs_trace_barrier_name(cs__trace_names(), h, which);
   char tag[48];
   buf[0] = 0;
   if (!name || !b)

@@ -223,6 +223,11 @@ static const char *phase_name(uint32_t a, uint32_t p)
   const cs_algo_desc_t *d = cs_algo_desc(a);
   return d && p >= 1 && p <= d->nphases ? d->phases[p - 1] : NULL;
 }
+static const char *barrier_name(uint32_t a, uint32_t which)
+{
+  const cs_algo_desc_t *d = cs_algo_desc(a);
+  return !d ? NULL : which ? d->read_done_barrier : d->ready_barrier;
+}
 static int is_file_fill(uint32_t f) { return f == CS_FILL_INPUT; }
 
 static const char *bug_name(uint32_t bug)
@@ -239,6 +244,7 @@ static const cs_trace_names_t ar_names = {
     .fill = fill_name,
     .bug = bug_name,
     .phase = phase_name,
+    .barrier = barrier_name,
     .is_file_fill = is_file_fill,
 };
 

@@ -103,17 +103,21 @@ const char *cs_trace_phase_name(const cs_trace_names_t *nm,
   return h->program == 0 && nm && nm->phase ? nm->phase(h->algo, p) : NULL;
 }
 
-const char *cs_trace_barrier_name(const cs_trace_header_t *h, uint32_t which)
+const char *cs_trace_barrier_name(const cs_trace_names_t *nm,
+                                  const cs_trace_header_t *h, uint32_t which)
 {
-  if (which > 1 || h->program != 0 || h->algo != CS_TRACE_ALGO_USER)
+  if (which > 1 || h->program != 0)
     return NULL;
+  if (h->algo != CS_TRACE_ALGO_USER)
+    return nm && nm->barrier ? nm->barrier(h->algo, which) : NULL;
   return user_name(h, user_phases(h) + 1 + which);
 }
 
 int cs_trace_user_names(const cs_trace_header_t *h)
 {
-  return user_name(h, 0) || cs_trace_barrier_name(h, 0) ||
-         cs_trace_barrier_name(h, 1);
+  return h->algo == CS_TRACE_ALGO_USER &&
+         (user_name(h, 0) || cs_trace_barrier_name(NULL, h, 0) ||
+          cs_trace_barrier_name(NULL, h, 1));
 }
 
 int cs_trace_is_file_fill(const cs_trace_names_t *nm, uint32_t fill)

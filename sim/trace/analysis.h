@@ -84,6 +84,9 @@ typedef struct cs_trace_names {
    * an algorithm that names none; named phases make tags and marks read
    * "RS t0 j1" */
   const char *(*phase)(uint32_t algo, uint32_t p);
+  /* the algorithm's name of its barrier `which` (0 a write before
+   * another rank's load, 1 loads before the overwrite), NULL: none */
+  const char *(*barrier)(uint32_t algo, uint32_t which);
   int         (*is_file_fill)(uint32_t fill); /* inputs came from a file */
 } cs_trace_names_t;
 
@@ -101,13 +104,14 @@ const char *cs_trace_bug_name(const cs_trace_names_t *nm, uint32_t bug);
  * header (a pointer into h), the built-ins through nm. */
 const char *cs_trace_phase_name(const cs_trace_names_t *nm,
                                 const cs_trace_header_t *h, uint32_t p);
-/* A collective loaded from a shared object (algo 254) names its phases
- * and barriers in the header (traces/FORMAT.md, names): the name of its
- * READY barrier (which 0: a write before another rank's load of it) or
- * of its read-complete barrier (which 1: loads before the overwrite),
- * NULL when it gave none, for any other trace, or when the header's
- * names are malformed. The pointer is into h. */
-const char *cs_trace_barrier_name(const cs_trace_header_t *h, uint32_t which);
+/* The name of a trace's READY barrier (which 0: a write before another
+ * rank's load of it) or of its read-complete barrier (which 1: loads
+ * before the overwrite): a collective loaded from a shared object (algo
+ * 254) names them in the header (traces/FORMAT.md, names; the pointer is
+ * into h), a built-in through nm. NULL when it gave none, for a trace of
+ * another program, or when the header's names are malformed. */
+const char *cs_trace_barrier_name(const cs_trace_names_t *nm,
+                                  const cs_trace_header_t *h, uint32_t which);
 /* Whether the header holds any such name (a phase's or a barrier's). */
 int cs_trace_user_names(const cs_trace_header_t *h);
 /* The header's fill says the inputs came from a file (no seed). */
