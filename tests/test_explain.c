@@ -225,6 +225,13 @@ static int story_names(const char *tr, edge_t e, const char *what)
       cr_log_error("%s: the story tells a pair that did not bite: %s\n%s", what, why,
                    r.out);
   }
+  /* Stale credits: the story goes back to the call and the notify whose
+   * credit the failing call's wait passed on. */
+  if (ok && e == E_RESET && !strstr(r.out, "(call 1's, not this call's)")) {
+    cr_log_error("%s: the story does not tell the wait that passed on call 1's "
+                 "credit:\n%s", what, r.out);
+    pair = 0;
+  }
   remove(out);
   return ok && phased && pair;
 }

@@ -76,7 +76,17 @@ static void note(char *b, size_t n, const cs_story_t *s, uint32_t i)
              w + 1, w < i ? "lands" : "comes");
   else if (e->role == CS_STORY_READ && s->saw_old == 0)
     snprintf(b, n, " and sees the new value: the write of %u came first", w + 1);
-  else if (e->role == CS_STORY_FAILED || e->rec.opcmp & CS_TR_FAILED)
+  else if (e->role == CS_STORY_STALE)
+    snprintf(b, n, " in call %u", e->rec.kind == CS_EV_NOTIFY ? e->call : 0);
+  else if (e->role == CS_STORY_WAIT && s->need == CS_STORY_NEED_RESET) {
+    uint32_t k = 0;
+    for (uint32_t j = 0; j < s->n; j++)
+      if (s->ev[j].role == CS_STORY_STALE)
+        k = j + 1;
+    if (k)
+      snprintf(b, n, " in call %u, on the credit of %u (call %u's, not this "
+               "call's)", e->call, k, s->ev[k - 1].call);
+  } else if (e->role == CS_STORY_FAILED || e->rec.opcmp & CS_TR_FAILED)
     snprintf(b, n, " (FAILED: the run stops here)");
 }
 
@@ -118,13 +128,16 @@ static void missing(FILE *f, const cs_trace_header_t *h, const cs_story_t *s)
             wr, a, rd, b, wr == rd ? " (or a fence between them)" : "");
     return;
   case CS_STORY_NEED_RESET: {
-    char slot[32];
+    char slot[32], waits[64] = "the next call's waits pass";
     cs_trace_slot_name(&h->layout, s->root.a.slot, slot, sizeof(slot));
+    for (uint32_t j = 0; j < s->n; j++)
+      if (s->ev[j].role == CS_STORY_WAIT)
+        snprintf(waits, sizeof(waits), "the wait of %u passes", j + 1);
     fprintf(f, "Missing: a self-clearing epilogue: signal cells are not back "
-               "at 0 (rank %u's %s[%u] ends %s at %d), so the next call's waits "
-               "pass on stale credits and nothing orders %u before %u.\n",
+               "at 0 (rank %u's %s[%u] ends %s at %d), so %s on stale "
+               "credits and nothing orders %u before %u.\n",
             s->root.a.peer, slot, s->root.a.cell,
-            s->root.cause == 1 ? "call 1" : "the run", s->root.value, a, b);
+            s->root.cause == 1 ? "call 1" : "the run", s->root.value, waits, a, b);
     return;
   }
   case CS_STORY_NEED_READ_DONE:

@@ -8,6 +8,8 @@
 #include "story.h"
 
 #include <stdlib.h>
+
+#include "analysis.h"
 #include <string.h>
 
 static int is_write(uint32_t kind)
@@ -385,6 +387,25 @@ bounds:
   return 1;
 }
 
+/* The call of x's rank that x belongs to, 1-based: a mark not after the
+ * rank's previous mark begins a new one (check.c's advance). */
+static uint32_t call_of(const cs_trace_t *t, const cs_trace_rec_t *x)
+{
+  uint32_t call = 1, last = 0;
+  int has = 0;
+  for (uint64_t k = 0; k < t->n && t->rec[k].seq <= x->seq; k++) {
+    const cs_trace_rec_t *m = &t->rec[k];
+    if (m->rank != x->rank || m->kind != CS_EV_MARK)
+      continue;
+    uint32_t at = (m->cell & 0xffu) << 24 | (m->value & 0xffffffu);
+    if (has && at <= last)
+      call++;
+    has = 1;
+    last = at;
+  }
+  return call;
+}
+
 static void add(cs_story_t *s, const ix_t *ix, const cs_trace_rec_t *x,
                 uint32_t role)
 {
@@ -400,7 +421,8 @@ static void add(cs_story_t *s, const ix_t *ix, const cs_trace_rec_t *x,
   }
   int posted = is_write(x->kind) || x->kind == CS_EV_NOTIFY;
   s->ev[i] = (cs_story_event_t){.rec = *x, .role = role,
-                                .landed = posted ? landing(ix, x) : 0};
+                                .landed = posted ? landing(ix, x) : 0,
+                                .call = call_of(ix->t, x)};
 }
 
 static uint32_t index_of(const cs_story_t *s, uint32_t role)
@@ -469,6 +491,67 @@ static void tell_race(const ix_t *ix, cs_story_t *s,
   }
 }
 
+/* The record of seq `seq` in t (sorted by seq), or -1. */
+static int64_t rec_index(const cs_trace_t *t, uint64_t seq)
+{
+  uint64_t lo = 0, hi = t->n;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (t->rec[mid].seq < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < t->n && t->rec[lo].seq == seq ? (int64_t)lo : -1;
+}
+
+/* A race that follows from a cell left unreset: the reader's wait before
+ * the load and the notify of an earlier call whose credit let it pass
+ * (its satisfier), and the finding about that cell. Adds both events to
+ * the story and sets s->root to the cell's finding (rep's `follows` one
+ * when the wait's cell has none). Returns 1 if the wait passed on an
+ * earlier call's notify. */
+static int tell_stale(const ix_t *ix, const cs_check_report_t *rep, cs_story_t *s)
+{
+  const cs_trace_t *t = ix->t;
+  const cs_check_finding_t *f = &s->finding;
+  if (!(f->has & CS_CHECK_HAS_B_BEFORE) || f->b_before.kind != CS_EV_WAIT ||
+      f->b.kind != CS_EV_LOAD)
+    return 0;
+  cs_trace_links_t l;
+  if (cs_trace_links_init(&l, t) < 0)
+    return 0;
+  int64_t w = rec_index(t, f->b_before.seq), by = w >= 0 ? l.satisfier[w] : -1;
+  if (by >= 0 && t->rec[by].kind == CS_TR_DMA_LAND && l.post[by] >= 0)
+    by = l.post[by];
+  int stale = by >= 0 && t->rec[by].kind == CS_EV_NOTIFY &&
+              call_of(t, &t->rec[by]) < call_of(t, &t->rec[w]);
+  if (stale) {
+    const cs_trace_rec_t *ww = &t->rec[w];
+    uint64_t from = s->gap_from ? s->ev[s->gap_from - 1].rec.seq : 0;
+    uint64_t to = s->gap_to ? s->ev[s->gap_to - 1].rec.seq : 0;
+    add(s, ix, ww, CS_STORY_WAIT);
+    add(s, ix, &t->rec[by], CS_STORY_STALE);
+    for (uint32_t i = 0; i < s->n; i++) { /* the ends moved: seq order */
+      if (from && s->ev[i].rec.seq == from)
+        s->gap_from = i + 1;
+      if (to && s->ev[i].rec.seq == to)
+        s->gap_to = i + 1;
+    }
+    for (uint64_t i = 0; i < rep->n; i++) {
+      const cs_check_finding_t *g = &rep->f[i];
+      if (g->kind == CS_CHECK_NOT_RESET && g->a.peer == ww->rank &&
+          g->a.slot == ww->slot && g->a.cell == ww->cell) {
+        s->has_root = 1;
+        s->root = *g;
+        break;
+      }
+    }
+  }
+  cs_trace_links_fini(&l);
+  return stale;
+}
+
 int cs_trace_story(const cs_trace_t *t, const cs_check_report_t *rep,
                    uint32_t bad_rank, uint64_t bad_index, cs_story_t *s)
 {
@@ -506,11 +589,13 @@ int cs_trace_story(const cs_trace_t *t, const cs_check_report_t *rep,
   if (write_read(&s->finding, &w, &r)) {
     tell_race(&ix, s, w, r);
     uint32_t k = best->follows;
-    if (k && k <= rep->n && rep->f[k - 1].kind == CS_CHECK_NOT_RESET) {
+    int stale = tell_stale(&ix, rep, s);
+    if (!s->has_root && k && k <= rep->n && rep->f[k - 1].kind == CS_CHECK_NOT_RESET) {
       s->has_root = 1; /* the cause is the stale cell, not this barrier */
       s->root = rep->f[k - 1];
-      s->need = CS_STORY_NEED_RESET;
     }
+    if (s->has_root && (stale || k))
+      s->need = CS_STORY_NEED_RESET;
   } else {
     if (best->has & CS_CHECK_HAS_A)
       add(s, &ix, &best->a, CS_STORY_OTHER);

@@ -36,6 +36,8 @@ enum {
   CS_STORY_READ,      /* the race's load */
   CS_STORY_OTHER,     /* an event of a finding that is not such a race */
   CS_STORY_FAILED,    /* no finding: the event that failed */
+  CS_STORY_STALE,     /* the notify of an earlier call whose credit let
+                         the reader's wait (CS_STORY_WAIT) pass */
 };
 
 /* The edge the story says is missing. */
@@ -52,6 +54,9 @@ typedef struct cs_story_event {
   cs_trace_rec_t rec;
   uint32_t role;   /* CS_STORY_* */
   uint64_t landed; /* posted write or notify: seq of its landing; else 0 */
+  uint32_t call;   /* the call of its rank it belongs to, 1-based (a
+                      mark not after the rank's previous one begins a
+                      call, as check counts them) */
 } cs_story_event_t;
 
 #define CS_STORY_MAX 6u
