@@ -17,47 +17,71 @@ static int is_write(uint32_t kind)
   return kind == CS_EV_STORE || kind == CS_EV_PUT;
 }
 
-/* The trace and the index of its landings: key (rank << 32 | dma id
- * low bits, the full id checked on a hit) sorted, with each its record. */
+/* The trace and the index of its landings: a rank's posted ops are
+ * numbered 1, 2, ... (dma_id), so rank r's op d lands at
+ * seq[base[r] + d - 1] (UINT64_MAX: never), one array for all ranks, made
+ * in one pass. */
 typedef struct ix {
   const cs_trace_t *t;
-  uint64_t n;
-  struct land {
-    uint64_t key;
-    const cs_trace_rec_t *rec;
-  } *land;
+  uint32_t nranks;
+  uint64_t *base, *top; /* per rank: where its ids start, and how many */
+  uint64_t *seq;
+  const cs_trace_rec_t **writes; /* the stores and puts, in seq order */
+  uint64_t nwrites;
 } ix_t;
 
-static uint64_t land_key(uint32_t rank, uint64_t dma_id)
+static void ix_fini(ix_t *ix)
 {
-  return (uint64_t)rank << 32 | (dma_id & 0xffffffffu);
+  free(ix->base);
+  free(ix->seq);
+  free(ix->writes);
+  ix->base = ix->top = ix->seq = NULL;
+  ix->writes = NULL;
 }
 
-static int land_cmp(const void *a, const void *b)
-{
-  const struct land *x = a, *y = b;
-  if (x->key != y->key)
-    return x->key < y->key ? -1 : 1;
-  return x->rec->seq < y->rec->seq ? -1 : x->rec->seq > y->rec->seq;
-}
-
-/* Indexes t's landings; ix->land NULL (a linear search each) when out of
- * memory. */
+/* Indexes t's landings; ix->seq NULL (a linear search each) when out of
+ * memory or the ids are not small numbers. */
 static void ix_init(ix_t *ix, const cs_trace_t *t)
 {
   ix->t = t;
-  ix->n = 0;
-  uint64_t n = 0;
-  for (uint64_t i = 0; i < t->n; i++)
-    n += t->rec[i].kind == CS_TR_DMA_LAND;
-  ix->land = n ? malloc(n * sizeof(*ix->land)) : NULL;
-  if (!ix->land)
+  ix->nranks = t->hdr.nranks;
+  ix->seq = NULL;
+  ix->nwrites = 0;
+  ix->writes = malloc((t->n ? t->n : 1) * sizeof(*ix->writes));
+  for (uint64_t i = 0; ix->writes && i < t->n; i++)
+    if ((t->rec[i].kind == CS_EV_STORE || t->rec[i].kind == CS_EV_PUT) &&
+        !(t->rec[i].opcmp & CS_TR_FAILED))
+      ix->writes[ix->nwrites++] = &t->rec[i];
+  ix->base = calloc(2 * (size_t)ix->nranks + 1, sizeof(uint64_t));
+  if (!ix->base || !ix->writes) {
+    ix_fini(ix);
     return;
-  for (uint64_t i = 0; i < t->n; i++)
-    if (t->rec[i].kind == CS_TR_DMA_LAND)
-      ix->land[ix->n++] = (struct land){land_key(t->rec[i].rank, t->rec[i].dma_id),
-                                        &t->rec[i]};
-  qsort(ix->land, ix->n, sizeof(*ix->land), land_cmp);
+  }
+  ix->top = ix->base + ix->nranks;
+  for (uint64_t i = 0; i < t->n; i++) {
+    const cs_trace_rec_t *x = &t->rec[i];
+    if (x->dma_id && x->rank < ix->nranks && x->dma_id > ix->top[x->rank])
+      ix->top[x->rank] = x->dma_id;
+  }
+  uint64_t total = 0;
+  for (uint32_t r = 0; r < ix->nranks; r++) {
+    ix->base[r] = total;
+    total += ix->top[r];
+  }
+  if (total > 4 * t->n + 64 || !(ix->seq = malloc((total ? total : 1) * sizeof(uint64_t)))) {
+    free(ix->seq);
+    ix->seq = NULL;
+    return;
+  }
+  for (uint64_t i = 0; i < total; i++)
+    ix->seq[i] = UINT64_MAX;
+  for (uint64_t i = 0; i < t->n; i++) {
+    const cs_trace_rec_t *x = &t->rec[i];
+    uint64_t *at;
+    if (x->kind == CS_TR_DMA_LAND && x->dma_id && x->rank < ix->nranks &&
+        *(at = &ix->seq[ix->base[x->rank] + x->dma_id - 1]) == UINT64_MAX)
+      *at = x->seq;
+  }
 }
 
 /* The seq at which rank x->rank's posted op x->dma_id landed: x's own seq
@@ -66,25 +90,13 @@ static uint64_t landing(const ix_t *ix, const cs_trace_rec_t *x)
 {
   if (!x->dma_id)
     return x->seq;
+  if (ix->seq && x->rank < ix->nranks && x->dma_id <= ix->top[x->rank])
+    return ix->seq[ix->base[x->rank] + x->dma_id - 1];
   const cs_trace_t *t = ix->t;
-  if (!ix->land) {
-    for (uint64_t i = 0; i < t->n; i++)
-      if (t->rec[i].kind == CS_TR_DMA_LAND && t->rec[i].rank == x->rank &&
-          t->rec[i].dma_id == x->dma_id)
-        return t->rec[i].seq;
-    return UINT64_MAX;
-  }
-  uint64_t key = land_key(x->rank, x->dma_id), lo = 0, hi = ix->n;
-  while (lo < hi) { /* the first entry >= key */
-    uint64_t mid = lo + (hi - lo) / 2;
-    if (ix->land[mid].key < key)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  for (; lo < ix->n && ix->land[lo].key == key; lo++)
-    if (ix->land[lo].rec->dma_id == x->dma_id)
-      return ix->land[lo].rec->seq;
+  for (uint64_t i = 0; i < t->n; i++)
+    if (t->rec[i].kind == CS_TR_DMA_LAND && t->rec[i].rank == x->rank &&
+        t->rec[i].dma_id == x->dma_id)
+      return t->rec[i].seq;
   return UINT64_MAX;
 }
 
@@ -154,6 +166,20 @@ static int load_elem(const cs_trace_rec_t *x, uint64_t p, uint64_t *e)
   return 1;
 }
 
+/* The record of seq `seq` in t (sorted by seq), or -1. */
+static int64_t rec_index(const cs_trace_t *t, uint64_t seq)
+{
+  uint64_t lo = 0, hi = t->n;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (t->rec[mid].seq < seq)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < t->n && t->rec[lo].seq == seq ? (int64_t)lo : -1;
+}
+
 #define CHAIN_MAX 64u
 #define ANY_SLOT UINT32_MAX
 
@@ -184,13 +210,12 @@ static back_t bad_place(const cs_trace_t *t, uint32_t r, uint64_t i)
  * order), NULL if none (the window's initial bytes). */
 static const cs_trace_rec_t *last_write(const ix_t *ix, const back_t *b)
 {
-  const cs_trace_t *t = ix->t;
   const cs_trace_rec_t *w = NULL;
   uint64_t w_at = 0, lx;
-  for (uint64_t k = 0; k < t->n && t->rec[k].seq < b->before; k++) {
-    const cs_trace_rec_t *x = &t->rec[k];
+  for (uint64_t k = 0; k < ix->nwrites && ix->writes[k]->seq < b->before; k++) {
+    const cs_trace_rec_t *x = ix->writes[k];
     if (writes_to(x, b->rank) && (b->slot == ANY_SLOT || x->slot == b->slot) &&
-        covers(x, b->elem) && !(x->opcmp & CS_TR_FAILED) &&
+        covers(x, b->elem) &&
         (lx = landing(ix, x)) < b->before && (!w || lx > w_at))
       w = x, w_at = lx;
   }
@@ -220,17 +245,19 @@ static uint32_t trace_back(const ix_t *ix, uint32_t r, uint64_t i,
     uint64_t p;
     if (!w || !tile_pos(w, b.elem, &p))
       continue;
-    uint64_t from = 0; /* the writer's previous write of that place */
-    for (uint64_t k = 0; k < t->n && t->rec[k].seq < w->seq; k++) {
-      const cs_trace_rec_t *x = &t->rec[k];
+    /* The writer's previous write of that place (walking back from w),
+     * and the loads between it and w. */
+    int64_t wi = rec_index(t, w->seq), k0 = wi;
+    while (--k0 >= 0) {
+      const cs_trace_rec_t *x = &t->rec[k0];
       if (x->rank == w->rank && is_write(x->kind) && x->slot == w->slot &&
           (x->kind == CS_EV_PUT ? x->peer : x->rank) == b.rank && covers(x, b.elem))
-        from = x->seq;
+        break;
     }
-    for (uint64_t k = 0; k < t->n && t->rec[k].seq < w->seq && n < CHAIN_MAX; k++) {
+    for (int64_t k = k0 + 1; k < wi && n < CHAIN_MAX; k++) {
       const cs_trace_rec_t *x = &t->rec[k];
       uint64_t e;
-      if (x->seq <= from || x->rank != w->rank || x->kind != CS_EV_LOAD ||
+      if (x->rank != w->rank || x->kind != CS_EV_LOAD ||
           !load_elem(x, p, &e))
         continue;
       elems[n] = e;
@@ -332,8 +359,8 @@ static int bit_pair(const ix_t *ix, const cs_check_report_t *rep,
     const cs_trace_rec_t *r = chain[j], *seen = NULL;
     uint64_t i = elems[j];
     uint64_t seen_at = 0;
-    for (uint64_t k = 0; k < t->n; k++) {
-      const cs_trace_rec_t *x = &t->rec[k];
+    for (uint64_t k = 0; k < ix->nwrites; k++) {
+      const cs_trace_rec_t *x = ix->writes[k];
       if (!feeds(x, r, i))
         continue;
       uint64_t lx = landing(ix, x);
@@ -491,20 +518,6 @@ static void tell_race(const ix_t *ix, cs_story_t *s,
   }
 }
 
-/* The record of seq `seq` in t (sorted by seq), or -1. */
-static int64_t rec_index(const cs_trace_t *t, uint64_t seq)
-{
-  uint64_t lo = 0, hi = t->n;
-  while (lo < hi) {
-    uint64_t mid = lo + (hi - lo) / 2;
-    if (t->rec[mid].seq < seq)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < t->n && t->rec[lo].seq == seq ? (int64_t)lo : -1;
-}
-
 /* A race that follows from a cell left unreset: the reader's wait before
  * the load and the notify of an earlier call whose credit let it pass
  * (its satisfier), and the finding about that cell. Adds both events to
@@ -562,7 +575,7 @@ int cs_trace_story(const cs_trace_t *t, const cs_check_report_t *rep,
   const cs_check_finding_t *best = NULL;
   const cs_trace_rec_t *chain[CHAIN_MAX];
   uint64_t elems[CHAIN_MAX];
-  uint32_t nchain = bad_rank != UINT32_MAX
+  uint32_t nchain = bad_rank != UINT32_MAX && ix.writes /* else out of memory */
                         ? trace_back(&ix, bad_rank, bad_index, chain, elems) : 0;
   int best_score = -1;
   cs_check_finding_t told;
@@ -580,7 +593,7 @@ int cs_trace_story(const cs_trace_t *t, const cs_check_report_t *rep,
         add(s, &ix, &t->rec[i], CS_STORY_FAILED);
         break;
       }
-    free(ix.land);
+    ix_fini(&ix);
     return 0;
   }
   s->has_finding = 1;
@@ -602,6 +615,6 @@ int cs_trace_story(const cs_trace_t *t, const cs_check_report_t *rep,
     if (best->has & CS_CHECK_HAS_B)
       add(s, &ix, &best->b, CS_STORY_OTHER);
   }
-  free(ix.land);
+  ix_fini(&ix);
   return 0;
 }
