@@ -176,9 +176,11 @@ static void describe_notify(char *buf, size_t n, const cs_layout_t *l,
 {
   char sn[24], post[40];
   const char *slot = cs_trace_slot_name(l, x->slot, sn, sizeof(sn));
-  if (x->dma_id)
-    snprintf(buf, n, "-> r%u %s[%u] %s%d%s", x->peer, slot, x->cell,
-             cs_trace_rec_is_add(x) ? "+" : "= ", x->value,
+  if (x->dma_id && cs_trace_rec_is_add(x)) /* "+1", "-1": never "+-1" */
+    snprintf(buf, n, "-> r%u %s[%u] %+d%s", x->peer, slot, x->cell, x->value,
+             posted_str(x, post, sizeof(post)));
+  else if (x->dma_id)
+    snprintf(buf, n, "-> r%u %s[%u] = %d%s", x->peer, slot, x->cell, x->value,
              posted_str(x, post, sizeof(post)));
   else if (cs_trace_rec_is_add(x))
     snprintf(buf, n, "-> r%u %s[%u] %+d (now %d)", x->peer, slot, x->cell,
