@@ -9,7 +9,10 @@
  * `collsim shrink`'s story must name it too. The shares are printed and
  * must be 1.0. The correct collective must give no finding, and the
  * names its registration gives (phases, barriers) must reach the trace
- * listing, check and the story without loading the plug-in.
+ * listing, check and the story without loading the plug-in. Its
+ * held-out half holds three other collectives (tests/plugins/heldout.c:
+ * puts, a ring, recursive doubling; barriers of other names) to the same
+ * shares over runs of other seeds and rank counts.
  * COLLSIM_QUICK (the clang and sanitizer stages of CI) runs every other
  * configuration. Forks only through the harness (run_cli: a kill timer, the child
  * reaped, no shm name left behind).
