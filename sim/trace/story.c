@@ -63,12 +63,12 @@ static void ix_init(ix_t *ix, const cs_trace_t *t)
     if (x->dma_id && x->rank < ix->nranks && x->dma_id > ix->top[x->rank])
       ix->top[x->rank] = x->dma_id;
   }
-  uint64_t total = 0;
-  for (uint32_t r = 0; r < ix->nranks; r++) {
+  uint64_t total = 0, most = 4 * t->n + 64; /* ids past it: not numbered */
+  for (uint32_t r = 0; r < ix->nranks && total <= most; r++) {
     ix->base[r] = total;
-    total += ix->top[r];
+    total += ix->top[r] <= most ? ix->top[r] : most + 1;
   }
-  if (total > 4 * t->n + 64 || !(ix->seq = malloc((total ? total : 1) * sizeof(uint64_t)))) {
+  if (total > most || !(ix->seq = malloc((total ? total : 1) * sizeof(uint64_t)))) {
     free(ix->seq);
     ix->seq = NULL;
     return;
