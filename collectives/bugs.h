@@ -58,6 +58,10 @@ typedef struct cs_mutation {
                                 READY barrier */
   bool no_push_done;         /* push ring: no PUSH-DONE barrier but the
                                 call's last */
+  bool no_put_drain;         /* host push ring: no pipe barrier around
+                                its puts */
+  bool left_wait_only;       /* host push ring: the neighbour barrier
+                                waits for the left neighbour only */
 } cs_mutation_t;
 
 typedef struct cs_bug_info {
@@ -188,6 +192,10 @@ typedef struct cs_knobs {
                                    (cs_fence; else cs_pipe_barrier only) */
   bool     own_read_first;      /* push ring: own value before READY */
   bool     push_done_barrier;   /* push ring: PUSH-DONE every subchunk */
+  bool     put_drain;           /* host push ring: a pipe barrier before
+                                   and after every put */
+  bool     right_wait;          /* host push ring: the neighbour barrier
+                                   also waits for the right neighbour */
   bool     epilogue;            /* self-clearing epilogue ends the call */
   bool     ring_tail;           /* ring segments cover the SIZE % NR tail */
   bool     inactive_lane_remote_read; /* ring AG inactive lanes load from
@@ -211,6 +219,8 @@ static inline cs_knobs_t cs_bug_knobs(uint32_t bug, uint32_t no_epilogue)
       .ddr_fence = !m.drain_only,
       .own_read_first = !m.push_own_late,
       .push_done_barrier = !m.no_push_done,
+      .put_drain = !m.no_put_drain,
+      .right_wait = !m.left_wait_only,
       .epilogue = !m.no_epilogue && !no_epilogue,
       .ring_tail = !m.drop_tail,
       .inactive_lane_remote_read = m.inactive_remote_read,

@@ -504,13 +504,16 @@ static void sweep(const char *algo, uint32_t nmax, const char *sched_kind)
   int runs = 0, bad = 0;
   for (uint32_t n = 1; n <= nmax; n++) {
     uint64_t counts[] = {1, n > 1 ? n - 1 : 2, n + 1, 17, 4097};
-    if (!strcmp(algo, "twophase") || !strcmp(algo, "ring-nb")) /* a multiple of N */
+    int fp32_only = !strcmp(algo, "host-push");
+    if (!strcmp(algo, "twophase") || !strcmp(algo, "ring-nb") || fp32_only) /* a multiple of N */
       for (size_t ci = 0; ci < 5; ci++)
         counts[ci] = (counts[ci] + n - 1) / n * n;
     for (size_t ci = 0; ci < 5; ci++)
       for (int d = 0; d < 3; d++) {
         /* quick: one dtype per (N, count), each dtype in turn */
-        if (quick_tests() && (size_t)d != (n + ci) % 3)
+        if (quick_tests() && (size_t)d != (n + ci) % 3 && !fp32_only)
+          continue;
+        if (fp32_only && d)
           continue;
         uint64_t seed = n * 1000 + ci * 10 + (uint64_t)d;
         char sched[80] = "";
@@ -556,6 +559,9 @@ SWEEP_NAMED(ring_push, "ring-push", pct, 3)
 SWEEP(twophase, free, 4)
 SWEEP(twophase, random, 3)
 SWEEP(twophase, pct, 3)
+SWEEP_NAMED(host_push, "host-push", free, 8)
+SWEEP_NAMED(host_push, "host-push", random, 5)
+SWEEP_NAMED(host_push, "host-push", pct, 5)
 SWEEP_NAMED(ring_nb, "ring-nb", free, 4)
 SWEEP_NAMED(ring_nb, "ring-nb", random, 3)
 SWEEP_NAMED(ring_nb, "ring-nb", pct, 3)
