@@ -36,6 +36,8 @@ typedef enum cs_bug {
   CS_BUG_DRAIN_NO_DDR_FENCE,
   CS_BUG_PUSH_OWN_READ_AFTER_READY,
   CS_BUG_PUSH_NO_DONE_BARRIER,
+  CS_BUG_HOST_PUSH_NO_DSB,
+  CS_BUG_HOST_PUSH_NO_FINAL_BARRIER,
   CS_NBUGS
 } cs_bug_t;
 
@@ -62,6 +64,9 @@ typedef struct cs_mutation {
                                 its puts */
   bool left_wait_only;       /* host push ring: the neighbour barrier
                                 waits for the left neighbour only */
+  bool no_push_return;       /* host push ring: no final barrier, the one
+                                after which every push into the rank's
+                                window has landed */
 } cs_mutation_t;
 
 typedef struct cs_bug_info {
@@ -164,6 +169,23 @@ static const cs_bug_info_t cs_bug_table[CS_NBUGS] = {
      "--algo ring-push --ranks 3 --count 40 --schedule random:1",
      "wrong result (a contribution missing or doubled)",
      .mut = {.no_push_done = true}, .min_calls = 1},
+    {"host-push-no-dsb",
+     "host push ring without the pipe barriers around each put and the "
+     "pipe barrier and DDR fence that open each neighbour barrier: the "
+     "notify can land before the atomic add it follows, and the right "
+     "neighbour pushes its chunk on without that contribution (PR #2280's "
+     "ordering, docs/algorithms.md §8.21)",
+     "--algo host-push --ranks 3 --count 30 --schedule pct:2:1 --memory-model relaxed",
+     "wrong result (a rank's contribution missing from a chunk)",
+     .mut = {.no_fence = true, .no_put_drain = true}, .min_calls = 1},
+    {"host-push-no-final-barrier",
+     "host push ring without its final neighbour barrier: a rank returns "
+     "before its left neighbour's last all-gather put lands, and its chunk "
+     "r+1 is still its own reduce-scatter partial (docs/algorithms.md "
+     "§8.22)",
+     "--algo host-push --ranks 3 --count 30 --schedule latest",
+     "wrong result (a rank returns holding its partial of chunk r+1)",
+     .mut = {.no_push_return = true}, .min_calls = 1},
 };
 
 /* Name -> id, or CS_EBADNAME. */
@@ -214,7 +236,7 @@ static inline cs_knobs_t cs_bug_knobs(uint32_t bug, uint32_t no_epilogue)
   return (cs_knobs_t){
       .ready_barrier = !m.no_ready_barrier,
       .chunk_barrier = !m.no_chunk_barrier,
-      .final_barrier = !m.no_final_barrier,
+      .final_barrier = !m.no_final_barrier && !m.no_push_return,
       .fence_before_notify = !m.no_fence,
       .ddr_fence = !m.drain_only,
       .own_read_first = !m.push_own_late,

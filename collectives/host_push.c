@@ -25,7 +25,9 @@
  *               right. A final barrier on row 2N-2: no rank returns while
  *               a push into its window is in flight. Each put sits
  *               between two pipe barriers (upstream's PIPE_ALL around
- *               every TPUT). N = 1: nothing, the input is the result.
+ *               every TPUT). Before the first step one fence stands for
+ *               the kernel boundary (the input is in memory when the
+ *               kernel starts). N = 1: nothing, the input is the result.
  * Signals:      [2N-1, N] int32. N >= 3: on rank r only [row, r-1] and
  *               [row, r+1] are signalled and reach 1. N = 2: the one peer
  *               is both neighbours, notifies twice per row, and its cell
@@ -119,6 +121,11 @@ static void cs__ar_host_push(cs_dev_t *d, const cs_ar_cfg_t *c,
   t->acc.width = HP_TILE;
   if (n == 1)
     return; /* the kernel's soft guard: no notify, the input stays */
+  /* The kernel boundary: upstream an earlier kernel wrote the input, and
+   * it is in memory when this one starts; here the stage-in's stores,
+   * which a posted model may still hold, fenced whatever the knobs say
+   * (--bug host-push-no-dsb drops only the kernel's own fences). */
+  cs_fence(d);
 
   for (uint32_t s = 1; s < n; s++) {
     cs_mark(d, PHASE_RS, s - 1);

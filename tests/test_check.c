@@ -287,6 +287,8 @@ static edge_t true_edge(const cs_mutation_t *m)
 {
   if (m->no_ready_barrier)
     return E_READY;
+  if (m->no_push_return) /* the left's last put, then the rank's read */
+    return E_PUSH_DONE;
   if (m->no_chunk_barrier || m->no_final_barrier)
     return E_READ_DONE;
   if (m->no_fence)

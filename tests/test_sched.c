@@ -159,6 +159,38 @@ Test(controlled, host_push_verifies_under_sc_and_relaxed, .timeout = 900)
     }
 }
 
+/* The push model's mutations of the host ring (docs/algorithms.md §8.21,
+ * §8.22): without its fences it verifies under every sc schedule (nothing
+ * is posted) and fails under relaxed; without its final barrier it fails
+ * under sc as well, given a schedule that lets a rank return early. Some
+ * of the first 40 schedules (random and pct in turn) show each failure. */
+Test(controlled, host_push_mutations_fail_where_the_table_says, .timeout = 300)
+{
+  for (uint32_t n = 2; n <= 4; n++) {
+    int dsb_relaxed = 0, final_sc = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+      cs_ar_cfg_t c = {.algo = CS_ALGO_HOST_PUSH, .dtype = CS_FP32,
+                       .op = CS_SUM, .nranks = n, .count = 10 * n,
+                       .tile_bytes = 1024, .iters = 1,
+                       .bug = CS_BUG_HOST_PUSH_NO_DSB};
+      cs_sched_cfg_t sc = {.strategy = seed % 2 ? CS_SCHED_RANDOM : CS_SCHED_PCT,
+                           .model = CS_MM_SC, .seed = seed,
+                           .depth = 1 + (uint32_t)(seed / 2) % 3, .steps = 400};
+      if (seed <= 24)
+        cr_assert_eq(run_controlled(&c, &sc, seed), 0,
+                     "host-push-no-dsb failed under sc: %u ranks seed %llu", n,
+                     (unsigned long long)seed);
+      sc.model = CS_MM_RELAXED;
+      dsb_relaxed |= run_controlled(&c, &sc, seed) != 0;
+      c.bug = CS_BUG_HOST_PUSH_NO_FINAL_BARRIER;
+      sc.model = CS_MM_SC;
+      final_sc |= run_controlled(&c, &sc, seed) != 0;
+    }
+    cr_assert(dsb_relaxed, "%u ranks: host-push-no-dsb never failed under relaxed", n);
+    cr_assert(final_sc, "%u ranks: host-push-no-final-barrier never failed under sc", n);
+  }
+}
+
 /* A defect only the device shows (PTOAS #744: a pipe barrier and no DDR
  * fence before the notify) passes every schedule of the models that have
  * no state between drained and visible, as upstream's own simulator
