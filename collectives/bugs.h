@@ -38,6 +38,7 @@ typedef enum cs_bug {
   CS_BUG_PUSH_NO_DONE_BARRIER,
   CS_BUG_HOST_PUSH_NO_DSB,
   CS_BUG_HOST_PUSH_NO_FINAL_BARRIER,
+  CS_BUG_HOST_PUSH_LEFT_WAIT_ONLY,
   CS_NBUGS
 } cs_bug_t;
 
@@ -186,6 +187,14 @@ static const cs_bug_info_t cs_bug_table[CS_NBUGS] = {
      "--algo host-push --ranks 3 --count 30 --schedule latest",
      "wrong result (a rank returns holding its partial of chunk r+1)",
      .mut = {.no_push_return = true}, .min_calls = 1},
+    {"host-push-left-wait-only",
+     "host push ring whose neighbour barrier waits for the left neighbour "
+     "only: the left neighbour's first add can land in a rank's window "
+     "before the rank's own input is there, which then overwrites it "
+     "(docs/algorithms.md §8.23)",
+     "--algo host-push --ranks 3 --count 30 --schedule latest",
+     "wrong result (a contribution lost to the stage-in)",
+     .mut = {.left_wait_only = true}, .min_calls = 1},
 };
 
 /* Name -> id, or CS_EBADNAME. */

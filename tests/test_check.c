@@ -278,6 +278,8 @@ typedef enum edge {
   E_FENCE,     /* store, fence, then the notify the peer's load waits on */
   E_DDR,       /* ... the fence's DDR half after the pipe barrier */
   E_PUSH_DONE, /* put, fence, notify, wait, then the receiver's access */
+  E_INPUT,     /* the own input's store, fence, notify, wait, then a
+                  peer's put into it */
   E_RESET,     /* the epilogue that clears the cells at the end of a call */
   E_EQ,        /* waits with >= */
   E_UNUSED,    /* no remote load on an inactive lane */
@@ -289,6 +291,8 @@ static edge_t true_edge(const cs_mutation_t *m)
     return E_READY;
   if (m->no_push_return) /* the left's last put, then the rank's read */
     return E_PUSH_DONE;
+  if (m->left_wait_only) /* the own input's store, then the left's add */
+    return E_INPUT;
   if (m->no_chunk_barrier || m->no_final_barrier)
     return E_READ_DONE;
   if (m->no_fence)
@@ -335,6 +339,10 @@ static int names_edge(const cs_check_finding_t *f, edge_t e)
   case E_PUSH_DONE: /* the receiver's load or store of what was put */
     return f->kind == CS_CHECK_RACE && f->a.kind == CS_EV_PUT &&
            f->b.rank == f->a.peer && f->b.peer == f->a.peer &&
+           f->a.rank != f->b.rank && f->cause == CS_CHECK_NO_SIGNAL;
+  case E_INPUT:
+    return f->kind == CS_CHECK_RACE && f->a.kind == CS_EV_STORE &&
+           f->b.kind == CS_EV_PUT && f->b.peer == f->a.rank &&
            f->a.rank != f->b.rank && f->cause == CS_CHECK_NO_SIGNAL;
   case E_RESET: return f->kind == CS_CHECK_NOT_RESET && f->cause == 1;
   case E_EQ: return f->kind == CS_CHECK_WAIT_EQ;

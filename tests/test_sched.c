@@ -191,6 +191,29 @@ Test(controlled, host_push_mutations_fail_where_the_table_says, .timeout = 300)
   }
 }
 
+/* host-push-left-wait-only (docs/algorithms.md §8.23): without the
+ * right-hand wait the left neighbour's first add can land before the
+ * rank's own input is in its window. Some of the first 40 schedules of
+ * one call under sc show it from 3 ranks (at 2 the one peer's first
+ * notify, after its fence, is all the wait needs). */
+Test(controlled, host_push_left_wait_only_fails_in_one_call_under_sc, .timeout = 300)
+{
+  for (uint32_t n = 3; n <= 5; n++) {
+    int failed = 0;
+    for (uint64_t seed = 1; seed <= 40 && !failed; seed++) {
+      cs_ar_cfg_t c = {.algo = CS_ALGO_HOST_PUSH, .dtype = CS_FP32,
+                       .op = CS_SUM, .nranks = n, .count = 10 * n,
+                       .tile_bytes = 1024, .iters = 1,
+                       .bug = CS_BUG_HOST_PUSH_LEFT_WAIT_ONLY};
+      cs_sched_cfg_t sc = {.strategy = seed % 2 ? CS_SCHED_RANDOM : CS_SCHED_PCT,
+                           .model = CS_MM_SC, .seed = seed,
+                           .depth = 1 + (uint32_t)(seed / 2) % 3, .steps = 400};
+      failed = run_controlled(&c, &sc, seed) != 0;
+    }
+    cr_assert(failed, "%u ranks: no schedule of 40 failed", n);
+  }
+}
+
 /* A defect only the device shows (PTOAS #744: a pipe barrier and no DDR
  * fence before the notify) passes every schedule of the models that have
  * no state between drained and visible, as upstream's own simulator
