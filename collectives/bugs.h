@@ -39,6 +39,7 @@ typedef enum cs_bug {
   CS_BUG_HOST_PUSH_NO_DSB,
   CS_BUG_HOST_PUSH_NO_FINAL_BARRIER,
   CS_BUG_HOST_PUSH_LEFT_WAIT_ONLY,
+  CS_BUG_HOST_PUSH_EPILOGUE_2279,
   CS_NBUGS
 } cs_bug_t;
 
@@ -65,6 +66,8 @@ typedef struct cs_mutation {
                                 its puts */
   bool left_wait_only;       /* host push ring: the neighbour barrier
                                 waits for the left neighbour only */
+  bool epilogue_every_peer;  /* host push ring: the epilogue subtracts 1
+                                from every peer's cell of every row */
   bool no_push_return;       /* host push ring: no final barrier, the one
                                 after which every push into the rank's
                                 window has landed */
@@ -195,6 +198,14 @@ static const cs_bug_info_t cs_bug_table[CS_NBUGS] = {
      "--algo host-push --ranks 3 --count 30 --schedule latest",
      "wrong result (a contribution lost to the stage-in)",
      .mut = {.left_wait_only = true}, .min_calls = 1},
+    {"host-push-epilogue-2279",
+     "host push ring with #2279's epilogue as written for the all-to-all "
+     "barrier (-1 on every peer's cell of every row): at 2 ranks each cell "
+     "keeps 1 of its 2, so the next call's first wait passes on a stale "
+     "credit (docs/algorithms.md §8.24); three calls",
+     "--algo host-push --ranks 2 --count 20 --schedule latest",
+     "signals left at 1, and a wrong result in the third call",
+     .mut = {.epilogue_every_peer = true}, .min_calls = 3},
 };
 
 /* Name -> id, or CS_EBADNAME. */
@@ -227,6 +238,8 @@ typedef struct cs_knobs {
                                    and after every put */
   bool     right_wait;          /* host push ring: the neighbour barrier
                                    also waits for the right neighbour */
+  bool     epilogue_every_peer; /* host push ring: -1 on every peer cell
+                                   (#2279's all-to-all accounting) */
   bool     epilogue;            /* self-clearing epilogue ends the call */
   bool     ring_tail;           /* ring segments cover the SIZE % NR tail */
   bool     inactive_lane_remote_read; /* ring AG inactive lanes load from
@@ -252,6 +265,7 @@ static inline cs_knobs_t cs_bug_knobs(uint32_t bug, uint32_t no_epilogue)
       .push_done_barrier = !m.no_push_done,
       .put_drain = !m.no_put_drain,
       .right_wait = !m.left_wait_only,
+      .epilogue_every_peer = m.epilogue_every_peer,
       .epilogue = !m.no_epilogue && !no_epilogue,
       .ring_tail = !m.drop_tail,
       .inactive_lane_remote_read = m.inactive_remote_read,

@@ -143,7 +143,18 @@ static void cs__ar_host_push(cs_dev_t *d, const cs_ar_cfg_t *c,
     cs_pipe_barrier(d);
 
   int32_t per = n == 2 ? 2 : 1;
-  cs__ar_epilogue_some(d, k, rows(c), per, per, host_push_silent, c, bad);
+  if (!k->epilogue_every_peer) {
+    cs__ar_epilogue_some(d, k, rows(c), per, per, host_push_silent, c, bad);
+    return;
+  }
+  /* --bug host-push-epilogue-2279: the harness's check of the cells as
+   * above, then #2279's reset for the all-to-all barrier */
+  cs_knobs_t check_only = *k;
+  check_only.epilogue = false;
+  cs__ar_epilogue_some(d, &check_only, rows(c), per, per, host_push_silent, c,
+                       bad);
+  if (k->epilogue)
+    cs__ar_epilogue(d, k, rows(c), 1, 1, NULL);
 }
 
 /* ------------------------------------------------------------ descriptor */

@@ -303,7 +303,7 @@ static edge_t true_edge(const cs_mutation_t *m)
     return E_READ_DONE;
   if (m->no_push_done)
     return E_PUSH_DONE;
-  if (m->no_epilogue)
+  if (m->no_epilogue || m->epilogue_every_peer)
     return E_RESET;
   if (m->wait_eq)
     return E_EQ;

@@ -214,6 +214,36 @@ Test(controlled, host_push_left_wait_only_fails_in_one_call_under_sc, .timeout =
   }
 }
 
+/* host-push-epilogue-2279 (docs/algorithms.md §8.24), #2279's epilogue
+ * for the all-to-all barrier on the neighbour barrier, over 3 calls: at
+ * 3 ranks (every peer a neighbour) it is exact and verifies; at 2 ranks
+ * some schedule gives a wrong result or stale cells; at 4 every schedule
+ * leaves cells off 0 (run_controlled counts those). */
+Test(controlled, host_push_epilogue_2279_is_right_only_at_three_ranks, .timeout = 300)
+{
+  for (uint32_t n = 2; n <= 4; n++) {
+    int failed = 0, all = 1;
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+      cs_ar_cfg_t c = {.algo = CS_ALGO_HOST_PUSH, .dtype = CS_FP32,
+                       .op = CS_SUM, .nranks = n, .count = 10 * n,
+                       .tile_bytes = 1024, .iters = 3,
+                       .bug = CS_BUG_HOST_PUSH_EPILOGUE_2279};
+      cs_sched_cfg_t sc = {.strategy = seed % 2 ? CS_SCHED_RANDOM : CS_SCHED_PCT,
+                           .model = CS_MM_SC, .seed = seed,
+                           .depth = 1 + (uint32_t)(seed / 2) % 3, .steps = 400};
+      int bad = run_controlled(&c, &sc, seed) != 0;
+      failed |= bad;
+      all &= bad;
+    }
+    if (n == 3)
+      cr_assert_not(failed, "3 ranks: a schedule failed");
+    else if (n == 2)
+      cr_assert(failed, "2 ranks: no schedule failed");
+    else
+      cr_assert(all, "4 ranks: a schedule left every cell at 0");
+  }
+}
+
 /* A defect only the device shows (PTOAS #744: a pipe barrier and no DDR
  * fence before the notify) passes every schedule of the models that have
  * no state between drained and visible, as upstream's own simulator
