@@ -32,6 +32,7 @@ typedef enum cs_algo {
   CS_ALGO_TWOPHASE = 4,
   CS_ALGO_RING_NB = 5,
   CS_ALGO_ONEPHASE = 6,
+  CS_ALGO_HOST_PUSH = 7,
   CS_NALGOS
 } cs_algo_t;
 
@@ -89,6 +90,11 @@ typedef struct cs_algo_desc {
    * rank count"). */
   bool (*meets)(const struct cs_ar_cfg *c);
   const char *precondition;
+  /* 0 (every one), or the dtypes (bit 1 << cs_dtype_t) and the ops (bit
+   * 1 << cs_op_t) it accepts: cs_ar_check refuses others by name
+   * (CS_EARDTYPE, CS_EAROP) before asking `meets`, which must refuse
+   * them too (bench and --algo all skip what `meets` refuses). */
+  uint32_t dtypes, ops;
   bool half_fill_pto;       /* the reference's tests fill fp16/bf16 inputs
                                with the pto fill (prod always does) */
 

@@ -69,6 +69,10 @@ int cs_ar_check(const cs_ar_cfg_t *c)
   if (c->iters < 1)
     return CS_EARITERS;
   const cs_algo_desc_t *a = cs_algo_desc(c->algo);
+  if (a->dtypes && !(a->dtypes & 1u << c->dtype))
+    return CS_EARDTYPE;
+  if (a->ops && !(a->ops & 1u << c->op))
+    return CS_EAROP;
   if (a->meets && !a->meets(c))
     return CS_EARPRECOND;
   return check_shape(c);

@@ -36,6 +36,10 @@ typedef enum cs_bug {
   CS_BUG_DRAIN_NO_DDR_FENCE,
   CS_BUG_PUSH_OWN_READ_AFTER_READY,
   CS_BUG_PUSH_NO_DONE_BARRIER,
+  CS_BUG_HOST_PUSH_NO_DSB,
+  CS_BUG_HOST_PUSH_NO_FINAL_BARRIER,
+  CS_BUG_HOST_PUSH_LEFT_WAIT_ONLY,
+  CS_BUG_HOST_PUSH_EPILOGUE_2279,
   CS_NBUGS
 } cs_bug_t;
 
@@ -58,6 +62,15 @@ typedef struct cs_mutation {
                                 READY barrier */
   bool no_push_done;         /* push ring: no PUSH-DONE barrier but the
                                 call's last */
+  bool no_put_drain;         /* host push ring: no pipe barrier around
+                                its puts */
+  bool left_wait_only;       /* host push ring: the neighbour barrier
+                                waits for the left neighbour only */
+  bool epilogue_every_peer;  /* host push ring: the epilogue subtracts 1
+                                from every peer's cell of every row */
+  bool no_push_return;       /* host push ring: no final barrier, the one
+                                after which every push into the rank's
+                                window has landed */
 } cs_mutation_t;
 
 typedef struct cs_bug_info {
@@ -160,6 +173,39 @@ static const cs_bug_info_t cs_bug_table[CS_NBUGS] = {
      "--algo ring-push --ranks 3 --count 40 --schedule random:1",
      "wrong result (a contribution missing or doubled)",
      .mut = {.no_push_done = true}, .min_calls = 1},
+    {"host-push-no-dsb",
+     "host push ring without the pipe barriers around each put and the "
+     "pipe barrier and DDR fence that open each neighbour barrier: the "
+     "notify can land before the atomic add it follows, and the right "
+     "neighbour pushes its chunk on without that contribution (PR #2280's "
+     "ordering, docs/algorithms.md §8.21)",
+     "--algo host-push --ranks 3 --count 30 --schedule pct:2:1 --memory-model relaxed",
+     "wrong result (a rank's contribution missing from a chunk)",
+     .mut = {.no_fence = true, .no_put_drain = true}, .min_calls = 1},
+    {"host-push-no-final-barrier",
+     "host push ring without its final neighbour barrier: a rank returns "
+     "before its left neighbour's last all-gather put lands, and its chunk "
+     "r+1 is still its own reduce-scatter partial (docs/algorithms.md "
+     "§8.22)",
+     "--algo host-push --ranks 3 --count 30 --schedule latest",
+     "wrong result (a rank returns holding its partial of chunk r+1)",
+     .mut = {.no_push_return = true}, .min_calls = 1},
+    {"host-push-left-wait-only",
+     "host push ring whose neighbour barrier waits for the left neighbour "
+     "only: the left neighbour's first add can land in a rank's window "
+     "before the rank's own input is there, which then overwrites it "
+     "(docs/algorithms.md §8.23)",
+     "--algo host-push --ranks 3 --count 30 --schedule latest",
+     "wrong result (a contribution lost to the stage-in)",
+     .mut = {.left_wait_only = true}, .min_calls = 1},
+    {"host-push-epilogue-2279",
+     "host push ring with #2279's epilogue as written for the all-to-all "
+     "barrier (-1 on every peer's cell of every row): at 2 ranks each cell "
+     "keeps 1 of its 2, so the next call's first wait passes on a stale "
+     "credit (docs/algorithms.md §8.24); three calls",
+     "--algo host-push --ranks 2 --count 20 --schedule latest",
+     "signals left at 1, and a wrong result in the third call",
+     .mut = {.epilogue_every_peer = true}, .min_calls = 3},
 };
 
 /* Name -> id, or CS_EBADNAME. */
@@ -188,6 +234,12 @@ typedef struct cs_knobs {
                                    (cs_fence; else cs_pipe_barrier only) */
   bool     own_read_first;      /* push ring: own value before READY */
   bool     push_done_barrier;   /* push ring: PUSH-DONE every subchunk */
+  bool     put_drain;           /* host push ring: a pipe barrier before
+                                   and after every put */
+  bool     right_wait;          /* host push ring: the neighbour barrier
+                                   also waits for the right neighbour */
+  bool     epilogue_every_peer; /* host push ring: -1 on every peer cell
+                                   (#2279's all-to-all accounting) */
   bool     epilogue;            /* self-clearing epilogue ends the call */
   bool     ring_tail;           /* ring segments cover the SIZE % NR tail */
   bool     inactive_lane_remote_read; /* ring AG inactive lanes load from
@@ -206,11 +258,14 @@ static inline cs_knobs_t cs_bug_knobs(uint32_t bug, uint32_t no_epilogue)
   return (cs_knobs_t){
       .ready_barrier = !m.no_ready_barrier,
       .chunk_barrier = !m.no_chunk_barrier,
-      .final_barrier = !m.no_final_barrier,
+      .final_barrier = !m.no_final_barrier && !m.no_push_return,
       .fence_before_notify = !m.no_fence,
       .ddr_fence = !m.drain_only,
       .own_read_first = !m.push_own_late,
       .push_done_barrier = !m.no_push_done,
+      .put_drain = !m.no_put_drain,
+      .right_wait = !m.left_wait_only,
+      .epilogue_every_peer = m.epilogue_every_peer,
       .epilogue = !m.no_epilogue && !no_epilogue,
       .ring_tail = !m.drop_tail,
       .inactive_lane_remote_read = m.inactive_remote_read,

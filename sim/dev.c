@@ -349,6 +349,35 @@ void cs_put(cs_dev_t *d, const cs_tile_t *t, uint32_t peer, uint32_t slot,
   write_to(d, CS_EV_PUT, t, peer, slot, elem_off, valid);
 }
 
+/* A put whose landing adds into its destination (TPUT<AtomicAdd>): the
+ * record is a put's with opcmp 1 + op, so every transport that posts or
+ * lands a put carries the op along (cs__dev_put_op); the direct path adds
+ * at once. fp32 sum only: the device's atomic adder, and the one
+ * MPI_Accumulate every MPI implements for floats. */
+void cs_put_reduce(cs_dev_t *d, const cs_tile_t *t, uint32_t peer,
+                   uint32_t slot, uint64_t elem_off, uint32_t valid,
+                   cs_op_t op)
+{
+  cs_event_t ev = {.kind = CS_EV_PUT, .peer = peer, .slot = slot,
+                   .elem_off = elem_off, .valid = valid, .phys = valid,
+                   .opcmp = 1u + (uint32_t)op};
+  cs__dev_begin(d, &ev);
+  const cs_slot_t *s = check(d, CS_EV_PUT, slot, peer, elem_off, valid);
+  check_tile(d, CS_EV_PUT, t, s, valid);
+  if (__builtin_expect(op != CS_SUM || t->esize != 4, 0))
+    cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
+                 "rank %u: bad reducing put at event %llu: op %u on %u-byte "
+                 "elements (only fp32 sum is an atomic add)", d->rank,
+                 (unsigned long long)cur_index(d), (unsigned)op, t->esize);
+  uint64_t off = s->off + elem_off * s->esize;
+  if (d->direct)
+    cs__dev_add_f32(cs_win_remote(&d->ctx, d->mywin + off, peer), t->buf,
+                    valid);
+  else
+    d->ops->write(d, &ev, off, t->buf, (size_t)valid * t->esize);
+  cs__dev_end(d, &ev, 0);
+}
+
 /* ------------------------------------------------------------ 2-D */
 
 /* Begins 2-D event ev (cell = rows, value = stride) with tile t: the

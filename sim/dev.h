@@ -392,6 +392,34 @@ static inline void *cs_dev_addr(const cs_dev_t *d, uint32_t peer,
   return cs_win_remote(&d->ctx, local, peer);
 }
 
+/* The op of a put record (opcmp): 0 a plain put, 1 + cs_op_t a reducing
+ * put (cs_put_reduce), whose landing adds into its destination. */
+static inline int cs__dev_put_reduces(uint32_t opcmp)
+{
+  return (opcmp & 0x7fu) != 0;
+}
+
+/* dst[i] += src[i] for i < n, fp32, atomic per element: a compare-and-swap
+ * loop on each element's bit pattern, so a concurrent reducing put into
+ * the same element loses neither addition (round to nearest even, as one
+ * C float addition). Unaligned or overlapping memory is the caller's
+ * fault. */
+static inline void cs__dev_add_f32(void *dst, const void *src, uint32_t n)
+{
+  uint32_t *d = dst;
+  const float *s = src;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t old = __atomic_load_n(&d[i], __ATOMIC_RELAXED), want;
+    do {
+      float f;
+      __builtin_memcpy(&f, &old, 4);
+      f += s[i];
+      __builtin_memcpy(&want, &f, 4);
+    } while (!__atomic_compare_exchange_n(&d[i], &old, want, 1,
+                                          __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+  }
+}
+
 /* Current time, CLOCK_MONOTONIC, ns. */
 uint64_t cs_now_ns(void);
 

@@ -61,7 +61,10 @@ static void free_load(cs_dev_t *d, const cs_event_t *ev, uint64_t off,
 void cs__free_write(cs_dev_t *d, cs_event_t *ev, uint64_t off,
                     const void *src, size_t nbytes)
 {
-  memcpy(cs__shm_at(d, ev->peer, off), src, nbytes);
+  if (cs__dev_put_reduces(ev->opcmp) && ev->kind == CS_EV_PUT)
+    cs__dev_add_f32(cs__shm_at(d, ev->peer, off), src, (uint32_t)(nbytes / 4));
+  else
+    memcpy(cs__shm_at(d, ev->peer, off), src, nbytes);
 }
 
 void cs__free_load2d(cs_dev_t *d, const cs_event_t *ev, uint64_t off,

@@ -34,6 +34,8 @@
  *            round trip, and 11.7's rules allow a local store to a
  *            location no RMA op accesses concurrently, made visible to the
  *            public copy (for peers' later gets) by Win_sync (11.4, 11.5.4).
+ *            A reducing put (opcmp 1 + sum): MPI_Accumulate MPI_SUM on
+ *            MPI_FLOAT instead of MPI_Put, the same flush_local.
  *   notify   MPI_Fetch_and_op (11.3.4) with MPI_SUM (AtomicAdd) or
  *            MPI_REPLACE (Set) on the MPI_INT32_T cell, then MPI_Win_flush
  *            (11.5.4: complete at the target before the call returns, so
@@ -142,10 +144,32 @@ static void mpi_load(cs_dev_t *d, const cs_event_t *ev, uint64_t off,
   MPI_Win_flush_local((int)ev->peer, m->win);
 }
 
+/* A reducing put (cs_put_reduce, fp32 sum): MPI_Accumulate MPI_SUM on
+ * MPI_FLOAT (11.3.4), atomic per element against other accumulates
+ * (11.7.1), then MPI_Win_flush_local as for a put; it lands by the next
+ * fence like one. Own window too, through MPI, so a concurrent remote
+ * accumulate into the same element stays atomic with it. */
+static void mpi_accumulate(cs_dev_t *d, const cs_event_t *ev, uint64_t off,
+                           const void *src, size_t nbytes)
+{
+  cs_mpi_t *m = tp(d);
+  for (size_t done = 0; done < nbytes;) {
+    int n = (int)(nbytes - done < MAX_CHUNK ? nbytes - done : MAX_CHUNK) / 4;
+    MPI_Accumulate((const uint8_t *)src + done, n, MPI_FLOAT, (int)ev->peer,
+                   (MPI_Aint)(off + done), n, MPI_FLOAT, MPI_SUM, m->win);
+    done += (size_t)n * 4;
+  }
+  MPI_Win_flush_local((int)ev->peer, m->win);
+}
+
 static void mpi_write(cs_dev_t *d, cs_event_t *ev, uint64_t off,
                       const void *src, size_t nbytes)
 {
   cs_mpi_t *m = tp(d);
+  if (ev->kind == CS_EV_PUT && cs__dev_put_reduces(ev->opcmp)) {
+    mpi_accumulate(d, ev, off, src, nbytes);
+    return;
+  }
   if (ev->peer == d->rank) {
     memcpy(m->base + off, src, nbytes);
     MPI_Win_sync(m->win);

@@ -34,7 +34,14 @@ typedef struct outcome {
  * rounded up to the next one. */
 static int equal_chunks(cs_algo_t a)
 {
-  return a == CS_ALGO_TWOPHASE || a == CS_ALGO_RING_NB;
+  return a == CS_ALGO_TWOPHASE || a == CS_ALGO_RING_NB || a == CS_ALGO_HOST_PUSH;
+}
+
+/* host-push takes fp32 sum only (PR #2280's host kernel): the loops over
+ * every algorithm leave out what it refuses. */
+static int refused(cs_algo_t a, cs_dtype_t t, cs_op_t op)
+{
+  return a == CS_ALGO_HOST_PUSH && (t != CS_FP32 || op != CS_SUM);
 }
 
 /* A configuration (count rounded up for equal_chunks). */
@@ -62,6 +69,10 @@ static int32_t reference_signal_final(const cs_ar_cfg_t *c)
   uint64_t nr = c->nranks;
   if (c->algo == CS_ALGO_HOST)
     return (int32_t)(1 + (n + 255) / 256);
+  /* host-push: each neighbour adds 1 per row; at N = 2 the one peer is
+   * both neighbours */
+  if (c->algo == CS_ALGO_HOST_PUSH)
+    return nr == 2 ? 2 : 1;
   if (equal_chunks(c->algo) || c->algo == CS_ALGO_ONEPHASE)
     return 1;
   uint64_t len = n;
@@ -86,6 +97,8 @@ static int signalled(const cs_ar_cfg_t *c, uint32_t r, uint64_t k)
   uint32_t n = c->nranks, src = (uint32_t)(k % n);
   if (c->algo == CS_ALGO_RING_NB)
     return src == (r + n - 1) % n && src != r;
+  if (c->algo == CS_ALGO_HOST_PUSH) /* both neighbours' */
+    return (src == (r + n - 1) % n || src == (r + 1) % n) && src != r;
   return src != r;
 }
 
@@ -215,6 +228,7 @@ SWEEP_ALGO(RING_PUSH)
 SWEEP_ALGO(TWOPHASE)
 SWEEP_ALGO(RING_NB)
 SWEEP_ALGO(ONEPHASE)
+SWEEP(HOST_PUSH, FP32, SUM)
 
 /* ------------------------------------------------- the reference's tests */
 
@@ -371,7 +385,8 @@ Test(signals, without_the_epilogue_cells_stay_at_their_final_values, .timeout = 
 Test(repeat, repeated_calls_on_one_world_give_the_same_result, .timeout = 120)
 {
   for (int a = 0; a < CS_NALGOS; a++) {
-    cs_ar_cfg_t c = cfg((cs_algo_t)a, CS_FP16, CS_SUM, 4, 9000);
+    cs_ar_cfg_t c = cfg((cs_algo_t)a, refused((cs_algo_t)a, CS_FP16, CS_SUM)
+                                          ? CS_FP32 : CS_FP16, CS_SUM, 4, 9000);
     c.iters = 6;
     outcome_t o;
     run_case(&c, CS_FILL_RANDOM, 5, &o);
@@ -383,6 +398,8 @@ Test(tiles, a_small_tile_reaches_the_multi_chunk_paths, .timeout = 120)
 {
   for (int a = 0; a < CS_NALGOS; a++)
     for (int t = 0; t < CS_NDTYPES; t++) {
+      if (refused((cs_algo_t)a, (cs_dtype_t)t, CS_SUM))
+        continue;
       cs_ar_cfg_t c = cfg((cs_algo_t)a, (cs_dtype_t)t, CS_SUM, 3, 3001);
       c.tile_bytes = 1024;
       outcome_t o;
@@ -525,6 +542,76 @@ Test(order, ring_nb_ranks_hold_each_chunk_in_the_rings_order, .timeout = 60)
   cr_assert_eq(cs_ar_check(&c), CS_EARPRECOND);
 }
 
+/* host-push, 3 ranks, one element per chunk, x = (1, 1, 2^24): chunk q
+ * is added up the ring toward rank q, the receiver's own value first:
+ * e0 = 1 + (2^24 + 1) = 2^24, e1 = 1 + (1 + 2^24) = 2^24, e2 = 2^24 +
+ * (1 + 1) = 2^24 + 2, on every rank (worked by hand, each tie to even). */
+Test(order, host_push_ranks_hold_each_chunk_in_the_rings_order, .timeout = 60)
+{
+  cs_ar_cfg_t c = cfg(CS_ALGO_HOST_PUSH, CS_FP32, CS_SUM, 3, 3);
+  float in[9], out[9];
+  for (int e = 0; e < 3; e++)
+    in[e] = 1.0f, in[3 + e] = 1.0f, in[6 + e] = 0x1p24f;
+  run_inputs(&c, (const uint8_t *)in, (uint8_t *)out);
+  const float want[3] = {0x1p24f, 0x1p24f, 0x1p24f + 2.0f};
+  for (int r = 0; r < 3; r++)
+    for (int e = 0; e < 3; e++)
+      cr_assert_eq(out[3 * r + e], want[e], "rank %d e%d: %a", r, e,
+                   (double)out[3 * r + e]);
+}
+
+/* host-push over ranks 1..8 and counts N, 2N, 17N, 4096N, three calls on
+ * one world: bit-exact on every rank, and every signal cell at its
+ * documented value (single use: 1 on each neighbour cell, 2 at N = 2,
+ * 0 elsewhere; self-clearing: 0 everywhere). */
+Test(host_push, counts_that_are_multiples_of_n_are_bit_exact_three_calls,
+     .timeout = 600)
+{
+  for (uint32_t n = 1; n <= 8; n++) {
+    const uint64_t counts[] = {n, 2 * n, 17 * n, 4096 * n};
+    for (size_t ci = 0; ci < 4; ci++)
+      for (int single = 0; single < 2; single++) {
+        cs_ar_cfg_t c = cfg(CS_ALGO_HOST_PUSH, CS_FP32, CS_SUM, n, counts[ci]);
+        c.iters = single ? 1 : 3;
+        c.no_epilogue = (uint32_t)single;
+        outcome_t o;
+        run_case(&c, CS_FILL_RANDOM, 77 * n + ci, &o);
+        CHECK_EXACT(c, o);
+        cr_assert_not(o.ranks_differ, "n=%u: ranks disagree", n);
+      }
+  }
+}
+
+/* What the host builtin refuses, each in one line naming the value. */
+Test(host_push, refuses_other_dtypes_ops_counts_and_rank_counts)
+{
+  char why[256];
+  cs_ar_cfg_t c = cfg(CS_ALGO_HOST_PUSH, CS_FP16, CS_SUM, 3, 30);
+  cr_assert_eq(cs_ar_check(&c), CS_EARDTYPE);
+  cs_cli_ar_why(&c, CS_EARDTYPE, why, sizeof(why));
+  cr_assert(strstr(why, "--dtype fp16") && strstr(why, "expected fp32") &&
+            !strchr(why, '\n'), "%s", why);
+  c = cfg(CS_ALGO_HOST_PUSH, CS_BF16, CS_SUM, 3, 30);
+  cr_assert_eq(cs_ar_check(&c), CS_EARDTYPE);
+  for (cs_op_t op = CS_MAX; op <= CS_PROD; op++) {
+    c = cfg(CS_ALGO_HOST_PUSH, CS_FP32, op, 3, 30);
+    cr_assert_eq(cs_ar_check(&c), CS_EAROP);
+    cs_cli_ar_why(&c, CS_EAROP, why, sizeof(why));
+    cr_assert(strstr(why, "--op ") && strstr(why, "expected sum"), "%s", why);
+  }
+  c = cfg(CS_ALGO_HOST_PUSH, CS_FP32, CS_SUM, 3, 30);
+  c.count = 31;
+  cr_assert_eq(cs_ar_check(&c), CS_EARPRECOND);
+  cs_cli_ar_why(&c, CS_EARPRECOND, why, sizeof(why));
+  cr_assert(strstr(why, "--count 31") && strstr(why, "multiple"), "%s", why);
+  c = cfg(CS_ALGO_HOST_PUSH, CS_FP32, CS_SUM, 17, 34);
+  cr_assert_eq(cs_ar_check(&c), CS_EARRANKS);
+  cs_cli_ar_why(&c, CS_EARRANKS, why, sizeof(why));
+  cr_assert(strstr(why, "--ranks 17") && strstr(why, "1 to 16"), "%s", why);
+  c = cfg(CS_ALGO_HOST_PUSH, CS_FP32, CS_SUM, 16, 16);
+  cr_assert_eq(cs_ar_check(&c), 0);
+}
+
 /* onephase, 3 ranks, one element, x = (1, 1, 2^24): each rank folds its
  * own value first, then the peers ascending: rank 0 (1 + 1) + 2^24 =
  * 2^24 + 2, rank 1 (1 + 1) + 2^24 = 2^24 + 2, rank 2 (2^24 + 1) + 1 =
@@ -564,6 +651,8 @@ Test(minmax, nan_zero_and_inf_give_the_documented_bits_in_every_mode,
     for (int a = 0; a < CS_NALGOS; a++)
       for (int t = 0; t < CS_NDTYPES; t++)
         for (cs_op_t op = CS_MAX; op <= CS_MIN; op++) {
+          if (refused((cs_algo_t)a, (cs_dtype_t)t, op))
+            continue;
           cs_ar_cfg_t c = cfg((cs_algo_t)a, (cs_dtype_t)t, op, 2, count);
           c.minmax = (uint32_t)mm;
           for (uint32_t i = 0; i < count; i++)

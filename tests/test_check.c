@@ -278,6 +278,8 @@ typedef enum edge {
   E_FENCE,     /* store, fence, then the notify the peer's load waits on */
   E_DDR,       /* ... the fence's DDR half after the pipe barrier */
   E_PUSH_DONE, /* put, fence, notify, wait, then the receiver's access */
+  E_INPUT,     /* the own input's store, fence, notify, wait, then a
+                  peer's put into it */
   E_RESET,     /* the epilogue that clears the cells at the end of a call */
   E_EQ,        /* waits with >= */
   E_UNUSED,    /* no remote load on an inactive lane */
@@ -287,6 +289,10 @@ static edge_t true_edge(const cs_mutation_t *m)
 {
   if (m->no_ready_barrier)
     return E_READY;
+  if (m->no_push_return) /* the left's last put, then the rank's read */
+    return E_PUSH_DONE;
+  if (m->left_wait_only) /* the own input's store, then the left's add */
+    return E_INPUT;
   if (m->no_chunk_barrier || m->no_final_barrier)
     return E_READ_DONE;
   if (m->no_fence)
@@ -297,7 +303,7 @@ static edge_t true_edge(const cs_mutation_t *m)
     return E_READ_DONE;
   if (m->no_push_done)
     return E_PUSH_DONE;
-  if (m->no_epilogue)
+  if (m->no_epilogue || m->epilogue_every_peer)
     return E_RESET;
   if (m->wait_eq)
     return E_EQ;
@@ -333,6 +339,10 @@ static int names_edge(const cs_check_finding_t *f, edge_t e)
   case E_PUSH_DONE: /* the receiver's load or store of what was put */
     return f->kind == CS_CHECK_RACE && f->a.kind == CS_EV_PUT &&
            f->b.rank == f->a.peer && f->b.peer == f->a.peer &&
+           f->a.rank != f->b.rank && f->cause == CS_CHECK_NO_SIGNAL;
+  case E_INPUT:
+    return f->kind == CS_CHECK_RACE && f->a.kind == CS_EV_STORE &&
+           f->b.kind == CS_EV_PUT && f->b.peer == f->a.rank &&
            f->a.rank != f->b.rank && f->cause == CS_CHECK_NO_SIGNAL;
   case E_RESET: return f->kind == CS_CHECK_NOT_RESET && f->cause == 1;
   case E_EQ: return f->kind == CS_CHECK_WAIT_EQ;
@@ -504,13 +514,16 @@ static void sweep(const char *algo, uint32_t nmax, const char *sched_kind)
   int runs = 0, bad = 0;
   for (uint32_t n = 1; n <= nmax; n++) {
     uint64_t counts[] = {1, n > 1 ? n - 1 : 2, n + 1, 17, 4097};
-    if (!strcmp(algo, "twophase") || !strcmp(algo, "ring-nb")) /* a multiple of N */
+    int fp32_only = !strcmp(algo, "host-push");
+    if (!strcmp(algo, "twophase") || !strcmp(algo, "ring-nb") || fp32_only) /* a multiple of N */
       for (size_t ci = 0; ci < 5; ci++)
         counts[ci] = (counts[ci] + n - 1) / n * n;
     for (size_t ci = 0; ci < 5; ci++)
       for (int d = 0; d < 3; d++) {
         /* quick: one dtype per (N, count), each dtype in turn */
-        if (quick_tests() && (size_t)d != (n + ci) % 3)
+        if (quick_tests() && (size_t)d != (n + ci) % 3 && !fp32_only)
+          continue;
+        if (fp32_only && d)
           continue;
         uint64_t seed = n * 1000 + ci * 10 + (uint64_t)d;
         char sched[80] = "";
@@ -556,6 +569,9 @@ SWEEP_NAMED(ring_push, "ring-push", pct, 3)
 SWEEP(twophase, free, 4)
 SWEEP(twophase, random, 3)
 SWEEP(twophase, pct, 3)
+SWEEP_NAMED(host_push, "host-push", free, 8)
+SWEEP_NAMED(host_push, "host-push", random, 5)
+SWEEP_NAMED(host_push, "host-push", pct, 5)
 SWEEP_NAMED(ring_nb, "ring-nb", free, 4)
 SWEEP_NAMED(ring_nb, "ring-nb", random, 3)
 SWEEP_NAMED(ring_nb, "ring-nb", pct, 3)
@@ -938,6 +954,34 @@ static void wait_for_two(cs_dev_t *d, int adds)
 static int p_unsatisfiable(cs_dev_t *d, void *a) { (void)a; wait_for_two(d, 1); return 0; }
 static int p_satisfiable(cs_dev_t *d, void *a) { (void)a; wait_for_two(d, 2); return 0; }
 
+/* Reducing puts (cs_put_reduce): r0 reduce-puts into r1's data[0..8)
+ * [, fences], notifies; r1 waits and reads. Or r0 and r2 both reduce-put
+ * into r1's data[0..8) with nothing between them: a race, since which
+ * lands first decides the rounding of binary32 sums. */
+static void reduce_put_then_notify(cs_dev_t *d, int fence)
+{
+  cs_tile_t t = tile(4, 16, 8);
+  if (d->rank == 0) {
+    cs_put_reduce(d, &t, 1, S_DATA, 0, 8, CS_SUM);
+    if (fence)
+      cs_fence(d);
+    cs_notify(d, 1, S_SIG, 0, CS_NOTIFY_ADD, 1);
+  } else {
+    cs_wait(d, S_SIG, 0, CS_CMP_GE, 1);
+    cs_load(d, &t, 1, S_DATA, 0, 8, 8);
+  }
+}
+static int p_rput_fence(cs_dev_t *d, void *a) { (void)a; reduce_put_then_notify(d, 1); return 0; }
+static int p_rput_nofence(cs_dev_t *d, void *a) { (void)a; reduce_put_then_notify(d, 0); return 0; }
+static int p_rput_rput(cs_dev_t *d, void *a)
+{
+  (void)a;
+  cs_tile_t t = tile(4, 16, 8);
+  if (d->rank != 1)
+    cs_put_reduce(d, &t, 1, S_DATA, 0, 8, CS_SUM);
+  return 0;
+}
+
 typedef struct prog {
   const char *name;
   uint32_t    nranks;
@@ -1002,6 +1046,12 @@ static const prog_t progs[] = {
     {"two ranks Set one line, ordered", 2, p_set_set_ordered, 0, 0, -1},
     {"two ranks Set one line, ordered (a2a3)", 2, p_set_set_ordered, 0, 0, CS_MM_A2A3},
     {"a Set and another rank's add, one line", 2, p_set_add_line, 1, CS_CHECK_CLOBBER, -1},
+    {"reducing put, fence, notify", 2, p_rput_fence, 0, 0, -1},
+    {"reducing put, fence, notify (relaxed)", 2, p_rput_fence, 0, 0, CS_MM_RELAXED},
+    {"reducing put, fence, notify (a2a3)", 2, p_rput_fence, 0, 0, CS_MM_A2A3},
+    {"reducing put, notify, no fence (relaxed)", 2, p_rput_nofence, 1, CS_CHECK_RACE, CS_MM_RELAXED},
+    {"two unordered reducing puts into one range", 3, p_rput_rput, 1, CS_CHECK_RACE, -1},
+    {"two unordered reducing puts into one range (fifo)", 3, p_rput_rput, 1, CS_CHECK_RACE, CS_MM_FIFO},
 };
 #define NPROGS (sizeof(progs) / sizeof(progs[0]))
 
@@ -1078,6 +1128,107 @@ Test(check, race_benchmark_precision_and_recall_are_one, .timeout = 300,
   cr_assert_eq(fn, 0);
   cr_assert_gt(tp, 0);
   cr_assert_gt(tn, 0);
+}
+
+/* ------------------------------------------------------------ reducing put */
+
+/* The reducing put's value, on every model: r0 stores x0 into its data,
+ * fences, hands the turn to r1; r1 reduce-puts x1 into r0's data, fences,
+ * hands to r2, which adds x2 the same way and tells r0; r0 reads. Each
+ * add must round as one C float addition, in that order: (x0+x1)+x2 for
+ * values where the other order gives other bits. */
+static const float RP_X[3][4] = {{1e8f, 1.0f, -3.5f, 0.1f},
+                                 {3.0f, 1e-8f, 2.25f, 0.2f},
+                                 {-1e8f, 1.0f, 1.0f, 0.3f}};
+static int p_rput_chain(cs_dev_t *d, void *a)
+{
+  (void)a;
+  float b[4];
+  cs_tile_t t = {b, 4, 4, 4};
+  memcpy(b, RP_X[d->rank], sizeof(b));
+  if (d->rank == 0)
+    cs_store(d, &t, S_DATA, 0, 4);
+  else
+    cs_wait(d, S_SIG, 0, CS_CMP_GE, 1);
+  if (d->rank > 0)
+    cs_put_reduce(d, &t, 0, S_DATA, 0, 4, CS_SUM);
+  cs_fence(d);
+  cs_notify(d, (d->rank + 1) % 3, S_SIG, 0, CS_NOTIFY_ADD, 1);
+  if (d->rank == 0) {
+    cs_wait(d, S_SIG, 0, CS_CMP_GE, 1);
+    cs_load(d, &t, 0, S_DATA, 0, 4, 4);
+    memcpy(cs_world_output(d->world, 0), b, sizeof(b));
+  }
+  return 0;
+}
+
+Test(check, a_reducing_put_adds_in_landing_order_on_every_model, .timeout = 120,
+     .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  char path[128];
+  snprintf(path, sizeof(path), "%s/rput.cstrace", tmpdir);
+  static const int models[] = {-1, CS_MM_SC, CS_MM_FIFO, CS_MM_RELAXED,
+                               CS_MM_A2A3};
+  for (size_t m = 0; m < sizeof(models) / sizeof(models[0]); m++)
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+      int model = models[m];
+      cs_layout_t l;
+      cs_layout_init(&l, 32);
+      cs_layout_add(&l, "data", 64 * 4, 4);
+      cs_layout_add(&l, "signal", 32 * 4, 4);
+      cs_sched_cfg_t sc = {.strategy = CS_SCHED_RANDOM, .seed = seed,
+                           .model = model < 0 ? CS_MM_SC : (cs_mm_t)model};
+      cs_world_opts_t wo = {.timeout_ns = 2000000000ull, .io_bytes = 4096,
+                            .trace_bytes = cs_trace_ring_bytes(256),
+                            .sched_bytes = model >= 0 ? cs_sched_area_bytes(3, 1u << 16) : 0};
+      cs_world_t w;
+      cr_assert_eq(cs_world_create(&w, &l, 3, &wo), 0);
+      cs_trace_header_t th = {.algo = 255, .memory_model = sc.model};
+      cs_tracer_t *tr;
+      cr_assert_eq(cs_tracer_open(&tr, path, &th, &w), 0);
+      int st[CS_MAX_RANKS];
+      FILE *rep = tmpfile();
+      cs_launch_opts_t lo = {.statuses = st, .report = rep,
+                             .sched = model >= 0 ? &sc : NULL};
+      cs_tracer_launch_opts(tr, &lo);
+      cs_launch_result_t res;
+      cr_assert_eq(cs_launch(&w, p_rput_chain, NULL, &lo, &res), 0,
+                   "model %d seed %llu", model, (unsigned long long)seed);
+      cr_assert_eq(cs_tracer_close(tr, &res, st), 0);
+      fclose(rep);
+      float got[4];
+      memcpy(got, cs_world_output(&w, 0), sizeof(got));
+      cs_world_destroy(&w);
+      for (int i = 0; i < 4; i++) {
+        volatile float e = RP_X[0][i];
+        e = e + RP_X[1][i];
+        e = e + RP_X[2][i];
+        uint32_t gb, eb;
+        float ef = e;
+        memcpy(&gb, &got[i], 4);
+        memcpy(&eb, &ef, 4);
+        cr_assert_eq(gb, eb, "model %d seed %llu element %d: %a, want %a",
+                     model, (unsigned long long)seed, i, got[i], ef);
+      }
+      /* the trace: two puts with opcmp 1 (1 + CS_SUM), nothing found */
+      char why[256];
+      cs_trace_t t;
+      cr_assert_eq(load_trace(path, &t, why, sizeof(why)), 0, "%s", why);
+      int puts = 0;
+      for (uint64_t i = 0; i < t.n; i++)
+        if (t.rec[i].kind == CS_EV_PUT) {
+          cr_assert_eq(t.rec[i].opcmp, 1u);
+          puts++;
+        }
+      cs_trace_free(&t);
+      cr_assert_eq(puts, 2);
+      checked_t c;
+      check_file(path, &c);
+      cr_assert_eq(c.r.n, 0, "model %d: %llu findings (first: %s)", model,
+                   (unsigned long long)c.r.n,
+                   c.r.n ? cs_check_kind_name(c.r.f[0].kind) : "-");
+      checked_fini(&c);
+    }
 }
 
 /* A race for want of half a fence names the half: a pipe barrier with no

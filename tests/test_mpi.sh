@@ -34,7 +34,8 @@
 # check` must find nothing in correct runs and a race in runs of two
 # mutations; a hung run's trace ends with the fault and the abort.
 # COLLSIM_QUICK=1 runs a smaller sweep; COLLSIM_MPI_ONLY (a space-separated
-# list of sweep, bench, usage, modes, npyio, traced, hang, crash, kill)
+# list of sweep, hostpush, bench, usage, modes, npyio, traced, hang, crash,
+# kill)
 # only those.
 set -uo pipefail
 fail=0
@@ -85,6 +86,29 @@ sweep() { # sweep LABEL MPIRUN... BINARY: one job per rank count
     n=$((n + cases))
   done
   echo "ok $label: $n cases"
+}
+
+# hostpush LABEL MPIRUN... BINARY: PR #2280's host push ring, whose
+# reduce-scatter puts are MPI_Accumulate(MPI_SUM, MPI_FLOAT): fp32 sum on
+# counts N, 17N and 4096N, three calls, bit-exact on every rank; then a
+# traced run that `collsim check` finds clean.
+hostpush() {
+  local label=$1; shift
+  local ranks="2 3 4 8"
+  [ "${COLLSIM_QUICK:-0}" = 1 ] && ranks="2 3"
+  for np in $ranks; do
+    run "$label np=$np" 0 "3 cases on $np ranks: all bit-exact" \
+      "${@:1:$#-1}" -np "$np" "${@: -1}" run --algo host-push --dtype fp32 \
+      --op sum --count "$np,$((17 * np)),$((4096 * np))" --iters 3 \
+      --fill random --seed "$np"
+  done
+  local tr; tr=$(mktemp -d)
+  run "$label traced" 0 "" "${@:1:$#-1}" -np 3 "${@: -1}" run --algo host-push \
+    --count 30 --iters 2 --trace "$tr/hp.cstrace"
+  local cs=${COLLSIM_BIN:-$(dirname "${@: -1}")/collsim}
+  run "$label traced check" 0 "0 findings" "$cs" check "$tr/hp.cstrace"
+  rm -rf "$tr"
+  echo "ok $label: host-push"
 }
 
 # bench LABEL MPIRUN... BINARY: the table next to MPI_Allreduce, verified.
@@ -476,6 +500,7 @@ for bin in "$@"; do
   if [ "$impl" = openmpi ] && only sweep; then
     sweep "$impl-tcp" "${mpirun[@]}" --mca btl self,tcp --mca osc pt2pt "$bin"
   fi
+  only hostpush && hostpush "$impl-hostpush" "${mpirun[@]}" "$bin"
   only bench && bench "$impl" "${mpirun[@]}" "$bin"
   if only usage; then
     run "$impl usage" 2 "not accepted" "${mpirun[@]}" -np 2 "$bin" run --algo nope

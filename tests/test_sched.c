@@ -85,9 +85,13 @@ static void sweep(cs_mm_t model, uint32_t nmax, uint32_t bug, uint32_t padded)
             /* quick: one dtype per (N, count), each in turn */
             if (quick_tests() && (size_t)dt != (n + ci) % 2)
               continue;
-            /* twophase, ring-nb take a multiple of the rank count: the next one */
-            uint64_t count = a == CS_ALGO_TWOPHASE || a == CS_ALGO_RING_NB
+            /* twophase, ring-nb, host-push take a multiple of the rank
+             * count: the next one; host-push fp32 only */
+            uint64_t count = a == CS_ALGO_TWOPHASE || a == CS_ALGO_RING_NB ||
+                                     a == CS_ALGO_HOST_PUSH
                                  ? (counts[ci] + n - 1) / n * n : counts[ci];
+            if (a == CS_ALGO_HOST_PUSH && dt)
+              continue;
             cs_ar_cfg_t c = {.algo = (cs_algo_t)a, .dtype = dt ? CS_FP16 : CS_FP32,
                              .op = CS_SUM, .nranks = n, .count = count,
                              .tile_bytes = 1024, .iters = 2, .bug = bug,
@@ -120,6 +124,125 @@ Test(controlled, correct_algorithms_verify_under_relaxed, .timeout = 600) { swee
  * nothing they compute). */
 Test(controlled, correct_algorithms_verify_under_a2a3, .timeout = 900) { sweep(CS_MM_A2A3, 5, 0, 0); }
 Test(controlled, correct_algorithms_verify_under_a2a3_padded, .timeout = 600) { sweep(CS_MM_A2A3, 3, 0, 1); }
+
+/* host-push (PR #2280's host ring) over ranks 1..8 and counts N, 2N, 17N
+ * (4096N up to 4 ranks), three calls, random and pct schedules under sc
+ * and relaxed: bit-exact on every rank and every signal cell back at 0
+ * (run_controlled). */
+Test(controlled, host_push_verifies_under_sc_and_relaxed, .timeout = 900)
+{
+  static const cs_mm_t models[] = {CS_MM_SC, CS_MM_RELAXED};
+  for (uint32_t n = 1; n <= 8; n++)
+    for (size_t ci = 0; ci < 4; ci++) {
+      const uint64_t counts[] = {n, 2 * n, 17 * n, 4096 * n};
+      if (ci == 3 && n > 4)
+        continue;
+      for (size_t m = 0; m < 2; m++)
+        for (int s = 0; s < 2; s++) {
+          cs_ar_cfg_t c = {.algo = CS_ALGO_HOST_PUSH, .dtype = CS_FP32,
+                           .op = CS_SUM, .nranks = n, .count = counts[ci],
+                           .tile_bytes = 1024, .iters = 3};
+          cs_sched_cfg_t sc = {.model = models[m],
+                               .seed = 1000 * n + 10 * ci + 2 * m + s + 1};
+          if (s == 0) {
+            sc.strategy = CS_SCHED_RANDOM;
+          } else {
+            sc.strategy = CS_SCHED_PCT;
+            sc.depth = 3;
+            sc.steps = 400;
+          }
+          int64_t wrong = run_controlled(&c, &sc, sc.seed);
+          cr_assert_eq(wrong, 0, "n=%u count=%llu %s %s: %lld", n,
+                       (unsigned long long)c.count, cs_mm_name(models[m]),
+                       s ? "pct" : "random", (long long)wrong);
+        }
+    }
+}
+
+/* The push model's mutations of the host ring (docs/algorithms.md §8.21,
+ * §8.22): without its fences it verifies under every sc schedule (nothing
+ * is posted) and fails under relaxed; without its final barrier it fails
+ * under sc as well, given a schedule that lets a rank return early. Some
+ * of the first 40 schedules (random and pct in turn) show each failure. */
+Test(controlled, host_push_mutations_fail_where_the_table_says, .timeout = 300)
+{
+  for (uint32_t n = 2; n <= 4; n++) {
+    int dsb_relaxed = 0, final_sc = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+      cs_ar_cfg_t c = {.algo = CS_ALGO_HOST_PUSH, .dtype = CS_FP32,
+                       .op = CS_SUM, .nranks = n, .count = 10 * n,
+                       .tile_bytes = 1024, .iters = 1,
+                       .bug = CS_BUG_HOST_PUSH_NO_DSB};
+      cs_sched_cfg_t sc = {.strategy = seed % 2 ? CS_SCHED_RANDOM : CS_SCHED_PCT,
+                           .model = CS_MM_SC, .seed = seed,
+                           .depth = 1 + (uint32_t)(seed / 2) % 3, .steps = 400};
+      if (seed <= 24)
+        cr_assert_eq(run_controlled(&c, &sc, seed), 0,
+                     "host-push-no-dsb failed under sc: %u ranks seed %llu", n,
+                     (unsigned long long)seed);
+      sc.model = CS_MM_RELAXED;
+      dsb_relaxed |= run_controlled(&c, &sc, seed) != 0;
+      c.bug = CS_BUG_HOST_PUSH_NO_FINAL_BARRIER;
+      sc.model = CS_MM_SC;
+      final_sc |= run_controlled(&c, &sc, seed) != 0;
+    }
+    cr_assert(dsb_relaxed, "%u ranks: host-push-no-dsb never failed under relaxed", n);
+    cr_assert(final_sc, "%u ranks: host-push-no-final-barrier never failed under sc", n);
+  }
+}
+
+/* host-push-left-wait-only (docs/algorithms.md §8.23): without the
+ * right-hand wait the left neighbour's first add can land before the
+ * rank's own input is in its window. Some of the first 40 schedules of
+ * one call under sc show it from 3 ranks (at 2 the one peer's first
+ * notify, after its fence, is all the wait needs). */
+Test(controlled, host_push_left_wait_only_fails_in_one_call_under_sc, .timeout = 300)
+{
+  for (uint32_t n = 3; n <= 5; n++) {
+    int failed = 0;
+    for (uint64_t seed = 1; seed <= 40 && !failed; seed++) {
+      cs_ar_cfg_t c = {.algo = CS_ALGO_HOST_PUSH, .dtype = CS_FP32,
+                       .op = CS_SUM, .nranks = n, .count = 10 * n,
+                       .tile_bytes = 1024, .iters = 1,
+                       .bug = CS_BUG_HOST_PUSH_LEFT_WAIT_ONLY};
+      cs_sched_cfg_t sc = {.strategy = seed % 2 ? CS_SCHED_RANDOM : CS_SCHED_PCT,
+                           .model = CS_MM_SC, .seed = seed,
+                           .depth = 1 + (uint32_t)(seed / 2) % 3, .steps = 400};
+      failed = run_controlled(&c, &sc, seed) != 0;
+    }
+    cr_assert(failed, "%u ranks: no schedule of 40 failed", n);
+  }
+}
+
+/* host-push-epilogue-2279 (docs/algorithms.md §8.24), #2279's epilogue
+ * for the all-to-all barrier on the neighbour barrier, over 3 calls: at
+ * 3 ranks (every peer a neighbour) it is exact and verifies; at 2 ranks
+ * some schedule gives a wrong result or stale cells; at 4 every schedule
+ * leaves cells off 0 (run_controlled counts those). */
+Test(controlled, host_push_epilogue_2279_is_right_only_at_three_ranks, .timeout = 300)
+{
+  for (uint32_t n = 2; n <= 4; n++) {
+    int failed = 0, all = 1;
+    for (uint64_t seed = 1; seed <= 12; seed++) {
+      cs_ar_cfg_t c = {.algo = CS_ALGO_HOST_PUSH, .dtype = CS_FP32,
+                       .op = CS_SUM, .nranks = n, .count = 10 * n,
+                       .tile_bytes = 1024, .iters = 3,
+                       .bug = CS_BUG_HOST_PUSH_EPILOGUE_2279};
+      cs_sched_cfg_t sc = {.strategy = seed % 2 ? CS_SCHED_RANDOM : CS_SCHED_PCT,
+                           .model = CS_MM_SC, .seed = seed,
+                           .depth = 1 + (uint32_t)(seed / 2) % 3, .steps = 400};
+      int bad = run_controlled(&c, &sc, seed) != 0;
+      failed |= bad;
+      all &= bad;
+    }
+    if (n == 3)
+      cr_assert_not(failed, "3 ranks: a schedule failed");
+    else if (n == 2)
+      cr_assert(failed, "2 ranks: no schedule failed");
+    else
+      cr_assert(all, "4 ranks: a schedule left every cell at 0");
+  }
+}
 
 /* A defect only the device shows (PTOAS #744: a pipe barrier and no DDR
  * fence before the notify) passes every schedule of the models that have
@@ -217,6 +340,8 @@ Test(controlled, latest_schedule_verifies_every_algorithm_and_model, .timeout = 
     for (int m = 0; m < CS_MM_COUNT; m++) {
       cs_ar_cfg_t c = {.algo = (cs_algo_t)a, .dtype = CS_FP16, .op = CS_SUM,
                        .nranks = 3, .count = 333, .tile_bytes = 1024, .iters = 2};
+      if (a == CS_ALGO_HOST_PUSH) /* fp32 only */
+        c.dtype = CS_FP32;
       cs_sched_cfg_t sc = {.strategy = CS_SCHED_LATEST, .model = (cs_mm_t)m};
       cr_assert_eq(run_controlled(&c, &sc, 5), 0, "%s %s", cs_algo_name(c.algo),
                    cs_mm_name((cs_mm_t)m));

@@ -469,6 +469,60 @@ Test(dev, load_fills_valid_elements_and_zero_pads_the_tile, .timeout = 30,
   }
 }
 
+/* Reducing puts lose no addition: every rank but 0 adds 1.0f to each of
+ * rank 0's 64 elements `arg` times, all at once, then tells rank 0, which
+ * reads the sums. Small whole numbers: any order gives the same bits. */
+enum { RPUT_TIMES = 300 };
+static int reduce_put_body(cs_dev_t *d, void *arg)
+{
+  (void)arg;
+  float b[64];
+  cs_tile_t t = {b, 4, 64, 64};
+  for (int i = 0; i < 64; i++)
+    b[i] = 1.0f;
+  if (d->rank != 0) {
+    for (int k = 0; k < RPUT_TIMES; k++)
+      cs_put_reduce(d, &t, 0, DATA, 0, 64, CS_SUM);
+    cs_fence(d);
+    cs_notify(d, 0, SIG, d->rank, CS_NOTIFY_ADD, 1);
+    return 0;
+  }
+  for (uint32_t s = 1; s < d->nranks; s++)
+    cs_wait(d, SIG, s, CS_CMP_GE, 1);
+  cs_load(d, &t, 0, DATA, 0, 64, 64);
+  memcpy(cs_world_output(d->world, 0), b, sizeof(b));
+  return 0;
+}
+
+Test(dev, concurrent_reducing_puts_lose_no_addition, .timeout = 60,
+     .fini = teardown_world)
+{
+  setup_world(4, 20);
+  cr_assert_eq(launch(reduce_put_body, NULL, NULL, NULL), 0, "%s", report_text());
+  const float *out = (const float *)cs_world_output(&world, 0);
+  for (int i = 0; i < 64; i++)
+    cr_assert_eq(out[i], 3.0f * RPUT_TIMES, "element %d = %g", i, out[i]);
+}
+
+/* Only fp32 sum is an atomic add: any other op or element size stops the
+ * rank with a fault that names it. */
+static int reduce_put_bad_body(cs_dev_t *d, void *arg)
+{
+  float b[4] = {0};
+  cs_tile_t t = {b, 4, 4, 4};
+  if (d->rank == 0)
+    cs_put_reduce(d, &t, 1, DATA, 0, 4, (cs_op_t)(uintptr_t)arg);
+  return 0;
+}
+
+Test(dev, a_reducing_put_other_than_fp32_sum_is_a_fault, .timeout = 30,
+     .fini = teardown_world)
+{
+  setup_world(2, 10);
+  cr_assert_neq(launch(reduce_put_bad_body, (void *)(uintptr_t)CS_MAX, NULL, NULL), 0);
+  cr_assert(strstr(report_text(), "bad reducing put") != NULL, "%s", report_text());
+}
+
 /* 64 ranks: an all-to-all barrier, as the collectives use. */
 static int barrier_body(cs_dev_t *d, void *arg)
 {

@@ -664,6 +664,9 @@ Test(verify, every_mutation_yields_a_counterexample, .timeout = 900)
     {"nr-mismatch", "ring", "3", "4", "fp32", "sc"},
     {"push-own-read-after-ready", "ring-push", "2", "2", "fp32", "sc"},
     {"push-no-done-barrier", "ring-push", "2", "2", "fp32", "sc"},
+    {"host-push-no-final-barrier", "host-push", "2", "2", "fp32", "sc"},
+    {"host-push-left-wait-only", "host-push", "3", "3", "fp32", "sc"},
+    {"host-push-no-dsb", "host-push", "2", "2", "fp32", "relaxed"},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     const char *const *c = cases[i];
@@ -818,6 +821,19 @@ Test(verify, a_correct_ring_is_verified, .timeout = 300)
             "%s", r.out);
   cr_assert(strstr(r.out, "models sc,fifo,relaxed"), "%s", r.out);
   cr_assert_eq(r.err[0], 0, "progress on a pipe: %s", r.err);
+}
+
+/* PR #2280's host push ring, whose reduce-scatter puts add into their
+ * destination, verified exhaustively at 2 ranks on every default model. */
+Test(verify, the_host_push_ring_is_verified, .timeout = 300)
+{
+  cli_out_t r;
+  run_cli(&r, 250, "verify", "--algo", "host-push", "--ranks", "2", "--count",
+          "2", NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "verified: --algo host-push --ranks 2 --count 2: "),
+            "%s", r.out);
+  cr_assert(strstr(r.out, "models sc,fifo,relaxed"), "%s", r.out);
 }
 
 Test(verify, a_budget_too_small_says_incomplete, .timeout = 120)

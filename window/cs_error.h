@@ -50,7 +50,9 @@
   X(CS_EARVALIDSTRIDE, -10034, "the shape's columns exceed the 2-D stride") \
   X(CS_ENOTOURS,   -10035, "is another user's file, not replaced")           \
   X(CS_ESAMEFILE,  -10036, "is an input of the same command, not replaced") \
-  X(CS_EARPRECOND, -10037, "the configuration misses the algorithm's precondition")
+  X(CS_EARPRECOND, -10037, "the configuration misses the algorithm's precondition") \
+  X(CS_EARDTYPE,   -10038, "the algorithm does not take this dtype")         \
+  X(CS_EAROP,      -10039, "the algorithm does not take this op")
 
 enum {
 #define CS_X_ENUM(name, val, msg) name = (val),

@@ -856,7 +856,8 @@ static void pick_algos(const bench_opts_t *o, int *algos, int *skipped)
 static int meets(const bench_opts_t *o, int a, uint64_t count)
 {
   const cs_algo_desc_t *d = cs_algo_desc((uint32_t)a);
-  cs_ar_cfg_t c = {.algo = (cs_algo_t)a, .nranks = o->nranks, .count = count};
+  cs_ar_cfg_t c = {.algo = (cs_algo_t)a, .dtype = o->dtype, .op = o->op,
+                   .nranks = o->nranks, .count = count};
   return !d->meets || d->meets(&c);
 }
 
@@ -914,10 +915,14 @@ static int check_named(const bench_opts_t *o, const uint64_t *counts,
   for (uint32_t s = 0; o->algo >= 0 && s < nsizes; s++) {
     if (meets(o, o->algo, counts[s]))
       continue;
-    cs_ar_cfg_t c = {.algo = (cs_algo_t)o->algo, .nranks = o->nranks,
-                     .count = counts[s]};
+    cs_ar_cfg_t c = {.algo = (cs_algo_t)o->algo, .dtype = o->dtype,
+                     .op = o->op, .nranks = o->nranks, .count = counts[s]};
+    const cs_algo_desc_t *d = cs_algo_desc((uint32_t)o->algo);
+    int rc = d->dtypes && !(d->dtypes & 1u << c.dtype) ? CS_EARDTYPE
+             : d->ops && !(d->ops & 1u << c.op)         ? CS_EAROP
+                                                        : CS_EARPRECOND;
     char why[256];
-    cs_cli_ar_why(&c, CS_EARPRECOND, why, sizeof(why));
+    cs_cli_ar_why(&c, rc, why, sizeof(why));
     cs_cli_error("bench", "%s", why);
     return CS_EXIT_USAGE;
   }

@@ -325,6 +325,23 @@ void cs_cli_ar_why(const cs_ar_cfg_t *c, int rc, char *buf, size_t n)
              "expected %s", c->nranks, (unsigned long long)c->count,
              cs_algo_name(c->algo), a->precondition);
     break;
+  case CS_EARDTYPE:
+  case CS_EAROP: {
+    char list[64] = "";
+    size_t len = 0;
+    uint32_t mask = rc == CS_EARDTYPE ? a->dtypes : a->ops;
+    for (uint32_t i = 0; i < 32 && len < sizeof(list); i++)
+      if (mask & 1u << i)
+        len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+                                len ? " or " : "",
+                                rc == CS_EARDTYPE ? cs_dtype_name((cs_dtype_t)i)
+                                                  : cs_op_name((cs_op_t)i));
+    snprintf(buf, n, "%s %s is not accepted for --algo %s: expected %s",
+             rc == CS_EARDTYPE ? "--dtype" : "--op",
+             rc == CS_EARDTYPE ? cs_dtype_name(c->dtype) : cs_op_name(c->op),
+             cs_algo_name(c->algo), list);
+    break;
+  }
   case CS_EARSHAPE:
     snprintf(buf, n, "--shape %ux%u is not accepted: expected ROWS x COLS = "
              "the element count (%llu)", c->shape_rows, c->shape_cols,

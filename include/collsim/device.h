@@ -96,6 +96,18 @@ void cs_store(cs_dev_t *d, const cs_tile_t *t, uint32_t slot,
 void cs_put(cs_dev_t *d, const cs_tile_t *t, uint32_t peer, uint32_t slot,
             uint64_t elem_off, uint32_t valid);
 
+/* A put whose landing adds into the destination instead of overwriting
+ * it (the device's TPUT<AtomicAdd>): for i < valid, element elem_off+i of
+ * `slot` in `peer`'s window becomes itself op t[i], atomically per
+ * element (two reducing puts into one element both count, in the order
+ * they land; each addition rounds as one IEEE binary32 addition, round to
+ * nearest even). Posted and fenced like cs_put. Only op CS_SUM on a fp32
+ * tile and slot: anything else is a bad device-API argument (the rank
+ * stops with a fault). Traced as a put whose opcmp is 1 + op. */
+void cs_put_reduce(cs_dev_t *d, const cs_tile_t *t, uint32_t peer,
+                   uint32_t slot, uint64_t elem_off, uint32_t valid,
+                   cs_op_t op);
+
 /* The 2-D forms, one event each: a rectangle of `rows` rows of `cols`
  * elements whose row i starts at element elem_off + i*stride of `slot`.
  * cs_load_rect copies it from `peer`'s window into t, packed row after row

@@ -419,6 +419,9 @@ static void land(cs_sched_t *s, uint32_t r, uint32_t i)
     for (uint32_t i = 0; i < op.cell; i++)
       memcpy(base + (op.elem_off + (uint64_t)i * (uint32_t)op.value) * ts->esize,
              arena_of(w, r) + op.data_off + (uint64_t)i * rb, rb);
+  } else if (op.kind == CS_EV_PUT && cs__dev_put_reduces(op.op)) {
+    cs__dev_add_f32(base + op.elem_off * ts->esize,
+                    arena_of(w, r) + op.data_off, op.bytes / 4);
   } else {
     memcpy(base + op.elem_off * ts->esize, arena_of(w, r) + op.data_off, op.bytes);
   }

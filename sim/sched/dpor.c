@@ -188,6 +188,9 @@ static int footprint_of(const cs_dpor_t *x, const pev_t *e, fp_t *f)
     return 1;
   case CS_EV_STORE:
   case CS_EV_PUT:
+    /* A reducing put (cs_put_reduce) stays a write that conflicts with
+     * another one into the same bytes, unlike two Add notifies: binary32
+     * additions in another order round to other bits. */
     range_of(x, r, 0, f);
     return takes_effect;
   case CS_EV_NOTIFY:

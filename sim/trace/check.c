@@ -529,7 +529,10 @@ static void access_write(ck_t *c, int32_t wb)
     write_row(c, wb, i, x->valid / rows);
 }
 
-/* Row i (n elements) of the write in block wb. */
+/* Row i (n elements) of the write in block wb. A reducing put (opcmp
+ * 1 + op) also reads what it lands on: the check that the bytes' last
+ * write is ordered before it (after_write) is the same one its read
+ * needs, so it is checked once, as a write. */
 static void write_row(ck_t *c, int32_t wb, uint32_t i, uint32_t n)
 {
   const cs_trace_rec_t *x = pool_rec(c, wb);

@@ -166,8 +166,10 @@ static void describe_access(char *buf, size_t n, const cs_layout_t *l,
     snprintf(buf, n, "local   %s[%llu..%llu) valid %u%s", slot, off,
              off + x->valid, x->valid, posted_str(x, post, sizeof(post)));
   } else {
-    snprintf(buf, n, "to r%-4u %s[%llu..%llu) valid %u%s", x->peer, slot, off,
-             off + x->valid, x->valid, posted_str(x, post, sizeof(post)));
+    snprintf(buf, n, "to r%-4u %s[%llu..%llu) valid %u%s%s", x->peer, slot,
+             off, off + x->valid, x->valid,
+             cs__dev_put_reduces(x->opcmp) ? " atomic add" : "",
+             posted_str(x, post, sizeof(post)));
   }
 }
 
@@ -332,8 +334,9 @@ static void sentence_access(char *buf, size_t n, int sl, const char *sn,
   else if (x->kind == CS_EV_STORE)
     snprintf(buf, n, "rank %u: store %.*s[%llu..%llu)", x->rank, sl, sn, a, b);
   else
-    snprintf(buf, n, "rank %u: put %.*s[%llu..%llu) to rank %u", x->rank, sl,
-             sn, a, b, x->peer);
+    snprintf(buf, n, "rank %u: put %.*s[%llu..%llu) to rank %u%s", x->rank,
+             sl, sn, a, b, x->peer,
+             cs__dev_put_reduces(x->opcmp) ? ", adding into it" : "");
 }
 
 /* An op in a rank's DMA queue (round = its kind), as a landing to choose. */
@@ -354,7 +357,8 @@ static void sentence_queued(char *buf, size_t n, int sl, const char *sn,
              x->value);
   else
     snprintf(buf, n, "rank %u's DMA: land %s #%llu: rank %u %.*s[%llu..%llu)%s",
-             x->rank, x->round == CS_EV_PUT ? "put" : "store",
+             x->rank, x->round != CS_EV_PUT ? "store"
+                      : cs__dev_put_reduces(x->opcmp) ? "adding put" : "put",
              (unsigned long long)x->dma_id, x->peer, sl, sn, a, b,
              rect_str(x, rs, sizeof(rs)));
 }
