@@ -175,10 +175,11 @@ static const teach_level_t levels[] = {
     "the read-complete barrier: a rank stores its sum only after every "
     "reader notified it had read (load -> notify -> wait -> store)",
     CS_CHECK_RACE, CS_CHECK_NO_READ_DONE, 0, 0, "the read-complete barrier",
-    "In the mesh every rank owns a chunk: it loads that chunk from every "
-    "peer, sums, and stores the sum over its own copy, which the peers load "
-    "in turn. Before it stores, it waits until every reader has said it has "
-    "read. This mesh does not wait.", NULL, NULL}},
+    "In this mesh every rank loads the whole chunk from every peer, sums, "
+    "and stores the sum over its own copy of the chunk. Before it stores, "
+    "it waits until every peer has said it has read that copy: a peer still "
+    "loading it would read a sum where it expects an input. This mesh does "
+    "not wait.", NULL, NULL}},
   {"wait-eq", "mesh", 2, 6, CS_MM_SC,
    {"waits compare ==: push a cell past the value a wait wants",
     "waits with >=: the notifies only add, so a cell may pass the value an "

@@ -84,6 +84,9 @@ static void tag_str(char *b, size_t cap, uint32_t phase, uint32_t round,
     snprintf(b, cap, "%s t%u j%u", a->phases[phase < a->nphases ? phase - 1
                                                                : a->nphases - 1],
              round, sub);
+  else if (a && phase == 1 && round == 0) /* one phase, unnamed: the
+                                              trace's "main" */
+    snprintf(b, cap, "main");
   else
     snprintf(b, cap, "ph%u r%u", phase, round);
 }
@@ -122,7 +125,17 @@ static void seg_cell(const teach_session_t *t, uint32_t r, uint32_t k, char *b,
     const tm_prov_t *p;
     if (!tm_part_prov(t, r, k, &p))
       b[o - 1] = '~'; /* part-way: its first tile shown */
-    tm_prov_str(b + o, w + 1 - o, p);
+    char full[TM_MAXR * 8 + 8];
+    tm_prov_str(full, sizeof(full), p);
+    size_t room = w - o, len = strlen(full);
+    if (len <= room)
+      memcpy(b + o, full, len + 1);
+    else if (room >= 4) /* cut where it shows: "[2+0+1..]" */
+      snprintf(b + o, room + 1, "%.*s..]", (int)(room - 3), full);
+    else {
+      memcpy(b + o, full, room);
+      b[o + room] = 0;
+    }
     return;
   }
   for (uint64_t e = lo; e < hi && o < w; e++)
@@ -141,9 +154,16 @@ static int draw_windows(const teach_session_t *t, int y)
       per = (COLS - 12 - 2 * (int)n - 8) / (cw + 1);
   if (per < 1)
     per = 1;
-  put(y, 0, "rank tag       window: part=[whose inputs, in fold order]"
-                   "%s", t->values ? " (values)" : "");
-  put(y++, 16 + per * (cw + 1), "tile");
+  const char *head = t->values ? "rank tag       window: part=values"
+                               : "rank tag       window: part=[whose inputs, "
+                                 "in fold order]";
+  /* the tile column after the parts drawn, and after the header */
+  uint32_t np = tm_nparts(t);
+  int tx = 16 + (int)(np < (uint32_t)per ? np : (uint32_t)per) * (cw + 1);
+  if (tx < (int)strlen(head) + 2)
+    tx = (int)strlen(head) + 2;
+  put(y, 0, "%s", head);
+  put(y++, tx, t->values ? "tile: inputs" : "tile");
   for (uint32_t r = 0; r < n; r++) {
     char tag[24], cell[64], tile[40];
     tag_str(tag, sizeof(tag), t->st.phase[r], t->st.round[r], t->st.sub[r],
@@ -159,7 +179,7 @@ static int draw_windows(const teach_session_t *t, int y)
       tm_prov_str(tile, sizeof(tile), &t->st.tile[r]);
     else
       snprintf(tile, sizeof(tile), "-");
-    put(y, 16 + per * (cw + 1), "%s", tile);
+    put(y, tx, "%s", tile);
     y++;
   }
   return y;
