@@ -492,6 +492,85 @@ static cs_dpor_stats_t reduced(const prog_t *p, cs_mm_t m, cs_dpor_mode_t mode,
   return st;
 }
 
+/* One run of explorer x and its verdict for the search (a lost step is
+ * run again). */
+static int run_dpor(bed_t *b, const prog_t *p, cs_mm_t m, cs_dpor_t *x,
+                    outs_t *o)
+{
+  int rc = run_once(b, p, m, cs_dpor_pick, x);
+  const char *why;
+  int d = cs_dpor_done(x, &why);
+  for (int tries = 0; d == -EAGAIN && tries < 5; tries++) {
+    cs_dpor_retry(x);
+    rc = run_once(b, p, m, cs_dpor_pick, x);
+    d = cs_dpor_done(x, &why);
+  }
+  cr_assert(d >= 0, "%s/%s: %s", p->name, cs_mm_name(m), why ? why : "?");
+  cr_assert_eq(rc, 0, "%s/%s: run failed", p->name, cs_mm_name(m));
+  outcome(b, o);
+  return d;
+}
+
+/* The search split as collsim verify -j N splits it, its N workers
+ * simulated in one process: each active worker takes one run in turn,
+ * its races above its subtree go to the coordinator at once, and an idle
+ * worker takes the next open branch. Returns the summed counts. */
+static cs_dpor_stats_t split(const prog_t *p, cs_mm_t m, uint32_t nw,
+                             outs_t *o)
+{
+  enum { MAXW = 4 };
+  bed_t b;
+  bed_open(&b, p->nranks);
+  cs_dpor_t *x, *w[MAXW] = {0};
+  uint64_t id[MAXW];
+  cr_assert_eq(cs_dpor_create(&x, m, CS_DPOR_REDUCE), 0);
+  cr_assert_eq(cs_dpor_next(x), 1);
+  run_dpor(&b, p, m, x, o);
+  cs_dpor_stats_t st = cs_dpor_stats(x);
+  for (;;) {
+    int busy = 0, fin = 0;
+    for (uint32_t k = 0; k < nw; k++) {
+      if (!w[k]) {
+        void *buf;
+        size_t len;
+        int t = cs_dpor_task_take(x, &buf, &len, &id[k]);
+        cr_assert_geq(t, -1);
+        fin = t < 0;
+        if (t == 1) {
+          cr_assert_eq(cs_dpor_create_sub(&w[k], m, CS_DPOR_REDUCE, buf,
+                                          len), 0);
+          free(buf);
+        }
+      }
+      if (!w[k])
+        continue;
+      busy = 1;
+      if (cs_dpor_next(w[k]) != 1) {
+        cs_dpor_stats_t s = cs_dpor_stats(w[k]);
+        st.executions += s.executions;
+        st.classes += s.classes;
+        st.blocked += s.blocked;
+        cs_dpor_destroy(w[k]);
+        w[k] = NULL;
+        cs_dpor_task_done(x, id[k]);
+        continue;
+      }
+      run_dpor(&b, p, m, w[k], o);
+      size_t len;
+      const void *rep = cs_dpor_reports(w[k], &len);
+      cr_assert_eq(cs_dpor_apply(x, rep, len), 0);
+    }
+    if (!busy) {
+      cr_assert(fin, "%s/%s: no task out and none open, yet not finished",
+                p->name, cs_mm_name(m));
+      break;
+    }
+  }
+  cs_dpor_destroy(x);
+  bed_close(&b);
+  return st;
+}
+
 static int same(const outs_t *a, const outs_t *b)
 {
   if (a->n != b->n)
@@ -602,6 +681,42 @@ Test(verify, disjoint_events_take_fewer_runs, .timeout = 300)
   cr_assert_lt(st.executions * 2, runs, "%llu executions vs %llu schedules",
                (unsigned long long)st.executions, (unsigned long long)runs);
 }
+
+/* The split search (-j 2 and -j 3, simulated): the outcomes the brute
+ * force reaches, on every program and model, and those of the serial
+ * search, with no more runs than the brute force. */
+static void split_agrees(cs_mm_t m)
+{
+  setup();
+  for (size_t i = 0; i < NPROGS + NA2A3; i++) {
+    const prog_t *p = i < NPROGS ? &progs[i] : &a2a3_progs[i - NPROGS];
+    if (p->big && quick_tests())
+      continue;
+    outs_t bo = {0}, so = {0};
+    uint64_t runs = brute(p, m, &bo);
+    reduced(p, m, CS_DPOR_REDUCE, &so);
+    cr_expect(same(&bo, &so), "%s/%s: serial", p->name, cs_mm_name(m));
+    for (uint32_t nw = 2; nw <= 3; nw++) {
+      outs_t po = {0};
+      cs_dpor_stats_t st = split(p, m, nw, &po);
+      cr_expect(same(&bo, &po), "%s under %s, -j %u: brute force %u "
+                "outcomes, the split search %u", p->name, cs_mm_name(m), nw,
+                bo.n, po.n);
+      cr_expect_leq(st.executions, runs, "%s under %s, -j %u", p->name,
+                    cs_mm_name(m), nw);
+      cr_log_info("%-13s %-7s -j %u: %llu classes %llu executions (brute "
+                  "%llu)", p->name, cs_mm_name(m), nw,
+                  (unsigned long long)st.classes,
+                  (unsigned long long)st.executions,
+                  (unsigned long long)runs);
+    }
+  }
+}
+
+Test(verify, split_sc_agrees_with_brute_force, .timeout = 900) { split_agrees(CS_MM_SC); }
+Test(verify, split_fifo_agrees_with_brute_force, .timeout = 900) { split_agrees(CS_MM_FIFO); }
+Test(verify, split_relaxed_agrees_with_brute_force, .timeout = 900) { split_agrees(CS_MM_RELAXED); }
+Test(verify, split_a2a3_agrees_with_brute_force, .timeout = 900) { split_agrees(CS_MM_A2A3); }
 
 /* ------------------------------------------------- collsim verify */
 

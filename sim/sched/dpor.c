@@ -36,6 +36,7 @@ typedef struct node {
   uint64_t *done, *bt;
   uint32_t  ndone, nbt;
   uint64_t  next_key; /* the branch to take next (the prefix's last node) */
+  uint32_t  out;      /* split: tasks handed out from here, not done */
 } node_t;
 
 struct cs_dpor {
@@ -57,6 +58,15 @@ struct cs_dpor {
   uint64_t      *hb;     /* len x words bits: happens-before */
   size_t         hbcap;
   cs_dpor_stats_t st;
+  /* A subtree (cs_dpor_create_sub): nodes [0, root) are the task's
+   * prefix, taken by key (rkey), the last one sleeping rsleep; races
+   * reversed there go to rep for the coordinator. */
+  uint64_t       root;
+  uint64_t      *rkey;
+  pev_t         *rsleep;
+  uint32_t       nrsleep;
+  uint64_t      *rep;
+  size_t         nrep, caprep;
 };
 
 /* ------------------------------------------------------------ sets */
@@ -271,6 +281,9 @@ void cs_dpor_destroy(cs_dpor_t *x)
   free(x->node);
   free(x->choice);
   free(x->hb);
+  free(x->rkey);
+  free(x->rsleep);
+  free(x->rep);
   free(x);
 }
 
@@ -308,7 +321,7 @@ int cs_dpor_next(cs_dpor_t *x)
     x->plen = 0;
     return 1;
   }
-  while (x->nnode) {
+  while (x->nnode > x->root) {
     node_t *nd = &x->node[x->nnode - 1];
     for (uint32_t i = 0; i < nd->nbt; i++) {
       uint64_t k = nd->bt[i];
@@ -425,6 +438,27 @@ static int inherit_sleep(cs_dpor_t *x, const node_t *p, node_t *nd)
   return 0;
 }
 
+/* A node of a subtree's prefix (i < root): the task's actor, the last
+ * one with the task's sleep set (the coordinator's sleepers there and the
+ * branches it handed out before this one). */
+static int64_t sub_prefix(cs_dpor_t *x, node_t *nd, uint64_t i)
+{
+  int c = en_index(nd->en, nd->nen, x->rkey[i]);
+  if (c < 0)
+    return -2;
+  if (i + 1 == x->root && x->nrsleep) {
+    nd->sleep = malloc(x->nrsleep * sizeof(pev_t));
+    if (!nd->sleep)
+      return -2;
+    memcpy(nd->sleep, x->rsleep, x->nrsleep * sizeof(pev_t));
+    nd->nsleep = x->nrsleep;
+  }
+  nd->chosen = (uint32_t)c;
+  add_key(nd->done, &nd->ndone, nd->en[c].key);
+  add_key(nd->bt, &nd->nbt, nd->en[c].key);
+  return c;
+}
+
 /* A new node at step i; returns the index to take, -1 blocked, -2 error. */
 static int64_t new_node(cs_dpor_t *x, const cs_sched_view_t *v, uint64_t i)
 {
@@ -439,6 +473,8 @@ static int64_t new_node(cs_dpor_t *x, const cs_sched_view_t *v, uint64_t i)
     return -2;
   nd->nen = n;
   fill_en(x, v, nd->en);
+  if (i < x->root)
+    return sub_prefix(x, nd, i);
   if (i > 0 && x->mode != CS_DPOR_EXHAUSTIVE &&
       inherit_sleep(x, &x->node[i - 1], nd) < 0)
     return -2;
@@ -563,6 +599,47 @@ static int happens_before(cs_dpor_t *x, uint64_t n, uint64_t w)
   return 0;
 }
 
+static int push_rep(cs_dpor_t *x, uint64_t word)
+{
+  if (x->nrep == x->caprep) {
+    size_t cap = x->caprep ? 2 * x->caprep : 256;
+    uint64_t *n = realloc(x->rep, cap * sizeof(*n));
+    if (!n)
+      return -1;
+    x->rep = n;
+    x->caprep = cap;
+  }
+  x->rep[x->nrep++] = word;
+  return 0;
+}
+
+/* A race to reverse at node j of a subtree's prefix: the coordinator's
+ * node. Its initials (keys, in order) go to rep as [j, n, keys...]; the
+ * coordinator applies the rule of reverse() there (cs_dpor_apply). */
+static void report(cs_dpor_t *x, uint64_t j, const uint64_t *v, uint64_t nv,
+                   uint64_t w)
+{
+  uint64_t keys[nv], n = 0;
+  for (uint64_t a = 0; a < nv; a++) {
+    uint64_t key = ev_at(x, v[a])->key;
+    int first = 1, initial = 1;
+    for (uint64_t b = 0; b < a && first; b++) {
+      first = ev_at(x, v[b])->key != key;
+      initial = initial && !BIT(x->hb, w, v[a], v[b]);
+    }
+    if (first && initial)
+      keys[n++] = key;
+  }
+  size_t at = x->nrep;
+  int bad = push_rep(x, j) < 0 || push_rep(x, n) < 0;
+  for (uint64_t a = 0; a < n && !bad; a++)
+    bad = push_rep(x, keys[a]) < 0;
+  if (bad) {
+    x->nrep = at;
+    x->err = "out of memory";
+  }
+}
+
 /* The race j < k: at node j, some initial of v (the steps after j not
  * after it in happens-before, then k) must be in the backtrack set. */
 static void reverse(cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
@@ -573,6 +650,10 @@ static void reverse(cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
     if (!BIT(x->hb, w, m, j))
       v[nv++] = m;
   v[nv++] = k;
+  if (j < x->root) {
+    report(x, j, v, nv, w);
+    return;
+  }
   int pick = -1, sleeping = -1;
   for (uint64_t a = 0; a < nv; a++) {
     uint64_t key = ev_at(x, v[a])->key;
@@ -647,9 +728,135 @@ int cs_dpor_done(cs_dpor_t *x, const char **why)
     x->st.blocked++;
   else
     x->st.classes++;
-  if (x->mode != CS_DPOR_EXHAUSTIVE && races(x) < 0) {
+  if (x->mode != CS_DPOR_EXHAUSTIVE && (races(x) < 0 || x->err)) {
     *why = "out of memory";
     return -ENOMEM;
   }
   return x->blocked ? CS_DPOR_BLOCKED : CS_DPOR_CLASS;
+}
+
+/* ------------------------------------------------------------ split */
+
+/* A task blob: words [root, nsleep, key 0 .. key root-1], then nsleep
+ * pev_t. The workers are forks of one binary, so the layout is shared. */
+int cs_dpor_task_take(cs_dpor_t *x, void **buf, size_t *len, uint64_t *id)
+{
+  while (x->nnode) { /* the deepest node, done with, goes */
+    node_t *nd = &x->node[x->nnode - 1];
+    int open = nd->out > 0;
+    for (uint32_t i = 0; i < nd->nbt && !open; i++)
+      open = !has_key(nd->done, nd->ndone, nd->bt[i]) &&
+             !asleep(nd, nd->bt[i]);
+    if (open)
+      break;
+    free_node(nd);
+    x->nnode--;
+  }
+  if (!x->nnode)
+    return -1;
+  for (uint64_t j = x->nnode; j-- > 0;) {
+    node_t *nd = &x->node[j];
+    for (uint32_t i = 0; i < nd->nbt; i++) {
+      uint64_t k = nd->bt[i];
+      if (has_key(nd->done, nd->ndone, k) || asleep(nd, k))
+        continue;
+      /* sleepers: the node's own, and the branches handed out before */
+      uint32_t ns = nd->nsleep;
+      for (uint32_t e = 0; e < nd->nen; e++)
+        ns += nd->en[e].key != k && has_key(nd->done, nd->ndone, nd->en[e].key);
+      size_t words = 2 + j + 1;
+      size_t n = words * sizeof(uint64_t) + ns * sizeof(pev_t);
+      uint64_t *b = malloc(n);
+      if (!b)
+        return -ENOMEM;
+      b[0] = j + 1;
+      b[1] = ns;
+      for (uint64_t q = 0; q < j; q++)
+        b[2 + q] = x->node[q].en[x->node[q].chosen].key;
+      b[2 + j] = k;
+      pev_t *sl = (pev_t *)(b + words);
+      memcpy(sl, nd->sleep, nd->nsleep * sizeof(pev_t));
+      ns = nd->nsleep;
+      for (uint32_t e = 0; e < nd->nen; e++)
+        if (nd->en[e].key != k && has_key(nd->done, nd->ndone, nd->en[e].key))
+          sl[ns++] = nd->en[e];
+      add_key(nd->done, &nd->ndone, k);
+      nd->out++;
+      *buf = b;
+      *len = n;
+      *id = j;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+void cs_dpor_task_done(cs_dpor_t *x, uint64_t id)
+{
+  if (id < x->nnode && x->node[id].out)
+    x->node[id].out--;
+}
+
+int cs_dpor_apply(cs_dpor_t *x, const void *buf, size_t len)
+{
+  const uint64_t *w = buf;
+  size_t n = len / sizeof(uint64_t);
+  for (size_t at = 0; at + 2 <= n;) {
+    uint64_t j = w[at], nk = w[at + 1];
+    if (at + 2 + nk > n || j >= x->nnode)
+      return -EINVAL; /* a node of the path is held while tasks under it run */
+    const uint64_t *keys = w + at + 2;
+    at += 2 + nk;
+    node_t *nd = &x->node[j];
+    int pick = -1, sleeping = -1, there = 0;
+    for (uint64_t a = 0; a < nk && !there; a++) {
+      there = has_key(nd->bt, nd->nbt, keys[a]);
+      int e = en_index(nd->en, nd->nen, keys[a]);
+      if (e >= 0 && !asleep(nd, keys[a]) && pick < 0)
+        pick = e;
+      if (e >= 0 && sleeping < 0)
+        sleeping = e;
+    }
+    if (there)
+      continue;
+    if (pick < 0)
+      pick = sleeping;
+    if (pick >= 0)
+      add_key(nd->bt, &nd->nbt, nd->en[pick].key);
+  }
+  return 0;
+}
+
+int cs_dpor_create_sub(cs_dpor_t **out, cs_mm_t m, cs_dpor_mode_t mode,
+                       const void *buf, size_t len)
+{
+  const uint64_t *w = buf;
+  if (len < 2 * sizeof(uint64_t))
+    return -EINVAL;
+  uint64_t root = w[0], ns = w[1];
+  if (root == 0 || root > (1u << 24) || ns > (1u << 20) ||
+      len != (2 + root) * sizeof(uint64_t) + ns * sizeof(pev_t))
+    return -EINVAL;
+  int rc = cs_dpor_create(out, m, mode);
+  if (rc < 0)
+    return rc;
+  cs_dpor_t *x = *out;
+  x->root = root;
+  x->nrsleep = (uint32_t)ns;
+  x->rkey = malloc(root * sizeof(uint64_t));
+  x->rsleep = malloc((ns ? ns : 1) * sizeof(pev_t));
+  if (!x->rkey || !x->rsleep) {
+    cs_dpor_destroy(x);
+    return -ENOMEM;
+  }
+  memcpy(x->rkey, w + 2, root * sizeof(uint64_t));
+  memcpy(x->rsleep, w + 2 + root, ns * sizeof(pev_t));
+  return 0;
+}
+
+const void *cs_dpor_reports(cs_dpor_t *x, size_t *len)
+{
+  *len = x->nrep * sizeof(uint64_t);
+  x->nrep = 0;
+  return x->rep;
 }
