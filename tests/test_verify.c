@@ -763,6 +763,89 @@ Test(verify, random_schedules_reach_no_state_verify_missed, .timeout = 600)
   }
 }
 
+/* collsim verify -j 2 and -j 3: the same final states as the serial
+ * search, on small collectives under sc, fifo and relaxed, each verified;
+ * the counts add up, and nothing is printed on stderr (not a terminal). */
+Test(verify, split_search_reaches_the_serial_search_states, .timeout = 900)
+{
+  static const char *const cfg[][2] = {{"ring", "2"}, {"mesh", "2"},
+                                       {"host", "1"}};
+  static const char *const models[] = {"sc", "fifo", "relaxed"};
+  for (int a = 0; a < 3; a++) {
+    cli_out_t s;
+    run_cli(&s, 300, "verify", "--algo", cfg[a][0], "--ranks", "2",
+            "--count", cfg[a][1], "--outcomes", NULL);
+    cr_assert_eq(s.status, 0, "%s: %s%s", cfg[a][0], s.out, s.err);
+    for (int j = 2; j <= 3; j++) {
+      cli_out_t p;
+      char jobs[4];
+      snprintf(jobs, sizeof(jobs), "%d", j);
+      run_cli(&p, 300, "verify", "--algo", cfg[a][0], "--ranks", "2",
+              "--count", cfg[a][1], "--outcomes", "-j", jobs, NULL);
+      cr_assert_eq(p.status, 0, "%s -j %d: %s%s", cfg[a][0], j, p.out, p.err);
+      cr_assert(strstr(p.out, "\nverified: "), "%s", p.out);
+      cr_expect_eq(p.err[0], 0, "progress on a pipe: %s", p.err);
+      for (int m = 0; m < 3; m++) {
+        char ser[4096], par[4096];
+        outcome_line(s.out, models[m], ser, sizeof(ser));
+        outcome_line(p.out, models[m], par, sizeof(par));
+        cr_expect_str_eq(par, ser, "%s %s -j %d", cfg[a][0], models[m], j);
+      }
+    }
+  }
+}
+
+/* A mutation the search must reach (the random probes skipped) is a
+ * counterexample under -j 2 too, its trace replaying to the failure; no
+ * rank or worker process is left. */
+Test(verify, a_mutation_is_a_counterexample_under_j2, .timeout = 600)
+{
+  static const char *const cases[][6] = {
+    {"ring-no-ready-barrier", "ring", "3", "3", "fp32", "sc"},
+    {"no-fence-before-notify", "ring", "2", "2", "fp32", "relaxed"},
+    {"wait-eq", "mesh", "2", "2", "fp32", "sc"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    const char *const *c = cases[i];
+    char dir[64], trace[128];
+    temp_dir_for("verify", dir, sizeof(dir));
+    cli_out_t r;
+    run_cli(&r, 300, "verify", "-j", "2", "--no-probes", "--no-shrink", "-o",
+            dir, "--bug", c[0], "--algo", c[1], "--ranks", c[2], "--count",
+            c[3], "--dtype", c[4], "--memory-model", c[5], NULL);
+    cr_expect_eq(r.status, 1, "%s: %s%s", c[0], r.out, r.err);
+    cr_expect(strstr(r.out, "counterexample: memory model"), "%s: %s", c[0],
+              r.out);
+    cr_expect(!strstr(r.out, "random probe"), "%s: %s", c[0], r.out);
+    snprintf(trace, sizeof(trace), "%s/verify-1.cstrace", dir);
+    cli_out_t rp;
+    run_cli(&rp, 60, "replay", trace, NULL);
+    cr_expect(strstr(rp.out, "identical; outcome: "), "%s: %s%s", c[0],
+              rp.out, rp.err);
+    files_in(dir, "", 1);
+    rmdir(dir);
+  }
+}
+
+/* Bad -j values: one line naming verify and the value, exit 2. */
+Test(verify, bad_jobs_are_one_line_naming_verify, .timeout = 120)
+{
+  static const char *const bad[] = {"0", "-1", "18446744073709551616",
+                                    "0x2", ""};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    cli_out_t r;
+    char want[64];
+    snprintf(want, sizeof(want), "-j '%s'", bad[i]);
+    run_cli(&r, 30, "verify", "--algo", "ring", "--ranks", "2", "-j", bad[i],
+            NULL);
+    cr_expect_eq(r.status, 2, "-j '%s': %d", bad[i], r.status);
+    cr_expect_eq(count_lines(r.err), 1, "-j '%s': %s", bad[i], r.err);
+    cr_expect(!strncmp(r.err, "collsim verify: ", 16) && strstr(r.err, want),
+              "%s", r.err);
+    cr_expect_eq(r.out[0], 0, "%s", r.out);
+  }
+}
+
 /* Every shipped mutation that a run can see yields a counterexample at a
  * small configuration, kept as a trace that replays to the same failure. */
 Test(verify, every_mutation_yields_a_counterexample, .timeout = 900)
@@ -1008,7 +1091,12 @@ static int left_running(const char *s, size_t n)
 
 /* SIGTERM in the middle of a long search: "interrupted", exit 3, no
  * rank process and no shared memory left. */
-Test(verify, stops_cleanly_on_sigterm, .timeout = 60)
+static void stop_on_sigterm(const char *jobs);
+
+Test(verify, stops_cleanly_on_sigterm, .timeout = 60) { stop_on_sigterm("1"); }
+Test(verify, stops_cleanly_on_sigterm_with_j2, .timeout = 60) { stop_on_sigterm("2"); }
+
+static void stop_on_sigterm(const char *jobs)
 {
   int fds[2];
   cr_assert_eq(pipe(fds), 0);
@@ -1020,7 +1108,8 @@ Test(verify, stops_cleanly_on_sigterm, .timeout = 60)
     dup2(fd, 2);
     close(fds[0]);
     execl(bin_path(), "collsim", "verify", "--algo", "ring", "--ranks", "3",
-          "--count", "1", "--memory-model", "relaxed", (char *)NULL);
+          "--count", "1", "--memory-model", "relaxed", "-j", jobs,
+          (char *)NULL);
     _exit(127);
   }
   close(fds[1]);
@@ -1037,6 +1126,9 @@ Test(verify, stops_cleanly_on_sigterm, .timeout = 60)
             status, out);
   cr_assert(strstr(out, "interrupted under relaxed after "), "%s", out);
   nanosleep(&ts, NULL);
-  cr_assert_eq(left_running("--ranks\0003\0--count\0001\0--memory-model\0"
-                            "relaxed", 42), 0, "a rank process is left");
+  char pat[64]; /* this test's command line (the other runs in parallel) */
+  int np = snprintf(pat, sizeof(pat), "--ranks%c3%c--count%c1%c--memory-model"
+                    "%crelaxed%c-j%c%s", 0, 0, 0, 0, 0, 0, 0, jobs);
+  cr_assert_eq(left_running(pat, (size_t)np + 1), 0,
+               "a rank or worker process is left");
 }
