@@ -35,6 +35,9 @@ typedef struct node {
   uint32_t  nsleep;
   uint64_t *done, *bt;
   uint32_t  ndone, nbt;
+  uint64_t **seq;     /* per bt entry: the rest of the race's reversal
+                         (actor keys) it was added for, or NULL */
+  uint32_t  *nseq;
   uint64_t  next_key; /* the branch to take next (the prefix's last node) */
   uint32_t  out;      /* split: tasks handed out from here, not done */
 } node_t;
@@ -57,6 +60,9 @@ struct cs_dpor {
   const char    *err;
   uint64_t      *hb;     /* len x words bits: happens-before */
   size_t         hbcap;
+  uint64_t      *gsrc, *guide; /* the branch's reversal, and what is left of
+                                  it in this run: new nodes take it first */
+  uint32_t       ngsrc, nguide;
   cs_dpor_stats_t st;
   /* A subtree (cs_dpor_create_sub): nodes [0, root) are the task's
    * prefix, taken by key (rkey), the last one sleeping rsleep; races
@@ -265,6 +271,10 @@ int cs_dpor_create(cs_dpor_t **out, cs_mm_t m, cs_dpor_mode_t mode)
 
 static void free_node(node_t *nd)
 {
+  for (uint32_t i = 0; nd->seq && i < nd->nbt; i++)
+    free(nd->seq[i]);
+  free(nd->seq);
+  free(nd->nseq);
   free(nd->en);
   free(nd->sleep);
   free(nd->done);
@@ -283,12 +293,17 @@ void cs_dpor_destroy(cs_dpor_t *x)
   free(x->hb);
   free(x->rkey);
   free(x->rsleep);
+  free(x->gsrc);
+  free(x->guide);
   free(x->rep);
   free(x);
 }
 
 static void start_run(cs_dpor_t *x)
 {
+  x->nguide = x->guide ? x->ngsrc : 0;
+  if (x->nguide)
+    memcpy(x->guide, x->gsrc, x->ngsrc * sizeof(uint64_t));
   x->len = 0;
   x->depth = 0;
   x->blocked = 0;
@@ -311,6 +326,26 @@ void cs_dpor_retry(cs_dpor_t *x)
   start_run(x);
 }
 
+/* The run about to take bt entry i of nd follows that entry's reversal
+ * (docs/verify.md, "Guided branches"). */
+static void set_guide(cs_dpor_t *x, const node_t *nd, uint32_t i)
+{
+  uint32_t n = nd->seq && nd->seq[i] ? nd->nseq[i] : 0;
+  x->ngsrc = 0;
+  if (!n)
+    return;
+  uint64_t *a = realloc(x->gsrc, n * sizeof(uint64_t));
+  if (!a)
+    return;
+  x->gsrc = a;
+  uint64_t *b = realloc(x->guide, n * sizeof(uint64_t));
+  if (!b)
+    return;
+  x->guide = b;
+  memcpy(x->gsrc, nd->seq[i], n * sizeof(uint64_t));
+  x->ngsrc = n;
+}
+
 /* The deepest node with an actor to explore that is neither explored nor
  * asleep: it becomes the prefix's last node. */
 int cs_dpor_next(cs_dpor_t *x)
@@ -328,6 +363,8 @@ int cs_dpor_next(cs_dpor_t *x)
       if (!has_key(nd->done, nd->ndone, k) && !asleep(nd, k)) {
         nd->next_key = k;
         x->plen = x->nnode;
+        set_guide(x, nd, i);
+        start_run(x);
         return 1;
       }
     }
@@ -364,6 +401,17 @@ static int fill_en(cs_dpor_t *x, const cs_sched_view_t *v, pev_t *en)
     en[i].postno = a->op < 0 && is_post_kind(x->model, a->rec.kind) &&
                            a->rank < CS_MAX_RANKS
                        ? x->posts[a->rank] + 1 : 0;
+    /* an enabled wait: the value its cell holds now, which it will see
+     * (outside a2a3, whose waits read through a cache) */
+    const cs_layout_t *l = &x->layout;
+    if (a->op < 0 && a->rec.kind == CS_EV_WAIT && x->model != CS_MM_A2A3 &&
+        a->rec.slot < l->nslots && a->rank < v->nranks &&
+        cs_slot_cell_ok(&l->slot[a->rec.slot], a->rec.cell))
+      en[i].rec.observed = __atomic_load_n(
+          (const int32_t *)(cs_world_window(v->w, a->rank) +
+                            cs_slot_cell_off(&l->slot[a->rec.slot],
+                                             a->rec.cell)),
+          __ATOMIC_ACQUIRE);
   }
   return 0;
 }
@@ -469,7 +517,9 @@ static int64_t new_node(cs_dpor_t *x, const cs_sched_view_t *v, uint64_t i)
   nd->en = malloc(n * sizeof(pev_t));
   nd->done = malloc(n * sizeof(uint64_t));
   nd->bt = malloc(n * sizeof(uint64_t));
-  if (!nd->en || !nd->done || !nd->bt)
+  nd->seq = calloc(n, sizeof(uint64_t *));
+  nd->nseq = calloc(n, sizeof(uint32_t));
+  if (!nd->en || !nd->done || !nd->bt || !nd->seq || !nd->nseq)
     return -2;
   nd->nen = n;
   fill_en(x, v, nd->en);
@@ -479,6 +529,11 @@ static int64_t new_node(cs_dpor_t *x, const cs_sched_view_t *v, uint64_t i)
       inherit_sleep(x, &x->node[i - 1], nd) < 0)
     return -2;
   int64_t c = -1;
+  for (uint32_t g = 0; g < x->nguide && c < 0; g++) {
+    int e = en_index(nd->en, n, x->guide[g]);
+    if (e >= 0 && !asleep(nd, x->guide[g]))
+      c = e;
+  }
   for (uint32_t k = 0; k < n && c < 0; k++)
     if (!asleep(nd, nd->en[k].key))
       c = k;
@@ -487,6 +542,13 @@ static int64_t new_node(cs_dpor_t *x, const cs_sched_view_t *v, uint64_t i)
     x->nnode--;
     return -1;
   }
+  for (uint32_t g = 0; g < x->nguide; g++) /* taken: off the guide */
+    if (x->guide[g] == nd->en[c].key) {
+      memmove(x->guide + g, x->guide + g + 1,
+              (x->nguide - g - 1) * sizeof(uint64_t));
+      x->nguide--;
+      break;
+    }
   nd->chosen = (uint32_t)c;
   add_key(nd->done, &nd->ndone, nd->en[c].key);
   add_key(nd->bt, &nd->nbt, nd->en[c].key);
@@ -677,8 +739,24 @@ static void reverse(cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
   /* No initial enabled at j: only k's actor can be (every other initial
    * ran later with nothing it depends on in between), so step j enabled
    * it and the race cannot be reversed. */
-  if (pick >= 0)
-    add_key(nd->bt, &nd->nbt, nd->en[pick].key);
+  if (pick < 0)
+    return;
+  uint64_t key = nd->en[pick].key;
+  add_key(nd->bt, &nd->nbt, key);
+  /* The reversal itself, the picked actor's first step left out: the run
+   * that takes this branch follows it (guided branches). */
+  uint32_t b = nd->nbt - 1, ns = 0, skipped = 0;
+  if (!nd->seq || nd->bt[b] != key || nd->seq[b])
+    return;
+  nd->seq[b] = malloc(nv * sizeof(uint64_t));
+  for (uint64_t a = 0; nd->seq[b] && a < nv; a++) {
+    uint64_t ka = ev_at(x, v[a])->key;
+    if (ka == key && !skipped)
+      skipped = 1;
+    else
+      nd->seq[b][ns++] = ka;
+  }
+  nd->nseq[b] = ns;
 }
 
 /* Whether j -> k is a race: different actors, dependent, and no step in
@@ -688,10 +766,46 @@ static int is_race(const cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
   const pev_t *a = ev_at(x, j), *b = ev_at(x, k);
   if (a->key == b->key || !dependent(x, a, b))
     return 0;
+  /* Causal pairs, never reversed (docs/verify.md, "Races that cannot be
+   * reversed"): a post and its own landing; outside a2a3, a landing of
+   * rank r's queue and a later fence of rank r, which runs only once the
+   * queue is empty. */
+  if (x->mode == CS_DPOR_REDUCE && a->rec.rank == b->rec.rank) {
+    if (!is_land(a) && is_land(b) && a->postno && a->postno == b->rec.dma_id)
+      return 0;
+    if (x->model != CS_MM_A2A3 && is_land(a) && !is_land(b) &&
+        cs_ev_is_ordering(b->rec.kind))
+      return 0;
+  }
   for (uint64_t m = j + 1; m < k; m++)
     if (BIT(x->hb, w, m, j) && BIT(x->hb, w, k, m))
       return 0;
   return 1;
+}
+
+/* Whether the race j -> k can be reversed when k is a wait: the wait saw
+ * V; if step j is an AtomicAdd of a to the wait's own cell (the notify
+ * under sc, its landing under fifo and relaxed), then without it the
+ * cell holds V - a when the wait comes (every other write to the cell
+ * between them is an AtomicAdd that stays: a Set there would lie on a
+ * happens-before path from j to k, and this would be no race), and a
+ * wait whose condition fails there cannot run before step j: step j
+ * enabled it, and there is nothing to reverse (docs/verify.md, "Waits
+ * enabled by the race"). 1 reversible or unknown, 0 not. */
+static int wait_reversible(const cs_dpor_t *x, uint64_t j, uint64_t k)
+{
+  const pev_t *a = ev_at(x, j), *b = ev_at(x, k);
+  const cs_trace_rec_t *ra = &a->rec, *rb = &b->rec;
+  if (x->model == CS_MM_A2A3 || x->mode != CS_DPOR_REDUCE || is_land(b) ||
+      rb->kind != CS_EV_WAIT)
+    return 1;
+  uint32_t kind = is_land(a) ? ra->round : ra->kind;
+  if (kind != CS_EV_NOTIFY || ra->opcmp != CS_NOTIFY_ADD ||
+      (!is_land(a) && x->model != CS_MM_SC) || ra->peer != rb->rank ||
+      ra->slot != rb->slot || ra->cell != rb->cell)
+    return 1;
+  int32_t before = (int32_t)((uint32_t)rb->observed - (uint32_t)ra->value);
+  return rb->opcmp == CS_CMP_EQ ? before == rb->value : before >= rb->value;
 }
 
 static int races(cs_dpor_t *x)
@@ -704,7 +818,7 @@ static int races(cs_dpor_t *x)
   uint64_t from = x->plen ? x->plen - 1 : 0; /* earlier ones: seen before */
   for (uint64_t k = from; k < n; k++)
     for (uint64_t j = k; j-- > 0;)
-      if (is_race(x, j, k, w))
+      if (is_race(x, j, k, w) && wait_reversible(x, j, k))
         reverse(x, j, k, w);
   return 0;
 }
