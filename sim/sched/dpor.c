@@ -783,6 +783,14 @@ static int is_race(const cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
   return 1;
 }
 
+/* A wait's footprint is its own cell as a write; a wait is not a write
+ * of the cell for this purpose. */
+static int is_post_only(const cs_dpor_t *x, const pev_t *e)
+{
+  (void)x;
+  return !is_land(e) && e->rec.kind == CS_EV_WAIT;
+}
+
 /* Whether the race j -> k can be reversed when k is a wait: the wait saw
  * V; if step j is an AtomicAdd of a to the wait's own cell (the notify
  * under sc, its landing under fifo and relaxed), then without it the
@@ -804,8 +812,40 @@ static int wait_reversible(const cs_dpor_t *x, uint64_t j, uint64_t k)
       (!is_land(a) && x->model != CS_MM_SC) || ra->peer != rb->rank ||
       ra->slot != rb->slot || ra->cell != rb->cell)
     return 1;
+  if (ra->value < 0)
+    return 1;
+  /* Only when every write of the cell so far is an AtomicAdd of a value
+   * >= 0: then the cell only grows, and a wait that fails without step j
+   * fails with even fewer of the writes before it too (with a
+   * subtraction or a Set, moving the wait past several writes at once
+   * can enable it: tests/test_verify.c, QUIET-WAIT-SUB). */
+  fp_t fw, fe;
+  footprint(x, b, &fw);
+  for (uint64_t m = 0; m < k; m++) {
+    const pev_t *e = ev_at(x, m);
+    if (!footprint(x, e, &fe) || !fe.wr || is_post_only(x, e) ||
+        fe.win != fw.win || fe.hi <= fw.lo || fw.hi <= fe.lo)
+      continue;
+    const cs_trace_rec_t *r = &e->rec;
+    uint32_t ek = is_land(e) ? r->round : r->kind;
+    if (ek != CS_EV_NOTIFY || r->opcmp != CS_NOTIFY_ADD || r->value < 0)
+      return 1;
+  }
   int32_t before = (int32_t)((uint32_t)rb->observed - (uint32_t)ra->value);
   return rb->opcmp == CS_CMP_EQ ? before == rb->value : before >= rb->value;
+}
+
+/* A wait k and an earlier write j of another actor that it depends on,
+ * with steps in between (not a race): a wait can be moved before several
+ * writes at once (one that subtracts, then one that adds back: the add
+ * alone is not a reversible race, tests/test_verify.c QUIET-WAIT-SUB),
+ * so each such write is tried as well; more backtracking, never less. */
+static int wait_behind(const cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
+{
+  const pev_t *a = ev_at(x, j), *b = ev_at(x, k);
+  return x->mode == CS_DPOR_REDUCE && !is_land(b) &&
+         b->rec.kind == CS_EV_WAIT && a->key != b->key &&
+         BIT(x->hb, w, k, j) && dependent(x, a, b);
 }
 
 static int races(cs_dpor_t *x)
@@ -818,7 +858,8 @@ static int races(cs_dpor_t *x)
   uint64_t from = x->plen ? x->plen - 1 : 0; /* earlier ones: seen before */
   for (uint64_t k = from; k < n; k++)
     for (uint64_t j = k; j-- > 0;)
-      if (is_race(x, j, k, w) && wait_reversible(x, j, k))
+      if ((is_race(x, j, k, w) || wait_behind(x, j, k, w)) &&
+          wait_reversible(x, j, k))
         reverse(x, j, k, w);
   return 0;
 }
