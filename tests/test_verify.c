@@ -869,6 +869,47 @@ Test(verify, a_mutation_is_a_counterexample_under_j2, .timeout = 600)
   }
 }
 
+/* Started with stdin closed, -j 2 still verifies: the runs took fd 0 for
+ * their own files, and a kept world's cleanup closed fd 0 as if it were
+ * its own (a worker's capture file was truncated under a rank's shared
+ * memory, which died of SIGBUS). The child is killed after 120 s and
+ * always reaped. */
+Test(verify, j2_with_stdin_closed_verifies, .timeout = 180)
+{
+  char out[] = "/tmp/collsim-test-out-XXXXXX";
+  int fo = mkstemp(out);
+  cr_assert_geq(fo, 0);
+  unlink(out);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    dup2(fo, 1);
+    dup2(fo, 2);
+    close(0);
+    execl(bin_path(), "collsim", "verify", "--algo", "ring", "--ranks", "2",
+          "--count", "2", "-j", "2", (char *)NULL);
+    _exit(127);
+  }
+  int status = 0, waited = 0;
+  for (int i = 0; i < 12000 && !waited; i++) {
+    waited = waitpid(pid, &status, WNOHANG) == pid;
+    if (!waited)
+      usleep(10000);
+  }
+  if (!waited) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  char buf[4096] = "";
+  ssize_t n = pread(fo, buf, sizeof(buf) - 1, 0);
+  buf[n > 0 ? n : 0] = 0;
+  close(fo);
+  cr_assert(waited, "did not finish in 120 s: %s", buf);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d: %s",
+            status, buf);
+  cr_assert(strstr(buf, "\nverified: "), "%s", buf);
+}
+
 /* Bad -j values: one line naming verify and the value, exit 2. */
 Test(verify, bad_jobs_are_one_line_naming_verify, .timeout = 120)
 {
