@@ -892,8 +892,8 @@ int cs_dpor_done(cs_dpor_t *x, const char **why)
 
 /* ------------------------------------------------------------ split */
 
-/* A task blob: words [root, nsleep, key 0 .. key root-1], then nsleep
- * pev_t. The workers are forks of one binary, so the layout is shared. */
+/* A task blob: words [root, nsleep | nguide << 32, key 0 .. key
+ * root-1, the guide's nguide keys], then nsleep pev_t. The workers are forks of one binary, so the layout is shared. */
 int cs_dpor_task_take(cs_dpor_t *x, void **buf, size_t *len, uint64_t *id)
 {
   while (x->nnode) { /* the deepest node, done with, goes */
@@ -919,16 +919,19 @@ int cs_dpor_task_take(cs_dpor_t *x, void **buf, size_t *len, uint64_t *id)
       uint32_t ns = nd->nsleep;
       for (uint32_t e = 0; e < nd->nen; e++)
         ns += nd->en[e].key != k && has_key(nd->done, nd->ndone, nd->en[e].key);
-      size_t words = 2 + j + 1;
+      uint32_t ng = nd->seq && nd->seq[i] ? nd->nseq[i] : 0;
+      size_t words = 2 + j + 1 + ng;
       size_t n = words * sizeof(uint64_t) + ns * sizeof(pev_t);
       uint64_t *b = malloc(n);
       if (!b)
         return -ENOMEM;
       b[0] = j + 1;
-      b[1] = ns;
+      b[1] = ns | (uint64_t)ng << 32;
       for (uint64_t q = 0; q < j; q++)
         b[2 + q] = x->node[q].en[x->node[q].chosen].key;
       b[2 + j] = k;
+      if (ng) /* the branch's guide (guided branches) */
+        memcpy(b + 3 + j, nd->seq[i], ng * sizeof(uint64_t));
       pev_t *sl = (pev_t *)(b + words);
       memcpy(sl, nd->sleep, nd->nsleep * sizeof(pev_t));
       ns = nd->nsleep;
@@ -988,9 +991,9 @@ int cs_dpor_create_sub(cs_dpor_t **out, cs_mm_t m, cs_dpor_mode_t mode,
   const uint64_t *w = buf;
   if (len < 2 * sizeof(uint64_t))
     return -EINVAL;
-  uint64_t root = w[0], ns = w[1];
-  if (root == 0 || root > (1u << 24) || ns > (1u << 20) ||
-      len != (2 + root) * sizeof(uint64_t) + ns * sizeof(pev_t))
+  uint64_t root = w[0], ns = w[1] & 0xffffffffu, ng = w[1] >> 32;
+  if (root == 0 || root > (1u << 24) || ns > (1u << 20) || ng > (1u << 24) ||
+      len != (2 + root + ng) * sizeof(uint64_t) + ns * sizeof(pev_t))
     return -EINVAL;
   int rc = cs_dpor_create(out, m, mode);
   if (rc < 0)
@@ -1005,7 +1008,17 @@ int cs_dpor_create_sub(cs_dpor_t **out, cs_mm_t m, cs_dpor_mode_t mode,
     return -ENOMEM;
   }
   memcpy(x->rkey, w + 2, root * sizeof(uint64_t));
-  memcpy(x->rsleep, w + 2 + root, ns * sizeof(pev_t));
+  memcpy(x->rsleep, w + 2 + root + ng, ns * sizeof(pev_t));
+  if (ng) { /* the task's first run follows its branch's guide */
+    x->gsrc = malloc(ng * sizeof(uint64_t));
+    x->guide = malloc(ng * sizeof(uint64_t));
+    if (!x->gsrc || !x->guide) {
+      cs_dpor_destroy(x);
+      return -ENOMEM;
+    }
+    memcpy(x->gsrc, w + 2 + root, ng * sizeof(uint64_t));
+    x->ngsrc = (uint32_t)ng;
+  }
   return 0;
 }
 
