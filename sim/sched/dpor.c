@@ -412,6 +412,18 @@ static int fill_en(cs_dpor_t *x, const cs_sched_view_t *v, pev_t *en)
                             cs_slot_cell_off(&l->slot[a->rec.slot],
                                              a->rec.cell)),
           __ATOMIC_ACQUIRE);
+    /* a notify about to write its cell (issued under sc, landing under
+     * fifo and relaxed): the value the cell holds before it */
+    uint32_t k = a->op >= 0 ? a->rec.round : a->rec.kind;
+    if (k == CS_EV_NOTIFY && x->model != CS_MM_A2A3 &&
+        (a->op >= 0 || x->model == CS_MM_SC) && a->rec.peer < v->nranks &&
+        a->rec.slot < l->nslots &&
+        cs_slot_cell_ok(&l->slot[a->rec.slot], a->rec.cell))
+      en[i].rec.observed = __atomic_load_n(
+          (const int32_t *)(cs_world_window(v->w, a->rec.peer) +
+                            cs_slot_cell_off(&l->slot[a->rec.slot],
+                                             a->rec.cell)),
+          __ATOMIC_ACQUIRE);
   }
   return 0;
 }
@@ -783,23 +795,18 @@ static int is_race(const cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
   return 1;
 }
 
-/* A wait's footprint is its own cell as a write; a wait is not a write
- * of the cell for this purpose. */
-static int is_post_only(const cs_dpor_t *x, const pev_t *e)
-{
-  (void)x;
-  return !is_land(e) && e->rec.kind == CS_EV_WAIT;
-}
-
-/* Whether the race j -> k can be reversed when k is a wait: the wait saw
- * V; if step j is an AtomicAdd of a to the wait's own cell (the notify
- * under sc, its landing under fifo and relaxed), then without it the
- * cell holds V - a when the wait comes (every other write to the cell
- * between them is an AtomicAdd that stays: a Set there would lie on a
- * happens-before path from j to k, and this would be no race), and a
- * wait whose condition fails there cannot run before step j: step j
- * enabled it, and there is nothing to reverse (docs/verify.md, "Waits
- * enabled by the race"). 1 reversible or unknown, 0 not. */
+/* Whether the race j -> k can be reversed when k is a wait that saw V
+ * and j a notify of its cell (issued under sc, landing under fifo and
+ * relaxed). The reversal puts the wait right before step j with every
+ * write of the cell in between kept: each of those is ordered before the
+ * wait (a wait is dependent with every write of its cell) and none after
+ * step j (that would make the pair no race), so they are AtomicAdds (a
+ * Set would be ordered after j). Without step j the cell holds V less
+ * j's add, or, for a Set, the value before it plus the adds after it
+ * (V - the Set's value); a wait whose condition fails there cannot run
+ * there: step j enabled it, and there is nothing to reverse. Other places
+ * further back are the races of wait_behind(). 1 reversible or unknown,
+ * 0 not. */
 static int wait_reversible(const cs_dpor_t *x, uint64_t j, uint64_t k)
 {
   const pev_t *a = ev_at(x, j), *b = ev_at(x, k);
@@ -808,31 +815,44 @@ static int wait_reversible(const cs_dpor_t *x, uint64_t j, uint64_t k)
       rb->kind != CS_EV_WAIT)
     return 1;
   uint32_t kind = is_land(a) ? ra->round : ra->kind;
-  if (kind != CS_EV_NOTIFY || ra->opcmp != CS_NOTIFY_ADD ||
+  if (kind != CS_EV_NOTIFY ||
+      (ra->opcmp != CS_NOTIFY_ADD && ra->opcmp != CS_NOTIFY_SET) ||
       (!is_land(a) && x->model != CS_MM_SC) || ra->peer != rb->rank ||
       ra->slot != rb->slot || ra->cell != rb->cell)
     return 1;
-  if (ra->value < 0)
+  /* without step j: V less j's add; or, for a Set, the value before it
+   * plus the adds after it (V - the Set's value) */
+  int32_t before = ra->opcmp == CS_NOTIFY_ADD
+      ? (int32_t)((uint32_t)rb->observed - (uint32_t)ra->value)
+      : (int32_t)((uint32_t)ra->observed + (uint32_t)rb->observed -
+                  (uint32_t)ra->value);
+  return rb->opcmp == CS_CMP_EQ ? before == rb->value : before >= rb->value;
+}
+
+/* wait_reversible() for a wait k behind j (wait_behind()): the writes
+ * after j that the reversal leaves out are unknown, so only when every
+ * write of the cell before k is an AtomicAdd of a value >= 0: the cell
+ * only grows, and if the wait fails at V less j's add it fails with
+ * fewer adds too. */
+static int behind_reversible(const cs_dpor_t *x, uint64_t j, uint64_t k)
+{
+  const pev_t *a = ev_at(x, j), *b = ev_at(x, k);
+  if (a->rec.opcmp != CS_NOTIFY_ADD || a->rec.value < 0 ||
+      wait_reversible(x, j, k))
     return 1;
-  /* Only when every write of the cell so far is an AtomicAdd of a value
-   * >= 0: then the cell only grows, and a wait that fails without step j
-   * fails with even fewer of the writes before it too (with a
-   * subtraction or a Set, moving the wait past several writes at once
-   * can enable it: tests/test_verify.c, QUIET-WAIT-SUB). */
   fp_t fw, fe;
   footprint(x, b, &fw);
   for (uint64_t m = 0; m < k; m++) {
     const pev_t *e = ev_at(x, m);
-    if (!footprint(x, e, &fe) || !fe.wr || is_post_only(x, e) ||
-        fe.win != fw.win || fe.hi <= fw.lo || fw.hi <= fe.lo)
+    if ((!is_land(e) && e->rec.kind == CS_EV_WAIT) || !footprint(x, e, &fe) ||
+        !fe.wr || fe.win != fw.win || fe.hi <= fw.lo || fw.hi <= fe.lo)
       continue;
     const cs_trace_rec_t *r = &e->rec;
     uint32_t ek = is_land(e) ? r->round : r->kind;
     if (ek != CS_EV_NOTIFY || r->opcmp != CS_NOTIFY_ADD || r->value < 0)
       return 1;
   }
-  int32_t before = (int32_t)((uint32_t)rb->observed - (uint32_t)ra->value);
-  return rb->opcmp == CS_CMP_EQ ? before == rb->value : before >= rb->value;
+  return 0;
 }
 
 /* A wait k and an earlier write j of another actor that it depends on,
@@ -858,8 +878,9 @@ static int races(cs_dpor_t *x)
   uint64_t from = x->plen ? x->plen - 1 : 0; /* earlier ones: seen before */
   for (uint64_t k = from; k < n; k++)
     for (uint64_t j = k; j-- > 0;)
-      if ((is_race(x, j, k, w) || wait_behind(x, j, k, w)) &&
-          wait_reversible(x, j, k))
+      if (is_race(x, j, k, w) ? wait_reversible(x, j, k)
+                              : wait_behind(x, j, k, w) &&
+                                    behind_reversible(x, j, k))
         reverse(x, j, k, w);
   return 0;
 }
