@@ -136,7 +136,8 @@ static int pipe_results(cs_pipe_t *p)
 void cs_pipe_keep_close(cs_pipe_keep_t *k)
 {
   cs_launch_pool_close(k->pool);
-  cs_world_destroy(&k->world);
+  if (k->world.base) /* a zeroed keep's fd 0 is not its own: stdin */
+    cs_world_destroy(&k->world);
   memset(k, 0, sizeof(*k));
 }
 

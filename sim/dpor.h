@@ -72,6 +72,27 @@ cs_dpor_stats_t cs_dpor_stats(const cs_dpor_t *x);
  * running it again (cs_dpor_replay_pick). *n: how many. */
 const uint32_t *cs_dpor_choices(const cs_dpor_t *x, uint64_t *n);
 
+/* Splitting the search (collsim verify -j, docs/verify.md "Parallel").
+ * The coordinator runs one execution as above (cs_dpor_next, a run,
+ * cs_dpor_done); its nodes are then the path whose every branch becomes a
+ * task. cs_dpor_task_take hands out the deepest open branch: 1 with a
+ * malloc'd blob (*buf, *len) and the node's *id; 0 when none is open now
+ * (tasks out may add some); -1 when every branch is explored; -ENOMEM.
+ * A task's branch counts as explored from then on (it sleeps in the
+ * node's later tasks), and the node stays until cs_dpor_task_done(id).
+ * A worker explores the task's subtree with cs_dpor_create_sub and the
+ * usual loop; after each cs_dpor_done, cs_dpor_reports drains (valid
+ * until its next run) the races it found that reverse above its subtree,
+ * which the coordinator adds with cs_dpor_apply (0 or -EINVAL). The
+ * union of the tasks' searches is the serial search's, the order of the
+ * branches aside. */
+int cs_dpor_task_take(cs_dpor_t *x, void **buf, size_t *len, uint64_t *id);
+void cs_dpor_task_done(cs_dpor_t *x, uint64_t id);
+int cs_dpor_apply(cs_dpor_t *x, const void *buf, size_t len);
+int cs_dpor_create_sub(cs_dpor_t **x, cs_mm_t m, cs_dpor_mode_t mode,
+                       const void *buf, size_t len);
+const void *cs_dpor_reports(cs_dpor_t *x, size_t *len);
+
 /* A picker that takes the choices at `arg` (a cs_dpor_replay_t) in turn. */
 typedef struct cs_dpor_replay {
   const uint32_t *choice;

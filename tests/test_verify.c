@@ -188,6 +188,46 @@ static int wait_eq(cs_dev_t *d, void *a)
   return 0;
 }
 
+/* A wait whose value is unused and two adders: rank 0
+ * puts data, fences and adds 1, rank 1 adds 1; rank 2 waits for >= 1 and
+ * loads the data: whether it sees it depends on which add let it go. */
+static int quiet_wait(cs_dev_t *d, void *a)
+{
+  (void)a;
+  if (ME(d) == 2) {
+    cs_wait(d, FLAG, 0, CS_CMP_GE, 1);
+    regs[2][0] = load1(d, 2, DATA, 0);
+    regs[2][1] = cs_read_cell(d, 2, FLAG, 0);
+    return 0;
+  }
+  if (ME(d) == 0) {
+    put1(d, 2, DATA, 0, 3);
+    cs_fence(d);
+  }
+  cs_notify(d, 2, FLAG, 0, CS_NOTIFY_ADD, 1);
+  return 0;
+}
+
+/* The same with a subtraction: rank 0 adds 2, rank 1 adds -1 then 1;
+ * rank 2 waits for >= 2 and reads the cell: the wait can pass after the
+ * 2 alone, or after all three, never after 2 and -1. */
+static int quiet_wait_sub(cs_dev_t *d, void *a)
+{
+  (void)a;
+  if (ME(d) == 2) {
+    cs_wait(d, FLAG, 0, CS_CMP_GE, 2);
+    regs[2][0] = cs_read_cell(d, 2, FLAG, 0);
+    return 0;
+  }
+  if (ME(d) == 0) {
+    cs_notify(d, 2, FLAG, 0, CS_NOTIFY_ADD, 2);
+    return 0;
+  }
+  cs_notify(d, 2, FLAG, 0, CS_NOTIFY_ADD, -1);
+  cs_notify(d, 2, FLAG, 0, CS_NOTIFY_ADD, 1);
+  return 0;
+}
+
 /* ------------------------------------------ a2a3: lines, pipe, caches */
 
 /* Set notifies into one 64-byte line (flag cells 0 and 1 share one; 16 is
@@ -289,6 +329,8 @@ static const prog_t progs[] = {
   {"INDEPENDENT", 2, independent, 1},
   {"OWN", 2, own, 0},
   {"WAIT-RACE", 3, wait_eq, 1},
+  {"QUIET-WAIT", 3, quiet_wait, 0},
+  {"QUIET-WAIT-SUB", 3, quiet_wait_sub, 0},
 };
 #define NPROGS (sizeof(progs) / sizeof(progs[0]))
 
@@ -492,6 +534,85 @@ static cs_dpor_stats_t reduced(const prog_t *p, cs_mm_t m, cs_dpor_mode_t mode,
   return st;
 }
 
+/* One run of explorer x and its verdict for the search (a lost step is
+ * run again). */
+static int run_dpor(bed_t *b, const prog_t *p, cs_mm_t m, cs_dpor_t *x,
+                    outs_t *o)
+{
+  int rc = run_once(b, p, m, cs_dpor_pick, x);
+  const char *why;
+  int d = cs_dpor_done(x, &why);
+  for (int tries = 0; d == -EAGAIN && tries < 5; tries++) {
+    cs_dpor_retry(x);
+    rc = run_once(b, p, m, cs_dpor_pick, x);
+    d = cs_dpor_done(x, &why);
+  }
+  cr_assert(d >= 0, "%s/%s: %s", p->name, cs_mm_name(m), why ? why : "?");
+  cr_assert_eq(rc, 0, "%s/%s: run failed", p->name, cs_mm_name(m));
+  outcome(b, o);
+  return d;
+}
+
+/* The search split as collsim verify -j N splits it, its N workers
+ * simulated in one process: each active worker takes one run in turn,
+ * its races above its subtree go to the coordinator at once, and an idle
+ * worker takes the next open branch. Returns the summed counts. */
+static cs_dpor_stats_t split(const prog_t *p, cs_mm_t m, uint32_t nw,
+                             outs_t *o)
+{
+  enum { MAXW = 4 };
+  bed_t b;
+  bed_open(&b, p->nranks);
+  cs_dpor_t *x, *w[MAXW] = {0};
+  uint64_t id[MAXW];
+  cr_assert_eq(cs_dpor_create(&x, m, CS_DPOR_REDUCE), 0);
+  cr_assert_eq(cs_dpor_next(x), 1);
+  run_dpor(&b, p, m, x, o);
+  cs_dpor_stats_t st = cs_dpor_stats(x);
+  for (;;) {
+    int busy = 0, fin = 0;
+    for (uint32_t k = 0; k < nw; k++) {
+      if (!w[k]) {
+        void *buf;
+        size_t len;
+        int t = cs_dpor_task_take(x, &buf, &len, &id[k]);
+        cr_assert_geq(t, -1);
+        fin = t < 0;
+        if (t == 1) {
+          cr_assert_eq(cs_dpor_create_sub(&w[k], m, CS_DPOR_REDUCE, buf,
+                                          len), 0);
+          free(buf);
+        }
+      }
+      if (!w[k])
+        continue;
+      busy = 1;
+      if (cs_dpor_next(w[k]) != 1) {
+        cs_dpor_stats_t s = cs_dpor_stats(w[k]);
+        st.executions += s.executions;
+        st.classes += s.classes;
+        st.blocked += s.blocked;
+        cs_dpor_destroy(w[k]);
+        w[k] = NULL;
+        cs_dpor_task_done(x, id[k]);
+        continue;
+      }
+      run_dpor(&b, p, m, w[k], o);
+      size_t len;
+      const void *rep = cs_dpor_reports(w[k], &len);
+      cr_assert_eq(cs_dpor_apply(x, rep, len), 0);
+    }
+    if (!busy) {
+      cr_assert(fin, "%s/%s: no task out and none open, yet not finished",
+                p->name, cs_mm_name(m));
+      break;
+    }
+  }
+  cs_dpor_destroy(x);
+  bed_close(&b);
+  return st;
+}
+
 static int same(const outs_t *a, const outs_t *b)
 {
   if (a->n != b->n)
@@ -566,7 +687,7 @@ Test(verify, a_planted_unsound_relation_is_caught, .timeout = 600)
     reduced(&progs[i], CS_MM_RELAXED, CS_DPOR_UNSOUND, &ro);
     missed += !same(&bo, &ro);
   }
-  cr_assert_geq(missed, NPROGS - 2, "the comparison caught only %u of %zu",
+  cr_assert_geq(missed, NPROGS - 3, "the comparison caught only %u of %zu",
                 missed, NPROGS);
 }
 
@@ -602,6 +723,42 @@ Test(verify, disjoint_events_take_fewer_runs, .timeout = 300)
   cr_assert_lt(st.executions * 2, runs, "%llu executions vs %llu schedules",
                (unsigned long long)st.executions, (unsigned long long)runs);
 }
+
+/* The split search (-j 2 and -j 3, simulated): the outcomes the brute
+ * force reaches, on every program and model, and those of the serial
+ * search, with no more runs than the brute force. */
+static void split_agrees(cs_mm_t m)
+{
+  setup();
+  for (size_t i = 0; i < NPROGS + NA2A3; i++) {
+    const prog_t *p = i < NPROGS ? &progs[i] : &a2a3_progs[i - NPROGS];
+    if (p->big && quick_tests())
+      continue;
+    outs_t bo = {0}, so = {0};
+    uint64_t runs = brute(p, m, &bo);
+    reduced(p, m, CS_DPOR_REDUCE, &so);
+    cr_expect(same(&bo, &so), "%s/%s: serial", p->name, cs_mm_name(m));
+    for (uint32_t nw = 2; nw <= 3; nw++) {
+      outs_t po = {0};
+      cs_dpor_stats_t st = split(p, m, nw, &po);
+      cr_expect(same(&bo, &po), "%s under %s, -j %u: brute force %u "
+                "outcomes, the split search %u", p->name, cs_mm_name(m), nw,
+                bo.n, po.n);
+      cr_expect_leq(st.executions, runs, "%s under %s, -j %u", p->name,
+                    cs_mm_name(m), nw);
+      cr_log_info("%-13s %-7s -j %u: %llu classes %llu executions (brute "
+                  "%llu)", p->name, cs_mm_name(m), nw,
+                  (unsigned long long)st.classes,
+                  (unsigned long long)st.executions,
+                  (unsigned long long)runs);
+    }
+  }
+}
+
+Test(verify, split_sc_agrees_with_brute_force, .timeout = 900) { split_agrees(CS_MM_SC); }
+Test(verify, split_fifo_agrees_with_brute_force, .timeout = 900) { split_agrees(CS_MM_FIFO); }
+Test(verify, split_relaxed_agrees_with_brute_force, .timeout = 900) { split_agrees(CS_MM_RELAXED); }
+Test(verify, split_a2a3_agrees_with_brute_force, .timeout = 900) { split_agrees(CS_MM_A2A3); }
 
 /* ------------------------------------------------- collsim verify */
 
@@ -645,6 +802,130 @@ Test(verify, random_schedules_reach_no_state_verify_missed, .timeout = 600)
                   "which verify never reached (%s)", algos[a], models[m], t,
                   all);
     }
+  }
+}
+
+/* collsim verify -j 2 and -j 3: the same final states as the serial
+ * search, on small collectives under sc, fifo and relaxed, each verified;
+ * the counts add up, and nothing is printed on stderr (not a terminal). */
+Test(verify, split_search_reaches_the_serial_search_states, .timeout = 900)
+{
+  static const char *const cfg[][2] = {{"ring", "2"}, {"mesh", "2"},
+                                       {"host", "1"}};
+  static const char *const models[] = {"sc", "fifo", "relaxed"};
+  for (int a = 0; a < 3; a++) {
+    cli_out_t s;
+    run_cli(&s, 300, "verify", "--algo", cfg[a][0], "--ranks", "2",
+            "--count", cfg[a][1], "--outcomes", NULL);
+    cr_assert_eq(s.status, 0, "%s: %s%s", cfg[a][0], s.out, s.err);
+    for (int j = 2; j <= 3; j++) {
+      cli_out_t p;
+      char jobs[4];
+      snprintf(jobs, sizeof(jobs), "%d", j);
+      run_cli(&p, 300, "verify", "--algo", cfg[a][0], "--ranks", "2",
+              "--count", cfg[a][1], "--outcomes", "-j", jobs, NULL);
+      cr_assert_eq(p.status, 0, "%s -j %d: %s%s", cfg[a][0], j, p.out, p.err);
+      cr_assert(strstr(p.out, "\nverified: "), "%s", p.out);
+      cr_expect_eq(p.err[0], 0, "progress on a pipe: %s", p.err);
+      for (int m = 0; m < 3; m++) {
+        char ser[4096], par[4096];
+        outcome_line(s.out, models[m], ser, sizeof(ser));
+        outcome_line(p.out, models[m], par, sizeof(par));
+        cr_expect_str_eq(par, ser, "%s %s -j %d", cfg[a][0], models[m], j);
+      }
+    }
+  }
+}
+
+/* A mutation the search must reach (the random probes skipped) is a
+ * counterexample under -j 2 too, its trace replaying to the failure; no
+ * rank or worker process is left. */
+Test(verify, a_mutation_is_a_counterexample_under_j2, .timeout = 600)
+{
+  static const char *const cases[][6] = {
+    {"ring-no-ready-barrier", "ring", "3", "3", "fp32", "sc"},
+    {"no-fence-before-notify", "ring", "2", "2", "fp32", "relaxed"},
+    {"wait-eq", "mesh", "2", "2", "fp32", "sc"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    const char *const *c = cases[i];
+    char dir[64], trace[128];
+    temp_dir_for("verify", dir, sizeof(dir));
+    cli_out_t r;
+    run_cli(&r, 300, "verify", "-j", "2", "--no-probes", "--no-shrink", "-o",
+            dir, "--bug", c[0], "--algo", c[1], "--ranks", c[2], "--count",
+            c[3], "--dtype", c[4], "--memory-model", c[5], NULL);
+    cr_expect_eq(r.status, 1, "%s: %s%s", c[0], r.out, r.err);
+    cr_expect(strstr(r.out, "counterexample: memory model"), "%s: %s", c[0],
+              r.out);
+    cr_expect(!strstr(r.out, "random probe"), "%s: %s", c[0], r.out);
+    snprintf(trace, sizeof(trace), "%s/verify-1.cstrace", dir);
+    cli_out_t rp;
+    run_cli(&rp, 60, "replay", trace, NULL);
+    cr_expect(strstr(rp.out, "identical; outcome: "), "%s: %s%s", c[0],
+              rp.out, rp.err);
+    files_in(dir, "", 1);
+    rmdir(dir);
+  }
+}
+
+/* Started with stdin closed, -j 2 still verifies: the runs took fd 0 for
+ * their own files, and a kept world's cleanup closed fd 0 as if it were
+ * its own (a worker's capture file was truncated under a rank's shared
+ * memory, which died of SIGBUS). The child is killed after 120 s and
+ * always reaped. */
+Test(verify, j2_with_stdin_closed_verifies, .timeout = 180)
+{
+  char out[] = "/tmp/collsim-test-out-XXXXXX";
+  int fo = mkstemp(out);
+  cr_assert_geq(fo, 0);
+  unlink(out);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    dup2(fo, 1);
+    dup2(fo, 2);
+    close(0);
+    execl(bin_path(), "collsim", "verify", "--algo", "ring", "--ranks", "2",
+          "--count", "2", "-j", "2", (char *)NULL);
+    _exit(127);
+  }
+  int status = 0, waited = 0;
+  for (int i = 0; i < 12000 && !waited; i++) {
+    waited = waitpid(pid, &status, WNOHANG) == pid;
+    if (!waited)
+      usleep(10000);
+  }
+  if (!waited) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  char buf[4096] = "";
+  ssize_t n = pread(fo, buf, sizeof(buf) - 1, 0);
+  buf[n > 0 ? n : 0] = 0;
+  close(fo);
+  cr_assert(waited, "did not finish in 120 s: %s", buf);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d: %s",
+            status, buf);
+  cr_assert(strstr(buf, "\nverified: "), "%s", buf);
+}
+
+/* Bad -j values: one line naming verify and the value, exit 2. */
+Test(verify, bad_jobs_are_one_line_naming_verify, .timeout = 120)
+{
+  static const char *const bad[] = {"0", "-1", "18446744073709551616",
+                                    "0x2", ""};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    cli_out_t r;
+    char want[64];
+    snprintf(want, sizeof(want), "-j '%s'", bad[i]);
+    run_cli(&r, 30, "verify", "--algo", "ring", "--ranks", "2", "-j", bad[i],
+            NULL);
+    cr_expect_eq(r.status, 2, "-j '%s': %d", bad[i], r.status);
+    cr_expect_eq(count_lines(r.err), 1, "-j '%s': %s", bad[i], r.err);
+    cr_expect(!strncmp(r.err, "collsim verify: ", 16) && strstr(r.err, want),
+              "%s", r.err);
+    cr_expect_eq(r.out[0], 0, "%s", r.out);
   }
 }
 
@@ -893,7 +1174,12 @@ static int left_running(const char *s, size_t n)
 
 /* SIGTERM in the middle of a long search: "interrupted", exit 3, no
  * rank process and no shared memory left. */
-Test(verify, stops_cleanly_on_sigterm, .timeout = 60)
+static void stop_on_sigterm(const char *jobs);
+
+Test(verify, stops_cleanly_on_sigterm, .timeout = 60) { stop_on_sigterm("1"); }
+Test(verify, stops_cleanly_on_sigterm_with_j2, .timeout = 60) { stop_on_sigterm("2"); }
+
+static void stop_on_sigterm(const char *jobs)
 {
   int fds[2];
   cr_assert_eq(pipe(fds), 0);
@@ -905,7 +1191,8 @@ Test(verify, stops_cleanly_on_sigterm, .timeout = 60)
     dup2(fd, 2);
     close(fds[0]);
     execl(bin_path(), "collsim", "verify", "--algo", "ring", "--ranks", "3",
-          "--count", "1", "--memory-model", "relaxed", (char *)NULL);
+          "--count", "1", "--memory-model", "relaxed", "-j", jobs,
+          (char *)NULL);
     _exit(127);
   }
   close(fds[1]);
@@ -922,6 +1209,9 @@ Test(verify, stops_cleanly_on_sigterm, .timeout = 60)
             status, out);
   cr_assert(strstr(out, "interrupted under relaxed after "), "%s", out);
   nanosleep(&ts, NULL);
-  cr_assert_eq(left_running("--ranks\0003\0--count\0001\0--memory-model\0"
-                            "relaxed", 42), 0, "a rank process is left");
+  char pat[64]; /* this test's command line (the other runs in parallel) */
+  int np = snprintf(pat, sizeof(pat), "--ranks%c3%c--count%c1%c--memory-model"
+                    "%crelaxed%c-j%c%s", 0, 0, 0, 0, 0, 0, 0, jobs);
+  cr_assert_eq(left_running(pat, (size_t)np + 1), 0,
+               "a rank or worker process is left");
 }

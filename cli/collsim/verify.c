@@ -14,12 +14,16 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,7 +38,7 @@ static const char usage[] =
     "usage: collsim verify [run options] [--memory-model M,...]\n"
     "                      [--max-classes K] [--budget SECONDS] [--estimate]\n"
     "                      [--exhaustive] [--outcomes] [--check] [--no-shrink]\n"
-    "                      [-o DIR]\n"
+    "                      [--no-probes] [-j N] [-o DIR]\n"
     "\n"
     "Runs every execution class of one configuration (every option of\n"
     "collsim run, --bug and --algo ./x.so included, except --schedule,\n"
@@ -72,9 +76,17 @@ static const char usage[] =
     "                    in memory (a plug-in's: a temporary trace), no file\n"
     "                    kept unless one has a finding; --estimate ignores it\n"
     "  --no-shrink       keep the counterexample as it is\n"
+    "  --no-probes       no random schedules before the search\n"
+    "  -j N              split the search across N worker processes (1 to 64,\n"
+    "                    default 1), each on a kept world of its own: the\n"
+    "                    first execution's branches are handed out, deepest\n"
+    "                    first, and the races a worker finds above its subtree\n"
+    "                    come back as new branches; the first failure stops\n"
+    "                    them all (docs/verify.md, \"Parallel\")\n"
     "  -o DIR            where the counterexample goes (default .)\n"
     "\n"
-    "Progress (classes, executions, rate) on stderr when it is a terminal.\n"
+    "Progress (classes, executions, rate; with -j the subtrees handed out and\n"
+    "the workers busy) on stderr when it is a terminal.\n"
     "Exit: 0 verified, 1 counterexample, 2 bad usage, 3 aborted or interrupted\n"
     "(SIGINT, SIGTERM, SIGHUP: the run in progress stops, nothing is left),\n"
     "4 incomplete.\n";
@@ -83,7 +95,8 @@ typedef struct vf_opts {
   uint32_t models;
   uint64_t max_classes;
   uint64_t budget_ns; /* 0: none */
-  int estimate, exhaustive, outcomes, no_shrink;
+  uint64_t jobs;      /* -j: worker processes (1: the search in this one) */
+  int estimate, exhaustive, outcomes, no_shrink, no_probes;
   const char *dir;
   int run_argc;
   char **run_argv;
@@ -144,12 +157,14 @@ static int own_opt(vf_opts_t *o, int argc, char **argv, int *i)
     return o->outcomes = 1;
   if (!strcmp(a, "--no-shrink"))
     return o->no_shrink = 1;
+  if (!strcmp(a, "--no-probes"))
+    return o->no_probes = 1;
   static const char *const with_value[] = {"--memory-model", "--max-classes",
-                                           "--budget", "-o"};
+                                           "--budget", "-j", "-o"};
   int k = 0;
-  while (k < 4 && strcmp(a, with_value[k]))
+  while (k < 5 && strcmp(a, with_value[k]))
     k++;
-  if (k == 4)
+  if (k == 5)
     return 0;
   if (*i + 1 >= argc) {
     cs_cli_error("verify", "%s needs a value (see collsim help verify)", a);
@@ -160,6 +175,7 @@ static int own_opt(vf_opts_t *o, int argc, char **argv, int *i)
   case 0: return parse_models(v, &o->models) < 0 ? -1 : 1;
   case 1: return cs_cli_u64("verify", a, v, 1, UINT64_MAX / 2, &o->max_classes) < 0 ? -1 : 1;
   case 2: return cs_cli_seconds("verify", a, v, 1e7, &o->budget_ns) < 0 ? -1 : 1;
+  case 3: return cs_cli_u64("verify", a, v, 1, 64, &o->jobs) < 0 ? -1 : 1;
   default: o->dir = v; return 1;
   }
 }
@@ -178,7 +194,7 @@ static int refused(const char *a)
 
 static int parse(int argc, char **argv, vf_opts_t *o)
 {
-  *o = (vf_opts_t){.models = 7, .dir = "."};
+  *o = (vf_opts_t){.models = 7, .dir = ".", .jobs = 1};
   o->run_argv = calloc((size_t)argc + 3, sizeof(char *));
   if (!o->run_argv)
     return -1;
@@ -292,13 +308,32 @@ static uint64_t fnv(uint64_t h, const uint8_t *p, size_t n)
   return h;
 }
 
+/* Adds final state h to the set: 1 new, 0 known (or no room). */
+static int add_outcome(vf_t *v, uint64_t h)
+{
+  for (size_t i = 0; i < v->nfp; i++)
+    if (v->fp[i] == h)
+      return 0;
+  if (v->nfp == v->capfp) {
+    size_t cap = v->capfp ? 2 * v->capfp : 64;
+    uint64_t *n = realloc(v->fp, cap * sizeof(*n));
+    if (!n)
+      return 0;
+    v->fp = n;
+    v->capfp = cap;
+  }
+  v->fp[v->nfp++] = h;
+  return 1;
+}
+
 /* --outcomes: the final state of the passing run just done (the kept
- * world): every window, every rank's result. */
-static void note_outcome(vf_t *v)
+ * world): every window, every rank's result. Returns 1 when it is new,
+ * *h its hash. */
+static int note_outcome_h(vf_t *v, uint64_t *hp)
 {
   const cs_world_t *w = &v->keep.world;
   if (!w->base)
-    return;
+    return 0;
   uint64_t h = 1469598103934665603ull;
   uint64_t res = v->run.cfg.count * cs_dtype_size(v->run.cfg.dtype);
   for (uint32_t r = 0; r < v->keep.nranks; r++) {
@@ -306,18 +341,14 @@ static void note_outcome(vf_t *v)
     if (!v->run.coll)
       h = fnv(h, cs_world_output(w, r), res);
   }
-  for (size_t i = 0; i < v->nfp; i++)
-    if (v->fp[i] == h)
-      return;
-  if (v->nfp == v->capfp) {
-    size_t cap = v->capfp ? 2 * v->capfp : 64;
-    uint64_t *n = realloc(v->fp, cap * sizeof(*n));
-    if (!n)
-      return;
-    v->fp = n;
-    v->capfp = cap;
-  }
-  v->fp[v->nfp++] = h;
+  *hp = h;
+  return add_outcome(v, h);
+}
+
+static void note_outcome(vf_t *v)
+{
+  uint64_t h;
+  note_outcome_h(v, &h);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -548,18 +579,416 @@ static int interrupted(vf_t *v, cs_mm_t m, const cs_dpor_t *x)
   return CS_EXIT_ABORTED;
 }
 
+static void std_taken(void);
+
+/* ------------------------------------------------------------ -j */
+
+/* Messages between the coordinator and its workers (docs/verify.md,
+ * "Parallel"): a header, then len bytes. */
+enum { MSG_TASK = 1, MSG_RUN, MSG_DONE, MSG_FAIL, MSG_OUT, MSG_ERR };
+
+typedef struct msg {
+  uint32_t type;
+  uint32_t flag; /* MSG_RUN, MSG_FAIL: CS_DPOR_CLASS or CS_DPOR_BLOCKED */
+  uint64_t len;
+} msg_t;
+
+static int write_all(int fd, const void *p, size_t n)
+{
+  const char *c = p;
+  while (n) {
+    ssize_t k = write(fd, c, n);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return -1;
+    c += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+static int read_all(int fd, void *p, size_t n)
+{
+  char *c = p;
+  while (n) {
+    ssize_t k = read(fd, c, n);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return -1;
+    c += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
+static int send_msg(int fd, uint32_t type, uint32_t flag, const void *p,
+                    size_t n)
+{
+  msg_t h = {.type = type, .flag = flag, .len = n};
+  return write_all(fd, &h, sizeof(h)) < 0 || (n && write_all(fd, p, n) < 0)
+         ? -1 : 0;
+}
+
+/* A message into *h and a malloc'd *body (NULL when empty). */
+static int recv_msg(int fd, msg_t *h, void **body)
+{
+  *body = NULL;
+  if (read_all(fd, h, sizeof(*h)) < 0 || h->len > (1ull << 32))
+    return -1;
+  if (!h->len)
+    return 0;
+  *body = malloc(h->len);
+  if (!*body || read_all(fd, *body, h->len) < 0) {
+    free(*body);
+    *body = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+/* A worker: a task's subtree at a time, on a kept world of its own, each
+ * run's verdict and races above the subtree sent back; stops at a
+ * failure, at a stop signal (the coordinator's SIGTERM) or when the
+ * coordinator closes its end. Never returns. */
+static void worker(vf_t *v, cs_mm_t m, int in, int out)
+{
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  v->tty = 0;
+  v->nfp = 0;
+  std_taken();
+  v->cap = tmpfile(); /* its own: the coordinator's is shared otherwise */
+  int mode = v->o.exhaustive ? CS_DPOR_EXHAUSTIVE : CS_DPOR_REDUCE, stop = 0;
+  if (!v->cap) {
+    send_msg(out, MSG_ERR, 0, "no temporary file", 17);
+    stop = 1;
+  }
+  while (!stop) {
+    msg_t h;
+    void *task;
+    cs_dpor_t *x;
+    if (recv_msg(in, &h, &task) < 0)
+      break;
+    int rc = cs_dpor_create_sub(&x, m, (cs_dpor_mode_t)mode, task, h.len);
+    free(task);
+    if (rc < 0) {
+      send_msg(out, MSG_ERR, 0, "a task it could not read", 24);
+      break;
+    }
+    for (int tries = 0; !stop && cs_dpor_next(x) == 1;) {
+      if (stop_pending())
+        stop = 1;
+      if (stop)
+        break;
+      rc = run_with(v, m, cs_dpor_pick, x);
+      const char *why;
+      int d = cs_dpor_done(x, &why);
+      if (rc != CS_EXIT_OK && v->run.abort_reason == CS_ABORT_SIGNAL) {
+        stop = 1;
+        break;
+      }
+      if (d == -EAGAIN && ++tries < 5) {
+        cs_dpor_retry(x);
+        continue;
+      }
+      tries = 0;
+      size_t rl;
+      const void *rep = cs_dpor_reports(x, &rl);
+      if (d < 0) {
+        send_msg(out, MSG_ERR, 0, why, strlen(why));
+        stop = 1;
+      } else if (rc == CS_EXIT_USAGE) {
+        send_msg(out, MSG_ERR, 0, "a run was refused", 17);
+        stop = 1;
+      } else if (rc != CS_EXIT_OK) {
+        uint64_t n;
+        const uint32_t *c = cs_dpor_choices(x, &n);
+        send_msg(out, MSG_RUN, (uint32_t)d, rep, rl);
+        send_msg(out, MSG_FAIL, (uint32_t)d, c, n * sizeof(*c));
+        stop = 1;
+      } else {
+        uint64_t hh;
+        if (send_msg(out, MSG_RUN, (uint32_t)d, rep, rl) < 0)
+          stop = 1;
+        if (v->o.outcomes && note_outcome_h(v, &hh))
+          send_msg(out, MSG_OUT, 0, &hh, sizeof(hh));
+      }
+    }
+    cs_dpor_destroy(x);
+    if (!stop && send_msg(out, MSG_DONE, 0, NULL, 0) < 0)
+      break;
+  }
+  cs_pipe_keep_close(&v->keep);
+  fclose(v->cap);
+  _exit(0);
+}
+
+typedef struct wk {
+  pid_t    pid;
+  int      to, from; /* the coordinator's ends */
+  int      busy;
+  uint64_t id;       /* the task's node */
+} wk_t;
+
+/* Both ends of a pipe above the standard descriptors (verify may be
+ * started with 0, 1 or 2 closed, and a run takes those over). */
+static int pipe_hi(int p[2])
+{
+  if (pipe2(p, O_CLOEXEC) < 0)
+    return -1;
+  for (int i = 0; i < 2; i++) {
+    if (p[i] > 2)
+      continue;
+    int fd = fcntl(p[i], F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) {
+      close(p[0]);
+      close(p[1]);
+      return -1;
+    }
+    close(p[i]);
+    p[i] = fd;
+  }
+  return 0;
+}
+
+static int spawn(vf_t *v, cs_mm_t m, wk_t *w, uint32_t n)
+{
+  fflush(stdout);
+  fflush(stderr);
+  for (uint32_t k = 0; k < n; k++) {
+    int a[2], b[2];
+    if (pipe_hi(a) < 0)
+      return -1;
+    if (pipe_hi(b) < 0) {
+      close(a[0]);
+      close(a[1]);
+      return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+      close(a[0]); close(a[1]); close(b[0]); close(b[1]);
+      return -1;
+    }
+    if (pid == 0) {
+      for (uint32_t q = 0; q < k; q++) {
+        close(w[q].to);
+        close(w[q].from);
+      }
+      close(a[1]);
+      close(b[0]);
+      worker(v, m, a[0], b[1]);
+    }
+    close(a[0]);
+    close(b[1]);
+    w[k] = (wk_t){.pid = pid, .to = a[1], .from = b[0]};
+  }
+  return 0;
+}
+
+/* Ends the workers: their task pipes closed (they end after the run in
+ * progress), a SIGTERM first when `now` (it aborts that run), reaped. */
+static void reap(wk_t *w, uint32_t n, int now)
+{
+  for (uint32_t k = 0; k < n; k++) {
+    if (now)
+      kill(w[k].pid, SIGTERM);
+    close(w[k].to);
+  }
+  for (uint32_t k = 0; k < n; k++) {
+    while (waitpid(w[k].pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+    close(w[k].from);
+  }
+}
+
+static void split_progress(vf_t *v, cs_mm_t m, const cs_dpor_stats_t *st,
+                           uint64_t tasks, uint32_t busy, int final)
+{
+  static uint64_t last;
+  uint64_t t = now_ns();
+  if (!v->tty || (!final && t - last < 250000000ull))
+    return;
+  last = t;
+  double s = (double)(t - v->t0) / 1e9;
+  dprintf(v->saved[1], "\rverify: %s: %llu classes, %llu executions, %.0f/s, "
+          "%llu subtrees, %u of %llu workers busy  %s", cs_mm_name(m),
+          (unsigned long long)st->classes, (unsigned long long)st->executions,
+          s > 0 ? (double)st->executions / s : 0.0, (unsigned long long)tasks,
+          busy, (unsigned long long)v->o.jobs, final ? "\r\033[K" : "");
+}
+
+/* The coordinator's state under -j. */
+typedef struct split {
+  wk_t       w[64];
+  uint32_t   n, busy;
+  uint64_t   tasks;
+  uint32_t  *fail, failflag; /* the failing run's choices */
+  uint64_t   nfail, fail_at;
+  const char *err;
+  char       errbuf[256];
+} split_t;
+
+/* Every idle worker gets the deepest open branch, while there is one. */
+static void hand_out(split_t *p, cs_dpor_t *x)
+{
+  for (uint32_t k = 0; k < p->n && !p->err; k++) {
+    if (p->w[k].busy)
+      continue;
+    void *buf;
+    size_t len;
+    int t = cs_dpor_task_take(x, &buf, &len, &p->w[k].id);
+    if (t < 0 && t != -1)
+      p->err = "out of memory";
+    if (t != 1)
+      break;
+    if (send_msg(p->w[k].to, MSG_TASK, 0, buf, len) < 0)
+      p->err = "a worker ended unexpectedly";
+    free(buf);
+    p->w[k].busy = 1;
+    p->busy++;
+    p->tasks++;
+  }
+}
+
+/* One message of worker k. */
+static void take_msg(vf_t *v, split_t *p, uint32_t k, cs_dpor_t *x,
+                     cs_dpor_stats_t *st)
+{
+  msg_t h;
+  void *body;
+  if (recv_msg(p->w[k].from, &h, &body) < 0) {
+    p->err = "a worker ended unexpectedly";
+    return;
+  }
+  switch (h.type) {
+  case MSG_RUN:
+    st->executions++;
+    if (h.flag == CS_DPOR_BLOCKED)
+      st->blocked++;
+    else
+      st->classes++;
+    if (cs_dpor_apply(x, body, h.len) < 0)
+      p->err = "a worker reported a race the coordinator does not hold";
+    break;
+  case MSG_DONE:
+    cs_dpor_task_done(x, p->w[k].id);
+    p->w[k].busy = 0;
+    p->busy--;
+    break;
+  case MSG_OUT:
+    if (h.len == sizeof(uint64_t))
+      add_outcome(v, *(uint64_t *)body);
+    break;
+  case MSG_FAIL:
+    p->fail = body;
+    body = NULL;
+    p->nfail = h.len / sizeof(uint32_t);
+    p->failflag = h.flag;
+    p->fail_at = st->executions;
+    break;
+  default:
+    snprintf(p->errbuf, sizeof(p->errbuf), "a worker: %.*s",
+             (int)(h.len < 200 ? h.len : 200), body ? (char *)body : "?");
+    p->err = p->errbuf;
+  }
+  free(body);
+}
+
+/* The coordinator's loop: 1 every branch explored, 0 stopped early (the
+ * budget, a stop, a failure or an error; *code set for a stop). */
+static int coordinate(vf_t *v, cs_mm_t m, split_t *p, cs_dpor_t *x,
+                      cs_dpor_stats_t *st, int *incomplete, int *code)
+{
+  while (!p->fail && !p->err) {
+    hand_out(p, x);
+    if (!p->busy)
+      return !p->err;
+    if ((v->o.budget_ns && now_ns() - v->t0 >= v->o.budget_ns) ||
+        (v->o.max_classes && st->classes >= v->o.max_classes)) {
+      *incomplete = 1;
+      return 0;
+    }
+    if (stop_pending()) {
+      printf("interrupted under %s after %llu classes (%llu executions); not "
+             "verified\n", cs_mm_name(m), (unsigned long long)st->classes,
+             (unsigned long long)st->executions);
+      *code = CS_EXIT_ABORTED;
+      return 0;
+    }
+    struct pollfd pf[64];
+    for (uint32_t k = 0; k < p->n; k++)
+      pf[k] = (struct pollfd){.fd = p->w[k].busy ? p->w[k].from : -1,
+                              .events = POLLIN};
+    if (poll(pf, p->n, 100) < 0 && errno != EINTR)
+      p->err = "poll failed";
+    for (uint32_t k = 0; k < p->n && !p->err && !p->fail; k++)
+      if (pf[k].revents & (POLLIN | POLLHUP | POLLERR))
+        take_msg(v, p, k, x, st);
+    split_progress(v, m, st, p->tasks, p->busy, 0);
+  }
+  return 0;
+}
+
+/* The search under m split across -j workers (docs/verify.md,
+ * "Parallel"), after x's first run: every branch of that run's path a
+ * task, handed to an idle worker, deepest first; the races a worker finds
+ * above its subtree added to the path (new tasks); stops at the first
+ * failure, the budget or a stop signal. */
+static int split_search(vf_t *v, cs_mm_t m, cs_dpor_t *x, cs_dpor_stats_t *st,
+                        int *incomplete)
+{
+  static split_t p;
+  memset(&p, 0, sizeof(p));
+  p.n = (uint32_t)v->o.jobs;
+  *st = cs_dpor_stats(x);
+  cs_pipe_keep_close(&v->keep); /* the workers make their own */
+  signal(SIGPIPE, SIG_IGN); /* a worker gone is an error, not a death */
+  if (spawn(v, m, p.w, p.n) < 0) {
+    cs_cli_error("verify", "-j %u: cannot start a worker: %s", p.n,
+                 strerror(errno));
+    return CS_EXIT_ABORTED;
+  }
+  int code = CS_EXIT_OK;
+  int all = coordinate(v, m, &p, x, st, incomplete, &code);
+  reap(p.w, p.n, !all);
+  split_progress(v, m, st, p.tasks, p.busy, 1);
+  if (p.err) {
+    cs_cli_error("verify", "-j %u: %s under %s", p.n, p.err, cs_mm_name(m));
+    code = CS_EXIT_ABORTED;
+  } else if (p.fail) {
+    char which[128];
+    if (p.failflag == CS_DPOR_BLOCKED)
+      snprintf(which, sizeof(which), "sleep-blocked execution %llu (after "
+               "%llu classes, -j %u)", (unsigned long long)p.fail_at,
+               (unsigned long long)st->classes, p.n);
+    else
+      snprintf(which, sizeof(which), "class %llu (execution %llu, -j %u)",
+               (unsigned long long)st->classes,
+               (unsigned long long)p.fail_at, p.n);
+    code = counterexample_at(v, m, p.fail, p.nfail, which, 0);
+  }
+  free(p.fail);
+  return code;
+}
+
 /* The search under model m. Returns the exit code; *st its counts. */
 static int search(vf_t *v, cs_mm_t m, cs_dpor_stats_t *st, int *incomplete)
 {
   cs_dpor_t *x;
   int mode = v->o.exhaustive ? CS_DPOR_EXHAUSTIVE : CS_DPOR_REDUCE;
-  int probed = probes(v, m);
+  int probed = v->o.no_probes ? CS_EXIT_OK : probes(v, m);
   if (probed != CS_EXIT_OK)
     return probed;
   if (cs_dpor_create(&x, m, (cs_dpor_mode_t)mode) < 0)
     return CS_EXIT_ABORTED;
   int code = CS_EXIT_OK, tries = 0;
   while (code == CS_EXIT_OK && cs_dpor_next(x) == 1) {
+    if (v->o.jobs > 1 && cs_dpor_stats(x).executions) {
+      code = split_search(v, m, x, st, incomplete);
+      cs_dpor_destroy(x);
+      return code;
+    }
     *st = cs_dpor_stats(x);
     if ((v->o.budget_ns && now_ns() - v->t0 >= v->o.budget_ns) ||
         (v->o.max_classes && st->classes >= v->o.max_classes)) {
@@ -674,9 +1103,19 @@ static int parse_run(vf_t *v)
   return cs_run_parse_as("verify", v->o.run_argc, v->o.run_argv, &v->run);
 }
 
+/* 0, 1 and 2 taken (by /dev/null when closed), so that no file of
+ * verify's is one of them. */
+static void std_taken(void)
+{
+  for (int fd = 0; fd >= 0 && fd < 3;)
+    if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) > 2)
+      close(fd);
+}
+
 int cs_cmd_verify(int argc, char **argv)
 {
   vf_t v = {.t0 = now_ns(), .tty = isatty(2)};
+  std_taken();
   int rc = parse(argc, argv, &v.o);
   if (rc != 0) {
     free(v.o.run_argv);

@@ -35,7 +35,11 @@ typedef struct node {
   uint32_t  nsleep;
   uint64_t *done, *bt;
   uint32_t  ndone, nbt;
+  uint64_t **seq;     /* per bt entry: the rest of the race's reversal
+                         (actor keys) it was added for, or NULL */
+  uint32_t  *nseq;
   uint64_t  next_key; /* the branch to take next (the prefix's last node) */
+  uint32_t  out;      /* split: tasks handed out from here, not done */
 } node_t;
 
 struct cs_dpor {
@@ -56,7 +60,19 @@ struct cs_dpor {
   const char    *err;
   uint64_t      *hb;     /* len x words bits: happens-before */
   size_t         hbcap;
+  uint64_t      *gsrc, *guide; /* the branch's reversal, and what is left of
+                                  it in this run: new nodes take it first */
+  uint32_t       ngsrc, nguide;
   cs_dpor_stats_t st;
+  /* A subtree (cs_dpor_create_sub): nodes [0, root) are the task's
+   * prefix, taken by key (rkey), the last one sleeping rsleep; races
+   * reversed there go to rep for the coordinator. */
+  uint64_t       root;
+  uint64_t      *rkey;
+  pev_t         *rsleep;
+  uint32_t       nrsleep;
+  uint64_t      *rep;
+  size_t         nrep, caprep;
 };
 
 /* ------------------------------------------------------------ sets */
@@ -255,6 +271,10 @@ int cs_dpor_create(cs_dpor_t **out, cs_mm_t m, cs_dpor_mode_t mode)
 
 static void free_node(node_t *nd)
 {
+  for (uint32_t i = 0; nd->seq && i < nd->nbt; i++)
+    free(nd->seq[i]);
+  free(nd->seq);
+  free(nd->nseq);
   free(nd->en);
   free(nd->sleep);
   free(nd->done);
@@ -271,11 +291,19 @@ void cs_dpor_destroy(cs_dpor_t *x)
   free(x->node);
   free(x->choice);
   free(x->hb);
+  free(x->rkey);
+  free(x->rsleep);
+  free(x->gsrc);
+  free(x->guide);
+  free(x->rep);
   free(x);
 }
 
 static void start_run(cs_dpor_t *x)
 {
+  x->nguide = x->guide ? x->ngsrc : 0;
+  if (x->nguide)
+    memcpy(x->guide, x->gsrc, x->ngsrc * sizeof(uint64_t));
   x->len = 0;
   x->depth = 0;
   x->blocked = 0;
@@ -298,6 +326,26 @@ void cs_dpor_retry(cs_dpor_t *x)
   start_run(x);
 }
 
+/* The run about to take bt entry i of nd follows that entry's reversal
+ * (docs/verify.md, "Guided branches"). */
+static void set_guide(cs_dpor_t *x, const node_t *nd, uint32_t i)
+{
+  uint32_t n = nd->seq && nd->seq[i] ? nd->nseq[i] : 0;
+  x->ngsrc = 0;
+  if (!n)
+    return;
+  uint64_t *a = realloc(x->gsrc, n * sizeof(uint64_t));
+  if (!a)
+    return;
+  x->gsrc = a;
+  uint64_t *b = realloc(x->guide, n * sizeof(uint64_t));
+  if (!b)
+    return;
+  x->guide = b;
+  memcpy(x->gsrc, nd->seq[i], n * sizeof(uint64_t));
+  x->ngsrc = n;
+}
+
 /* The deepest node with an actor to explore that is neither explored nor
  * asleep: it becomes the prefix's last node. */
 int cs_dpor_next(cs_dpor_t *x)
@@ -308,13 +356,15 @@ int cs_dpor_next(cs_dpor_t *x)
     x->plen = 0;
     return 1;
   }
-  while (x->nnode) {
+  while (x->nnode > x->root) {
     node_t *nd = &x->node[x->nnode - 1];
     for (uint32_t i = 0; i < nd->nbt; i++) {
       uint64_t k = nd->bt[i];
       if (!has_key(nd->done, nd->ndone, k) && !asleep(nd, k)) {
         nd->next_key = k;
         x->plen = x->nnode;
+        set_guide(x, nd, i);
+        start_run(x);
         return 1;
       }
     }
@@ -351,6 +401,29 @@ static int fill_en(cs_dpor_t *x, const cs_sched_view_t *v, pev_t *en)
     en[i].postno = a->op < 0 && is_post_kind(x->model, a->rec.kind) &&
                            a->rank < CS_MAX_RANKS
                        ? x->posts[a->rank] + 1 : 0;
+    /* an enabled wait: the value its cell holds now, which it will see
+     * (outside a2a3, whose waits read through a cache) */
+    const cs_layout_t *l = &x->layout;
+    if (a->op < 0 && a->rec.kind == CS_EV_WAIT && x->model != CS_MM_A2A3 &&
+        a->rec.slot < l->nslots && a->rank < v->nranks &&
+        cs_slot_cell_ok(&l->slot[a->rec.slot], a->rec.cell))
+      en[i].rec.observed = __atomic_load_n(
+          (const int32_t *)(cs_world_window(v->w, a->rank) +
+                            cs_slot_cell_off(&l->slot[a->rec.slot],
+                                             a->rec.cell)),
+          __ATOMIC_ACQUIRE);
+    /* a notify about to write its cell (issued under sc, landing under
+     * fifo and relaxed): the value the cell holds before it */
+    uint32_t k = a->op >= 0 ? a->rec.round : a->rec.kind;
+    if (k == CS_EV_NOTIFY && x->model != CS_MM_A2A3 &&
+        (a->op >= 0 || x->model == CS_MM_SC) && a->rec.peer < v->nranks &&
+        a->rec.slot < l->nslots &&
+        cs_slot_cell_ok(&l->slot[a->rec.slot], a->rec.cell))
+      en[i].rec.observed = __atomic_load_n(
+          (const int32_t *)(cs_world_window(v->w, a->rec.peer) +
+                            cs_slot_cell_off(&l->slot[a->rec.slot],
+                                             a->rec.cell)),
+          __ATOMIC_ACQUIRE);
   }
   return 0;
 }
@@ -425,6 +498,27 @@ static int inherit_sleep(cs_dpor_t *x, const node_t *p, node_t *nd)
   return 0;
 }
 
+/* A node of a subtree's prefix (i < root): the task's actor, the last
+ * one with the task's sleep set (the coordinator's sleepers there and the
+ * branches it handed out before this one). */
+static int64_t sub_prefix(cs_dpor_t *x, node_t *nd, uint64_t i)
+{
+  int c = en_index(nd->en, nd->nen, x->rkey[i]);
+  if (c < 0)
+    return -2;
+  if (i + 1 == x->root && x->nrsleep) {
+    nd->sleep = malloc(x->nrsleep * sizeof(pev_t));
+    if (!nd->sleep)
+      return -2;
+    memcpy(nd->sleep, x->rsleep, x->nrsleep * sizeof(pev_t));
+    nd->nsleep = x->nrsleep;
+  }
+  nd->chosen = (uint32_t)c;
+  add_key(nd->done, &nd->ndone, nd->en[c].key);
+  add_key(nd->bt, &nd->nbt, nd->en[c].key);
+  return c;
+}
+
 /* A new node at step i; returns the index to take, -1 blocked, -2 error. */
 static int64_t new_node(cs_dpor_t *x, const cs_sched_view_t *v, uint64_t i)
 {
@@ -435,14 +529,23 @@ static int64_t new_node(cs_dpor_t *x, const cs_sched_view_t *v, uint64_t i)
   nd->en = malloc(n * sizeof(pev_t));
   nd->done = malloc(n * sizeof(uint64_t));
   nd->bt = malloc(n * sizeof(uint64_t));
-  if (!nd->en || !nd->done || !nd->bt)
+  nd->seq = calloc(n, sizeof(uint64_t *));
+  nd->nseq = calloc(n, sizeof(uint32_t));
+  if (!nd->en || !nd->done || !nd->bt || !nd->seq || !nd->nseq)
     return -2;
   nd->nen = n;
   fill_en(x, v, nd->en);
+  if (i < x->root)
+    return sub_prefix(x, nd, i);
   if (i > 0 && x->mode != CS_DPOR_EXHAUSTIVE &&
       inherit_sleep(x, &x->node[i - 1], nd) < 0)
     return -2;
   int64_t c = -1;
+  for (uint32_t g = 0; g < x->nguide && c < 0; g++) {
+    int e = en_index(nd->en, n, x->guide[g]);
+    if (e >= 0 && !asleep(nd, x->guide[g]))
+      c = e;
+  }
   for (uint32_t k = 0; k < n && c < 0; k++)
     if (!asleep(nd, nd->en[k].key))
       c = k;
@@ -451,6 +554,13 @@ static int64_t new_node(cs_dpor_t *x, const cs_sched_view_t *v, uint64_t i)
     x->nnode--;
     return -1;
   }
+  for (uint32_t g = 0; g < x->nguide; g++) /* taken: off the guide */
+    if (x->guide[g] == nd->en[c].key) {
+      memmove(x->guide + g, x->guide + g + 1,
+              (x->nguide - g - 1) * sizeof(uint64_t));
+      x->nguide--;
+      break;
+    }
   nd->chosen = (uint32_t)c;
   add_key(nd->done, &nd->ndone, nd->en[c].key);
   add_key(nd->bt, &nd->nbt, nd->en[c].key);
@@ -563,6 +673,47 @@ static int happens_before(cs_dpor_t *x, uint64_t n, uint64_t w)
   return 0;
 }
 
+static int push_rep(cs_dpor_t *x, uint64_t word)
+{
+  if (x->nrep == x->caprep) {
+    size_t cap = x->caprep ? 2 * x->caprep : 256;
+    uint64_t *n = realloc(x->rep, cap * sizeof(*n));
+    if (!n)
+      return -1;
+    x->rep = n;
+    x->caprep = cap;
+  }
+  x->rep[x->nrep++] = word;
+  return 0;
+}
+
+/* A race to reverse at node j of a subtree's prefix: the coordinator's
+ * node. Its initials (keys, in order) go to rep as [j, n, keys...]; the
+ * coordinator applies the rule of reverse() there (cs_dpor_apply). */
+static void report(cs_dpor_t *x, uint64_t j, const uint64_t *v, uint64_t nv,
+                   uint64_t w)
+{
+  uint64_t keys[nv], n = 0;
+  for (uint64_t a = 0; a < nv; a++) {
+    uint64_t key = ev_at(x, v[a])->key;
+    int first = 1, initial = 1;
+    for (uint64_t b = 0; b < a && first; b++) {
+      first = ev_at(x, v[b])->key != key;
+      initial = initial && !BIT(x->hb, w, v[a], v[b]);
+    }
+    if (first && initial)
+      keys[n++] = key;
+  }
+  size_t at = x->nrep;
+  int bad = push_rep(x, j) < 0 || push_rep(x, n) < 0;
+  for (uint64_t a = 0; a < n && !bad; a++)
+    bad = push_rep(x, keys[a]) < 0;
+  if (bad) {
+    x->nrep = at;
+    x->err = "out of memory";
+  }
+}
+
 /* The race j < k: at node j, some initial of v (the steps after j not
  * after it in happens-before, then k) must be in the backtrack set. */
 static void reverse(cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
@@ -573,6 +724,10 @@ static void reverse(cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
     if (!BIT(x->hb, w, m, j))
       v[nv++] = m;
   v[nv++] = k;
+  if (j < x->root) {
+    report(x, j, v, nv, w);
+    return;
+  }
   int pick = -1, sleeping = -1;
   for (uint64_t a = 0; a < nv; a++) {
     uint64_t key = ev_at(x, v[a])->key;
@@ -596,8 +751,24 @@ static void reverse(cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
   /* No initial enabled at j: only k's actor can be (every other initial
    * ran later with nothing it depends on in between), so step j enabled
    * it and the race cannot be reversed. */
-  if (pick >= 0)
-    add_key(nd->bt, &nd->nbt, nd->en[pick].key);
+  if (pick < 0)
+    return;
+  uint64_t key = nd->en[pick].key;
+  add_key(nd->bt, &nd->nbt, key);
+  /* The reversal itself, the picked actor's first step left out: the run
+   * that takes this branch follows it (guided branches). */
+  uint32_t b = nd->nbt - 1, ns = 0, skipped = 0;
+  if (!nd->seq || nd->bt[b] != key || nd->seq[b])
+    return;
+  nd->seq[b] = malloc(nv * sizeof(uint64_t));
+  for (uint64_t a = 0; nd->seq[b] && a < nv; a++) {
+    uint64_t ka = ev_at(x, v[a])->key;
+    if (ka == key && !skipped)
+      skipped = 1;
+    else
+      nd->seq[b][ns++] = ka;
+  }
+  nd->nseq[b] = ns;
 }
 
 /* Whether j -> k is a race: different actors, dependent, and no step in
@@ -607,10 +778,94 @@ static int is_race(const cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
   const pev_t *a = ev_at(x, j), *b = ev_at(x, k);
   if (a->key == b->key || !dependent(x, a, b))
     return 0;
+  /* Causal pairs, never reversed (docs/verify.md, "Races that cannot be
+   * reversed"): a post and its own landing; outside a2a3, a landing of
+   * rank r's queue and a later fence of rank r, which runs only once the
+   * queue is empty. */
+  if (x->mode == CS_DPOR_REDUCE && a->rec.rank == b->rec.rank) {
+    if (!is_land(a) && is_land(b) && a->postno && a->postno == b->rec.dma_id)
+      return 0;
+    if (x->model != CS_MM_A2A3 && is_land(a) && !is_land(b) &&
+        cs_ev_is_ordering(b->rec.kind))
+      return 0;
+  }
   for (uint64_t m = j + 1; m < k; m++)
     if (BIT(x->hb, w, m, j) && BIT(x->hb, w, k, m))
       return 0;
   return 1;
+}
+
+/* Whether the race j -> k can be reversed when k is a wait that saw V
+ * and j a notify of its cell (issued under sc, landing under fifo and
+ * relaxed). The reversal puts the wait right before step j with every
+ * write of the cell in between kept: each of those is ordered before the
+ * wait (a wait is dependent with every write of its cell) and none after
+ * step j (that would make the pair no race), so they are AtomicAdds (a
+ * Set would be ordered after j). Without step j the cell holds V less
+ * j's add, or, for a Set, the value before it plus the adds after it
+ * (V - the Set's value); a wait whose condition fails there cannot run
+ * there: step j enabled it, and there is nothing to reverse. Other places
+ * further back are the races of wait_behind(). 1 reversible or unknown,
+ * 0 not. */
+static int wait_reversible(const cs_dpor_t *x, uint64_t j, uint64_t k)
+{
+  const pev_t *a = ev_at(x, j), *b = ev_at(x, k);
+  const cs_trace_rec_t *ra = &a->rec, *rb = &b->rec;
+  if (x->model == CS_MM_A2A3 || x->mode != CS_DPOR_REDUCE || is_land(b) ||
+      rb->kind != CS_EV_WAIT)
+    return 1;
+  uint32_t kind = is_land(a) ? ra->round : ra->kind;
+  if (kind != CS_EV_NOTIFY ||
+      (ra->opcmp != CS_NOTIFY_ADD && ra->opcmp != CS_NOTIFY_SET) ||
+      (!is_land(a) && x->model != CS_MM_SC) || ra->peer != rb->rank ||
+      ra->slot != rb->slot || ra->cell != rb->cell)
+    return 1;
+  /* without step j: V less j's add; or, for a Set, the value before it
+   * plus the adds after it (V - the Set's value) */
+  int32_t before = ra->opcmp == CS_NOTIFY_ADD
+      ? (int32_t)((uint32_t)rb->observed - (uint32_t)ra->value)
+      : (int32_t)((uint32_t)ra->observed + (uint32_t)rb->observed -
+                  (uint32_t)ra->value);
+  return rb->opcmp == CS_CMP_EQ ? before == rb->value : before >= rb->value;
+}
+
+/* wait_reversible() for a wait k behind j (wait_behind()): the writes
+ * after j that the reversal leaves out are unknown, so only when every
+ * write of the cell before k is an AtomicAdd of a value >= 0: the cell
+ * only grows, and if the wait fails at V less j's add it fails with
+ * fewer adds too. */
+static int behind_reversible(const cs_dpor_t *x, uint64_t j, uint64_t k)
+{
+  const pev_t *a = ev_at(x, j), *b = ev_at(x, k);
+  if (a->rec.opcmp != CS_NOTIFY_ADD || a->rec.value < 0 ||
+      wait_reversible(x, j, k))
+    return 1;
+  fp_t fw, fe;
+  footprint(x, b, &fw);
+  for (uint64_t m = 0; m < k; m++) {
+    const pev_t *e = ev_at(x, m);
+    if ((!is_land(e) && e->rec.kind == CS_EV_WAIT) || !footprint(x, e, &fe) ||
+        !fe.wr || fe.win != fw.win || fe.hi <= fw.lo || fw.hi <= fe.lo)
+      continue;
+    const cs_trace_rec_t *r = &e->rec;
+    uint32_t ek = is_land(e) ? r->round : r->kind;
+    if (ek != CS_EV_NOTIFY || r->opcmp != CS_NOTIFY_ADD || r->value < 0)
+      return 1;
+  }
+  return 0;
+}
+
+/* A wait k and an earlier write j of another actor that it depends on,
+ * with steps in between (not a race): a wait can be moved before several
+ * writes at once (one that subtracts, then one that adds back: the add
+ * alone is not a reversible race, tests/test_verify.c QUIET-WAIT-SUB),
+ * so each such write is tried as well; more backtracking, never less. */
+static int wait_behind(const cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
+{
+  const pev_t *a = ev_at(x, j), *b = ev_at(x, k);
+  return x->mode == CS_DPOR_REDUCE && !is_land(b) &&
+         b->rec.kind == CS_EV_WAIT && a->key != b->key &&
+         BIT(x->hb, w, k, j) && dependent(x, a, b);
 }
 
 static int races(cs_dpor_t *x)
@@ -623,7 +878,9 @@ static int races(cs_dpor_t *x)
   uint64_t from = x->plen ? x->plen - 1 : 0; /* earlier ones: seen before */
   for (uint64_t k = from; k < n; k++)
     for (uint64_t j = k; j-- > 0;)
-      if (is_race(x, j, k, w))
+      if (is_race(x, j, k, w) ? wait_reversible(x, j, k)
+                              : wait_behind(x, j, k, w) &&
+                                    behind_reversible(x, j, k))
         reverse(x, j, k, w);
   return 0;
 }
@@ -647,9 +904,148 @@ int cs_dpor_done(cs_dpor_t *x, const char **why)
     x->st.blocked++;
   else
     x->st.classes++;
-  if (x->mode != CS_DPOR_EXHAUSTIVE && races(x) < 0) {
+  if (x->mode != CS_DPOR_EXHAUSTIVE && (races(x) < 0 || x->err)) {
     *why = "out of memory";
     return -ENOMEM;
   }
   return x->blocked ? CS_DPOR_BLOCKED : CS_DPOR_CLASS;
+}
+
+/* ------------------------------------------------------------ split */
+
+/* A task blob: words [root, nsleep | nguide << 32, key 0 .. key
+ * root-1, the guide's nguide keys], then nsleep pev_t. The workers are forks of one binary, so the layout is shared. */
+int cs_dpor_task_take(cs_dpor_t *x, void **buf, size_t *len, uint64_t *id)
+{
+  while (x->nnode) { /* the deepest node, done with, goes */
+    node_t *nd = &x->node[x->nnode - 1];
+    int open = nd->out > 0;
+    for (uint32_t i = 0; i < nd->nbt && !open; i++)
+      open = !has_key(nd->done, nd->ndone, nd->bt[i]) &&
+             !asleep(nd, nd->bt[i]);
+    if (open)
+      break;
+    free_node(nd);
+    x->nnode--;
+  }
+  if (!x->nnode)
+    return -1;
+  for (uint64_t j = x->nnode; j-- > 0;) {
+    node_t *nd = &x->node[j];
+    for (uint32_t i = 0; i < nd->nbt; i++) {
+      uint64_t k = nd->bt[i];
+      if (has_key(nd->done, nd->ndone, k) || asleep(nd, k))
+        continue;
+      /* sleepers: the node's own, and the branches handed out before */
+      uint32_t ns = nd->nsleep;
+      for (uint32_t e = 0; e < nd->nen; e++)
+        ns += nd->en[e].key != k && has_key(nd->done, nd->ndone, nd->en[e].key);
+      uint32_t ng = nd->seq && nd->seq[i] ? nd->nseq[i] : 0;
+      size_t words = 2 + j + 1 + ng;
+      size_t n = words * sizeof(uint64_t) + ns * sizeof(pev_t);
+      uint64_t *b = malloc(n);
+      if (!b)
+        return -ENOMEM;
+      b[0] = j + 1;
+      b[1] = ns | (uint64_t)ng << 32;
+      for (uint64_t q = 0; q < j; q++)
+        b[2 + q] = x->node[q].en[x->node[q].chosen].key;
+      b[2 + j] = k;
+      if (ng) /* the branch's guide (guided branches) */
+        memcpy(b + 3 + j, nd->seq[i], ng * sizeof(uint64_t));
+      pev_t *sl = (pev_t *)(b + words);
+      memcpy(sl, nd->sleep, nd->nsleep * sizeof(pev_t));
+      ns = nd->nsleep;
+      for (uint32_t e = 0; e < nd->nen; e++)
+        if (nd->en[e].key != k && has_key(nd->done, nd->ndone, nd->en[e].key))
+          sl[ns++] = nd->en[e];
+      add_key(nd->done, &nd->ndone, k);
+      nd->out++;
+      *buf = b;
+      *len = n;
+      *id = j;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+void cs_dpor_task_done(cs_dpor_t *x, uint64_t id)
+{
+  if (id < x->nnode && x->node[id].out)
+    x->node[id].out--;
+}
+
+int cs_dpor_apply(cs_dpor_t *x, const void *buf, size_t len)
+{
+  const uint64_t *w = buf;
+  size_t n = len / sizeof(uint64_t);
+  for (size_t at = 0; at + 2 <= n;) {
+    uint64_t j = w[at], nk = w[at + 1];
+    if (at + 2 + nk > n || j >= x->nnode)
+      return -EINVAL; /* a node of the path is held while tasks under it run */
+    const uint64_t *keys = w + at + 2;
+    at += 2 + nk;
+    node_t *nd = &x->node[j];
+    int pick = -1, sleeping = -1, there = 0;
+    for (uint64_t a = 0; a < nk && !there; a++) {
+      there = has_key(nd->bt, nd->nbt, keys[a]);
+      int e = en_index(nd->en, nd->nen, keys[a]);
+      if (e >= 0 && !asleep(nd, keys[a]) && pick < 0)
+        pick = e;
+      if (e >= 0 && sleeping < 0)
+        sleeping = e;
+    }
+    if (there)
+      continue;
+    if (pick < 0)
+      pick = sleeping;
+    if (pick >= 0)
+      add_key(nd->bt, &nd->nbt, nd->en[pick].key);
+  }
+  return 0;
+}
+
+int cs_dpor_create_sub(cs_dpor_t **out, cs_mm_t m, cs_dpor_mode_t mode,
+                       const void *buf, size_t len)
+{
+  const uint64_t *w = buf;
+  if (len < 2 * sizeof(uint64_t))
+    return -EINVAL;
+  uint64_t root = w[0], ns = w[1] & 0xffffffffu, ng = w[1] >> 32;
+  if (root == 0 || root > (1u << 24) || ns > (1u << 20) || ng > (1u << 24) ||
+      len != (2 + root + ng) * sizeof(uint64_t) + ns * sizeof(pev_t))
+    return -EINVAL;
+  int rc = cs_dpor_create(out, m, mode);
+  if (rc < 0)
+    return rc;
+  cs_dpor_t *x = *out;
+  x->root = root;
+  x->nrsleep = (uint32_t)ns;
+  x->rkey = malloc(root * sizeof(uint64_t));
+  x->rsleep = malloc((ns ? ns : 1) * sizeof(pev_t));
+  if (!x->rkey || !x->rsleep) {
+    cs_dpor_destroy(x);
+    return -ENOMEM;
+  }
+  memcpy(x->rkey, w + 2, root * sizeof(uint64_t));
+  memcpy(x->rsleep, w + 2 + root + ng, ns * sizeof(pev_t));
+  if (ng) { /* the task's first run follows its branch's guide */
+    x->gsrc = malloc(ng * sizeof(uint64_t));
+    x->guide = malloc(ng * sizeof(uint64_t));
+    if (!x->gsrc || !x->guide) {
+      cs_dpor_destroy(x);
+      return -ENOMEM;
+    }
+    memcpy(x->gsrc, w + 2 + root, ng * sizeof(uint64_t));
+    x->ngsrc = (uint32_t)ng;
+  }
+  return 0;
+}
+
+const void *cs_dpor_reports(cs_dpor_t *x, size_t *len)
+{
+  *len = x->nrep * sizeof(uint64_t);
+  x->nrep = 0;
+  return x->rep;
 }
