@@ -1882,3 +1882,55 @@ Test(hardening, an_abort_in_launcher_called_plugin_code_is_named,
   cr_assert(strstr(r.err, "misbehave.so crashed with SIGABRT (it called "
                           "abort())"), "%s", r.err);
 }
+
+/* --algo names a shared object to run: a FIFO or a device there blocked
+ * bench (dlopen reads it; run only refused it because it hashes the file
+ * first), another user's link let that user pick the code collsim runs,
+ * and a refusal named the link's target instead of the value given. Now
+ * each is one line naming the value as given, exit 2, at once. */
+Test(hardening, algo_takes_only_a_regular_file_through_no_foreign_link,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  char fifo[128], link[128], junk[128];
+  in_dir(fifo, sizeof fifo, "x.so");
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  in_dir(junk, sizeof junk, "junk.so");
+  write_file(junk, "not a shared object\n");
+  in_dir(link, sizeof link, "theirs.so");
+  cr_assert_eq(symlink(COLLSIM_PLUGINS "/rd_allreduce.so", link), 0);
+  int foreign = lchown(link, 65534, 65534) == 0;
+  const char *cmds[][12] = {
+      {"run", "--ranks", "2", "--count", "8", "--iters", "1", "--algo", NULL},
+      {"bench", "-b", "8", "-e", "8", "-n", "1", "--ranks", "2", "--algo",
+       NULL},
+      {"teach", "--plain", "--algo", NULL}};
+  for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++)
+    for (int k = 0; k < 3; k++) {
+      const char *val = k == 0 ? fifo : k == 1 ? junk : link;
+      if (k == 2 && !foreign)
+        continue;
+      const char *argv[14];
+      int n = 0;
+      while (cmds[c][n]) {
+        argv[n] = cmds[c][n];
+        n++;
+      }
+      argv[n++] = val;
+      argv[n] = NULL;
+      run_argv(&r, 20, (char *const *)argv);
+      char want[200];
+      snprintf(want, sizeof want, "collsim %s: --algo %s", cmds[c][0], val);
+      cr_assert_eq(r.status, 2, "%s --algo %s: exit %d: %s", cmds[c][0], val,
+                   r.status, r.err);
+      cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+      cr_assert(strstr(r.err, want) == r.err, "'%s' does not start: %s", want,
+                r.err);
+    }
+  if (!foreign)
+    hard_skip("cannot give a link to another user: %s", strerror(errno));
+  /* Our own link to it loads as before. */
+  cr_assert_eq(lchown(link, getuid(), getgid()), 0);
+  run_cli(&r, 30, "run", "--ranks", "2", "--count", "8", "--iters", "1",
+          "--algo", link, NULL);
+  cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+}
