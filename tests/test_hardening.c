@@ -1934,3 +1934,36 @@ Test(hardening, algo_takes_only_a_regular_file_through_no_foreign_link,
           "--algo", link, NULL);
   cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
 }
+
+/* replay --input that is not the recorded run's inputs: the line named
+ * neither the option nor the file ("the inputs differ ... (input hash
+ * mismatch)"), also when the trace was recorded without --input at all. */
+Test(hardening, replay_names_the_input_it_refuses, .init = make_dir,
+     .fini = remove_dir, .timeout = 60)
+{
+  char a[128], b[128], filled[128], fed[128], want[300];
+  in_dir(a, sizeof a, "a.npy");
+  in_dir(b, sizeof b, "b.npy");
+  in_dir(filled, sizeof filled, "filled.cstrace");
+  in_dir(fed, sizeof fed, "fed.cstrace");
+  run_cli(&r, 30, "run", "--ranks", "2", "--count", "17", "--iters", "1",
+          "--output", a, "--trace", filled, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  run_cli(&r, 30, "run", "--ranks", "2", "--count", "17", "--iters", "1",
+          "--fill", "pto", "--output", b, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  run_cli(&r, 30, "run", "--iters", "1", "--input", a, "--trace", fed, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  run_cli(&r, 30, "replay", filled, "--input", a, NULL);
+  snprintf(want, sizeof want, "collsim replay: --input %s ", a);
+  expect_refused(want);
+  run_cli(&r, 30, "replay", fed, "--input", b, NULL);
+  snprintf(want, sizeof want, "collsim replay: --input %s ", b);
+  /* (its headline on stdout comes first: the trace was read) */
+  cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+  cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+  cr_assert(strstr(r.err, want) == r.err, "'%s' not at the start: %s", want,
+            r.err);
+  run_cli(&r, 30, "replay", fed, "--input", a, NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+}

@@ -1097,8 +1097,13 @@ static int run_failed(const run_job_t *rj, const cs_pipe_t *p)
                    c->nranks, (unsigned long long)rj->job.input_bytes);
       return CS_EXIT_ABORTED;
     }
-    cs_cli_error(o->cmd, "the inputs differ from the recorded run's (input "
-                 "hash mismatch)%s", o->input ? ": is it the same --input file?" : "");
+    if (o->input)
+      cs_cli_error(o->cmd, "--input %s differs from the recorded run's "
+                   "inputs (input hash mismatch): expected the same file",
+                   o->input);
+    else
+      cs_cli_error(o->cmd, "the inputs differ from the recorded run's (input "
+                   "hash mismatch)");
     return CS_EXIT_USAGE;
   case CS_PIPE_TRACER:
     return cs_cli_tracer_open_exit(o->cmd, p);
