@@ -230,7 +230,18 @@ crash() {
       echo "$out" | head -12; fail=1
     fi
   done
-  [ $fail = 0 ] && echo "ok $label: a crashed rank is one line, exit 3; a bad subcommand one line"
+  # An unknown option: one line of collsim's naming it (was getopt's
+  # "collsim-mpi: unrecognized option", without the subcommand).
+  for sub in run bench; do
+    out=$(timeout 60 "${pre[@]}" -np 2 "$b" $sub --bogus 2>&1); rc=$?
+    own=$(own_lines "$out")
+    if [ $rc -ne 2 ] || [ "$(grep -c . <<<"$own")" != 1 ] ||
+       ! grep -q "^collsim mpi $sub: option '--bogus' is not accepted" <<<"$own"; then
+      echo "FAIL $label $sub --bogus: exit $rc, expected 2 and one line:"
+      echo "$out" | head -12; fail=1
+    fi
+  done
+  [ $fail = 0 ] && echo "ok $label: a crashed rank is one line, exit 3; a bad subcommand or option one line"
   [ $failed = 0 ] || fail=1
 }
 

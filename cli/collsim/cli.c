@@ -50,10 +50,16 @@ void cs_cli_bad_option(const char *cmd)
   const char *arg = sub_argv && optind - 1 >= 0 && optind - 1 < sub_argc
                         ? sub_argv[optind - 1] : "?";
   char shortopt[3] = {'-', (char)optopt, 0};
-  if (optopt && optopt < 128 && (arg[0] != '-' || arg[1] == '-' || !strchr(arg, optopt)))
+  /* A long option is named as given; a short one by its letter when the
+   * argument at hand is not it (a cluster such as -xj, or past the end). */
+  if (optopt > ' ' && optopt < 127 && strncmp(arg, "--", 2) &&
+      (arg[0] != '-' || !strchr(arg, optopt)))
     arg = shortopt;
+  /* collsim-mpi's subcommands are "mpi run" and "mpi bench" */
+  int mpi = !strncmp(cmd, "mpi ", 4);
   cs_cli_error(cmd, "option '%s' is not accepted: unknown, or its value is "
-               "missing (see 'collsim %s --help')", arg, cmd);
+               "missing (see 'collsim%s %s --help')", arg, mpi ? "-mpi" : "",
+               mpi ? cmd + 4 : cmd);
 }
 
 int cs_cli_partial(const char *cmd, const char *path,

@@ -478,12 +478,18 @@ static int parse(int argc, char **argv, uint32_t nranks, mpi_opts_t *o,
   o->count[0] = 65537;
   int opt;
   optind = 2;
+  opterr = 0; /* one line of ours instead of getopt's */
+  cs_cli_args(argc, argv);
   while ((opt = getopt_long(argc, argv, "", run_longopts, NULL)) != -1) {
     if (opt == OPT_HELP) {
       printf("%s", usage);
       return PARSE_HELP;
     }
-    if (opt == '?' || opt_one(o, opt, optarg) < 0)
+    if (opt == '?') {
+      cs_cli_bad_option(CMD);
+      return CS_EXIT_USAGE;
+    }
+    if (opt_one(o, opt, optarg) < 0)
       return CS_EXIT_USAGE;
   }
   if (optind < argc) {
