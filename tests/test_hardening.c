@@ -1967,3 +1967,45 @@ Test(hardening, replay_names_the_input_it_refuses, .init = make_dir,
   run_cli(&r, 30, "replay", fed, "--input", a, NULL);
   cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
 }
+
+/* explore -o DIR and verify -o DIR write names of their own choosing in
+ * DIR: a link planted under one (here our own, so the output rule alone
+ * would follow it) made explore shrink into the link's target and verify
+ * write its counterexample there. explore now takes the next N whose two
+ * names are both free; verify refuses before it runs. */
+Test(hardening, explore_and_verify_never_write_through_a_planted_link,
+     .init = make_dir, .fini = remove_dir, .timeout = 240)
+{
+  char precious[128], out[128], name[400];
+  in_dir(precious, sizeof precious, "precious");
+  in_dir(out, sizeof out, "out");
+  cr_assert_eq(mkdir(out, 0700), 0);
+  write_file(precious, "precious\n");
+  const char *planted[] = {"explore-1.min.cstrace", "verify-1.cstrace",
+                           "verify-1.min.cstrace"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(name, sizeof name, "%s/%s", out, planted[i]);
+    cr_assert_eq(symlink(precious, name), 0);
+  }
+  run_cli(&r, 200, "explore", "--algo", "ring", "--ranks", "3", "--count",
+          "40", "--bug", "ring-no-ready-barrier", "--schedules", "30", "-j",
+          "1", "-o", out, NULL);
+  cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
+  expect_file(precious, "precious\n");
+  snprintf(name, sizeof name, "trace %s/explore-2.min.cstrace", out);
+  cr_assert(strstr(r.out, name), "not shrunk into explore-2: %s", r.out);
+  snprintf(name, sizeof name, "%s/explore-1.cstrace", out);
+  cr_assert_eq(access(name, F_OK), -1, "explore-1 kept beside a taken .min");
+  for (int k = 0; k < 2; k++) {
+    run_cli(&r, 60, "verify", "--algo", "ring", "--ranks", "2", "--count",
+            "4", "--bug", "ring-no-ready-barrier", "-o", out, NULL);
+    snprintf(name, sizeof name, "collsim verify: -o %s: %s/verify-1%s "
+             "is a symbolic link", out, out, k ? ".min.cstrace" : ".cstrace");
+    cr_assert_eq(r.status, 2, "exit %d: %s%s", r.status, r.out, r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, name) == r.err, "'%s' not in: %s", name, r.err);
+    expect_file(precious, "precious\n");
+    snprintf(name, sizeof name, "%s/verify-1.cstrace", out);
+    unlink(name);
+  }
+}

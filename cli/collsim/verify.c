@@ -72,7 +72,10 @@ static const char usage[] =
     "                    in memory (a plug-in's: a temporary trace), no file\n"
     "                    kept unless one has a finding; --estimate ignores it\n"
     "  --no-shrink       keep the counterexample as it is\n"
-    "  -o DIR            where the counterexample goes (default .)\n"
+    "  -o DIR            where the counterexample goes (default .):\n"
+    "                    verify-1.cstrace and verify-1.min.cstrace, each a new\n"
+    "                    name or a regular file of yours, not a link (checked\n"
+    "                    before anything runs)\n"
     "\n"
     "Progress (classes, executions, rate) on stderr when it is a terminal.\n"
     "Exit: 0 verified, 1 counterexample, 2 bad usage, 3 aborted or interrupted\n"
@@ -206,6 +209,21 @@ static int parse(int argc, char **argv, vf_opts_t *o)
   if (stat(o->dir, &sb) < 0 || !S_ISDIR(sb.st_mode) || access(o->dir, W_OK | X_OK) < 0) {
     cs_cli_error("verify", "-o %s: expected a writable directory", o->dir);
     return -1;
+  }
+  /* The names the counterexample is written to: never through a link
+   * planted there (ours or not), and else by the output rule. */
+  for (int k = 0; k < 2; k++) {
+    char name[4300];
+    snprintf(name, sizeof(name), "%s/verify-1%s.cstrace", o->dir,
+             k ? ".min" : "");
+    if (lstat(name, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+      cs_cli_error("verify", "-o %s: %s is a symbolic link: expected a new "
+                   "name or a regular file of yours (the counterexample is "
+                   "written there)", o->dir, name);
+      return -1;
+    }
+    if (cs_cli_output_ok("verify", "-o", name, NULL, 0, 0) < 0)
+      return -1;
   }
   return 0;
 }
