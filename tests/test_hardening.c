@@ -2009,3 +2009,23 @@ Test(hardening, explore_and_verify_never_write_through_a_planted_link,
     unlink(name);
   }
 }
+
+/* teach --plain --trace FILE ran its lesson through a temporary trace and
+ * removed it: FILE was checked, then never written. Now the lesson's run
+ * is FILE, a whole trace of the lesson's configuration that replays. */
+Test(hardening, teach_plain_keeps_the_trace_asked_for, .init = make_dir,
+     .fini = remove_dir, .timeout = 120)
+{
+  char path[128];
+  in_dir(path, sizeof path, "lesson.cstrace");
+  run_cli(&r, 60, "teach", "--plain", "--ranks", "3", "--count", "12",
+          "--schedule", "random:2", "--trace", path, NULL);
+  cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+  run_cli(&r, 60, "trace", path, NULL);
+  cr_assert_eq(r.status, 0, "no trace kept: %s", r.err);
+  cr_assert(strstr(r.out, "allreduce ring, 3 ranks, count 12 x fp32"), "%s",
+            r.out);
+  run_cli(&r, 60, "replay", path, NULL);
+  cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+  cr_assert(strstr(r.out, ": identical; outcome: verified"), "%s", r.out);
+}

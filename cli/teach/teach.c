@@ -389,31 +389,37 @@ static void print_intro(const cs_ar_cfg_t *c)
          "segment\n\n");
 }
 
-/* Runs the ring, traced into a temporary file, and loads the trace into
- * *t. Returns the run's exit code; *loaded says whether *t holds the
- * trace (then the caller frees it). */
+/* Runs the ring, traced into --trace FILE (kept) or else a temporary
+ * file, and loads the trace into *t. Returns the run's exit code;
+ * *loaded says whether *t holds the trace (then the caller frees it). */
 static int run_traced(run_opts_t *o, cs_trace_t *t, int *loaded)
 {
   char path[4200], why[512];
+  const char *keep = o->com.trace; /* checked by the output rule */
   *loaded = 0;
-  int fd = cs_cli_temp(path, sizeof path, cs_cli_tmpdir(), "collsim-teach-",
-                       "", 0, 0);
-  if (fd < 0) {
-    cs_cli_error("teach", "cannot create a temp file in '%s': %s",
-                 cs_cli_tmpdir(), strerror(-fd));
-    return CS_EXIT_ABORTED;
+  if (keep) {
+    snprintf(path, sizeof path, "%s", keep);
+  } else {
+    int fd = cs_cli_temp(path, sizeof path, cs_cli_tmpdir(),
+                         "collsim-teach-", "", 0, 0);
+    if (fd < 0) {
+      cs_cli_error("teach", "cannot create a temp file in '%s': %s",
+                   cs_cli_tmpdir(), strerror(-fd));
+      return CS_EXIT_ABORTED;
+    }
+    close(fd);
+    o->com.trace = path;
   }
-  close(fd);
-  o->com.trace = path;
   printf("The run:\n");
   fflush(stdout);
   int rc = cs_run_execute(o);
-  o->com.trace = NULL;
+  o->com.trace = keep;
   cs_trace_diag_t d;
   *loaded = rc != CS_EXIT_USAGE && cs_trace_load(path, t, &d) == 0;
   if (!*loaded && rc != CS_EXIT_USAGE)
     cs_trace_strerror(&d, why, sizeof(why));
-  unlink(path);
+  if (!keep)
+    unlink(path);
   if (!*loaded) {
     if (rc != CS_EXIT_USAGE)
       cs_cli_error("teach", "%s", why);
