@@ -2029,3 +2029,33 @@ Test(hardening, teach_plain_keeps_the_trace_asked_for, .init = make_dir,
   cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
   cr_assert(strstr(r.out, ": identical; outcome: verified"), "%s", r.out);
 }
+
+/* The launcher lists its children from /proc before and after every run
+ * (to end what the ranks left behind): two directory scans per run, each
+ * of explore's and verify's thousands. With no child before and none
+ * left after its ranks are reaped (the common case), it asks the kernel
+ * instead (waitid) and reads no /proc/self/task at all. Counted on the
+ * launcher's own system calls with strace. */
+Test(hardening, launcher_scans_proc_only_when_it_has_children,
+     .init = make_dir, .fini = remove_dir, .timeout = 60)
+{
+  char log[128], cmd[600];
+  in_dir(log, sizeof log, "strace.txt");
+  snprintf(cmd, sizeof cmd, "strace -e trace=openat -o '%s' '%s' run --ranks "
+           "2 --count 8 --iters 1 >/dev/null 2>&1", log, bin_path());
+  if (system("strace -o /dev/null true >/dev/null 2>&1") != 0)
+    cr_skip_test("no strace here, or ptrace is not allowed");
+  cr_assert_eq(system(cmd), 0, "%s", cmd);
+  FILE *f = fopen(log, "r");
+  cr_assert_not_null(f);
+  char line[600];
+  int scans = 0, lines = 0;
+  while (fgets(line, sizeof line, f)) {
+    lines++;
+    scans += strstr(line, "\"/proc/self/task\"") != NULL;
+  }
+  fclose(f);
+  cr_assert_gt(lines, 5, "strace logged nothing");
+  cr_assert_eq(scans, 0, "%d scans of /proc/self/task in a run with no "
+               "other child", scans);
+}
