@@ -384,12 +384,14 @@ void cs_cli_ar_why(const cs_ar_cfg_t *c, int rc, char *buf, size_t n)
   }
 }
 
-void cs_cli_schedule_why(const char *s, char *buf, size_t n)
+void cs_cli_schedule_error(const char *cmd, const char *s)
 {
-  snprintf(buf, n, "--schedule '%s' is not accepted: expected "
-           "random:SEED, pct:SEED:DEPTH[:STEPS] (DEPTH 1..64), latest, "
-           "replay:FILE, interactive or deviate:LIST (none, or Z>Y,... with "
-           "actors R.K, R#D, ^)", s);
+  /* Printed whole (a buffer would cut a long value short, and its end
+   * may be what is wrong). */
+  cs_cli_error(cmd, "--schedule '%s' is not accepted: expected "
+               "random:SEED, pct:SEED:DEPTH[:STEPS] (DEPTH 1..64), latest, "
+               "replay:FILE, interactive or deviate:LIST (none, or Z>Y,... "
+               "with actors R.K, R#D, ^)", s);
 }
 
 int cs_cli_mm_scheduled(const char *cmd, cs_mm_t model, int scheduled)

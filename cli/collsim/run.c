@@ -271,15 +271,13 @@ static int opt_cfg(run_opts_t *o, int opt, const char *arg)
 static int opt_mode(run_opts_t *o, int opt, const char *arg)
 {
   int v;
-  char why[256];
   const char *file = NULL;
   switch (opt) {
   case OPT_INPUT: o->input = arg; return 0;
   case OPT_OUTPUT: o->output = arg; return 0;
   case OPT_SCHEDULE:
     if (cs_sched_parse(arg, &o->sched, &file) < 0) {
-      cs_cli_schedule_why(arg, why, sizeof(why));
-      cs_cli_error(parse_cmd, "%s", why);
+      cs_cli_schedule_error(parse_cmd, arg);
       return -1;
     }
     o->schedule_str = arg;

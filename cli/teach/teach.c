@@ -242,7 +242,6 @@ static int set_level(uint32_t v, unsigned given, run_opts_t *o,
 static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
                uint32_t *level, unsigned *given, int *lesson)
 {
-  char why[512];
   int v;
   *given |= c == 'n' ? G_RANKS : c == 'c' ? G_COUNT : c == 'd' ? G_DTYPE :
             c == OPT_BUG ? G_BUG : c == 'M' ? G_MODEL :
@@ -264,8 +263,7 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
   case OPT_TRACE: o->com.trace = arg; return 0;
   case 'S':
     if (cs_sched_parse(arg, &o->sched, NULL) < 0) {
-      cs_cli_schedule_why(arg, why, sizeof(why));
-      cs_cli_error("teach", "%s", why);
+      cs_cli_schedule_error("teach", arg);
       return -1;
     }
     o->schedule_str = arg;
