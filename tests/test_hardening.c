@@ -2059,3 +2059,37 @@ Test(hardening, launcher_scans_proc_only_when_it_has_children,
   cr_assert_eq(scans, 0, "%d scans of /proc/self/task in a run with no "
                "other child", scans);
 }
+
+/* A crash in the collective's own code that collsim runs (refuse, expect,
+ * signal_final) under verify and explore: verify died with exit 3 and not
+ * a word (its line went to the runs' capture file), explore counted it as
+ * a failure of its first schedule with an empty signature and an empty
+ * trace, then tried to shrink that. Both now end with the line of collsim
+ * run's guard, as theirs, exit 3, and keep no trace. */
+Test(hardening, verify_and_explore_name_a_crash_in_plugin_code_they_run,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  const char *how[] = {"refuse", "expect", "signal-final"};
+  for (int i = 0; i < 3; i++)
+    for (int e = 0; e < 2; e++) {
+      setenv("COLLSIM_MISBEHAVE", how[i], 1);
+      if (e)
+        run_cli(&r, 60, "explore", "--algo", MISBEHAVE, "--ranks", "2",
+                "--count", "8", "--schedules", "3", "-o", dir, NULL);
+      else
+        run_cli(&r, 60, "verify", "--algo", MISBEHAVE, "--ranks", "2",
+                "--count", "8", "-o", dir, NULL);
+      unsetenv("COLLSIM_MISBEHAVE");
+      char want[300];
+      snprintf(want, sizeof want, "collsim %s: the collective %s crashed "
+               "with SIGSEGV in its own code", e ? "explore" : "verify",
+               MISBEHAVE);
+      cr_assert_eq(r.status, 3, "%s %s: exit %d: %s%s", e ? "explore" :
+                   "verify", how[i], r.status, r.out, r.err);
+      cr_assert(strstr(r.err, want), "%s: '%s' not in: %s", how[i], want,
+                r.err);
+      cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+      cr_assert_eq(count_entries(), 0, "%s %s left a file", e ? "explore" :
+                   "verify", how[i]);
+    }
+}

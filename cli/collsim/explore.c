@@ -161,6 +161,7 @@ typedef struct explore {
   int       stop;     /* no more schedules: a failure, the time, a signal */
   int       signo;    /* SIGINT/SIGTERM that stopped it */
   int       lost;     /* a child ended by a signal, not by its run */
+  int       plug;     /* the collective crashed in code collsim runs */
   ex_slot_t slot[MAX_JOBS];
   ex_sig_t  sig[MAX_SIGS];
   uint32_t  nsig;
@@ -619,6 +620,19 @@ static int finished(explore_t *x, ex_slot_t *sl, int status)
     unlink(sl->trace);
     return -1;
   }
+  /* The collective crashed in its own code that collsim runs (refuse,
+   * slots, signal_final, expect): the same in every schedule, so no
+   * failure of one; its line, as explore's, and the search stops. */
+  const char *crash = code == CS_EXIT_ABORTED ? strstr(out, ": the collective ")
+                                              : NULL;
+  if (crash && strstr(crash, " crashed with SIG")) {
+    if (!x->plug)
+      fprintf(stderr, "collsim explore%.*s", (int)strcspn(crash, "\n") + 1,
+              crash);
+    x->plug = x->stop = 1;
+    unlink(sl->trace);
+    return 0;
+  }
   int lost = code != 0 && !x->signo && ended_by_signal(status, out, why, sizeof(why));
   if (code == 0 || x->signo || lost) {
     x->done += code == 0 ? k : k - 1;
@@ -835,7 +849,8 @@ static int explore_report(const explore_t *x)
       printf("  finding: collsim check %s\n", g->trace);
   }
   progress(x, 1);
-  return !x->o.no_shrink && !x->signo && !x->lost && shrink_failures(x);
+  return !x->o.no_shrink && !x->signo && !x->lost && !x->plug &&
+         shrink_failures(x);
 }
 
 int cs_cmd_explore(int argc, char **argv)
@@ -877,7 +892,8 @@ int cs_cmd_explore(int argc, char **argv)
     fputc('\n', stderr);
   drain_signals(x); /* a stop that came with the last child still counts */
   int exit_code = rc < 0 ? CS_EXIT_USAGE : x->signo ? CS_EXIT_ABORTED
-                  : x->lost ? EX_EXIT_LOST : x->failures ? CS_EXIT_WRONG : CS_EXIT_OK;
+                  : x->lost ? EX_EXIT_LOST : x->plug ? CS_EXIT_ABORTED
+                  : x->failures ? CS_EXIT_WRONG : CS_EXIT_OK;
   int cut = rc == 0 && explore_report(x);
   /* A stop that cut the shrinking short is still pending (shrink only
    * looks): taken here, it is an interruption, not death by the signal

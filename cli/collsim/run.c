@@ -462,11 +462,18 @@ static volatile sig_atomic_t plug_loading;
 static uintptr_t plug_lo, plug_hi; /* its executable segments' span */
 static char plug_head[4200], plug_tail[160];
 
+static int plug_fd = 2;
+
+void cs_run_plug_fd(int fd)
+{
+  plug_fd = fd;
+}
+
 static void plug_write(const char *s)
 {
   size_t n = strlen(s);
   while (n > 0) {
-    ssize_t k = write(2, s, n);
+    ssize_t k = write(plug_fd, s, n);
     if (k <= 0)
       return;
     s += k;

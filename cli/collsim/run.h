@@ -108,6 +108,9 @@ void cs_run_algo_error(const char *cmd, const char *arg, const char *path,
 int cs_run_open_guarded(const char *cmd, const char *path,
                         const cs_collective_t **coll, void **handle, char *why,
                         size_t n);
+/* Where that crash's line goes: fd (default 2, stderr); verify gives
+ * its real stderr while the runs' output is captured. */
+void cs_run_plug_fd(int fd);
 /* Before `cmd` loads the collective `so` a trace's header names: the file
  * must have the SHA-256 the trace recorded (`rec`; all zero: none, taken
  * only when `trust` is set). Prints one line on stderr either way: the

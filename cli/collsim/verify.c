@@ -706,7 +706,7 @@ int cs_cmd_verify(int argc, char **argv)
   if (!v.cap || v.saved[0] < 0 || v.saved[1] < 0) {
     cs_cli_error("verify", "cannot make a temporary file: %s", strerror(errno));
     rc = CS_EXIT_ABORTED;
-  } else if ((rc = parse_run(&v)) != 0) {
+  } else if ((cs_run_plug_fd(v.saved[1]), rc = parse_run(&v)) != 0) {
     rc = rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
   } else {
     v.run.cmd = "verify";
@@ -719,6 +719,7 @@ int cs_cmd_verify(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &stops, NULL);
     rc = verify_all(&v);
   }
+  cs_run_plug_fd(2);
   cs_pipe_keep_close(&v.keep);
   if (v.cap)
     fclose(v.cap);
