@@ -2093,3 +2093,35 @@ Test(hardening, verify_and_explore_name_a_crash_in_plugin_code_they_run,
                    "verify", how[i]);
     }
 }
+
+/* shrink of a plug-in's trace whose collective crashes in its own code
+ * that collsim runs took the crash for the failure (an empty signature)
+ * and "shrank" it to 1 rank and count 0, writing that trace. Now it
+ * stops there with the guard's line as its own, exit 3, writing
+ * nothing. */
+Test(hardening, shrink_names_a_crash_in_plugin_code_and_writes_nothing,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  char trace[128], out[128];
+  in_dir(trace, sizeof trace, "p.cstrace");
+  in_dir(out, sizeof out, "min.cstrace");
+  run_cli(&r, 60, "run", "--algo", MISBEHAVE, "--ranks", "2", "--count", "8",
+          "--iters", "1", "--trace", trace, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  const char *how[] = {"refuse", "expect", "signal-final"};
+  for (int i = 0; i < 3; i++) {
+    setenv("COLLSIM_MISBEHAVE", how[i], 1);
+    run_cli(&r, 60, "shrink", trace, "-o", out, NULL);
+    unsetenv("COLLSIM_MISBEHAVE");
+    char want[300];
+    snprintf(want, sizeof want, "\ncollsim shrink: the collective %s crashed "
+             "with SIGSEGV in its own code", MISBEHAVE);
+    cr_assert_eq(r.status, 3, "%s: exit %d: %s%s", how[i], r.status, r.out,
+                 r.err);
+    cr_assert(strstr(r.err, want), "%s: '%s' not in: %s", how[i], want + 1,
+              r.err);
+    cr_assert_eq(count_lines(r.err), 2, "(the loading line and the crash) %s",
+                 r.err);
+    cr_assert_eq(access(out, F_OK), -1, "%s: %s written", how[i], out);
+  }
+}
