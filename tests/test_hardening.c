@@ -1299,9 +1299,12 @@ static void expect_partial_line(const char *what, const char *path)
  * does); check's own output says the trace is incomplete. */
 static void readers_say(const char *path, int partial)
 {
+  char out[200];
+  snprintf(out, sizeof out, "%s.min.cstrace", path);
   const char *cmds[][4] = {{"trace", path, NULL}, {"trace", "--stats", path, NULL},
                            {"check", path, NULL},
-                           {"replay", path, "--timeout", "2"}};
+                           {"replay", path, "--timeout", "2"},
+                           {"shrink", path, "-o", out}};
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
     char *args[6] = {0};
     for (int k = 0; k < 4 && cmds[i][k]; k++)
@@ -1317,6 +1320,9 @@ static void readers_say(const char *path, int partial)
       cr_assert(strstr(r.out, "INCOMPLETE"), "check's findings: %s", r.out);
     if (!strcmp(cmds[i][0], "replay"))
       cr_assert(strstr(r.out, "partial"), "replay: %s", r.out);
+    if (!strcmp(cmds[i][0], "shrink")) /* refused: its end is missing */
+      cr_assert(r.status == 2 && count_lines(r.err) == 1 &&
+                access(out, F_OK) < 0, "shrink: exit %d: %s", r.status, r.err);
   }
 }
 

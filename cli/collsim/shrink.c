@@ -853,6 +853,12 @@ static int load_input(shrink_t *sh, sh_shape_t *sp, uint64_t *ndev)
     cs_cli_error("shrink", "%s", why);
     return -1;
   }
+  /* A run whose end is missing does not replay to its failure: said,
+   * and refused, instead of "does not replay to a failure". */
+  if (cs_cli_partial("shrink", sh->in, &t.hdr, t.n)) {
+    cs_trace_free(&t);
+    return -1;
+  }
   int rc = from_header(&t.hdr, sh->in, &sh->cfg);
   sh_dev_t *dev = NULL;
   if (rc == 0) {
