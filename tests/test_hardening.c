@@ -2131,3 +2131,23 @@ Test(hardening, shrink_names_a_crash_in_plugin_code_and_writes_nothing,
     cr_assert_eq(access(out, F_OK), -1, "%s: %s written", how[i], out);
   }
 }
+
+/* A value with a newline in it (a hostile file name, a pasted number)
+ * made the one-line refusal two lines; control characters now show as
+ * '?', as the trace readers already name such a path. */
+Test(hardening, a_control_character_in_a_value_keeps_the_refusal_one_line,
+     .timeout = 30)
+{
+  const char *cases[][5] = {
+      {"run", "--ranks", "1\n2", "'1?2'", NULL},
+      {"run", "--trace", "/nonexistent/a\nb", "a?b", NULL},
+      {"explore", "--schedules", "1\r", "'1?'", NULL},
+      {"run", "--bogus\nx", NULL, "'--bogus?x'", NULL}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    if (cases[i][2])
+      run_cli(&r, 20, cases[i][0], cases[i][1], cases[i][2], NULL);
+    else
+      run_cli(&r, 20, cases[i][0], cases[i][1], NULL);
+    expect_refused(cases[i][3]);
+  }
+}

@@ -82,11 +82,22 @@ int cs_cli_partial(const char *cmd, const char *path,
 void cs_cli_error(const char *cmd, const char *fmt, ...)
 {
   va_list ap;
-  fprintf(stderr, "collsim %s: ", cmd);
+  char *line = NULL;
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  int n = vasprintf(&line, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  if (n < 0) {
+    fprintf(stderr, "collsim %s: %s\n", cmd, fmt);
+    return;
+  }
+  /* One line whatever the values hold: a newline or another control
+   * character in a value the user gave shows as '?', as the readers name
+   * such a path. */
+  for (char *p = line; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      *p = '?';
+  fprintf(stderr, "collsim %s: %s\n", cmd, line);
+  free(line);
 }
 
 int cs_cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo,
