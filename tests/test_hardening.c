@@ -2151,3 +2151,33 @@ Test(hardening, a_control_character_in_a_value_keeps_the_refusal_one_line,
     expect_refused(cases[i][3]);
   }
 }
+
+/* $TMPDIR that names no writable directory: bench --trace-cost said so,
+ * exit 2 (bad input), while run --check and teach said less and exited 3
+ * as if a run had aborted. Now all three alike. */
+Test(hardening, a_bad_tmpdir_is_bad_input_for_every_subcommand,
+     .init = make_dir, .fini = remove_dir, .timeout = 60)
+{
+  char file[128];
+  in_dir(file, sizeof file, "plain-file");
+  write_file(file, "x\n");
+  const char *dirs[] = {"/nonexistent-collsim-tmp", file};
+  for (int d = 0; d < 2; d++) {
+    setenv("TMPDIR", dirs[d], 1);
+    for (int c = 0; c < 3; c++) {
+      if (c == 0)
+        run_cli(&r, 30, "run", "--ranks", "2", "--count", "8", "--iters",
+                "1", "--check", NULL);
+      else if (c == 1)
+        run_cli(&r, 30, "teach", "--plain", NULL);
+      else
+        run_cli(&r, 30, "bench", "-b", "8", "-e", "8", "-n", "20", "--ranks",
+                "2", "--algo", "ring", "--trace-cost", NULL);
+      cr_assert_eq(r.status, 2, "%s: exit %d: %s", dirs[d], r.status, r.err);
+      cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+      cr_assert(strstr(r.err, dirs[d]), "%s not named: %s", dirs[d], r.err);
+      cr_assert(strstr(r.err, "expected $TMPDIR"), "%s", r.err);
+    }
+    unsetenv("TMPDIR");
+  }
+}

@@ -1197,8 +1197,9 @@ int cs_run_checked(run_opts_t *o)
                           "collsim-run-check-", "", 1, 0);
     if (err < 0) {
       cs_cli_error(o->cmd, "--check: cannot make a temporary directory in "
-                   "'%s': %s", cs_cli_tmpdir(), strerror(-err));
-      return CS_EXIT_ABORTED;
+                   "'%s': %s; expected $TMPDIR (or /tmp when it is unset) to "
+                   "name a writable directory", cs_cli_tmpdir(), strerror(-err));
+      return CS_EXIT_USAGE; /* the environment is input, as bench says */
     }
     snprintf(tmp, sizeof(tmp), "%s/run.cstrace", dir);
     o->com.trace = tmp;

@@ -401,9 +401,10 @@ static int run_traced(run_opts_t *o, cs_trace_t *t, int *loaded)
     int fd = cs_cli_temp(path, sizeof path, cs_cli_tmpdir(),
                          "collsim-teach-", "", 0, 0);
     if (fd < 0) {
-      cs_cli_error("teach", "cannot create a temp file in '%s': %s",
-                   cs_cli_tmpdir(), strerror(-fd));
-      return CS_EXIT_ABORTED;
+      cs_cli_error("teach", "cannot create a temporary trace in '%s': %s; "
+                   "expected $TMPDIR (or /tmp when it is unset) to name a "
+                   "writable directory", cs_cli_tmpdir(), strerror(-fd));
+      return CS_EXIT_USAGE;
     }
     close(fd);
     o->com.trace = path;
