@@ -176,12 +176,6 @@ static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
   o->want_sha = memcmp(h->algo_sha256, none, sizeof(none)) != 0;
   if (cs_run_load_algo(o, so) < 0)
     return -1;
-  if (h->fill != CS_FILL_INPUT && o->input) {
-    cs_cli_error("replay", "--input %s is not accepted: %s was recorded "
-                 "without --input (its inputs are a fill): leave it out",
-                 o->input, path);
-    return -1;
-  }
   if (edited)
     fprintf(stderr, "collsim replay: %llu record%s of %s edited (checksum "
             "mismatch); replaying them as they are\n",
