@@ -126,6 +126,11 @@ int cs_coll_open(const char *path, const cs_collective_t **c, void **handle,
     snprintf(why, n, "%s: cannot open: %s", path, strerror(e));
     return -ENOENT;
   }
+  if (strchr(path, '/') && !S_ISREG(sb.st_mode)) {
+    /* dlopen would block on a FIFO, or read a device without end */
+    snprintf(why, n, "%s: not a regular file: expected a shared object", path);
+    return -ENOEXEC;
+  }
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *e = dlerror();

@@ -853,6 +853,17 @@ static int own_children(pid_t *kids, int cap)
   return seen ? n : -1;
 }
 
+/* Whether the calling process has a child now (any thread's, a zombie
+ * too), none reaped: with none, neither the list of the children it had
+ * before the run nor the hunt for what the ranks left needs /proc. */
+static int have_children(void)
+{
+  siginfo_t si;
+  memset(&si, 0, sizeof si);
+  return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == 0 ||
+         errno != ECHILD;
+}
+
 static int listed(pid_t pid, const pid_t *in, int n)
 {
   for (int i = 0; i < n; i++)
@@ -1059,7 +1070,7 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
   int claim = -1;
   int bound = L.sched && bind_one_cpu(pool, &saved, &claim);
   uint64_t t0 = cs_now_ns();
-  int reaper = 0, nbefore = own_children(L.before, 256);
+  int reaper = 0, nbefore = have_children() ? own_children(L.before, 256) : 0;
   if (nbefore >= 256) /* the list may be cut short: clean up nothing */
     nbefore = -1;
   prctl(PR_GET_CHILD_SUBREAPER, &reaper);
@@ -1082,7 +1093,7 @@ int cs_launch(cs_world_t *w, cs_rank_fn fn, void *arg,
   }
   if (pool && (err != 0 || !cs_launch_pool_alive(pool)))
     pool_end(pool); /* the next run starts from fresh processes */
-  if (nbefore >= 0)
+  if (nbefore >= 0 && have_children())
     end_descendants(L.before, nbefore, pool);
   prctl(PR_SET_CHILD_SUBREAPER, reaper);
   if (L.sched)

@@ -434,14 +434,25 @@ static _Noreturn void hang_stop(cs_dev_t *d, int rx, const char *msg)
     wf_who(m, &who);
     /* The headline names the rank the others waited for, as collsim
      * run's does: a hung rank before the waiter whose timer fired. */
-    int hung = -1;
+    int hung = -1, silent = -1;
     for (int r = 0; r < m->nranks && hung < 0; r++)
       hung = who.hung[r] ? r : -1;
+    /* Else a rank that gave no report: not in a wait while the ranks
+     * that reported are (stopped by a signal, in a loop, or stuck),
+     * as collsim run names a stopped rank before the waiter. */
+    for (int r = 0; r < m->nranks && silent < 0; r++)
+      silent = who.reported[r] ? -1 : r;
     char line[128];
     if (hung >= 0) {
       cs_dev_hang_str(line, sizeof line, (uint32_t)hung, who.event[hung],
                       d->timeout_ns);
       fprintf(m->report, "%s: %s\n", m->cmd, line);
+    } else if (silent >= 0) {
+      fprintf(m->report, "%s: rank %d: no progress: in no wait when a wait "
+              "passed the %.1f s timeout, and no report since (stopped "
+              "by a signal, in a loop, or stuck in an MPI call); the ranks "
+              "that reported waited for it\n", m->cmd, silent,
+              (double)d->timeout_ns / 1e9);
     } else if (msg)
       fprintf(m->report, "%s: %s\n", m->cmd, msg);
     else

@@ -1299,9 +1299,12 @@ static void expect_partial_line(const char *what, const char *path)
  * does); check's own output says the trace is incomplete. */
 static void readers_say(const char *path, int partial)
 {
+  char out[200];
+  snprintf(out, sizeof out, "%s.min.cstrace", path);
   const char *cmds[][4] = {{"trace", path, NULL}, {"trace", "--stats", path, NULL},
                            {"check", path, NULL},
-                           {"replay", path, "--timeout", "2"}};
+                           {"replay", path, "--timeout", "2"},
+                           {"shrink", path, "-o", out}};
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
     char *args[6] = {0};
     for (int k = 0; k < 4 && cmds[i][k]; k++)
@@ -1317,6 +1320,9 @@ static void readers_say(const char *path, int partial)
       cr_assert(strstr(r.out, "INCOMPLETE"), "check's findings: %s", r.out);
     if (!strcmp(cmds[i][0], "replay"))
       cr_assert(strstr(r.out, "partial"), "replay: %s", r.out);
+    if (!strcmp(cmds[i][0], "shrink")) /* refused: its end is missing */
+      cr_assert(r.status == 2 && count_lines(r.err) == 1 &&
+                access(out, F_OK) < 0, "shrink: exit %d: %s", r.status, r.err);
   }
 }
 
@@ -1881,4 +1887,297 @@ Test(hardening, an_abort_in_launcher_called_plugin_code_is_named,
   cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
   cr_assert(strstr(r.err, "misbehave.so crashed with SIGABRT (it called "
                           "abort())"), "%s", r.err);
+}
+
+/* --algo names a shared object to run: a FIFO or a device there blocked
+ * bench (dlopen reads it; run only refused it because it hashes the file
+ * first), another user's link let that user pick the code collsim runs,
+ * and a refusal named the link's target instead of the value given. Now
+ * each is one line naming the value as given, exit 2, at once. */
+Test(hardening, algo_takes_only_a_regular_file_through_no_foreign_link,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  char fifo[128], link[128], junk[128];
+  in_dir(fifo, sizeof fifo, "x.so");
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  in_dir(junk, sizeof junk, "junk.so");
+  write_file(junk, "not a shared object\n");
+  in_dir(link, sizeof link, "theirs.so");
+  cr_assert_eq(symlink(COLLSIM_PLUGINS "/rd_allreduce.so", link), 0);
+  int foreign = lchown(link, 65534, 65534) == 0;
+  const char *cmds[][12] = {
+      {"run", "--ranks", "2", "--count", "8", "--iters", "1", "--algo", NULL},
+      {"bench", "-b", "8", "-e", "8", "-n", "1", "--ranks", "2", "--algo",
+       NULL},
+      {"teach", "--plain", "--algo", NULL}};
+  for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++)
+    for (int k = 0; k < 3; k++) {
+      const char *val = k == 0 ? fifo : k == 1 ? junk : link;
+      if (k == 2 && !foreign)
+        continue;
+      const char *argv[14];
+      int n = 0;
+      while (cmds[c][n]) {
+        argv[n] = cmds[c][n];
+        n++;
+      }
+      argv[n++] = val;
+      argv[n] = NULL;
+      run_argv(&r, 20, (char *const *)argv);
+      char want[200];
+      snprintf(want, sizeof want, "collsim %s: --algo %s", cmds[c][0], val);
+      cr_assert_eq(r.status, 2, "%s --algo %s: exit %d: %s", cmds[c][0], val,
+                   r.status, r.err);
+      cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+      cr_assert(strstr(r.err, want) == r.err, "'%s' does not start: %s", want,
+                r.err);
+    }
+  if (!foreign)
+    hard_skip("cannot give a link to another user: %s", strerror(errno));
+  /* Our own link to it loads as before. */
+  cr_assert_eq(lchown(link, getuid(), getgid()), 0);
+  run_cli(&r, 30, "run", "--ranks", "2", "--count", "8", "--iters", "1",
+          "--algo", link, NULL);
+  cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+}
+
+/* replay --input that is not the recorded run's inputs: the line named
+ * neither the option nor the file ("the inputs differ ... (input hash
+ * mismatch)"), also when the trace was recorded without --input at all. */
+Test(hardening, replay_names_the_input_it_refuses, .init = make_dir,
+     .fini = remove_dir, .timeout = 60)
+{
+  char a[128], b[128], filled[128], fed[128], want[300];
+  in_dir(a, sizeof a, "a.npy");
+  in_dir(b, sizeof b, "b.npy");
+  in_dir(filled, sizeof filled, "filled.cstrace");
+  in_dir(fed, sizeof fed, "fed.cstrace");
+  run_cli(&r, 30, "run", "--ranks", "2", "--count", "17", "--iters", "1",
+          "--output", a, "--trace", filled, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  run_cli(&r, 30, "run", "--ranks", "2", "--count", "17", "--iters", "1",
+          "--fill", "pto", "--output", b, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  run_cli(&r, 30, "run", "--iters", "1", "--input", a, "--trace", fed, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  run_cli(&r, 30, "replay", filled, "--input", a, NULL);
+  snprintf(want, sizeof want, "collsim replay: --input %s ", a);
+  expect_refused(want);
+  run_cli(&r, 30, "replay", fed, "--input", b, NULL);
+  snprintf(want, sizeof want, "collsim replay: --input %s ", b);
+  /* (its headline on stdout comes first: the trace was read) */
+  cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+  cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+  cr_assert(strstr(r.err, want) == r.err, "'%s' not at the start: %s", want,
+            r.err);
+  run_cli(&r, 30, "replay", fed, "--input", a, NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+}
+
+/* explore -o DIR and verify -o DIR write names of their own choosing in
+ * DIR: a link planted under one (here our own, so the output rule alone
+ * would follow it) made explore shrink into the link's target and verify
+ * write its counterexample there. explore now takes the next N whose two
+ * names are both free; verify refuses before it runs. */
+Test(hardening, explore_and_verify_never_write_through_a_planted_link,
+     .init = make_dir, .fini = remove_dir, .timeout = 240)
+{
+  char precious[128], out[128], name[400];
+  in_dir(precious, sizeof precious, "precious");
+  in_dir(out, sizeof out, "out");
+  cr_assert_eq(mkdir(out, 0700), 0);
+  write_file(precious, "precious\n");
+  const char *planted[] = {"explore-1.min.cstrace", "verify-1.cstrace",
+                           "verify-1.min.cstrace"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(name, sizeof name, "%s/%s", out, planted[i]);
+    cr_assert_eq(symlink(precious, name), 0);
+  }
+  run_cli(&r, 200, "explore", "--algo", "ring", "--ranks", "3", "--count",
+          "40", "--bug", "ring-no-ready-barrier", "--schedules", "30", "-j",
+          "1", "-o", out, NULL);
+  cr_assert_eq(r.status, 1, "exit %d: %s%s", r.status, r.out, r.err);
+  expect_file(precious, "precious\n");
+  snprintf(name, sizeof name, "trace %s/explore-2.min.cstrace", out);
+  cr_assert(strstr(r.out, name), "not shrunk into explore-2: %s", r.out);
+  snprintf(name, sizeof name, "%s/explore-1.cstrace", out);
+  cr_assert_eq(access(name, F_OK), -1, "explore-1 kept beside a taken .min");
+  for (int k = 0; k < 2; k++) {
+    run_cli(&r, 60, "verify", "--algo", "ring", "--ranks", "2", "--count",
+            "4", "--bug", "ring-no-ready-barrier", "-o", out, NULL);
+    snprintf(name, sizeof name, "collsim verify: -o %s: %s/verify-1%s "
+             "is a symbolic link", out, out, k ? ".min.cstrace" : ".cstrace");
+    cr_assert_eq(r.status, 2, "exit %d: %s%s", r.status, r.out, r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, name) == r.err, "'%s' not in: %s", name, r.err);
+    expect_file(precious, "precious\n");
+    snprintf(name, sizeof name, "%s/verify-1.cstrace", out);
+    unlink(name);
+  }
+}
+
+/* teach --plain --trace FILE ran its lesson through a temporary trace and
+ * removed it: FILE was checked, then never written. Now the lesson's run
+ * is FILE, a whole trace of the lesson's configuration that replays. */
+Test(hardening, teach_plain_keeps_the_trace_asked_for, .init = make_dir,
+     .fini = remove_dir, .timeout = 120)
+{
+  char path[128];
+  in_dir(path, sizeof path, "lesson.cstrace");
+  run_cli(&r, 60, "teach", "--plain", "--ranks", "3", "--count", "12",
+          "--schedule", "random:2", "--trace", path, NULL);
+  cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+  run_cli(&r, 60, "trace", path, NULL);
+  cr_assert_eq(r.status, 0, "no trace kept: %s", r.err);
+  cr_assert(strstr(r.out, "allreduce ring, 3 ranks, count 12 x fp32"), "%s",
+            r.out);
+  run_cli(&r, 60, "replay", path, NULL);
+  cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+  cr_assert(strstr(r.out, ": identical; outcome: verified"), "%s", r.out);
+}
+
+/* The launcher lists its children from /proc before and after every run
+ * (to end what the ranks left behind): two directory scans per run, each
+ * of explore's and verify's thousands. With no child before and none
+ * left after its ranks are reaped (the common case), it asks the kernel
+ * instead (waitid) and reads no /proc/self/task at all. Counted on the
+ * launcher's own system calls with strace. */
+Test(hardening, launcher_scans_proc_only_when_it_has_children,
+     .init = make_dir, .fini = remove_dir, .timeout = 60)
+{
+  char log[128], cmd[600];
+  in_dir(log, sizeof log, "strace.txt");
+  snprintf(cmd, sizeof cmd, "strace -e trace=openat -o '%s' '%s' run --ranks "
+           "2 --count 8 --iters 1 >/dev/null 2>&1", log, bin_path());
+  if (system("strace -o /dev/null true >/dev/null 2>&1") != 0)
+    cr_skip_test("no strace here, or ptrace is not allowed");
+  cr_assert_eq(system(cmd), 0, "%s", cmd);
+  FILE *f = fopen(log, "r");
+  cr_assert_not_null(f);
+  char line[600];
+  int scans = 0, lines = 0;
+  while (fgets(line, sizeof line, f)) {
+    lines++;
+    scans += strstr(line, "\"/proc/self/task\"") != NULL;
+  }
+  fclose(f);
+  cr_assert_gt(lines, 5, "strace logged nothing");
+  cr_assert_eq(scans, 0, "%d scans of /proc/self/task in a run with no "
+               "other child", scans);
+}
+
+/* A crash in the collective's own code that collsim runs (refuse, expect,
+ * signal_final) under verify and explore: verify died with exit 3 and not
+ * a word (its line went to the runs' capture file), explore counted it as
+ * a failure of its first schedule with an empty signature and an empty
+ * trace, then tried to shrink that. Both now end with the line of collsim
+ * run's guard, as theirs, exit 3, and keep no trace. */
+Test(hardening, verify_and_explore_name_a_crash_in_plugin_code_they_run,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  const char *how[] = {"refuse", "expect", "signal-final"};
+  for (int i = 0; i < 3; i++)
+    for (int e = 0; e < 2; e++) {
+      setenv("COLLSIM_MISBEHAVE", how[i], 1);
+      if (e)
+        run_cli(&r, 60, "explore", "--algo", MISBEHAVE, "--ranks", "2",
+                "--count", "8", "--schedules", "3", "-o", dir, NULL);
+      else
+        run_cli(&r, 60, "verify", "--algo", MISBEHAVE, "--ranks", "2",
+                "--count", "8", "-o", dir, NULL);
+      unsetenv("COLLSIM_MISBEHAVE");
+      char want[300];
+      snprintf(want, sizeof want, "collsim %s: the collective %s crashed "
+               "with SIGSEGV in its own code", e ? "explore" : "verify",
+               MISBEHAVE);
+      cr_assert_eq(r.status, 3, "%s %s: exit %d: %s%s", e ? "explore" :
+                   "verify", how[i], r.status, r.out, r.err);
+      cr_assert(strstr(r.err, want), "%s: '%s' not in: %s", how[i], want,
+                r.err);
+      cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+      cr_assert_eq(count_entries(), 0, "%s %s left a file", e ? "explore" :
+                   "verify", how[i]);
+    }
+}
+
+/* shrink of a plug-in's trace whose collective crashes in its own code
+ * that collsim runs took the crash for the failure (an empty signature)
+ * and "shrank" it to 1 rank and count 0, writing that trace. Now it
+ * stops there with the guard's line as its own, exit 3, writing
+ * nothing. */
+Test(hardening, shrink_names_a_crash_in_plugin_code_and_writes_nothing,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  char trace[128], out[128];
+  in_dir(trace, sizeof trace, "p.cstrace");
+  in_dir(out, sizeof out, "min.cstrace");
+  run_cli(&r, 60, "run", "--algo", MISBEHAVE, "--ranks", "2", "--count", "8",
+          "--iters", "1", "--trace", trace, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  const char *how[] = {"refuse", "expect", "signal-final"};
+  for (int i = 0; i < 3; i++) {
+    setenv("COLLSIM_MISBEHAVE", how[i], 1);
+    run_cli(&r, 60, "shrink", trace, "-o", out, NULL);
+    unsetenv("COLLSIM_MISBEHAVE");
+    char want[300];
+    snprintf(want, sizeof want, "\ncollsim shrink: the collective %s crashed "
+             "with SIGSEGV in its own code", MISBEHAVE);
+    cr_assert_eq(r.status, 3, "%s: exit %d: %s%s", how[i], r.status, r.out,
+                 r.err);
+    cr_assert(strstr(r.err, want), "%s: '%s' not in: %s", how[i], want + 1,
+              r.err);
+    cr_assert_eq(count_lines(r.err), 2, "(the loading line and the crash) %s",
+                 r.err);
+    cr_assert_eq(access(out, F_OK), -1, "%s: %s written", how[i], out);
+  }
+}
+
+/* A value with a newline in it (a hostile file name, a pasted number)
+ * made the one-line refusal two lines; control characters now show as
+ * '?', as the trace readers already name such a path. */
+Test(hardening, a_control_character_in_a_value_keeps_the_refusal_one_line,
+     .timeout = 30)
+{
+  const char *cases[][5] = {
+      {"run", "--ranks", "1\n2", "'1?2'", NULL},
+      {"run", "--trace", "/nonexistent/a\nb", "a?b", NULL},
+      {"explore", "--schedules", "1\r", "'1?'", NULL},
+      {"run", "--bogus\nx", NULL, "'--bogus?x'", NULL}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    if (cases[i][2])
+      run_cli(&r, 20, cases[i][0], cases[i][1], cases[i][2], NULL);
+    else
+      run_cli(&r, 20, cases[i][0], cases[i][1], NULL);
+    expect_refused(cases[i][3]);
+  }
+}
+
+/* $TMPDIR that names no writable directory: bench --trace-cost said so,
+ * exit 2 (bad input), while run --check and teach said less and exited 3
+ * as if a run had aborted. Now all three alike. */
+Test(hardening, a_bad_tmpdir_is_bad_input_for_every_subcommand,
+     .init = make_dir, .fini = remove_dir, .timeout = 60)
+{
+  char file[128];
+  in_dir(file, sizeof file, "plain-file");
+  write_file(file, "x\n");
+  const char *dirs[] = {"/nonexistent-collsim-tmp", file};
+  for (int d = 0; d < 2; d++) {
+    setenv("TMPDIR", dirs[d], 1);
+    for (int c = 0; c < 3; c++) {
+      if (c == 0)
+        run_cli(&r, 30, "run", "--ranks", "2", "--count", "8", "--iters",
+                "1", "--check", NULL);
+      else if (c == 1)
+        run_cli(&r, 30, "teach", "--plain", NULL);
+      else
+        run_cli(&r, 30, "bench", "-b", "8", "-e", "8", "-n", "20", "--ranks",
+                "2", "--algo", "ring", "--trace-cost", NULL);
+      cr_assert_eq(r.status, 2, "%s: exit %d: %s", dirs[d], r.status, r.err);
+      cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+      cr_assert(strstr(r.err, dirs[d]), "%s not named: %s", dirs[d], r.err);
+      cr_assert(strstr(r.err, "expected $TMPDIR"), "%s", r.err);
+    }
+    unsetenv("TMPDIR");
+  }
 }

@@ -155,7 +155,7 @@ kill_rank() {
 }
 
 # hang LABEL MPIRUN... BINARY: an injected hang (in rank 1, then in rank
-# 0, which must still print) fails the waits at the timeout: exit 3 and
+# 0, which must still print; then rank 1 stopped: stopped_rank) fails the waits at the timeout: exit 3 and
 # rank 0's hang wavefront, one line per rank, naming the hung rank's
 # position and rank 0's wait, the words of `collsim run`'s wavefront.
 hang() {
@@ -187,6 +187,43 @@ hang() {
     if left_over; then echo "FAIL $label: collsim-mpi processes left"; fail=1; fi
   done
   echo "ok $label: exit $rc, wavefront: $(grep -c '^  rank ' <<<"$out") lines"
+  stopped_rank "$label" "$@"
+}
+
+# stopped_rank LABEL MPIRUN... BINARY: rank 1 stopped by SIGSTOP mid-run
+# is in no wait and gives no report; the headline names it, as collsim
+# run names a stopped rank, not the waiter whose timer fired (was: rank
+# 0's wait timeout).
+stopped_rank() {
+  local label=$1; shift
+  local b=${*: -1} p victim="" out
+  "${@:1:$#-1}" -np 3 "$b" run --algo ring --count 100000 --iters 1000000 \
+    --timeout 1 >"$tmp/stop.out" 2>&1 &
+  local job=$!
+  for _ in $(seq 100); do # rank 1's process: its launcher's rank variable
+    for p in $(pgrep -f "^$b run --algo ring --count 100000 --iters 1000000"); do
+      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+        grep -Eq '^(OMPI_COMM_WORLD_RANK|PMI_RANK)=1$' && victim=$p
+    done
+    [ -n "$victim" ] && break
+    sleep 0.1
+  done
+  sleep 1
+  [ -n "$victim" ] && kill -STOP "$victim"
+  local waited=0
+  while kill -0 "$job" 2>/dev/null && [ $waited -lt 300 ]; do sleep 0.1; waited=$((waited + 1)); done
+  kill -0 "$job" 2>/dev/null && kill -9 "$job"
+  wait "$job"; local rc=$?
+  [ -n "$victim" ] && kill -CONT "$victim" 2>/dev/null
+  out=$(cat "$tmp/stop.out")
+  if [ -z "$victim" ] || [ $rc -ne 3 ] ||
+     ! grep -m1 '^collsim-mpi: ' <<<"$out" | grep -q '^collsim-mpi: rank 1: no progress'; then
+    echo "FAIL $label stopped: rank 1 pid '$victim', exit $rc (expected 3), the headline does not name rank 1:"
+    echo "$out" | head -6; fail=1
+  fi
+  sleep 0.5
+  if left_over; then echo "FAIL $label stopped: collsim-mpi processes left"; pgrep -a -f "^$bin run"; fail=1; fi
+  echo "ok $label stopped: rank 1 named, exit $rc"
 }
 
 # own_lines: the job's output without the launcher's notes: Open MPI's
@@ -230,7 +267,18 @@ crash() {
       echo "$out" | head -12; fail=1
     fi
   done
-  [ $fail = 0 ] && echo "ok $label: a crashed rank is one line, exit 3; a bad subcommand one line"
+  # An unknown option: one line of collsim's naming it (was getopt's
+  # "collsim-mpi: unrecognized option", without the subcommand).
+  for sub in run bench; do
+    out=$(timeout 60 "${pre[@]}" -np 2 "$b" $sub --bogus 2>&1); rc=$?
+    own=$(own_lines "$out")
+    if [ $rc -ne 2 ] || [ "$(grep -c . <<<"$own")" != 1 ] ||
+       ! grep -q "^collsim mpi $sub: option '--bogus' is not accepted" <<<"$own"; then
+      echo "FAIL $label $sub --bogus: exit $rc, expected 2 and one line:"
+      echo "$out" | head -12; fail=1
+    fi
+  done
+  [ $fail = 0 ] && echo "ok $label: a crashed rank is one line, exit 3; a bad subcommand or option one line"
   [ $failed = 0 ] || fail=1
 }
 

@@ -1169,3 +1169,31 @@ Test(controlled, a_cpu_another_run_claimed_is_not_taken, .timeout = 60)
   cs_world_destroy(&w);
   munmap(log, sizeof(*log));
 }
+
+/* --schedule's numbers are whole decimal numbers, all of them: no sign,
+ * no space, no hex, no trailing characters, nothing past 2^64 - 1, and
+ * none cut short by a buffer's end (a long run of zeros followed by
+ * "5junk" is refused, not read as 5). */
+Test(parse, schedule_numbers_are_strictly_decimal)
+{
+  char zeros[400];
+  snprintf(zeros, sizeof(zeros), "random:%0300d5junk", 0);
+  const char *bad[] = {
+    "random:+5", "random: 5", "random: -1", "random:-1", "random:0x10",
+    "random:5x", "random:", "random:18446744073709551616", "pct:1:2:3x",
+    "pct:1: 2", "pct:+1:2", "pct:1:2:+3", "pct:1:2:18446744073709551616",
+    zeros, "deviate:0.18446744073709551616>1.0",
+    "deviate:0#18446744073709551616>1.0", "deviate:18446744073709551616.0>1.0",
+    "deviate:+0.1>1.0", "deviate:0.1>1.0x", "deviate: 0.1>1.0"};
+  const char *good[] = {"random:0", "random:18446744073709551615", "pct:1:64",
+                        "pct:0:1:9223372036854775808", "deviate:0.1>1.0",
+                        "deviate:^>0#18446744073709551615"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    cs_sched_cfg_t s = {0};
+    cr_expect_lt(cs_sched_parse(bad[i], &s, NULL), 0, "accepted '%s'", bad[i]);
+  }
+  for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+    cs_sched_cfg_t s = {0};
+    cr_expect_eq(cs_sched_parse(good[i], &s, NULL), 0, "refused '%s'", good[i]);
+  }
+}

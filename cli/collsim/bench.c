@@ -253,13 +253,11 @@ static int load_algo(bench_opts_t *o, const char *arg)
   char why[768];
   cs_coll_close(o->coll_handle);
   o->coll_handle = NULL;
-  if (!realpath(arg, o->coll_path)) {
-    cs_cli_error("bench", "--algo %s: cannot open: %s", arg, strerror(errno));
+  if (cs_run_algo_path("bench", arg, o->coll_path) < 0)
     return -1;
-  }
   if (cs_run_open_guarded("bench", o->coll_path, &o->coll, &o->coll_handle,
                           why, sizeof(why)) < 0) {
-    cs_cli_error("bench", "--algo %s", why);
+    cs_run_algo_error("bench", arg, o->coll_path, why);
     return -1;
   }
   return 0;

@@ -50,10 +50,16 @@ void cs_cli_bad_option(const char *cmd)
   const char *arg = sub_argv && optind - 1 >= 0 && optind - 1 < sub_argc
                         ? sub_argv[optind - 1] : "?";
   char shortopt[3] = {'-', (char)optopt, 0};
-  if (optopt && optopt < 128 && (arg[0] != '-' || arg[1] == '-' || !strchr(arg, optopt)))
+  /* A long option is named as given; a short one by its letter when the
+   * argument at hand is not it (a cluster such as -xj, or past the end). */
+  if (optopt > ' ' && optopt < 127 && strncmp(arg, "--", 2) &&
+      (arg[0] != '-' || !strchr(arg, optopt)))
     arg = shortopt;
+  /* collsim-mpi's subcommands are "mpi run" and "mpi bench" */
+  int mpi = !strncmp(cmd, "mpi ", 4);
   cs_cli_error(cmd, "option '%s' is not accepted: unknown, or its value is "
-               "missing (see 'collsim %s --help')", arg, cmd);
+               "missing (see 'collsim%s %s --help')", arg, mpi ? "-mpi" : "",
+               mpi ? cmd + 4 : cmd);
 }
 
 int cs_cli_partial(const char *cmd, const char *path,
@@ -76,11 +82,22 @@ int cs_cli_partial(const char *cmd, const char *path,
 void cs_cli_error(const char *cmd, const char *fmt, ...)
 {
   va_list ap;
-  fprintf(stderr, "collsim %s: ", cmd);
+  char *line = NULL;
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  int n = vasprintf(&line, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  if (n < 0) {
+    fprintf(stderr, "collsim %s: %s\n", cmd, fmt);
+    return;
+  }
+  /* One line whatever the values hold: a newline or another control
+   * character in a value the user gave shows as '?', as the readers name
+   * such a path. */
+  for (char *p = line; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      *p = '?';
+  fprintf(stderr, "collsim %s: %s\n", cmd, line);
+  free(line);
 }
 
 int cs_cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo,
@@ -378,12 +395,14 @@ void cs_cli_ar_why(const cs_ar_cfg_t *c, int rc, char *buf, size_t n)
   }
 }
 
-void cs_cli_schedule_why(const char *s, char *buf, size_t n)
+void cs_cli_schedule_error(const char *cmd, const char *s)
 {
-  snprintf(buf, n, "--schedule '%s' is not accepted: expected "
-           "random:SEED, pct:SEED:DEPTH[:STEPS] (DEPTH 1..64), latest, "
-           "replay:FILE, interactive or deviate:LIST (none, or Z>Y,... with "
-           "actors R.K, R#D, ^)", s);
+  /* Printed whole (a buffer would cut a long value short, and its end
+   * may be what is wrong). */
+  cs_cli_error(cmd, "--schedule '%s' is not accepted: expected "
+               "random:SEED, pct:SEED:DEPTH[:STEPS] (DEPTH 1..64), latest, "
+               "replay:FILE, interactive or deviate:LIST (none, or Z>Y,... "
+               "with actors R.K, R#D, ^)", s);
 }
 
 int cs_cli_mm_scheduled(const char *cmd, cs_mm_t model, int scheduled)

@@ -77,8 +77,8 @@ void cs_cli_modes_apply(uint32_t modes, cs_ar_cfg_t *c);
 /* The sentence for cs_ar_check's refusal `rc` of `c` ("--ranks 17 is not
  * accepted ..."), into buf. */
 void cs_cli_ar_why(const cs_ar_cfg_t *c, int rc, char *buf, size_t n);
-/* The sentence for cs_sched_parse's refusal of `s`, into buf. */
-void cs_cli_schedule_why(const char *s, char *buf, size_t n);
+/* The one line for cs_sched_parse's refusal of --schedule `s`. */
+void cs_cli_schedule_error(const char *cmd, const char *s);
 /* A memory model other than sc only means something in controlled mode:
  * without a schedule, prints one line saying so and returns -1. */
 int cs_cli_mm_scheduled(const char *cmd, cs_mm_t model, int scheduled);

@@ -82,7 +82,8 @@ static const char usage[] =
     "                    again, in a fresh world, with its trace; 1: one\n"
     "                    collsim run per schedule\n"
     "  -o DIR            where failing traces go (default .): explore-N.cstrace,\n"
-    "                    never replacing a file\n"
+    "                    the first N whose .cstrace and .min.cstrace names are\n"
+    "                    both free: never replacing a file or following a link\n"
     "  --no-shrink       do not shrink failures (by default the first, and with\n"
     "                    --keep-going the first of every signature, is cut\n"
     "                    down as collsim shrink does, to explore-N.min.cstrace,\n"
@@ -160,6 +161,7 @@ typedef struct explore {
   int       stop;     /* no more schedules: a failure, the time, a signal */
   int       signo;    /* SIGINT/SIGTERM that stopped it */
   int       lost;     /* a child ended by a signal, not by its run */
+  int       plug;     /* the collective crashed in code collsim runs */
   ex_slot_t slot[MAX_JOBS];
   ex_sig_t  sig[MAX_SIGS];
   uint32_t  nsig;
@@ -496,14 +498,30 @@ static void output_of(ex_slot_t *sl, char *buf, size_t cap)
   close(sl->out);
 }
 
+/* NAME.cstrace's shrunk name, NAME.min.cstrace, into min. */
+static void min_name(const char *t, char *min, size_t n)
+{
+  size_t len = strlen(t);
+  int ext = len > 8 && !strcmp(t + len - 8, ".cstrace");
+  snprintf(min, n, "%.*s.min.cstrace", (int)(ext ? len - 8 : len), t);
+}
+
 /* Keeps the trace of a failure under a free name explore-N.cstrace in DIR
- * (never replacing a file); writes the kept name into sl->trace. */
+ * whose shrunk name explore-N.min.cstrace is free too (never replacing a
+ * file, nor writing through a link planted under either name); writes
+ * the kept name into sl->trace. */
 static void keep_trace(explore_t *x, ex_slot_t *sl)
 {
-  char name[600];
+  char name[600], min[700];
+  struct stat sb;
   for (unsigned k = 1; k < 100000; k++) {
     snprintf(name, sizeof(name), "%.500s/explore-%u.cstrace", x->o.dir, k);
     if (link(sl->trace, name) == 0) {
+      min_name(name, min, sizeof(min));
+      if (lstat(min, &sb) == 0 || errno != ENOENT) {
+        unlink(name); /* its shrunk name is taken: the next N */
+        continue;
+      }
       unlink(sl->trace);
       snprintf(sl->trace, sizeof(sl->trace), "%s", name);
       return;
@@ -601,6 +619,19 @@ static int finished(explore_t *x, ex_slot_t *sl, int status)
     fputs(out, stderr);
     unlink(sl->trace);
     return -1;
+  }
+  /* The collective crashed in its own code that collsim runs (refuse,
+   * slots, signal_final, expect): the same in every schedule, so no
+   * failure of one; its line, as explore's, and the search stops. */
+  const char *crash = code == CS_EXIT_ABORTED ? strstr(out, ": the collective ")
+                                              : NULL;
+  if (crash && strstr(crash, " crashed with SIG")) {
+    if (!x->plug)
+      fprintf(stderr, "collsim explore%.*s", (int)strcspn(crash, "\n") + 1,
+              crash);
+    x->plug = x->stop = 1;
+    unlink(sl->trace);
+    return 0;
   }
   int lost = code != 0 && !x->signo && ended_by_signal(status, out, why, sizeof(why));
   if (code == 0 || x->signo || lost) {
@@ -786,12 +817,16 @@ static int shrink_failures(const explore_t *x)
   for (uint32_t i = 0; i < n; i++) {
     char min[700];
     const char *t = x->sig[i].trace;
-    size_t len = strlen(t);
-    int ext = len > 8 && !strcmp(t + len - 8, ".cstrace");
-    snprintf(min, sizeof(min), "%.*s.min.cstrace", (int)(ext ? len - 8 : len), t);
+    min_name(t, min, sizeof(min));
     if (n > 1)
       printf("shrinking failure %u:\n", i + 1);
     fflush(stdout);
+    struct stat sb;
+    if (lstat(min, &sb) == 0) { /* free when the trace was kept */
+      cs_cli_error("explore", "%s appeared since %s was kept: not shrinking "
+                   "over it (collsim shrink %s -o NEW)", min, t, t);
+      continue;
+    }
     if (cs__shrink_file(t, min, 600, 1, stdout) == CS_EXIT_ABORTED)
       return 1;
   }
@@ -814,7 +849,8 @@ static int explore_report(const explore_t *x)
       printf("  finding: collsim check %s\n", g->trace);
   }
   progress(x, 1);
-  return !x->o.no_shrink && !x->signo && !x->lost && shrink_failures(x);
+  return !x->o.no_shrink && !x->signo && !x->lost && !x->plug &&
+         shrink_failures(x);
 }
 
 int cs_cmd_explore(int argc, char **argv)
@@ -856,7 +892,8 @@ int cs_cmd_explore(int argc, char **argv)
     fputc('\n', stderr);
   drain_signals(x); /* a stop that came with the last child still counts */
   int exit_code = rc < 0 ? CS_EXIT_USAGE : x->signo ? CS_EXIT_ABORTED
-                  : x->lost ? EX_EXIT_LOST : x->failures ? CS_EXIT_WRONG : CS_EXIT_OK;
+                  : x->lost ? EX_EXIT_LOST : x->plug ? CS_EXIT_ABORTED
+                  : x->failures ? CS_EXIT_WRONG : CS_EXIT_OK;
   int cut = rc == 0 && explore_report(x);
   /* A stop that cut the shrinking short is still pending (shrink only
    * looks): taken here, it is an interruption, not death by the signal

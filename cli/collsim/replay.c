@@ -211,6 +211,12 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
                  "with --input", path);
     return -1;
   }
+  if (h->fill != CS_FILL_INPUT && o->input) {
+    cs_cli_error("replay", "--input %s is not accepted: %s was recorded "
+                 "without --input (its inputs are a fill): leave it out",
+                 o->input, path);
+    return -1;
+  }
   if (edited)
     fprintf(stderr, "collsim replay: %llu record%s of %s edited (checksum "
             "mismatch); replaying them as they are\n",

@@ -68,7 +68,8 @@ static const char run_help[] =
     "@ALGOS@\n"
     "                   or a collective of your own: a shared object exporting\n"
     "                   collsim_collective\n"
-    "                   (a path with '/' or ending in .so; see collsim-api(3)),\n"
+    "                   (a path with '/' or ending in .so: a regular file,\n"
+    "                   not through another user's link; collsim-api(3)),\n"
     "                   verified against its expected-result function; --bug,\n"
     "                   --input, --output, --shape, --signals and --minmax are\n"
     "                   for the built-ins only (refused with a plug-in). Its\n"
@@ -270,15 +271,13 @@ static int opt_cfg(run_opts_t *o, int opt, const char *arg)
 static int opt_mode(run_opts_t *o, int opt, const char *arg)
 {
   int v;
-  char why[256];
   const char *file = NULL;
   switch (opt) {
   case OPT_INPUT: o->input = arg; return 0;
   case OPT_OUTPUT: o->output = arg; return 0;
   case OPT_SCHEDULE:
     if (cs_sched_parse(arg, &o->sched, &file) < 0) {
-      cs_cli_schedule_why(arg, why, sizeof(why));
-      cs_cli_error(parse_cmd, "%s", why);
+      cs_cli_schedule_error(parse_cmd, arg);
       return -1;
     }
     o->schedule_str = arg;
@@ -463,11 +462,18 @@ static volatile sig_atomic_t plug_loading;
 static uintptr_t plug_lo, plug_hi; /* its executable segments' span */
 static char plug_head[4200], plug_tail[160];
 
+static int plug_fd = 2;
+
+void cs_run_plug_fd(int fd)
+{
+  plug_fd = fd;
+}
+
 static void plug_write(const char *s)
 {
   size_t n = strlen(s);
   while (n > 0) {
-    ssize_t k = write(2, s, n);
+    ssize_t k = write(plug_fd, s, n);
     if (k <= 0)
       return;
     s += k;
@@ -561,16 +567,46 @@ static void plug_guard(const char *cmd, const char *path)
     sigaction(sigs[i], &sa, NULL);
 }
 
+int cs_run_algo_path(const char *cmd, const char *arg, char *path)
+{
+  struct stat sb;
+  /* Another user's link would let that user choose the code we run (as
+   * the output rule never writes through one). */
+  if (lstat(arg, &sb) == 0 && S_ISLNK(sb.st_mode) && sb.st_uid != geteuid()) {
+    cs_cli_error(cmd, "--algo %s is another user's symbolic link: expected "
+                 "a shared object of yours or a link of yours to one", arg);
+    return -1;
+  }
+  if (!realpath(arg, path) || stat(path, &sb) < 0) {
+    cs_cli_error(cmd, "--algo %s: cannot open: %s", arg, strerror(errno));
+    return -1;
+  }
+  /* Before dlopen, which would block on a FIFO or read a device forever. */
+  if (!S_ISREG(sb.st_mode)) {
+    cs_cli_error(cmd, "--algo %s is not a regular file: expected a shared "
+                 "object", arg);
+    return -1;
+  }
+  return 0;
+}
+
+void cs_run_algo_error(const char *cmd, const char *arg, const char *path,
+                       const char *why)
+{
+  size_t k = strlen(path);
+  if (!strncmp(why, path, k) && !strncmp(why + k, ": ", 2))
+    why += k + 2; /* cs_coll_open's reason starts with the path it loaded */
+  cs_cli_error(cmd, "--algo %s: %s", arg, why);
+}
+
 int cs_run_load_algo(run_opts_t *o, const char *arg)
 {
   char why[768];
   cs_coll_close(o->coll_handle);
   o->coll = NULL;
   o->coll_handle = NULL;
-  if (!realpath(arg, o->coll_path)) {
-    cs_cli_error(o->cmd, "--algo %s: cannot open: %s", arg, strerror(errno));
+  if (cs_run_algo_path(o->cmd, arg, o->coll_path) < 0)
     return -1;
-  }
   /* Hashed before it is loaded: what the trace records, and what
    * --algo-sha256 (shrink's reruns, a replay) must match. */
   if (hash_file(o->coll_path, o->coll_sha256, why, sizeof(why)) < 0) {
@@ -581,7 +617,7 @@ int cs_run_load_algo(run_opts_t *o, const char *arg)
     return -1;
   if (cs_run_open_guarded(o->cmd, o->coll_path, &o->coll, &o->coll_handle,
                           why, sizeof(why)) < 0) {
-    cs_cli_error(o->cmd, "--algo %s", why);
+    cs_run_algo_error(o->cmd, arg, o->coll_path, why);
     return -1;
   }
   return 0;
@@ -1066,8 +1102,13 @@ static int run_failed(const run_job_t *rj, const cs_pipe_t *p)
                    c->nranks, (unsigned long long)rj->job.input_bytes);
       return CS_EXIT_ABORTED;
     }
-    cs_cli_error(o->cmd, "the inputs differ from the recorded run's (input "
-                 "hash mismatch)%s", o->input ? ": is it the same --input file?" : "");
+    if (o->input)
+      cs_cli_error(o->cmd, "--input %s differs from the recorded run's "
+                   "inputs (input hash mismatch): expected the same file",
+                   o->input);
+    else
+      cs_cli_error(o->cmd, "the inputs differ from the recorded run's (input "
+                   "hash mismatch)");
     return CS_EXIT_USAGE;
   case CS_PIPE_TRACER:
     return cs_cli_tracer_open_exit(o->cmd, p);
@@ -1156,8 +1197,9 @@ int cs_run_checked(run_opts_t *o)
                           "collsim-run-check-", "", 1, 0);
     if (err < 0) {
       cs_cli_error(o->cmd, "--check: cannot make a temporary directory in "
-                   "'%s': %s", cs_cli_tmpdir(), strerror(-err));
-      return CS_EXIT_ABORTED;
+                   "'%s': %s; expected $TMPDIR (or /tmp when it is unset) to "
+                   "name a writable directory", cs_cli_tmpdir(), strerror(-err));
+      return CS_EXIT_USAGE; /* the environment is input, as bench says */
     }
     snprintf(tmp, sizeof(tmp), "%s/run.cstrace", dir);
     o->com.trace = tmp;

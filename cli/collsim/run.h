@@ -91,6 +91,15 @@ void cs_run_list_bugs(FILE *out);
  * printed: the file is missing, not a shared object, without the
  * registration symbol, or of another ABI version). */
 int cs_run_load_algo(run_opts_t *o, const char *arg);
+/* --algo ARG's file, resolved into path (PATH_MAX bytes): not another
+ * user's symbolic link, and a regular file (a FIFO or a device would
+ * block or never end the load). 0, or -1 after one line naming cmd and
+ * arg. */
+int cs_run_algo_path(const char *cmd, const char *arg, char *path);
+/* The one line for cs_coll_open's refusal `why` of --algo ARG (loaded
+ * from its resolved path): names ARG as given. */
+void cs_run_algo_error(const char *cmd, const char *arg, const char *path,
+                       const char *why);
 /* Loads the collective at path (cs_coll_open) under collsim's crash
  * guard: a SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT in its constructor,
  * or later in its own code run in this process (refuse, slots,
@@ -99,6 +108,9 @@ int cs_run_load_algo(run_opts_t *o, const char *arg);
 int cs_run_open_guarded(const char *cmd, const char *path,
                         const cs_collective_t **coll, void **handle, char *why,
                         size_t n);
+/* Where that crash's line goes: fd (default 2, stderr); verify gives
+ * its real stderr while the runs' output is captured. */
+void cs_run_plug_fd(int fd);
 /* Before `cmd` loads the collective `so` a trace's header names: the file
  * must have the SHA-256 the trace recorded (`rec`; all zero: none, taken
  * only when `trust` is set). Prints one line on stderr either way: the

@@ -126,6 +126,9 @@ typedef struct shrink {
   uint64_t    budget, runs;
   char        sig[200];  /* the best failure's signature */
   char        last[200]; /* the last candidate's */
+  char        crash[600]; /* a candidate's line: the collective crashed in
+                             its own code that collsim runs (no failure) */
+  int         crashed;   /* the recorded run's replay did: stopped there */
   int         loose;     /* inputs phase: the outcome kind is enough */
   sh_cfg_t    cfg;       /* of the best failure so far */
   char        dir[640];  /* where the temporaries go: OUT's directory */
@@ -349,6 +352,16 @@ static int attempt(shrink_t *sh, const sh_cfg_t *c, const char *sched)
   }
   if (status == -1 || (WIFEXITED(status) && (WEXITSTATUS(status) == 0 ||
                                              WEXITSTATUS(status) == CS_EXIT_USAGE))) {
+    drop(sh);
+    return 0;
+  }
+  /* The collective crashed in refuse, slots, signal_final or expect:
+   * not a failure of this schedule or size, nothing to shrink. */
+  const char *crash = WIFEXITED(status) && WEXITSTATUS(status) ==
+                      CS_EXIT_ABORTED ? strstr(out, ": the collective ") : NULL;
+  if (crash && strstr(crash, " crashed with SIG")) {
+    snprintf(sh->crash, sizeof(sh->crash), "%.*s",
+             (int)strcspn(crash + 2, "\n"), crash + 2);
     drop(sh);
     return 0;
   }
@@ -840,6 +853,12 @@ static int load_input(shrink_t *sh, sh_shape_t *sp, uint64_t *ndev)
     cs_cli_error("shrink", "%s", why);
     return -1;
   }
+  /* A run whose end is missing does not replay to its failure: said,
+   * and refused, instead of "does not replay to a failure". */
+  if (cs_cli_partial("shrink", sh->in, &t.hdr, t.n)) {
+    cs_trace_free(&t);
+    return -1;
+  }
   int rc = from_header(&t.hdr, sh->in, &sh->cfg);
   sh_dev_t *dev = NULL;
   if (rc == 0) {
@@ -861,6 +880,11 @@ static int first_failure(shrink_t *sh)
   int r = attempt(sh, &sh->cfg, sched);
   if (r < 0)
     return 1;
+  if (r == 0 && sh->crash[0]) {
+    cs_cli_error("shrink", "%s", sh->crash);
+    sh->crashed = 1;
+    return 1;
+  }
   if (r == 0 || !strncmp(sh->sig, "replay diverged", 15)) {
     drop(sh);
     cs_cli_error("shrink", "%s: %s; nothing to shrink", sh->in,
@@ -964,7 +988,7 @@ int cs__shrink_file(const char *in, const char *out, uint64_t budget, int story,
     unlink(sh.best);
   for (int i = 0; i < 3; i++)
     sigaction(sigs[i], &old[i], NULL);
-  if (code == CS_EXIT_ABORTED)
+  if (code == CS_EXIT_ABORTED && !sh.crashed) /* a crash said its line */
     cs_cli_error("shrink", "interrupted; %s not written", out);
   free(sh.dev);
   free(sh.spec);

@@ -83,7 +83,10 @@ static const char usage[] =
     "                    first, and the races a worker finds above its subtree\n"
     "                    come back as new branches; the first failure stops\n"
     "                    them all (docs/verify.md, \"Parallel\")\n"
-    "  -o DIR            where the counterexample goes (default .)\n"
+    "  -o DIR            where the counterexample goes (default .):\n"
+    "                    verify-1.cstrace and verify-1.min.cstrace, each a new\n"
+    "                    name or a regular file of yours, not a link (checked\n"
+    "                    before anything runs)\n"
     "\n"
     "Progress (classes, executions, rate; with -j the subtrees handed out and\n"
     "the workers busy) on stderr when it is a terminal.\n"
@@ -222,6 +225,21 @@ static int parse(int argc, char **argv, vf_opts_t *o)
   if (stat(o->dir, &sb) < 0 || !S_ISDIR(sb.st_mode) || access(o->dir, W_OK | X_OK) < 0) {
     cs_cli_error("verify", "-o %s: expected a writable directory", o->dir);
     return -1;
+  }
+  /* The names the counterexample is written to: never through a link
+   * planted there (ours or not), and else by the output rule. */
+  for (int k = 0; k < 2; k++) {
+    char name[4300];
+    snprintf(name, sizeof(name), "%s/verify-1%s.cstrace", o->dir,
+             k ? ".min" : "");
+    if (lstat(name, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+      cs_cli_error("verify", "-o %s: %s is a symbolic link: expected a new "
+                   "name or a regular file of yours (the counterexample is "
+                   "written there)", o->dir, name);
+      return -1;
+    }
+    if (cs_cli_output_ok("verify", "-o", name, NULL, 0, 0) < 0)
+      return -1;
   }
   return 0;
 }
@@ -1127,7 +1145,7 @@ int cs_cmd_verify(int argc, char **argv)
   if (!v.cap || v.saved[0] < 0 || v.saved[1] < 0) {
     cs_cli_error("verify", "cannot make a temporary file: %s", strerror(errno));
     rc = CS_EXIT_ABORTED;
-  } else if ((rc = parse_run(&v)) != 0) {
+  } else if ((cs_run_plug_fd(v.saved[1]), rc = parse_run(&v)) != 0) {
     rc = rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
   } else {
     v.run.cmd = "verify";
@@ -1140,6 +1158,7 @@ int cs_cmd_verify(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &stops, NULL);
     rc = verify_all(&v);
   }
+  cs_run_plug_fd(2);
   cs_pipe_keep_close(&v.keep);
   if (v.cap)
     fclose(v.cap);

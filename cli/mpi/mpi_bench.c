@@ -125,12 +125,18 @@ static int bench_parse(int argc, char **argv, uint32_t nranks, bench_opts_t *o)
   bench_algos("all", &o->algos);
   int opt;
   optind = 2;
+  opterr = 0; /* one line of ours instead of getopt's */
+  cs_cli_args(argc, argv);
   while ((opt = getopt_long(argc, argv, "b:e:f:n:w:o:", longopts, NULL)) != -1) {
     if (opt == B_HELP) {
       printf("%s", bench_usage);
       return 1;
     }
-    if (opt == '?' || bench_opt(o, opt, optarg) < 0)
+    if (opt == '?') {
+      cs_cli_bad_option(BCMD);
+      return CS_EXIT_USAGE;
+    }
+    if (bench_opt(o, opt, optarg) < 0)
       return CS_EXIT_USAGE;
   }
   if (optind < argc) {

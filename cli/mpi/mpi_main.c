@@ -117,7 +117,9 @@ static const char usage[] =
     "\n"
     "When a wait times out (or an injected hang ends), rank 0 prints the hang\n"
     "wavefront of 'collsim run', headed by a rank that reported an injected\n"
-    "hang (else by the wait that timed out), one line per rank: each rank in\n"
+    "hang, else by the lowest rank that gave no report (stopped by a signal,\n"
+    "in a loop or stuck: 'rank R: no progress: ...'), else by the wait that\n"
+    "timed out; one line per rank: each rank in\n"
     "a wait puts its position one-sidedly into a small window on rank 0\n"
     "(after the first timeout only), and rank 0 waits up to --timeout (0.5\n"
     "to 2 s) for them;\n"
@@ -478,12 +480,18 @@ static int parse(int argc, char **argv, uint32_t nranks, mpi_opts_t *o,
   o->count[0] = 65537;
   int opt;
   optind = 2;
+  opterr = 0; /* one line of ours instead of getopt's */
+  cs_cli_args(argc, argv);
   while ((opt = getopt_long(argc, argv, "", run_longopts, NULL)) != -1) {
     if (opt == OPT_HELP) {
       printf("%s", usage);
       return PARSE_HELP;
     }
-    if (opt == '?' || opt_one(o, opt, optarg) < 0)
+    if (opt == '?') {
+      cs_cli_bad_option(CMD);
+      return CS_EXIT_USAGE;
+    }
+    if (opt_one(o, opt, optarg) < 0)
       return CS_EXIT_USAGE;
   }
   if (optind < argc) {

@@ -243,7 +243,6 @@ static int set_level(uint32_t v, unsigned given, run_opts_t *o,
 static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
                uint32_t *level, unsigned *given, int *lesson)
 {
-  char why[512];
   int v;
   *given |= c == 'n' ? G_RANKS : c == 'c' ? G_COUNT : c == 'd' ? G_DTYPE :
             c == OPT_BUG ? G_BUG : c == 'M' ? G_MODEL :
@@ -265,8 +264,7 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
   case OPT_TRACE: o->com.trace = arg; return 0;
   case 'S':
     if (cs_sched_parse(arg, &o->sched, NULL) < 0) {
-      cs_cli_schedule_why(arg, why, sizeof(why));
-      cs_cli_error("teach", "%s", why);
+      cs_cli_schedule_error("teach", arg);
       return -1;
     }
     o->schedule_str = arg;
@@ -390,31 +388,38 @@ static void print_intro(const cs_ar_cfg_t *c)
          "segment\n\n");
 }
 
-/* Runs the ring, traced into a temporary file, and loads the trace into
- * *t. Returns the run's exit code; *loaded says whether *t holds the
- * trace (then the caller frees it). */
+/* Runs the ring, traced into --trace FILE (kept) or else a temporary
+ * file, and loads the trace into *t. Returns the run's exit code;
+ * *loaded says whether *t holds the trace (then the caller frees it). */
 static int run_traced(run_opts_t *o, cs_trace_t *t, int *loaded)
 {
   char path[4200], why[512];
+  const char *keep = o->com.trace; /* checked by the output rule */
   *loaded = 0;
-  int fd = cs_cli_temp(path, sizeof path, cs_cli_tmpdir(), "collsim-teach-",
-                       "", 0, 0);
-  if (fd < 0) {
-    cs_cli_error("teach", "cannot create a temp file in '%s': %s",
-                 cs_cli_tmpdir(), strerror(-fd));
-    return CS_EXIT_ABORTED;
+  if (keep) {
+    snprintf(path, sizeof path, "%s", keep);
+  } else {
+    int fd = cs_cli_temp(path, sizeof path, cs_cli_tmpdir(),
+                         "collsim-teach-", "", 0, 0);
+    if (fd < 0) {
+      cs_cli_error("teach", "cannot create a temporary trace in '%s': %s; "
+                   "expected $TMPDIR (or /tmp when it is unset) to name a "
+                   "writable directory", cs_cli_tmpdir(), strerror(-fd));
+      return CS_EXIT_USAGE;
+    }
+    close(fd);
+    o->com.trace = path;
   }
-  close(fd);
-  o->com.trace = path;
   printf("The run:\n");
   fflush(stdout);
   int rc = cs_run_execute(o);
-  o->com.trace = NULL;
+  o->com.trace = keep;
   cs_trace_diag_t d;
   *loaded = rc != CS_EXIT_USAGE && cs_trace_load(path, t, &d) == 0;
   if (!*loaded && rc != CS_EXIT_USAGE)
     cs_trace_strerror(&d, why, sizeof(why));
-  unlink(path);
+  if (!keep)
+    unlink(path);
   if (!*loaded) {
     if (rc != CS_EXIT_USAGE)
       cs_cli_error("teach", "%s", why);

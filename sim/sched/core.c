@@ -55,10 +55,12 @@ const char *cs_mm_name(cs_mm_t m)
   return cs_tr_model_name((uint32_t)m);
 }
 
+/* A whole decimal number, digits only (strtoull alone would take a sign
+ * and leading spaces, and wrap " -1" to 2^64 - 1). */
 static int parse_num(const char *s, uint64_t *v)
 {
   char *end;
-  if (!*s || *s == '-')
+  if (*s < '0' || *s > '9')
     return -1;
   errno = 0;
   *v = strtoull(s, &end, 10);
@@ -75,7 +77,8 @@ int cs_sched_parse(const char *s, cs_sched_cfg_t *c, const char **replay_file)
     return 0;
   }
   char buf[256];
-  snprintf(buf, sizeof(buf), "%s", s);
+  if (snprintf(buf, sizeof(buf), "%s", s) >= (int)sizeof(buf))
+    return CS_EBADSCHED; /* cut short, its end unread */
   char *a = strchr(buf, ':'), *b = NULL, *d = NULL;
   if (a) {
     *a++ = 0;

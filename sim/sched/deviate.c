@@ -53,9 +53,10 @@ static int parse_num(const char **p, uint64_t *v)
   char *end;
   if (**p < '0' || **p > '9')
     return -1;
+  errno = 0;
   *v = strtoull(*p, &end, 10);
   *p = end;
-  return 0;
+  return errno ? -1 : 0; /* past 2^64 - 1 */
 }
 
 /* One actor at *p; start: `^` is accepted. */

@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# attack-sweep.sh - a hostile user's bad-option and bad-path sweep over
+# every subcommand of collsim (and collsim-mpi when built); ctest entry
+# `attack_sweep`.
+#
+#   scripts/attack-sweep.sh [--mpi COLLSIM_MPI] [COLLSIM]
+#
+# COLLSIM defaults to build/collsim; --mpi (default: build-mpi/collsim-mpi
+# when it exists; --mpi '' for none) adds collsim-mpi's cases, run as MPI
+# singletons (no mpirun: every case is refused before the job starts).
+#
+# Numbers: every numeric option of run, replay, explore, shrink, trace,
+# teach --plain, bench, verify, ping and collsim-mpi run and bench, and
+# the numbers inside --fault and --schedule, is given 0, -1, 2^63, 2^64,
+# 0x10, an empty string and a unicode string (fullwidth digits), each one
+# the option does not accept. Paths: every file a subcommand reads or
+# writes, and every directory it writes into, is given a private FIFO, a
+# private character device (mknod, only as root: never the real
+# /dev/null), a directory, another user's symbolic link (only as root:
+# chown -h nobody) and the subcommand's own input. Every case must exit 2
+# with exactly one line on stderr that names the subcommand and the
+# value, within 10 s (a FIFO must not block), and must leave every file
+# of the sweep as it was: type, inode, size, mode, owner, content, and no
+# new name in any directory (stat before and after). Prints each failure
+# and "attack-sweep: P/N passed"; exit 0 when all pass, 1 otherwise.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+mpi=
+[ -x "$here/../build-mpi/collsim-mpi" ] && mpi=$here/../build-mpi/collsim-mpi
+. "$here/opts.sh"
+opts_parse attack-sweep.sh "mpi" "$@"; set -- "${opts_rest[@]}"
+cs=$(realpath "${1:-$here/../build/collsim}")
+[ -x "$cs" ] || die "no collsim binary at $cs"
+[ -z "$mpi" ] || mpi=$(realpath "$mpi")
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+root=0; [ "$(id -u)" = 0 ] && root=1
+
+D=$(mktemp -d "${TMPDIR:-/tmp}/attack-sweep.XXXXXX")
+E=$(mktemp "${TMPDIR:-/tmp}/attack-sweep-err.XXXXXX")
+trap 'rm -rf "$D" "$E"' EXIT
+mkdir "$D/cwd" "$D/dir"
+cd "$D/cwd"
+# The fixtures: a trace and a .npy of a small run, a failing trace for
+# shrink, and the hostile paths.
+"$cs" run --ranks 2 --count 17 --iters 1 --trace "$D/t.cstrace" \
+  --output "$D/in.npy" >/dev/null
+"$cs" run --algo ring --ranks 3 --count 40 --bug ring-no-ready-barrier \
+  --schedule random:1 --trace "$D/bad.cstrace" >/dev/null 2>&1 || true
+mkfifo -m 600 "$D/fifo"
+echo precious >"$D/precious"
+hostile=(fifo dir)
+if [ $root = 1 ]; then
+  mknod -m 600 "$D/dev" c 1 5 # a private zero device: endless reads
+  ln -s "$D/precious" "$D/otherlink"
+  chown -h nobody "$D/otherlink"
+  hostile+=(dev otherlink)
+fi
+T=$D/t.cstrace B=$D/bad.cstrace N=$D/in.npy
+
+# The state of every fixture: name, type, inode, size, mode, owner, links,
+# content hash of regular files, and every name in the sweep's dirs.
+snap() {
+  (cd "$D" && find . -printf '%p %y %i %s %m %U %n %l\n' | sort
+   find "$D" -type f -exec sha1sum {} + | sort)
+}
+
+pass=0 total=0
+fail() {
+  echo "FAIL: $*"
+  echo "      exit $rc; stderr: $(head -c 600 "$E" | sed 's/^/| /')"
+}
+
+# one SUB VALUE CMD...: a case; SUB is the word the line must name
+# ("collsim SUB:" or collsim-mpi's "collsim mpi SUB:"), VALUE what it must
+# quote (an empty value as '').
+one() {
+  local sub=$1 val=$2; shift 2
+  total=$((total + 1))
+  local before; before=$(snap)
+  rc=0
+  timeout -k 2 10 "$@" </dev/null >/dev/null 2>"$E" || rc=$?
+  local lines; lines=$(wc -l <"$E")
+  local err; err=$(cat "$E")
+  local want=$val; [ -z "$val" ] && want="''"
+  if [ $rc -ne 2 ]; then fail "$*: expected exit 2"
+  elif [ "$lines" -ne 1 ]; then fail "$*: expected one line, got $lines"
+  elif [[ $err != "collsim $sub:"* && $err != "collsim mpi $sub:"* &&
+          $err != "collsim-mpi $sub:"* ]]; then
+    fail "$*: the line does not start 'collsim $sub:'"
+  elif [[ $err != *"$want"* ]]; then fail "$*: the line does not name '$want'"
+  elif [ "$before" != "$(snap)" ]; then
+    fail "$*: files changed: $(diff <(echo "$before") <(snap) | head -4 | tr '\n' ' ')"
+  else pass=$((pass + 1))
+  fi
+}
+
+# Numbers ---------------------------------------------------------------
+big63=9223372036854775808 big64=18446744073709551616
+values=(0 -1 $big63 $big64 0x10 "" "１６")
+# num SUB OPT SKIP CMD...: OPT given every value but those in SKIP
+# (space-separated: values the option accepts), after CMD.
+num() {
+  local sub=$1 opt=$2 skip=" $3 "; shift 3
+  for v in "${values[@]}"; do
+    [[ $skip == *" $v "* ]] && continue
+    one "$sub" "$v" "$@" "$opt" "$v"
+  done
+}
+# pat SUB OPT FORMAT SKIP CMD...: as num, the value put into FORMAT's @.
+pat() {
+  local sub=$1 opt=$2 fmt=$3 skip=" $4 "; shift 4
+  for v in "${values[@]}"; do
+    [[ $skip == *" $v "* ]] && continue
+    one "$sub" "${fmt//@/$v}" "$@" "$opt" "${fmt//@/$v}"
+  done
+}
+run=("$cs" run --ranks 2 --count 17 --iters 1)
+for o in --ranks --count --iters --tile-bytes --timeout; do
+  num run $o "" "${run[@]}"
+done
+num run --seed "0 $big63" "${run[@]}"
+pat run --fault "@:segv" "0" "${run[@]}"
+pat run --fault "0:segv:@" "0 $big63" "${run[@]}"
+pat run --shape "@x17" "" "${run[@]}"
+pat run --shape "1x@" "" "${run[@]}"
+pat run --valid "@,1" "" "${run[@]}" --algo mesh --shape 1x17
+schedules=("random:@" "pct:@:1" "pct:1:@" "pct:1:1:@" "deviate:@.0>0.0"
+           "deviate:0.@>1.0" "deviate:0#@>1.0")
+for s in "${schedules[@]}"; do
+  case $s in
+    random:@|pct:@:1|deviate:0.@*) skip="0 $big63" ;;
+    deviate:@.0*) skip=0 ;;
+    pct:1:1:@|deviate:0#@*) skip=$big63 ;; # a step or landing count
+    *) skip= ;;
+  esac
+  pat run --schedule "$s" "$skip" "${run[@]}"
+done
+# Trailing garbage, signs, spaces and a number cut by a buffer's end.
+long0=$(printf '0%.0s' {1..300})
+for s in "random:5x" "random:+5" "random: 5" "random: -1" "pct:1:2:3x" \
+         "random:${long0}5junk" "deviate:0.1>1.0x" "deviate:+0.1>1.0"; do
+  one run "$s" "${run[@]}" --schedule "$s"
+done
+num replay --timeout "" "$cs" replay "$T"
+ex=("$cs" explore --ranks 2 --count 17 --schedules 1 -o "$D/dir")
+for o in --schedules --time -j --batch; do num explore $o "" "${ex[@]}"; done
+num explore --explore-seed "0" "${ex[@]}"
+num explore --ranks "" "${ex[@]}"
+num explore --count "" "${ex[@]}"
+num shrink --budget "" "$cs" shrink "$B" -o "$D/dir/min.cstrace"
+num trace --rank "0" "$cs" trace "$T"
+num trace --from "0 $big63" "$cs" trace "$T"
+num trace --to "0 $big63" "$cs" trace "$T"
+te=("$cs" teach --plain)
+for o in --ranks --count --level; do num teach $o "" "${te[@]}"; done
+pat teach --schedule "random:@" "0 $big63" "${te[@]}"
+pat teach --schedule "pct:1:@" "" "${te[@]}"
+be=("$cs" bench -b 8 -e 8 -n 1 -w 0 --ranks 2 --algo ring)
+for o in -b -e -f -n --ranks --tile-bytes --timeout; do num bench $o "" "${be[@]}"; done
+num bench -w "0" "${be[@]}"
+num bench -c "0" "${be[@]}"
+ve=("$cs" verify --ranks 2 --count 2 -o "$D/dir")
+for o in --max-classes --budget --ranks --count --iters; do num verify $o "" "${ve[@]}"; done
+for o in --ranks --rounds --timeout; do num ping $o "" "$cs" ping; done
+if [ -n "$mpi" ]; then
+  for o in --count --iters --tile-bytes --timeout; do num run $o "" "$mpi" run; done
+  num run --seed "0 $big63" "$mpi" run
+  for o in -b -e -f -n; do num bench $o "" "$mpi" bench; done
+  num bench -w "0" "$mpi" bench
+fi
+
+# An unknown option, once per subcommand.
+for c in "run ${run[*]:2}" "replay $T" "explore" "shrink $B" "trace $T" \
+         "check $T" "teach --plain" "bench" "verify" "ping" "clean"; do
+  read -r sub rest <<<"$c"
+  one "$sub" --bogus "$cs" $sub $rest --bogus
+done
+[ -z "$mpi" ] || { one run --bogus "$mpi" run --bogus; one bench --bogus "$mpi" bench --bogus; }
+
+# Paths -----------------------------------------------------------------
+# out SUB OPT INPUT CMD...: a file SUB writes, given every hostile path
+# and INPUT (its own input, or "" when it has none), after CMD.
+out() {
+  local sub=$1 opt=$2 input=$3; shift 3
+  for h in "${hostile[@]}"; do one "$sub" "$D/$h" "$@" "$opt" "$D/$h"; done
+  [ -z "$input" ] || one "$sub" "$input" "$@" "$opt" "$input"
+}
+# inp SUB OPT CMD... : a file SUB reads (OPT "" for a positional one); the
+# input trace itself is the wrong kind for an .npy or a plug-in.
+inp() {
+  local sub=$1 opt=$2; shift 2
+  for h in "${hostile[@]}" "${extra_in[@]}"; do
+    if [ -z "$opt" ]; then one "$sub" "$D/$h" "$@" "$D/$h"
+    else one "$sub" "$D/$h" "$@" "$opt" "$D/$h"; fi
+  done
+}
+# dir SUB OPT CMD...: a directory SUB writes into: a FIFO, a device, a
+# regular file, another user's link to one.
+dirs() {
+  local sub=$1 opt=$2; shift 2
+  local h list=(fifo precious)
+  [ $root = 1 ] && list+=(dev otherlink)
+  for h in "${list[@]}"; do
+    if [ -z "$opt" ]; then one "$sub" "$D/$h" "$@" "$D/$h"
+    else one "$sub" "$D/$h" "$@" "$opt" "$D/$h"; fi
+  done
+}
+extra_in=(t.cstrace)
+out run --output "$N" "${run[@]}" --input "$N"
+out run --trace "$N" "${run[@]}" --input "$N"
+inp run --input "${run[@]}"
+inp run --algo "${run[@]}"
+inp bench --algo "${be[@]}"
+inp teach --algo "${te[@]}"
+extra_in=(in.npy)
+out replay --output "$T" "$cs" replay "$T"
+out replay --trace "$T" "$cs" replay "$T"
+inp replay "" "$cs" replay
+inp replay --input "$cs" replay "$T"
+out shrink -o "$B" "$cs" shrink "$B"
+inp shrink "" "$cs" shrink
+out trace -o "$T" "$cs" trace "$T"
+out trace --output "$T" "$cs" trace "$T" --stats
+inp trace "" "$cs" trace
+inp check "" "$cs" check
+out teach --trace "" "${te[@]}"
+out ping --trace "" "$cs" ping
+dirs explore -o "$cs" explore --ranks 2 --count 17 --schedules 1
+dirs verify -o "$cs" verify --ranks 2 --count 2
+dirs clean "" "$cs" clean
+if [ -n "$mpi" ]; then
+  out run --trace "$N" "$mpi" run --input "$N"
+  out run --output "$N" "$mpi" run --input "$N"
+  extra_in=(t.cstrace)
+  inp run --input "$mpi" run
+fi
+
+echo "attack-sweep: $pass/$total passed"
+[ "$pass" = "$total" ]
