@@ -187,7 +187,13 @@ hang() {
     if left_over; then echo "FAIL $label: collsim-mpi processes left"; fail=1; fi
   done
   echo "ok $label: exit $rc, wavefront: $(grep -c '^  rank ' <<<"$out") lines"
-  stopped_rank "$label" "$@"
+  # Under MPICH the other ranks block inside MPI calls that need the
+  # stopped rank's progress, so no wait of collsim's times out (the job
+  # hangs until it is killed): the case is Open MPI's (docs/mpi.md).
+  case $label in
+    mpich*) echo "skip $label stopped: MPICH's one-sided calls wait for the stopped rank" ;;
+    *) stopped_rank "$label" "$@" ;;
+  esac
 }
 
 # stopped_rank LABEL MPIRUN... BINARY: rank 1 stopped by SIGSTOP mid-run
