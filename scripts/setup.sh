@@ -20,7 +20,7 @@ mode=${1:-demo}
 
 pkgs=(gcc libc6-dev make cmake pkg-config liburing-dev libcriterion-dev libncurses-dev)
 [ "$mode" = mpi ] && pkgs+=(openmpi-bin libopenmpi-dev mpich libmpich-dev)
-[ "$mode" = test ] && pkgs+=(tmux g++) # the terminal lesson's tests, pto_ref
+[ "$mode" = test ] && pkgs+=(tmux g++ strace) # the terminal lesson's tests, pto_ref, the launcher's system calls counted
 . scripts/need.sh
 need setup "${pkgs[@]}"
 
