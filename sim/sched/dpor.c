@@ -954,7 +954,8 @@ int cs_dpor_task_take(cs_dpor_t *x, void **buf, size_t *len, uint64_t *id)
       if (ng) /* the branch's guide (guided branches) */
         memcpy(b + 3 + j, nd->seq[i], ng * sizeof(uint64_t));
       pev_t *sl = (pev_t *)(b + words);
-      memcpy(sl, nd->sleep, nd->nsleep * sizeof(pev_t));
+      if (nd->nsleep) /* an empty sleep set may have no array */
+        memcpy(sl, nd->sleep, nd->nsleep * sizeof(pev_t));
       ns = nd->nsleep;
       for (uint32_t e = 0; e < nd->nen; e++)
         if (nd->en[e].key != k && has_key(nd->done, nd->ndone, nd->en[e].key))
