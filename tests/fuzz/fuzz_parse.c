@@ -43,11 +43,8 @@ static void sched(const char *s)
   cs_sched_cfg_t c;
   memset(&c, 0, sizeof(c));
   const char *file = NULL;
-  char why[512];
   if (cs_sched_parse(s, &c, &file) < 0) {
-    cs_cli_schedule_why(s, why, sizeof(why));
-    if (!why[0])
-      abort();
+    cs_cli_schedule_error("fuzz", s); /* the refusal's line, whole */
     return;
   }
   if (c.strategy == CS_SCHED_FREE)
