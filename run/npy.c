@@ -57,6 +57,7 @@
 
 #include "../sim/trace.h"
 #include "../window/cs_error.h"
+#include "../window/fdio.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
                "npy.c copies little-endian file data as is: byte-swap it "
@@ -116,40 +117,6 @@ static void show(char *dst, size_t cap, const char *s, size_t n)
     off += (size_t)w;
   }
   dst[off] = 0;
-}
-
-/* pread until n bytes or EOF; returns the bytes read or -1 with errno. */
-static ssize_t pread_full(int fd, void *buf, size_t n, off_t off)
-{
-  size_t done = 0;
-  while (done < n) {
-    ssize_t r = pread(fd, (char *)buf + done, n - done, off + (off_t)done);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0)
-      return -1;
-    if (r == 0)
-      break;
-    done += (size_t)r;
-  }
-  return (ssize_t)done;
-}
-
-static int write_full(int fd, const void *buf, size_t n)
-{
-  size_t done = 0;
-  while (done < n) {
-    ssize_t w = write(fd, (const char *)buf + done, n - done);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0) {
-      if (w == 0)
-        errno = EIO;
-      return -1;
-    }
-    done += (size_t)w;
-  }
-  return 0;
 }
 
 static uint32_t le16(const unsigned char *p)
@@ -453,7 +420,7 @@ static int read_prefix(int fd, uint64_t fsize, size_t *prefix, uint32_t *hlen,
 {
   unsigned char pre[12];
   size_t want = fsize < sizeof pre ? (size_t)fsize : sizeof pre;
-  ssize_t got = pread_full(fd, pre, want, 0);
+  ssize_t got = cs_pread_full(fd, pre, want, 0);
   if (got < 0)
     return fail(why, whylen, path, "cannot read: %s", strerror(errno));
   if (got == 0)
@@ -499,7 +466,7 @@ static int read_dict(int fd, size_t prefix, uint32_t hlen, cs_dtype_t *t,
   if (text == NULL)
     return fail(why, whylen, path, "out of memory for a %u-byte header",
                 hlen);
-  ssize_t got = pread_full(fd, text, hlen, (off_t)prefix);
+  ssize_t got = cs_pread_full(fd, text, hlen, prefix);
   if (got != (ssize_t)hlen) {
     fail(why, whylen, path, "cannot read the header: %s",
          got < 0 ? strerror(errno) : "file shrank while reading");
@@ -562,7 +529,7 @@ static void *read_data(int fd, uint64_t nbytes, uint64_t off, char *why,
          (unsigned long long)nbytes);
     return NULL;
   }
-  ssize_t got = pread_full(fd, data, (size_t)nbytes, (off_t)off);
+  ssize_t got = cs_pread_full(fd, data, (size_t)nbytes, off);
   if (got != (ssize_t)nbytes) {
     fail(why, whylen, path, "cannot read the data: %s",
          got < 0 ? strerror(errno) : "file shrank while reading");
@@ -694,7 +661,7 @@ static int write_temp(char *tmp, const char *head, size_t hlen,
                 strerror(errno));
   /* mkstemp makes 0600; give the file what open(2) would have. */
   if (fchmod(fd, 0666 & ~current_umask()) < 0 ||
-      write_full(fd, head, hlen) < 0 || write_full(fd, data, nbytes) < 0) {
+      cs_write_full(fd, head, hlen) < 0 || cs_write_full(fd, data, nbytes) < 0) {
     fail(why, whylen, path, "cannot write %s: %s", tmp, strerror(errno));
     close(fd);
     unlink(tmp);

@@ -29,6 +29,7 @@
 
 #include "../../sim/dpor.h"
 #include "../../sim/rng.h"
+#include "../../window/fdio.h"
 #include "cli.h"
 #include "run.h"
 #include "shrink.h"
@@ -611,41 +612,11 @@ typedef struct msg {
   uint64_t len;
 } msg_t;
 
-static int write_all(int fd, const void *p, size_t n)
-{
-  const char *c = p;
-  while (n) {
-    ssize_t k = write(fd, c, n);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      return -1;
-    c += k;
-    n -= (size_t)k;
-  }
-  return 0;
-}
-
-static int read_all(int fd, void *p, size_t n)
-{
-  char *c = p;
-  while (n) {
-    ssize_t k = read(fd, c, n);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      return -1;
-    c += k;
-    n -= (size_t)k;
-  }
-  return 0;
-}
-
 static int send_msg(int fd, uint32_t type, uint32_t flag, const void *p,
                     size_t n)
 {
   msg_t h = {.type = type, .flag = flag, .len = n};
-  return write_all(fd, &h, sizeof(h)) < 0 || (n && write_all(fd, p, n) < 0)
+  return cs_write_full(fd, &h, sizeof(h)) < 0 || (n && cs_write_full(fd, p, n) < 0)
          ? -1 : 0;
 }
 
@@ -653,12 +624,13 @@ static int send_msg(int fd, uint32_t type, uint32_t flag, const void *p,
 static int recv_msg(int fd, msg_t *h, void **body)
 {
   *body = NULL;
-  if (read_all(fd, h, sizeof(*h)) < 0 || h->len > (1ull << 32))
+  if (cs_read_full(fd, h, sizeof(*h)) != (ssize_t)sizeof(*h) ||
+      h->len > (1ull << 32))
     return -1;
   if (!h->len)
     return 0;
   *body = malloc(h->len);
-  if (!*body || read_all(fd, *body, h->len) < 0) {
+  if (!*body || cs_read_full(fd, *body, h->len) != (ssize_t)h->len) {
     free(*body);
     *body = NULL;
     return -1;

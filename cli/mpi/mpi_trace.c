@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "../../window/cs_error.h"
+#include "../../window/fdio.h"
 #include "../../run/pipeline.h"
 
 static int is_consumer(uint32_t kind)
@@ -119,22 +120,6 @@ static int cmp_rec(const void *pa, const void *pb)
   return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
-static int write_all(int fd, const void *buf, size_t n, off_t off)
-{
-  const uint8_t *p = buf;
-  while (n) {
-    ssize_t k = pwrite(fd, p, n, off);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      return k < 0 ? -errno : -EIO;
-    p += k;
-    off += k;
-    n -= (size_t)k;
-  }
-  return 0;
-}
-
 /* Rank 0: the merged records as the file, seq 1, 2, ... in merged order. */
 static int write_file(int fd, cs_trace_header_t *h, cs_trace_rec_t *all,
                       uint64_t n)
@@ -148,9 +133,9 @@ static int write_file(int fd, cs_trace_header_t *h, cs_trace_rec_t *all,
   memset(block, 0, sizeof(block));
   cs_trace_header_seal(h);
   memcpy(block, h, sizeof(*h));
-  int rc = write_all(fd, block, sizeof(block), 0);
+  int rc = cs_pwrite_full(fd, block, sizeof(block), 0);
   if (rc == 0)
-    rc = write_all(fd, all, n * sizeof(*all), CS_TRACE_HEADER_BYTES);
+    rc = cs_pwrite_full(fd, all, n * sizeof(*all), CS_TRACE_HEADER_BYTES);
   return rc;
 }
 

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "../../window/cs_error.h"
+#include "../../window/fdio.h"
 #include "../trace.h"
 #include "read.h"
 
@@ -96,23 +97,6 @@ static int fail(cs_trace_reader_t *rd, cs_trace_defect_t k, uint64_t a,
   return diag_set(&rd->diag, rd->path, k, a, b);
 }
 
-/* Reads up to n bytes, retrying short reads; *got = bytes read. Returns 0
- * when all n came, -1 at an error or the end of the file. */
-static int read_full(int fd, void *p, size_t n, size_t *got)
-{
-  size_t k = 0;
-  while (k < n) {
-    ssize_t r = read(fd, (uint8_t *)p + k, n - k);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      break;
-    k += (size_t)r;
-  }
-  *got = k;
-  return k == n ? 0 : -1;
-}
-
 static int header_ok(cs_trace_reader_t *rd)
 {
   const cs_trace_header_t *h = &rd->hdr;
@@ -162,15 +146,14 @@ static int read_header(cs_trace_reader_t *rd, uint64_t *size)
   *size = (uint64_t)sb.st_size;
   if (*size == 0)
     return fail(rd, CS_TRD_EMPTY, 0, 0);
-  size_t got;
   if (*size < sizeof(cs_trace_header_t)) {
     char magic[8] = {0};
-    if (read_full(rd->fd, magic, sizeof(magic), &got) < 0 ||
+    if (cs_read_full(rd->fd, magic, sizeof(magic)) != (ssize_t)sizeof(magic) ||
         memcmp(magic, CS_TRACE_MAGIC, 8) != 0)
       return fail(rd, CS_TRD_MAGIC, 0, 0);
     return fail(rd, CS_TRD_SHORT_HEADER, *size, CS_TRACE_HEADER_STRUCT);
   }
-  if (read_full(rd->fd, &rd->hdr, sizeof(rd->hdr), &got) < 0)
+  if (cs_read_full(rd->fd, &rd->hdr, sizeof(rd->hdr)) != (ssize_t)sizeof(rd->hdr))
     return fail(rd, CS_TRD_READ, 0, 0);
   return 0;
 }
@@ -183,10 +166,11 @@ static int padding_ok(cs_trace_reader_t *rd, uint64_t size)
   uint32_t hb = rd->hdr.header_bytes;
   if (size < hb)
     return fail(rd, CS_TRD_SHORT_BLOCK, size, hb);
-  size_t pad = hb - sizeof(cs_trace_header_t), got;
+  size_t pad = hb - sizeof(cs_trace_header_t);
   _Static_assert(CS_TRACE_HEADER_BYTES - CS_TRACE_HEADER_STRUCT <= CS_TRACE_READER_BUF,
                  "the header block's padding fits the buffer");
-  read_full(rd->fd, rd->buf, pad, &got);
+  ssize_t r = cs_read_full(rd->fd, rd->buf, pad);
+  size_t got = r < 0 ? 0 : (size_t)r;
   for (size_t o = 0; o < pad; o += 64) {
     size_t k = pad - o < 64 ? pad - o : 64;
     int nz = o + k > got;
@@ -278,7 +262,10 @@ int cs_trace_reader_next(cs_trace_reader_t *rd, cs_trace_rec_t *rec)
     size_t want = (left < BUF_RECORDS ? (size_t)left : BUF_RECORDS) *
                   sizeof(cs_trace_rec_t);
     rd->pos = rd->len = 0;
-    if (read_full(rd->fd, rd->buf, want, &rd->len) < 0)
+    ssize_t got = cs_read_full(rd->fd, rd->buf, want);
+    if (got >= 0)
+      rd->len = (size_t)got;
+    if (got != (ssize_t)want)
       return fail(rd, CS_TRD_READ, 0, 0);
   }
   cs_trace_rec_t x;

@@ -25,29 +25,10 @@
 #include <unistd.h>
 
 #include "../../window/cs_error.h"
+#include "../../window/fdio.h"
 #include "../launch.h"
 #include "ring.h"
 
-
-/* Writes all n bytes at off: 0 or -errno (a short write is retried, so a
- * full disk reports ENOSPC, not a stale errno). */
-static int pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
-{
-  const uint8_t *p = buf;
-  while (n) {
-    ssize_t k = pwrite(fd, p, n, (off_t)off);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k < 0)
-      return -errno;
-    if (k == 0)
-      return -EIO;
-    p += k;
-    off += (uint64_t)k;
-    n -= (size_t)k;
-  }
-  return 0;
-}
 
 /* Drops O_DIRECT: later writes go through the page cache. */
 static void buffered(cs_tracer_t *t)
@@ -84,7 +65,7 @@ static void write_sync(cs_tracer_t *t, uint32_t c, uint64_t done)
   }
   if (done < t->chunk_bytes && (rc == 0 || rc == -EINVAL)) {
     buffered(t); /* refused (EINVAL) or a short write left an unaligned rest */
-    rc = pwrite_all(t->fd, p + done, t->chunk_bytes - done, t->off[c] + done);
+    rc = cs_pwrite_full(t->fd, p + done, t->chunk_bytes - done, t->off[c] + done);
   }
   if (rc < 0 && !t->err)
     t->err = rc;
@@ -272,10 +253,10 @@ static int write_header_block(cs_tracer_t *t, const cs_trace_header_t *h)
   memcpy(b, h, sizeof(*h));
   int fl = fcntl(t->fd, F_GETFL);
   t->direct = fl >= 0 && fcntl(t->fd, F_SETFL, fl | O_DIRECT) == 0;
-  int rc = pwrite_all(t->fd, b, CS_TRACE_HEADER_BYTES, 0);
+  int rc = cs_pwrite_full(t->fd, b, CS_TRACE_HEADER_BYTES, 0);
   if (rc == -EINVAL && t->direct) {
     buffered(t);
-    rc = pwrite_all(t->fd, b, CS_TRACE_HEADER_BYTES, 0);
+    rc = cs_pwrite_full(t->fd, b, CS_TRACE_HEADER_BYTES, 0);
   }
   free(b);
   return rc;
@@ -457,7 +438,7 @@ static int copy_into(int fd, const char *tmp)
       err = k < 0 ? -errno : 0;
       break;
     }
-    if ((err = pwrite_all(fd, buf, (size_t)k, off)) < 0)
+    if ((err = cs_pwrite_full(fd, buf, (size_t)k, off)) < 0)
       break;
     off += (uint64_t)k;
   }
@@ -645,7 +626,7 @@ static void put_tail(cs_tracer_t *t, const void *p, uint64_t n)
     t->pos += n;
     return;
   }
-  int rc = pwrite_all(t->fd, p, n, t->pos);
+  int rc = cs_pwrite_full(t->fd, p, n, t->pos);
   if (rc < 0 && !t->err)
     t->err = rc;
   t->pos += n;
@@ -740,7 +721,7 @@ int cs_tracer_close(cs_tracer_t *t, const cs_launch_result_t *res,
     t->hdr.end_records = (t->pos - CS_TRACE_HEADER_BYTES) / sizeof(cs_trace_rec_t);
     t->hdr.end_state = CS_TR_END_COMPLETE;
     cs_trace_header_seal(&t->hdr);
-    err = pwrite_all(t->fd, &t->hdr, sizeof(t->hdr), 0);
+    err = cs_pwrite_full(t->fd, &t->hdr, sizeof(t->hdr), 0);
   }
   if (close(t->fd) < 0 && !err)
     err = -errno;
