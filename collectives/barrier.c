@@ -66,3 +66,18 @@ void cs__ar_chunked_where(const cs_ar_cfg_t *c, const cs_knobs_t *k,
     snprintf(buf, n, "read-complete of chunk %d, rank %u's notify",
              target - 2, from);
 }
+
+void cs__ar_neighbour_where(const cs_ar_cfg_t *c, uint32_t cell, char letter,
+                            uint32_t first, const char *last, char *buf,
+                            size_t n)
+{
+  uint32_t nr = c->nranks, row = cell / nr, from = cell % nr;
+  if (row + 1 < nr)
+    snprintf(buf, n, "neighbour barrier of RS %c%u, rank %u's notify", letter,
+             row + first, from);
+  else if (row + 2 < 2 * nr)
+    snprintf(buf, n, "neighbour barrier of AG %c%u, rank %u's notify", letter,
+             row - (nr - 1) + first, from);
+  else
+    snprintf(buf, n, "%s, rank %u's notify", last, from);
+}

@@ -145,4 +145,14 @@ void cs__ar_chunked_where(const cs_ar_cfg_t *c, const cs_knobs_t *k,
                           uint32_t rank, uint32_t cell, int32_t target,
                           char *buf, size_t n);
 
+/* The place of a wait on `cell` in an algorithm of neighbour barriers, one
+ * signal row per barrier (ring-nb, host-push): rows 0..N-2 the
+ * reduce-scatter's steps, rows N-1..2N-3 the all-gather's, a later row the
+ * final barrier, told as `last`; steps are numbered from `first` with the
+ * letter the algorithm's tags use ("neighbour barrier of RS s1, rank 2's
+ * notify"). */
+void cs__ar_neighbour_where(const cs_ar_cfg_t *c, uint32_t cell, char letter,
+                            uint32_t first, const char *last, char *buf,
+                            size_t n);
+
 #endif

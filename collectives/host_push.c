@@ -197,16 +197,9 @@ static void host_push_where(const cs_ar_cfg_t *c, const cs_knobs_t *k,
   (void)k;
   (void)rank;
   (void)target;
-  uint32_t nr = c->nranks, row = cell / nr, from = cell % nr;
-  if (row + 1 < nr)
-    snprintf(buf, n, "neighbour barrier of RS s%u, rank %u's notify",
-             row + 1, from);
-  else if (row + 2 < 2 * nr)
-    snprintf(buf, n, "neighbour barrier of AG s%u, rank %u's notify",
-             row + 2 - nr, from);
-  else
-    snprintf(buf, n, "final barrier (every push into this window has "
-             "landed), rank %u's notify", from);
+  cs__ar_neighbour_where(c, cell, 's', 1,
+                         "final barrier (every push into this window has "
+                         "landed)", buf, n);
 }
 
 static void host_push_notifies(const cs_ar_cfg_t *c, int single,

@@ -161,16 +161,8 @@ static void ring_nb_where(const cs_ar_cfg_t *c, const cs_knobs_t *k,
   (void)k;
   (void)rank;
   (void)target;
-  uint32_t nr = c->nranks, row = cell / nr, from = cell % nr;
-  if (row + 1 < nr)
-    snprintf(buf, n, "neighbour barrier of RS t%u, rank %u's notify", row,
-             from);
-  else if (row + 2 < 2 * nr)
-    snprintf(buf, n, "neighbour barrier of AG t%u, rank %u's notify",
-             row - (nr - 1), from);
-  else
-    snprintf(buf, n, "DONE barrier (the right neighbour gathered), "
-             "rank %u's notify", from);
+  cs__ar_neighbour_where(c, cell, 't', 0,
+                         "DONE barrier (the right neighbour gathered)", buf, n);
 }
 
 static void ring_nb_notifies(const cs_ar_cfg_t *c, int single,
