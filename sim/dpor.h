@@ -48,6 +48,14 @@ typedef struct cs_dpor_stats {
   uint64_t classes;    /* complete runs */
   uint64_t blocked;    /* sleep-blocked runs */
   uint64_t max_steps;  /* the longest run */
+  /* The share of the tree the runs so far stand for (docs/verify.md,
+   * "How far an incomplete search got"): each run adds the product, over
+   * its nodes in the tree, of one over the branches that node will
+   * explore as known at the run's end. 1 when every branch is explored
+   * and no race added a branch to a node after a run passed it; races
+   * found later do add some, so before the end it overstates what is
+   * done. A subtree's (cs_dpor_create_sub) is its share of the subtree. */
+  double   share;
 } cs_dpor_stats_t;
 
 /* A new search of the runs under model m. Returns 0 or -ENOMEM. */
@@ -88,6 +96,9 @@ const uint32_t *cs_dpor_choices(const cs_dpor_t *x, uint64_t *n);
  * branches aside. */
 int cs_dpor_task_take(cs_dpor_t *x, void **buf, size_t *len, uint64_t *id);
 void cs_dpor_task_done(cs_dpor_t *x, uint64_t id);
+/* The share of the tree (as cs_dpor_stats_t's) of the task just taken at
+ * node id: the product over nodes 0..id of one over their branches. */
+double cs_dpor_task_share(const cs_dpor_t *x, uint64_t id);
 int cs_dpor_apply(cs_dpor_t *x, const void *buf, size_t len);
 int cs_dpor_create_sub(cs_dpor_t **x, cs_mm_t m, cs_dpor_mode_t mode,
                        const void *buf, size_t len);

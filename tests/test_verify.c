@@ -1127,6 +1127,50 @@ Test(verify, a_budget_too_small_says_incomplete, .timeout = 120)
                           "2 classes"), "%s", r.out);
 }
 
+/* The share of the tree an incomplete search reports: under the brute
+ * force every node's branches are fixed when it is made and all of them
+ * are run, so the runs' shares add up to exactly 1 (and under the
+ * reduction, to at least the share the last run alone stands for). */
+Test(verify, the_brute_force_runs_cover_a_share_of_one, .timeout = 300)
+{
+  uint32_t multi = 0;
+  setup();
+  for (size_t i = 0; i < NPROGS; i++) {
+    if (progs[i].big)
+      continue;
+    for (cs_mm_t m = CS_MM_SC; m <= CS_MM_RELAXED; m++) {
+      outs_t o = {0};
+      cs_dpor_stats_t st = reduced(&progs[i], m, CS_DPOR_EXHAUSTIVE, &o);
+      cr_expect(st.share > 1 - 1e-9 && st.share < 1 + 1e-9,
+                "%s under %s: %llu runs cover %.12f of the tree",
+                progs[i].name, cs_mm_name(m),
+                (unsigned long long)st.executions, st.share);
+      multi += st.executions > 1;
+    }
+  }
+  /* (a tree of one run covers 1 trivially: most have many) */
+  cr_expect_gt(multi, 10, "%u searches of more than one run", multi);
+}
+
+/* An incomplete search says how far it got and what that makes in all. */
+Test(verify, an_incomplete_search_estimates_the_classes, .timeout = 120)
+{
+  cli_out_t r;
+  run_cli(&r, 100, "verify", "--algo", "ring", "--ranks", "2", "--count", "17",
+          "--iters", "2", "--memory-model", "sc", "--max-classes", "40", NULL);
+  cr_assert_eq(r.status, 4, "%s%s", r.out, r.err);
+  double pct = 0, est = 0;
+  const char *e = strstr(r.out, "explored: about ");
+  cr_assert(e && sscanf(e, "explored: about %lf%% of the tree as its "
+                           "branches are known now, which makes about %lf",
+                        &pct, &est) == 2, "%s", r.out);
+  /* 40 of the configuration's 81 classes (its complete search, in
+   * docs/verify.md) were explored: a share strictly inside (0, 100], and
+   * an estimate of at least the classes explored. */
+  cr_expect(pct > 0 && pct <= 100, "%s", r.out);
+  cr_expect_geq(est, 40, "%s", r.out);
+}
+
 /* Bad values: one line naming verify and the value, exit 2. */
 Test(verify, bad_options_are_one_line_naming_verify, .timeout = 120)
 {

@@ -57,7 +57,9 @@ static const char usage[] =
     "                      of them that fails is a counterexample too;\n"
     "                      with --check so is a check finding on a run\n"
     "                      that passed (kept, not shrunk, its story told)\n"
-    "  incomplete: ...     the budget or --max-classes ran out (exit 4)\n"
+    "  incomplete: ...     the budget or --max-classes ran out (exit 4), with\n"
+    "                      the share of the tree explored and a rough\n"
+    "                      estimate of the classes in all\n"
     "\n"
     "  --memory-model M,...  from sc, fifo, relaxed, a2a3 (default sc,fifo,\n"
     "                    relaxed; a2a3 reduces at 64-byte line grain and has\n"
@@ -620,6 +622,17 @@ static int send_msg(int fd, uint32_t type, uint32_t flag, const void *p,
          ? -1 : 0;
 }
 
+/* A run's message: its share of the worker's subtree (cs_dpor_stats_t),
+ * then the races it reports above the subtree. */
+static int send_run(int fd, uint32_t flag, double share, const void *rep,
+                    size_t n)
+{
+  msg_t h = {.type = MSG_RUN, .flag = flag, .len = sizeof(share) + n};
+  return cs_write_full(fd, &h, sizeof(h)) < 0 ||
+         cs_write_full(fd, &share, sizeof(share)) < 0 ||
+         (n && cs_write_full(fd, rep, n) < 0) ? -1 : 0;
+}
+
 /* A message into *h and a malloc'd *body (NULL when empty). */
 static int recv_msg(int fd, msg_t *h, void **body)
 {
@@ -666,6 +679,7 @@ static void worker(vf_t *v, cs_mm_t m, int in, int out)
       send_msg(out, MSG_ERR, 0, "a task it could not read", 24);
       break;
     }
+    double shared = 0; /* the subtree's share already reported */
     for (int tries = 0; !stop && cs_dpor_next(x) == 1;) {
       if (stop_pending())
         stop = 1;
@@ -685,6 +699,8 @@ static void worker(vf_t *v, cs_mm_t m, int in, int out)
       tries = 0;
       size_t rl;
       const void *rep = cs_dpor_reports(x, &rl);
+      double share = cs_dpor_stats(x).share - shared;
+      shared += share;
       if (d < 0) {
         send_msg(out, MSG_ERR, 0, why, strlen(why));
         stop = 1;
@@ -694,12 +710,12 @@ static void worker(vf_t *v, cs_mm_t m, int in, int out)
       } else if (rc != CS_EXIT_OK) {
         uint64_t n;
         const uint32_t *c = cs_dpor_choices(x, &n);
-        send_msg(out, MSG_RUN, (uint32_t)d, rep, rl);
+        send_run(out, (uint32_t)d, share, rep, rl);
         send_msg(out, MSG_FAIL, (uint32_t)d, c, n * sizeof(*c));
         stop = 1;
       } else {
         uint64_t hh;
-        if (send_msg(out, MSG_RUN, (uint32_t)d, rep, rl) < 0)
+        if (send_run(out, (uint32_t)d, share, rep, rl) < 0)
           stop = 1;
         if (v->o.outcomes && note_outcome_h(v, &hh))
           send_msg(out, MSG_OUT, 0, &hh, sizeof(hh));
@@ -719,6 +735,7 @@ typedef struct wk {
   int      to, from; /* the coordinator's ends */
   int      busy;
   uint64_t id;       /* the task's node */
+  double   share;    /* the task's share of the tree */
 } wk_t;
 
 /* Both ends of a pipe above the standard descriptors (verify may be
@@ -832,6 +849,7 @@ static void hand_out(split_t *p, cs_dpor_t *x)
       p->err = "out of memory";
     if (t != 1)
       break;
+    p->w[k].share = cs_dpor_task_share(x, p->w[k].id);
     if (send_msg(p->w[k].to, MSG_TASK, 0, buf, len) < 0)
       p->err = "a worker ended unexpectedly";
     free(buf);
@@ -852,15 +870,23 @@ static void take_msg(vf_t *v, split_t *p, uint32_t k, cs_dpor_t *x,
     return;
   }
   switch (h.type) {
-  case MSG_RUN:
+  case MSG_RUN: {
+    double share;
+    if (h.len < sizeof(share)) {
+      p->err = "a worker sent a run without its share";
+      break;
+    }
+    memcpy(&share, body, sizeof(share));
+    st->share += p->w[k].share * share;
     st->executions++;
     if (h.flag == CS_DPOR_BLOCKED)
       st->blocked++;
     else
       st->classes++;
-    if (cs_dpor_apply(x, body, h.len) < 0)
+    if (cs_dpor_apply(x, (char *)body + sizeof(share), h.len - sizeof(share)) < 0)
       p->err = "a worker reported a race the coordinator does not hold";
     break;
+  }
   case MSG_DONE:
     cs_dpor_task_done(x, p->w[k].id);
     p->w[k].busy = 0;
@@ -1035,6 +1061,19 @@ static void config_words(const vf_t *v, char *buf, size_t n)
 }
 
 /* Every model in turn; the verdict. */
+/* How far an incomplete search got (docs/verify.md): the share of the
+ * tree its runs stand for, and the classes that share makes in all. */
+static void print_share(const cs_dpor_stats_t *st)
+{
+  double f = st->share < 1.0 ? st->share : 1.0;
+  if (!(f > 0) || !st->classes)
+    return;
+  printf("  explored: about %.3g%% of the tree as its branches are known "
+         "now, which makes about %.3g classes in all (a rough figure, not a "
+         "bound: docs/verify.md)\n", 100.0 * f,
+         (double)st->classes / f);
+}
+
 static int verify_all(vf_t *v)
 {
   uint64_t classes = 0, execs = 0;
@@ -1065,11 +1104,12 @@ static int verify_all(vf_t *v)
     execs += st.executions;
     if (incomplete) {
       printf("incomplete: %s ran out under %s after %llu classes (%llu "
-             "executions); not verified (collsim verify --estimate sizes it)\n",
+             "executions); not verified\n",
              v->o.budget_ns && now_ns() - v->t0 >= v->o.budget_ns
                  ? "the budget" : "--max-classes",
              cs_mm_name((cs_mm_t)m), (unsigned long long)st.classes,
              (unsigned long long)st.executions);
+      print_share(&st);
       return CS_EXIT_INCOMPLETE;
     }
     snprintf(models + strlen(models), sizeof(models) - strlen(models), "%s%s",

@@ -885,6 +885,31 @@ static int races(cs_dpor_t *x)
   return 0;
 }
 
+/* The branches node nd will explore, as known now: those taken, and
+ * those still open that are not asleep (never fewer than one). */
+static uint32_t branches(const node_t *nd)
+{
+  uint32_t b = 0;
+  for (uint32_t i = 0; i < nd->nbt; i++)
+    b += has_key(nd->done, nd->ndone, nd->bt[i]) || !asleep(nd, nd->bt[i]);
+  return b ? b : 1;
+}
+
+/* The share of the tree below node `from` of the path through nodes
+ * [from, to): one over the branches of each. */
+static double path_share(const cs_dpor_t *x, uint64_t from, uint64_t to)
+{
+  double w = 1.0;
+  for (uint64_t j = from; j < to; j++)
+    w /= branches(&x->node[j]);
+  return w;
+}
+
+double cs_dpor_task_share(const cs_dpor_t *x, uint64_t id)
+{
+  return id < x->nnode ? path_share(x, 0, id + 1) : 0.0;
+}
+
 int cs_dpor_done(cs_dpor_t *x, const char **why)
 {
   *why = NULL;
@@ -908,6 +933,7 @@ int cs_dpor_done(cs_dpor_t *x, const char **why)
     *why = "out of memory";
     return -ENOMEM;
   }
+  x->st.share += path_share(x, x->root, x->nnode); /* with this run's races */
   return x->blocked ? CS_DPOR_BLOCKED : CS_DPOR_CLASS;
 }
 
