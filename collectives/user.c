@@ -7,6 +7,7 @@
 #include "user.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,9 @@ void cs_user_run_init(cs_user_run_t *u, const cs_collective_t *coll,
   u->coll = coll;
   u->cfg = *cfg;
   u->out_count = coll->out_count ? coll->out_count(cfg) : cfg->count;
+  /* A registration built before `flags` ends before it (its size). */
+  u->flags = coll->size >= offsetof(cs_collective_t, flags) + sizeof(coll->flags)
+                 ? coll->flags : 0;
 }
 
 int cs_user_layout(const cs_user_run_t *u, cs_layout_t *l)
@@ -111,8 +115,10 @@ int cs_user_rank_main(cs_dev_t *d, void *arg)
   for (uint32_t it = 0; it < u->cfg.iters && rc == 0; it++) {
     stage(d, &t, c->in_slot, in, u->cfg.count, 1);
     /* The stage-in kernel ends before the collective starts: its stores
-     * have landed before the body's first access. */
-    cs_fence(d);
+     * have landed before the body's first access (unless the collective
+     * orders them itself, as the built-ins do). */
+    if (!(u->flags & CS_COLL_NO_STAGE_FENCE))
+      cs_fence(d);
     uint64_t t0 = cs_now_ns();
     rc = c->body(d, &u->cfg);
     st->ns[it] = cs_now_ns() - t0;

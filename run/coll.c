@@ -105,6 +105,14 @@ static int coll_valid(const char *path, const cs_collective_t *c, char *why,
              CS_COLLECTIVE_SYMBOL, bad, CS_COLL_NAMELEN - 1, CS_COLL_NAMES_BYTES);
     return -EINVAL;
   }
+  uint32_t flags = HAS_FIELD(c, flags) ? c->flags : 0;
+  if (flags & ~(uint32_t)CS_COLL_NO_STAGE_FENCE) {
+    snprintf(why, n, "%s: %s's flags 0x%x have bits this collsim does not "
+             "know (0x%x): rebuild it against this collsim's headers", path,
+             CS_COLLECTIVE_SYMBOL, flags,
+             flags & ~(uint32_t)CS_COLL_NO_STAGE_FENCE);
+    return -EINVAL;
+  }
   const char *miss = !c->name || !c->name[0] ? "name" : !c->slots ? "slots"
                      : !c->body ? "body" : NULL;
   if (miss) {

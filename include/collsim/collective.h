@@ -136,13 +136,29 @@ typedef struct cs_collective {
    * CS_COLL_NAMES_BYTES bytes: each name and its NUL, plus one NUL after
    * the phases. cs_coll_open refuses a registration whose names do not
    * fit or are not such names. */
+
+  /* ---- how collsim runs it (optional; absent in a registration built
+   * before it, which reads as 0) ---- */
+
+  /* CS_COLL_* bits below, 0 for the default of each. */
+  uint32_t flags;
 } cs_collective_t;
+
+/* collsim stores the input into in_slot and then starts the body at
+ * once, without its fence in between: the body's first accesses may find
+ * stores of the stage-in still posted (fifo, relaxed, a2a3), and must
+ * order them itself, as collsim's built-in allreduces do (their first
+ * barrier fences before it notifies). Without this bit collsim fences
+ * after the stage-in (one `fence` event per call in the trace). */
+#define CS_COLL_NO_STAGE_FENCE 0x1u
 
 /* Bytes the trace keeps for a collective's names (traces/FORMAT.md). */
 #define CS_COLL_NAMES_BYTES 88u
 /* The size of a registration built before the names existed: collsim
  * accepts any `size` from this one up to sizeof(cs_collective_t). */
 #define CS_COLLECTIVE_SIZE_1 offsetof(cs_collective_t, phases)
+/* ... and of one built before `flags`. */
+#define CS_COLLECTIVE_SIZE_2 offsetof(cs_collective_t, flags)
 
 #define CS_COLL_NO_SIGNALS UINT32_MAX
 

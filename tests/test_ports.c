@@ -1,0 +1,172 @@
+/*
+ * test_ports.c - the built-in mesh, ring and host allreduces against
+ * their ports to the public API (tests/plugins/ports.c, built by CMake
+ * into COLLSIM_PLUGINS as portP_D.so): the same configurations run
+ * through `collsim run --algo NAME` and `--algo ./portP_0.so` under the
+ * same controlled schedules must give
+ *   - the same result bits: the built-in writes them with --output, and
+ *     the port's expected-result function reads that file
+ *     (COLLSIM_PORT_EXPECT), so the port's run says "bit-exact" only if
+ *     every rank's bits are the built-in's;
+ *   - the same events: the two traces hold the same records in the same
+ *     order, field for field but the time (and the header the same but
+ *     for the algorithm's id, path, hash, names and times); every notify
+ *     records the cell's value after it, so the signal values match
+ *     event for event, down to the epilogue's return to 0;
+ *   - both runs' signal checks passing;
+ *   - for a defect the port can express (DEFECT 1: the built-in's --bug
+ *     mesh-no-chunk-barrier and ring-no-ready-barrier), the same
+ *     verdict, and the same findings of `collsim check` but for the tag
+ *     column's wording of mesh's unnamed phase.
+ * Runs the real binary (COLLSIM_BIN) through the harness.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim/trace.h"
+#include "harness.h"
+
+#ifndef COLLSIM_PLUGINS
+#error "COLLSIM_PLUGINS must name the built plug-ins (CMakeLists.txt sets it)"
+#endif
+
+static char dir[128];
+static void make_dir(void) { temp_dir_for("ports", dir, sizeof dir); }
+static void remove_dir(void)
+{
+  char cmd[192];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (dir[0] && system(cmd) != 0)
+    fprintf(stderr, "could not remove %s\n", dir);
+}
+
+typedef struct pcase {
+  const char *dtype, *op;
+  unsigned count, tile;
+} pcase_t;
+
+/* Counts that take one tile, several with a ragged tail, and (ring)
+ * segments shorter than a subchunk or empty. */
+static const pcase_t cases[] = {
+    {"fp32", "sum", 700, 1024},  /* mesh 3 chunks of 256, ring K > 1 */
+    {"fp16", "max", 1100, 1024}, /* 3 chunks of 512, 16-element tails */
+    {"fp32", "max", 5, 16384},   /* one short chunk, ring lanes idle */
+    {"fp16", "sum", 37, 1024},   /* 2-byte segments, some empty */
+};
+
+/* The header fields both runs must share: all but the algorithm's
+ * identity and the times. */
+static void same_header(const cs_trace_header_t *a, const cs_trace_header_t *b,
+                        const char *what)
+{
+  cr_assert_eq(a->nranks, b->nranks, "%s: nranks", what);
+  cr_assert_eq(a->count, b->count, "%s: count", what);
+  cr_assert_eq(a->dtype, b->dtype, "%s: dtype", what);
+  cr_assert_eq(a->op, b->op, "%s: op", what);
+  cr_assert_eq(a->input_hash, b->input_hash, "%s: input hash", what);
+  cr_assert_eq(a->tile_bytes, b->tile_bytes, "%s: tile", what);
+  cr_assert_eq(a->iters, b->iters, "%s: iters", what);
+  cr_assert_eq(a->memory_model, b->memory_model, "%s: model", what);
+  cr_assert_str_eq(a->schedule, b->schedule, "%s: schedule", what);
+  cr_assert_eq(a->layout.nslots, b->layout.nslots, "%s: slots", what);
+  for (uint32_t s = 0; s < a->layout.nslots; s++) {
+    cr_assert_str_eq(a->layout.slot[s].name, b->layout.slot[s].name, "%s", what);
+    cr_assert_eq(a->layout.slot[s].off, b->layout.slot[s].off, "%s", what);
+    cr_assert_eq(a->layout.slot[s].nbytes, b->layout.slot[s].nbytes, "%s", what);
+  }
+}
+
+/* The same records in the same order, every field but the time and the
+ * checksum (which covers the time). */
+static void same_records(const cs_trace_t *a, const cs_trace_t *b,
+                         const char *what)
+{
+  cr_assert_eq(a->n, b->n, "%s: %llu records against %llu", what,
+               (unsigned long long)a->n, (unsigned long long)b->n);
+  for (uint64_t i = 0; i < a->n; i++) {
+    cs_trace_rec_t x = a->rec[i], y = b->rec[i];
+    x.t_ns = y.t_ns = 0;
+    x.checksum = y.checksum = 0;
+    cr_assert(!memcmp(&x, &y, sizeof x),
+              "%s: record %llu differs: kind %u/%u rank %u/%u peer %u/%u "
+              "slot %u/%u cell %u/%u off %llu/%llu valid %u/%u phys %u/%u "
+              "value %d/%d observed %d/%d phase %u/%u round %u/%u step %u/%u",
+              what, (unsigned long long)i, x.kind, y.kind, x.rank, y.rank,
+              x.peer, y.peer, x.slot, y.slot, x.cell, y.cell,
+              (unsigned long long)x.elem_off, (unsigned long long)y.elem_off,
+              x.valid, y.valid, x.phys, y.phys, x.value, y.value, x.observed,
+              y.observed, x.phase, y.phase, x.round, y.round, x.step, y.step);
+  }
+}
+
+static void compare_traces(const char *bt, const char *pt, const char *what)
+{
+  cs_trace_t a, b;
+  char why[512];
+  cr_assert_eq(load_trace(bt, &a, why, sizeof why), 0, "%s: %s", what, why);
+  cr_assert_eq(load_trace(pt, &b, why, sizeof why), 0, "%s: %s", what, why);
+  same_header(&a.hdr, &b.hdr, what);
+  same_records(&a, &b, what);
+  cs_trace_free(&a);
+  cs_trace_free(&b);
+}
+
+/* One configuration: the built-in, then its port, compared. */
+static void one(int port, const char *algo, unsigned ranks, const pcase_t *k,
+                unsigned seed)
+{
+  char what[160], n[8], cnt[16], tile[16], sched[32], bt[192], pt[192],
+      npy[192], so[192];
+  snprintf(what, sizeof what, "%s %u ranks %u x %s %s tile %u random:%u",
+           algo, ranks, k->count, k->dtype, k->op, k->tile, seed);
+  snprintf(n, sizeof n, "%u", ranks);
+  snprintf(cnt, sizeof cnt, "%u", k->count);
+  snprintf(tile, sizeof tile, "%u", k->tile);
+  snprintf(sched, sizeof sched, "random:%u", seed);
+  snprintf(bt, sizeof bt, "%s/b.cstrace", dir);
+  snprintf(pt, sizeof pt, "%s/p.cstrace", dir);
+  snprintf(npy, sizeof npy, "%s/b.npy", dir);
+  snprintf(so, sizeof so, "%s/port%d_0.so", COLLSIM_PLUGINS, port);
+  static cli_out_t r;
+  char *b_args[] = {"run", "--algo", (char *)algo, "--ranks", n, "--count",
+                    cnt, "--dtype", (char *)k->dtype, "--op", (char *)k->op,
+                    "--tile-bytes", tile, "--iters", "2", "--schedule", sched,
+                    "--fill", "random", "--seed", n, "--trace", bt, "--output", npy, NULL};
+  run_argv(&r, 120, b_args);
+  cr_assert_eq(r.status, 0, "%s: built-in exit %d: %s%s", what, r.status,
+               r.out, r.err);
+  cr_assert(strstr(r.out, "result: bit-exact"), "%s: %s", what, r.out);
+  cr_assert(strstr(r.out, "signals: every non-self cell reached"),
+            "%s: %s", what, r.out);
+  setenv("COLLSIM_PORT_EXPECT", npy, 1);
+  char *p_args[] = {"run", "--algo", so, "--ranks", n, "--count", cnt,
+                    "--dtype", (char *)k->dtype, "--op", (char *)k->op,
+                    "--tile-bytes", tile, "--iters", "2", "--schedule", sched,
+                    "--fill", "random", "--seed", n, "--trace", pt, NULL};
+  run_argv(&r, 120, p_args);
+  unsetenv("COLLSIM_PORT_EXPECT");
+  cr_assert_eq(r.status, 0, "%s: port exit %d: %s%s", what, r.status, r.out,
+               r.err);
+  cr_assert(strstr(r.out, "result: bit-exact on all"), "%s: %s", what, r.out);
+  cr_assert(strstr(r.out, "signals: every cell at its final value"), "%s: %s",
+            what, r.out);
+  compare_traces(bt, pt, what);
+}
+
+static void sweep(int port, const char *algo)
+{
+  unsigned seeds = quick_tests() ? 1 : 2;
+  for (unsigned ranks = 2; ranks <= 4; ranks++)
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+      for (unsigned seed = 1; seed <= seeds; seed++)
+        one(port, algo, ranks, &cases[i], seed);
+}
+
+TestSuite(ports, .init = make_dir, .fini = remove_dir, .timeout = 600);
+
+Test(ports, mesh) { sweep(1, "mesh"); }
+Test(ports, ring) { sweep(2, "ring"); }
+Test(ports, host) { sweep(3, "host"); }
