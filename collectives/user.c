@@ -142,6 +142,8 @@ int cs_user_rank_main(cs_dev_t *d, void *arg)
 typedef struct tile_red {
   cs_dtype_t       t;
   cs_op_t          op;
+  cs_minmax_t      mm;
+  int              x_first;
   cs_tile_t       *acc;
   const cs_tile_t *x;
 } tile_red_t;
@@ -149,21 +151,29 @@ typedef struct tile_red {
 static void tile_red_kernel(void *arg)
 {
   const tile_red_t *r = arg;
-  cs_reduce_kernel(r->t, r->op, r->acc->buf, r->x->buf, r->acc->valid);
+  cs_reduce_kernel_mm(r->t, r->op, r->mm, r->x_first, r->acc->buf, r->x->buf,
+                      r->acc->valid);
 }
 
 void cs_tile_reduce(cs_dev_t *d, cs_tile_t *acc, const cs_tile_t *x,
                     cs_dtype_t t, cs_op_t op)
 {
+  cs_tile_reduce_mm(d, acc, x, t, op, CS_MINMAX_IEEE, 0);
+}
+
+void cs_tile_reduce_mm(cs_dev_t *d, cs_tile_t *acc, const cs_tile_t *x,
+                       cs_dtype_t t, cs_op_t op, cs_minmax_t mm, int x_first)
+{
   uint32_t es = cs_dtype_size(t);
   if ((unsigned)t >= CS_NDTYPES || (unsigned)op >= CS_NOPS ||
+      (unsigned)mm >= CS_NMINMAX ||
       acc->esize != es || x->esize != es || acc->valid > acc->width ||
       acc->valid > x->width)
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: cs_tile_reduce: bad tiles or type (dtype %u, op %u, "
-                 "esize %u and %u for %u, valid %u, widths %u and %u)", d->rank,
-                 (unsigned)t, (unsigned)op, acc->esize, x->esize, es,
-                 acc->valid, acc->width, x->width);
-  tile_red_t r = {t, op, acc, x};
+                 "minmax %u, esize %u and %u for %u, valid %u, widths %u and "
+                 "%u)", d->rank, (unsigned)t, (unsigned)op, (unsigned)mm,
+                 acc->esize, x->esize, es, acc->valid, acc->width, x->width);
+  tile_red_t r = {t, op, mm, x_first != 0, acc, x};
   cs_reduce_event(d, op, acc->valid, tile_red_kernel, &r);
 }

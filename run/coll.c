@@ -30,6 +30,11 @@ int cs_coll_is_path(const char *s)
 #define HAS_FIELD(c, f) \
   ((c)->size >= offsetof(cs_collective_t, f) + sizeof((c)->f))
 
+uint32_t cs_coll_flags(const cs_collective_t *c)
+{
+  return c && HAS_FIELD(c, flags) ? c->flags : 0;
+}
+
 /* One name of at most CS_COLL_NAMELEN - 1 characters '!'..'~'. */
 static int name_ok(const char *s)
 {
@@ -105,12 +110,12 @@ static int coll_valid(const char *path, const cs_collective_t *c, char *why,
              CS_COLLECTIVE_SYMBOL, bad, CS_COLL_NAMELEN - 1, CS_COLL_NAMES_BYTES);
     return -EINVAL;
   }
-  uint32_t flags = HAS_FIELD(c, flags) ? c->flags : 0;
-  if (flags & ~(uint32_t)CS_COLL_NO_STAGE_FENCE) {
+  uint32_t flags = cs_coll_flags(c);
+  if (flags & ~(uint32_t)CS_COLL_FLAGS) {
     snprintf(why, n, "%s: %s's flags 0x%x have bits this collsim does not "
              "know (0x%x): rebuild it against this collsim's headers", path,
              CS_COLLECTIVE_SYMBOL, flags,
-             flags & ~(uint32_t)CS_COLL_NO_STAGE_FENCE);
+             flags & ~(uint32_t)CS_COLL_FLAGS);
     return -EINVAL;
   }
   const char *miss = !c->name || !c->name[0] ? "name" : !c->slots ? "slots"
@@ -199,9 +204,19 @@ static int cfg_limits(const cs_coll_cfg_t *g, char *why, size_t n)
   return -EINVAL;
 }
 
-int cs_coll_check(const cs_collective_t *c, const cs_coll_cfg_t *g, char *why,
+/* The fields of *g every version of the header has: a program built
+ * before the later ones passes a shorter struct (collective.h). */
+static cs_coll_cfg_t cfg_v1(const cs_coll_cfg_t *g)
+{
+  return (cs_coll_cfg_t){.nranks = g->nranks, .count = g->count,
+                         .dtype = g->dtype, .op = g->op,
+                         .tile_bytes = g->tile_bytes, .iters = g->iters};
+}
+
+int cs_coll_check(const cs_collective_t *c, const cs_coll_cfg_t *g_, char *why,
                   size_t n)
 {
+  cs_coll_cfg_t v1 = cfg_v1(g_), *g = &v1;
   if (cfg_limits(g, why, n) < 0)
     return -EINVAL;
   const char *no = c->refuse ? c->refuse(g) : NULL;
@@ -395,9 +410,10 @@ static int run_sched(const cs_coll_run_opts_t *o, cs_sched_cfg_t *s,
   return 0;
 }
 
-int cs_coll_run(const cs_collective_t *c, const cs_coll_cfg_t *cfg,
+int cs_coll_run(const cs_collective_t *c, const cs_coll_cfg_t *cfg_,
                 const cs_coll_run_opts_t *o, cs_coll_result_t *r)
 {
+  cs_coll_cfg_t v1 = cfg_v1(cfg_), *cfg = &v1;
   static const cs_coll_run_opts_t none;
   if (!o)
     o = &none;

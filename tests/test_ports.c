@@ -26,6 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
+#include "../include/collsim/device.h"
 #include "../sim/trace.h"
 #include "harness.h"
 
@@ -46,15 +49,18 @@ static void remove_dir(void)
 typedef struct pcase {
   const char *dtype, *op;
   unsigned count, tile;
+  const char *minmax; /* NULL: none given */
 } pcase_t;
 
 /* Counts that take one tile, several with a ragged tail, and (ring)
  * segments shorter than a subchunk or empty. */
 static const pcase_t cases[] = {
-    {"fp32", "sum", 700, 1024},  /* mesh 3 chunks of 256, ring K > 1 */
-    {"fp16", "max", 1100, 1024}, /* 3 chunks of 512, 16-element tails */
-    {"fp32", "max", 5, 16384},   /* one short chunk, ring lanes idle */
-    {"fp16", "sum", 37, 1024},   /* 2-byte segments, some empty */
+    {"fp32", "sum", 700, 1024, NULL},  /* mesh 3 chunks of 256, ring K > 1 */
+    {"fp16", "max", 1100, 1024, NULL}, /* 3 chunks of 512, 16-element tails */
+    {"fp32", "max", 5, 16384, NULL},   /* one short chunk, ring lanes idle */
+    {"fp16", "sum", 37, 1024, NULL},   /* 2-byte segments, some empty */
+    {"fp32", "min", 300, 1024, "pto"}, /* --minmax for a collective that */
+    {"fp16", "max", 40, 1024, "propagate"}, /* honours it (CS_COLL_MINMAX) */
 };
 
 /* The header fields both runs must share: all but the algorithm's
@@ -70,6 +76,7 @@ static void same_header(const cs_trace_header_t *a, const cs_trace_header_t *b,
   cr_assert_eq(a->tile_bytes, b->tile_bytes, "%s: tile", what);
   cr_assert_eq(a->iters, b->iters, "%s: iters", what);
   cr_assert_eq(a->memory_model, b->memory_model, "%s: model", what);
+  cr_assert_eq(a->modes, b->modes, "%s: modes (--minmax)", what);
   cr_assert_str_eq(a->schedule, b->schedule, "%s: schedule", what);
   cr_assert_eq(a->layout.nslots, b->layout.nslots, "%s: slots", what);
   for (uint32_t s = 0; s < a->layout.nslots; s++) {
@@ -134,7 +141,8 @@ static void one(int port, const char *algo, unsigned ranks, const pcase_t *k,
   char *b_args[] = {"run", "--algo", (char *)algo, "--ranks", n, "--count",
                     cnt, "--dtype", (char *)k->dtype, "--op", (char *)k->op,
                     "--tile-bytes", tile, "--iters", "2", "--schedule", sched,
-                    "--fill", "random", "--seed", n, "--trace", bt, "--output", npy, NULL};
+                    "--fill", "random", "--seed", n, "--trace", bt, "--output", npy,
+                    k->minmax ? "--minmax" : NULL, (char *)k->minmax, NULL};
   run_argv(&r, 120, b_args);
   cr_assert_eq(r.status, 0, "%s: built-in exit %d: %s%s", what, r.status,
                r.out, r.err);
@@ -145,7 +153,8 @@ static void one(int port, const char *algo, unsigned ranks, const pcase_t *k,
   char *p_args[] = {"run", "--algo", so, "--ranks", n, "--count", cnt,
                     "--dtype", (char *)k->dtype, "--op", (char *)k->op,
                     "--tile-bytes", tile, "--iters", "2", "--schedule", sched,
-                    "--fill", "random", "--seed", n, "--trace", pt, NULL};
+                    "--fill", "random", "--seed", n, "--trace", pt,
+                    k->minmax ? "--minmax" : NULL, (char *)k->minmax, NULL};
   run_argv(&r, 120, p_args);
   unsetenv("COLLSIM_PORT_EXPECT");
   cr_assert_eq(r.status, 0, "%s: port exit %d: %s%s", what, r.status, r.out,
@@ -250,3 +259,74 @@ Test(ports, ring_defect) { defect(2, "ring", "ring-no-ready-barrier", "random:1"
 Test(ports, mesh) { sweep(1, "mesh"); }
 Test(ports, ring) { sweep(2, "ring"); }
 Test(ports, host) { sweep(3, "host"); }
+
+/* The public kernel's --minmax modes and operand order against C's own
+ * expressions: pto's max(a, b) = a < b ? b : a and min(a, b) = b < a ? b : a
+ * with a the first operand, so a NaN or a tie of zeros keeps the first;
+ * ieee's maximumNumber, where a number beats a NaN either way. */
+static uint32_t bits(float f)
+{
+  uint32_t b;
+  memcpy(&b, &f, 4);
+  return b;
+}
+
+Test(ports, minmax_order)
+{
+  const float acc0[4] = {NAN, 0.0f, 1.0f, -0.0f};
+  const float x[4] = {2.0f, -0.0f, NAN, 0.0f};
+  for (int op = CS_MAX; op <= CS_MIN; op++)
+    for (int first = 0; first <= 1; first++) {
+      float acc[4];
+      memcpy(acc, acc0, sizeof acc);
+      cs_reduce_kernel_mm(CS_FP32, (cs_op_t)op, CS_MINMAX_PTO, first, acc, x, 4);
+      for (int i = 0; i < 4; i++) {
+        float a = first ? x[i] : acc0[i], b = first ? acc0[i] : x[i];
+        float want = op == CS_MAX ? (a < b ? b : a) : (b < a ? b : a);
+        cr_assert_eq(bits(acc[i]), bits(want), "pto op %d first %d [%d]", op,
+                     first, i);
+      }
+      memcpy(acc, acc0, sizeof acc);
+      cs_reduce_kernel_mm(CS_FP32, (cs_op_t)op, CS_MINMAX_IEEE, first, acc, x, 4);
+      cr_assert_eq(acc[0], 2.0f, "ieee: the number, not the NaN");
+      cr_assert_eq(acc[2], 1.0f, "ieee: the number, not the NaN");
+    }
+}
+
+/* --minmax reaches a collective only when it says it honours it: one
+ * that does not is refused with one line; one that does records the mode
+ * in its trace, and replay runs it in that mode again. */
+Test(ports, minmax_options)
+{
+  static cli_out_t r;
+  char rd[192], so[192], tr[192];
+  snprintf(rd, sizeof rd, "%s/rd_allreduce.so", COLLSIM_PLUGINS);
+  snprintf(so, sizeof so, "%s/port2_0.so", COLLSIM_PLUGINS);
+  snprintf(tr, sizeof tr, "%s/mm.cstrace", dir);
+  const char *cmds[] = {"run", "explore", "verify"};
+  for (size_t i = 0; i < 3; i++) {
+    run_cli(&r, 60, cmds[i], "--algo", rd, "--ranks", "2", "--count", "4",
+            "--minmax", "pto", NULL);
+    cr_assert_eq(r.status, 2, "%s: %s%s", cmds[i], r.out, r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s: %s", cmds[i], r.err);
+    cr_assert(strstr(r.err, "--minmax"), "%s: %s", cmds[i], r.err);
+  }
+  run_cli(&r, 60, "bench", "--algo", rd, "--ranks", "2", "-b", "16", "-e",
+          "16", "--minmax", "pto", NULL);
+  cr_assert_eq(r.status, 2, "bench: %s%s", r.out, r.err);
+  cr_assert_eq(count_lines(r.err), 1, "bench: %s", r.err);
+  run_cli(&r, 60, "bench", "--algo", so, "--ranks", "2", "-b", "16", "-e",
+          "16", "-o", "max", "--minmax", "pto", NULL);
+  cr_assert_eq(r.status, 0, "bench: %s%s", r.out, r.err);
+  run_cli(&r, 60, "run", "--algo", so, "--ranks", "3", "--count", "40", "--op",
+          "max", "--minmax", "pto", "--schedule", "random:2", "--trace", tr,
+          NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  cs_trace_t t;
+  char why[256];
+  cr_assert_eq(load_trace(tr, &t, why, sizeof why), 0, "%s", why);
+  cr_assert_eq(t.hdr.modes, 2u << 8, "modes 0x%x: pto in bits 8-15", t.hdr.modes);
+  cs_trace_free(&t);
+  run_cli(&r, 60, "replay", tr, NULL);
+  cr_assert_eq(r.status, 0, "replay: %s%s", r.out, r.err);
+}

@@ -122,7 +122,8 @@ static int make_job(user_run_t *ur)
   j->fault = x->com->fault;
   j->expect_hash = x->expect_hash;
   j->th.memory_model = x->sched->model;
-  j->th.modes = x->padded_cells ? CS_TR_MODE_PADDED_CELLS : 0;
+  j->th.modes = (x->padded_cells ? CS_TR_MODE_PADDED_CELLS : 0) |
+                (uint32_t)x->cfg.minmax << CS_TR_MODE_MINMAX_SHIFT;
   j->th.fault_kind = x->com->has_fault ? x->com->fault.kind : 0;
   j->th.fault_rank = x->com->fault.rank;
   j->th.fault_event = x->com->fault.event;

@@ -57,6 +57,10 @@ typedef struct cs_coll_cfg {
   cs_op_t    op;         /* the reduction op, for collectives that reduce */
   uint32_t   tile_bytes; /* a tile size the user asked for (default 16384) */
   uint32_t   iters;      /* calls of the body on one world, >= 1 */
+  /* ---- set by collsim for a registration that asks for it (flags);
+   * 0 otherwise. cs_coll_check and cs_coll_run read only the fields
+   * above: a program built before these passes a shorter struct ---- */
+  cs_minmax_t minmax;    /* --minmax, with CS_COLL_MINMAX (ieee: 0) */
 } cs_coll_cfg_t;
 
 /* One slot of the window: `nbytes` logical bytes of `esize`-byte elements
@@ -151,6 +155,14 @@ typedef struct cs_collective {
  * barrier fences before it notifies). Without this bit collsim fences
  * after the stage-in (one `fence` event per call in the trace). */
 #define CS_COLL_NO_STAGE_FENCE 0x1u
+/* The collective honours cfg->minmax (its max and min through
+ * cs_tile_reduce_mm and cs_reduce_kernel_mm in that mode): collsim run,
+ * bench, explore and verify then take --minmax M for it and set
+ * cfg->minmax. Without this bit they refuse --minmax with it, and
+ * cfg->minmax is CS_MINMAX_IEEE. */
+#define CS_COLL_MINMAX 0x2u
+/* Every bit this header knows; cs_coll_open refuses others. */
+#define CS_COLL_FLAGS (CS_COLL_NO_STAGE_FENCE | CS_COLL_MINMAX)
 
 /* Bytes the trace keeps for a collective's names (traces/FORMAT.md). */
 #define CS_COLL_NAMES_BYTES 88u

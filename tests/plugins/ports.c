@@ -19,11 +19,13 @@
  *   PORT 3 host   mesh with 256-element chunks moved in 32-byte units, at
  *                 most 16 ranks (§5)
  *
- * What the built-ins do that this port cannot say is not here: the
- * partial-valid rectangle (--shape/--valid), --minmax's modes and the
- * operand order they depend on, --signals single-use and the signal
- * check before the last epilogue (collsim checks the cells at the end,
- * where the epilogue has brought them back to 0).
+ * It starts its body on the stage-in's stores as the built-ins do
+ * (CS_COLL_NO_STAGE_FENCE) and honours --minmax (CS_COLL_MINMAX), with
+ * the local value as the first operand. What the built-ins do that this
+ * port cannot say is not here: the partial-valid rectangle
+ * (--shape/--valid), --signals single-use and the signal check before
+ * the last epilogue (collsim checks the cells at the end, where the
+ * epilogue has brought them back to 0).
  *
  * The expected result is the algorithm's own fold order (own value
  * first for mesh and host, the ring's order for ring), with the public
@@ -130,12 +132,16 @@ static void epilogue(cs_dev_t *d, uint32_t nrows, int32_t total, int32_t last)
                   row + 1 == nrows ? -last : -total);
 }
 
-/* acc = acc op (peer's elements [off, off+v), moved as phys). */
+/* acc = acc op (peer's elements [off, off+v), moved as phys), in
+ * --minmax's mode; the local value is the first operand (the reference's
+ * order): acc's, unless peer is this rank (the ring's own copy folded
+ * into the partial it received). */
 static void load_reduce(cs_dev_t *d, tiles_t *t, const cs_coll_cfg_t *c,
                         uint32_t peer, uint64_t off, uint32_t v, uint32_t phys)
 {
   cs_load(d, &t->recv, peer, DATA, off, v, phys);
-  cs_tile_reduce(d, &t->acc, &t->recv, c->dtype, c->op);
+  cs_tile_reduce_mm(d, &t->acc, &t->recv, c->dtype, c->op, c->minmax,
+                    peer == cs_dev_rank(d));
 }
 
 /* ---- the algorithms ---- */
@@ -291,16 +297,17 @@ static void expect(const cs_coll_cfg_t *c, const void *in, uint32_t rank,
     uint64_t hi = ring_bound(k + 1, c->count, n, (uint32_t)es);
     unsigned char *o = (unsigned char *)out + lo * es;
     memcpy(o, x + ((k + 1) % n) * row + lo * es, (hi - lo) * es);
-    for (uint32_t i = 2; i <= n; i++)
-      cs_reduce_kernel(c->dtype, c->op, o, x + ((k + i) % n) * row + lo * es,
-                       hi - lo);
+    for (uint32_t i = 2; i <= n; i++) /* the holder's own value first */
+      cs_reduce_kernel_mm(c->dtype, c->op, c->minmax, 1, o,
+                          x + ((k + i) % n) * row + lo * es, hi - lo);
   }
 #else
   (void)rank;
   memcpy(out, x + rank * row, row); /* own value first, peers ascending */
   for (uint32_t p = 0; p < n; p++)
     if (p != rank)
-      cs_reduce_kernel(c->dtype, c->op, out, x + p * row, c->count);
+      cs_reduce_kernel_mm(c->dtype, c->op, c->minmax, 0, out, x + p * row,
+                          c->count);
 #endif
 }
 
@@ -326,5 +333,5 @@ const cs_collective_t collsim_collective = {
 #endif
     .ready_barrier = "READY",
     .read_done_barrier = PORT == 3 ? "READ-DONE" : "READ-COMPLETE",
-    .flags = CS_COLL_NO_STAGE_FENCE,
+    .flags = CS_COLL_NO_STAGE_FENCE | CS_COLL_MINMAX,
 };
