@@ -50,17 +50,18 @@ typedef struct pcase {
   const char *dtype, *op;
   unsigned count, tile;
   const char *minmax; /* NULL: none given */
+  const char *shape, *valid; /* mesh's §3.3 rectangle, or NULL */
 } pcase_t;
 
 /* Counts that take one tile, several with a ragged tail, and (ring)
  * segments shorter than a subchunk or empty. */
 static const pcase_t cases[] = {
-    {"fp32", "sum", 700, 1024, NULL},  /* mesh 3 chunks of 256, ring K > 1 */
-    {"fp16", "max", 1100, 1024, NULL}, /* 3 chunks of 512, 16-element tails */
-    {"fp32", "max", 5, 16384, NULL},   /* one short chunk, ring lanes idle */
-    {"fp16", "sum", 37, 1024, NULL},   /* 2-byte segments, some empty */
-    {"fp32", "min", 300, 1024, "pto"}, /* --minmax for a collective that */
-    {"fp16", "max", 40, 1024, "propagate"}, /* honours it (CS_COLL_MINMAX) */
+    {"fp32", "sum", 700, 1024, NULL, NULL, NULL},  /* mesh 3 chunks of 256, ring K > 1 */
+    {"fp16", "max", 1100, 1024, NULL, NULL, NULL}, /* 3 chunks of 512, 16-element tails */
+    {"fp32", "max", 5, 16384, NULL, NULL, NULL},   /* one short chunk, ring lanes idle */
+    {"fp16", "sum", 37, 1024, NULL, NULL, NULL},   /* 2-byte segments, some empty */
+    {"fp32", "min", 300, 1024, "pto", NULL, NULL}, /* --minmax for a collective that */
+    {"fp16", "max", 40, 1024, "propagate", NULL, NULL}, /* honours it (CS_COLL_MINMAX) */
 };
 
 /* The header fields both runs must share: all but the algorithm's
@@ -77,6 +78,9 @@ static void same_header(const cs_trace_header_t *a, const cs_trace_header_t *b,
   cr_assert_eq(a->iters, b->iters, "%s: iters", what);
   cr_assert_eq(a->memory_model, b->memory_model, "%s: model", what);
   cr_assert_eq(a->modes, b->modes, "%s: modes (--minmax)", what);
+  cr_assert(a->shape_rows == b->shape_rows && a->shape_cols == b->shape_cols &&
+                a->valid_rows == b->valid_rows && a->valid_cols == b->valid_cols,
+            "%s: shape", what);
   cr_assert_str_eq(a->schedule, b->schedule, "%s: schedule", what);
   cr_assert_eq(a->layout.nslots, b->layout.nslots, "%s: slots", what);
   for (uint32_t s = 0; s < a->layout.nslots; s++) {
@@ -121,6 +125,21 @@ static void compare_traces(const char *bt, const char *pt, const char *what)
   cs_trace_free(&b);
 }
 
+/* --shape and --valid of k after the last argument of args (which has
+ * room for them). */
+static void add_shape(char **args, const pcase_t *k)
+{
+  if (!k->shape)
+    return;
+  size_t n = 0;
+  while (args[n])
+    n++;
+  args[n] = "--shape";
+  args[n + 1] = (char *)k->shape;
+  args[n + 2] = "--valid";
+  args[n + 3] = (char *)k->valid;
+}
+
 /* One configuration: the built-in, then its port, compared. */
 static void one(int port, const char *algo, unsigned ranks, const pcase_t *k,
                 unsigned seed)
@@ -142,7 +161,9 @@ static void one(int port, const char *algo, unsigned ranks, const pcase_t *k,
                     cnt, "--dtype", (char *)k->dtype, "--op", (char *)k->op,
                     "--tile-bytes", tile, "--iters", "2", "--schedule", sched,
                     "--fill", "random", "--seed", n, "--trace", bt, "--output", npy,
-                    k->minmax ? "--minmax" : NULL, (char *)k->minmax, NULL};
+                    k->minmax ? "--minmax" : NULL, (char *)k->minmax, NULL, NULL,
+                    NULL, NULL, NULL};
+  add_shape(b_args, k);
   run_argv(&r, 120, b_args);
   cr_assert_eq(r.status, 0, "%s: built-in exit %d: %s%s", what, r.status,
                r.out, r.err);
@@ -154,7 +175,9 @@ static void one(int port, const char *algo, unsigned ranks, const pcase_t *k,
                     "--dtype", (char *)k->dtype, "--op", (char *)k->op,
                     "--tile-bytes", tile, "--iters", "2", "--schedule", sched,
                     "--fill", "random", "--seed", n, "--trace", pt,
-                    k->minmax ? "--minmax" : NULL, (char *)k->minmax, NULL};
+                    k->minmax ? "--minmax" : NULL, (char *)k->minmax, NULL, NULL,
+                    NULL, NULL, NULL};
+  add_shape(p_args, k);
   run_argv(&r, 120, p_args);
   unsetenv("COLLSIM_PORT_EXPECT");
   cr_assert_eq(r.status, 0, "%s: port exit %d: %s%s", what, r.status, r.out,
@@ -163,6 +186,37 @@ static void one(int port, const char *algo, unsigned ranks, const pcase_t *k,
   cr_assert(strstr(r.out, "signals: every cell at its final value"), "%s: %s",
             what, r.out);
   compare_traces(bt, pt, what);
+}
+
+/* Mesh's §3.3 path: a partial valid rectangle of a 2-D shape, moved as
+ * one 2-D load per rank and one 2-D store (CS_COLL_SHAPE). */
+static const pcase_t rects[] = {
+    {"fp32", "sum", 24, 16384, NULL, "4x6", "3,5"},
+    {"fp16", "max", 128, 1024, "pto", "8x16", "5,9"},
+    {"fp32", "min", 64, 1024, NULL, "8x8", "8,1"},
+};
+
+Test(ports, mesh_rect)
+{
+  for (unsigned ranks = 2; ranks <= 4; ranks++)
+    for (size_t i = 0; i < sizeof rects / sizeof rects[0]; i++)
+      for (unsigned seed = 1; seed <= 2; seed++)
+        one(1, "mesh", ranks, &rects[i], seed);
+  /* the port's last trace has 2-D loads (cell = rows) and replays */
+  char pt[192];
+  snprintf(pt, sizeof pt, "%s/p.cstrace", dir);
+  cs_trace_t t;
+  char why[256];
+  cr_assert_eq(load_trace(pt, &t, why, sizeof why), 0, "%s", why);
+  uint64_t rect_loads = 0;
+  for (uint64_t i = 0; i < t.n; i++)
+    rect_loads += t.rec[i].kind == CS_EV_LOAD && t.rec[i].cell == 8;
+  cr_assert_eq(t.hdr.shape_rows, 8u);
+  cs_trace_free(&t);
+  cr_assert_gt(rect_loads, 0, "no 2-D load of 8 rows");
+  static cli_out_t r;
+  run_cli(&r, 60, "replay", pt, NULL);
+  cr_assert_eq(r.status, 0, "replay: %s%s", r.out, r.err);
 }
 
 static void sweep(int port, const char *algo)

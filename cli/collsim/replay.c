@@ -196,6 +196,7 @@ static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
                          .padded_cells = !!(h->modes & CS_TR_MODE_PADDED_CELLS),
                          .minmax = (h->modes & CS_TR_MODE_MINMAX_MASK) >>
                                    CS_TR_MODE_MINMAX_SHIFT};
+  cs_cli_shape_from_header(h, &o->cfg); /* a CS_COLL_SHAPE run's */
   o->fill = (cs_fill_t)h->fill;
   header_common(o, h);
   return 0;

@@ -127,6 +127,10 @@ static int make_job(user_run_t *ur)
   j->th.fault_kind = x->com->has_fault ? x->com->fault.kind : 0;
   j->th.fault_rank = x->com->fault.rank;
   j->th.fault_event = x->com->fault.event;
+  j->th.shape_rows = x->cfg.shape_rows; /* CS_COLL_SHAPE's, or 0 */
+  j->th.shape_cols = x->cfg.shape_cols;
+  j->th.valid_rows = x->cfg.valid_rows;
+  j->th.valid_cols = x->cfg.valid_cols;
   snprintf(j->th.algo_path, sizeof(j->th.algo_path), "%s", x->path);
   if (x->sha256)
     memcpy(j->th.algo_sha256, x->sha256, sizeof(j->th.algo_sha256));

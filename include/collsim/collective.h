@@ -61,6 +61,12 @@ typedef struct cs_coll_cfg {
    * 0 otherwise. cs_coll_check and cs_coll_run read only the fields
    * above: a program built before these passes a shorter struct ---- */
   cs_minmax_t minmax;    /* --minmax, with CS_COLL_MINMAX (ieee: 0) */
+  /* --shape ROWSxCOLS and --valid R,C, with CS_COLL_SHAPE: each rank's
+   * input is a row-major [shape_rows, shape_cols] matrix (their product
+   * is count) of which the top-left [valid_rows, valid_cols] rectangle is
+   * valid (1 <= valid_rows <= shape_rows, likewise the columns; --shape
+   * alone: the whole matrix). All 0 without --shape. */
+  uint32_t shape_rows, shape_cols, valid_rows, valid_cols;
 } cs_coll_cfg_t;
 
 /* One slot of the window: `nbytes` logical bytes of `esize`-byte elements
@@ -161,8 +167,15 @@ typedef struct cs_collective {
  * cfg->minmax. Without this bit they refuse --minmax with it, and
  * cfg->minmax is CS_MINMAX_IEEE. */
 #define CS_COLL_MINMAX 0x2u
+/* The collective takes a 2-D shape and its valid rectangle (cfg's
+ * shape_rows .. valid_cols): collsim run, explore and verify then take
+ * --shape and --valid for it (and record them in the trace, for replay
+ * and shrink). Without this bit they refuse --shape with it, and the
+ * four fields are 0. What it does with the elements outside the
+ * rectangle is its own (its expect says so). */
+#define CS_COLL_SHAPE 0x4u
 /* Every bit this header knows; cs_coll_open refuses others. */
-#define CS_COLL_FLAGS (CS_COLL_NO_STAGE_FENCE | CS_COLL_MINMAX)
+#define CS_COLL_FLAGS (CS_COLL_NO_STAGE_FENCE | CS_COLL_MINMAX | CS_COLL_SHAPE)
 
 /* Bytes the trace keeps for a collective's names (traces/FORMAT.md). */
 #define CS_COLL_NAMES_BYTES 88u

@@ -20,12 +20,13 @@
  *                 most 16 ranks (§5)
  *
  * It starts its body on the stage-in's stores as the built-ins do
- * (CS_COLL_NO_STAGE_FENCE) and honours --minmax (CS_COLL_MINMAX), with
- * the local value as the first operand. What the built-ins do that this
- * port cannot say is not here: the partial-valid rectangle
- * (--shape/--valid), --signals single-use and the signal check before
- * the last epilogue (collsim checks the cells at the end, where the
- * epilogue has brought them back to 0).
+ * (CS_COLL_NO_STAGE_FENCE), honours --minmax (CS_COLL_MINMAX), with
+ * the local value as the first operand, and the mesh port takes --shape
+ * and --valid (CS_COLL_SHAPE) for the partial-valid rectangle (§3.3).
+ * What the built-ins do that this port cannot say is not here:
+ * --signals single-use and the signal check before the last epilogue
+ * (collsim checks the cells at the end, where the epilogue has brought
+ * them back to 0).
  *
  * The expected result is the algorithm's own fold order (own value
  * first for mesh and host, the ring's order for ring), with the public
@@ -146,6 +147,39 @@ static void load_reduce(cs_dev_t *d, tiles_t *t, const cs_coll_cfg_t *c,
 
 /* ---- the algorithms ---- */
 
+/* Whether c asks for mesh's partial-valid rectangle (§3.3): a shape
+ * whose valid rectangle is smaller than it. */
+static int rect(const cs_coll_cfg_t *c)
+{
+  return c->shape_rows &&
+         (c->valid_rows < c->shape_rows || c->valid_cols < c->shape_cols);
+}
+
+#if PORT == 1
+/* §3.3: the valid rectangle, in one tile, as one chunk: ready barrier,
+ * one 2-D own load, one 2-D load per peer ascending folded in, the
+ * read-complete barrier, one 2-D store. */
+static void mesh_rect(cs_dev_t *d, const cs_coll_cfg_t *c, tiles_t *t)
+{
+  uint32_t n = cs_dev_nranks(d), me = cs_dev_rank(d);
+  uint32_t rows = c->valid_rows, cols = c->valid_cols, stride = c->shape_cols;
+  cs_mark(d, 1, 0);
+  barrier(d, 0, 1); /* READY */
+  cs_dev_set_step(d, 0);
+  cs_load_rect(d, &t->acc, me, DATA, 0, rows, cols, stride);
+  for (uint32_t p = 0; p < n; p++)
+    if (p != me) {
+      cs_load_rect(d, &t->recv, p, DATA, 0, rows, cols, stride);
+      cs_tile_reduce_mm(d, &t->acc, &t->recv, c->dtype, c->op, c->minmax, 0);
+    }
+  int32_t read_done = 2;
+  if (DEFECT != 1)
+    barrier(d, 0, read_done++); /* READ-COMPLETE */
+  cs_store_rect(d, &t->acc, DATA, 0, rows, cols, stride);
+  epilogue(d, 1, read_done - 1, read_done - 1);
+}
+#endif
+
 #if PORT == 1 || PORT == 3
 /* Mesh (chunk 0: the tile's width) and host (HOST_CHUNK elements moved
  * in 32-byte units): ready barrier, then per chunk own load, peers
@@ -234,6 +268,11 @@ static int body(cs_dev_t *d, const cs_coll_cfg_t *c)
   int32_t total = (int32_t)(2 * ring_k(c) - (DEFECT == 1 ? ring_k(c) : 0));
   if (n > 1)
     epilogue(d, 2 * (n - 1), total, total);
+#elif PORT == 1
+  if (rect(c))
+    mesh_rect(d, c, &t);
+  else
+    chunked(d, c, &t);
 #else
   chunked(d, c, &t);
 #endif
@@ -248,6 +287,9 @@ static const char *refuse(const cs_coll_cfg_t *c)
 {
   if (PORT == 3 && c->nranks > 16)
     return "the host builtin supports at most 16 ranks";
+  if (rect(c) && (uint64_t)c->valid_rows * c->valid_cols *
+                         cs_dtype_size(c->dtype) > c->tile_bytes)
+    return "the valid rectangle must fit one tile";
   return NULL;
 }
 
@@ -302,12 +344,16 @@ static void expect(const cs_coll_cfg_t *c, const void *in, uint32_t rank,
                           x + ((k + i) % n) * row + lo * es, hi - lo);
   }
 #else
-  (void)rank;
   memcpy(out, x + rank * row, row); /* own value first, peers ascending */
-  for (uint32_t p = 0; p < n; p++)
-    if (p != rank)
-      cs_reduce_kernel_mm(c->dtype, c->op, c->minmax, 0, out, x + p * row,
-                          c->count);
+  uint32_t rows = rect(c) ? c->valid_rows : 1;
+  uint64_t cols = rect(c) ? c->valid_cols : c->count;
+  uint64_t stride = rect(c) ? c->shape_cols : 0; /* outside: the input */
+  for (uint32_t i = 0; i < rows; i++)
+    for (uint32_t p = 0; p < n; p++)
+      if (p != rank)
+        cs_reduce_kernel_mm(c->dtype, c->op, c->minmax, 0,
+                            (unsigned char *)out + i * stride * es,
+                            x + p * row + i * stride * es, cols);
 #endif
 }
 
@@ -333,5 +379,6 @@ const cs_collective_t collsim_collective = {
 #endif
     .ready_barrier = "READY",
     .read_done_barrier = PORT == 3 ? "READ-DONE" : "READ-COMPLETE",
-    .flags = CS_COLL_NO_STAGE_FENCE | CS_COLL_MINMAX,
+    .flags = CS_COLL_NO_STAGE_FENCE | CS_COLL_MINMAX |
+             (PORT == 1 ? CS_COLL_SHAPE : 0),
 };
