@@ -16,8 +16,12 @@
  *   - both runs' signal checks passing;
  *   - for a defect the port can express (DEFECT 1: the built-in's --bug
  *     mesh-no-chunk-barrier and ring-no-ready-barrier), the same
- *     verdict, and the same findings of `collsim check` but for the tag
- *     column's wording of mesh's unnamed phase.
+ *     verdict, the same findings of `collsim check` and the same story
+ *     of `collsim shrink`, but for the tag column's wording of mesh's
+ *     unnamed phase;
+ *   - with --minmax (CS_COLL_MINMAX) and mesh's partial-valid rectangle
+ *     (--shape/--valid, CS_COLL_SHAPE) too, and the public kernel's
+ *     minmax modes and operand order against C's own expressions.
  * Runs the real binary (COLLSIM_BIN) through the harness.
  */
 #define _GNU_SOURCE
