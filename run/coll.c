@@ -213,10 +213,16 @@ static cs_coll_cfg_t cfg_v1(const cs_coll_cfg_t *g)
                          .tile_bytes = g->tile_bytes, .iters = g->iters};
 }
 
-int cs_coll_check(const cs_collective_t *c, const cs_coll_cfg_t *g_, char *why,
+int cs_coll_check(const cs_collective_t *c, const cs_coll_cfg_t *g, char *why,
                   size_t n)
 {
-  cs_coll_cfg_t v1 = cfg_v1(g_), *g = &v1;
+  cs_coll_cfg_t v1 = cfg_v1(g);
+  return cs_coll_check_full(c, &v1, why, n);
+}
+
+int cs_coll_check_full(const cs_collective_t *c, const cs_coll_cfg_t *g,
+                       char *why, size_t n)
+{
   if (cfg_limits(g, why, n) < 0)
     return -EINVAL;
   const char *no = c->refuse ? c->refuse(g) : NULL;
@@ -420,7 +426,7 @@ int cs_coll_run(const cs_collective_t *c, const cs_coll_cfg_t *cfg_,
   memset(r, 0, sizeof(*r));
   r->bad_rank = -1;
   cs_sched_cfg_t s;
-  if (cs_coll_check(c, cfg, r->why, sizeof(r->why)) < 0 ||
+  if (cs_coll_check_full(c, cfg, r->why, sizeof(r->why)) < 0 ||
       run_sched(o, &s, r->why, sizeof(r->why)) < 0)
     return -EINVAL;
   if (o->timeout_s < 0 || o->timeout_s > 86400) {

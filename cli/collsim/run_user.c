@@ -173,7 +173,7 @@ static int user_failed(const user_run_t *ur, const cs_pipe_t *p)
 int cs_run_user(cs_run_user_t *x)
 {
   char why[768];
-  if (cs_coll_check(x->coll, &x->cfg, why, sizeof(why)) < 0) {
+  if (cs_coll_check_full(x->coll, &x->cfg, why, sizeof(why)) < 0) {
     cs_cli_error(x->cmd, "%s", why);
     return CS_EXIT_USAGE;
   }
