@@ -388,3 +388,35 @@ Test(ports, minmax_options)
   run_cli(&r, 60, "replay", tr, NULL);
   cr_assert_eq(r.status, 0, "replay: %s%s", r.out, r.err);
 }
+
+/* Options a collective of one's own does not honour are refused with one
+ * line (exit 2), not dropped: teach's --bug, bench's -c 0, and --shape
+ * for one without CS_COLL_SHAPE (the ring port). */
+Test(ports, refusals)
+{
+  static cli_out_t r;
+  char so[192], ring[192];
+  snprintf(so, sizeof so, "%s/port1_0.so", COLLSIM_PLUGINS);
+  snprintf(ring, sizeof ring, "%s/port2_0.so", COLLSIM_PLUGINS);
+  run_cli(&r, 60, "teach", "--algo", so, "--bug", "wait-eq", "--plain", NULL);
+  cr_assert_eq(r.status, 2, "teach --bug: %s%s", r.out, r.err);
+  cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+  cr_assert(strstr(r.err, "--bug"), "%s", r.err);
+  run_cli(&r, 60, "bench", "--algo", so, "--ranks", "2", "-b", "16", "-e",
+          "16", "-c", "0", NULL);
+  cr_assert_eq(r.status, 2, "bench -c 0: %s%s", r.out, r.err);
+  cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+  cr_assert(strstr(r.err, "-c 0"), "%s", r.err);
+  const char *cmds[] = {"run", "explore", "verify"};
+  for (size_t i = 0; i < 3; i++) {
+    run_cli(&r, 60, cmds[i], "--algo", ring, "--ranks", "2", "--shape", "4x4",
+            "--valid", "2,2", NULL);
+    cr_assert_eq(r.status, 2, "%s --shape: %s%s", cmds[i], r.out, r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "--shape"), "%s", r.err);
+  }
+  run_cli(&r, 60, "run", "--algo", so, "--ranks", "2", "--shape", "4x4",
+          "--valid", "5,2", NULL);
+  cr_assert_eq(r.status, 2, "--valid outside: %s%s", r.out, r.err);
+  cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+}
