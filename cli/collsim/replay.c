@@ -110,11 +110,12 @@ static void header_common(run_opts_t *o, const cs_trace_header_t *h)
 }
 
 /* Whether a trace of a collective of one's own has modes collsim sets
- * for one: padded cells and a --minmax (which the run checks the
- * collective honours). */
+ * for one: padded cells, a --minmax (which the run checks the collective
+ * honours) and its chunk tags. */
 static int user_modes_ok(uint32_t modes)
 {
-  return !(modes & ~(CS_TR_MODE_PADDED_CELLS | CS_TR_MODE_MINMAX_MASK)) &&
+  return !(modes & ~(CS_TR_MODE_PADDED_CELLS | CS_TR_MODE_MINMAX_MASK |
+                     CS_TR_MODE_CHUNK_TAGS)) &&
          (modes & CS_TR_MODE_MINMAX_MASK) >> CS_TR_MODE_MINMAX_SHIFT <
              CS_NMINMAX;
 }

@@ -123,7 +123,9 @@ static int make_job(user_run_t *ur)
   j->expect_hash = x->expect_hash;
   j->th.memory_model = x->sched->model;
   j->th.modes = (x->padded_cells ? CS_TR_MODE_PADDED_CELLS : 0) |
-                (uint32_t)x->cfg.minmax << CS_TR_MODE_MINMAX_SHIFT;
+                (uint32_t)x->cfg.minmax << CS_TR_MODE_MINMAX_SHIFT |
+                (cs_coll_flags(x->coll) & CS_COLL_CHUNK_TAGS
+                     ? CS_TR_MODE_CHUNK_TAGS : 0);
   j->th.fault_kind = x->com->has_fault ? x->com->fault.kind : 0;
   j->th.fault_rank = x->com->fault.rank;
   j->th.fault_event = x->com->fault.event;

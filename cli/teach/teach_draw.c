@@ -19,6 +19,7 @@
 #include "../../collectives/ar_config.h"
 #include "../../collectives/geometry.h"
 #include "../../collectives/reduce.h"
+#include "../../run/coll.h"
 #include "../../sim/trace/describe.h"
 #include "teach_branch.h"
 #include "teach_lesson.h"
@@ -98,8 +99,9 @@ static void tag_str(char *b, size_t cap, uint32_t phase, uint32_t round,
     snprintf(b, cap, "%s t%u j%u", a->phases[phase < a->nphases ? phase - 1
                                                                : a->nphases - 1],
              round, sub);
-  else if (a && phase == 1 && round == 0) /* one phase, unnamed: the
-                                              trace's "main" */
+  else if ((a || (coll && (cs_coll_flags(coll) & CS_COLL_CHUNK_TAGS))) &&
+           phase == 1 && round == 0) /* one phase, unnamed: the trace's
+                                        "main" */
     snprintf(b, cap, "main");
   else
     snprintf(b, cap, "ph%u r%u", phase, round);

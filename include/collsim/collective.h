@@ -174,8 +174,15 @@ typedef struct cs_collective {
  * four fields are 0. What it does with the elements outside the
  * rectangle is its own (its expect says so). */
 #define CS_COLL_SHAPE 0x4u
+/* Its body marks one phase, cs_mark(d, 1, 0), and sets a chunk number
+ * as the step (cs_dev_set_step): traces, `collsim check` and stories tag
+ * its events "main cSTEP", as they tag the built-in mesh's and host's,
+ * instead of "P1 t0 jSTEP". A phase it names (phases) is tagged by its
+ * name instead. Recorded in the trace (traces/FORMAT.md, modes). */
+#define CS_COLL_CHUNK_TAGS 0x8u
 /* Every bit this header knows; cs_coll_open refuses others. */
-#define CS_COLL_FLAGS (CS_COLL_NO_STAGE_FENCE | CS_COLL_MINMAX | CS_COLL_SHAPE)
+#define CS_COLL_FLAGS (CS_COLL_NO_STAGE_FENCE | CS_COLL_MINMAX | \
+                       CS_COLL_SHAPE | CS_COLL_CHUNK_TAGS)
 
 /* Bytes the trace keeps for a collective's names (traces/FORMAT.md). */
 #define CS_COLL_NAMES_BYTES 88u

@@ -22,7 +22,9 @@
  * It starts its body on the stage-in's stores as the built-ins do
  * (CS_COLL_NO_STAGE_FENCE), honours --minmax (CS_COLL_MINMAX), with
  * the local value as the first operand, and the mesh port takes --shape
- * and --valid (CS_COLL_SHAPE) for the partial-valid rectangle (§3.3).
+ * and --valid (CS_COLL_SHAPE) for the partial-valid rectangle (§3.3);
+ * mesh and host mark one unnamed phase of chunks, tagged "main cSTEP" as
+ * the built-ins' (CS_COLL_CHUNK_TAGS).
  * What the built-ins do that this port cannot say is not here:
  * --signals single-use and the signal check before the last epilogue
  * (collsim checks the cells at the end, where the epilogue has brought
@@ -380,5 +382,6 @@ const cs_collective_t collsim_collective = {
     .ready_barrier = "READY",
     .read_done_barrier = PORT == 3 ? "READ-DONE" : "READ-COMPLETE",
     .flags = CS_COLL_NO_STAGE_FENCE | CS_COLL_MINMAX |
-             (PORT == 1 ? CS_COLL_SHAPE : 0),
+             (PORT == 1 ? CS_COLL_SHAPE : 0) |
+             (PORT != 2 ? CS_COLL_CHUNK_TAGS : 0),
 };
