@@ -16,23 +16,10 @@
  * ReduceOp ABI: CS_SUM=0, CS_MAX, CS_MIN, CS_PROD) and cs_dtype_size:
  * collsim/types.h, shared with the public API. */
 
-/* What max/min do with NaN and signed zeros (--minmax; the reference
- * leaves both unspecified):
- *   IEEE       IEEE 754-2019 maximumNumber/minimumNumber: a NaN operand
- *              loses to a number, max(+0,-0) = +0, min(+0,-0) = -0, in
- *              either order (collsim's default)
- *   PROPAGATE  a NaN operand gives NaN (torch.max/amax); ±0 as IEEE
- *   PTO        std::max(a, b) = a < b ? b : a, std::min(a, b) =
- *              b < a ? b : a, as pto-isa's CPU simulator (TMAX/TMIN),
- *              a the reference's first operand (the local accumulator),
- *              b the received value: a NaN operand or a tie (±0) gives
- *              a, so the result depends on the order */
-typedef enum cs_minmax {
-  CS_MINMAX_IEEE = 0,
-  CS_MINMAX_PROPAGATE = 1,
-  CS_MINMAX_PTO = 2,
-  CS_NMINMAX
-} cs_minmax_t;
+/* cs_minmax_t (what max/min do with NaN and signed zeros, --minmax; the
+ * reference leaves both unspecified; PTO's first operand is the
+ * reference's local accumulator, the second the received value):
+ * collsim/types.h, shared with the public API. */
 
 static inline const char *cs_minmax_name(cs_minmax_t m)
 {

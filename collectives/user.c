@@ -7,6 +7,7 @@
 #include "user.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,9 @@ void cs_user_run_init(cs_user_run_t *u, const cs_collective_t *coll,
   u->coll = coll;
   u->cfg = *cfg;
   u->out_count = coll->out_count ? coll->out_count(cfg) : cfg->count;
+  /* A registration built before `flags` ends before it (its size). */
+  u->flags = coll->size >= offsetof(cs_collective_t, flags) + sizeof(coll->flags)
+                 ? coll->flags : 0;
 }
 
 int cs_user_layout(const cs_user_run_t *u, cs_layout_t *l)
@@ -111,8 +115,10 @@ int cs_user_rank_main(cs_dev_t *d, void *arg)
   for (uint32_t it = 0; it < u->cfg.iters && rc == 0; it++) {
     stage(d, &t, c->in_slot, in, u->cfg.count, 1);
     /* The stage-in kernel ends before the collective starts: its stores
-     * have landed before the body's first access. */
-    cs_fence(d);
+     * have landed before the body's first access (unless the collective
+     * orders them itself, as the built-ins do). */
+    if (!(u->flags & CS_COLL_NO_STAGE_FENCE))
+      cs_fence(d);
     uint64_t t0 = cs_now_ns();
     rc = c->body(d, &u->cfg);
     st->ns[it] = cs_now_ns() - t0;
@@ -136,6 +142,8 @@ int cs_user_rank_main(cs_dev_t *d, void *arg)
 typedef struct tile_red {
   cs_dtype_t       t;
   cs_op_t          op;
+  cs_minmax_t      mm;
+  int              x_first;
   cs_tile_t       *acc;
   const cs_tile_t *x;
 } tile_red_t;
@@ -143,21 +151,29 @@ typedef struct tile_red {
 static void tile_red_kernel(void *arg)
 {
   const tile_red_t *r = arg;
-  cs_reduce_kernel(r->t, r->op, r->acc->buf, r->x->buf, r->acc->valid);
+  cs_reduce_kernel_mm(r->t, r->op, r->mm, r->x_first, r->acc->buf, r->x->buf,
+                      r->acc->valid);
 }
 
 void cs_tile_reduce(cs_dev_t *d, cs_tile_t *acc, const cs_tile_t *x,
                     cs_dtype_t t, cs_op_t op)
 {
+  cs_tile_reduce_mm(d, acc, x, t, op, CS_MINMAX_IEEE, 0);
+}
+
+void cs_tile_reduce_mm(cs_dev_t *d, cs_tile_t *acc, const cs_tile_t *x,
+                       cs_dtype_t t, cs_op_t op, cs_minmax_t mm, int x_first)
+{
   uint32_t es = cs_dtype_size(t);
   if ((unsigned)t >= CS_NDTYPES || (unsigned)op >= CS_NOPS ||
+      (unsigned)mm >= CS_NMINMAX ||
       acc->esize != es || x->esize != es || acc->valid > acc->width ||
       acc->valid > x->width)
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: cs_tile_reduce: bad tiles or type (dtype %u, op %u, "
-                 "esize %u and %u for %u, valid %u, widths %u and %u)", d->rank,
-                 (unsigned)t, (unsigned)op, acc->esize, x->esize, es,
-                 acc->valid, acc->width, x->width);
-  tile_red_t r = {t, op, acc, x};
+                 "minmax %u, esize %u and %u for %u, valid %u, widths %u and "
+                 "%u)", d->rank, (unsigned)t, (unsigned)op, (unsigned)mm,
+                 acc->esize, x->esize, es, acc->valid, acc->width, x->width);
+  tile_red_t r = {t, op, mm, x_first != 0, acc, x};
   cs_reduce_event(d, op, acc->valid, tile_red_kernel, &r);
 }

@@ -20,6 +20,7 @@ typedef struct cs_user_run {
   const cs_collective_t *coll;
   cs_coll_cfg_t          cfg;
   uint64_t               out_count; /* result elements per rank */
+  uint32_t               flags;     /* the registration's CS_COLL_* bits */
 } cs_user_run_t;
 
 /* Per-rank results after the output data in the io output buffer. */
@@ -47,7 +48,8 @@ uint64_t cs_user_stats_off(const cs_user_run_t *u);
 uint64_t cs_user_io_bytes(const cs_user_run_t *u);
 
 /* Launcher body; arg is a const cs_user_run_t *. For each call: stage-in
- * (the io input into in_slot) and a fence, the collective's body (timed),
+ * (the io input into in_slot) and a fence (none with
+ * CS_COLL_NO_STAGE_FENCE), the collective's body (timed),
  * a fence,
  * stage-out (out_slot into the io output), the comparison with the first
  * call's result. Returns 0, or the body's non-zero return. */

@@ -30,6 +30,11 @@ int cs_coll_is_path(const char *s)
 #define HAS_FIELD(c, f) \
   ((c)->size >= offsetof(cs_collective_t, f) + sizeof((c)->f))
 
+uint32_t cs_coll_flags(const cs_collective_t *c)
+{
+  return c && HAS_FIELD(c, flags) ? c->flags : 0;
+}
+
 /* One name of at most CS_COLL_NAMELEN - 1 characters '!'..'~'. */
 static int name_ok(const char *s)
 {
@@ -103,6 +108,14 @@ static int coll_valid(const char *path, const cs_collective_t *c, char *why,
              "barrier name is 1 to %u characters '!'..'~', all of them in %u "
              "bytes with their terminators and one more", path,
              CS_COLLECTIVE_SYMBOL, bad, CS_COLL_NAMELEN - 1, CS_COLL_NAMES_BYTES);
+    return -EINVAL;
+  }
+  uint32_t flags = cs_coll_flags(c);
+  if (flags & ~(uint32_t)CS_COLL_FLAGS) {
+    snprintf(why, n, "%s: %s's flags 0x%x have bits this collsim does not "
+             "know (0x%x): rebuild it against this collsim's headers", path,
+             CS_COLLECTIVE_SYMBOL, flags,
+             flags & ~(uint32_t)CS_COLL_FLAGS);
     return -EINVAL;
   }
   const char *miss = !c->name || !c->name[0] ? "name" : !c->slots ? "slots"
@@ -191,8 +204,24 @@ static int cfg_limits(const cs_coll_cfg_t *g, char *why, size_t n)
   return -EINVAL;
 }
 
+/* The fields of *g every version of the header has: a program built
+ * before the later ones passes a shorter struct (collective.h). */
+static cs_coll_cfg_t cfg_v1(const cs_coll_cfg_t *g)
+{
+  return (cs_coll_cfg_t){.nranks = g->nranks, .count = g->count,
+                         .dtype = g->dtype, .op = g->op,
+                         .tile_bytes = g->tile_bytes, .iters = g->iters};
+}
+
 int cs_coll_check(const cs_collective_t *c, const cs_coll_cfg_t *g, char *why,
                   size_t n)
+{
+  cs_coll_cfg_t v1 = cfg_v1(g);
+  return cs_coll_check_full(c, &v1, why, n);
+}
+
+int cs_coll_check_full(const cs_collective_t *c, const cs_coll_cfg_t *g,
+                       char *why, size_t n)
 {
   if (cfg_limits(g, why, n) < 0)
     return -EINVAL;
@@ -387,16 +416,17 @@ static int run_sched(const cs_coll_run_opts_t *o, cs_sched_cfg_t *s,
   return 0;
 }
 
-int cs_coll_run(const cs_collective_t *c, const cs_coll_cfg_t *cfg,
+int cs_coll_run(const cs_collective_t *c, const cs_coll_cfg_t *cfg_,
                 const cs_coll_run_opts_t *o, cs_coll_result_t *r)
 {
+  cs_coll_cfg_t v1 = cfg_v1(cfg_), *cfg = &v1;
   static const cs_coll_run_opts_t none;
   if (!o)
     o = &none;
   memset(r, 0, sizeof(*r));
   r->bad_rank = -1;
   cs_sched_cfg_t s;
-  if (cs_coll_check(c, cfg, r->why, sizeof(r->why)) < 0 ||
+  if (cs_coll_check_full(c, cfg, r->why, sizeof(r->why)) < 0 ||
       run_sched(o, &s, r->why, sizeof(r->why)) < 0)
     return -EINVAL;
   if (o->timeout_s < 0 || o->timeout_s > 86400) {

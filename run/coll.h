@@ -66,6 +66,15 @@ static inline int cs_coll_job_ok(const cs_coll_job_t *cj)
   return !cj->wrong && !cj->signals_bad && !cj->differ;
 }
 
+/* cs_coll_check for a cfg of this collsim's own size, every field read
+ * (minmax, the shape): for collsim's own callers; the public one reads
+ * only the fields of a cfg of the first ABI. */
+int cs_coll_check_full(const cs_collective_t *c, const cs_coll_cfg_t *cfg,
+                       char *why, size_t n);
+
+/* The registration's CS_COLL_* flags (0 for one built before them). */
+uint32_t cs_coll_flags(const cs_collective_t *c);
+
 /* Whether an --algo value names a shared object rather than a built-in
  * algorithm: it contains '/' or ends in ".so". */
 int cs_coll_is_path(const char *s);

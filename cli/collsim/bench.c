@@ -94,8 +94,9 @@ static const char bench_help[] =
     "                    --help): one world per size, verified against its\n"
     "                    expected-result function; time is the median of all\n"
     "                    calls, and busbw is left empty; --trace-cost,\n"
-    "                    --staging, --floor, --signals, --minmax, -d all and\n"
-    "                    -o all are for the built-ins (refused with a plug-in)\n"
+    "                    --staging, --floor, --signals, -c 0, -d all and\n"
+    "                    -o all are for the built-ins (refused with a plug-in),\n"
+    "                    and --minmax too unless its flags have CS_COLL_MINMAX\n"
     "  --csv             print CSV instead of the table: a header row\n"
     "                    size,count,type,redop,algo,ranks,time_us,algbw_gbps,\n"
     "                    busbw_gbps,wrong then one row per size and algorithm\n"
@@ -1042,7 +1043,8 @@ static int bench_user(const bench_opts_t *o)
   const char *builtin_only =
       o->trace_cost ? "--trace-cost" : o->staging ? "--staging"
       : o->floor ? "--floor" : o->have_signals ? "--signals"
-      : o->have_minmax ? "--minmax" : o->dtype_all ? "-d all"
+      : o->have_minmax && !(cs_coll_flags(o->coll) & CS_COLL_MINMAX)
+      ? "--minmax" : !o->check ? "-c 0" : o->dtype_all ? "-d all"
       : o->op_all ? "-o all" : NULL;
   if (builtin_only) {
     cs_cli_error("bench", "%s is for the built-in algorithms, not --algo %s",
@@ -1054,7 +1056,8 @@ static int bench_user(const bench_opts_t *o)
       .coll = o->coll, .path = o->coll_path, .counts = counts,
       .nsizes = sweep_counts(o, counts, 128),
       .cfg = {.nranks = o->nranks, .dtype = o->dtype, .op = o->op,
-              .tile_bytes = o->tile_bytes, .iters = o->iters},
+              .tile_bytes = o->tile_bytes, .iters = o->iters,
+              .minmax = (cs_minmax_t)o->minmax},
       .warmup = o->warmup, .csv = o->csv, .com = &o->com};
   return cs_bench_user(&b);
 }

@@ -57,7 +57,7 @@ int cs_bench_user(const cs_bench_user_t *b)
     cs_coll_cfg_t g = b->cfg;
     g.count = b->counts[s];
     g.iters = b->cfg.iters + b->warmup;
-    if (cs_coll_check(b->coll, &g, why, sizeof(why)) < 0) {
+    if (cs_coll_check_full(b->coll, &g, why, sizeof(why)) < 0) {
       cs_cli_error("bench", "%s", why);
       return CS_EXIT_USAGE;
     }

@@ -109,10 +109,21 @@ static void header_common(run_opts_t *o, const cs_trace_header_t *h)
   o->schedule_str = "replay";
 }
 
+/* Whether a trace of a collective of one's own has modes collsim sets
+ * for one: padded cells, a --minmax (which the run checks the collective
+ * honours) and its chunk tags. */
+static int user_modes_ok(uint32_t modes)
+{
+  return !(modes & ~(CS_TR_MODE_PADDED_CELLS | CS_TR_MODE_MINMAX_MASK |
+                     CS_TR_MODE_CHUNK_TAGS)) &&
+         (modes & CS_TR_MODE_MINMAX_MASK) >> CS_TR_MODE_MINMAX_SHIFT <
+             CS_NMINMAX;
+}
+
 /* The first header field (FORMAT.md's name) whose value no run collsim
  * makes has, with its value, into buf; "" when there is none. `user`: a
  * collective loaded from a shared object (no bug, no --input; only the
- * padded-cells mode). */
+ * padded-cells and minmax modes). */
 static void bad_field(const cs_trace_header_t *h, int user, char *buf, size_t n)
 {
   struct {
@@ -130,7 +141,7 @@ static void bad_field(const cs_trace_header_t *h, int user, char *buf, size_t n)
       {"fault_kind", h->fault_kind, h->fault_kind > CS_FAULT_HANG},
       {"fault_rank", h->fault_rank, h->fault_kind && h->fault_rank >= h->nranks},
       {"iters", h->iters, user && h->iters > 1000000},
-      {"modes", h->modes, user ? (h->modes & ~CS_TR_MODE_PADDED_CELLS) != 0
+      {"modes", h->modes, user ? !user_modes_ok(h->modes)
                                : cs_cli_modes_check(h->modes) < 0},
       {"algo_path", 0, user && !h->algo_path[0]},
   };
@@ -155,7 +166,7 @@ static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
   if (h->dtype >= CS_NDTYPES || h->op >= CS_NOPS || h->bug != 0 ||
       h->memory_model >= CS_MM_COUNT || h->fill > CS_FILL_RANDOM ||
       h->fault_kind > CS_FAULT_HANG || h->iters > 1000000 ||
-      (h->modes & ~CS_TR_MODE_PADDED_CELLS) ||
+      !user_modes_ok(h->modes) ||
       (h->fault_kind && h->fault_rank >= h->nranks) || !so[0]) {
     char field[96];
     bad_field(h, 1, field, sizeof(field));
@@ -183,7 +194,10 @@ static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
   o->cfg = (cs_ar_cfg_t){.dtype = h->dtype, .op = h->op, .nranks = h->nranks,
                          .count = h->count, .tile_bytes = h->tile_bytes,
                          .iters = h->iters,
-                         .padded_cells = !!(h->modes & CS_TR_MODE_PADDED_CELLS)};
+                         .padded_cells = !!(h->modes & CS_TR_MODE_PADDED_CELLS),
+                         .minmax = (h->modes & CS_TR_MODE_MINMAX_MASK) >>
+                                   CS_TR_MODE_MINMAX_SHIFT};
+  cs_cli_shape_from_header(h, &o->cfg); /* a CS_COLL_SHAPE run's */
   o->fill = (cs_fill_t)h->fill;
   header_common(o, h);
   return 0;

@@ -71,8 +71,10 @@ static const char run_help[] =
     "                   (a path with '/' or ending in .so: a regular file,\n"
     "                   not through another user's link; collsim-api(3)),\n"
     "                   verified against its expected-result function; --bug,\n"
-    "                   --input, --output, --shape, --signals and --minmax are\n"
-    "                   for the built-ins only (refused with a plug-in). Its\n"
+    "                   --input, --output and --signals are for the built-ins\n"
+    "                   only (refused with a plug-in), and --minmax and\n"
+    "                   --shape unless its flags have CS_COLL_MINMAX and\n"
+    "                   CS_COLL_SHAPE. Its\n"
     "                   SHA-256 goes into the trace (replay and shrink load\n"
     "                   only a file with that hash)\n"
     "  --algo-sha256 HEX  load the --algo file only if its SHA-256 is HEX (64\n"
@@ -364,10 +366,14 @@ static int parse(int argc, char **argv, run_opts_t *o)
     cs_cli_error(parse_cmd, "unexpected argument '%s'", argv[optind]);
     return -1;
   }
+  /* A collective of one's own may honour --minmax (CS_COLL_MINMAX). */
+  int minmax_ok = o->coll && (cs_coll_flags(o->coll) & CS_COLL_MINMAX);
+  int shape_ok = o->coll && (cs_coll_flags(o->coll) & CS_COLL_SHAPE);
   const char *builtin_only = o->cfg.bug ? "--bug" : o->input ? "--input"
-                             : o->output ? "--output" : o->have_shape ? "--shape"
+                             : o->output ? "--output"
+                             : o->have_shape && !shape_ok ? "--shape"
                              : o->have_signals ? "--signals"
-                             : o->have_minmax ? "--minmax" : NULL;
+                             : o->have_minmax && !minmax_ok ? "--minmax" : NULL;
   if (o->coll && builtin_only) {
     cs_cli_error(parse_cmd, "%s is for the built-in algorithms, not --algo %s",
                  builtin_only, o->coll_path);
@@ -1126,12 +1132,37 @@ static int run_failed(const run_job_t *rj, const cs_pipe_t *p)
 /* The run of --algo ./x.so (cli/collsim/run_user.c). */
 static int run_user(run_opts_t *o)
 {
+  if (o->cfg.minmax && !(cs_coll_flags(o->coll) & CS_COLL_MINMAX)) {
+    cs_cli_error(o->cmd, "--minmax %s: %s does not honour it (its flags lack "
+                 "CS_COLL_MINMAX)", cs_minmax_name((cs_minmax_t)o->cfg.minmax),
+                 o->coll_path);
+    return CS_EXIT_USAGE;
+  }
+  const cs_ar_cfg_t *c = &o->cfg;
+  if (c->shape_rows && !(cs_coll_flags(o->coll) & CS_COLL_SHAPE)) {
+    cs_cli_error(o->cmd, "--shape %ux%u: %s does not take a shape (its flags "
+                 "lack CS_COLL_SHAPE)", c->shape_rows, c->shape_cols,
+                 o->coll_path);
+    return CS_EXIT_USAGE;
+  }
+  if (c->shape_rows && (!c->valid_rows || !c->valid_cols ||
+                        c->valid_rows > c->shape_rows ||
+                        c->valid_cols > c->shape_cols)) {
+    cs_cli_error(o->cmd, "--valid %u,%u is not accepted: expected 1..%u rows "
+                 "and 1..%u columns, inside --shape %ux%u", c->valid_rows,
+                 c->valid_cols, c->shape_rows, c->shape_cols, c->shape_rows,
+                 c->shape_cols);
+    return CS_EXIT_USAGE;
+  }
   cs_run_user_t x = {
       .cmd = o->cmd, .coll = o->coll, .path = o->coll_path,
       .sha256 = o->coll_sha256,
       .cfg = {.nranks = o->cfg.nranks, .count = o->cfg.count,
               .dtype = o->cfg.dtype, .op = o->cfg.op,
-              .tile_bytes = o->cfg.tile_bytes, .iters = o->cfg.iters},
+              .tile_bytes = o->cfg.tile_bytes, .iters = o->cfg.iters,
+              .minmax = (cs_minmax_t)o->cfg.minmax,
+              .shape_rows = o->cfg.shape_rows, .shape_cols = o->cfg.shape_cols,
+              .valid_rows = o->cfg.valid_rows, .valid_cols = o->cfg.valid_cols},
       .fill = o->fill, .seed = o->seed, .sched = &o->sched,
       .schedule_str = o->schedule_str, .com = &o->com,
       .expect_hash = o->expect_hash, .verbose_mode = o->verbose_mode,

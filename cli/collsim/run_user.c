@@ -122,10 +122,17 @@ static int make_job(user_run_t *ur)
   j->fault = x->com->fault;
   j->expect_hash = x->expect_hash;
   j->th.memory_model = x->sched->model;
-  j->th.modes = x->padded_cells ? CS_TR_MODE_PADDED_CELLS : 0;
+  j->th.modes = (x->padded_cells ? CS_TR_MODE_PADDED_CELLS : 0) |
+                (uint32_t)x->cfg.minmax << CS_TR_MODE_MINMAX_SHIFT |
+                (cs_coll_flags(x->coll) & CS_COLL_CHUNK_TAGS
+                     ? CS_TR_MODE_CHUNK_TAGS : 0);
   j->th.fault_kind = x->com->has_fault ? x->com->fault.kind : 0;
   j->th.fault_rank = x->com->fault.rank;
   j->th.fault_event = x->com->fault.event;
+  j->th.shape_rows = x->cfg.shape_rows; /* CS_COLL_SHAPE's, or 0 */
+  j->th.shape_cols = x->cfg.shape_cols;
+  j->th.valid_rows = x->cfg.valid_rows;
+  j->th.valid_cols = x->cfg.valid_cols;
   snprintf(j->th.algo_path, sizeof(j->th.algo_path), "%s", x->path);
   if (x->sha256)
     memcpy(j->th.algo_sha256, x->sha256, sizeof(j->th.algo_sha256));
@@ -168,7 +175,7 @@ static int user_failed(const user_run_t *ur, const cs_pipe_t *p)
 int cs_run_user(cs_run_user_t *x)
 {
   char why[768];
-  if (cs_coll_check(x->coll, &x->cfg, why, sizeof(why)) < 0) {
+  if (cs_coll_check_full(x->coll, &x->cfg, why, sizeof(why)) < 0) {
     cs_cli_error(x->cmd, "%s", why);
     return CS_EXIT_USAGE;
   }

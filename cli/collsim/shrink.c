@@ -796,8 +796,8 @@ static int from_header(const cs_trace_header_t *h, const char *path, sh_cfg_t *c
       h->op >= CS_NOPS || h->bug >= CS_NBUGS || h->memory_model >= CS_MM_COUNT ||
       h->fill > CS_FILL_INPUT || h->fault_kind > CS_FAULT_HANG ||
       h->nranks < 1 || h->count < 1 || h->iters < 1 || h->iters > 1000000 ||
-      cs_cli_modes_check(h->modes) < 0 ||
-      (user && (h->bug || h->shape_rows || !h->algo_path[0]))) {
+      cs_cli_modes_check(h->modes & ~(user ? CS_TR_MODE_CHUNK_TAGS : 0)) < 0 ||
+      (user && (h->bug || !h->algo_path[0]))) {
     cs_cli_error("shrink", "%s: not the trace of an allreduce run collsim can "
                  "make (program %u, algo %u, modes %#x)", path, h->program,
                  h->algo, h->modes);

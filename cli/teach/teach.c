@@ -107,7 +107,8 @@ static const char teach_help[] =
     "                   slot's cells as integers); with --plain or a pipe\n"
     "                   the run, then a plain table of what every rank read\n"
     "                   from and wrote to its peers in each phase and round\n"
-    "                   it marked (cs_mark)\n";
+    "                   it marked (cs_mark); --bug, --lesson and --level are\n"
+    "                   refused with it\n";
 
 enum { MAXR = 8 };
 
@@ -329,6 +330,11 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
     return -1;
   }
   /* What the lessons cannot take, refused rather than dropped. */
+  if (o->coll && o->cfg.bug) {
+    cs_cli_error("teach", "--bug is for the built-in algorithms, not --algo %s",
+                 o->coll_path);
+    return -1;
+  }
   if (o->coll && (level || *lesson)) {
     cs_cli_error("teach", "--%s is not accepted with --algo %s: the "
                  "questions and levels are the built-in ring's and mesh's; "
@@ -566,7 +572,11 @@ static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es)
   print_rank_heads(n, 22);
   for (uint32_t k = 0; k < nr; k++) {
     char h[24];
-    snprintf(h, sizeof(h), "%u.%u", ur[k].phase, ur[k].round);
+    const char *name = cs_trace_phase_name(NULL, &t->hdr, ur[k].phase);
+    if (name) /* the phase as it named it (cs_mark's tag: "RS t1") */
+      snprintf(h, sizeof(h), "%s t%u", name, ur[k].round);
+    else
+      snprintf(h, sizeof(h), "%u.%u", ur[k].phase, ur[k].round);
     printf("%-12s", h);
     for (uint32_t r = 0; r < n; r++) {
       char c[40];

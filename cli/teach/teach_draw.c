@@ -11,6 +11,7 @@
 
 #include <curses.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@
 #include "../../collectives/ar_config.h"
 #include "../../collectives/geometry.h"
 #include "../../collectives/reduce.h"
+#include "../../run/coll.h"
 #include "../../sim/trace/describe.h"
 #include "teach_branch.h"
 #include "teach_lesson.h"
@@ -74,18 +76,32 @@ void td_need(uint32_t n, int *cols, int *lines)
   *lines = n <= 4 ? 24 : 40;
 }
 
+/* The name a collective of one's own gives phase p (its registration's
+ * phases[p - 1]; NULL: none, or a registration built before names). */
+static const char *user_phase(const cs_collective_t *c, uint32_t p)
+{
+  if (!c || c->size < offsetof(cs_collective_t, nphases) + sizeof(c->nphases) ||
+      !c->phases || p < 1 || p > c->nphases)
+    return NULL;
+  return c->phases[p - 1];
+}
+
 static void tag_str(char *b, size_t cap, uint32_t phase, uint32_t round,
-                    uint32_t sub, int algo)
+                    uint32_t sub, int algo, const cs_collective_t *coll)
 {
   const cs_algo_desc_t *a = algo >= 0 ? cs_algo_desc((uint32_t)algo) : NULL;
+  const char *named = user_phase(coll, phase);
   if (!phase)
     snprintf(b, cap, "start");
+  else if (named) /* its own names, tagged as the trace tags them */
+    snprintf(b, cap, "%s t%u j%u", named, round, sub);
   else if (a && a->nphases)
     snprintf(b, cap, "%s t%u j%u", a->phases[phase < a->nphases ? phase - 1
                                                                : a->nphases - 1],
              round, sub);
-  else if (a && phase == 1 && round == 0) /* one phase, unnamed: the
-                                              trace's "main" */
+  else if ((a || (coll && (cs_coll_flags(coll) & CS_COLL_CHUNK_TAGS))) &&
+           phase == 1 && round == 0) /* one phase, unnamed: the trace's
+                                        "main" */
     snprintf(b, cap, "main");
   else
     snprintf(b, cap, "ph%u r%u", phase, round);
@@ -167,7 +183,7 @@ static int draw_windows(const teach_session_t *t, int y)
   for (uint32_t r = 0; r < n; r++) {
     char tag[24], cell[64], tile[40];
     tag_str(tag, sizeof(tag), t->st.phase[r], t->st.round[r], t->st.sub[r],
-            algo_of(t));
+            algo_of(t), t->o->coll);
     put(y, 0, "r%-3u %-10s", r, tag);
     for (uint32_t k = 0; k < tm_nparts(t); k++) {
       if (k && k % (uint32_t)per == 0)
@@ -263,7 +279,7 @@ static int draw_slots(const teach_session_t *t, const cs_sched_view_t *v,
   for (uint32_t r = 0; r < t->n && r < TM_MAXR; r++) {
     char tag[24];
     tag_str(tag, sizeof(tag), t->st.phase[r], t->st.round[r], t->st.sub[r],
-            -1);
+            -1, t->o->coll);
     put(y++, 0, "r%-3u %-10s %s", r, tag, slot_rows[r]);
   }
   return y;
@@ -437,8 +453,9 @@ static int draw_events(const teach_session_t *t, int y,
   for (uint32_t i = k; i > 0; i--) {
     const tm_event_t *e = &s->last[(s->nevents - i) % TM_HIST];
     char tag[24], what[200];
-    tag_str(tag, sizeof(tag), e->phase, e->round, 0, algo_of(t));
-    if (!t->o->coll && cs_algo_desc(t->o->cfg.algo)->nphases && e->phase)
+    tag_str(tag, sizeof(tag), e->phase, e->round, 0, algo_of(t), t->o->coll);
+    if ((!t->o->coll ? cs_algo_desc(t->o->cfg.algo)->nphases != 0
+                     : user_phase(t->o->coll, e->phase) != NULL) && e->phase)
       tag[strlen(tag) - 3] = 0; /* no subchunk in the log */
     cs_trace_sentence(what, sizeof(what), &t->layout, &e->rec);
     uint32_t k = ts_of_step(t, e->step); /* an event of the story: *k */

@@ -57,6 +57,16 @@ typedef struct cs_coll_cfg {
   cs_op_t    op;         /* the reduction op, for collectives that reduce */
   uint32_t   tile_bytes; /* a tile size the user asked for (default 16384) */
   uint32_t   iters;      /* calls of the body on one world, >= 1 */
+  /* ---- set by collsim for a registration that asks for it (flags);
+   * 0 otherwise. cs_coll_check and cs_coll_run read only the fields
+   * above: a program built before these passes a shorter struct ---- */
+  cs_minmax_t minmax;    /* --minmax, with CS_COLL_MINMAX (ieee: 0) */
+  /* --shape ROWSxCOLS and --valid R,C, with CS_COLL_SHAPE: each rank's
+   * input is a row-major [shape_rows, shape_cols] matrix (their product
+   * is count) of which the top-left [valid_rows, valid_cols] rectangle is
+   * valid (1 <= valid_rows <= shape_rows, likewise the columns; --shape
+   * alone: the whole matrix). All 0 without --shape. */
+  uint32_t shape_rows, shape_cols, valid_rows, valid_cols;
 } cs_coll_cfg_t;
 
 /* One slot of the window: `nbytes` logical bytes of `esize`-byte elements
@@ -136,13 +146,51 @@ typedef struct cs_collective {
    * CS_COLL_NAMES_BYTES bytes: each name and its NUL, plus one NUL after
    * the phases. cs_coll_open refuses a registration whose names do not
    * fit or are not such names. */
+
+  /* ---- how collsim runs it (optional; absent in a registration built
+   * before it, which reads as 0) ---- */
+
+  /* CS_COLL_* bits below, 0 for the default of each. */
+  uint32_t flags;
 } cs_collective_t;
+
+/* collsim stores the input into in_slot and then starts the body at
+ * once, without its fence in between: the body's first accesses may find
+ * stores of the stage-in still posted (fifo, relaxed, a2a3), and must
+ * order them itself, as collsim's built-in allreduces do (their first
+ * barrier fences before it notifies). Without this bit collsim fences
+ * after the stage-in (one `fence` event per call in the trace). */
+#define CS_COLL_NO_STAGE_FENCE 0x1u
+/* The collective honours cfg->minmax (its max and min through
+ * cs_tile_reduce_mm and cs_reduce_kernel_mm in that mode): collsim run,
+ * bench, explore and verify then take --minmax M for it and set
+ * cfg->minmax. Without this bit they refuse --minmax with it, and
+ * cfg->minmax is CS_MINMAX_IEEE. */
+#define CS_COLL_MINMAX 0x2u
+/* The collective takes a 2-D shape and its valid rectangle (cfg's
+ * shape_rows .. valid_cols): collsim run, explore and verify then take
+ * --shape and --valid for it (and record them in the trace, for replay
+ * and shrink). Without this bit they refuse --shape with it, and the
+ * four fields are 0. What it does with the elements outside the
+ * rectangle is its own (its expect says so). */
+#define CS_COLL_SHAPE 0x4u
+/* Its body marks one phase, cs_mark(d, 1, 0), and sets a chunk number
+ * as the step (cs_dev_set_step): traces, `collsim check` and stories tag
+ * its events "main cSTEP", as they tag the built-in mesh's and host's,
+ * instead of "P1 t0 jSTEP". A phase it names (phases) is tagged by its
+ * name instead. Recorded in the trace (traces/FORMAT.md, modes). */
+#define CS_COLL_CHUNK_TAGS 0x8u
+/* Every bit this header knows; cs_coll_open refuses others. */
+#define CS_COLL_FLAGS (CS_COLL_NO_STAGE_FENCE | CS_COLL_MINMAX | \
+                       CS_COLL_SHAPE | CS_COLL_CHUNK_TAGS)
 
 /* Bytes the trace keeps for a collective's names (traces/FORMAT.md). */
 #define CS_COLL_NAMES_BYTES 88u
 /* The size of a registration built before the names existed: collsim
  * accepts any `size` from this one up to sizeof(cs_collective_t). */
 #define CS_COLLECTIVE_SIZE_1 offsetof(cs_collective_t, phases)
+/* ... and of one built before `flags`. */
+#define CS_COLLECTIVE_SIZE_2 offsetof(cs_collective_t, flags)
 
 #define CS_COLL_NO_SIGNALS UINT32_MAX
 

@@ -201,6 +201,15 @@ void cs_dcci_all(cs_dev_t *d);
 void cs_tile_reduce(cs_dev_t *d, cs_tile_t *acc, const cs_tile_t *x,
                     cs_dtype_t t, cs_op_t op);
 
+/* The same with max and min in mode `mm` (collsim/types.h) and the
+ * operand order said: x_first 0, acc[i] = acc[i] op x[i]; x_first 1,
+ * acc[i] = x[i] op acc[i] (x the first operand). Only CS_MINMAX_PTO
+ * tells the orders apart; sum and prod ignore mm and x_first. A body
+ * that honours cfg->minmax (CS_COLL_MINMAX, collsim/collective.h) passes
+ * it here. One reduce event, recorded as cs_tile_reduce's. */
+void cs_tile_reduce_mm(cs_dev_t *d, cs_tile_t *acc, const cs_tile_t *x,
+                       cs_dtype_t t, cs_op_t op, cs_minmax_t mm, int x_first);
+
 /* A reduce event whose work is the caller's: kernel(arg) runs inside the
  * event, which records `valid` elements reduced with op `op`. */
 void cs_reduce_event(cs_dev_t *d, uint32_t op, uint32_t valid,
@@ -216,6 +225,11 @@ void cs_mark(cs_dev_t *d, uint32_t phase, uint32_t round);
  * and must not overlap. Safe from any thread. */
 void cs_reduce_kernel(cs_dtype_t t, cs_op_t op, void *acc, const void *x,
                       size_t n);
+/* ... and with max and min in mode `mm`, operands ordered by x_first, as
+ * cs_tile_reduce_mm: for an expected-result function that honours
+ * cfg->minmax. */
+void cs_reduce_kernel_mm(cs_dtype_t t, cs_op_t op, cs_minmax_t mm,
+                         int x_first, void *acc, const void *x, size_t n);
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,22 @@ typedef enum cs_op {
   CS_NOPS
 } cs_op_t;
 
+/* What Max and Min do with a NaN operand and with +0 against -0 (collsim
+ * run --minmax; cs_tile_reduce_mm, cs_reduce_kernel_mm):
+ *   IEEE       IEEE 754-2019 maximumNumber/minimumNumber: a NaN loses to
+ *              a number, max(+0,-0) = +0, min(+0,-0) = -0, in either
+ *              operand order (the default, and what cs_tile_reduce does)
+ *   PROPAGATE  a NaN operand gives NaN; +0 and -0 as IEEE
+ *   PTO        max(a, b) = a < b ? b : a, min(a, b) = b < a ? b : a (C++
+ *              std::max and std::min), a the first operand: a NaN operand
+ *              or a tie of +0 and -0 gives a, so the order matters */
+typedef enum cs_minmax {
+  CS_MINMAX_IEEE = 0,
+  CS_MINMAX_PROPAGATE = 1,
+  CS_MINMAX_PTO = 2,
+  CS_NMINMAX
+} cs_minmax_t;
+
 /* Comparison of cs_wait (the WaitCmp ABI): Eq passes when the cell equals
  * the target, Ge when it is at least the target. */
 enum { CS_CMP_EQ = 0, CS_CMP_GE = 1 };

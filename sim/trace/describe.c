@@ -55,6 +55,9 @@ const char *cs_trace_tag_str(const cs_trace_header_t *h,
     buf[0] = 0;
   else if (p)
     snprintf(buf, n, "%s t%u j%u", p, x->round, x->step);
+  else if (user && (h->modes & CS_TR_MODE_CHUNK_TAGS) && x->phase == 1 &&
+           x->round == 0) /* a main phase of chunks, as mesh's */
+    snprintf(buf, n, "main c%u", x->step);
   else if (user)
     snprintf(buf, n, "P%u t%u j%u", x->phase, x->round, x->step);
   else if (cs_trace_phase_name(nm, h, 1))

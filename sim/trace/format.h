@@ -107,6 +107,9 @@ static inline const char *cs_tr_model_name(uint32_t m)
 #define CS_TR_MODE_PADDED_CELLS 0x2u    /* --signal-layout padded */
 #define CS_TR_MODE_MINMAX_SHIFT 8u      /* --minmax: cs_minmax_t in bits 8-15 */
 #define CS_TR_MODE_MINMAX_MASK 0xff00u
+/* A collective of one's own (algo 254) whose one phase is a main phase
+ * of chunks (CS_COLL_CHUNK_TAGS): its tags read "main cSTEP". */
+#define CS_TR_MODE_CHUNK_TAGS 0x4u
 #define CS_TR_MODE_KNOWN (CS_TR_MODE_SINGLE_USE | CS_TR_MODE_PADDED_CELLS | \
                           CS_TR_MODE_MINMAX_MASK)
 
