@@ -33,6 +33,7 @@ typedef enum cs_algo {
   CS_ALGO_RING_NB = 5,
   CS_ALGO_ONEPHASE = 6,
   CS_ALGO_HOST_PUSH = 7,
+  CS_ALGO_RING_BIDIR = 8,
   CS_NALGOS
 } cs_algo_t;
 
@@ -52,12 +53,16 @@ struct cs_dev;
  * the own value first, then the peers ascending (one order per rank); or
  * the owner's: the data cut into N equal chunks (count a multiple of N),
  * chunk q folded as rank q folds its own value (x[q] first, then the
- * others ascending), identical on every rank. */
+ * others ascending), identical on every rank; or two rings on N equal
+ * chunks (count a multiple of 2N): each chunk's first half in the ring's
+ * order, its second half in the mirrored one (x[q] op (x[q+1] op (... op
+ * x[q-1]))), identical on every rank. */
 typedef enum cs_fold {
   CS_FOLD_RING = 0,
   CS_FOLD_OWN_FIRST = 1,
   CS_FOLD_OWNER_FIRST = 2,
   CS_FOLD_RING_EQUAL = 3,
+  CS_FOLD_RING_BIDIR = 4,
 } cs_fold_t;
 
 /* Expected remote bytes of one rank over a run. */

@@ -56,7 +56,7 @@ static void expect(cs_algo_t a, const cs_coll_cfg_t *g, const void *in,
 }
 
 /* Thunk sets below: at least one per algorithm id. */
-#define MAX_BUILTINS 8
+#define MAX_BUILTINS 12
 
 /* The refusal of a configuration the algorithm does not take, in the
  * words of its descriptor: a rank count above its limit ("the host
@@ -93,6 +93,7 @@ static const char *refuse(cs_algo_t a, const cs_coll_cfg_t *g)
 
 BUILTIN_FNS(0) BUILTIN_FNS(1) BUILTIN_FNS(2) BUILTIN_FNS(3)
 BUILTIN_FNS(4) BUILTIN_FNS(5) BUILTIN_FNS(6) BUILTIN_FNS(7)
+BUILTIN_FNS(8) BUILTIN_FNS(9) BUILTIN_FNS(10) BUILTIN_FNS(11)
 
 static const struct {
   int (*body)(cs_dev_t *, const cs_coll_cfg_t *);
@@ -100,7 +101,8 @@ static const struct {
   void (*expect)(const cs_coll_cfg_t *, const void *, uint32_t, void *);
   const char *(*refuse)(const cs_coll_cfg_t *);
 } fns[] = {BUILTIN_ROW(0), BUILTIN_ROW(1), BUILTIN_ROW(2), BUILTIN_ROW(3),
-           BUILTIN_ROW(4), BUILTIN_ROW(5), BUILTIN_ROW(6), BUILTIN_ROW(7)};
+           BUILTIN_ROW(4), BUILTIN_ROW(5), BUILTIN_ROW(6), BUILTIN_ROW(7),
+           BUILTIN_ROW(8), BUILTIN_ROW(9), BUILTIN_ROW(10), BUILTIN_ROW(11)};
 _Static_assert(sizeof(fns) / sizeof(fns[0]) == MAX_BUILTINS &&
                    CS_NALGOS <= MAX_BUILTINS,
                "one BUILTIN_FNS per algorithm id: add rows");

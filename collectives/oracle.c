@@ -57,6 +57,28 @@ static int owner_order(cs_algo_t a)
   return cs_algo_desc(a)->fold == CS_FOLD_OWNER_FIRST;
 }
 
+/* Two rings over N equal chunks (CS_FOLD_RING_BIDIR): the first half of
+ * each chunk folded clockwise as the ring folds, the second half
+ * counter-clockwise. */
+static int two_rings(cs_algo_t a)
+{
+  return cs_algo_desc(a)->fold == CS_FOLD_RING_BIDIR;
+}
+
+/* CS_FOLD_RING_BIDIR: the chunk q of element i (count / nranks elements
+ * each, the last one taking any rest) and, in *second, whether i lies in
+ * its second half (the chunk's elements from half its width on). */
+static uint32_t half_of(uint32_t nranks, uint64_t count, uint64_t i,
+                        int *second)
+{
+  uint64_t w = count / nranks;
+  uint64_t q = w ? i / w : nranks - 1u;
+  if (q >= nranks)
+    q = nranks - 1u;
+  *second = i - q * w >= w / 2u;
+  return (uint32_t)q;
+}
+
 /* CS_FOLD_OWNER_FIRST: the rank whose chunk element i is (count / nranks
  * elements each; the algorithm refuses a count that is not a multiple). */
 static uint32_t owner_of(uint32_t nranks, uint64_t count, uint64_t i)
@@ -287,18 +309,27 @@ static double x_at(cs_dtype_t t, fmt_t f, const void *const *in,
   return decode(f, load_bits(t, in[r], i));
 }
 
+/* The rank after r on the ring, or before it when `down`. */
+static uint32_t ring_next(uint32_t nranks, uint32_t r, int down)
+{
+  if (down)
+    return r == 0u ? nranks - 1u : r - 1u;
+  return r + 1u == nranks ? 0u : r + 1u;
+}
+
 /* Ring, element i of segment k: x[k] op (... op (x[k+2] op x[k+1])):
  * each rank on the way folds its own value (the first operand) into the
- * partial it received. */
+ * partial it received. down: the mirrored ring, x[k] op (... op (x[k-2]
+ * op x[k-1])). */
 static double fold_ring(cs_dtype_t t, fmt_t f, cs_op_t op, cs_minmax_t mm,
                         uint32_t nranks, uint64_t count, const void *const *in,
-                        uint32_t k, uint64_t i)
+                        uint32_t k, int down, uint64_t i)
 {
-  uint32_t r = k + 1u == nranks ? 0u : k + 1u;
+  uint32_t r = ring_next(nranks, k, down);
   double acc = x_at(t, f, in, count, r, i);
 
   for (uint32_t step = 1; step < nranks; step++) {
-    r = r + 1u == nranks ? 0u : r + 1u;
+    r = ring_next(nranks, r, down);
     acc = op_round(f, op, mm, x_at(t, f, in, count, r, i), acc);
   }
   return acc;
@@ -350,11 +381,17 @@ uint32_t cs_oracle_elem_rows(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
   const fmt_t f = fmt_of(t);
   if (nranks == 1)
     return load_bits(t, rows[0], i);
+  if (two_rings(algo)) {
+    int second;
+    uint32_t q = half_of(nranks, count, i, &second);
+    return encode(f, fold_ring(t, f, op, mm, nranks, count, rows, q, second,
+                               i));
+  }
   if (ring_order(algo))
     return encode(f, fold_ring(t, f, op, mm, nranks, count, rows,
                                ring_seg_of(t, equal_chunks(algo), nranks,
                                            count, i),
-                               i));
+                               0, i));
   if (owner_order(algo))
     rank = owner_of(nranks, count, i);
   return encode(f, fold_mesh(t, f, op, mm, nranks, count, rows, rank, i));
@@ -387,8 +424,19 @@ void cs_oracle_expect_mm(cs_algo_t algo, cs_dtype_t t, cs_op_t op,
       uint64_t hi = seg_bound(t, eq, nranks, count, k + 1u);
       for (uint64_t i = lo; i < hi; i++)
         store_bits(t, out, i,
-                   encode(f, fold_ring(t, f, op, mm, nranks, count, rows, k, i)));
+                   encode(f, fold_ring(t, f, op, mm, nranks, count, rows, k,
+                                       0, i)));
       lo = hi;
+    }
+    return;
+  }
+  if (two_rings(algo)) {
+    for (uint64_t i = 0; i < count; i++) {
+      int second;
+      uint32_t q = half_of(nranks, count, i, &second);
+      store_bits(t, out, i,
+                 encode(f, fold_ring(t, f, op, mm, nranks, count, rows, q,
+                                     second, i)));
     }
     return;
   }
@@ -892,6 +940,34 @@ static void ring_block(const cs_oracle_run_t *o, const float *xd, float *acc,
   }
 }
 
+/* Two rings: every element of the block from its half's fold, the
+ * first half of chunk q clockwise from q+1 to q, the second half
+ * counter-clockwise from q-1 to q (the whole block folded in each order
+ * that some element of it needs, kept where that half is). */
+static void two_rings_block(const cs_oracle_run_t *o, const float *xd,
+                            float *acc, float *tmp, uint64_t lo, uint32_t n)
+{
+  uint32_t nr = o->nranks;
+  for (uint64_t s = lo; s < lo + n;) {
+    int second;
+    uint32_t q = half_of(nr, o->count, s, &second);
+    uint64_t w = o->count / nr;
+    /* where this half ends: the chunk's middle, or its end */
+    uint64_t e = q + 1u == nr && second ? lo + n
+                                        : q * w + (second ? w : w / 2u);
+    if (e > lo + n || e <= s)
+      e = lo + n;
+    uint32_t r = ring_next(nr, q, second);
+    memcpy(tmp, xd + (size_t)r * BLOCK, BLOCK * sizeof(float));
+    for (uint32_t step = 1; step < nr; step++) {
+      r = ring_next(nr, r, second);
+      fold_block(o, tmp, xd + (size_t)r * BLOCK, 1);
+    }
+    memcpy(acc + (s - lo), tmp + (s - lo), (size_t)(e - s) * sizeof(float));
+    s = e;
+  }
+}
+
 /* Owner order: every element of the block from its chunk owner's fold
  * (x[q] first, then the others ascending), kept where the chunk is. */
 static void owner_block(const cs_oracle_run_t *o, const float *xd, float *acc,
@@ -920,7 +996,8 @@ void cs_oracle_check_range(const cs_oracle_run_t *o, uint64_t lo, uint64_t hi,
   f64_lanes_t *l = (f64_lanes_t *)(gd + BLOCK);
   float tmp[BLOCK];
   /* max/min but pto do not depend on the order: one fold for all ranks */
-  int ring = ring_order(o->algo), owner = owner_order(o->algo);
+  int two = two_rings(o->algo);
+  int ring = ring_order(o->algo) || two, owner = owner_order(o->algo);
   int one = ring || owner || nr == 1 ||
             ((o->op == CS_MAX || o->op == CS_MIN) && o->mm != CS_MINMAX_PTO);
   int fast = o->op == CS_SUM || o->op == CS_PROD;
@@ -931,7 +1008,9 @@ void cs_oracle_check_range(const cs_oracle_run_t *o, uint64_t lo, uint64_t hi,
     if (o->f64)
       f64_block(o, xd, l);
     if (one) {
-      if (ring && nr > 1) {
+      if (two && nr > 1) {
+        two_rings_block(o, xd, acc, tmp, b, n);
+      } else if (ring && nr > 1) {
         ring_block(o, xd, acc, tmp, b, n);
       } else if (owner && nr > 1) {
         owner_block(o, xd, acc, tmp, b, n);

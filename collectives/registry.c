@@ -10,7 +10,7 @@
 
 extern const cs_algo_desc_t cs__algo_mesh, cs__algo_ring, cs__algo_host,
     cs__algo_ring_push, cs__algo_twophase, cs__algo_ring_nb, cs__algo_onephase,
-    cs__algo_host_push;
+    cs__algo_host_push, cs__algo_ring_bidir;
 
 const cs_algo_desc_t *const cs__registry[CS_NALGOS] = {
     [CS_ALGO_MESH] = &cs__algo_mesh,
@@ -21,6 +21,7 @@ const cs_algo_desc_t *const cs__registry[CS_NALGOS] = {
     [CS_ALGO_RING_NB] = &cs__algo_ring_nb,
     [CS_ALGO_ONEPHASE] = &cs__algo_onephase,
     [CS_ALGO_HOST_PUSH] = &cs__algo_host_push,
+    [CS_ALGO_RING_BIDIR] = &cs__algo_ring_bidir,
 };
 
 const char *cs_algo_name(cs_algo_t a)

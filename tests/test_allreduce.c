@@ -37,19 +37,24 @@ static int equal_chunks(cs_algo_t a)
   return a == CS_ALGO_TWOPHASE || a == CS_ALGO_RING_NB || a == CS_ALGO_HOST_PUSH;
 }
 
-/* host-push takes fp32 sum only (PR #2280's host kernel): the loops over
- * every algorithm leave out what it refuses. */
+/* host-push and ring-bidir take fp32 sum only (their reducing puts are
+ * fp32 atomic adds): the loops over every algorithm leave out what they
+ * refuse. */
 static int refused(cs_algo_t a, cs_dtype_t t, cs_op_t op)
 {
-  return a == CS_ALGO_HOST_PUSH && (t != CS_FP32 || op != CS_SUM);
+  return (a == CS_ALGO_HOST_PUSH || a == CS_ALGO_RING_BIDIR) &&
+         (t != CS_FP32 || op != CS_SUM);
 }
 
-/* A configuration (count rounded up for equal_chunks). */
+/* A configuration (count rounded up for equal_chunks; ring-bidir: to a
+ * multiple of 2N, simpler's two halves of every chunk). */
 static cs_ar_cfg_t cfg(cs_algo_t a, cs_dtype_t t, cs_op_t op, uint32_t n,
                        uint64_t count)
 {
   if (equal_chunks(a))
     count = (count + n - 1) / n * n;
+  if (a == CS_ALGO_RING_BIDIR)
+    count = (count + 2 * n - 1) / (2 * n) * (2 * n);
   cs_ar_cfg_t c = {.algo = a, .dtype = t, .op = op, .nranks = n,
                    .count = count, .tile_bytes = CS_TILE_BYTES, .iters = 1};
   return c;
@@ -73,7 +78,10 @@ static int32_t reference_signal_final(const cs_ar_cfg_t *c)
    * both neighbours */
   if (c->algo == CS_ALGO_HOST_PUSH)
     return nr == 2 ? 2 : 1;
-  if (equal_chunks(c->algo) || c->algo == CS_ALGO_ONEPHASE)
+  /* ring-bidir: each neighbour adds 1 per row; at N = 2 the one peer
+   * notifies once (upstream's barrier collapses) */
+  if (equal_chunks(c->algo) || c->algo == CS_ALGO_ONEPHASE ||
+      c->algo == CS_ALGO_RING_BIDIR)
     return 1;
   uint64_t len = n;
   int ring = c->algo == CS_ALGO_RING || c->algo == CS_ALGO_RING_PUSH;
@@ -97,7 +105,8 @@ static int signalled(const cs_ar_cfg_t *c, uint32_t r, uint64_t k)
   uint32_t n = c->nranks, src = (uint32_t)(k % n);
   if (c->algo == CS_ALGO_RING_NB)
     return src == (r + n - 1) % n && src != r;
-  if (c->algo == CS_ALGO_HOST_PUSH) /* both neighbours' */
+  if (c->algo == CS_ALGO_HOST_PUSH || c->algo == CS_ALGO_RING_BIDIR)
+    /* both neighbours' */
     return (src == (r + n - 1) % n || src == (r + 1) % n) && src != r;
   return src != r;
 }
@@ -229,6 +238,7 @@ SWEEP_ALGO(TWOPHASE)
 SWEEP_ALGO(RING_NB)
 SWEEP_ALGO(ONEPHASE)
 SWEEP(HOST_PUSH, FP32, SUM)
+SWEEP(RING_BIDIR, FP32, SUM)
 
 /* ------------------------------------------------- the reference's tests */
 
@@ -610,6 +620,72 @@ Test(host_push, refuses_other_dtypes_ops_counts_and_rank_counts)
   cr_assert(strstr(why, "--ranks 17") && strstr(why, "1 to 16"), "%s", why);
   c = cfg(CS_ALGO_HOST_PUSH, CS_FP32, CS_SUM, 16, 16);
   cr_assert_eq(cs_ar_check(&c), 0);
+}
+
+/* ring-bidir, 4 ranks, chunks of 2 (one element per half), every
+ * element of rank r's input x_r, x = (0, 2^24, 1, 1). Ring 0 (first
+ * halves, to the right) completes chunk q at rank q as x_q + (x_{q-1} +
+ * (x_{q+2} + x_{q+1})), ring 1 (second halves, to the left) as x_q +
+ * (x_{q+1} + (x_{q+2} + x_{q-1})). With B = 2^24 (B + 1 is a tie and
+ * rounds to B): chunk 0: 0 + (1 + (1 + B)) = B, 0 + (B + (1 + 1)) = B + 2;
+ * chunk 1: B + (0 + (1 + 1)) = B + 2, B + (1 + (1 + 0)) = B + 2; chunk 2:
+ * 1 + (B + (0 + 1)) = B, 1 + (1 + (0 + B)) = B; chunk 3: 1 + (1 + (B +
+ * 0)) = B, 1 + (0 + (B + 1)) = B. Worked by hand; one ring's order on
+ * the whole chunk gives B, not B + 2, in element 1. */
+Test(order, ring_bidir_folds_each_half_in_its_rings_direction, .timeout = 60)
+{
+  cs_ar_cfg_t c = cfg(CS_ALGO_RING_BIDIR, CS_FP32, CS_SUM, 4, 8);
+  const float x[4] = {0.0f, 0x1p24f, 1.0f, 1.0f};
+  float in[32], out[32];
+  for (int r = 0; r < 4; r++)
+    for (int e = 0; e < 8; e++)
+      in[8 * r + e] = x[r];
+  run_inputs(&c, (const uint8_t *)in, (uint8_t *)out);
+  const float b = 0x1p24f;
+  const float want[8] = {b, b + 2, b + 2, b + 2, b, b, b, b};
+  for (int r = 0; r < 4; r++)
+    for (int e = 0; e < 8; e++)
+      cr_assert_eq(out[8 * r + e], want[e], "rank %d e%d: %a", r, e,
+                   (double)out[8 * r + e]);
+}
+
+/* ring-bidir over ranks 1..8 and counts 2N, 4N, 34N, 2*4097N, three
+ * calls on one world, self-clearing and single use: bit-exact on every
+ * rank, and every signal cell at its documented value (single use: 1 on
+ * each neighbour cell, 0 elsewhere; self-clearing: 0 everywhere). */
+Test(ring_bidir, counts_that_are_multiples_of_2n_are_bit_exact_three_calls,
+     .timeout = 600)
+{
+  for (uint32_t n = 1; n <= 8; n++) {
+    const uint64_t counts[] = {2 * n, 4 * n, 34 * n, 2 * 4097 * n};
+    for (size_t ci = 0; ci < 4; ci++)
+      for (int single = 0; single < 2; single++) {
+        cs_ar_cfg_t c = cfg(CS_ALGO_RING_BIDIR, CS_FP32, CS_SUM, n, counts[ci]);
+        c.iters = single ? 1 : 3;
+        c.no_epilogue = (uint32_t)single;
+        outcome_t o;
+        run_case(&c, CS_FILL_RANDOM, 91 * n + ci, &o);
+        CHECK_EXACT(c, o);
+        cr_assert_not(o.ranks_differ, "n=%u: ranks disagree", n);
+      }
+  }
+}
+
+/* What ring-bidir refuses, each in one line naming the value. */
+Test(ring_bidir, refuses_other_dtypes_ops_and_counts)
+{
+  char why[256];
+  cs_ar_cfg_t c = cfg(CS_ALGO_RING_BIDIR, CS_FP16, CS_SUM, 3, 30);
+  cr_assert_eq(cs_ar_check(&c), CS_EARDTYPE);
+  c = cfg(CS_ALGO_RING_BIDIR, CS_FP32, CS_MAX, 3, 30);
+  cr_assert_eq(cs_ar_check(&c), CS_EAROP);
+  c = cfg(CS_ALGO_RING_BIDIR, CS_FP32, CS_SUM, 3, 30);
+  cr_assert_eq(cs_ar_check(&c), 0);
+  c.count = 33; /* a multiple of N, not of 2N */
+  cr_assert_eq(cs_ar_check(&c), CS_EARPRECOND);
+  cs_cli_ar_why(&c, CS_EARPRECOND, why, sizeof(why));
+  cr_assert(strstr(why, "--count 33") && strstr(why, "twice the rank count") &&
+            !strchr(why, '\n'), "%s", why);
 }
 
 /* onephase, 3 ranks, one element, x = (1, 1, 2^24): each rank folds its

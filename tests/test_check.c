@@ -514,10 +514,13 @@ static void sweep(const char *algo, uint32_t nmax, const char *sched_kind)
   int runs = 0, bad = 0;
   for (uint32_t n = 1; n <= nmax; n++) {
     uint64_t counts[] = {1, n > 1 ? n - 1 : 2, n + 1, 17, 4097};
-    int fp32_only = !strcmp(algo, "host-push");
+    int two_n = !strcmp(algo, "ring-bidir"); /* a multiple of 2N */
+    int fp32_only = !strcmp(algo, "host-push") || two_n;
     if (!strcmp(algo, "twophase") || !strcmp(algo, "ring-nb") || fp32_only) /* a multiple of N */
       for (size_t ci = 0; ci < 5; ci++)
         counts[ci] = (counts[ci] + n - 1) / n * n;
+    for (size_t ci = 0; two_n && ci < 5; ci++)
+      counts[ci] = (counts[ci] + 2 * n - 1) / (2 * n) * (2 * n);
     for (size_t ci = 0; ci < 5; ci++)
       for (int d = 0; d < 3; d++) {
         /* quick: one dtype per (N, count), each dtype in turn */
@@ -572,6 +575,9 @@ SWEEP(twophase, pct, 3)
 SWEEP_NAMED(host_push, "host-push", free, 8)
 SWEEP_NAMED(host_push, "host-push", random, 5)
 SWEEP_NAMED(host_push, "host-push", pct, 5)
+SWEEP_NAMED(ring_bidir, "ring-bidir", free, 8)
+SWEEP_NAMED(ring_bidir, "ring-bidir", random, 5)
+SWEEP_NAMED(ring_bidir, "ring-bidir", pct, 5)
 SWEEP_NAMED(ring_nb, "ring-nb", free, 4)
 SWEEP_NAMED(ring_nb, "ring-nb", random, 3)
 SWEEP_NAMED(ring_nb, "ring-nb", pct, 3)

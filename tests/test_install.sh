@@ -186,7 +186,7 @@ has "^$version rc 0 verified 1 wrong 0"
 expect 1 ./driver "$tmp/rd_allreduce/rd_allreduce_bug.so" latest
 has "^$version rc 1 verified 1 wrong [1-9]"
 # The built-ins through the same registration, against collsim's oracle.
-for a in mesh ring host ring-push twophase ring-nb onephase host-push; do
+for a in mesh ring host ring-push twophase ring-nb onephase host-push ring-bidir; do
   expect 0 ./driver $a random:5
   has "^$version rc 0 verified 1 wrong 0"
 done

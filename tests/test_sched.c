@@ -86,11 +86,14 @@ static void sweep(cs_mm_t model, uint32_t nmax, uint32_t bug, uint32_t padded)
             if (quick_tests() && (size_t)dt != (n + ci) % 2)
               continue;
             /* twophase, ring-nb, host-push take a multiple of the rank
-             * count: the next one; host-push fp32 only */
+             * count: the next one (ring-bidir: of twice it); host-push
+             * and ring-bidir fp32 only */
             uint64_t count = a == CS_ALGO_TWOPHASE || a == CS_ALGO_RING_NB ||
                                      a == CS_ALGO_HOST_PUSH
                                  ? (counts[ci] + n - 1) / n * n : counts[ci];
-            if (a == CS_ALGO_HOST_PUSH && dt)
+            if (a == CS_ALGO_RING_BIDIR)
+              count = (counts[ci] + 2 * n - 1) / (2 * n) * (2 * n);
+            if ((a == CS_ALGO_HOST_PUSH || a == CS_ALGO_RING_BIDIR) && dt)
               continue;
             cs_ar_cfg_t c = {.algo = (cs_algo_t)a, .dtype = dt ? CS_FP16 : CS_FP32,
                              .op = CS_SUM, .nranks = n, .count = count,
@@ -244,6 +247,40 @@ Test(controlled, host_push_epilogue_2279_is_right_only_at_three_ranks, .timeout 
   }
 }
 
+/* ring-bidir (simpler's two push rings) over ranks 1..8 and counts 2N,
+ * 4N, 34N (2*4096N up to 4 ranks), three calls, random and pct schedules
+ * under sc and relaxed: bit-exact on every rank and every signal cell
+ * back at 0 (run_controlled). */
+Test(controlled, ring_bidir_verifies_under_sc_and_relaxed, .timeout = 900)
+{
+  static const cs_mm_t models[] = {CS_MM_SC, CS_MM_RELAXED};
+  for (uint32_t n = 1; n <= 8; n++)
+    for (size_t ci = 0; ci < 4; ci++) {
+      const uint64_t counts[] = {2 * n, 4 * n, 34 * n, 2 * 4096 * n};
+      if (ci == 3 && n > 4)
+        continue;
+      for (size_t m = 0; m < 2; m++)
+        for (int s = 0; s < 2; s++) {
+          cs_ar_cfg_t c = {.algo = CS_ALGO_RING_BIDIR, .dtype = CS_FP32,
+                           .op = CS_SUM, .nranks = n, .count = counts[ci],
+                           .tile_bytes = 1024, .iters = 3};
+          cs_sched_cfg_t sc = {.model = models[m],
+                               .seed = 2000 * n + 10 * ci + 2 * m + s + 1};
+          if (s == 0) {
+            sc.strategy = CS_SCHED_RANDOM;
+          } else {
+            sc.strategy = CS_SCHED_PCT;
+            sc.depth = 3;
+            sc.steps = 400;
+          }
+          int64_t wrong = run_controlled(&c, &sc, sc.seed);
+          cr_assert_eq(wrong, 0, "n=%u count=%llu %s %s: %lld", n,
+                       (unsigned long long)c.count, cs_mm_name(models[m]),
+                       s ? "pct" : "random", (long long)wrong);
+        }
+    }
+}
+
 /* A defect only the device shows (PTOAS #744: a pipe barrier and no DDR
  * fence before the notify) passes every schedule of the models that have
  * no state between drained and visible, as upstream's own simulator
@@ -340,8 +377,10 @@ Test(controlled, latest_schedule_verifies_every_algorithm_and_model, .timeout = 
     for (int m = 0; m < CS_MM_COUNT; m++) {
       cs_ar_cfg_t c = {.algo = (cs_algo_t)a, .dtype = CS_FP16, .op = CS_SUM,
                        .nranks = 3, .count = 333, .tile_bytes = 1024, .iters = 2};
-      if (a == CS_ALGO_HOST_PUSH) /* fp32 only */
+      if (a == CS_ALGO_HOST_PUSH || a == CS_ALGO_RING_BIDIR) /* fp32 only */
         c.dtype = CS_FP32;
+      if (a == CS_ALGO_RING_BIDIR) /* a multiple of 2N */
+        c.count = 336;
       cs_sched_cfg_t sc = {.strategy = CS_SCHED_LATEST, .model = (cs_mm_t)m};
       cr_assert_eq(run_controlled(&c, &sc, 5), 0, "%s %s", cs_algo_name(c.algo),
                    cs_mm_name((cs_mm_t)m));
