@@ -34,6 +34,7 @@ typedef enum cs_algo {
   CS_ALGO_ONEPHASE = 6,
   CS_ALGO_HOST_PUSH = 7,
   CS_ALGO_RING_BIDIR = 8,
+  CS_ALGO_IBING = 9,
   CS_NALGOS
 } cs_algo_t;
 

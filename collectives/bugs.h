@@ -40,6 +40,7 @@ typedef enum cs_bug {
   CS_BUG_HOST_PUSH_NO_FINAL_BARRIER,
   CS_BUG_HOST_PUSH_LEFT_WAIT_ONLY,
   CS_BUG_HOST_PUSH_EPILOGUE_2279,
+  CS_BUG_IBING_NO_SNAPSHOT_BARRIER,
   CS_NBUGS
 } cs_bug_t;
 
@@ -71,6 +72,8 @@ typedef struct cs_mutation {
   bool no_push_return;       /* host push ring: no final barrier, the one
                                 after which every push into the rank's
                                 window has landed */
+  bool no_snapshot_barrier;  /* ibing: no barrier B between the snapshots
+                                and the pushes */
 } cs_mutation_t;
 
 typedef struct cs_bug_info {
@@ -206,6 +209,14 @@ static const cs_bug_info_t cs_bug_table[CS_NBUGS] = {
      "--algo host-push --ranks 2 --count 20 --schedule latest",
      "signals left at 1, and a wrong result in the third call",
      .mut = {.epilogue_every_peer = true}, .min_calls = 3},
+    {"ibing-no-snapshot-barrier",
+     "ibing without barrier B between the snapshots and the pushes: the "
+     "peer's add can land in a chunk before its owner has copied it, and "
+     "the owner pushes the peer's contribution back to it "
+     "(docs/algorithms.md §8.25)",
+     "--algo ibing --ranks 2 --count 20 --schedule latest",
+     "wrong result (the peer's input counted twice)",
+     .mut = {.no_snapshot_barrier = true}, .min_calls = 1},
 };
 
 /* Name -> id, or CS_EBADNAME. */
@@ -240,6 +251,7 @@ typedef struct cs_knobs {
                                    also waits for the right neighbour */
   bool     epilogue_every_peer; /* host push ring: -1 on every peer cell
                                    (#2279's all-to-all accounting) */
+  bool     snapshot_barrier;    /* ibing: barrier B after the snapshots */
   bool     epilogue;            /* self-clearing epilogue ends the call */
   bool     ring_tail;           /* ring segments cover the SIZE % NR tail */
   bool     inactive_lane_remote_read; /* ring AG inactive lanes load from
@@ -266,6 +278,7 @@ static inline cs_knobs_t cs_bug_knobs(uint32_t bug, uint32_t no_epilogue)
       .put_drain = !m.no_put_drain,
       .right_wait = !m.left_wait_only,
       .epilogue_every_peer = m.epilogue_every_peer,
+      .snapshot_barrier = !m.no_snapshot_barrier,
       .epilogue = !m.no_epilogue && !no_epilogue,
       .ring_tail = !m.drop_tail,
       .inactive_lane_remote_read = m.inactive_remote_read,

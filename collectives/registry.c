@@ -10,7 +10,7 @@
 
 extern const cs_algo_desc_t cs__algo_mesh, cs__algo_ring, cs__algo_host,
     cs__algo_ring_push, cs__algo_twophase, cs__algo_ring_nb, cs__algo_onephase,
-    cs__algo_host_push, cs__algo_ring_bidir;
+    cs__algo_host_push, cs__algo_ring_bidir, cs__algo_ibing;
 
 const cs_algo_desc_t *const cs__registry[CS_NALGOS] = {
     [CS_ALGO_MESH] = &cs__algo_mesh,
@@ -22,6 +22,7 @@ const cs_algo_desc_t *const cs__registry[CS_NALGOS] = {
     [CS_ALGO_ONEPHASE] = &cs__algo_onephase,
     [CS_ALGO_HOST_PUSH] = &cs__algo_host_push,
     [CS_ALGO_RING_BIDIR] = &cs__algo_ring_bidir,
+    [CS_ALGO_IBING] = &cs__algo_ibing,
 };
 
 const char *cs_algo_name(cs_algo_t a)

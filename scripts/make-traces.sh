@@ -22,6 +22,8 @@ $cs run --algo host-push --ranks 3 --count 30 --dtype fp32 --op sum --iters 1 \
   --trace traces/host-push-n3-c30-fp32-sum.cstrace >/dev/null
 $cs run --algo ring-bidir --ranks 4 --count 16 --dtype fp32 --op sum --iters 1 \
   --trace traces/ring-bidir-n4-c16-fp32-sum.cstrace >/dev/null
+$cs run --algo ibing --ranks 2 --count 20 --dtype fp32 --op sum --iters 1 \
+  --trace traces/ibing-n2-c20-fp32-sum.cstrace >/dev/null
 mkdir -p traces/bugs
 $cs run --list-bugs | awk '/^[a-z]/ {name=$1} /with:/ {sub(/.*with: /, ""); sub(/ --trace FILE/, ""); print name " " $0}' |
 while read -r name recipe; do

@@ -34,7 +34,16 @@ typedef struct outcome {
  * rounded up to the next one. */
 static int equal_chunks(cs_algo_t a)
 {
-  return a == CS_ALGO_TWOPHASE || a == CS_ALGO_RING_NB || a == CS_ALGO_HOST_PUSH;
+  return a == CS_ALGO_TWOPHASE || a == CS_ALGO_RING_NB ||
+         a == CS_ALGO_HOST_PUSH || a == CS_ALGO_IBING;
+}
+
+/* n, or the algorithm's rank limit when below it (ibing: 2): the loops
+ * over every algorithm at a fixed rank count. */
+static uint32_t ranks_for(cs_algo_t a, uint32_t n)
+{
+  uint32_t m = cs_ar_max_ranks(a);
+  return n < m ? n : m;
 }
 
 /* host-push and ring-bidir take fp32 sum only (their reducing puts are
@@ -42,7 +51,8 @@ static int equal_chunks(cs_algo_t a)
  * refuse. */
 static int refused(cs_algo_t a, cs_dtype_t t, cs_op_t op)
 {
-  return (a == CS_ALGO_HOST_PUSH || a == CS_ALGO_RING_BIDIR) &&
+  return (a == CS_ALGO_HOST_PUSH || a == CS_ALGO_RING_BIDIR ||
+          a == CS_ALGO_IBING) &&
          (t != CS_FP32 || op != CS_SUM);
 }
 
@@ -203,7 +213,7 @@ static void sweep(cs_algo_t a, cs_dtype_t t, cs_op_t op)
   int quick = q && *q && strcmp(q, "0") != 0;
   for (size_t ni = 0; ni < sizeof(sweep_n) / sizeof(sweep_n[0]); ni++) {
     uint32_t n = sweep_n[ni];
-    if (quick && (n == 7 || n > 8))
+    if ((quick && (n == 7 || n > 8)) || n > cs_ar_max_ranks(a))
       continue;
     uint64_t counts[] = {1, n - 1, n, n + 1, 17, 33, 4097, 8193, 32769, 65537};
     for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
@@ -239,6 +249,7 @@ SWEEP_ALGO(RING_NB)
 SWEEP_ALGO(ONEPHASE)
 SWEEP(HOST_PUSH, FP32, SUM)
 SWEEP(RING_BIDIR, FP32, SUM)
+SWEEP(IBING, FP32, SUM)
 
 /* ------------------------------------------------- the reference's tests */
 
@@ -384,7 +395,8 @@ Test(signals, the_test_closed_forms_match_the_reference_tables)
 Test(signals, without_the_epilogue_cells_stay_at_their_final_values, .timeout = 60)
 {
   for (int a = 0; a < CS_NALGOS; a++) {
-    cs_ar_cfg_t c = cfg((cs_algo_t)a, CS_FP32, CS_SUM, 3, 5000);
+    cs_ar_cfg_t c = cfg((cs_algo_t)a, CS_FP32, CS_SUM,
+                        ranks_for((cs_algo_t)a, 3), 5000);
     c.no_epilogue = 1;
     outcome_t o;
     run_case(&c, CS_FILL_RANDOM, 3, &o);
@@ -396,7 +408,8 @@ Test(repeat, repeated_calls_on_one_world_give_the_same_result, .timeout = 120)
 {
   for (int a = 0; a < CS_NALGOS; a++) {
     cs_ar_cfg_t c = cfg((cs_algo_t)a, refused((cs_algo_t)a, CS_FP16, CS_SUM)
-                                          ? CS_FP32 : CS_FP16, CS_SUM, 4, 9000);
+                                          ? CS_FP32 : CS_FP16, CS_SUM,
+                        ranks_for((cs_algo_t)a, 4), 9000);
     c.iters = 6;
     outcome_t o;
     run_case(&c, CS_FILL_RANDOM, 5, &o);
@@ -410,7 +423,8 @@ Test(tiles, a_small_tile_reaches_the_multi_chunk_paths, .timeout = 120)
     for (int t = 0; t < CS_NDTYPES; t++) {
       if (refused((cs_algo_t)a, (cs_dtype_t)t, CS_SUM))
         continue;
-      cs_ar_cfg_t c = cfg((cs_algo_t)a, (cs_dtype_t)t, CS_SUM, 3, 3001);
+      cs_ar_cfg_t c = cfg((cs_algo_t)a, (cs_dtype_t)t, CS_SUM,
+                          ranks_for((cs_algo_t)a, 3), 3001);
       c.tile_bytes = 1024;
       outcome_t o;
       run_case(&c, CS_FILL_RANDOM, 11, &o);
@@ -686,6 +700,66 @@ Test(ring_bidir, refuses_other_dtypes_ops_and_counts)
   cs_cli_ar_why(&c, CS_EARPRECOND, why, sizeof(why));
   cr_assert(strstr(why, "--count 33") && strstr(why, "twice the rank count") &&
             !strchr(why, '\n'), "%s", why);
+}
+
+/* ibing, 2 ranks, x0 = 1 + 2^-23 (the float after 1) and x1 = 2^24 in
+ * every element: each rank adds the pushed value into its own, once, so
+ * both hold x0 + x1 rounded once: 2^24 + 1 + 2^-23 lies above the tie
+ * 2^24 + 1, so 2^24 + 2 (worked by hand; 1 + 2^24 alone would tie to
+ * 2^24). The result comes from the window's third slot, "out", where
+ * the exchange buffers were. */
+Test(order, ibing_ranks_add_the_peers_value_into_their_own_once, .timeout = 60)
+{
+  cs_ar_cfg_t c = cfg(CS_ALGO_IBING, CS_FP32, CS_SUM, 2, 6);
+  float in[12], out[12];
+  for (int e = 0; e < 6; e++)
+    in[e] = 1.0f + 0x1p-23f, in[6 + e] = 0x1p24f;
+  run_inputs(&c, (const uint8_t *)in, (uint8_t *)out);
+  for (int i = 0; i < 12; i++)
+    cr_assert_eq(out[i], 0x1p24f + 2.0f, "element %d: %a", i, (double)out[i]);
+  cs_layout_t l;
+  cr_assert_eq(cs_ar_layout(&c, &l), 0);
+  cr_assert_eq(l.nslots, 3);
+}
+
+/* ibing over 1 and 2 ranks and counts N, 2N, 17N, 4097N, 65537N, three
+ * calls, self-clearing and single use: bit-exact, every signal cell at
+ * its documented value (single use: 1, self-clearing: 0). */
+Test(ibing, even_counts_are_bit_exact_three_calls, .timeout = 300)
+{
+  for (uint32_t n = 1; n <= 2; n++) {
+    const uint64_t counts[] = {n, 2 * n, 17 * n, 4097 * n, 65537 * n};
+    for (size_t ci = 0; ci < 5; ci++)
+      for (int single = 0; single < 2; single++) {
+        cs_ar_cfg_t c = cfg(CS_ALGO_IBING, CS_FP32, CS_SUM, n, counts[ci]);
+        c.iters = single ? 1 : 3;
+        c.no_epilogue = (uint32_t)single;
+        outcome_t o;
+        run_case(&c, CS_FILL_RANDOM, 31 * n + ci, &o);
+        CHECK_EXACT(c, o);
+        cr_assert_not(o.ranks_differ, "n=%u: ranks disagree", n);
+      }
+  }
+}
+
+/* What ibing refuses, each in one line naming the value: simpler's host
+ * takes 2 ranks only (collsim also 1, the copy every algorithm makes). */
+Test(ibing, refuses_more_than_two_ranks_odd_counts_dtypes_and_ops)
+{
+  char why[256];
+  for (uint32_t n = 3; n <= 5; n++) {
+    cs_ar_cfg_t c = cfg(CS_ALGO_IBING, CS_FP32, CS_SUM, n, 60);
+    cr_assert_eq(cs_ar_check(&c), CS_EARRANKS);
+    cs_cli_ar_why(&c, CS_EARRANKS, why, sizeof(why));
+    cr_assert(strstr(why, "1 to 2") && !strchr(why, '\n'), "%s", why);
+  }
+  cs_ar_cfg_t c = cfg(CS_ALGO_IBING, CS_FP32, CS_SUM, 2, 9);
+  c.count = 9;
+  cr_assert_eq(cs_ar_check(&c), CS_EARPRECOND);
+  c = cfg(CS_ALGO_IBING, CS_FP16, CS_SUM, 2, 8);
+  cr_assert_eq(cs_ar_check(&c), CS_EARDTYPE);
+  c = cfg(CS_ALGO_IBING, CS_FP32, CS_MIN, 2, 8);
+  cr_assert_eq(cs_ar_check(&c), CS_EAROP);
 }
 
 /* onephase, 3 ranks, one element, x = (1, 1, 2^24): each rank folds its

@@ -253,7 +253,7 @@ Test(bench, bad_flags_get_one_line_and_exit_2, .timeout = 60)
                "--ranks", "65", NULL, NULL);
   expect_usage("--ranks 17 is not accepted for --algo host", "--algo", "host",
                "--ranks", "17");
-  expect_usage("--algo 'tree' is not accepted: expected mesh, ring, host, ring-push, twophase, ring-nb, onephase, host-push, ring-bidir or all",
+  expect_usage("--algo 'tree' is not accepted: expected mesh, ring, host, ring-push, twophase, ring-nb, onephase, host-push, ring-bidir, ibing or all",
                "--algo", "tree", NULL, NULL);
   expect_usage("--tile-bytes '1000'", "--tile-bytes", "1000", NULL, NULL);
   expect_usage("unknown option '--bogus'", "--bogus", NULL, NULL, NULL);
@@ -371,7 +371,7 @@ Test(bench, floor_adds_one_floor_per_size_and_its_ratio, .timeout = 120)
     last_floor = fl;
     rows++;
   }
-  cr_assert_eq(rows, 2 * 9, "2 sizes x 9 algorithms (2 ranks: twophase, ring-nb, host-push and ring-bidir take both):\n%s", r.out);
+  cr_assert_eq(rows, 2 * 10, "2 sizes x 10 algorithms (2 ranks: twophase, ring-nb, host-push, ring-bidir and ibing take both):\n%s", r.out);
 
   run_cli(&r, 60, "bench", "--floor", "-b", "4K", "-e", "4K", "--algo", "ring",
           "-n", "2", "-w", "0", NULL);

@@ -515,7 +515,8 @@ static void sweep(const char *algo, uint32_t nmax, const char *sched_kind)
   for (uint32_t n = 1; n <= nmax; n++) {
     uint64_t counts[] = {1, n > 1 ? n - 1 : 2, n + 1, 17, 4097};
     int two_n = !strcmp(algo, "ring-bidir"); /* a multiple of 2N */
-    int fp32_only = !strcmp(algo, "host-push") || two_n;
+    int fp32_only = !strcmp(algo, "host-push") || two_n ||
+                    !strcmp(algo, "ibing");
     if (!strcmp(algo, "twophase") || !strcmp(algo, "ring-nb") || fp32_only) /* a multiple of N */
       for (size_t ci = 0; ci < 5; ci++)
         counts[ci] = (counts[ci] + n - 1) / n * n;
@@ -578,6 +579,9 @@ SWEEP_NAMED(host_push, "host-push", pct, 5)
 SWEEP_NAMED(ring_bidir, "ring-bidir", free, 8)
 SWEEP_NAMED(ring_bidir, "ring-bidir", random, 5)
 SWEEP_NAMED(ring_bidir, "ring-bidir", pct, 5)
+SWEEP(ibing, free, 2)
+SWEEP(ibing, random, 2)
+SWEEP(ibing, pct, 2)
 SWEEP_NAMED(ring_nb, "ring-nb", free, 4)
 SWEEP_NAMED(ring_nb, "ring-nb", random, 3)
 SWEEP_NAMED(ring_nb, "ring-nb", pct, 3)

@@ -193,6 +193,9 @@ done
 # An algorithm's own precondition is its registration's refusal.
 expect 3 ./driver twophase free 9
 has "rc -22 .*twophase needs a count that is a multiple of the rank count"
+# So is a rank limit: the driver runs 4 ranks, ibing takes 2.
+expect 3 ./driver ibing free
+has "rc -22 .*simpler's ibing supports at most 2 ranks"
 # Linked statically (a built-in: a static program that loads shared-object
 # collectives must export the API itself, as collsim does).
 cc $san -o driver-static driver.c $(pkg-config --cflags collsim) "$p/lib/libcollsim.a" \

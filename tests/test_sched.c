@@ -93,7 +93,12 @@ static void sweep(cs_mm_t model, uint32_t nmax, uint32_t bug, uint32_t padded)
                                  ? (counts[ci] + n - 1) / n * n : counts[ci];
             if (a == CS_ALGO_RING_BIDIR)
               count = (counts[ci] + 2 * n - 1) / (2 * n) * (2 * n);
-            if ((a == CS_ALGO_HOST_PUSH || a == CS_ALGO_RING_BIDIR) && dt)
+            if (a == CS_ALGO_IBING) /* two ranks, a multiple of N */
+              count = (counts[ci] + n - 1) / n * n;
+            if ((a == CS_ALGO_HOST_PUSH || a == CS_ALGO_RING_BIDIR ||
+                 a == CS_ALGO_IBING) && dt)
+              continue;
+            if (n > cs_ar_max_ranks((cs_algo_t)a))
               continue;
             cs_ar_cfg_t c = {.algo = (cs_algo_t)a, .dtype = dt ? CS_FP16 : CS_FP32,
                              .op = CS_SUM, .nranks = n, .count = count,
@@ -281,6 +286,44 @@ Test(controlled, ring_bidir_verifies_under_sc_and_relaxed, .timeout = 900)
     }
 }
 
+/* ibing (simpler's, two ranks) over 1 and 2 ranks and counts N, 2N,
+ * 17N, 4096N, three calls, random and pct schedules under sc, relaxed
+ * and a2a3: bit-exact and every signal cell back at 0; without barrier B
+ * (--bug ibing-no-snapshot-barrier) the latest schedule fails under sc:
+ * the peer's add lands before the snapshot. */
+Test(controlled, ibing_verifies_and_fails_without_barrier_b, .timeout = 600)
+{
+  static const cs_mm_t models[] = {CS_MM_SC, CS_MM_RELAXED, CS_MM_A2A3};
+  for (uint32_t n = 1; n <= 2; n++)
+    for (size_t ci = 0; ci < 4; ci++) {
+      const uint64_t counts[] = {n, 2 * n, 17 * n, 4096 * n};
+      for (size_t m = 0; m < 3; m++)
+        for (int s = 0; s < 2; s++) {
+          cs_ar_cfg_t c = {.algo = CS_ALGO_IBING, .dtype = CS_FP32,
+                           .op = CS_SUM, .nranks = n, .count = counts[ci],
+                           .tile_bytes = 1024, .iters = 3};
+          cs_sched_cfg_t sc = {.model = models[m],
+                               .seed = 3000 * n + 10 * ci + 2 * m + s + 1};
+          if (s == 0) {
+            sc.strategy = CS_SCHED_RANDOM;
+          } else {
+            sc.strategy = CS_SCHED_PCT;
+            sc.depth = 3;
+            sc.steps = 400;
+          }
+          int64_t wrong = run_controlled(&c, &sc, sc.seed);
+          cr_assert_eq(wrong, 0, "n=%u count=%llu %s %s: %lld", n,
+                       (unsigned long long)c.count, cs_mm_name(models[m]),
+                       s ? "pct" : "random", (long long)wrong);
+        }
+    }
+  cs_ar_cfg_t c = {.algo = CS_ALGO_IBING, .dtype = CS_FP32, .op = CS_SUM,
+                   .nranks = 2, .count = 20, .tile_bytes = 1024, .iters = 1,
+                   .bug = CS_BUG_IBING_NO_SNAPSHOT_BARRIER};
+  cs_sched_cfg_t sc = {.strategy = CS_SCHED_LATEST, .model = CS_MM_SC};
+  cr_assert_gt(run_controlled(&c, &sc, 1), 0, "no wrong element without B");
+}
+
 /* A defect only the device shows (PTOAS #744: a pipe barrier and no DDR
  * fence before the notify) passes every schedule of the models that have
  * no state between drained and visible, as upstream's own simulator
@@ -381,6 +424,8 @@ Test(controlled, latest_schedule_verifies_every_algorithm_and_model, .timeout = 
         c.dtype = CS_FP32;
       if (a == CS_ALGO_RING_BIDIR) /* a multiple of 2N */
         c.count = 336;
+      if (a == CS_ALGO_IBING) /* two ranks, fp32 */
+        c.dtype = CS_FP32, c.nranks = 2, c.count = 334;
       cs_sched_cfg_t sc = {.strategy = CS_SCHED_LATEST, .model = (cs_mm_t)m};
       cr_assert_eq(run_controlled(&c, &sc, 5), 0, "%s %s", cs_algo_name(c.algo),
                    cs_mm_name((cs_mm_t)m));
