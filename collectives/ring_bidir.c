@@ -50,7 +50,7 @@
  * x1 + x0 as added):
  *
  *            rank0            rank1            rank2
- *   RS s1    a1=[0+2] b1=[0+1] a2=[1+0] b2=[1+2] a0=[2+1] b0=[2+0]
+ *   RS s1    a1=[0+2] b2=[0+1] a2=[1+0] b0=[1+2] a0=[2+1] b1=[2+0]
  *   RS s2    a0=[0+2+1]       a1=[1+0+2]       a2=[2+1+0]
  *            b0=[0+1+2]       b1=[1+2+0]       b2=[2+0+1]
  *   AG s1,2  every half copied on, a to the right and b to the left
