@@ -146,7 +146,7 @@ void cs__ar_chunked_where(const cs_ar_cfg_t *c, const cs_knobs_t *k,
                           char *buf, size_t n);
 
 /* The place of a wait on `cell` in an algorithm of neighbour barriers, one
- * signal row per barrier (ring-nb, host-push): rows 0..N-2 the
+ * signal row per barrier (ring-nb, host-push, ring-bidir): rows 0..N-2 the
  * reduce-scatter's steps, rows N-1..2N-3 the all-gather's, a later row the
  * final barrier, told as `last`; steps are numbered from `first` with the
  * letter the algorithm's tags use ("neighbour barrier of RS s1, rank 2's

@@ -175,18 +175,11 @@ static void ring_bidir_where(const cs_ar_cfg_t *c, const cs_knobs_t *k,
                              char *buf, size_t n)
 {
   (void)k;
+  (void)rank;
   (void)target;
-  uint32_t nr = c->nranks, row = cell / nr, from = cell % nr;
-  const char *side = from == (rank + nr - 1) % nr ? "left" : "right";
-  if (row + 1 < nr)
-    snprintf(buf, n, "neighbour barrier of RS s%u, the %s neighbour (rank "
-             "%u)'s notify", row + 1, side, from);
-  else if (row + 2 < 2 * nr)
-    snprintf(buf, n, "neighbour barrier of AG s%u, the %s neighbour (rank "
-             "%u)'s notify", row + 2 - nr, side, from);
-  else
-    snprintf(buf, n, "final barrier (every push into this window has "
-             "landed), rank %u's notify", from);
+  cs__ar_neighbour_where(c, cell, 's', 1,
+                         "final barrier (every push into this window has "
+                         "landed)", buf, n);
 }
 
 static void ring_bidir_notifies(const cs_ar_cfg_t *c, int single,
