@@ -286,6 +286,31 @@ Test(controlled, ring_bidir_verifies_under_sc_and_relaxed, .timeout = 900)
     }
 }
 
+/* ring-bidir reads the host push ring's barrier knobs: waiting for the
+ * left neighbour only, or without the final barrier, it fails under the
+ * latest schedule on sc (3 ranks, 30 elements), and with upstream's
+ * fences exactly (drain-no-ddr-fence) under a2a3 only. */
+Test(controlled, ring_bidir_fails_with_the_host_push_barrier_mutations, .timeout = 120)
+{
+  static const char *const bugs[] = {"host-push-left-wait-only",
+                                     "host-push-no-final-barrier"};
+  for (size_t b = 0; b < 2; b++) {
+    cs_ar_cfg_t c = {.algo = CS_ALGO_RING_BIDIR, .dtype = CS_FP32,
+                     .op = CS_SUM, .nranks = 3, .count = 30,
+                     .tile_bytes = 1024, .iters = 1,
+                     .bug = (uint32_t)cs_bug_parse(bugs[b])};
+    cs_sched_cfg_t sc = {.strategy = CS_SCHED_LATEST, .model = CS_MM_SC};
+    cr_assert_gt(run_controlled(&c, &sc, 1), 0, "%s did not fail", bugs[b]);
+  }
+  cs_ar_cfg_t c = {.algo = CS_ALGO_RING_BIDIR, .dtype = CS_FP32, .op = CS_SUM,
+                   .nranks = 3, .count = 30, .tile_bytes = 1024, .iters = 1,
+                   .bug = CS_BUG_DRAIN_NO_DDR_FENCE};
+  cs_sched_cfg_t sc = {.strategy = CS_SCHED_LATEST, .model = CS_MM_SC};
+  cr_assert_eq(run_controlled(&c, &sc, 1), 0);
+  sc.model = CS_MM_A2A3;
+  cr_assert_gt(run_controlled(&c, &sc, 1), 0, "drain-only passed a2a3");
+}
+
 /* ibing (simpler's, two ranks) over 1 and 2 ranks and counts N, 2N,
  * 17N, 4096N, three calls, random and pct schedules under sc, relaxed
  * and a2a3: bit-exact and every signal cell back at 0; without barrier B
