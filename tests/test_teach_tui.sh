@@ -788,5 +788,74 @@ else
   echo "note: no C compiler or build tree headers: the plug-in was not played"
 fi
 
+# 23. (issue 31, review 3) b on the end screen in the data-step mode goes
+# back to the learner's last pick, not to the all-gather's milestone: the
+# default lesson has one data step per load from another rank in its trace,
+# so b shows the last of them again.
+rm -f "$dir/exit" "$dir/d23.cstrace"
+start 80 24 "$bin teach --trace $dir/d23.cstrace"
+wait_for "step 0, who goes next"
+keys d
+for _ in $(seq 60); do
+  sc=$(screen)
+  if echo "$sc" | grep -qF "The run has ended"; then break
+  elif echo "$sc" | grep -qF "End of the"; then keys x
+  else keys Enter; fi
+done
+wait_for "The run has ended"
+"$bin" trace "$dir/d23.cstrace" > "$dir/d23.txt" 2>&1
+loads=$(awk '$4 == "load" && $5 == "from"' "$dir/d23.txt" | wc -l)
+keys b
+wait_for "data step $loads: which rank loads next"
+screen | grep -qF "End of the all-gather" && fail "data steps: b on the end screen showed the milestone again"
+keys q
+wait_exit
+
+# 24. (issue 31, review 11) r in a level runs the round to its end: under
+# the relaxed model (level 2) the round's stores and notifies wait in the
+# DMA engines, so the round has ended only when every rank is at its next
+# marker and no engine holds an op of it (no d-line is left to pick).
+rm -f "$dir/exit"
+level_start "2"
+keys r r
+wait_for "RS t1"
+sleep 0.3
+sc=$(screen)
+[ "$(echo "$sc" | grep -cE "^[> ] \[[0-2]\] .* rank [0-2]: enter RS t1$")" = 3 ] || { fail "level 2: r did not bring every rank to RS t1's marker"; echo "$sc"; }
+echo "$sc" | grep -qE "^[> ]  d[0-9]  rank [0-9]'s DMA: land" && { fail "level 2: r stopped with the round's DMA ops not landed"; echo "$sc"; }
+keys q
+wait_exit
+
+# 25. (issue 31, review 9) The history names a phase marker as the trace
+# does: mesh has one phase, which collsim trace calls by its own name
+# (no reduce-scatter).
+rm -f "$dir/exit"
+"$bin" run --algo mesh --ranks 2 --count 6 --trace "$dir/m25.cstrace" > /dev/null 2>&1
+name=$("$bin" trace "$dir/m25.cstrace" | awk '$4 == "mark" && $5 == "phase" {print $6; exit}')
+start 80 24 "$bin teach --algo mesh --ranks 2 --count 6"
+wait_for "step 0, who goes next"
+keys Enter Enter
+wait_for "step 2, who goes next"
+[ -n "$name" ] && screen | grep -qE "^  #1 .* rank 0: enter $name\$" || { fail "mesh: the marker is not named '$name' as in the trace"; screen; }
+screen | grep -qF "reduce-scatter" && fail "mesh: the history names a reduce-scatter"
+keys q
+wait_exit
+
+# 26. (issue 31, review 8) Level 5 (a2a3): rank 0 keyed until it cannot
+# run, its reason fits the status line and its row at 80 columns (a cut
+# line fills all 80).
+rm -f "$dir/exit"
+level_start "5"
+keys 0 0 0 0 0 0
+sleep 0.3
+sc=$(screen)
+l2=$(echo "$sc" | sed -n 2p)
+row=$(echo "$sc" | grep -E "^   -   RS t0 .* rank 0: ")
+echo "$l2" | grep -qF "DDR fence" || { fail "level 5: rank 0 is not held by its DDR fence"; echo "$sc"; }
+[ ${#l2} -lt 80 ] || fail "level 5: the status line is cut: $l2"
+[ -n "$row" ] && [ ${#row} -lt 80 ] || fail "level 5: rank 0's row is cut: $row"
+keys q
+wait_exit
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

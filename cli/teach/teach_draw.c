@@ -386,7 +386,7 @@ static void actor_line(const teach_session_t *t, const cs_sched_view_t *v,
   else if (i < 0)
     snprintf(what, sizeof(what), "rank %u: %s", r, rv->why);
   else
-    cs_trace_sentence(what, sizeof(what), &t->layout, &rv->rec);
+    tm_sentence(t, what, sizeof(what), &rv->rec);
   if (i >= 0)
     snprintf(label, sizeof(label), "[%u]", r);
   if (i < 0)
@@ -415,7 +415,7 @@ static int draw_actors(const teach_session_t *t, const cs_sched_view_t *v,
     if (v->en[i].op < 0)
       continue;
     char what[200];
-    cs_trace_sentence(what, sizeof(what), &t->layout, &v->en[i].rec);
+    tm_sentence(t, what, sizeof(what), &v->en[i].rec);
     if ((int)i == t->cursor)
       attron(A_REVERSE);
     put(y++, 0, "%c  d%u  %.*s", (int)i == t->cursor ? '>' : ' ',
@@ -440,7 +440,7 @@ static int draw_events(const teach_session_t *t, int y,
     tag_str(tag, sizeof(tag), e->phase, e->round, 0, algo_of(t));
     if (!t->o->coll && cs_algo_desc(t->o->cfg.algo)->nphases && e->phase)
       tag[strlen(tag) - 3] = 0; /* no subchunk in the log */
-    cs_trace_sentence(what, sizeof(what), &t->layout, &e->rec);
+    tm_sentence(t, what, sizeof(what), &e->rec);
     uint32_t k = ts_of_step(t, e->step); /* an event of the story: *k */
     char mark[16] = "  ";
     if (k)
@@ -616,14 +616,14 @@ static void status_line(const teach_session_t *t, const cs_sched_view_t *v,
       first = r;
   if (waiting) {
     blocked_str(t, v, first, why, sizeof(why));
-    if (waiting > 1)
+    if (waiting > 1 && (int)strlen(why) + 16 <= COLS) /* else the why alone */
       snprintf(b, cap, "%s (%u ranks wait)", why, waiting);
     else
       snprintf(b, cap, "%s", why);
     return;
   }
   int c = t->cursor < (int)v->nenabled ? t->cursor : 0;
-  cs_trace_sentence(why, sizeof(why), &t->layout, &v->en[c].rec);
+  tm_sentence(t, why, sizeof(why), &v->en[c].rec);
   snprintf(b, cap, "no rank waits; Enter runs %s", why);
 }
 

@@ -9,6 +9,7 @@
  */
 #include "teach_model.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "../../collectives/ar_config.h"
 #include "../../collectives/registry.h"
 #include "../../collectives/geometry.h"
+#include "../../sim/trace/describe.h"
 
 uint32_t tm_nparts(const teach_session_t *t)
 {
@@ -384,6 +386,11 @@ void tm_round_begin(teach_session_t *t, const cs_sched_view_t *v)
 int tm_rank_over(const teach_session_t *t, const cs_sched_view_t *v, uint32_t r)
 {
   const cs_sched_rank_view_t *rv = &v->rank[r];
+  if (t->st.marks[r] > t->round_from[r])
+    return 1;
+  for (uint32_t i = 0; i < v->nenabled; i++)
+    if (v->en[i].rank == r && v->en[i].op >= 0)
+      return 0; /* its DMA engine still lands the round's ops */
   return rv->state == CS_VIEW_DONE || t->st.marks[r] > t->round_from[r] ||
          (rv->state == CS_VIEW_POSTED && rv->rec.kind == CS_EV_MARK &&
           t->st.marks[r] == t->round_from[r]);
@@ -395,4 +402,38 @@ int tm_round_over(const teach_session_t *t, const cs_sched_view_t *v)
     if (!tm_rank_over(t, v, r))
       return 0;
   return 1;
+}
+
+/* The name the trace gives the phase a marker enters: the algorithm's
+ * phase name and round ("RS t1"), "main" for one unnamed phase (mesh,
+ * host), else "phase P round R". */
+static void mark_name(const teach_session_t *t, const cs_trace_rec_t *x,
+                      char *b, size_t cap)
+{
+  const char *const *names = NULL;
+  uint32_t np = 0;
+  const cs_collective_t *c = t->o->coll;
+  if (c && c->size >= offsetof(cs_collective_t, nphases) + sizeof(c->nphases))
+    names = c->phases, np = names ? c->nphases : 0;
+  else if (!c)
+    names = cs_algo_desc(t->o->cfg.algo)->phases,
+    np = cs_algo_desc(t->o->cfg.algo)->nphases;
+  if (names && x->cell >= 1 && x->cell <= np)
+    snprintf(b, cap, "%s t%d", names[x->cell - 1], x->value);
+  else if (x->cell == 1 && x->value == 0)
+    snprintf(b, cap, "main");
+  else
+    snprintf(b, cap, "phase %u round %d", x->cell, x->value);
+}
+
+void tm_sentence(const teach_session_t *t, char *b, size_t cap,
+                 const cs_trace_rec_t *x)
+{
+  if (x->kind != CS_EV_MARK) {
+    cs_trace_sentence(b, cap, &t->layout, x);
+    return;
+  }
+  char nm[64];
+  mark_name(t, x, nm, sizeof(nm));
+  snprintf(b, cap, "rank %u: enter %s", x->rank, nm);
 }

@@ -208,7 +208,7 @@ uint64_t tm_round_start(const teach_session_t *t, uint64_t step);
  * is to pass it and finish that round. */
 void tm_round_begin(teach_session_t *t, const cs_sched_view_t *v);
 /* Whether rank r's round is over: it is done, passed the next marker, or
- * is posted at it. */
+ * is posted at it, and its DMA engine has no op of it left to land. */
 int tm_rank_over(const teach_session_t *t, const cs_sched_view_t *v, uint32_t r);
 /* Whether the round is over for every rank. */
 int tm_round_over(const teach_session_t *t, const cs_sched_view_t *v);
@@ -225,6 +225,11 @@ int tm_part_prov(const teach_session_t *t, uint32_t r, uint32_t k,
                  const tm_prov_t **p);
 /* "[3+0]" into buf. */
 void tm_prov_str(char *buf, size_t cap, const tm_prov_t *p);
+/* The scheduler's one-line form of event x (cs_trace_sentence), with a
+ * phase marker named as the trace names it ("rank 0: enter RS t1",
+ * mesh's "rank 0: enter main"). */
+void tm_sentence(const teach_session_t *t, char *b, size_t cap,
+                 const cs_trace_rec_t *x);
 /* The parts of the window shown: the ring's N segments, mesh's and host's
  * chunks (at most TM_MAXP), and where part i begins (i = nparts: the end). */
 uint32_t tm_nparts(const teach_session_t *t);

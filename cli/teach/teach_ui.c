@@ -48,11 +48,21 @@ static int signalled(void)
 }
 
 /* A pick during the run to the end of the round: the first enabled actor
- * of a rank still in that round, else actor 0. */
+ * of a rank still in that round (never the next marker of a rank that
+ * reached it: its DMA engine lands the round's ops first), else actor 0. */
 static int64_t auto_pick(const teach_session_t *t, const cs_sched_view_t *v)
 {
+  for (uint32_t i = 0; i < v->nenabled; i++) {
+    uint32_t r = v->en[i].rank;
+    if (v->en[i].op >= 0 || tm_rank_over(t, v, r))
+      continue;
+    if (v->en[i].rec.kind == CS_EV_MARK && r < TM_MAXR &&
+        t->st.marks[r] == t->round_from[r])
+      continue;
+    return i;
+  }
   for (uint32_t i = 0; i < v->nenabled; i++)
-    if (v->en[i].op >= 0 || !tm_rank_over(t, v, v->en[i].rank))
+    if (v->en[i].op >= 0)
       return i;
   return 0;
 }
@@ -117,6 +127,18 @@ static int64_t data_pick(const teach_session_t *t, const cs_sched_view_t *v)
   return mark;
 }
 
+/* Where b goes back to from step `step` (> 0): one event, or in the
+ * data-step mode the learner's previous pick (the events between ran by
+ * themselves and would run again to the same place). */
+static uint64_t back_step(const teach_session_t *t, uint64_t step)
+{
+  if (!t->data_mode)
+    return step - 1;
+  while (step > 0 && !t->asked[--step])
+    ;
+  return step;
+}
+
 /* Step back to `step`: the picker stops the run, the driver re-runs. */
 static int64_t go_back(teach_session_t *t, uint64_t step)
 {
@@ -162,13 +184,7 @@ static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
     return t->data_mode ? (data_pick(t, v) >= 0 ? data_pick(t, v) : -2) : -2;
   case 'b': case KEY_LEFT:
     t->shown = 0;
-    if (t->data_mode) { /* back to the learner's previous pick */
-      uint64_t s = v->step;
-      while (s > 0 && !t->asked[--s])
-        ;
-      return v->step ? go_back(t, s) : -2;
-    }
-    return v->step ? go_back(t, v->step - 1) : -2;
+    return v->step ? go_back(t, back_step(t, v->step)) : -2;
   case 'B':
     t->shown = 0;
     return v->step ? go_back(t, tm_round_start(t, v->step)) : -2;
@@ -607,7 +623,7 @@ static int ended(teach_session_t *t, tui_t *u)
     /* Stepping back from an ended run keeps it as branch A, to compare
      * with once another order has run to its end. */
     if ((ch == 'b' || ch == KEY_LEFT) && t->st.nevents) {
-      t->target = t->st.nevents - 1;
+      t->target = back_step(t, t->st.nevents);
       return tb_keep(t), 1;
     }
     if (ch == 'B' && t->st.nevents) {
