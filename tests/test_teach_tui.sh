@@ -857,5 +857,73 @@ echo "$l2" | grep -qF "DDR fence" || { fail "level 5: rank 0 is not held by its 
 keys q
 wait_exit
 
+# 27. (issue 31, review 1) --lesson stepped event by event (Enter only,
+# never r or d): every round is asked when a rank first comes to it and
+# graded once the rank asked about has ended it. 3 ranks: 4 rounds, each
+# answered right from --plain's table (record-by-record, not the
+# screen's model); the barrier and cost boxes are skipped (Esc). An Enter
+# that lands in an open box is no answer ("not an answer") and changes
+# nothing.
+"$bin" teach --plain --ranks 3 > "$dir/plain3.txt" 2>&1
+rm -f "$dir/exit"
+start 80 24 "$bin teach --lesson --ranks 3"
+wait_for "Your goal"
+keys x
+wait_for "step 0, who goes next"
+nq=0
+for _ in $(seq 200); do
+  sc=$(screen)
+  if echo "$sc" | grep -qF "The run has ended"; then break; fi
+  q=$(echo "$sc" | sed -nE 's/^Predict: after ((RS|AG) t[0-9]), which segment will rank ([0-9]) have.*/\1 \3/p')
+  if [ -n "$q" ]; then
+    set -- $q
+    cell=$(awk -v ph="$1 $2" -v rk="$3" '$1 " " $2 == ph {print $(3 + rk)}' "$dir/plain3.txt")
+    ans=$(echo "$cell" | sed -E 's/^s([0-9]+)=\[(.*)\]$/\1 \2/')
+    tmux -L "$sock" send-keys C-u BSpace BSpace BSpace BSpace BSpace BSpace "$ans" Enter
+    nq=$((nq + 1)); sleep 0.3; continue
+  fi
+  if echo "$sc" | grep -qE "^Rank 0 waits\. Which barrier|^Cost: rank 0 has loaded"; then keys Escape; continue; fi
+  if echo "$sc" | grep -qF "End of the"; then keys x; continue; fi
+  tmux -L "$sock" send-keys Enter Enter Enter Enter Enter
+  sleep 0.2
+done
+wait_for "The run has ended"
+[ "$nq" = 4 ] || fail "lesson by events: $nq questions asked, not 4"
+screen | grep -qF "(rounds 4 of 4," || { fail "lesson by events: not every round graded right"; screen; }
+keys q
+wait_exit
+
+# 28. (issue 31, review 4) Stepping back drops the grade of a round that
+# has not run again: RS t0 asked at step N (after r), answered right and
+# graded once it ran; B back to step N undoes it (right so far: 0 of 0)
+# and asks it again. A barrier question asked after step N is asked again
+# too (skipped here).
+rm -f "$dir/exit"
+lesson_start
+keys r
+wait_for "Predict: after RS t0"
+n=$(screen | sed -nE 's/^step ([0-9]+), who goes next.*/\1/p')
+tmux -L "$sock" send-keys "0 1+2" Enter
+for _ in $(seq 20); do
+  sc=$(screen)
+  echo "$sc" | grep -qF "Right: rank 2 wrote s0=[1+2] in RS t0." && echo "$sc" | grep -qF "Predict: after RS t1" && break
+  echo "$sc" | grep -qF "Rank 0 waits. Which barrier" && keys Escape
+  sleep 0.3
+done
+keys Escape
+sleep 0.3
+screen | sed -n 3p | grep -qF "right so far: 1 of 1" || { fail "back: RS t0 not graded right first"; screen; }
+for _ in $(seq 30); do # (the barrier's question, asked again, skipped)
+  sc=$(screen)
+  echo "$sc" | grep -qF "Predict: after RS t0" && break
+  if echo "$sc" | grep -qF "Rank 0 waits. Which barrier"; then keys Escape; else keys B; fi
+  sleep 0.2
+done
+wait_for "Predict: after RS t0"
+screen | grep -qE "^step $n, who goes next" || { fail "back: not at step $n"; screen; }
+screen | sed -n 3p | grep -qF "right so far: 0 of 0" || { fail "back: the grade of RS t0 was kept after stepping back before it ran"; screen | sed -n 3p; }
+keys q
+wait_exit
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

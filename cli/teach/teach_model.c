@@ -260,6 +260,12 @@ static void tag_event(teach_session_t *t, uint64_t step, uint32_t r,
 {
   tm_state_t *s = &t->st;
   if (x->kind == CS_EV_MARK) {
+    uint32_t ph = s->phase[r], rd = s->round[r];
+    if (ph >= 1 && ph <= 2 && rd < TM_MAXR) { /* the round it ends */
+      s->rnd_end[ph][rd][r] = 1;
+      s->rnd_k[ph][rd][r] = (int8_t)s->stored_k[r];
+      s->rnd_p[ph][rd][r] = s->stored[r];
+    }
     s->phase[r] = x->cell;
     s->round[r] = (uint32_t)x->value;
     s->sub[r] = 0;

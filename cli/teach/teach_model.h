@@ -87,6 +87,11 @@ typedef struct tm_state {
   uint8_t    nrd[2][TM_MAXR];
   uint64_t   moved_ph[2][TM_MAXR];
   uint8_t    rd_from[TM_MAXR];
+  /* [phase][round][rank]: what the rank stored in that round, kept when
+   * it passed its next marker (--lesson grades it then) */
+  uint8_t    rnd_end[3][TM_MAXR][TM_MAXR];
+  int8_t     rnd_k[3][TM_MAXR][TM_MAXR];
+  tm_prov_t  rnd_p[3][TM_MAXR][TM_MAXR];
 } tm_state_t;
 
 /* A run kept to compare with (teach_branch.c): the run the learner
@@ -155,13 +160,17 @@ typedef struct teach_session {
   int         lesson;
   int         q_rank;     /* the rank asked about, -1: no question open */
   uint32_t    q_phase, q_round;
-  uint64_t    q_asked;    /* 1 + (phase, round) id of the last question */
   char        q_text[160], answer[64], reveal[2][200];
   char        q_err[80];  /* why the typed answer is not one, or "" */
   int         q_typing;   /* the answer box is open */
   uint8_t     graded[3][TM_MAXR]; /* [phase][round]: 0 not asked, 1 right,
-                                     2 wrong, 3 skipped (a re-asked round
-                                     keeps its last grade) */
+                                     2 wrong, 3 skipped, 4 answered, its
+                                     round not over yet */
+  char        said[3][TM_MAXR][40]; /* the answers, by round */
+  uint64_t    asked_at[3][TM_MAXR]; /* 1 + the step it was asked at */
+  uint64_t    graded_at[3][TM_MAXR]; /* 1 + the step it was graded at */
+  int         by_round;   /* the learner ran rounds with r: an answer
+                             runs the round it asked about */
   /* --lesson's other questions, answered in a box of their own: which
    * barrier rank 0 waits at (READY, READ-COMPLETE) and what breaks
    * without it, graded at once; the cost, graded at the end */
@@ -170,8 +179,10 @@ typedef struct teach_session {
   char        qq_text[3][100], qq_answer[32], qq_err[80];
   char        qq_where[160]; /* the barrier, in the algorithm's words */
   uint8_t     bar_grade[2];  /* READY, READ-COMPLETE: as graded[] */
+  uint64_t    bar_at[2];     /* 1 + the step each was asked at */
   uint8_t     cost_grade;    /* 0 not asked, 1 right, 2 wrong, 3 skipped,
                                 4 answered, not graded yet */
+  uint64_t    cost_at;       /* 1 + the step it was asked at */
   char        cost_answer[32];
   int         goal_shown; /* --lesson's goal screen has been shown */
   /* every step's posted event (the history), and the steps of the story

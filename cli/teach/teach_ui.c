@@ -119,7 +119,8 @@ static int64_t data_pick(const teach_session_t *t, const cs_sched_view_t *v)
     if (mark < 0)
       mark = i;
   }
-  if (mark >= 0 && tl_boundary(t, v) >= 0)
+  uint32_t ph, rd;
+  if (mark >= 0 && tl_boundary(t, v, &ph, &rd) >= 0)
     return -1;
   for (uint32_t i = 0; i < v->nenabled; i++)
     if (tm_is_data(v, i))
@@ -165,12 +166,15 @@ static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
   case KEY_UP: case 'k': t->cursor = t->cursor > 0 ? t->cursor - 1 : k - 1; return -2;
   case KEY_DOWN: case 'j': t->cursor = (t->cursor + 1) % k; return -2;
   case ' ': case '\n': case '\r': case 's': case KEY_ENTER: case KEY_RIGHT:
+    t->by_round = 0;
     return t->cursor < k ? t->cursor : 0;
   case 'r':
+    t->by_round = 1;
     tm_round_begin(t, v);
     t->auto_round = 1;
     return auto_pick(t, v);
   case 'n':
+    t->by_round = 0;
     memset(t->bar_moved, 0, sizeof(t->bar_moved));
     t->auto_barrier = 1;
     return 0 <= barrier_pick(t, v) ? barrier_pick(t, v) : -2;
@@ -180,6 +184,7 @@ static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
     t->show_me = 1;
     return go_back(t, v->step);
   case 'd':
+    t->by_round = 0;
     t->data_mode = !t->data_mode;
     return t->data_mode ? (data_pick(t, v) >= 0 ? data_pick(t, v) : -2) : -2;
   case 'b': case KEY_LEFT:
@@ -189,18 +194,33 @@ static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
     t->shown = 0;
     return v->step ? go_back(t, tm_round_start(t, v->step)) : -2;
   default:
-    if (ch >= '0' && ch <= '9')
+    if (ch >= '0' && ch <= '9' && !(t->by_round = 0))
       return rank_key(t, v, (uint32_t)(ch - '0'));
     return -2;
   }
 }
 
-/* --lesson at a round boundary: the question, typed in. Returns the
- * first pick of the round once answered, -1 to quit, -2 when skipped. */
-static int64_t question(teach_session_t *t, const cs_sched_view_t *v, int r)
+/* Whether every rank is at a marker (or done): the ranks meet at a round
+ * boundary. */
+static int at_boundary(const teach_session_t *t, const cs_sched_view_t *v)
+{
+  for (uint32_t r = 0; r < t->n; r++)
+    if (v->rank[r].state != CS_VIEW_DONE &&
+        (v->rank[r].state != CS_VIEW_POSTED ||
+         v->rank[r].rec.kind != CS_EV_MARK))
+      return 0;
+  return 1;
+}
+
+/* --lesson when a round's question is due: the question, typed in.
+ * Returns the first pick of the round once answered when the learner runs
+ * rounds (r) or data steps, -1 to quit, -2 to go on picking (skipped, or
+ * answered while stepping event by event). */
+static int64_t question(teach_session_t *t, const cs_sched_view_t *v, int r,
+                        uint32_t ph, uint32_t rd)
 {
   int help = 0;
-  tl_open(t, v, r);
+  tl_open(t, r, ph, rd, v->step);
   t->q_typing = 1;
   for (;;) {
     td_draw(t, v, help);
@@ -225,11 +245,15 @@ static int64_t question(teach_session_t *t, const cs_sched_view_t *v, int r)
       tm_round_begin(t, v); /* its end is when the answer is checked */
       return data_pick(t, v); /* the round runs by data steps */
     }
-    if (k > 0) {
-      t->q_typing = 0;
+    if (k > 0 && t->by_round && at_boundary(t, v)) {
+      t->q_typing = 0; /* r brought it here: the round runs */
       tm_round_begin(t, v);
       t->auto_round = 1;
       return auto_pick(t, v);
+    }
+    if (k > 0) {
+      t->q_typing = 0;
+      return -2;
     }
   }
 }
@@ -304,13 +328,11 @@ static int milestone(teach_session_t *t, const cs_sched_view_t *v)
   if (!milestones(t) || t->ms_step[0] || !tm_phase_over(t, v, 1))
     return 0;
   t->ms_step[0] = v->step + 1;
-  if (t->q_rank >= 0)
-    tl_reveal(t); /* the last round asked about has run */
   if (show_over(t, v, TM_OV_RS) < 0)
     return -1;
   if (!t->lesson || t->cost_grade)
     return 0;
-  tl_open_cost(t);
+  tl_open_cost(t, v->step);
   return qq_box(t, v);
 }
 
@@ -344,11 +366,9 @@ static int64_t ask(teach_session_t *t, const cs_sched_view_t *v)
   int help = 0;
   if (t->cursor >= (int)v->nenabled)
     t->cursor = 0;
-  if (t->q_rank >= 0 && (!t->data_mode || tm_round_over(t, v)))
-    tl_reveal(t); /* the round asked about has run */
-  int qr = tl_boundary(t, v);
-  if (qr >= 0) {
-    int64_t c = question(t, v, qr);
+  uint32_t ph, rd;
+  for (int qr; (qr = tl_boundary(t, v, &ph, &rd)) >= 0;) {
+    int64_t c = question(t, v, qr, ph, rd); /* every round due, in order */
     if (c != -2)
       return c;
   }
@@ -382,6 +402,8 @@ static int64_t picker(const cs_sched_view_t *v, void *arg)
     c = t->choice[v->step] < v->nenabled ? t->choice[v->step] : 0;
   } else {
     tm_snapshot(t, v->w);
+    if (t->lesson)
+      tl_check(t, v); /* grade the rounds asked about that have run */
     if (!t->searching && (milestone(t, v) < 0 || lesson_stops(t, v) < 0))
       return -1;
     if (t->searching) {
@@ -396,6 +418,11 @@ static int64_t picker(const cs_sched_view_t *v, void *arg)
     } else if (t->data_mode && (c = data_pick(t, v)) >= 0) {
       ;
     } else {
+      c = -1;
+    }
+    if (c >= 0 && !t->searching && tl_unasked_mark(t, v, c))
+      c = -1; /* a round not asked about yet: its question first */
+    if (c < 0) {
       t->auto_round = t->auto_barrier = 0;
       c = ask(t, v);
       if (c < 0)
@@ -594,8 +621,8 @@ static int ended(teach_session_t *t, tui_t *u)
     free(out);
     fflush(stdout);
   }
-  if (t->q_rank >= 0)
-    tl_reveal(t); /* the last round asked about ended the run */
+  if (t->lesson)
+    tl_check(t, NULL); /* the last rounds asked about ended the run */
   read_result(t, u->log);
   if (milestones(t) && t->run_rc == CS_EXIT_OK && !t->ms_step[1]) {
     t->ms_step[1] = t->st.nevents + 1;
@@ -685,6 +712,8 @@ static int one_run(teach_session_t *t, tui_t *u)
     if (t->ms_step[i] && t->target + 1 < t->ms_step[i])
       t->ms_step[i] = 0;
   tm_reset(t);
+  if (t->lesson)
+    tl_rewind(t, t->target); /* no grade of a round not run again yet */
   t->restart = 0;
   t->auto_round = t->auto_barrier = 0;
   t->q_rank = -1;
