@@ -420,7 +420,7 @@ wait_for "The run has ended"
 screen | grep -qE "^Right: rank [0-9] wrote s[0-9]=\[[0-9+]+\] in AG t2\." || { fail "lesson: AG t2 was not graded"; screen; }
 screen | grep -qF "Score: 8 of 9 right (rounds 5 of 6, barriers 2 of 2, cost 1 of 1)." || { fail "lesson: no score of 8 of 9"; screen; }
 screen | grep -qF "Cost: right, rank 0 loaded $cost B (you said $cost)" || { fail "lesson: the cost is not graded right"; screen; }
-screen | grep -qF -- "Next: --level 1 breaks the READY barrier, --level 3 a read-complete one." || fail "lesson: the end names no level"
+screen | grep -qF -- "Next: --level 1 breaks the READY barrier, --level 3 the read-complete barrier." || fail "lesson: the end names no level"
 keys q
 wait_exit
 # q while an answer box is open quits (the round's, the barrier's); Esc

@@ -14,6 +14,8 @@
 
 #include "../../collectives/allreduce.h"
 #include "../../collectives/registry.h"
+#include "../../sim/trace/check.h"
+#include "teach_levels.h"
 
 /* The rank asked about in round rd of phase ph: the one whose segment
  * that round completes a step of (collectives/ring.c's table). */
@@ -506,6 +508,23 @@ static int cost_answer(const char *s, unsigned long long *v)
   return end[strspn(end, " ")] == 0;
 }
 
+uint32_t tl_level_of(int kind)
+{
+  return tv_find(CS_CHECK_RACE, kind == 1 ? CS_CHECK_NO_SIGNAL
+                                          : CS_CHECK_NO_READ_DONE);
+}
+
+void tl_next_line(char *buf, size_t cap)
+{
+  uint32_t a = tl_level_of(1), b = tl_level_of(2);
+  if (a && b)
+    snprintf(buf, cap, "Next: --level %u breaks %s, --level %u %s.", a,
+             tv_level(a)->l.title, b, tv_level(b)->l.title);
+  else
+    snprintf(buf, cap, "Next: the break-it levels, --level 1 to %u.",
+             tv_nlevels());
+}
+
 /* The barrier answer graded, and the level that breaks that barrier. */
 static void barrier_reveal(teach_session_t *t, int bar, int brk)
 {
@@ -520,10 +539,11 @@ static void barrier_reveal(teach_session_t *t, int bar, int brk)
   snprintf(t->reveal[0], sizeof(t->reveal[0]), "%s rank 0 waits at the %s "
            "(%s%s).", ok ? "Right:" : "Not quite:", where, kind == 1 ? "1" : "2",
            kind == 1 ? "a" : "b");
+  uint32_t lv = tl_level_of(kind);
   snprintf(t->reveal[1], sizeof(t->reveal[1]), kind == 1 ?
            "Without it a load may read a segment before its left stored it: "
-           "--level 1." : "Without it a store may overwrite data a peer "
-           "still reads: --level 3 (mesh).");
+           "--level %u." : "Without it a store may overwrite data a peer "
+           "still reads: --level %u (%s).", lv, lv ? tv_level(lv)->algo : "");
 }
 
 int tl_qq_key(teach_session_t *t, int ch)

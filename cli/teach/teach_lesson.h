@@ -60,6 +60,12 @@ int tl_qq_key(teach_session_t *t, int ch);
 /* The run has ended: grades the cost answer against what rank 0 loaded,
  * into buf (empty when it was not answered). */
 void tl_cost_verdict(teach_session_t *t, char *buf, size_t cap);
+/* The break-it level that takes away the barrier of `kind` (1 READY, 2
+ * read-complete), from the level table; 0 if none does. */
+uint32_t tl_level_of(int kind);
+/* The end screen's pointer to those levels ("Next: --level 1 breaks the
+ * READY barrier, --level 3 the read-complete barrier."). */
+void tl_next_line(char *buf, size_t cap);
 /* The lesson's line under the status: its goal and the score so far. */
 void tl_progress(const teach_session_t *t, char *buf, size_t cap);
 /* "Score: 8 of 9 right (rounds 5 of 6, barriers 2 of 2, cost 1 of 1)". */

@@ -546,8 +546,8 @@ static void read_result(teach_session_t *t, FILE *log)
       result_line(t, "%s", line);
     tl_score_line(t, line, sizeof(line));
     result_line(t, "%s", line);
-    result_line(t, "%s", "Next: --level 1 breaks the READY barrier, --level "
-                "3 a read-complete one.");
+    tl_next_line(line, sizeof(line));
+    result_line(t, "%s", line);
   }
   if (t->edge)
     result_line(t, "The level removed %s.", t->edge);
