@@ -925,5 +925,42 @@ screen | sed -n 3p | grep -qF "right so far: 0 of 0" || { fail "back: the grade 
 keys q
 wait_exit
 
+# 29. (issue 31, review 5) t in --lesson: the space-time strip shows its
+# four lanes while the answer box is open (t is not typed into the
+# answer) and after it closed.
+rm -f "$dir/exit"
+lesson_start
+keys Enter
+wait_for "Predict: after RS t0"
+keys t
+sleep 0.3
+sc=$(screen)
+[ "$(echo "$sc" | grep -cE '^r[0-3]  [-A-Za-z|+:.]+$')" = 4 ] || { fail "lesson: t shows no strip while the answer box is open"; echo "$sc"; }
+echo "$sc" | grep -qE "^> +\(" || { fail "lesson: t was typed into the answer box"; echo "$sc"; }
+keys Escape Enter Enter
+sleep 0.3
+[ "$(screen | grep -cE '^r[0-3]  [-A-Za-z|+:.]+$')" = 4 ] || { fail "lesson: no strip after the box closed"; screen; }
+keys q
+wait_exit
+
+# 30. (issue 31, review 6) Level 2's DMA engines when they do not all fit:
+# ranks 0, 1, 2 keyed four times each run their stage-in store, their
+# marker and two notifies, so at step 12 the engines hold 12 - 3 markers
+# = 9 ops; the rows shown and the "more" row count 9, and the highlight
+# moved down 8 times (to the last op) is on a row shown.
+rm -f "$dir/exit"
+level_start "2"
+keys 0 0 0 0 1 1 1 1 2 2 2 2
+wait_for "step 12, who goes next"
+keys Down Down Down Down Down Down Down Down
+sleep 0.3
+sc=$(screen)
+shown=$(echo "$sc" | grep -cE "^[> ]  d[0-9]  rank [0-9]'s DMA: land")
+more=$(echo "$sc" | sed -nE 's/^   \.\.\. ([0-9]+) more DMA ops? .*/\1/p')
+[ -n "$more" ] && [ $((shown + more)) = 9 ] || { fail "level 2: $shown DMA rows and '${more}' more, not 9 ops"; echo "$sc"; }
+echo "$sc" | grep -qE "^>  d[0-9]  rank [0-9]'s DMA: land" || { fail "level 2: the highlighted DMA op is not on the screen"; echo "$sc"; }
+keys q
+wait_exit
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

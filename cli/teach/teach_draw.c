@@ -398,6 +398,49 @@ static void actor_line(const teach_session_t *t, const cs_sched_view_t *v,
   attroff(A_DIM | A_REVERSE);
 }
 
+/* The DMA engines' rows (under fifo, relaxed, a2a3: one per op that can
+ * land), from line y, no row at or past `last` (one row at least): when
+ * they do not all fit, a window of them that holds the highlighted one,
+ * and a last row saying how many more there are. Returns the next free
+ * line. */
+static int draw_dma(const teach_session_t *t, const cs_sched_view_t *v, int y,
+                    int last)
+{
+  uint32_t nd = 0, at = 0; /* DMA rows, and the highlighted one's place */
+  for (uint32_t i = 0; i < v->nenabled; i++)
+    if (v->en[i].op >= 0) {
+      if ((int)i == t->cursor)
+        at = nd;
+      nd++;
+    }
+  if (!nd)
+    return y;
+  uint32_t rows = last - y > 1 ? (uint32_t)(last - y) : 1, shown = nd,
+           first = 0;
+  if (nd > rows) { /* a window of rows-1, and the "more" row */
+    shown = rows > 1 ? rows - 1 : 1;
+    if (at >= shown)
+      first = at - shown + 1;
+  }
+  for (uint32_t i = 0, k = 0; i < v->nenabled; i++) {
+    if (v->en[i].op < 0)
+      continue;
+    if (k++ < first || k > first + shown)
+      continue;
+    char what[200];
+    tm_sentence(t, what, sizeof(what), &v->en[i].rec);
+    if ((int)i == t->cursor)
+      attron(A_REVERSE);
+    put(y++, 0, "%c  d%u  %.*s", (int)i == t->cursor ? '>' : ' ',
+        v->en[i].rank, COLS - 8, what); /* a DMA engine: arrows + Enter */
+    attroff(A_REVERSE);
+  }
+  if (shown < nd)
+    put(y++, 0, "   ... %u more DMA op%s (%u above, %u below: Up/Down)",
+        nd - shown, nd - shown == 1 ? "" : "s", first, nd - shown - first);
+  return y;
+}
+
 /* Who may go next; returns the next free line. */
 static int draw_actors(const teach_session_t *t, const cs_sched_view_t *v,
                        int y, int last)
@@ -411,18 +454,7 @@ static int draw_actors(const teach_session_t *t, const cs_sched_view_t *v,
         "Enter; grey: cannot run)", (unsigned long long)v->step);
   for (uint32_t r = 0; r < t->n; r++)
     actor_line(t, v, r, y++);
-  for (uint32_t i = 0; i < v->nenabled && y < last; i++) {
-    if (v->en[i].op < 0)
-      continue;
-    char what[200];
-    tm_sentence(t, what, sizeof(what), &v->en[i].rec);
-    if ((int)i == t->cursor)
-      attron(A_REVERSE);
-    put(y++, 0, "%c  d%u  %.*s", (int)i == t->cursor ? '>' : ' ',
-        v->en[i].rank, COLS - 8, what); /* a DMA engine: arrows + Enter */
-    attroff(A_REVERSE);
-  }
-  return y;
+  return draw_dma(t, v, y, last);
 }
 
 static int draw_events(const teach_session_t *t, int y,
@@ -461,18 +493,24 @@ static int draw_events(const teach_session_t *t, int y,
  * p the peer a put writes to) with ':' on the lanes in between. A header
  * line above the lanes names the letters; when the story's events are in
  * view it shows their numbers above them instead, and they are bold.
- * Takes n + 1 lines from y. */
-static void draw_strip(const teach_session_t *t, int y, int last)
+ * Takes n + 2 lines from y (a blank first), or as tight as the room
+ * before `last` asks: no blank, then no header. Returns 0 when not even
+ * the lanes fit (nothing drawn). */
+static int draw_strip(const teach_session_t *t, int y, int last)
 {
   const tm_state_t *s = &t->st;
   uint32_t n = t->n < TM_MAXR ? t->n : TM_MAXR;
-  if (last - y < (int)n + 1)
-    return;
+  if (last - y < (int)n)
+    return 0;
+  int head = last - y >= (int)n + 1;
+  if (last - y >= (int)n + 2)
+    y++; /* the blank line before it */
   int x0 = 4, width = COLS - x0;
   uint32_t k = s->nlast < (uint32_t)width ? s->nlast : (uint32_t)width;
-  int top = y++;
-  put(top, 0, "t   L load  S store  N notify  W wait  F fence  + reduce  "
-      "o n p: the peer");
+  int top = head ? y++ : -1;
+  if (head)
+    put(top, 0, "t   L load  S store  N notify  W wait  F fence  + reduce  "
+        "o n p: the peer");
   for (uint32_t r = 0; r < n; r++) {
     put(y + (int)r, 0, "r%u", r);
     for (int x = x0; x < COLS; x++)
@@ -510,7 +548,7 @@ static void draw_strip(const teach_session_t *t, int y, int last)
       mvaddch(y + (int)p, col, (chtype)other);
     }
     mvaddch(y + (int)r, col, (chtype)c);
-    if (story && story < 10) {
+    if (story && story < 10 && head) {
       if (!story_shown++) { /* numbers instead of the legend */
         move(top, 0);
         clrtoeol();
@@ -520,6 +558,7 @@ static void draw_strip(const teach_session_t *t, int y, int last)
     }
     attroff(A_BOLD);
   }
+  return 1;
 }
 
 static void draw_help(void)
@@ -784,23 +823,30 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
   put(1, 0, "%s", st);
   draw_goal(t, v);
   int y = t->o->coll ? draw_slots(t, v, 3) : draw_windows(t, 3);
-  y = draw_ring(t, v, y + 1);
   int last = LINES - 1;
   if (!v && t->reveal[0][0]) /* the end screen: the reveal keeps its lines */
     last -= 4;
+  if (v && t->qq)
+    last = LINES - 6; /* the box's four lines and a blank */
+  else if (v && t->reveal[0][0])
+    last = LINES - 5; /* the reveal's two lines (and the answer box's) */
+  else if (v && t->q_typing)
+    last = LINES - 3; /* the answer box's two lines */
+  /* The strip where the room is short (a lesson's box open): the ring's
+   * two lines make way for it. */
+  int ring = !(v && t->strip && last - (y + 4 + 1 + (int)t->n + 1) <
+               (int)t->n + 1);
+  if (ring)
+    y = draw_ring(t, v, y + 1);
   if (v)
-    y = draw_actors(t, v, y + 1, last - 4);
+    y = draw_actors(t, v, y + 1, last - (t->strip ? (int)t->n + 2 : 4));
   else {
     y++;
     for (uint32_t i = 0; i < t->nresult; i++)
       y = put_wrapped(y, last, 4, t->result[i]);
   }
-  if (v && t->qq)
-    last = LINES - 6; /* the box's four lines and a blank */
-  else if (v && (t->lesson || t->reveal[0][0]))
-    last -= t->reveal[0][0] ? 4 : 2;
-  if (t->strip && last - y > (int)t->n + 1)
-    draw_strip(t, y + 1, last);
+  if (t->strip && draw_strip(t, y, last))
+    ;
   else if (last - y > 3)
     draw_events(t, y + 1, last);
   if (t->reveal[0][0] && !t->qq) {

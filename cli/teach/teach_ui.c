@@ -200,6 +200,19 @@ static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
   }
 }
 
+/* The view's keys while an answer box is open (no answer holds a t or
+ * a v): t the strip, v the values. Returns 1 when ch was one. */
+static int view_key(teach_session_t *t, int ch)
+{
+  if (ch == 't' || ch == 'T')
+    t->strip = !t->strip;
+  else if (ch == 'v' || ch == 'V')
+    t->values = !t->values;
+  else
+    return 0;
+  return 1;
+}
+
 /* Whether every rank is at a marker (or done): the ranks meet at a round
  * boundary. */
 static int at_boundary(const teach_session_t *t, const cs_sched_view_t *v)
@@ -235,6 +248,8 @@ static int64_t question(teach_session_t *t, const cs_sched_view_t *v, int r,
       help = !help;
       continue;
     }
+    if (view_key(t, ch))
+      continue;
     int k = tl_key(t, ch);
     if (k < 0) {
       t->q_typing = 0;
@@ -305,6 +320,8 @@ static int qq_box(teach_session_t *t, const cs_sched_view_t *v)
       help = !help;
       continue;
     }
+    if (view_key(t, ch))
+      continue;
     if (answered)
       break;
     int k = tl_qq_key(t, ch);
