@@ -962,5 +962,25 @@ echo "$sc" | grep -qE "^>  d[0-9]  rank [0-9]'s DMA: land" || { fail "level 2: t
 keys q
 wait_exit
 
+# 31. (issue 31, review 10) Level 4's wavefront counts in the screen's
+# steps, not in each rank's own events: after S (a 100x45 window, so the
+# wavefront shows whole), no line says "event N", and "last notified by
+# rank 1 at step S" names the step of rank 1's last notify to rank 0 in
+# the run's trace (in the sequential model a record's seq is its step).
+rm -f "$dir/exit" "$dir/l4.cstrace"
+start 100 45 "$bin teach --level 4 --trace $dir/l4.cstrace"
+wait_for "Press any key to start"
+keys x
+wait_for "step 0, who goes next"
+keys S
+wait_for "hang wavefront"
+sleep 0.3
+v=$(screen | sed -n '/hang wavefront/,$p' | tr -s ' \n' '  ')
+keys q
+wait_exit
+echo "$v" | grep -qE "at (its )?event [0-9]" && fail "level 4: the wavefront still counts events: $v"
+s1=$("$bin" trace "$dir/l4.cstrace" | awk '$3 == "r1" && $4 == "notify" && $6 == "r0" {s = $1} END {print s}')
+echo "$v" | grep -qF "last notified by rank 1 at step $s1" || fail "level 4: rank 1's last notify is not named by its step $s1: $v"
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

@@ -312,12 +312,16 @@ void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i)
   if (v->step >= t->caphist) { /* the history, for the story's steps */
     uint64_t cap = t->caphist ? t->caphist * 2 : 1024;
     cs_trace_rec_t *h = realloc(t->hist, cap * sizeof(*h));
-    if (!h)
+    if (h)
+      t->hist = h;
+    uint8_t *d = h ? realloc(t->hist_dma, cap) : NULL;
+    if (!d)
       return;
-    t->hist = h;
+    t->hist_dma = d;
     t->caphist = cap;
   }
   t->hist[v->step] = a->rec;
+  t->hist_dma[v->step] = a->op >= 0;
   t->nhist = v->step + 1;
 }
 
@@ -442,4 +446,15 @@ void tm_sentence(const teach_session_t *t, char *b, size_t cap,
   char nm[64];
   mark_name(t, x, nm, sizeof(nm));
   snprintf(b, cap, "rank %u: enter %s", x->rank, nm);
+}
+
+int tm_event_step(const teach_session_t *t, uint32_t r, uint64_t k,
+                  uint64_t *step)
+{
+  for (uint64_t s = 0; s < t->nhist; s++)
+    if (t->hist[s].rank == r && !t->hist_dma[s] && k-- == 0) {
+      *step = s;
+      return 1;
+    }
+  return 0;
 }

@@ -188,6 +188,8 @@ typedef struct teach_session {
   /* every step's posted event (the history), and the steps of the story
    * of the run that failed, while the schedule is that run's */
   cs_trace_rec_t *hist;
+  uint8_t    *hist_dma;   /* by step: 1 a DMA engine landed an op (no
+                             event of the rank's own) */
   uint64_t    nhist, caphist;
   uint64_t    story_step[TM_STORY], story_seq[TM_STORY];
   uint32_t    nstory;
@@ -236,6 +238,11 @@ int tm_part_prov(const teach_session_t *t, uint32_t r, uint32_t k,
                  const tm_prov_t **p);
 /* "[3+0]" into buf. */
 void tm_prov_str(char *buf, size_t cap, const tm_prov_t *p);
+/* The step at which rank r ran its own event number k (0-based, as the
+ * wavefront counts a rank's events): 1 and *step, or 0 when it has not
+ * run (it is the rank's posted event, or later). */
+int tm_event_step(const teach_session_t *t, uint32_t r, uint64_t k,
+                  uint64_t *step);
 /* The scheduler's one-line form of event x (cs_trace_sentence), with a
  * phase marker named as the trace names it ("rank 0: enter RS t1",
  * mesh's "rank 0: enter main"). */

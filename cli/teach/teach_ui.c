@@ -535,6 +535,46 @@ static void result_line(teach_session_t *t, const char *fmt, const char *s)
     snprintf(t->result[t->nresult++], sizeof(t->result[0]), fmt, s);
 }
 
+/* Replaces [at, end) of the line b (of cap bytes) with `with`. */
+static void line_splice(char *b, size_t cap, char *at, const char *end,
+                   const char *with)
+{
+  char tail[512];
+  snprintf(tail, sizeof(tail), "%s", end);
+  snprintf(at, cap - (size_t)(at - b), "%s%s", with, tail);
+}
+
+/* A wavefront line counts each rank's own events ("rank 0: blocked at
+ * event 10", "last notified by rank 1 at its event 4"); the screen counts
+ * steps. Rewrites them as the steps they ran at (an event that has not
+ * run: the step the run stopped at), so the learner matches them with
+ * the history and the story. */
+static void event_to_step(const teach_session_t *t, char *b, size_t cap)
+{
+  unsigned r;
+  unsigned long long k;
+  uint64_t s;
+  char with[64], *h, *end;
+  const char *p = b + strspn(b, " ");
+  if (sscanf(p, "rank %u:", &r) == 1 && (h = strstr(b, " at event ")) &&
+      sscanf(h, " at event %llu", &k) == 1) {
+    strtoull(h + 10, &end, 10);
+    if (!tm_event_step(t, r, k, &s))
+      s = t->st.nevents;
+    snprintf(with, sizeof(with), " at step %llu", (unsigned long long)s);
+    line_splice(b, cap, h, end, with);
+  }
+  if ((h = strstr(b, " by rank ")) &&
+      sscanf(h, " by rank %u at its event %llu", &r, &k) == 2 &&
+      (end = strstr(h, " at its event ")) &&
+      tm_event_step(t, r, k, &s)) {
+    strtoull(end + 14, &end, 10);
+    snprintf(with, sizeof(with), " by rank %u at step %llu", r,
+             (unsigned long long)s);
+    line_splice(b, cap, h, end, with);
+  }
+}
+
 /* What the run printed, into t->result: its verdict or failure, then the
  * first finding of the check (break-it levels). */
 static void read_result(teach_session_t *t, FILE *log)
@@ -597,6 +637,7 @@ static void read_result(teach_session_t *t, FILE *log)
                   "tells it (1-9: back to that event):" : "What broke it:");
       continue;
     }
+    event_to_step(t, buf, sizeof(buf));
     unsigned long long seq;
     char *h = strstr(buf, " (#");
     uint32_t k = h && sscanf(h, " (#%llu)", &seq) == 1 ? ts_of_seq(t, seq) : 0;
@@ -820,6 +861,7 @@ int cs__teach_tui(run_opts_t *o, const cs_teach_level_t *level, int lesson)
   free(t.choice);
   free(t.asked);
   free(t.hist);
+  free(t.hist_dma);
   free(t.round_step);
   free(t.snap);
   tb_free(&t);
