@@ -982,5 +982,25 @@ echo "$v" | grep -qE "at (its )?event [0-9]" && fail "level 4: the wavefront sti
 s1=$("$bin" trace "$dir/l4.cstrace" | awk '$3 == "r1" && $4 == "notify" && $6 == "r0" {s = $1} END {print s}')
 echo "$v" | grep -qF "last notified by rank 1 at step $s1" || fail "level 4: rank 1's last notify is not named by its step $s1: $v"
 
+# 32. (played as a learner) DMA rows are not withheld while lines stay
+# blank: level 2 run to its end by r (it passes), B to the last round and
+# S finds no failing order there; its two lines at the bottom leave the
+# history no room, so the DMA rows may use the lines down to them: a
+# "more" row, if any, is never followed by a blank line.
+rm -f "$dir/exit"
+level_start "2"
+keys r r r r r r r
+wait_for "It still passed"
+keys B
+wait_for "who goes next"
+keys S
+wait_for "No failing order found"
+sleep 0.3
+sc=$(screen)
+echo "$sc" | grep -qE "^[> ]  d[0-9]  rank" || { fail "level 2 after S: no DMA row"; echo "$sc"; }
+echo "$sc" | grep -A1 -E "^   \.\.\. [0-9]+ more DMA op" | sed -n 2p | grep -qE "^$" && { fail "level 2 after S: DMA rows withheld while a line stays blank"; echo "$sc"; }
+keys q
+wait_exit
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

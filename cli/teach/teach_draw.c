@@ -838,8 +838,11 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
                (int)t->n + 1);
   if (ring)
     y = draw_ring(t, v, y + 1);
-  if (v)
-    y = draw_actors(t, v, y + 1, last - (t->strip ? (int)t->n + 2 : 4));
+  if (v) { /* the DMA rows leave the history its lines, unless that
+              leaves them fewer than 3 (the history then makes way) */
+    int dl = last - (t->strip ? (int)t->n + 2 : 4), ya = y + 2 + (int)t->n;
+    y = draw_actors(t, v, y + 1, dl - ya < 3 ? last : dl);
+  }
   else {
     y++;
     for (uint32_t i = 0; i < t->nresult; i++)
