@@ -1002,5 +1002,19 @@ echo "$sc" | grep -A1 -E "^   \.\.\. [0-9]+ more DMA op" | sed -n 2p | grep -qE 
 keys q
 wait_exit
 
+# 33. (played as a learner) The end screen's last line offers only the
+# keys the end screen takes: no Enter or digits to step (the run has
+# ended), but b/B, and 1-9 when there is a story.
+rm -f "$dir/exit"
+level_start "1"
+keys S
+wait_for "Shown: this order fails"
+sleep 0.3
+foot=$(screen | tail -1)
+echo "$foot" | grep -qE "Enter step|0-9 rank" && fail "end screen: the footer offers stepping: $foot"
+echo "$foot" | grep -qF "b/B back" && echo "$foot" | grep -qF "1-9" || fail "end screen: the footer lacks b/B or 1-9: $foot"
+keys q
+wait_exit
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

@@ -795,6 +795,37 @@ static void draw_title(const teach_session_t *t)
         cs_dtype_name(c->dtype), cs_op_name(c->op));
 }
 
+/* The lines under the history: the reveal, the open answer box, the
+ * keys (a live run's, or the end screen's). */
+static void draw_bottom(const teach_session_t *t, const cs_sched_view_t *v)
+{
+  if (t->reveal[0][0] && !t->qq) {
+    attron(A_BOLD);
+    put(LINES - 5, 0, "%-*s", COLS, t->reveal[0]);
+    attroff(A_BOLD);
+    put(LINES - 4, 0, "%-*s", COLS, t->reveal[1]);
+  }
+  if (t->qq)
+    draw_qq(t);
+  else if (t->q_typing) {
+    attron(A_BOLD);
+    put(LINES - 3, 0, "%-*s", COLS, t->q_text);
+    attroff(A_BOLD);
+    if (t->q_err[0])
+      put(LINES - 2, 0, "> %-20s (%s)", t->answer, t->q_err);
+    else
+      put(LINES - 2, 0, "> %-20s (e.g. 3 1+2+3 for s3=[1+2+3]; Enter; Esc "
+          "skips)", t->answer);
+  }
+  if (v)
+    put(LINES - 1, 0, "Enter step 0-9 rank r round n barrier d %s b/B back "
+        "v values ? help q quit", t->data_mode ? "events" : "data");
+  else /* the end screen: only the keys it takes */
+    put(LINES - 1, 0, "b/B back %sv values t strip%s ? help q quit",
+        t->nstory ? "1-9 story's event " : "",
+        tb_ready(t) ? " c compare" : "");
+}
+
 void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
 {
   int need_c, need_l;
@@ -852,26 +883,7 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
     ;
   else if (last - y > 3)
     draw_events(t, y + 1, last);
-  if (t->reveal[0][0] && !t->qq) {
-    attron(A_BOLD);
-    put(LINES - 5, 0, "%-*s", COLS, t->reveal[0]);
-    attroff(A_BOLD);
-    put(LINES - 4, 0, "%-*s", COLS, t->reveal[1]);
-  }
-  if (t->qq)
-    draw_qq(t);
-  else if (t->q_typing) {
-    attron(A_BOLD);
-    put(LINES - 3, 0, "%-*s", COLS, t->q_text);
-    attroff(A_BOLD);
-    if (t->q_err[0])
-      put(LINES - 2, 0, "> %-20s (%s)", t->answer, t->q_err);
-    else
-      put(LINES - 2, 0, "> %-20s (e.g. 3 1+2+3 for s3=[1+2+3]; Enter; Esc "
-          "skips)", t->answer);
-  }
-  put(LINES - 1, 0, "Enter step 0-9 rank r round n barrier d %s b/B back "
-      "v values ? help q quit", t->data_mode ? "events" : "data");
+  draw_bottom(t, v);
   if (help)
     draw_help();
   else if (t->overlay)
