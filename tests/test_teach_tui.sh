@@ -1016,5 +1016,33 @@ echo "$foot" | grep -qF "b/B back" && echo "$foot" | grep -qF "1-9" || fail "end
 keys q
 wait_exit
 
+# 34. (played as a learner) Level 2's strip (relaxed model): a notify
+# posted (N) has not reached its peer yet, its DMA engine lands it later
+# (d on the poster's lane) and only then does the peer's lane show n. So
+# no column holds both N and n, and every column with an n holds a d.
+rm -f "$dir/exit"
+level_start "2"
+keys r r t
+wait_for "d lands"
+sc=$(screen)
+bad=$(echo "$sc" | grep -E '^r[0-2]  [-A-Za-z|+:.]+$' | cut -c5- | awk '
+  { lane[NR] = $0; n = NR }
+  END {
+    nn = 0; bad = 0
+    for (c = 1; c <= length(lane[1]); c++) {
+      N = 0; m = 0; d = 0
+      for (r = 1; r <= n; r++) {
+        ch = substr(lane[r], c, 1)
+        N += ch == "N"; m += ch == "n"; d += ch == "d"
+      }
+      nn += m
+      if (m && (N || !d)) bad++
+    }
+    print (nn == 0 ? "no n" : bad)
+  }')
+[ "$bad" = 0 ] || { fail "level 2 strip: a notify drawn as arrived before it landed ($bad)"; echo "$sc"; }
+keys q
+wait_exit
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

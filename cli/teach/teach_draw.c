@@ -508,7 +508,10 @@ static int draw_strip(const teach_session_t *t, int y, int last)
   int x0 = 4, width = COLS - x0;
   uint32_t k = s->nlast < (uint32_t)width ? s->nlast : (uint32_t)width;
   int top = head ? y++ : -1;
-  if (head)
+  if (head && t->o->sched.model != CS_MM_SC) /* d: DMA engines land ops */
+    put(top, 0, "t  L load S store N notify W wait F fence + reduce d lands "
+        "o n p: the peer");
+  else if (head)
     put(top, 0, "t   L load  S store  N notify  W wait  F fence  + reduce  "
         "o n p: the peer");
   for (uint32_t r = 0; r < n; r++) {
@@ -525,7 +528,9 @@ static int draw_strip(const teach_session_t *t, int y, int last)
     if (r >= n)
       continue;
     char c = '.', other = 0;
-    switch (x->kind) {
+    int queued = t->o->sched.model != CS_MM_SC;
+    uint32_t kind = e->dma ? (uint32_t)e->dma - 1 : x->kind;
+    switch (kind) {
     case CS_EV_LOAD: c = p == r ? 'l' : 'L'; other = 'o'; break;
     case CS_EV_STORE: c = 'S'; break;
     case CS_EV_PUT: c = 'P'; other = 'p'; break;
@@ -538,6 +543,10 @@ static int draw_strip(const teach_session_t *t, int y, int last)
     case CS_EV_READ: c = 'r'; break;
     default: break;
     }
+    if (e->dma) /* the op lands: d, and where it reaches another rank */
+      c = 'd', other = kind == CS_EV_NOTIFY ? 'n' : kind == CS_EV_PUT ? 'p' : 0;
+    else if (queued && (kind == CS_EV_NOTIFY || kind == CS_EV_PUT))
+      other = 0; /* only posted: it reaches the peer when it lands */
     uint32_t story = ts_of_step(t, e->step);
     if (story)
       attron(A_BOLD);

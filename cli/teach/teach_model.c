@@ -241,12 +241,14 @@ static void queue_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
   }
 }
 
-static void log_event(teach_session_t *t, uint64_t step, const cs_trace_rec_t *x)
+static void log_event(teach_session_t *t, uint64_t step, const cs_trace_rec_t *x,
+                      int dma)
 {
   tm_state_t *s = &t->st;
   tm_event_t *e = &s->last[s->nevents % TM_HIST];
   e->step = step;
   e->rec = *x;
+  e->dma = dma ? 1 + (int)x->round : 0;
   uint32_t r = x->rank < TM_MAXR ? x->rank : 0;
   e->phase = s->phase[r];
   e->round = s->round[r];
@@ -308,7 +310,7 @@ void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i)
     queue_event(t, r, &x, a->op);
   else if (queued && a->op >= 0)
     queue_event(t, r, &x, a->op);
-  log_event(t, v->step, &a->rec);
+  log_event(t, v->step, &a->rec, a->op >= 0);
   if (v->step >= t->caphist) { /* the history, for the story's steps */
     uint64_t cap = t->caphist ? t->caphist * 2 : 1024;
     cs_trace_rec_t *h = realloc(t->hist, cap * sizeof(*h));

@@ -58,6 +58,9 @@ typedef struct tm_event {
   uint64_t       step;
   uint32_t       phase, round; /* the rank's tag when it ran */
   cs_trace_rec_t rec;          /* as the view gave it */
+  int            dma;          /* a DMA engine landed an op: 1 + its kind
+                                  (rec.round, the view's), 0 a rank's own
+                                  event */
 } tm_event_t;
 
 /* What the run did up to the current step (reset at every re-run). */
