@@ -28,6 +28,7 @@
 #include "../../sim/trace/check.h"
 #include "../../sim/trace/read.h"
 #include "../collsim/cli.h"
+#include "teach_levels.h"
 #include "../collsim/temp.h"
 #include "../../run/coll.h"
 #include "../collsim/run.h"
@@ -87,9 +88,10 @@ static const char teach_help[] =
     "                   defect was met upstream and the next level. A\n"
     "                   level sets its own world: not with --algo, --ranks,\n"
     "                   --count, --dtype, --bug, --memory-model, --lesson\n"
-    "  --lesson         (ring) a lesson to finish, graded: at every round\n"
-    "                   boundary predict which segment a rank will have\n"
-    "                   written, with whose inputs ('3 1+2+3', or '-');\n"
+    "  --lesson         (ring) a lesson to finish, graded: for every round,\n"
+    "                   however you step, predict which segment a rank\n"
+    "                   will have written, with whose inputs ('3 1+2+3',\n"
+    "                   or '-'), graded once that rank ended the round;\n"
     "                   when rank 0 waits, which barrier and what breaks\n"
     "                   without it ('1a', with the level that breaks it);\n"
     "                   after the reduce-scatter, the whole run's cost in\n"
@@ -139,70 +141,6 @@ static uint32_t seg_of(uint64_t e, uint64_t count, uint32_t n, uint32_t es)
 enum { OPT_PLAIN = 256, OPT_ALGO, OPT_BUG, OPT_TRACE, OPT_LEVEL, OPT_LESSON,
        OPT_SHAPE };
 
-/* The break-it levels: a known defect, a small world where it can show,
- * the learner's goal and the edge the defect removes (the verdict's). */
-typedef struct teach_level {
-  const char      *bug;
-  const char      *algo;
-  uint32_t         nranks;
-  uint64_t         count;
-  cs_mm_t          model;
-  cs_teach_level_t l;
-} teach_level_t;
-
-static const teach_level_t levels[] = {
-  {"ring-no-ready-barrier", "ring", 3, 6, CS_MM_SC,
-   {"no READY barrier: let a rank load from its left before it stored",
-    "the READY barrier: a rank loads from its left only after the left rank "
-    "stored and notified (store -> notify -> wait -> load)",
-    CS_CHECK_RACE, CS_CHECK_NO_SIGNAL, 0, 0, "the READY barrier",
-    "The ring passes partial sums to the right: each round a rank loads a "
-    "segment from its left neighbour, adds its own input and stores the sum "
-    "for its right neighbour to load. Before it loads, it waits at the READY "
-    "barrier until the left rank has stored that segment and said so. This "
-    "ring has no READY barrier.", NULL, NULL}},
-  {"no-fence-before-notify", "ring", 3, 6, CS_MM_RELAXED,
-   {"no fence: land a notify (DMA engine) before the store it announces",
-    "the fence before the notify: a rank's stores land before its notify "
-    "does (store -> fence -> notify -> wait -> load)",
-    CS_CHECK_RACE, CS_CHECK_NO_FENCE, 0, 0, "the fence before the notify",
-    "On the device a store and a notify are posted to a DMA engine and land "
-    "later, in any order: this run uses the relaxed model, where you land "
-    "them (the rank's DMA engine is an actor). A fence before the notify "
-    "makes the store land first. This ring notifies without it.", NULL,
-    NULL}},
-  {"mesh-no-chunk-barrier", "mesh", 3, 6, CS_MM_SC,
-   {"no read-complete barrier: store a sum while a peer still reads",
-    "the read-complete barrier: a rank stores its sum only after every "
-    "reader notified it had read (load -> notify -> wait -> store)",
-    CS_CHECK_RACE, CS_CHECK_NO_READ_DONE, 0, 0, "the read-complete barrier",
-    "In this mesh every rank loads the whole chunk from every peer, sums, "
-    "and stores the sum over its own copy of the chunk. Before it stores, "
-    "it waits until every peer has said it has read that copy: a peer still "
-    "loading it would read a sum where it expects an input. This mesh does "
-    "not wait.", NULL, NULL}},
-  {"wait-eq", "mesh", 2, 6, CS_MM_SC,
-   {"waits compare ==: push a cell past the value a wait wants",
-    "waits with >=: the notifies only add, so a cell may pass the value an "
-    "== wait needs",
-    CS_CHECK_WAIT_EQ, 0, 0, 0, "a wait with ==",
-    "Notifies add 1 to a counter cell; a wait blocks until the cell reaches "
-    "its target. These waits ask for the exact value (==): a fast peer that "
-    "adds again before the waiter looks has pushed the cell past it.",
-    NULL, NULL}},
-  {"drain-no-ddr-fence", "ring", 3, 6, CS_MM_A2A3,
-   {"drain but no DDR fence: let a notify be seen before its drained store",
-    "the DDR fence after the pipe barrier: a drained store is visible to "
-    "the peers before the notify that announces it",
-    CS_CHECK_RACE, CS_CHECK_NO_FENCE, 0, 0, "the DDR fence (on the device)",
-    "On the device (the a2a3 model) a fence is two steps: the pipe barrier "
-    "drains a rank's stores into the memory system, and a DDR fence waits "
-    "until another chip can see them. A compiler once emitted only the "
-    "drain before a notify: it passed every simulator run and gave stale "
-    "rows on silicon. This ring drains and notifies, with no DDR fence.",
-    "PTOAS #744, fixed by #757", NULL}},
-};
-enum { NLEVELS = sizeof(levels) / sizeof(levels[0]) };
 
 /* Options a break-it level sets itself (G_*: which ones were given). */
 enum { G_ALGO = 1, G_RANKS = 2, G_COUNT = 4, G_DTYPE = 8, G_BUG = 16,
@@ -215,7 +153,7 @@ static int set_level(uint32_t v, unsigned given, run_opts_t *o,
 {
   static const char *const names[] = {"--algo", "--ranks", "--count",
                                       "--dtype", "--bug", "--memory-model"};
-  const teach_level_t *l = &levels[v - 1];
+  const teach_level_t *l = tv_level(v);
   for (int i = 0; i < 6; i++)
     if (given & (1u << i)) {
       cs_cli_error("teach", "--level %u sets its own world (%s, %u ranks, "
@@ -233,8 +171,8 @@ static int set_level(uint32_t v, unsigned given, run_opts_t *o,
   static cs_teach_level_t chosen; /* the campaign's place filled in */
   chosen = l->l;
   chosen.number = v;
-  chosen.total = NLEVELS;
-  chosen.next = v < NLEVELS ? levels[v].l.title : NULL;
+  chosen.total = tv_nlevels();
+  chosen.next = v < tv_nlevels() ? tv_level(v + 1)->l.title : NULL;
   *goal = &chosen;
   return 0;
 }
@@ -260,7 +198,7 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
   case 's': *step = 1; return 0;
   case OPT_PLAIN: *plain = 1; return 0;
   case OPT_LEVEL:
-    return cs_cli_u32("teach", "--level", arg, 1, NLEVELS, level);
+    return cs_cli_u32("teach", "--level", arg, 1, tv_nlevels(), level);
   case OPT_LESSON: *lesson = 1; return 0;
   case OPT_TRACE: o->com.trace = arg; return 0;
   case 'S':

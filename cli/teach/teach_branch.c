@@ -100,7 +100,7 @@ void tb_event(const teach_session_t *t, int which, uint64_t s, char *b,
     return;
   }
   char w[200];
-  cs_trace_sentence(w, sizeof(w), &t->layout, x);
+  tm_sentence(t, w, sizeof(w), x);
   char *ph = strstr(w, " physical)"); /* "(2 physical)": not in a column */
   while (ph && ph > w && ph[-1] >= '0' && ph[-1] <= '9')
     ph--;

@@ -402,7 +402,7 @@ static void actor_line(const teach_session_t *t, const cs_sched_view_t *v,
   else if (i < 0)
     snprintf(what, sizeof(what), "rank %u: %s", r, rv->why);
   else
-    cs_trace_sentence(what, sizeof(what), &t->layout, &rv->rec);
+    tm_sentence(t, what, sizeof(what), &rv->rec);
   if (i >= 0)
     snprintf(label, sizeof(label), "[%u]", r);
   if (i < 0)
@@ -412,6 +412,49 @@ static void actor_line(const teach_session_t *t, const cs_sched_view_t *v,
   put(y, 0, "%c %-4s %-*s %.*s", i >= 0 && i == t->cursor ? '>' : ' ', label,
       (int)(2 * t->n + 8), sig, COLS - (int)(2 * t->n) - 16, what);
   attroff(A_DIM | A_REVERSE);
+}
+
+/* The DMA engines' rows (under fifo, relaxed, a2a3: one per op that can
+ * land), from line y, no row at or past `last` (one row at least): when
+ * they do not all fit, a window of them that holds the highlighted one,
+ * and a last row saying how many more there are. Returns the next free
+ * line. */
+static int draw_dma(const teach_session_t *t, const cs_sched_view_t *v, int y,
+                    int last)
+{
+  uint32_t nd = 0, at = 0; /* DMA rows, and the highlighted one's place */
+  for (uint32_t i = 0; i < v->nenabled; i++)
+    if (v->en[i].op >= 0) {
+      if ((int)i == t->cursor)
+        at = nd;
+      nd++;
+    }
+  if (!nd)
+    return y;
+  uint32_t rows = last - y > 1 ? (uint32_t)(last - y) : 1, shown = nd,
+           first = 0;
+  if (nd > rows) { /* a window of rows-1, and the "more" row */
+    shown = rows > 1 ? rows - 1 : 1;
+    if (at >= shown)
+      first = at - shown + 1;
+  }
+  for (uint32_t i = 0, k = 0; i < v->nenabled; i++) {
+    if (v->en[i].op < 0)
+      continue;
+    if (k++ < first || k > first + shown)
+      continue;
+    char what[200];
+    tm_sentence(t, what, sizeof(what), &v->en[i].rec);
+    if ((int)i == t->cursor)
+      attron(A_REVERSE);
+    put(y++, 0, "%c  d%u  %.*s", (int)i == t->cursor ? '>' : ' ',
+        v->en[i].rank, COLS - 8, what); /* a DMA engine: arrows + Enter */
+    attroff(A_REVERSE);
+  }
+  if (shown < nd)
+    put(y++, 0, "   ... %u more DMA op%s (%u above, %u below: Up/Down)",
+        nd - shown, nd - shown == 1 ? "" : "s", first, nd - shown - first);
+  return y;
 }
 
 /* Who may go next; returns the next free line. */
@@ -427,18 +470,7 @@ static int draw_actors(const teach_session_t *t, const cs_sched_view_t *v,
         "Enter; grey: cannot run)", (unsigned long long)v->step);
   for (uint32_t r = 0; r < t->n; r++)
     actor_line(t, v, r, y++);
-  for (uint32_t i = 0; i < v->nenabled && y < last; i++) {
-    if (v->en[i].op < 0)
-      continue;
-    char what[200];
-    cs_trace_sentence(what, sizeof(what), &t->layout, &v->en[i].rec);
-    if ((int)i == t->cursor)
-      attron(A_REVERSE);
-    put(y++, 0, "%c  d%u  %.*s", (int)i == t->cursor ? '>' : ' ',
-        v->en[i].rank, COLS - 8, what); /* a DMA engine: arrows + Enter */
-    attroff(A_REVERSE);
-  }
-  return y;
+  return draw_dma(t, v, y, last);
 }
 
 static int draw_events(const teach_session_t *t, int y,
@@ -457,7 +489,7 @@ static int draw_events(const teach_session_t *t, int y,
     if ((!t->o->coll ? cs_algo_desc(t->o->cfg.algo)->nphases != 0
                      : user_phase(t->o->coll, e->phase) != NULL) && e->phase)
       tag[strlen(tag) - 3] = 0; /* no subchunk in the log */
-    cs_trace_sentence(what, sizeof(what), &t->layout, &e->rec);
+    tm_sentence(t, what, sizeof(what), &e->rec);
     uint32_t k = ts_of_step(t, e->step); /* an event of the story: *k */
     char mark[16] = "  ";
     if (k)
@@ -478,18 +510,27 @@ static int draw_events(const teach_session_t *t, int y,
  * p the peer a put writes to) with ':' on the lanes in between. A header
  * line above the lanes names the letters; when the story's events are in
  * view it shows their numbers above them instead, and they are bold.
- * Takes n + 1 lines from y. */
-static void draw_strip(const teach_session_t *t, int y, int last)
+ * Takes n + 2 lines from y (a blank first), or as tight as the room
+ * before `last` asks: no blank, then no header. Returns 0 when not even
+ * the lanes fit (nothing drawn). */
+static int draw_strip(const teach_session_t *t, int y, int last)
 {
   const tm_state_t *s = &t->st;
   uint32_t n = t->n < TM_MAXR ? t->n : TM_MAXR;
-  if (last - y < (int)n + 1)
-    return;
+  if (last - y < (int)n)
+    return 0;
+  int head = last - y >= (int)n + 1;
+  if (last - y >= (int)n + 2)
+    y++; /* the blank line before it */
   int x0 = 4, width = COLS - x0;
   uint32_t k = s->nlast < (uint32_t)width ? s->nlast : (uint32_t)width;
-  int top = y++;
-  put(top, 0, "t   L load  S store  N notify  W wait  F fence  + reduce  "
-      "o n p: the peer");
+  int top = head ? y++ : -1;
+  if (head && t->o->sched.model != CS_MM_SC) /* d: DMA engines land ops */
+    put(top, 0, "t  L load S store N notify W wait F fence + reduce d lands "
+        "o n p: the peer");
+  else if (head)
+    put(top, 0, "t   L load  S store  N notify  W wait  F fence  + reduce  "
+        "o n p: the peer");
   for (uint32_t r = 0; r < n; r++) {
     put(y + (int)r, 0, "r%u", r);
     for (int x = x0; x < COLS; x++)
@@ -504,7 +545,9 @@ static void draw_strip(const teach_session_t *t, int y, int last)
     if (r >= n)
       continue;
     char c = '.', other = 0;
-    switch (x->kind) {
+    int queued = t->o->sched.model != CS_MM_SC;
+    uint32_t kind = e->dma ? (uint32_t)e->dma - 1 : x->kind;
+    switch (kind) {
     case CS_EV_LOAD: c = p == r ? 'l' : 'L'; other = 'o'; break;
     case CS_EV_STORE: c = 'S'; break;
     case CS_EV_PUT: c = 'P'; other = 'p'; break;
@@ -517,6 +560,10 @@ static void draw_strip(const teach_session_t *t, int y, int last)
     case CS_EV_READ: c = 'r'; break;
     default: break;
     }
+    if (e->dma) /* the op lands: d, and where it reaches another rank */
+      c = 'd', other = kind == CS_EV_NOTIFY ? 'n' : kind == CS_EV_PUT ? 'p' : 0;
+    else if (queued && (kind == CS_EV_NOTIFY || kind == CS_EV_PUT))
+      other = 0; /* only posted: it reaches the peer when it lands */
     uint32_t story = ts_of_step(t, e->step);
     if (story)
       attron(A_BOLD);
@@ -527,7 +574,7 @@ static void draw_strip(const teach_session_t *t, int y, int last)
       mvaddch(y + (int)p, col, (chtype)other);
     }
     mvaddch(y + (int)r, col, (chtype)c);
-    if (story && story < 10) {
+    if (story && story < 10 && head) {
       if (!story_shown++) { /* numbers instead of the legend */
         move(top, 0);
         clrtoeol();
@@ -537,6 +584,7 @@ static void draw_strip(const teach_session_t *t, int y, int last)
     }
     attroff(A_BOLD);
   }
+  return 1;
 }
 
 static void draw_help(void)
@@ -633,14 +681,14 @@ static void status_line(const teach_session_t *t, const cs_sched_view_t *v,
       first = r;
   if (waiting) {
     blocked_str(t, v, first, why, sizeof(why));
-    if (waiting > 1)
+    if (waiting > 1 && (int)strlen(why) + 16 <= COLS) /* else the why alone */
       snprintf(b, cap, "%s (%u ranks wait)", why, waiting);
     else
       snprintf(b, cap, "%s", why);
     return;
   }
   int c = t->cursor < (int)v->nenabled ? t->cursor : 0;
-  cs_trace_sentence(why, sizeof(why), &t->layout, &v->en[c].rec);
+  tm_sentence(t, why, sizeof(why), &v->en[c].rec);
   snprintf(b, cap, "no rank waits; Enter runs %s", why);
 }
 
@@ -773,6 +821,37 @@ static void draw_title(const teach_session_t *t)
         cs_dtype_name(c->dtype), cs_op_name(c->op));
 }
 
+/* The lines under the history: the reveal, the open answer box, the
+ * keys (a live run's, or the end screen's). */
+static void draw_bottom(const teach_session_t *t, const cs_sched_view_t *v)
+{
+  if (t->reveal[0][0] && !t->qq) {
+    attron(A_BOLD);
+    put(LINES - 5, 0, "%-*s", COLS, t->reveal[0]);
+    attroff(A_BOLD);
+    put(LINES - 4, 0, "%-*s", COLS, t->reveal[1]);
+  }
+  if (t->qq)
+    draw_qq(t);
+  else if (t->q_typing) {
+    attron(A_BOLD);
+    put(LINES - 3, 0, "%-*s", COLS, t->q_text);
+    attroff(A_BOLD);
+    if (t->q_err[0])
+      put(LINES - 2, 0, "> %-20s (%s)", t->answer, t->q_err);
+    else
+      put(LINES - 2, 0, "> %-20s (e.g. 3 1+2+3 for s3=[1+2+3]; Enter; Esc "
+          "skips)", t->answer);
+  }
+  if (v)
+    put(LINES - 1, 0, "Enter step 0-9 rank r round n barrier d %s b/B back "
+        "v values ? help q quit", t->data_mode ? "events" : "data");
+  else /* the end screen: only the keys it takes */
+    put(LINES - 1, 0, "b/B back %sv values t strip%s ? help q quit",
+        t->nstory ? "1-9 story's event " : "",
+        tb_ready(t) ? " c compare" : "");
+}
+
 void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
 {
   int need_c, need_l;
@@ -801,45 +880,36 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
   put(1, 0, "%s", st);
   draw_goal(t, v);
   int y = t->o->coll ? draw_slots(t, v, 3) : draw_windows(t, 3);
-  y = draw_ring(t, v, y + 1);
   int last = LINES - 1;
   if (!v && t->reveal[0][0]) /* the end screen: the reveal keeps its lines */
     last -= 4;
-  if (v)
-    y = draw_actors(t, v, y + 1, last - 4);
+  if (v && t->qq)
+    last = LINES - 6; /* the box's four lines and a blank */
+  else if (v && t->reveal[0][0])
+    last = LINES - 5; /* the reveal's two lines (and the answer box's) */
+  else if (v && t->q_typing)
+    last = LINES - 3; /* the answer box's two lines */
+  /* The strip where the room is short (a lesson's box open): the ring's
+   * two lines make way for it. */
+  int ring = !(v && t->strip && last - (y + 4 + 1 + (int)t->n + 1) <
+               (int)t->n + 1);
+  if (ring)
+    y = draw_ring(t, v, y + 1);
+  if (v) { /* the DMA rows leave the history its lines, unless that
+              leaves them fewer than 3 (the history then makes way) */
+    int dl = last - (t->strip ? (int)t->n + 2 : 4), ya = y + 2 + (int)t->n;
+    y = draw_actors(t, v, y + 1, dl - ya < 3 ? last : dl);
+  }
   else {
     y++;
     for (uint32_t i = 0; i < t->nresult; i++)
       y = put_wrapped(y, last, 4, t->result[i]);
   }
-  if (v && t->qq)
-    last = LINES - 6; /* the box's four lines and a blank */
-  else if (v && (t->lesson || t->reveal[0][0]))
-    last -= t->reveal[0][0] ? 4 : 2;
-  if (t->strip && last - y > (int)t->n + 1)
-    draw_strip(t, y + 1, last);
+  if (t->strip && draw_strip(t, y, last))
+    ;
   else if (last - y > 3)
     draw_events(t, y + 1, last);
-  if (t->reveal[0][0] && !t->qq) {
-    attron(A_BOLD);
-    put(LINES - 5, 0, "%-*s", COLS, t->reveal[0]);
-    attroff(A_BOLD);
-    put(LINES - 4, 0, "%-*s", COLS, t->reveal[1]);
-  }
-  if (t->qq)
-    draw_qq(t);
-  else if (t->q_typing) {
-    attron(A_BOLD);
-    put(LINES - 3, 0, "%-*s", COLS, t->q_text);
-    attroff(A_BOLD);
-    if (t->q_err[0])
-      put(LINES - 2, 0, "> %-20s (%s)", t->answer, t->q_err);
-    else
-      put(LINES - 2, 0, "> %-20s (e.g. 3 1+2+3 for s3=[1+2+3]; Enter; Esc "
-          "skips)", t->answer);
-  }
-  put(LINES - 1, 0, "Enter step 0-9 rank r round n barrier d %s b/B back "
-      "v values ? help q quit", t->data_mode ? "events" : "data");
+  draw_bottom(t, v);
   if (help)
     draw_help();
   else if (t->overlay)

@@ -14,41 +14,64 @@
 
 #include "../../collectives/allreduce.h"
 #include "../../collectives/registry.h"
+#include "../../sim/trace/check.h"
+#include "teach_levels.h"
 
-int tl_boundary(const teach_session_t *t, const cs_sched_view_t *v)
+/* The rank asked about in round rd of phase ph: the one whose segment
+ * that round completes a step of (collectives/ring.c's table). */
+static int asked_rank(const teach_session_t *t, uint32_t ph, uint32_t rd)
 {
-  int at = -1;
-  if (!t->lesson || !cs_algo_desc(t->o->cfg.algo)->pull_ring)
-    return -1;
-  for (uint32_t r = 0; r < t->n; r++) {
-    const cs_sched_rank_view_t *rv = &v->rank[r];
-    if (rv->state == CS_VIEW_DONE)
-      continue;
-    if (rv->state != CS_VIEW_POSTED || rv->rec.kind != CS_EV_MARK)
-      return -1;
-    at = (int)r;
-  }
-  if (at < 0)
-    return -1;
-  const cs_trace_rec_t *m = &v->rank[at].rec;
-  uint64_t id = 1 + (uint64_t)m->cell * 64 + (uint64_t)m->value;
-  if (id == t->q_asked)
-    return -1;
-  return (int)((m->value + 2 + (m->cell == 2)) % t->n);
+  return (int)((rd + 2 + (ph == 2)) % t->n);
 }
 
-void tl_open(teach_session_t *t, const cs_sched_view_t *v, int r)
+/* Whether some rank has come to round rd of phase ph: posted at its
+ * marker, or past it. */
+static int reached(const teach_session_t *t, const cs_sched_view_t *v,
+                   uint32_t ph, uint32_t rd)
 {
-  const cs_trace_rec_t *m = &v->rank[r].rec;
-  for (uint32_t q = 0; q < t->n; q++)
-    if (v->rank[q].state == CS_VIEW_POSTED) {
-      m = &v->rank[q].rec; /* every posted rank is at the same marker */
-      break;
-    }
+  for (uint32_t r = 0; r < t->n; r++) {
+    const cs_sched_rank_view_t *rv = &v->rank[r];
+    if (rv->state == CS_VIEW_POSTED && rv->rec.kind == CS_EV_MARK &&
+        rv->rec.cell == ph && (uint32_t)rv->rec.value == rd)
+      return 1;
+    if (t->st.phase[r] > ph || (t->st.phase[r] == ph && t->st.round[r] >= rd))
+      return 1;
+  }
+  return 0;
+}
+
+int tl_boundary(const teach_session_t *t, const cs_sched_view_t *v,
+                uint32_t *ph, uint32_t *rd)
+{
+  if (!t->lesson || !cs_algo_desc(t->o->cfg.algo)->pull_ring)
+    return -1;
+  for (uint32_t p = 1; p <= 2; p++)
+    for (uint32_t r = 0; r + 1 < t->n && r < TM_MAXR; r++)
+      if (!t->graded[p][r] && reached(t, v, p, r)) {
+        *ph = p, *rd = r;
+        return asked_rank(t, p, r);
+      }
+  return -1;
+}
+
+int tl_unasked_mark(const teach_session_t *t, const cs_sched_view_t *v,
+                    int64_t c)
+{
+  const cs_sched_actor_view_t *a = &v->en[c];
+  if (!t->lesson || !cs_algo_desc(t->o->cfg.algo)->pull_ring || a->op >= 0 ||
+      a->rec.kind != CS_EV_MARK || a->rec.cell < 1 || a->rec.cell > 2 ||
+      a->rec.value < 0 || a->rec.value >= TM_MAXR)
+    return 0;
+  return !t->graded[a->rec.cell][a->rec.value];
+}
+
+void tl_open(teach_session_t *t, int r, uint32_t ph, uint32_t rd,
+             uint64_t step)
+{
   t->q_rank = r;
-  t->q_phase = m->cell;
-  t->q_round = (uint32_t)m->value;
-  t->q_asked = 1 + (uint64_t)m->cell * 64 + (uint64_t)m->value;
+  t->q_phase = ph;
+  t->q_round = rd;
+  t->asked_at[ph][rd] = step + 1;
   t->answer[0] = 0;
   snprintf(t->q_text, sizeof(t->q_text), "Predict: after %s t%u, which "
            "segment will rank %d have written, with whose inputs?",
@@ -97,6 +120,12 @@ int tl_key(teach_session_t *t, int ch)
   if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
     if (well_formed(t->answer)) {
       t->q_err[0] = 0;
+      if (t->q_rank >= 0 && t->q_phase <= 2 && t->q_round < TM_MAXR) {
+        t->graded[t->q_phase][t->q_round] = 4; /* graded when it has run */
+        snprintf(t->said[t->q_phase][t->q_round],
+                 sizeof(t->said[0][0]), "%s", t->answer);
+      }
+      t->q_rank = -1;
       return 1;
     }
     snprintf(t->q_err, sizeof(t->q_err), "not an answer; e.g. 3 1+2+3, or "
@@ -141,37 +170,86 @@ static int numbers(const char *s, int *out, int cap)
   return n;
 }
 
-void tl_reveal(teach_session_t *t)
+/* Round rd of phase ph has run for the rank asked about, which stored
+ * part k (-1: none) holding p: grades the answer given and words the
+ * reveal (t->reveal). */
+static void grade(teach_session_t *t, uint32_t ph, uint32_t rd, int k,
+                  const tm_prov_t *p, uint64_t step)
 {
-  int r = t->q_rank, got[TM_MAXR + 2];
-  if (r < 0)
-    return;
-  t->q_rank = -1;
-  int k = t->st.stored_k[r], n = numbers(t->answer, got, TM_MAXR + 2);
+  int r = asked_rank(t, ph, rd), got[TM_MAXR + 2];
+  const char *said = t->said[ph][rd];
+  int n = numbers(said, got, TM_MAXR + 2);
   char truth[48];
-  const tm_prov_t *p = &t->st.stored[r];
   tm_prov_str(truth, sizeof(truth), p);
+  t->graded_at[ph][rd] = step + 1;
   if (k < 0) {
-    int none = strchr(t->answer, '-') != NULL;
-    if (t->q_phase <= 2 && t->q_round < TM_MAXR)
-      t->graded[t->q_phase][t->q_round] = none ? 1 : 2;
+    int none = strchr(said, '-') != NULL;
+    t->graded[ph][rd] = none ? 1 : 2;
     snprintf(t->reveal[0], sizeof(t->reveal[0]), "%s rank %d stored nothing "
              "in %s t%u (its segment is empty: -).", none ? "Right:" :
-             "Not quite:", r, t->q_phase == 1 ? "RS" : "AG", t->q_round);
-    snprintf(t->reveal[1], sizeof(t->reveal[1]), "You said: %s", t->answer);
+             "Not quite:", r, ph == 1 ? "RS" : "AG", rd);
+    snprintf(t->reveal[1], sizeof(t->reveal[1]), "You said: %s", said);
     return;
   }
   int right = n == p->n + 1 && got[0] == k;
   for (int i = 0; right && i < p->n; i++)
     right = got[i + 1] == p->r[i];
-  if (t->q_phase <= 2 && t->q_round < TM_MAXR)
-    t->graded[t->q_phase][t->q_round] = right ? 1 : 2;
+  t->graded[ph][rd] = right ? 1 : 2;
   snprintf(t->reveal[0], sizeof(t->reveal[0]), "%s rank %d wrote s%d=%s in %s "
            "t%u.", right ? "Right:" : "Not quite:", r, k, truth,
-           t->q_phase == 1 ? "RS" : "AG", t->q_round);
-  snprintf(t->reveal[1], sizeof(t->reveal[1]), "You said: %s. %s", t->answer,
-           t->q_phase == 1 ? "(RS: a partial from the left, own input "
+           ph == 1 ? "RS" : "AG", rd);
+  snprintf(t->reveal[1], sizeof(t->reveal[1]), "You said: %s. %s", said,
+           ph == 1 ? "(RS: a partial from the left, own input "
            "folded in last)" : "(AG: a finished segment copied from the left)");
+}
+
+void tl_check(teach_session_t *t, const cs_sched_view_t *v)
+{
+  const tm_state_t *s = &t->st;
+  for (uint32_t ph = 1; ph <= 2; ph++)
+    for (uint32_t rd = 0; rd < TM_MAXR; rd++) {
+      if (t->graded[ph][rd] != 4)
+        continue;
+      int r = asked_rank(t, ph, rd);
+      uint64_t step = v ? v->step : s->nevents;
+      if (s->rnd_end[ph][rd][r]) { /* it passed its next marker */
+        grade(t, ph, rd, s->rnd_k[ph][rd][r], &s->rnd_p[ph][rd][r], step);
+        continue;
+      }
+      if (s->phase[r] != ph || s->round[r] != rd)
+        continue; /* not in that round yet */
+      int over = !v || v->rank[r].state == CS_VIEW_DONE ||
+                 (v->rank[r].state == CS_VIEW_POSTED &&
+                  v->rank[r].rec.kind == CS_EV_MARK);
+      for (uint32_t i = 0; v && over && i < v->nenabled; i++)
+        if (v->en[i].rank == (uint32_t)r && v->en[i].op >= 0)
+          over = 0; /* its DMA engine still lands the round's ops */
+      if (over)
+        grade(t, ph, rd, s->stored_k[r], &s->stored[r], step);
+    }
+}
+
+void tl_rewind(teach_session_t *t, uint64_t step)
+{
+  for (int ph = 1; ph <= 2; ph++)
+    for (int rd = 0; rd < TM_MAXR; rd++) {
+      if (t->asked_at[ph][rd] && t->asked_at[ph][rd] - 1 >= step) {
+        t->graded[ph][rd] = 0; /* asked again when its round comes */
+        t->asked_at[ph][rd] = t->graded_at[ph][rd] = 0;
+        t->said[ph][rd][0] = 0;
+      } else if (t->graded_at[ph][rd] && t->graded_at[ph][rd] - 1 >= step) {
+        t->graded[ph][rd] = 4; /* its round runs again: graded again */
+        t->graded_at[ph][rd] = 0;
+      }
+    }
+  for (int i = 0; i < 2; i++)
+    if (t->bar_at[i] && t->bar_at[i] - 1 >= step)
+      t->bar_grade[i] = 0, t->bar_at[i] = 0;
+  if (t->cost_at && t->cost_at - 1 >= step)
+    t->cost_grade = 0, t->cost_at = 0;
+  else if (t->cost_grade == 1 || t->cost_grade == 2)
+    t->cost_grade = 4; /* graded at the end, which comes again */
+  t->reveal[0][0] = t->reveal[1][0] = 0;
 }
 
 /* "rank 0 read s2 s1 s0 from rank 3: 8+12+8 = 28 B" for phase ph. */
@@ -375,6 +453,7 @@ int tl_barrier_due(const teach_session_t *t, const cs_sched_view_t *v)
 void tl_open_barrier(teach_session_t *t, const cs_sched_view_t *v, int kind)
 {
   rank0_waits(t, v, t->qq_where, sizeof(t->qq_where));
+  t->bar_at[kind - 1] = v->step + 1;
   t->qq = TL_QQ_BARRIER;
   t->qq_answer[0] = t->qq_err[0] = 0;
   t->qq_kind = kind;
@@ -386,8 +465,9 @@ void tl_open_barrier(teach_session_t *t, const cs_sched_view_t *v, int kind)
            "rank overwrites data a peer still reads");
 }
 
-void tl_open_cost(teach_session_t *t)
+void tl_open_cost(teach_session_t *t, uint64_t step)
 {
+  t->cost_at = step + 1;
   t->qq = TL_QQ_COST;
   t->qq_answer[0] = t->qq_err[0] = 0;
   t->qq_where[0] = 0;
@@ -428,6 +508,23 @@ static int cost_answer(const char *s, unsigned long long *v)
   return end[strspn(end, " ")] == 0;
 }
 
+uint32_t tl_level_of(int kind)
+{
+  return tv_find(CS_CHECK_RACE, kind == 1 ? CS_CHECK_NO_SIGNAL
+                                          : CS_CHECK_NO_READ_DONE);
+}
+
+void tl_next_line(char *buf, size_t cap)
+{
+  uint32_t a = tl_level_of(1), b = tl_level_of(2);
+  if (a && b)
+    snprintf(buf, cap, "Next: --level %u breaks %s, --level %u %s.", a,
+             tv_level(a)->l.title, b, tv_level(b)->l.title);
+  else
+    snprintf(buf, cap, "Next: the break-it levels, --level 1 to %u.",
+             tv_nlevels());
+}
+
 /* The barrier answer graded, and the level that breaks that barrier. */
 static void barrier_reveal(teach_session_t *t, int bar, int brk)
 {
@@ -442,10 +539,11 @@ static void barrier_reveal(teach_session_t *t, int bar, int brk)
   snprintf(t->reveal[0], sizeof(t->reveal[0]), "%s rank 0 waits at the %s "
            "(%s%s).", ok ? "Right:" : "Not quite:", where, kind == 1 ? "1" : "2",
            kind == 1 ? "a" : "b");
+  uint32_t lv = tl_level_of(kind);
   snprintf(t->reveal[1], sizeof(t->reveal[1]), kind == 1 ?
            "Without it a load may read a segment before its left stored it: "
-           "--level 1." : "Without it a store may overwrite data a peer "
-           "still reads: --level 3 (mesh).");
+           "--level %u." : "Without it a store may overwrite data a peer "
+           "still reads: --level %u (%s).", lv, lv ? tv_level(lv)->algo : "");
 }
 
 int tl_qq_key(teach_session_t *t, int ch)

@@ -9,6 +9,7 @@
  */
 #include "teach_model.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "../../collectives/ar_config.h"
 #include "../../collectives/registry.h"
 #include "../../collectives/geometry.h"
+#include "../../sim/trace/describe.h"
 
 uint32_t tm_nparts(const teach_session_t *t)
 {
@@ -239,12 +241,14 @@ static void queue_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
   }
 }
 
-static void log_event(teach_session_t *t, uint64_t step, const cs_trace_rec_t *x)
+static void log_event(teach_session_t *t, uint64_t step, const cs_trace_rec_t *x,
+                      int dma)
 {
   tm_state_t *s = &t->st;
   tm_event_t *e = &s->last[s->nevents % TM_HIST];
   e->step = step;
   e->rec = *x;
+  e->dma = dma ? 1 + (int)x->round : 0;
   uint32_t r = x->rank < TM_MAXR ? x->rank : 0;
   e->phase = s->phase[r];
   e->round = s->round[r];
@@ -258,6 +262,12 @@ static void tag_event(teach_session_t *t, uint64_t step, uint32_t r,
 {
   tm_state_t *s = &t->st;
   if (x->kind == CS_EV_MARK) {
+    uint32_t ph = s->phase[r], rd = s->round[r];
+    if (ph >= 1 && ph <= 2 && rd < TM_MAXR) { /* the round it ends */
+      s->rnd_end[ph][rd][r] = 1;
+      s->rnd_k[ph][rd][r] = (int8_t)s->stored_k[r];
+      s->rnd_p[ph][rd][r] = s->stored[r];
+    }
     s->phase[r] = x->cell;
     s->round[r] = (uint32_t)x->value;
     s->sub[r] = 0;
@@ -300,16 +310,20 @@ void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i)
     queue_event(t, r, &x, a->op);
   else if (queued && a->op >= 0)
     queue_event(t, r, &x, a->op);
-  log_event(t, v->step, &a->rec);
+  log_event(t, v->step, &a->rec, a->op >= 0);
   if (v->step >= t->caphist) { /* the history, for the story's steps */
     uint64_t cap = t->caphist ? t->caphist * 2 : 1024;
     cs_trace_rec_t *h = realloc(t->hist, cap * sizeof(*h));
-    if (!h)
+    if (h)
+      t->hist = h;
+    uint8_t *d = h ? realloc(t->hist_dma, cap) : NULL;
+    if (!d)
       return;
-    t->hist = h;
+    t->hist_dma = d;
     t->caphist = cap;
   }
   t->hist[v->step] = a->rec;
+  t->hist_dma[v->step] = a->op >= 0;
   t->nhist = v->step + 1;
 }
 
@@ -384,6 +398,11 @@ void tm_round_begin(teach_session_t *t, const cs_sched_view_t *v)
 int tm_rank_over(const teach_session_t *t, const cs_sched_view_t *v, uint32_t r)
 {
   const cs_sched_rank_view_t *rv = &v->rank[r];
+  if (t->st.marks[r] > t->round_from[r])
+    return 1;
+  for (uint32_t i = 0; i < v->nenabled; i++)
+    if (v->en[i].rank == r && v->en[i].op >= 0)
+      return 0; /* its DMA engine still lands the round's ops */
   return rv->state == CS_VIEW_DONE || t->st.marks[r] > t->round_from[r] ||
          (rv->state == CS_VIEW_POSTED && rv->rec.kind == CS_EV_MARK &&
           t->st.marks[r] == t->round_from[r]);
@@ -395,4 +414,49 @@ int tm_round_over(const teach_session_t *t, const cs_sched_view_t *v)
     if (!tm_rank_over(t, v, r))
       return 0;
   return 1;
+}
+
+/* The name the trace gives the phase a marker enters: the algorithm's
+ * phase name and round ("RS t1"), "main" for one unnamed phase (mesh,
+ * host), else "phase P round R". */
+static void mark_name(const teach_session_t *t, const cs_trace_rec_t *x,
+                      char *b, size_t cap)
+{
+  const char *const *names = NULL;
+  uint32_t np = 0;
+  const cs_collective_t *c = t->o->coll;
+  if (c && c->size >= offsetof(cs_collective_t, nphases) + sizeof(c->nphases))
+    names = c->phases, np = names ? c->nphases : 0;
+  else if (!c)
+    names = cs_algo_desc(t->o->cfg.algo)->phases,
+    np = cs_algo_desc(t->o->cfg.algo)->nphases;
+  if (names && x->cell >= 1 && x->cell <= np)
+    snprintf(b, cap, "%s t%d", names[x->cell - 1], x->value);
+  else if (x->cell == 1 && x->value == 0)
+    snprintf(b, cap, "main");
+  else
+    snprintf(b, cap, "phase %u round %d", x->cell, x->value);
+}
+
+void tm_sentence(const teach_session_t *t, char *b, size_t cap,
+                 const cs_trace_rec_t *x)
+{
+  if (x->kind != CS_EV_MARK) {
+    cs_trace_sentence(b, cap, &t->layout, x);
+    return;
+  }
+  char nm[64];
+  mark_name(t, x, nm, sizeof(nm));
+  snprintf(b, cap, "rank %u: enter %s", x->rank, nm);
+}
+
+int tm_event_step(const teach_session_t *t, uint32_t r, uint64_t k,
+                  uint64_t *step)
+{
+  for (uint64_t s = 0; s < t->nhist; s++)
+    if (t->hist[s].rank == r && !t->hist_dma[s] && k-- == 0) {
+      *step = s;
+      return 1;
+    }
+  return 0;
 }

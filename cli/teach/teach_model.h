@@ -58,6 +58,9 @@ typedef struct tm_event {
   uint64_t       step;
   uint32_t       phase, round; /* the rank's tag when it ran */
   cs_trace_rec_t rec;          /* as the view gave it */
+  int            dma;          /* a DMA engine landed an op: 1 + its kind
+                                  (rec.round, the view's), 0 a rank's own
+                                  event */
 } tm_event_t;
 
 /* What the run did up to the current step (reset at every re-run). */
@@ -87,6 +90,11 @@ typedef struct tm_state {
   uint8_t    nrd[2][TM_MAXR];
   uint64_t   moved_ph[2][TM_MAXR];
   uint8_t    rd_from[TM_MAXR];
+  /* [phase][round][rank]: what the rank stored in that round, kept when
+   * it passed its next marker (--lesson grades it then) */
+  uint8_t    rnd_end[3][TM_MAXR][TM_MAXR];
+  int8_t     rnd_k[3][TM_MAXR][TM_MAXR];
+  tm_prov_t  rnd_p[3][TM_MAXR][TM_MAXR];
 } tm_state_t;
 
 /* A run kept to compare with (teach_branch.c): the run the learner
@@ -155,13 +163,17 @@ typedef struct teach_session {
   int         lesson;
   int         q_rank;     /* the rank asked about, -1: no question open */
   uint32_t    q_phase, q_round;
-  uint64_t    q_asked;    /* 1 + (phase, round) id of the last question */
   char        q_text[160], answer[64], reveal[2][200];
   char        q_err[80];  /* why the typed answer is not one, or "" */
   int         q_typing;   /* the answer box is open */
   uint8_t     graded[3][TM_MAXR]; /* [phase][round]: 0 not asked, 1 right,
-                                     2 wrong, 3 skipped (a re-asked round
-                                     keeps its last grade) */
+                                     2 wrong, 3 skipped, 4 answered, its
+                                     round not over yet */
+  char        said[3][TM_MAXR][40]; /* the answers, by round */
+  uint64_t    asked_at[3][TM_MAXR]; /* 1 + the step it was asked at */
+  uint64_t    graded_at[3][TM_MAXR]; /* 1 + the step it was graded at */
+  int         by_round;   /* the learner ran rounds with r: an answer
+                             runs the round it asked about */
   /* --lesson's other questions, answered in a box of their own: which
    * barrier rank 0 waits at (READY, READ-COMPLETE) and what breaks
    * without it, graded at once; the cost, graded at the end */
@@ -170,13 +182,17 @@ typedef struct teach_session {
   char        qq_text[3][100], qq_answer[32], qq_err[80];
   char        qq_where[160]; /* the barrier, in the algorithm's words */
   uint8_t     bar_grade[2];  /* READY, READ-COMPLETE: as graded[] */
+  uint64_t    bar_at[2];     /* 1 + the step each was asked at */
   uint8_t     cost_grade;    /* 0 not asked, 1 right, 2 wrong, 3 skipped,
                                 4 answered, not graded yet */
+  uint64_t    cost_at;       /* 1 + the step it was asked at */
   char        cost_answer[32];
   int         goal_shown; /* --lesson's goal screen has been shown */
   /* every step's posted event (the history), and the steps of the story
    * of the run that failed, while the schedule is that run's */
   cs_trace_rec_t *hist;
+  uint8_t    *hist_dma;   /* by step: 1 a DMA engine landed an op (no
+                             event of the rank's own) */
   uint64_t    nhist, caphist;
   uint64_t    story_step[TM_STORY], story_seq[TM_STORY];
   uint32_t    nstory;
@@ -208,7 +224,7 @@ uint64_t tm_round_start(const teach_session_t *t, uint64_t step);
  * is to pass it and finish that round. */
 void tm_round_begin(teach_session_t *t, const cs_sched_view_t *v);
 /* Whether rank r's round is over: it is done, passed the next marker, or
- * is posted at it. */
+ * is posted at it, and its DMA engine has no op of it left to land. */
 int tm_rank_over(const teach_session_t *t, const cs_sched_view_t *v, uint32_t r);
 /* Whether the round is over for every rank. */
 int tm_round_over(const teach_session_t *t, const cs_sched_view_t *v);
@@ -225,6 +241,16 @@ int tm_part_prov(const teach_session_t *t, uint32_t r, uint32_t k,
                  const tm_prov_t **p);
 /* "[3+0]" into buf. */
 void tm_prov_str(char *buf, size_t cap, const tm_prov_t *p);
+/* The step at which rank r ran its own event number k (0-based, as the
+ * wavefront counts a rank's events): 1 and *step, or 0 when it has not
+ * run (it is the rank's posted event, or later). */
+int tm_event_step(const teach_session_t *t, uint32_t r, uint64_t k,
+                  uint64_t *step);
+/* The scheduler's one-line form of event x (cs_trace_sentence), with a
+ * phase marker named as the trace names it ("rank 0: enter RS t1",
+ * mesh's "rank 0: enter main"). */
+void tm_sentence(const teach_session_t *t, char *b, size_t cap,
+                 const cs_trace_rec_t *x);
 /* The parts of the window shown: the ring's N segments, mesh's and host's
  * chunks (at most TM_MAXP), and where part i begins (i = nparts: the end). */
 uint32_t tm_nparts(const teach_session_t *t);

@@ -48,11 +48,21 @@ static int signalled(void)
 }
 
 /* A pick during the run to the end of the round: the first enabled actor
- * of a rank still in that round, else actor 0. */
+ * of a rank still in that round (never the next marker of a rank that
+ * reached it: its DMA engine lands the round's ops first), else actor 0. */
 static int64_t auto_pick(const teach_session_t *t, const cs_sched_view_t *v)
 {
+  for (uint32_t i = 0; i < v->nenabled; i++) {
+    uint32_t r = v->en[i].rank;
+    if (v->en[i].op >= 0 || tm_rank_over(t, v, r))
+      continue;
+    if (v->en[i].rec.kind == CS_EV_MARK && r < TM_MAXR &&
+        t->st.marks[r] == t->round_from[r])
+      continue;
+    return i;
+  }
   for (uint32_t i = 0; i < v->nenabled; i++)
-    if (v->en[i].op >= 0 || !tm_rank_over(t, v, v->en[i].rank))
+    if (v->en[i].op >= 0)
       return i;
   return 0;
 }
@@ -109,12 +119,25 @@ static int64_t data_pick(const teach_session_t *t, const cs_sched_view_t *v)
     if (mark < 0)
       mark = i;
   }
-  if (mark >= 0 && tl_boundary(t, v) >= 0)
+  uint32_t ph, rd;
+  if (mark >= 0 && tl_boundary(t, v, &ph, &rd) >= 0)
     return -1;
   for (uint32_t i = 0; i < v->nenabled; i++)
     if (tm_is_data(v, i))
       return -1; /* a load is the learner's: before any marker */
   return mark;
+}
+
+/* Where b goes back to from step `step` (> 0): one event, or in the
+ * data-step mode the learner's previous pick (the events between ran by
+ * themselves and would run again to the same place). */
+static uint64_t back_step(const teach_session_t *t, uint64_t step)
+{
+  if (!t->data_mode)
+    return step - 1;
+  while (step > 0 && !t->asked[--step])
+    ;
+  return step;
 }
 
 /* Step back to `step`: the picker stops the run, the driver re-runs. */
@@ -143,12 +166,15 @@ static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
   case KEY_UP: case 'k': t->cursor = t->cursor > 0 ? t->cursor - 1 : k - 1; return -2;
   case KEY_DOWN: case 'j': t->cursor = (t->cursor + 1) % k; return -2;
   case ' ': case '\n': case '\r': case 's': case KEY_ENTER: case KEY_RIGHT:
+    t->by_round = 0;
     return t->cursor < k ? t->cursor : 0;
   case 'r':
+    t->by_round = 1;
     tm_round_begin(t, v);
     t->auto_round = 1;
     return auto_pick(t, v);
   case 'n':
+    t->by_round = 0;
     memset(t->bar_moved, 0, sizeof(t->bar_moved));
     t->auto_barrier = 1;
     return 0 <= barrier_pick(t, v) ? barrier_pick(t, v) : -2;
@@ -158,33 +184,56 @@ static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
     t->show_me = 1;
     return go_back(t, v->step);
   case 'd':
+    t->by_round = 0;
     t->data_mode = !t->data_mode;
     return t->data_mode ? (data_pick(t, v) >= 0 ? data_pick(t, v) : -2) : -2;
   case 'b': case KEY_LEFT:
     t->shown = 0;
-    if (t->data_mode) { /* back to the learner's previous pick */
-      uint64_t s = v->step;
-      while (s > 0 && !t->asked[--s])
-        ;
-      return v->step ? go_back(t, s) : -2;
-    }
-    return v->step ? go_back(t, v->step - 1) : -2;
+    return v->step ? go_back(t, back_step(t, v->step)) : -2;
   case 'B':
     t->shown = 0;
     return v->step ? go_back(t, tm_round_start(t, v->step)) : -2;
   default:
-    if (ch >= '0' && ch <= '9')
+    if (ch >= '0' && ch <= '9' && !(t->by_round = 0))
       return rank_key(t, v, (uint32_t)(ch - '0'));
     return -2;
   }
 }
 
-/* --lesson at a round boundary: the question, typed in. Returns the
- * first pick of the round once answered, -1 to quit, -2 when skipped. */
-static int64_t question(teach_session_t *t, const cs_sched_view_t *v, int r)
+/* The view's keys while an answer box is open (no answer holds a t or
+ * a v): t the strip, v the values. Returns 1 when ch was one. */
+static int view_key(teach_session_t *t, int ch)
+{
+  if (ch == 't' || ch == 'T')
+    t->strip = !t->strip;
+  else if (ch == 'v' || ch == 'V')
+    t->values = !t->values;
+  else
+    return 0;
+  return 1;
+}
+
+/* Whether every rank is at a marker (or done): the ranks meet at a round
+ * boundary. */
+static int at_boundary(const teach_session_t *t, const cs_sched_view_t *v)
+{
+  for (uint32_t r = 0; r < t->n; r++)
+    if (v->rank[r].state != CS_VIEW_DONE &&
+        (v->rank[r].state != CS_VIEW_POSTED ||
+         v->rank[r].rec.kind != CS_EV_MARK))
+      return 0;
+  return 1;
+}
+
+/* --lesson when a round's question is due: the question, typed in.
+ * Returns the first pick of the round once answered when the learner runs
+ * rounds (r) or data steps, -1 to quit, -2 to go on picking (skipped, or
+ * answered while stepping event by event). */
+static int64_t question(teach_session_t *t, const cs_sched_view_t *v, int r,
+                        uint32_t ph, uint32_t rd)
 {
   int help = 0;
-  tl_open(t, v, r);
+  tl_open(t, r, ph, rd, v->step);
   t->q_typing = 1;
   for (;;) {
     td_draw(t, v, help);
@@ -199,6 +248,8 @@ static int64_t question(teach_session_t *t, const cs_sched_view_t *v, int r)
       help = !help;
       continue;
     }
+    if (view_key(t, ch))
+      continue;
     int k = tl_key(t, ch);
     if (k < 0) {
       t->q_typing = 0;
@@ -209,11 +260,15 @@ static int64_t question(teach_session_t *t, const cs_sched_view_t *v, int r)
       tm_round_begin(t, v); /* its end is when the answer is checked */
       return data_pick(t, v); /* the round runs by data steps */
     }
-    if (k > 0) {
-      t->q_typing = 0;
+    if (k > 0 && t->by_round && at_boundary(t, v)) {
+      t->q_typing = 0; /* r brought it here: the round runs */
       tm_round_begin(t, v);
       t->auto_round = 1;
       return auto_pick(t, v);
+    }
+    if (k > 0) {
+      t->q_typing = 0;
+      return -2;
     }
   }
 }
@@ -265,6 +320,8 @@ static int qq_box(teach_session_t *t, const cs_sched_view_t *v)
       help = !help;
       continue;
     }
+    if (view_key(t, ch))
+      continue;
     if (answered)
       break;
     int k = tl_qq_key(t, ch);
@@ -288,13 +345,11 @@ static int milestone(teach_session_t *t, const cs_sched_view_t *v)
   if (!milestones(t) || t->ms_step[0] || !tm_phase_over(t, v, 1))
     return 0;
   t->ms_step[0] = v->step + 1;
-  if (t->q_rank >= 0)
-    tl_reveal(t); /* the last round asked about has run */
   if (show_over(t, v, TM_OV_RS) < 0)
     return -1;
   if (!t->lesson || t->cost_grade)
     return 0;
-  tl_open_cost(t);
+  tl_open_cost(t, v->step);
   return qq_box(t, v);
 }
 
@@ -328,11 +383,9 @@ static int64_t ask(teach_session_t *t, const cs_sched_view_t *v)
   int help = 0;
   if (t->cursor >= (int)v->nenabled)
     t->cursor = 0;
-  if (t->q_rank >= 0 && (!t->data_mode || tm_round_over(t, v)))
-    tl_reveal(t); /* the round asked about has run */
-  int qr = tl_boundary(t, v);
-  if (qr >= 0) {
-    int64_t c = question(t, v, qr);
+  uint32_t ph, rd;
+  for (int qr; (qr = tl_boundary(t, v, &ph, &rd)) >= 0;) {
+    int64_t c = question(t, v, qr, ph, rd); /* every round due, in order */
     if (c != -2)
       return c;
   }
@@ -366,6 +419,8 @@ static int64_t picker(const cs_sched_view_t *v, void *arg)
     c = t->choice[v->step] < v->nenabled ? t->choice[v->step] : 0;
   } else {
     tm_snapshot(t, v->w);
+    if (t->lesson)
+      tl_check(t, v); /* grade the rounds asked about that have run */
     if (!t->searching && (milestone(t, v) < 0 || lesson_stops(t, v) < 0))
       return -1;
     if (t->searching) {
@@ -380,6 +435,11 @@ static int64_t picker(const cs_sched_view_t *v, void *arg)
     } else if (t->data_mode && (c = data_pick(t, v)) >= 0) {
       ;
     } else {
+      c = -1;
+    }
+    if (c >= 0 && !t->searching && tl_unasked_mark(t, v, c))
+      c = -1; /* a round not asked about yet: its question first */
+    if (c < 0) {
       t->auto_round = t->auto_barrier = 0;
       c = ask(t, v);
       if (c < 0)
@@ -475,6 +535,46 @@ static void result_line(teach_session_t *t, const char *fmt, const char *s)
     snprintf(t->result[t->nresult++], sizeof(t->result[0]), fmt, s);
 }
 
+/* Replaces [at, end) of the line b (of cap bytes) with `with`. */
+static void line_splice(char *b, size_t cap, char *at, const char *end,
+                   const char *with)
+{
+  char tail[512];
+  snprintf(tail, sizeof(tail), "%s", end);
+  snprintf(at, cap - (size_t)(at - b), "%s%s", with, tail);
+}
+
+/* A wavefront line counts each rank's own events ("rank 0: blocked at
+ * event 10", "last notified by rank 1 at its event 4"); the screen counts
+ * steps. Rewrites them as the steps they ran at (an event that has not
+ * run: the step the run stopped at), so the learner matches them with
+ * the history and the story. */
+static void event_to_step(const teach_session_t *t, char *b, size_t cap)
+{
+  unsigned r;
+  unsigned long long k;
+  uint64_t s;
+  char with[64], *h, *end;
+  const char *p = b + strspn(b, " ");
+  if (sscanf(p, "rank %u:", &r) == 1 && (h = strstr(b, " at event ")) &&
+      sscanf(h, " at event %llu", &k) == 1) {
+    strtoull(h + 10, &end, 10);
+    if (!tm_event_step(t, r, k, &s))
+      s = t->st.nevents;
+    snprintf(with, sizeof(with), " at step %llu", (unsigned long long)s);
+    line_splice(b, cap, h, end, with);
+  }
+  if ((h = strstr(b, " by rank ")) &&
+      sscanf(h, " by rank %u at its event %llu", &r, &k) == 2 &&
+      (end = strstr(h, " at its event ")) &&
+      tm_event_step(t, r, k, &s)) {
+    strtoull(end + 14, &end, 10);
+    snprintf(with, sizeof(with), " by rank %u at step %llu", r,
+             (unsigned long long)s);
+    line_splice(b, cap, h, end, with);
+  }
+}
+
 /* What the run printed, into t->result: its verdict or failure, then the
  * first finding of the check (break-it levels). */
 static void read_result(teach_session_t *t, FILE *log)
@@ -503,8 +603,8 @@ static void read_result(teach_session_t *t, FILE *log)
       result_line(t, "%s", line);
     tl_score_line(t, line, sizeof(line));
     result_line(t, "%s", line);
-    result_line(t, "%s", "Next: --level 1 breaks the READY barrier, --level "
-                "3 a read-complete one.");
+    tl_next_line(line, sizeof(line));
+    result_line(t, "%s", line);
   }
   if (t->edge)
     result_line(t, "The level removed %s.", t->edge);
@@ -537,6 +637,7 @@ static void read_result(teach_session_t *t, FILE *log)
                   "tells it (1-9: back to that event):" : "What broke it:");
       continue;
     }
+    event_to_step(t, buf, sizeof(buf));
     unsigned long long seq;
     char *h = strstr(buf, " (#");
     uint32_t k = h && sscanf(h, " (#%llu)", &seq) == 1 ? ts_of_seq(t, seq) : 0;
@@ -578,8 +679,8 @@ static int ended(teach_session_t *t, tui_t *u)
     free(out);
     fflush(stdout);
   }
-  if (t->q_rank >= 0)
-    tl_reveal(t); /* the last round asked about ended the run */
+  if (t->lesson)
+    tl_check(t, NULL); /* the last rounds asked about ended the run */
   read_result(t, u->log);
   if (milestones(t) && t->run_rc == CS_EXIT_OK && !t->ms_step[1]) {
     t->ms_step[1] = t->st.nevents + 1;
@@ -607,7 +708,7 @@ static int ended(teach_session_t *t, tui_t *u)
     /* Stepping back from an ended run keeps it as branch A, to compare
      * with once another order has run to its end. */
     if ((ch == 'b' || ch == KEY_LEFT) && t->st.nevents) {
-      t->target = t->st.nevents - 1;
+      t->target = back_step(t, t->st.nevents);
       return tb_keep(t), 1;
     }
     if (ch == 'B' && t->st.nevents) {
@@ -669,6 +770,8 @@ static int one_run(teach_session_t *t, tui_t *u)
     if (t->ms_step[i] && t->target + 1 < t->ms_step[i])
       t->ms_step[i] = 0;
   tm_reset(t);
+  if (t->lesson)
+    tl_rewind(t, t->target); /* no grade of a round not run again yet */
   t->restart = 0;
   t->auto_round = t->auto_barrier = 0;
   t->q_rank = -1;
@@ -758,6 +861,7 @@ int cs__teach_tui(run_opts_t *o, const cs_teach_level_t *level, int lesson)
   free(t.choice);
   free(t.asked);
   free(t.hist);
+  free(t.hist_dma);
   free(t.round_step);
   free(t.snap);
   tb_free(&t);

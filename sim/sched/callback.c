@@ -94,13 +94,12 @@ static void reason(char *why, size_t n, const cs_sched_t *s, uint32_t r,
   const cs_layout_t *l = &s->w->ctl->layout;
   int a2a3 = s->cfg.model == CS_MM_A2A3;
   if (a2a3 && fenced(sl)) {
-    snprintf(why, n, "its last notify's own DDR fence: waits for the %u "
-             "write%s drained before it to land", fenced(sl),
-             fenced(sl) == 1 ? "" : "s");
+    /* short: the status line puts "rank R cannot run: " before it */
+    snprintf(why, n, "its notify's DDR fence: %u drained write%s must land",
+             fenced(sl), fenced(sl) == 1 ? "" : "s");
   } else if (a2a3 && (ev->kind == CS_EV_WAIT || ev->kind == CS_EV_READ ||
                       ev->kind == CS_EV_NOTIFY) && own_line_write(s, sl, ev)) {
-    snprintf(why, n, "reads a line its own queued writes still change: "
-             "waits for them to land");
+    snprintf(why, n, "its queued writes still change the line it reads");
   } else if (ev->kind == CS_EV_WAIT && ev->slot < l->nslots &&
              cs_slot_cell_ok(&l->slot[ev->slot], ev->cell)) {
     const int32_t *cell = (const int32_t *)(cs_world_window(s->w, r) +
