@@ -295,6 +295,8 @@ static edge_t true_edge(const cs_mutation_t *m)
     return E_INPUT;
   if (m->no_chunk_barrier || m->no_final_barrier)
     return E_READ_DONE;
+  if (m->no_snapshot_barrier) /* ibing: the own snapshot, then the add */
+    return E_READ_DONE;
   if (m->no_fence)
     return E_FENCE;
   if (m->drain_only)
