@@ -265,10 +265,12 @@ static inline int satisfied(int32_t v, uint32_t cmp, int32_t want)
 /* ------------------------------------------------------------ wavefront */
 
 /* Words of the wavefront windows (cs_mpi_t.wf_win): word 0 of every
- * rank's is its request flag (rank 0 sets it: report now); rank 0's word
- * 1 counts the reports, and rank r's record is the CS_MPI_WF_REC words
- * from WF_REC(r). */
+ * other rank's is its request flag (rank 0 sets it: report now), rank
+ * 0's says it has finished its body (WF_DONE: it sets it itself); rank
+ * 0's word 1 counts the reports, and rank r's record is the
+ * CS_MPI_WF_REC words from WF_REC(r). */
 #define WF_ASK   0u
+#define WF_DONE  0u
 #define WF_COUNT 1u
 #define WF_REC(r) (2u + (uint64_t)(r) * CS_MPI_WF_REC)
 
@@ -326,8 +328,9 @@ static uint64_t wf_grace(const cs_dev_t *d)
 
 /* This rank's state (its wait, or its hang) into its record at rank 0:
  * the fields, then the count of reports, then its order, which marks the
- * record complete. Returns 0, or -1 if rank 0 took none by deadline. */
-static int wf_report(cs_dev_t *d, uint64_t deadline)
+ * record complete. Returns its order (1: the first report), or -1 if
+ * rank 0 took none by deadline. */
+static int64_t wf_report(cs_dev_t *d, uint64_t deadline)
 {
   cs_mpi_t *m = tp(d);
   const cs_rank_status_t *st = d->st;
@@ -348,7 +351,8 @@ static int wf_report(cs_dev_t *d, uint64_t deadline)
       wf_op(m, 0, &one, &order, 1, WF_COUNT, MPI_SUM, deadline) < 0)
     return -1;
   order += 1;
-  return wf_op(m, 0, &order, old, 1, at, MPI_REPLACE, deadline);
+  return wf_op(m, 0, &order, old, 1, at, MPI_REPLACE, deadline) < 0 ? -1
+                                                                     : order;
 }
 
 /* Rank 0: asks every other rank to report now (a rank in a wait sees
@@ -415,6 +419,35 @@ static void wf_who(cs_mpi_t *m, cs_mpi_stopped_t *who)
   }
 }
 
+/* This rank's wait passed the timeout and rank 0 took no wavefront: it
+ * is in no wait. The headline names the rank that makes no progress:
+ * rank 0 unless it has finished its body (WF_DONE; an unanswered read
+ * means it is stuck); then the lowest other rank that gave no report
+ * while this one waited (stopped by a signal, in a loop, stuck in an MPI
+ * call); none: this rank's own line is the headline. */
+static void no_wavefront_headline(cs_dev_t *d)
+{
+  cs_mpi_t *m = tp(d);
+  static int64_t done, x[CS_MPI_WF_REC]; /* may complete after a give-up */
+  static const int64_t none[CS_MPI_WF_REC];
+  uint64_t by = cs_now_ns() + 200000000ull;
+  int silent = -1;
+  if (wf_op(m, 0, none, &done, 1, WF_DONE, MPI_NO_OP, by) < 0)
+    done = 0;
+  for (int r = 1; done && r < m->nranks && silent < 0; r++)
+    if (r != m->rank &&
+        wf_op(m, 0, none, x, CS_MPI_WF_REC, WF_REC(r), MPI_NO_OP, by) == 0 &&
+        !x[0])
+      silent = r;
+  if (done && silent < 0)
+    return;
+  fprintf(m->report, "%s: rank %d: no progress: in no wait when rank %u's "
+          "wait passed the %.1f s timeout, and no report since (stopped by "
+          "a signal, in a loop, or stuck in an MPI call); the other ranks "
+          "waited for it\n", m->cmd, done ? silent : 0, m->rank,
+          (double)d->timeout_ns / 1e9);
+}
+
 /* A wait (or an injected hang) passed the timeout here (msg: its line),
  * or this rank, in a wait, saw a request (msg NULL): report this rank's
  * state to rank 0. Rank 0 asks the others, waits for their reports,
@@ -427,7 +460,8 @@ static _Noreturn void hang_stop(cs_dev_t *d, int rx, const char *msg)
   uint64_t grace = wf_grace(d);
   uint64_t bound = cs_now_ns() + d->timeout_ns + grace + 1000000000ull;
   int code = m->abort_code ? m->abort_code : rx;
-  int reported = wf_report(d, bound) == 0;
+  int64_t order = wf_report(d, bound);
+  int reported = order > 0;
   if (m->rank == 0) {
     wf_gather(m, grace);
     cs_mpi_stopped_t who;
@@ -476,6 +510,10 @@ static _Noreturn void hang_stop(cs_dev_t *d, int rx, const char *msg)
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->comm, &flag, MPI_STATUS_IGNORE);
     nap(1000000);
   }
+  if (order <= 1 && rx != CS_RX_HUNG) /* a later report: the first's */
+    no_wavefront_headline(d);
+  else if (order > 1)
+    nap(300000000);
   if (msg)
     fprintf(m->report, "%s: %s (rank 0 printed no wavefront: it is "
             "not in a wait)\n", m->cmd, msg);
@@ -568,7 +606,13 @@ static void mpi_fence(cs_dev_t *d, const cs_event_t *ev)
 
 static void mpi_done(cs_dev_t *d)
 {
-  MPI_Win_flush_all(tp(d)->win);
+  cs_mpi_t *m = tp(d);
+  MPI_Win_flush_all(m->win);
+  if (m->rank == 0) { /* for a rank whose wait times out later */
+    static const int64_t one = 1;
+    int64_t old;
+    wf_op(m, 0, &one, &old, 1, WF_DONE, MPI_REPLACE, UINT64_MAX);
+  }
 }
 
 static void mpi_stop(cs_dev_t *d, int rx)
