@@ -21,8 +21,11 @@
 # with exactly one line on stderr that names the subcommand and the
 # value, within 10 s (a FIFO must not block), and must leave every file
 # of the sweep as it was: type, inode, size, mode, owner, content, and no
-# new name in any directory (stat before and after). Prints each failure
-# and "attack-sweep: P/N passed"; exit 0 when all pass, 1 otherwise.
+# new name in any directory (stat before and after). Kills (root, in a
+# private mount namespace): every subcommand killed with SIGKILL mid-run,
+# then a plain `collsim clean`: no process, /dev/shm object or temporary
+# file may be left. Prints each failure and "attack-sweep: P/N passed";
+# exit 0 when all pass, 1 otherwise.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mpi=
@@ -233,6 +236,83 @@ if [ -n "$mpi" ]; then
   out run --output "$N" "$mpi" run --input "$N"
   extra_in=(t.cstrace)
   inp run --input "$mpi" run
+fi
+
+# Kills -----------------------------------------------------------------
+# Each subcommand killed with SIGKILL mid-run, then `collsim clean`: no
+# process it started (found by a marker in their environment), no
+# /dev/shm object and no temporary file (in /tmp or next to an output)
+# may be left. Root only: each case runs in a private mount namespace
+# with /dev/shm and /tmp of its own (tmpfs), so other collsim runs on the
+# machine neither show nor are swept. collsim-mpi is not killed here
+# (its processes belong to mpirun's job: tests/test_mpi.sh kills a rank).
+# killcase NAME SECONDS CMD...: CMD (stdin: a pipe that stays open)
+# killed after SECONDS; it must still be running then.
+killcase() {
+  local name=$1 after=$2; shift 2
+  total=$((total + 1))
+  rm -rf "$K/out"; mkdir "$K/out"
+  local why
+  why=$(unshare -m --propagation private bash -c '
+    cs=$1 after=$2 mark=$3 k=$4; shift 4
+    mount -t tmpfs -o size=512m none /dev/shm && mount -t tmpfs none /tmp ||
+      { echo "no private /dev/shm and /tmp"; exit; }
+    exec 3< <(exec sleep 60); sp=$!
+    COLLSIM_SWEEP_MARK=$mark "$@" <&3 >/dev/null 2>&1 &
+    pid=$!
+    sleep "$after"
+    kill -0 "$pid" 2>/dev/null || { echo "it ended before the kill"; exit; }
+    kill -9 "$pid"; wait "$pid" 2>/dev/null
+    "$cs" clean >/dev/null 2>&1
+    left=
+    for _ in $(seq 30); do # the killed ranks and children may take a moment
+      left=$(grep -lsz "^COLLSIM_SWEEP_MARK=$mark\$" /proc/[0-9]*/environ |
+             cut -d/ -f3 | tr "\n" " ")
+      [ -z "$left" ] && break
+      sleep 0.1
+    done
+    [ -z "$left" ] || echo "processes left: $left"
+    [ -z "$(ls -A /dev/shm)" ] || echo "/dev/shm left: $(ls -A /dev/shm | head -3)"
+    [ -z "$(ls -A /tmp)" ] || echo "/tmp left: $(ls -A /tmp | head -3)"
+    t=$(find "$k/out" \( -name ".explore-*" -o -name ".shrink-*" -o \
+             -name "collsim-*" \) -print | head -3)
+    [ -z "$t" ] || echo "temporaries left: $t"
+    for p in $(grep -lsz "^COLLSIM_SWEEP_MARK=$mark\$" /proc/[0-9]*/environ |
+               cut -d/ -f3); do kill -9 "$p"; done
+    kill "$sp"
+  ' _ "$cs" "$after" "attack-$$-$total" "$K" "$@" 2>&1)
+  if [ -n "$why" ]; then
+    echo "FAIL kill $name: $why"
+  else pass=$((pass + 1))
+  fi
+}
+if [ $root = 1 ] && unshare -m --propagation private true 2>/dev/null; then
+  K=$(mktemp -d /var/tmp/attack-kill.XXXXXX)
+  trap 'rm -rf "$D" "$E" "$K"' EXIT
+  "$cs" run --ranks 3 --count 64 --iters 1500 --schedule random:1 \
+    --trace "$K/long.cstrace" >/dev/null
+  "$cs" run --algo ring --ranks 3 --count 4000 --bug ring-no-ready-barrier \
+    --schedule random:1 --trace "$K/bad.cstrace" >/dev/null 2>&1 || true
+  O=$K/out
+  killcase run 0.5 "$cs" run --ranks 4 --count 4096 --iters 1000000
+  killcase "run --trace" 0.5 "$cs" run --ranks 3 --count 4096 --iters 1000000 \
+    --schedule random:1 --trace "$O/r.cstrace"
+  killcase "run --check" 0.5 "$cs" run --ranks 3 --count 4096 --iters 100000 --check
+  killcase replay 0.5 "$cs" replay "$K/long.cstrace"
+  killcase "replay --trace" 0.5 "$cs" replay "$K/long.cstrace" --trace "$O/re.cstrace"
+  killcase explore 0.5 "$cs" explore --ranks 3 --count 40 --schedules 100000 -o "$O"
+  killcase "explore -j 2" 0.5 "$cs" explore --ranks 3 --count 40 --schedules 100000 -j 2 -o "$O"
+  killcase shrink 0.5 "$cs" shrink "$K/bad.cstrace" -o "$O/min.cstrace"
+  killcase trace 0.3 "$cs" trace "$K/long.cstrace"
+  killcase "trace --stats" 0.05 "$cs" trace --stats "$K/long.cstrace"
+  killcase check 0.05 "$cs" check "$K/long.cstrace"
+  killcase teach 0.5 "$cs" teach --plain --schedule random:1 --ranks 8 --count 1000000 --trace "$O/t.cstrace"
+  killcase bench 0.5 "$cs" bench -b 8 -e 64M
+  killcase "bench --trace-cost" 0.5 "$cs" bench -b 8 -e 8 -n 100000 --trace-cost
+  killcase verify 0.5 "$cs" verify --ranks 3 --count 40 -o "$O"
+  killcase ping 0.5 "$cs" ping --rounds 10000000
+else
+  echo "attack-sweep: the kill cases need root and a private mount namespace: not run"
 fi
 
 echo "attack-sweep: $pass/$total passed"
