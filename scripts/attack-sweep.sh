@@ -51,12 +51,15 @@ cd "$D/cwd"
   --schedule random:1 --trace "$D/bad.cstrace" >/dev/null 2>&1 || true
 mkfifo -m 600 "$D/fifo"
 echo precious >"$D/precious"
-hostile=(fifo dir)
+hostile=(fifo dir) other_file=()
 if [ $root = 1 ]; then
   mknod -m 600 "$D/dev" c 1 5 # a private zero device: endless reads
   ln -s "$D/precious" "$D/otherlink"
   chown -h nobody "$D/otherlink"
   hostile+=(dev otherlink)
+  # another user's regular file: an output never replaces it
+  echo theirs >"$D/otherfile"; chmod 644 "$D/otherfile"; chown nobody "$D/otherfile"
+  other_file=(otherfile)
 fi
 T=$D/t.cstrace B=$D/bad.cstrace N=$D/in.npy
 
@@ -172,6 +175,25 @@ if [ -n "$mpi" ]; then
   num bench -w "0" "$mpi" bench
 fi
 
+# Words: every option that takes a name, given an empty string, a
+# number, hex, 2^64 and a unicode word (none of them a name it knows).
+wvalues=("" 0 -1 0x10 $big64 "ｒｉｎｇ")
+# word SUB OPT CMD...: OPT given every word value, after CMD.
+word() {
+  local sub=$1 opt=$2; shift 2
+  for v in "${wvalues[@]}"; do one "$sub" "$v" "$@" "$opt" "$v"; done
+}
+for o in --algo --dtype --op --fill --memory-model --bug --signals --minmax \
+         --signal-layout; do
+  word run $o "${run[@]}"
+done
+for o in --strategy --memory-model; do word explore $o "${ex[@]}"; done
+for o in --format --kind; do word trace $o "$cs" trace "$T"; done
+word check --format "$cs" check "$T"
+for o in --algo --dtype --bug --memory-model; do word teach $o "${te[@]}"; done
+for o in -d -o --algo --signals --minmax; do word bench $o "${be[@]}"; done
+word verify --memory-model "${ve[@]}"
+
 # An unknown option, once per subcommand.
 for c in "run ${run[*]:2}" "replay $T" "explore" "shrink $B" "trace $T" \
          "check $T" "teach --plain" "bench" "verify" "ping" "clean"; do
@@ -185,7 +207,9 @@ done
 # and INPUT (its own input, or "" when it has none), after CMD.
 out() {
   local sub=$1 opt=$2 input=$3; shift 3
-  for h in "${hostile[@]}"; do one "$sub" "$D/$h" "$@" "$opt" "$D/$h"; done
+  for h in "${hostile[@]}" "${other_file[@]}"; do
+    one "$sub" "$D/$h" "$@" "$opt" "$D/$h"
+  done
   [ -z "$input" ] || one "$sub" "$input" "$@" "$opt" "$input"
 }
 # inp SUB OPT CMD... : a file SUB reads (OPT "" for a positional one); the
@@ -237,6 +261,39 @@ if [ -n "$mpi" ]; then
   extra_in=(t.cstrace)
   inp run --input "$mpi" run
 fi
+
+# Kept modes ------------------------------------------------------------
+# kept SUB OPT CMD...: a file SUB writes that exists already, 0600 and
+# ours: the write succeeds (exit 0) and the file keeps its mode and owner,
+# with the new content. (Another user's file is refused: `out` above.)
+kept() {
+  local sub=$1 opt=$2; shift 2
+  local f
+  for f in 600 640; do
+    total=$((total + 1))
+    mkdir -p "$D/kept"; echo old >"$D/kept/out"; chmod "$f" "$D/kept/out"
+    f=$D/kept/out
+    local want; want=$(stat -c '%a %U' "$f")
+    rc=0
+    timeout -k 2 60 "$@" "$opt" "$f" </dev/null >/dev/null 2>"$E" || rc=$?
+    if [ $rc -ne 0 ]; then fail "$* $opt $f ($want): expected exit 0"
+    elif [ "$(stat -c '%a %U' "$f")" != "$want" ]; then
+      fail "$* $opt $f: mode and owner $want became $(stat -c '%a %U' "$f")"
+    elif echo old | cmp -s - "$f"; then fail "$* $opt $f: not written"
+    else pass=$((pass + 1))
+    fi
+    rm -rf "$D/kept"
+  done
+}
+kept run --output "${run[@]}"
+kept run --trace "${run[@]}"
+kept replay --output "$cs" replay "$T"
+kept replay --trace "$cs" replay "$T"
+kept shrink -o "$cs" shrink "$B"
+kept trace -o "$cs" trace "$T"
+kept trace --output "$cs" trace --stats "$T"
+kept teach --trace "${te[@]}"
+kept ping --trace "$cs" ping --rounds 10
 
 # Kills -----------------------------------------------------------------
 # Each subcommand killed with SIGKILL mid-run, then `collsim clean`: no
