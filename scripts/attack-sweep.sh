@@ -210,6 +210,7 @@ out() {
   for h in "${hostile[@]}" "${other_file[@]}"; do
     one "$sub" "$D/$h" "$@" "$opt" "$D/$h"
   done
+  one "$sub" "" "$@" "$opt" "" # no name at all
   [ -z "$input" ] || one "$sub" "$input" "$@" "$opt" "$input"
 }
 # inp SUB OPT CMD... : a file SUB reads (OPT "" for a positional one); the
@@ -231,6 +232,7 @@ dirs() {
     if [ -z "$opt" ]; then one "$sub" "$D/$h" "$@" "$D/$h"
     else one "$sub" "$D/$h" "$@" "$opt" "$D/$h"; fi
   done
+  if [ -z "$opt" ]; then one "$sub" "" "$@" ""; else one "$sub" "" "$@" "$opt" ""; fi
 }
 extra_in=(t.cstrace)
 out run --output "$N" "${run[@]}" --input "$N"
