@@ -221,6 +221,7 @@ inp() {
     if [ -z "$opt" ]; then one "$sub" "$D/$h" "$@" "$D/$h"
     else one "$sub" "$D/$h" "$@" "$opt" "$D/$h"; fi
   done
+  if [ -z "$opt" ]; then one "$sub" "" "$@" ""; else one "$sub" "" "$@" "$opt" ""; fi
 }
 # dir SUB OPT CMD...: a directory SUB writes into: a FIFO, a device, a
 # regular file, another user's link to one.

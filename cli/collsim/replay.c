@@ -230,7 +230,7 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
   if (h->fill != CS_FILL_INPUT && o->input) {
     cs_cli_error("replay", "--input %s is not accepted: %s was recorded "
                  "without --input (its inputs are a fill): leave it out",
-                 o->input, path);
+                 o->input[0] ? o->input : "''", path);
     return -1;
   }
   if (edited)
