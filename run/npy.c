@@ -85,7 +85,7 @@ static int fail(char *why, size_t whylen, const char *path, const char *fmt,
 {
   if (why == NULL || whylen == 0)
     return -1;
-  int n = snprintf(why, whylen, "%s: ", path ? path : "(null)");
+  int n = snprintf(why, whylen, "%s: ", path ? path[0] ? path : "''" : "(null)");
   if (n >= 0 && (size_t)n < whylen) {
     va_list ap;
     va_start(ap, fmt);

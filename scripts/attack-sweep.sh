@@ -21,8 +21,11 @@
 # with exactly one line on stderr that names the subcommand and the
 # value, within 10 s (a FIFO must not block), and must leave every file
 # of the sweep as it was: type, inode, size, mode, owner, content, and no
-# new name in any directory (stat before and after). Prints each failure
-# and "attack-sweep: P/N passed"; exit 0 when all pass, 1 otherwise.
+# new name in any directory (stat before and after). Kills (root, in a
+# private mount namespace): every subcommand killed with SIGKILL mid-run,
+# then a plain `collsim clean`: no process, /dev/shm object or temporary
+# file may be left. Prints each failure and "attack-sweep: P/N passed";
+# exit 0 when all pass, 1 otherwise.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mpi=
@@ -48,12 +51,15 @@ cd "$D/cwd"
   --schedule random:1 --trace "$D/bad.cstrace" >/dev/null 2>&1 || true
 mkfifo -m 600 "$D/fifo"
 echo precious >"$D/precious"
-hostile=(fifo dir)
+hostile=(fifo dir) other_file=()
 if [ $root = 1 ]; then
   mknod -m 600 "$D/dev" c 1 5 # a private zero device: endless reads
   ln -s "$D/precious" "$D/otherlink"
   chown -h nobody "$D/otherlink"
   hostile+=(dev otherlink)
+  # another user's regular file: an output never replaces it
+  echo theirs >"$D/otherfile"; chmod 644 "$D/otherfile"; chown nobody "$D/otherfile"
+  other_file=(otherfile)
 fi
 T=$D/t.cstrace B=$D/bad.cstrace N=$D/in.npy
 
@@ -169,6 +175,25 @@ if [ -n "$mpi" ]; then
   num bench -w "0" "$mpi" bench
 fi
 
+# Words: every option that takes a name, given an empty string, a
+# number, hex, 2^64 and a unicode word (none of them a name it knows).
+wvalues=("" 0 -1 0x10 $big64 "ｒｉｎｇ")
+# word SUB OPT CMD...: OPT given every word value, after CMD.
+word() {
+  local sub=$1 opt=$2; shift 2
+  for v in "${wvalues[@]}"; do one "$sub" "$v" "$@" "$opt" "$v"; done
+}
+for o in --algo --dtype --op --fill --memory-model --bug --signals --minmax \
+         --signal-layout; do
+  word run $o "${run[@]}"
+done
+for o in --strategy --memory-model; do word explore $o "${ex[@]}"; done
+for o in --format --kind; do word trace $o "$cs" trace "$T"; done
+word check --format "$cs" check "$T"
+for o in --algo --dtype --bug --memory-model; do word teach $o "${te[@]}"; done
+for o in -d -o --algo --signals --minmax; do word bench $o "${be[@]}"; done
+word verify --memory-model "${ve[@]}"
+
 # An unknown option, once per subcommand.
 for c in "run ${run[*]:2}" "replay $T" "explore" "shrink $B" "trace $T" \
          "check $T" "teach --plain" "bench" "verify" "ping" "clean"; do
@@ -182,7 +207,10 @@ done
 # and INPUT (its own input, or "" when it has none), after CMD.
 out() {
   local sub=$1 opt=$2 input=$3; shift 3
-  for h in "${hostile[@]}"; do one "$sub" "$D/$h" "$@" "$opt" "$D/$h"; done
+  for h in "${hostile[@]}" "${other_file[@]}"; do
+    one "$sub" "$D/$h" "$@" "$opt" "$D/$h"
+  done
+  one "$sub" "" "$@" "$opt" "" # no name at all
   [ -z "$input" ] || one "$sub" "$input" "$@" "$opt" "$input"
 }
 # inp SUB OPT CMD... : a file SUB reads (OPT "" for a positional one); the
@@ -193,6 +221,7 @@ inp() {
     if [ -z "$opt" ]; then one "$sub" "$D/$h" "$@" "$D/$h"
     else one "$sub" "$D/$h" "$@" "$opt" "$D/$h"; fi
   done
+  if [ -z "$opt" ]; then one "$sub" "" "$@" ""; else one "$sub" "" "$@" "$opt" ""; fi
 }
 # dir SUB OPT CMD...: a directory SUB writes into: a FIFO, a device, a
 # regular file, another user's link to one.
@@ -204,6 +233,7 @@ dirs() {
     if [ -z "$opt" ]; then one "$sub" "$D/$h" "$@" "$D/$h"
     else one "$sub" "$D/$h" "$@" "$opt" "$D/$h"; fi
   done
+  if [ -z "$opt" ]; then one "$sub" "" "$@" ""; else one "$sub" "" "$@" "$opt" ""; fi
 }
 extra_in=(t.cstrace)
 out run --output "$N" "${run[@]}" --input "$N"
@@ -233,6 +263,116 @@ if [ -n "$mpi" ]; then
   out run --output "$N" "$mpi" run --input "$N"
   extra_in=(t.cstrace)
   inp run --input "$mpi" run
+fi
+
+# Kept modes ------------------------------------------------------------
+# kept SUB OPT CMD...: a file SUB writes that exists already, 0600 and
+# ours: the write succeeds (exit 0) and the file keeps its mode and owner,
+# with the new content. (Another user's file is refused: `out` above.)
+kept() {
+  local sub=$1 opt=$2; shift 2
+  local f
+  for f in 600 640; do
+    total=$((total + 1))
+    mkdir -p "$D/kept"; echo old >"$D/kept/out"; chmod "$f" "$D/kept/out"
+    f=$D/kept/out
+    local want; want=$(stat -c '%a %U' "$f")
+    rc=0
+    timeout -k 2 60 "$@" "$opt" "$f" </dev/null >/dev/null 2>"$E" || rc=$?
+    if [ $rc -ne 0 ]; then fail "$* $opt $f ($want): expected exit 0"
+    elif [ "$(stat -c '%a %U' "$f")" != "$want" ]; then
+      fail "$* $opt $f: mode and owner $want became $(stat -c '%a %U' "$f")"
+    elif echo old | cmp -s - "$f"; then fail "$* $opt $f: not written"
+    else pass=$((pass + 1))
+    fi
+    rm -rf "$D/kept"
+  done
+}
+kept run --output "${run[@]}"
+kept run --trace "${run[@]}"
+kept replay --output "$cs" replay "$T"
+kept replay --trace "$cs" replay "$T"
+kept shrink -o "$cs" shrink "$B"
+kept trace -o "$cs" trace "$T"
+kept trace --output "$cs" trace --stats "$T"
+kept teach --trace "${te[@]}"
+kept ping --trace "$cs" ping --rounds 10
+
+# Kills -----------------------------------------------------------------
+# Each subcommand killed with SIGKILL mid-run, then `collsim clean`: no
+# process it started (found by a marker in their environment), no
+# /dev/shm object and no temporary file (in /tmp or next to an output)
+# may be left. Root only: each case runs in a private mount namespace
+# with /dev/shm and /tmp of its own (tmpfs), so other collsim runs on the
+# machine neither show nor are swept. collsim-mpi is not killed here
+# (its processes belong to mpirun's job: tests/test_mpi.sh kills a rank).
+# killcase NAME SECONDS CMD...: CMD (stdin: a pipe that stays open)
+# killed after SECONDS; it must still be running then.
+killcase() {
+  local name=$1 after=$2; shift 2
+  total=$((total + 1))
+  rm -rf "$K/out"; mkdir "$K/out"
+  local why
+  why=$(unshare -m --propagation private bash -c '
+    cs=$1 after=$2 mark=$3 k=$4; shift 4
+    mount -t tmpfs -o size=512m none /dev/shm && mount -t tmpfs none /tmp ||
+      { echo "no private /dev/shm and /tmp"; exit; }
+    exec 3< <(exec sleep 60); sp=$!
+    COLLSIM_SWEEP_MARK=$mark "$@" <&3 >/dev/null 2>&1 &
+    pid=$!
+    sleep "$after"
+    kill -0 "$pid" 2>/dev/null || { echo "it ended before the kill"; exit; }
+    kill -9 "$pid"; wait "$pid" 2>/dev/null
+    "$cs" clean >/dev/null 2>&1
+    left=
+    for _ in $(seq 30); do # the killed ranks and children may take a moment
+      left=$(grep -lsz "^COLLSIM_SWEEP_MARK=$mark\$" /proc/[0-9]*/environ |
+             cut -d/ -f3 | tr "\n" " ")
+      [ -z "$left" ] && break
+      sleep 0.1
+    done
+    [ -z "$left" ] || echo "processes left: $left"
+    [ -z "$(ls -A /dev/shm)" ] || echo "/dev/shm left: $(ls -A /dev/shm | head -3)"
+    [ -z "$(ls -A /tmp)" ] || echo "/tmp left: $(ls -A /tmp | head -3)"
+    t=$(find "$k/out" \( -name ".explore-*" -o -name ".shrink-*" -o \
+             -name "collsim-*" \) -print | head -3)
+    [ -z "$t" ] || echo "temporaries left: $t"
+    for p in $(grep -lsz "^COLLSIM_SWEEP_MARK=$mark\$" /proc/[0-9]*/environ |
+               cut -d/ -f3); do kill -9 "$p"; done
+    kill "$sp"
+  ' _ "$cs" "$after" "attack-$$-$total" "$K" "$@" 2>&1)
+  if [ -n "$why" ]; then
+    echo "FAIL kill $name: $why"
+  else pass=$((pass + 1))
+  fi
+}
+if [ $root = 1 ] && unshare -m --propagation private true 2>/dev/null; then
+  K=$(mktemp -d /var/tmp/attack-kill.XXXXXX)
+  trap 'rm -rf "$D" "$E" "$K"' EXIT
+  "$cs" run --ranks 3 --count 64 --iters 1500 --schedule random:1 \
+    --trace "$K/long.cstrace" >/dev/null
+  "$cs" run --algo ring --ranks 3 --count 4000 --bug ring-no-ready-barrier \
+    --schedule random:1 --trace "$K/bad.cstrace" >/dev/null 2>&1 || true
+  O=$K/out
+  killcase run 0.5 "$cs" run --ranks 4 --count 4096 --iters 1000000
+  killcase "run --trace" 0.5 "$cs" run --ranks 3 --count 4096 --iters 1000000 \
+    --schedule random:1 --trace "$O/r.cstrace"
+  killcase "run --check" 0.5 "$cs" run --ranks 3 --count 4096 --iters 100000 --check
+  killcase replay 0.5 "$cs" replay "$K/long.cstrace"
+  killcase "replay --trace" 0.5 "$cs" replay "$K/long.cstrace" --trace "$O/re.cstrace"
+  killcase explore 0.5 "$cs" explore --ranks 3 --count 40 --schedules 100000 -o "$O"
+  killcase "explore -j 2" 0.5 "$cs" explore --ranks 3 --count 40 --schedules 100000 -j 2 -o "$O"
+  killcase shrink 0.5 "$cs" shrink "$K/bad.cstrace" -o "$O/min.cstrace"
+  killcase trace 0.3 "$cs" trace "$K/long.cstrace"
+  killcase "trace --stats" 0.05 "$cs" trace --stats "$K/long.cstrace"
+  killcase check 0.05 "$cs" check "$K/long.cstrace"
+  killcase teach 0.5 "$cs" teach --plain --schedule random:1 --ranks 8 --count 1000000 --trace "$O/t.cstrace"
+  killcase bench 0.5 "$cs" bench -b 8 -e 64M
+  killcase "bench --trace-cost" 0.5 "$cs" bench -b 8 -e 8 -n 100000 --trace-cost
+  killcase verify 0.5 "$cs" verify --ranks 3 --count 40 -o "$O"
+  killcase ping 0.5 "$cs" ping --rounds 10000000
+else
+  echo "attack-sweep: the kill cases need root and a private mount namespace: not run"
 fi
 
 echo "attack-sweep: $pass/$total passed"

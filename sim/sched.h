@@ -74,6 +74,14 @@ typedef struct cs_sched_cfg {
   uint64_t      steps;  /* pct: estimated run length in steps */
   const struct cs_trace_rec *replay; /* replay: step records in order */
   uint64_t      nreplay;
+  /* replay of a partial trace (its run killed, still being written, or
+   * cut): the steps before replay_whole hold every rank's events; where
+   * the run cannot follow the trace at or after that step (the trace
+   * ends, or a recorded event needs one that is missing) the run stops
+   * as diverged with no message, steps = where it stopped, for the
+   * caller to word as the trace's end. 0 (replay_partial 0): none. */
+  int           replay_partial;
+  uint64_t      replay_whole;
   const char   *deviate; /* deviate: the list, as given (outlives the run) */
   FILE         *tty_in, *tty_out;    /* interactive */
   cs_sched_pick_fn pick_fn;          /* callback */

@@ -99,12 +99,19 @@
  *            reads its own (wf_asked: an MPI_Rget_accumulate NO_OP on
  *            this rank's window, no traffic) every 1024th poll and, once
  *            past the yield phase, every poll.
+ *   watchdog With every rank on one node: a thread per rank beats in a
+ *            shared window (MPI_Win_allocate_shared, 11.2.3) without MPI
+ *            calls; a rank stuck inside MPI (its event still for twice
+ *            the timeout plus 5 s) names the rank whose beat stopped and
+ *            exits 3 (cs_mpi_t.wd, docs/mpi.md).
  */
 #define _GNU_SOURCE
 #include "transport_mpi.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -265,10 +272,12 @@ static inline int satisfied(int32_t v, uint32_t cmp, int32_t want)
 /* ------------------------------------------------------------ wavefront */
 
 /* Words of the wavefront windows (cs_mpi_t.wf_win): word 0 of every
- * rank's is its request flag (rank 0 sets it: report now); rank 0's word
- * 1 counts the reports, and rank r's record is the CS_MPI_WF_REC words
- * from WF_REC(r). */
+ * other rank's is its request flag (rank 0 sets it: report now), rank
+ * 0's says it has finished its body (WF_DONE: it sets it itself); rank
+ * 0's word 1 counts the reports, and rank r's record is the
+ * CS_MPI_WF_REC words from WF_REC(r). */
 #define WF_ASK   0u
+#define WF_DONE  0u
 #define WF_COUNT 1u
 #define WF_REC(r) (2u + (uint64_t)(r) * CS_MPI_WF_REC)
 
@@ -326,8 +335,9 @@ static uint64_t wf_grace(const cs_dev_t *d)
 
 /* This rank's state (its wait, or its hang) into its record at rank 0:
  * the fields, then the count of reports, then its order, which marks the
- * record complete. Returns 0, or -1 if rank 0 took none by deadline. */
-static int wf_report(cs_dev_t *d, uint64_t deadline)
+ * record complete. Returns its order (1: the first report), or -1 if
+ * rank 0 took none by deadline. */
+static int64_t wf_report(cs_dev_t *d, uint64_t deadline)
 {
   cs_mpi_t *m = tp(d);
   const cs_rank_status_t *st = d->st;
@@ -348,7 +358,8 @@ static int wf_report(cs_dev_t *d, uint64_t deadline)
       wf_op(m, 0, &one, &order, 1, WF_COUNT, MPI_SUM, deadline) < 0)
     return -1;
   order += 1;
-  return wf_op(m, 0, &order, old, 1, at, MPI_REPLACE, deadline);
+  return wf_op(m, 0, &order, old, 1, at, MPI_REPLACE, deadline) < 0 ? -1
+                                                                     : order;
 }
 
 /* Rank 0: asks every other rank to report now (a rank in a wait sees
@@ -415,6 +426,44 @@ static void wf_who(cs_mpi_t *m, cs_mpi_stopped_t *who)
   }
 }
 
+/* This rank's wait passed the timeout and rank 0 took no wavefront: it
+ * is in no wait. The headline names the rank that makes no progress:
+ * rank 0 unless it has finished its body (WF_DONE; an unanswered read
+ * means it is stuck); then the lowest other rank that gave no report
+ * while this one waited (stopped by a signal, in a loop, stuck in an MPI
+ * call); none: this rank's own line is the headline. */
+static int wd_stopped(cs_mpi_t *m);
+static void no_wavefront_headline(cs_dev_t *d)
+{
+  cs_mpi_t *m = tp(d);
+  int gone = wd_stopped(m);
+  if (gone >= 0) { /* its process does not run: that one, whoever waits */
+    fprintf(m->report, "%s: rank %d: no progress: its process does not run "
+            "(stopped by a signal, or dead); rank %u's wait passed the %.1f "
+            "s timeout waiting for it\n", m->cmd, gone, m->rank,
+            (double)d->timeout_ns / 1e9);
+    return;
+  }
+  static int64_t done, x[CS_MPI_WF_REC]; /* may complete after a give-up */
+  static const int64_t none[CS_MPI_WF_REC];
+  uint64_t by = cs_now_ns() + 200000000ull;
+  int silent = -1;
+  if (wf_op(m, 0, none, &done, 1, WF_DONE, MPI_NO_OP, by) < 0)
+    done = 0;
+  for (int r = 1; done && r < m->nranks && silent < 0; r++)
+    if (r != m->rank &&
+        wf_op(m, 0, none, x, CS_MPI_WF_REC, WF_REC(r), MPI_NO_OP, by) == 0 &&
+        !x[0])
+      silent = r;
+  if (done && silent < 0)
+    return;
+  fprintf(m->report, "%s: rank %d: no progress: in no wait when rank %u's "
+          "wait passed the %.1f s timeout, and no report since (stopped by "
+          "a signal, in a loop, or stuck in an MPI call); the other ranks "
+          "waited for it\n", m->cmd, done ? silent : 0, m->rank,
+          (double)d->timeout_ns / 1e9);
+}
+
 /* A wait (or an injected hang) passed the timeout here (msg: its line),
  * or this rank, in a wait, saw a request (msg NULL): report this rank's
  * state to rank 0. Rank 0 asks the others, waits for their reports,
@@ -427,7 +476,8 @@ static _Noreturn void hang_stop(cs_dev_t *d, int rx, const char *msg)
   uint64_t grace = wf_grace(d);
   uint64_t bound = cs_now_ns() + d->timeout_ns + grace + 1000000000ull;
   int code = m->abort_code ? m->abort_code : rx;
-  int reported = wf_report(d, bound) == 0;
+  int64_t order = wf_report(d, bound);
+  int reported = order > 0;
   if (m->rank == 0) {
     wf_gather(m, grace);
     cs_mpi_stopped_t who;
@@ -476,6 +526,10 @@ static _Noreturn void hang_stop(cs_dev_t *d, int rx, const char *msg)
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m->comm, &flag, MPI_STATUS_IGNORE);
     nap(1000000);
   }
+  if (order <= 1 && rx != CS_RX_HUNG) /* a later report: the first's */
+    no_wavefront_headline(d);
+  else if (order > 1)
+    nap(300000000);
   if (msg)
     fprintf(m->report, "%s: %s (rank 0 printed no wavefront: it is "
             "not in a wait)\n", m->cmd, msg);
@@ -568,7 +622,13 @@ static void mpi_fence(cs_dev_t *d, const cs_event_t *ev)
 
 static void mpi_done(cs_dev_t *d)
 {
-  MPI_Win_flush_all(tp(d)->win);
+  cs_mpi_t *m = tp(d);
+  MPI_Win_flush_all(m->win);
+  if (m->rank == 0) { /* for a rank whose wait times out later */
+    static const int64_t one = 1;
+    int64_t old;
+    wf_op(m, 0, &one, &old, 1, WF_DONE, MPI_REPLACE, UINT64_MAX);
+  }
 }
 
 static void mpi_stop(cs_dev_t *d, int rx)
@@ -698,6 +758,148 @@ const cs_dev_ops_t cs_transport_mpi = {
     .crash_handled = 1, /* crash_guard */
 };
 
+/* ------------------------------------------------------------ watchdog */
+
+#define WD_WORDS 8 /* a beat: tick, then spare words; 64 bytes */
+
+static int64_t wd_tick(const cs_mpi_t *m, int r)
+{
+  return __atomic_load_n(&m->wd[(size_t)r * WD_WORDS], __ATOMIC_RELAXED);
+}
+
+/* This rank is stuck inside MPI: names the lowest other rank whose beat
+ * stopped `stale_ns` ago or more, if any (the first rank to claim the
+ * last word prints), and ends the process. Returns if no beat stopped. */
+static void wd_fire(cs_mpi_t *m, const cs_dev_t *d, const uint64_t *seen_at,
+                    uint64_t now)
+{
+  int who = -1;
+  for (int r = 0; r < m->nranks && who < 0; r++)
+    who = r != m->rank && now - seen_at[r] >= 1500000000ull ? r : -1;
+  if (who < 0)
+    return;
+  int64_t none = 0;
+  if (__atomic_compare_exchange_n(&m->wd[(size_t)m->nranks * WD_WORDS], &none,
+                                  m->rank + 1, 0, __ATOMIC_SEQ_CST,
+                                  __ATOMIC_SEQ_CST)) {
+    char line[320];
+    int n = snprintf(line, sizeof line, "%s: rank %d: no progress: its "
+                     "process has not run for %.1f s (stopped by a signal, "
+                     "or dead); rank %d waited for it inside an MPI call "
+                     "at event %llu, where no wait timeout can fire\n",
+                     m->cmd, who, (double)(now - seen_at[who]) / 1e9,
+                     m->rank, (unsigned long long)__atomic_load_n(
+                         &d->st->event, __ATOMIC_RELAXED));
+    if (n > 0 && write(fileno(m->report), line,
+                       (size_t)n < sizeof line ? (size_t)n : sizeof line) < 0)
+      n = 0;
+  } else
+    nap(500000000); /* the first rank's line goes first */
+  _exit(3); /* CS_EXIT_ABORTED: the run aborted */
+}
+
+static void *wd_main(void *arg)
+{
+  const cs_dev_t *d = arg;
+  cs_mpi_t *m = tp(d);
+  uint64_t limit = 2 * d->timeout_ns + 5000000000ull, now = cs_now_ns();
+  uint64_t since = now, seen_at[CS_MAX_RANKS];
+  int64_t seen[CS_MAX_RANKS];
+  for (int r = 0; r < m->nranks; r++)
+    seen[r] = wd_tick(m, r), seen_at[r] = now;
+  uint64_t last = UINT64_MAX;
+  while (!__atomic_load_n(&m->wd_quit, __ATOMIC_RELAXED)) {
+    nap(100000000);
+    __atomic_fetch_add(&m->wd[(size_t)m->rank * WD_WORDS], 1, __ATOMIC_RELAXED);
+    now = cs_now_ns();
+    for (int r = 0; r < m->nranks; r++)
+      if (wd_tick(m, r) != seen[r])
+        seen[r] = wd_tick(m, r), seen_at[r] = now;
+    uint64_t ev = __atomic_load_n(&d->st->event, __ATOMIC_RELAXED);
+    if (ev != last || d->st->state == CS_RS_DONE) {
+      last = ev;
+      since = now;
+    } else if (now - since >= limit)
+      wd_fire(m, d, seen_at, now);
+  }
+  return NULL;
+}
+
+/* The lowest other rank whose beat does not move for 0.3 s (its process
+ * does not run), or -1 (none, or no watchdog). */
+static int wd_stopped(cs_mpi_t *m)
+{
+  if (!m->wd || !m->wd_thread)
+    return -1;
+  int64_t t0[CS_MAX_RANKS];
+  for (int r = 0; r < m->nranks; r++)
+    t0[r] = wd_tick(m, r);
+  nap(300000000);
+  for (int r = 0; r < m->nranks; r++)
+    if (r != m->rank && wd_tick(m, r) == t0[r])
+      return r;
+  return -1;
+}
+
+/* Collective over m->comm: the beats, when every rank is on this node. */
+static void wd_open(cs_mpi_t *m)
+{
+  int nn = 0;
+  m->node = MPI_COMM_NULL;
+  MPI_Comm_split_type(m->comm, MPI_COMM_TYPE_SHARED, m->rank, MPI_INFO_NULL,
+                      &m->node);
+  MPI_Comm_size(m->node, &nn);
+  MPI_Aint bytes = nn == m->nranks && m->rank == 0
+                       ? (MPI_Aint)((m->nranks + 1) * WD_WORDS * 8) : 0;
+  void *mine = NULL;
+  /* Open MPI's osc pt2pt (the TCP path) has no shared windows: then no
+   * watchdog, rather than a fatal error. */
+  MPI_Comm_set_errhandler(m->node, MPI_ERRORS_RETURN);
+  m->wd_win = MPI_WIN_NULL;
+  int ok = MPI_Win_allocate_shared(bytes, 8, MPI_INFO_NULL, m->node, &mine,
+                                   &m->wd_win) == MPI_SUCCESS;
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, m->comm);
+  MPI_Aint size = 0;
+  int disp = 0;
+  void *at = NULL;
+  if (ok)
+    MPI_Win_shared_query(m->wd_win, 0, &size, &disp, &at);
+  else
+    bytes = 0;
+  if (m->rank == 0 && bytes)
+    memset(at, 0, (size_t)bytes);
+  MPI_Barrier(m->comm);
+  m->wd = ok && nn == m->nranks &&
+                  size >= (MPI_Aint)((m->nranks + 1) * WD_WORDS * 8)
+              ? at : NULL;
+}
+
+/* The thread, once the device is set up (needs d->st and the timeout). */
+static void wd_start(cs_mpi_t *m, const cs_dev_t *d)
+{
+  pthread_t *t = m->wd && getenv("COLLSIM_MPI_NO_WATCHDOG") == NULL
+                     ? malloc(sizeof *t) : NULL;
+  if (t && pthread_create(t, NULL, wd_main, (void *)d) != 0) {
+    free(t);
+    t = NULL;
+  }
+  m->wd_thread = t;
+}
+
+static void wd_close(cs_mpi_t *m)
+{
+  if (m->wd_thread) {
+    __atomic_store_n(&m->wd_quit, 1, __ATOMIC_RELAXED);
+    pthread_join(*(pthread_t *)m->wd_thread, NULL);
+    free(m->wd_thread);
+    m->wd_thread = NULL;
+  }
+  if (m->wd_win != MPI_WIN_NULL)
+    MPI_Win_free(&m->wd_win);
+  MPI_Comm_free(&m->node);
+  m->wd = NULL;
+}
+
 /* ------------------------------------------------------------ window */
 
 /* With clocks: one 8-byte word per cell of the signal slot clock_slot
@@ -754,6 +956,7 @@ int cs_mpi_open(cs_mpi_t *m, MPI_Comm comm, const cs_layout_t *l,
   MPI_Win_lock_all(MPI_MODE_NOCHECK, m->wf_win);
   MPI_Win_sync(m->wf_win);
   MPI_Barrier(comm);
+  wd_open(m);
   return 0;
 }
 
@@ -766,6 +969,7 @@ int cs_mpi_dev_init(cs_dev_t *d, cs_mpi_t *m, cs_world_t *w,
   d->tport = m;
   d->mywin = m->base;
   crash_guard(m, d);
+  wd_start(m, d);
   /* Every base is the own window: cs_win_remote() then yields a local
    * address, which no op dereferences for a peer. */
   uint64_t base = (uint64_t)(uintptr_t)m->base;
@@ -780,6 +984,7 @@ int cs_mpi_dev_init(cs_dev_t *d, cs_mpi_t *m, cs_world_t *w,
 void cs_mpi_close(cs_mpi_t *m)
 {
   crash_unguard();
+  wd_close(m);
   MPI_Win_flush_all(m->win);
   /* No rank may still read or write a window that is being freed. */
   MPI_Barrier(m->comm);

@@ -86,6 +86,20 @@ typedef struct cs_mpi {
    * "collsim-mpi"); the transport writes nowhere else. */
   FILE       *report;
   const char *cmd;
+  /* The watchdog (every rank on one node only): a shared-memory window
+   * (MPI_Win_allocate_shared) of one 64-byte beat per rank, which a
+   * thread of each rank advances every 100 ms without any MPI call, and
+   * which a stopped or dead process stops advancing. When this rank's
+   * event has not moved for twice the timeout plus 5 s (every wait of
+   * collsim's and the wavefront have had their turn: it is blocked inside
+   * an MPI call), the thread names the lowest rank whose beat stopped
+   * (the first such rank prints, through the window's last word) and
+   * ends the process, exit 3. */
+  MPI_Comm  node;
+  MPI_Win   wd_win;
+  int64_t  *wd;        /* the beats, or NULL: no watchdog */
+  void     *wd_thread; /* its pthread_t, or NULL */
+  int       wd_quit;
 } cs_mpi_t;
 
 /* Rank 0's wavefront window: a request flag, the count of reports, and

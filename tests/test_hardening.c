@@ -1364,6 +1364,86 @@ Test(hardening, partial_traces_are_reported_partial, .init = make_dir,
   readers_say(whole, 1); /* cut */
 }
 
+/* A traced run of `args` killed with SIGKILL once its trace at t has
+ * `bytes`: the trace of a run with no end. */
+static void killed_trace(const char *t, off_t bytes, char *const args[])
+{
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execv(bin_path(), args);
+    _exit(127);
+  }
+  struct stat sb;
+  for (int i = 0; i < 1500 && !(stat(t, &sb) == 0 && sb.st_size >= bytes); i++)
+    usleep(20000);
+  kill(pid, SIGKILL);
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  cr_assert(WIFSIGNALED(st), "the run ended before it was killed");
+}
+
+/* Changes the first load record of trace t (records at 4096 + 80 i,
+ * traces/FORMAT.md) to another element: an edited event the replay must
+ * call a divergence, partial trace or not. */
+static void edit_first_load(const char *t)
+{
+  int fd = open(t, O_RDWR);
+  cr_assert_geq(fd, 0);
+  unsigned char rec[80];
+  for (off_t at = 4096;; at += 80) {
+    cr_assert_eq(pread(fd, rec, 80, at), 80, "no load record in %s", t);
+    uint16_t kind;
+    memcpy(&kind, rec + 64, 2);
+    if (kind != 1)
+      continue;
+    rec[16] ^= 1; /* elem_off */
+    cr_assert_eq(pwrite(fd, rec, 80, at), 80);
+    break;
+  }
+  close(fd);
+}
+
+/* The replay of a trace whose run was killed (free mode: each rank's
+ * unwritten tail is missing, so a replay cannot follow the last steps;
+ * controlled: the run goes on past the last one) says in one line that
+ * it stopped where the partial trace runs out, and exits 0 as a replay
+ * that matched all it could compare: no "diverged", no "not enabled". An
+ * edited early event of the same trace is still a divergence, exit 1. */
+Test(hardening, replay_of_a_killed_trace_stops_at_its_end, .init = make_dir,
+     .fini = remove_dir, .timeout = 240)
+{
+  const char *sched[] = {"free", "random:1"};
+  for (int m = 0; m < 2; m++) {
+    char t[128];
+    in_dir(t, sizeof t, m ? "ctl.cstrace" : "free.cstrace");
+    char *args[] = {"collsim", "run", "--ranks", "4", "--count", "4096",
+                    "--iters", "1000000", "--trace", t, "--schedule",
+                    (char *)sched[m], NULL};
+    if (!m)
+      args[10] = NULL; /* free mode: no --schedule */
+    killed_trace(t, m ? 400000 : 4000000, args);
+    run_cli(&r, 120, "replay", t, NULL);
+    cr_assert_eq(r.status, 0, "%s: exit %d: %s%s", sched[m], r.status, r.out, r.err);
+    expect_partial_line("replay", t);
+    cr_assert_eq(count_lines(r.err), 1, "%s: more than the partial line: %s",
+                 sched[m], r.err);
+    cr_assert(strstr(r.out, "stopped where partial trace") &&
+              strstr(r.out, "replayed identically"), "%s: %s", sched[m], r.out);
+    cr_assert_null(strstr(r.out, "DIVERGED"), "%s: %s", sched[m], r.out);
+    cr_assert_null(strstr(r.out, "identical; outcome"), "%s: %s", sched[m], r.out);
+    edit_first_load(t);
+    run_cli(&r, 120, "replay", t, NULL);
+    cr_assert_eq(r.status, 1, "%s edited: exit %d: %s%s", sched[m], r.status,
+                 r.out, r.err);
+    cr_assert(strstr(r.out, "DIVERGED") && strstr(r.err, "diverged at step"),
+              "%s edited: %s%s", sched[m], r.out, r.err);
+  }
+}
+
 /* ------------------------------------ issue 32 item 8: one line, named */
 
 /* Every subcommand's numeric options against values no option takes (0

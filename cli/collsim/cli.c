@@ -597,6 +597,10 @@ void cs_cli_output_error(const char *cmd, const char *opt, const char *path,
 int cs_cli_output_ok(const char *cmd, const char *opt, const char *path,
                      const cs_cli_input_t *in, int n, int renamed)
 {
+  if (!path[0]) { /* names nothing: refused before any work, not after */
+    cs_cli_error(cmd, "%s '' names no file: expected a file name", opt);
+    return -1;
+  }
   const char *paths[n + 1];
   for (int i = 0; i < n; i++)
     paths[i] = in[i].path;

@@ -112,7 +112,7 @@ typedef struct cs_cli_input {
 } cs_cli_input_t;
 /* The output rule (cs_output_check) for `opt path` of cmd, before any
  * work starts: not one of the n files in `in` (in may be NULL when n is
- * 0), a new name or a regular file of ours with no other hard links, and
+ * 0), a name (not empty), new or a regular file of ours with no other hard links, and
  * with `renamed` (the file is written beside it and renamed over it) a
  * writable directory. Returns 0, or -1 after one line naming cmd, opt,
  * path and what is accepted. */

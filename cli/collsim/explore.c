@@ -314,6 +314,11 @@ static int parse(int argc, char **argv, ex_opts_t *o)
   if (rc < 0)
     return -1;
   struct stat sb;
+  if (!o->dir[0]) {
+    cs_cli_error("explore", "-o '' names no directory: expected a writable "
+                 "directory");
+    return -1;
+  }
   if (stat(o->dir, &sb) < 0 || !S_ISDIR(sb.st_mode) || access(o->dir, W_OK | X_OK) < 0) {
     cs_cli_error("explore", "-o %s: expected a writable directory", o->dir);
     return -1;

@@ -104,8 +104,9 @@ int cs_cmd_clean(int argc, char **argv)
            "temporary files of a command (pid) that no longer exists and\n"
            "that are yours: collsim-teach-*, collsim-run-check-* and\n"
            "collsim-bench-trace-* in $TMPDIR (or /tmp), and .explore-* and\n"
-           ".shrink-* traces in the current directory and in each DIR (give\n"
-           "explore's --dir and shrink's -o directory).\n");
+           ".shrink-* traces in the current directory, in each DIR, and in\n"
+           "the directory a killed explore or shrink wrote into (its note,\n"
+           "collsim-dir-<pid>-*, in $TMPDIR names it).\n");
     return CS_EXIT_OK;
   }
   for (int i = 1; i < argc; i++)

@@ -29,7 +29,9 @@ static const char replay_help[] =
     "and the outcome (verified, wrong result with the first bad element,\n"
     "fault, deadlock), or the first divergence with both events. A replay\n"
     "that stops (a fault, a hang) before every recorded step ran says NOT\n"
-    "identical and how many steps of each rank were not reproduced.\n"
+    "identical and how many steps of each rank were not reproduced. A\n"
+    "partial trace (its run killed, or cut) replays as far as it goes and\n"
+    "stops where it runs out with one line saying so, exit 0.\n"
     "\n"
     "A trace of a collective of your own (collsim run --algo ./X.so) names\n"
     "its shared object and records its SHA-256; replay loads it again from\n"
@@ -228,7 +230,7 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
   if (h->fill != CS_FILL_INPUT && o->input) {
     cs_cli_error("replay", "--input %s is not accepted: %s was recorded "
                  "without --input (its inputs are a fill): leave it out",
-                 o->input, path);
+                 o->input[0] ? o->input : "''", path);
     return -1;
   }
   if (edited)
@@ -246,6 +248,36 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
     return -1;
   }
   return 0;
+}
+
+/* The steps of a partial trace that hold every rank's events: a rank's
+ * records run whole up to its last one (only each rank's unwritten tail
+ * is missing), so every event up to the smallest last seq over the ranks
+ * is in the trace; past it a step may need one that is not. */
+static void partial_whole(run_opts_t *o)
+{
+  const cs_trace_header_t *h = &o->replay.hdr;
+  uint32_t n = h->nranks < CS_MAX_RANKS ? h->nranks : CS_MAX_RANKS;
+  uint64_t last[CS_MAX_RANKS] = {0};
+  int seen[CS_MAX_RANKS] = {0};
+  for (uint64_t i = 0; i < o->replay.n; i++) {
+    const cs_trace_rec_t *x = &o->replay.rec[i];
+    if (x->rank < n && (!seen[x->rank] || x->seq > last[x->rank])) {
+      last[x->rank] = x->seq;
+      seen[x->rank] = 1;
+    }
+  }
+  uint64_t upto = UINT64_MAX;
+  int all = 1;
+  for (uint32_t r = 0; r < n; r++) {
+    all &= seen[r];
+    upto = last[r] < upto ? last[r] : upto;
+  }
+  uint64_t k = 0;
+  while (all && k < o->sched.nreplay && o->steps[k].seq <= upto)
+    k++;
+  o->sched.replay_partial = 1;
+  o->sched.replay_whole = k;
 }
 
 /* The replayed run stopped before it had followed every recorded step
@@ -282,6 +314,14 @@ static int outcome(const run_opts_t *o, const char *path, int rc, int partial)
 {
   if (rc == CS_EXIT_USAGE)
     return CS_EXIT_USAGE;
+  if (o->abort_reason == CS_ABORT_DIVERGED && partial &&
+      o->steps_taken >= o->sched.replay_whole) {
+    printf("replay: stopped where partial trace %s runs out: its first %llu "
+           "steps replayed identically; the rest of the run is not in the "
+           "trace, so it was neither replayed nor compared\n", path,
+           (unsigned long long)o->steps_taken);
+    return CS_EXIT_OK;
+  }
   if (o->abort_reason == CS_ABORT_DIVERGED) {
     printf("replay: DIVERGED from %s (the first divergence is above)%s\n",
            path, partial ? "; the trace is partial, so the replay may have "
@@ -330,6 +370,8 @@ int cs_cmd_replay(int argc, char **argv)
   int code = CS_EXIT_USAGE;
   if (from_header(&o, path, edited) < 0 || cs_run_replay_steps(&o) < 0)
     goto out_trace;
+  if (partial)
+    partial_whole(&o);
   const cs_trace_header_t *h = &o.replay.hdr;
   printf("collsim replay: %s (%s, recorded with schedule %.64s, memory model "
          "%s): %llu events, %llu schedule steps\n", path,

@@ -4,7 +4,10 @@
  * The names carry the maker's pid and six random characters: the pid lets
  * `collsim clean` tell a live command's file from a dead one's, and the
  * random part, created with O_EXCL, means a second user cannot plant a
- * symbolic link or a file there in advance.
+ * symbolic link or a file there in advance. A command that makes them in
+ * a directory of the user's (explore, shrink) also leaves a note in the
+ * temporary directory, collsim-dir-<pid>-XXXXXX, naming that directory:
+ * a plain `collsim clean` follows the note of a killed command there.
  */
 #define _GNU_SOURCE
 #include "temp.h"
@@ -23,7 +26,7 @@
 
 static const char *const prefixes[] = {".explore-", ".shrink-", "collsim-teach-",
                                        "collsim-run-check-",
-                                       "collsim-bench-trace-"};
+                                       "collsim-bench-trace-", "collsim-dir-"};
 #define NPREFIX (sizeof prefixes / sizeof prefixes[0])
 
 const char *cs_cli_tmpdir(void)
@@ -32,9 +35,46 @@ const char *cs_cli_tmpdir(void)
   return d && *d ? d : "/tmp";
 }
 
+/* This process's note naming the directory of its temporaries, removed
+ * at exit (a killed process's stays, for clean). */
+static char note[4200], note_dir[4096];
+static void drop_note(void)
+{
+  if (note[0])
+    unlink(note);
+}
+
+/* Leaves the note for dir (once per directory; one note kept: explore
+ * and shrink write into one). Best effort: without it, `clean DIR`. */
+static void leave_note(const char *dir)
+{
+  char abs[4096];
+  if (!realpath(dir, abs) || !strcmp(abs, note_dir) || strchr(abs, '\n'))
+    return;
+  drop_note();
+  if (!note_dir[0])
+    atexit(drop_note);
+  snprintf(note, sizeof note, "%s/collsim-dir-%d-XXXXXX", cs_cli_tmpdir(),
+           (int)getpid());
+  int fd = mkostemp(note, O_CLOEXEC);
+  if (fd < 0) {
+    note[0] = 0;
+    return;
+  }
+  size_t len = strlen(abs);
+  if (write(fd, abs, len) != (ssize_t)len) {
+    unlink(note);
+    note[0] = 0;
+  }
+  close(fd);
+  snprintf(note_dir, sizeof note_dir, "%s", abs);
+}
+
 int cs_cli_temp(char *path, size_t cap, const char *dir, const char *prefix,
                 const char *suffix, int dir_too, unsigned mode)
 {
+  if (!strcmp(prefix, ".explore-") || !strcmp(prefix, ".shrink-"))
+    leave_note(dir);
   int n = snprintf(path, cap, "%s/%s%d-XXXXXX%s", dir, prefix, (int)getpid(),
                    suffix);
   if (n < 0 || (size_t)n >= cap)
@@ -116,9 +156,30 @@ static int remove_temp(int dfd, const char *name, const struct stat *sb)
   return unlinkat(dfd, name, AT_REMOVEDIR) == 0 ? 0 : -errno;
 }
 
+/* A killed command's note (ours): sweeps the directory it names (not
+ * following notes there), then removes it. Returns what was removed. */
+static int follow_note(int dfd, const char *name, cs_cli_swept_fn said,
+                       void *arg, int *kept)
+{
+  char to[4097] = "";
+  int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  ssize_t len = fd < 0 ? -1 : read(fd, to, sizeof to - 1);
+  if (fd >= 0)
+    close(fd);
+  int n = 0;
+  if (len > 1 && to[0] == '/' && !memchr(to, 0, (size_t)len)) {
+    to[len] = 0;
+    int k = cs_cli_sweep_temps(to, said, arg, kept);
+    n = k > 0 ? k : 0;
+  }
+  unlinkat(dfd, name, 0);
+  return n;
+}
+
 int cs_cli_sweep_temps(const char *dir, cs_cli_swept_fn said, void *arg,
                        int *kept)
 {
+  static int in_note; /* a note's directory: its notes are not followed */
   DIR *d = opendir(dir);
   if (!d)
     return -errno;
@@ -131,6 +192,14 @@ int cs_cli_sweep_temps(const char *dir, cs_cli_swept_fn said, void *arg,
         fstatat(dfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
         sb.st_uid != geteuid())
       continue;
+    if (!strncmp(e->d_name, "collsim-dir-", 12)) {
+      if (!in_note && S_ISREG(sb.st_mode)) {
+        in_note = 1;
+        n += follow_note(dfd, e->d_name, said, arg, kept);
+        in_note = 0;
+      }
+      continue;
+    }
     char path[4352];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     int err = remove_temp(dfd, e->d_name, &sb);

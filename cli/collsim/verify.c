@@ -225,6 +225,11 @@ static int parse(int argc, char **argv, vf_opts_t *o)
     o->run_argv[o->run_argc++] = argv[i];
   }
   struct stat sb;
+  if (!o->dir[0]) {
+    cs_cli_error("verify", "-o '' names no directory: expected a writable "
+                 "directory");
+    return -1;
+  }
   if (stat(o->dir, &sb) < 0 || !S_ISDIR(sb.st_mode) || access(o->dir, W_OK | X_OK) < 0) {
     cs_cli_error("verify", "-o %s: expected a writable directory", o->dir);
     return -1;

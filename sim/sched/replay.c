@@ -1,7 +1,8 @@
 /*
  * replay.c - the replay:FILE strategy: follows a recorded trace's schedule
  * steps in order, and stops the run with a divergence message (what the
- * trace has, what the run has) the first time the run cannot follow.
+ * trace has, what the run has) the first time the run cannot follow; in
+ * a partial trace's incomplete end (cfg.replay_whole) it stops silently.
  *
  * Owns the index of the next step record (its state). Does not load or
  * check the trace (cli/collsim/replay.c hands over cfg.replay, the step records
@@ -39,10 +40,22 @@ static int same_event(const cs_event_t *ev, const cs_trace_rec_t *x)
          ev->opcmp == (x->opcmp & 0x7fu) && ev->value == x->value;
 }
 
+/* Whether a stop at step `at` is the end of a partial trace (no message:
+ * the caller words it, cfg.replay_whole); stops the run if so. */
+static int partial_end(cs_sched_t *s, uint64_t at)
+{
+  if (!s->cfg.replay_partial || at < s->cfg.replay_whole)
+    return 0;
+  cs__sched_stop(s, CS_ABORT_DIVERGED, "%s", "");
+  return 1;
+}
+
 /* The run goes on past the trace's last step. */
 static int64_t past_end(cs_sched_t *s, uint64_t at)
 {
   char b[256];
+  if (partial_end(s, at))
+    return -1;
   cs__sched_describe_event(b, sizeof(b), s->w, s->en[0].rank,
                            &slot_of(s->w, s->en[0].rank)->next);
   cs__sched_stop(s, CS_ABORT_DIVERGED, "replay diverged at step %llu: the trace "
@@ -56,6 +69,8 @@ static int64_t not_enabled(cs_sched_t *s, uint64_t at, const cs_trace_rec_t *x,
                            const char *a)
 {
   char b[256];
+  if (partial_end(s, at))
+    return -1;
   const cs_sched_slot_t *sl = slot_of(s->w, x->rank);
   if (x->kind != CS_TR_DMA_LAND && sl->state == SR_POSTED)
     cs__sched_describe_event(b, sizeof(b), s->w, x->rank, &sl->next);
@@ -86,6 +101,8 @@ static int64_t follow(cs_sched_t *s, uint32_t k, uint64_t at,
       const cs_event_t *ev = &slot_of(s->w, x->rank)->next;
       if (same_event(ev, x))
         return i;
+      if (partial_end(s, at))
+        return -1;
       cs__sched_describe_event(b, sizeof(b), s->w, x->rank, ev);
       cs__sched_stop(s, CS_ABORT_DIVERGED, "replay diverged at step %llu (seq "
                      "%llu): the trace has: %s; the run has: %s",

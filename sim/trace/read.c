@@ -451,5 +451,5 @@ void cs_trace_strerror(const cs_trace_diag_t *d, char *buf, size_t n)
   if (d->defect == CS_TRD_OK && n)
     buf[0] = 0;
   else
-    snprintf(buf, n, "%s: %s", d->path ? d->path : "", msg);
+    snprintf(buf, n, "%s: %s", d->path && d->path[0] ? d->path : "''", msg);
 }
