@@ -268,6 +268,32 @@ static int own_store_fence(cs_dev_t *d, void *a)
   return 0;
 }
 
+/* ------------------------------------ a put of a tile just stored */
+
+/* PTOAS #706: rank 0 stores x = 1 into its own data cell 0, then puts
+ * that cell to rank 1's data cell 0 the way the device's TPUT does (its
+ * DMA reads the source from memory into a stage tile, then writes the
+ * stage remotely), fences and notifies; rank 1 waits and loads its cell
+ * into r0. `how` is what separates the store from the put's read. */
+static int putsrc_body(cs_dev_t *d, int how)
+{
+  if (cs_dev_rank(d) == 1)
+    return mp_receiver(d, 0);
+  put1(d, 0, DATA, 0, 1);
+  if (how == FENCE)
+    cs_fence(d);
+  else if (how == DRAIN)
+    cs_pipe_barrier(d);
+  put1(d, 1, DATA, 0, load1(d, 0, DATA, 0));
+  cs_fence(d);
+  cs_notify(d, 1, FLAG, 0, CS_NOTIFY_ADD, 1);
+  return 0;
+}
+
+static int putsrc(cs_dev_t *d, void *a) { (void)a; return putsrc_body(d, NONE); }
+static int putsrc_drain(cs_dev_t *d, void *a) { (void)a; return putsrc_body(d, DRAIN); }
+static int putsrc_fence(cs_dev_t *d, void *a) { (void)a; return putsrc_body(d, FENCE); }
+
 /* ---------------------------------------------------------- table */
 
 /*                                sc       fifo     relaxed  a2a3 */
@@ -310,6 +336,12 @@ static const litmus_t table[] = {
    own_store, out_r0_of0, {"1", "0|1", "0|1", "0|1"}, 0},
   {"OWN+fence", "store x; fence; load x",
    own_store_fence, out_r0_of0, {"1", "1", "1", "1"}, 0},
+  {"PUTSRC", "store x; put x; fence; notify || wait; load",
+   putsrc, out_r0, {"1", "0|1", "0|1", "0|1"}, 0},
+  {"PUTSRC+drain", "store x; pipe barrier; put x; fence; notify || wait; load",
+   putsrc_drain, out_r0, {"1", "1", "1", "0|1"}, 0},
+  {"PUTSRC+fence", "store x; fence; put x; fence; notify || wait; load",
+   putsrc_fence, out_r0, {"1", "1", "1", "1"}, 0},
 };
 #define NLITMUS (sizeof(table) / sizeof(table[0]))
 
