@@ -971,6 +971,7 @@ Test(verify, every_mutation_yields_a_counterexample, .timeout = 900)
     {"host-push-no-final-barrier", "host-push", "2", "2", "fp32", "sc"},
     {"host-push-left-wait-only", "host-push", "3", "3", "fp32", "sc"},
     {"host-push-no-dsb", "host-push", "2", "2", "fp32", "relaxed"},
+    {"push-no-put-predrain", "ring-push", "2", "2", "fp32", "relaxed"},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     const char *const *c = cases[i];
