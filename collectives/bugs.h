@@ -41,6 +41,7 @@ typedef enum cs_bug {
   CS_BUG_HOST_PUSH_LEFT_WAIT_ONLY,
   CS_BUG_HOST_PUSH_EPILOGUE_2279,
   CS_BUG_IBING_NO_SNAPSHOT_BARRIER,
+  CS_BUG_PUSH_NO_PUT_PREDRAIN,
   CS_NBUGS
 } cs_bug_t;
 
@@ -74,6 +75,8 @@ typedef struct cs_mutation {
                                 window has landed */
   bool no_snapshot_barrier;  /* ibing: no barrier B between the snapshots
                                 and the pushes */
+  bool no_put_predrain;      /* push ring: nothing drains the rank's last
+                                store before a put reads it as source */
 } cs_mutation_t;
 
 typedef struct cs_bug_info {
@@ -217,6 +220,17 @@ static const cs_bug_info_t cs_bug_table[CS_NBUGS] = {
      "--algo ibing --ranks 2 --count 20 --schedule latest",
      "wrong result (the peer's input counted twice)",
      .mut = {.no_snapshot_barrier = true}, .min_calls = 1},
+    {"push-no-put-predrain",
+     "push ring with nothing between a rank's store of a reduced subchunk "
+     "and the put that reads it as its source (no PIPE_ALL before the put, "
+     "and READY notifies without a fence of its own, as once PyPTO dropped "
+     "the one before every notify): the put's read can miss the store, and "
+     "the rank forwards a partial without its own contribution (PTOAS "
+     "#706, fixed by #721; docs/algorithms.md §4.4): passes on sc, fails "
+     "on fifo, relaxed and a2a3",
+     "--algo ring-push --ranks 2 --count 40 --schedule random:6 --memory-model a2a3",
+     "wrong result (a rank's contribution missing from a segment)",
+     .mut = {.no_put_predrain = true}, .min_calls = 1},
 };
 
 /* Name -> id, or CS_EBADNAME. */
@@ -252,6 +266,8 @@ typedef struct cs_knobs {
   bool     epilogue_every_peer; /* host push ring: -1 on every peer cell
                                    (#2279's all-to-all accounting) */
   bool     snapshot_barrier;    /* ibing: barrier B after the snapshots */
+  bool     put_predrain;        /* push ring: the rank's stores land before
+                                   a put reads its source (READY's fence) */
   bool     epilogue;            /* self-clearing epilogue ends the call */
   bool     ring_tail;           /* ring segments cover the SIZE % NR tail */
   bool     inactive_lane_remote_read; /* ring AG inactive lanes load from
@@ -279,6 +295,7 @@ static inline cs_knobs_t cs_bug_knobs(uint32_t bug, uint32_t no_epilogue)
       .right_wait = !m.left_wait_only,
       .epilogue_every_peer = m.epilogue_every_peer,
       .snapshot_barrier = !m.no_snapshot_barrier,
+      .put_predrain = !m.no_put_predrain,
       .epilogue = !m.no_epilogue && !no_epilogue,
       .ring_tail = !m.drop_tail,
       .inactive_lane_remote_read = m.inactive_remote_read,

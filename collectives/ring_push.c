@@ -105,6 +105,12 @@ static int32_t push_round(cs_dev_t *d, const cs_ar_cfg_t *c,
   seg_range(c, kr, sn, es, &br, &lr);
   int last_round = phase == PHASE_AG && round + 2 == n;
   int32_t seen = 0;
+  /* READY's fence is also what lands the rank's previous store of the
+   * segment it now puts (RS round t+1 sends what round t stored, AG round
+   * 0 what the last RS round stored): upstream's PIPE_ALL before every
+   * put. --bug push-no-put-predrain notifies READY without it. */
+  cs_knobs_t ready_k = *k;
+  ready_k.fence_before_notify = false;
 
   cs_mark(d, (uint32_t)phase, round);
   for (uint64_t j = 0; j < k_sub; j++) {
@@ -118,7 +124,8 @@ static int32_t push_round(cs_dev_t *d, const cs_ar_cfg_t *c,
     if (phase == PHASE_RS && early)
       own_read(d, t, br, sub, vr);
     if (k->ready_barrier)
-      cs__ar_barrier(d, k, row, ++seen); /* READY */
+      cs__ar_barrier(d, k->put_predrain ? k : &ready_k, row,
+                     ++seen); /* READY */
     if (phase == PHASE_RS && !early)
       own_read(d, t, br, sub, vr); /* or --bug push-own-read-after-ready */
     if (vs)

@@ -282,6 +282,8 @@ typedef enum edge {
                   peer's put into it */
   E_RESET,     /* the epilogue that clears the cells at the end of a call */
   E_EQ,        /* waits with >= */
+  E_OWN,       /* the rank's own store, fence, then its load of it (the
+                  source read of a put) */
   E_UNUSED,    /* no remote load on an inactive lane */
 } edge_t;
 
@@ -305,6 +307,8 @@ static edge_t true_edge(const cs_mutation_t *m)
     return E_READ_DONE;
   if (m->no_push_done)
     return E_PUSH_DONE;
+  if (m->no_put_predrain) /* the own store, then the put's read of it */
+    return E_OWN;
   if (m->no_epilogue || m->epilogue_every_peer)
     return E_RESET;
   if (m->wait_eq)
@@ -347,6 +351,10 @@ static int names_edge(const cs_check_finding_t *f, edge_t e)
            f->b.kind == CS_EV_PUT && f->b.peer == f->a.rank &&
            f->a.rank != f->b.rank && f->cause == CS_CHECK_NO_SIGNAL;
   case E_RESET: return f->kind == CS_CHECK_NOT_RESET && f->cause == 1;
+  case E_OWN:
+    return f->kind == CS_CHECK_RACE && f->a.rank == f->b.rank &&
+           f->a.kind == CS_EV_STORE && f->b.kind == CS_EV_LOAD &&
+           f->a.peer == f->a.rank && f->b.peer == f->a.rank;
   case E_EQ: return f->kind == CS_CHECK_WAIT_EQ;
   default: return f->kind == CS_CHECK_DEAD_READ;
   }

@@ -268,6 +268,58 @@ static int own_store_fence(cs_dev_t *d, void *a)
   return 0;
 }
 
+/* ------------------------------------ a put of a tile just stored */
+
+/* PTOAS #706: rank 0 stores x = 1 into its own data cell 0, then puts
+ * that cell to rank 1's data cell 0 the way the device's TPUT does (its
+ * DMA reads the source from memory into a stage tile, then writes the
+ * stage remotely), fences and notifies; rank 1 waits and loads its cell
+ * into r0. `how` is what separates the store from the put's read. */
+static int putsrc_body(cs_dev_t *d, int how)
+{
+  if (cs_dev_rank(d) == 1)
+    return mp_receiver(d, 0);
+  put1(d, 0, DATA, 0, 1);
+  if (how == FENCE)
+    cs_fence(d);
+  else if (how == DRAIN)
+    cs_pipe_barrier(d);
+  put1(d, 1, DATA, 0, load1(d, 0, DATA, 0));
+  cs_fence(d);
+  cs_notify(d, 1, FLAG, 0, CS_NOTIFY_ADD, 1);
+  return 0;
+}
+
+static int putsrc(cs_dev_t *d, void *a) { (void)a; return putsrc_body(d, NONE); }
+static int putsrc_drain(cs_dev_t *d, void *a) { (void)a; return putsrc_body(d, DRAIN); }
+static int putsrc_fence(cs_dev_t *d, void *a) { (void)a; return putsrc_body(d, FENCE); }
+
+/* PTOAS #872: a put of two chunks, the device's chunked TPUT: chunk 0,
+ * the pipe barrier the chunked path issues before each later chunk,
+ * chunk 1, [the tail pipe barrier pypto adds after every put,] then the
+ * DDR fence and the notify. Rank 1 waits and loads both cells: r0 =
+ * chunk 0, r1 = chunk 1. */
+static int chunk_body(cs_dev_t *d, int tail)
+{
+  if (cs_dev_rank(d) == 1) {
+    cs_wait(d, FLAG, 0, CS_CMP_GE, 1);
+    regs[1][0] = load1(d, 1, DATA, 0);
+    regs[1][1] = load1(d, 1, DATA, 1);
+    return 0;
+  }
+  put1(d, 1, DATA, 0, 1);
+  cs_pipe_barrier(d);
+  put1(d, 1, DATA, 1, 1);
+  if (tail)
+    cs_pipe_barrier(d);
+  cs_ddr_fence(d);
+  cs_notify(d, 1, FLAG, 0, CS_NOTIFY_ADD, 1);
+  return 0;
+}
+
+static int chunk(cs_dev_t *d, void *a) { (void)a; return chunk_body(d, 0); }
+static int chunk_tail(cs_dev_t *d, void *a) { (void)a; return chunk_body(d, 1); }
+
 /* ---------------------------------------------------------- table */
 
 /*                                sc       fifo     relaxed  a2a3 */
@@ -310,6 +362,16 @@ static const litmus_t table[] = {
    own_store, out_r0_of0, {"1", "0|1", "0|1", "0|1"}, 0},
   {"OWN+fence", "store x; fence; load x",
    own_store_fence, out_r0_of0, {"1", "1", "1", "1"}, 0},
+  {"PUTSRC", "store x; put x; fence; notify || wait; load",
+   putsrc, out_r0, {"1", "0|1", "0|1", "0|1"}, 0},
+  {"PUTSRC+drain", "store x; pipe barrier; put x; fence; notify || wait; load",
+   putsrc_drain, out_r0, {"1", "1", "1", "0|1"}, 0},
+  {"PUTSRC+fence", "store x; fence; put x; fence; notify || wait; load",
+   putsrc_fence, out_r0, {"1", "1", "1", "1"}, 0},
+  {"CHUNK", "put c0; pipe barrier; put c1; DDR fence; notify || wait; load c0, c1",
+   chunk, out_r0r1, {"1,1", "1,1", "1,1", "1,0|1,1"}, 0},
+  {"CHUNK+tail", "put c0; pipe barrier; put c1; pipe barrier; DDR fence; notify || ...",
+   chunk_tail, out_r0r1, {"1,1", "1,1", "1,1", "1,1"}, 0},
 };
 #define NLITMUS (sizeof(table) / sizeof(table[0]))
 

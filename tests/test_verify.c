@@ -288,6 +288,27 @@ static int mp_drain_body(cs_dev_t *d, int ddr)
 static int mp_drain(cs_dev_t *d, void *a) { (void)a; return mp_drain_body(d, 0); }
 static int mp_drain_ddr(cs_dev_t *d, void *a) { (void)a; return mp_drain_body(d, 1); }
 
+/* PTOAS #706: rank 0 stores its data cell 0, [drains,] then puts it to
+ * rank 1 as the device's TPUT does (a load of the source, a put of the
+ * tile), fences and notifies; rank 1 waits and loads what arrived. */
+static int putsrc_body(cs_dev_t *d, int drain)
+{
+  if (ME(d) == 1) {
+    cs_wait(d, FLAG, 0, CS_CMP_GE, 1);
+    regs[1][0] = load1(d, 1, DATA, 4);
+    return 0;
+  }
+  put1(d, 0, DATA, 0, 1);
+  if (drain)
+    cs_pipe_barrier(d);
+  put1(d, 1, DATA, 4, load1(d, 0, DATA, 0));
+  cs_fence(d);
+  cs_notify(d, 1, FLAG, 0, CS_NOTIFY_ADD, 1);
+  return 0;
+}
+static int putsrc(cs_dev_t *d, void *a) { (void)a; return putsrc_body(d, 0); }
+static int putsrc_drain(cs_dev_t *d, void *a) { (void)a; return putsrc_body(d, 1); }
+
 /* A stale cached line: rank 0 notifies rank 1's f0, fences, notifies its
  * f16; rank 1 reads f0, waits for f16, [dcci f0's line,] reads f0 again. */
 static int stale_body(cs_dev_t *d, int dcci)
@@ -343,6 +364,8 @@ static const prog_t a2a3_progs[] = {
   {"STALE", 2, stale, 0},
   {"STALE+dcci", 2, stale_dcci, 0},
   {"LINES-APART", 2, lines_apart, 0},
+  {"PUTSRC", 2, putsrc, 0},
+  {"PUTSRC+drain", 2, putsrc_drain, 0},
 };
 #define NA2A3 (sizeof(a2a3_progs) / sizeof(a2a3_progs[0]))
 
@@ -948,6 +971,7 @@ Test(verify, every_mutation_yields_a_counterexample, .timeout = 900)
     {"host-push-no-final-barrier", "host-push", "2", "2", "fp32", "sc"},
     {"host-push-left-wait-only", "host-push", "3", "3", "fp32", "sc"},
     {"host-push-no-dsb", "host-push", "2", "2", "fp32", "relaxed"},
+    {"push-no-put-predrain", "ring-push", "2", "2", "fp32", "relaxed"},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     const char *const *c = cases[i];
