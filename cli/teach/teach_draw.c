@@ -170,9 +170,13 @@ static int draw_windows(const teach_session_t *t, int y)
       per = (COLS - 12 - 2 * (int)n - 8) / (cw + 1);
   if (per < 1)
     per = 1;
-  const char *head = t->values ? "rank tag       window: part=values"
-                               : "rank tag       window: part=[whose inputs, "
-                                 "in fold order]";
+  const char *head = t->st.out_slot
+                         ? (t->values ? "rank tag       result slot out: part=values"
+                                      : "rank tag       result slot out: part=[whose "
+                                        "inputs, in fold order]")
+                     : t->values ? "rank tag       window: part=values"
+                                 : "rank tag       window: part=[whose inputs, "
+                                   "in fold order]";
   /* the tile column after the parts drawn, and after the header */
   uint32_t np = tm_nparts(t);
   int tx = 16 + (int)(np < (uint32_t)per ? np : (uint32_t)per) * (cw + 1);
@@ -325,9 +329,12 @@ static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
     return put_wrapped(y, y + 2, 4, b);
   }
   draw_reads(t, v, y++);
-  int ring = cs_algo_desc(t->o->cfg.algo)->pull_ring;
-  uint64_t s = t->count * t->es;
-  uint64_t ideal = ring ? 2 * (t->n - 1) * s / t->n : (t->n - 1) * s;
+  /* the algorithm's own textbook figure: 2(N-1)/N*S for the rings and
+   * the two-phase mesh, (N-1)*S where every rank reads every peer */
+  const cs_algo_desc_t *a = cs_algo_desc(t->o->cfg.algo);
+  cs_algo_volume_t vol = {0, 0, "?"};
+  a->volume(&t->o->cfg, 0, t->es, &vol);
+  uint64_t s = t->count * t->es, ideal = (uint64_t)vol.formula;
   char b[256];
   size_t o = (size_t)snprintf(b, sizeof(b), "loaded:");
   for (uint32_t r = 0; r < t->n && o < sizeof(b); r++)
@@ -335,7 +342,7 @@ static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
                           (unsigned long long)t->st.moved[r]);
   if (o < sizeof(b))
     snprintf(b + o, sizeof(b) - o, "  of %s = %lluB (S=%lluB)",
-             ring ? "2(N-1)/N*S" : "(N-1)*S", (unsigned long long)ideal,
+             vol.what, (unsigned long long)ideal,
              (unsigned long long)s);
   return put_wrapped(y, y + 2, 4, b); /* a large S takes a second line */
 }
@@ -361,10 +368,14 @@ static void signal_row(const teach_session_t *t, const cs_sched_view_t *v,
     row = x->cell / t->n;
   else if (a->pull_ring && t->st.phase[r])
     row = t->st.round[r] + (t->st.phase[r] == 2 ? t->n - 1 : 0);
+  else if (!a->pull_ring && t->st.sigrow[r] >= 0)
+    row = (uint32_t)t->st.sigrow[r]; /* the row of its last barrier */
   size_t o;
   if (a->pull_ring && a->nphases >= 2)
     o = (size_t)snprintf(b, cap, "%s t%u [", a->phases[row + 1 < t->n ? 0 : 1],
                          row + 1 < t->n ? row : row - (t->n - 1));
+  else if (ncells > t->n) /* several rows: which one */
+    o = (size_t)snprintf(b, cap, "row%u [", row);
   else
     o = (size_t)snprintf(b, cap, "sig [");
   for (uint32_t p = 0; p < t->n && o < cap; p++) {
