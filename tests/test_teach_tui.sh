@@ -6,7 +6,8 @@
 # gets the plain lesson; a too-small window says so and 8 ranks fit
 # 120x40; a break-it level fails under the learner's order and by "show
 # me", with the check's explanation; --lesson checks predictions; a
-# segment of several tiles shows what --plain's table says. Skips (exit 77) only
+# segment of several tiles shows what --plain's table says; ring-nb,
+# onephase and twophase played to the end. Skips (exit 77) only
 # when tmux is absent. Usage: test_teach_tui.sh COLLSIM_BINARY
 set -u
 bin=$(realpath "$1")
@@ -1041,6 +1042,81 @@ bad=$(echo "$sc" | grep -E '^r[0-2]  [-A-Za-z|+:.]+$' | cut -c5- | awk '
     print (nn == 0 ? "no n" : bad)
   }')
 [ "$bad" = 0 ] || { fail "level 2 strip: a notify drawn as arrived before it landed ($bad)"; echo "$sc"; }
+keys q
+wait_exit
+
+# 35. (issue 28, item 4) ring-nb, onephase and twophase played at 80x24
+# to the end. Against the run: the end screen's result line is the one
+# `collsim run` prints for the same world; the window holds what the
+# algorithm's fold order gives, by construction (ring-nb: chunk q is
+# [q+(q-1)+...+(q+1)], own value first, docs/algorithms.md §4.5;
+# twophase: chunk q is [q + the others ascending] on every rank;
+# onephase: rank r's result slot is [r + the others ascending]); every
+# rank loaded the algorithm's textbook bytes (S = 32 B: 2(N-1)/N*S = 48,
+# (N-1)*S = 96); rank 0 keyed until it waits names the barrier of its
+# first wait as docs/algorithms.md does; --plain is refused in one line.
+asc_from() { # asc_from Q N: "[Q+the others ascending]"
+  local s="[$1" p; for p in $(seq 0 $(($2 - 1))); do [ "$p" = "$1" ] || s="$s+$p"; done; echo "$s]"
+}
+ring_nb_chunk() { # ring_nb_chunk Q N: "[Q+(Q-1)+...+(Q+1)]"
+  local s="[$1" i; for i in $(seq 1 $(($2 - 1))); do s="$s+$((($1 - i + $2) % $2))"; done; echo "$s]"
+}
+for algo in ring-nb twophase onephase; do
+  rm -f "$dir/exit"
+  case $algo in
+    ring-nb) bytes=48 formula="2(N-1)/N*S"; wait_line="key 0: rank 0 waits for rank 3's notify at the neighbour barrier of RS t0";;
+    twophase) bytes=48 formula="2(N-1)/N*S"; wait_line="key 0: rank 0 waits for rank 1's notify (RS barrier";;
+    onephase) bytes=96 formula="(N-1)*S"; wait_line="key 0: rank 0 waits for rank 1's notify (READY barrier";;
+  esac
+  want=$("$bin" run --algo $algo --ranks 4 --count 8 | grep -m1 "result:" | tr -s ' ' | sed 's/^ //')
+  case "$want" in *bit-exact*) ;; *) fail "$algo: collsim run is not bit-exact: $want";; esac
+  start 80 24 "$bin teach --algo $algo --ranks 4 --count 8"
+  wait_for "step 0, who goes next"
+  keys 0 0 0 0 0 0 0 0 0 0
+  wait_for "$wait_line"
+  keys r r r r r r r r r r
+  wait_for "the run has ended"
+  sleep 0.3
+  sc=$(screen)
+  got=$(echo "$sc" | awk '/^  result:/ {on = 1} /^  verification:/ {on = 0} on' | tr '\n' ' ' | tr -s ' ' | sed 's/^ //; s/ $//')
+  [ "$got" = "$want" ] || { fail "$algo: the end screen's result is not the run's"; echo "screen: $got"; echo "run:    $want"; }
+  for q in 0 1 2 3; do
+    case $algo in
+      ring-nb) cell="c$q=$(ring_nb_chunk $q 4)"; n=4;;
+      twophase) cell="c$q=$(asc_from $q 4)"; n=4;;
+      onephase) cell="c0=$(asc_from $q 4)"; n=1;;
+    esac
+    c=$(echo "$sc" | grep -oF -- "$cell" | wc -l)
+    [ "$c" = "$n" ] || { fail "$algo: '$cell' on $c rank lines, expected $n"; echo "$sc"; }
+  done
+  echo "$sc" | grep -qF "loaded: r0 ${bytes}B r1 ${bytes}B r2 ${bytes}B r3 ${bytes}B  of $formula = ${bytes}B (S=32B)" ||
+    { fail "$algo: the bytes loaded are not $bytes per rank against $formula"; echo "$sc"; }
+  [ $algo = onephase ] && { echo "$sc" | grep -qF "result slot out:" || fail "onephase: the window drawn is not its result slot"; }
+  keys q
+  wait_exit
+  "$bin" teach --algo $algo --count 8 --plain > "$dir/plain.out" 2>&1
+  rc=$?
+  [ $rc = 2 ] && [ "$(wc -l < "$dir/plain.out")" = 1 ] && grep -q "^collsim teach: --algo $algo: " "$dir/plain.out" ||
+    { fail "$algo --plain: not refused in one line (exit $rc)"; cat "$dir/plain.out"; }
+done
+# A count the algorithm refuses is one line before any screen.
+"$bin" teach --algo twophase --ranks 4 --count 10 > "$dir/pre.out" 2>&1
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l < "$dir/pre.out")" = 1 ] && grep -q "multiple of the rank count" "$dir/pre.out" ||
+  { fail "twophase --count 10: not refused in one line (exit $rc)"; cat "$dir/pre.out"; }
+# A push algorithm is still refused in one line.
+"$bin" teach --algo ring-push > "$dir/push.out" 2>&1
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l < "$dir/push.out")" = 1 ] || { fail "teach --algo ring-push: not refused in one line (exit $rc)"; cat "$dir/push.out"; }
+# ring-nb under --bug signal-reuse (two calls on one signal buffer), run
+# to the end by r: the second call's waits pass on the first call's
+# credits and the end screen tells shrink's story of it.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --algo ring-nb --ranks 3 --count 30 --bug signal-reuse"
+wait_for "step 0, who goes next"
+keys r r r r r r r r r r r r r r r r r r r r
+wait_for "What broke it, as collsim shrink tells it"
+screen | grep -qF "1-9 story's event" || { fail "ring-nb signal-reuse: no story keys"; screen; }
 keys q
 wait_exit
 

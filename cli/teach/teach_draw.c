@@ -650,8 +650,14 @@ static void blocked_str(const teach_session_t *t, const cs_sched_view_t *v,
   char *whose = comma ? strstr(comma, " notify") : NULL;
   if (comma && of && whose && of < comma) { /* "READY barrier of RS t1 j0" */
     *comma = *of = *whose = 0;
-    snprintf(b, cap, "rank %u waits for %s %s of %s", r, comma + 2, where,
-             of + 12);
+    if (where[0] >= 'a' && where[0] <= 'z') /* a kind, not a name: "rank 0
+                                               waits for rank 3's notify
+                                               at the neighbour barrier" */
+      snprintf(b, cap, "rank %u waits for %s notify at the %s barrier of %s",
+               r, comma + 2, where, of + 12);
+    else
+      snprintf(b, cap, "rank %u waits for %s %s of %s", r, comma + 2, where,
+               of + 12);
   } else if (comma) {
     *comma = 0;
     snprintf(b, cap, "rank %u waits for %s (%s)", r, comma + 2, where);
