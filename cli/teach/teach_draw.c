@@ -295,16 +295,19 @@ static void draw_reads(const teach_session_t *t, const cs_sched_view_t *v, int y
 {
   int ring = cs_algo_desc(t->o->cfg.algo)->pull_ring;
   move(y, 0);
-  printw(ring ? "ring: " : "reads:");
+  printw(ring ? "ring: " : cs_algo_desc(t->o->cfg.algo)->push ? "puts: " : "reads:");
   for (uint32_t r = 0; r <= t->n; r++) {
     uint32_t q = r % t->n, left = (q + t->n - 1) % t->n;
     const cs_trace_rec_t *x = v ? &v->rank[q].rec : NULL;
+    int push = cs_algo_desc(t->o->cfg.algo)->push;
     int busy = x && v->rank[q].state == CS_VIEW_POSTED &&
-               x->kind == CS_EV_LOAD && x->peer != q && x->slot == CS_AR_SLOT_DATA &&
-               (!ring || x->peer == left);
+               x->kind == (push ? CS_EV_PUT : CS_EV_LOAD) && x->peer != q &&
+               x->slot == CS_AR_SLOT_DATA && (!ring || x->peer == left);
     if (!ring) {
       if (busy && r < t->n)
-        printw(" r%u<=r%u c%u", q, x->peer, tm_seg_of(t, x->elem_off));
+        printw(push ? " r%u=>r%u %c%u" : " r%u<=r%u %c%u", q, x->peer,
+               cs_algo_desc(t->o->cfg.algo)->part_letter,
+               tm_seg_of(t, x->elem_off));
       continue;
     }
     if (r) {
@@ -315,7 +318,10 @@ static void draw_reads(const teach_session_t *t, const cs_sched_view_t *v, int y
     }
     printw("r%u", q);
   }
-  printw(ring ? "  (=sK=>: reading segment K)" : "  (rank<=peer: a remote load next)");
+  printw(ring ? "  (=sK=>: reading segment K)"
+              : cs_algo_desc(t->o->cfg.algo)->push
+                    ? "  (rank=>peer: a put into the peer next)"
+                    : "  (rank<=peer: a remote load next)");
 }
 
 static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
@@ -336,7 +342,8 @@ static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
   a->volume(&t->o->cfg, 0, t->es, &vol);
   uint64_t s = t->count * t->es, ideal = (uint64_t)vol.formula;
   char b[256];
-  size_t o = (size_t)snprintf(b, sizeof(b), "loaded:");
+  /* a push algorithm moves its bytes by puts into other ranks' windows */
+  size_t o = (size_t)snprintf(b, sizeof(b), a->push ? "put:" : "loaded:");
   for (uint32_t r = 0; r < t->n && o < sizeof(b); r++)
     o += (size_t)snprintf(b + o, sizeof(b) - o, " r%u %lluB", r,
                           (unsigned long long)t->st.moved[r]);

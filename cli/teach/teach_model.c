@@ -222,6 +222,35 @@ static void data_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
                        int lands, int op)
 {
   tm_state_t *s = &t->st;
+  int push = !t->o->coll && cs_algo_desc(t->o->cfg.algo)->push;
+  if (push && s->phase[r]) { /* loads, puts and folds by tile, not order */
+    if (x->kind == CS_EV_LOAD && x->valid) {
+      uint32_t p = x->peer < TM_MAXR ? x->peer : 0;
+      if (x->peer != r)
+        remote_load(t, r, x, tm_seg_of(t, x->elem_off));
+      s->pl[r][1] = s->pl[r][0];
+      s->pl[r][0] = *prov_load(t, p, x->slot, x->elem_off);
+      s->npl[r] = s->npl[r] < 2 ? s->npl[r] + 1 : 2;
+      s->tile[r] = s->pl[r][0];
+      s->tile_seg[r] = (int)tm_seg_of(t, x->elem_off);
+      return;
+    }
+    if (x->kind == CS_EV_REDUCE && s->npl[r] == 2) { /* received op own */
+      s->tile[r] = s->pl[r][0];
+      fold(&s->tile[r], &s->pl[r][1]);
+      s->npl[r] = 0;
+      return;
+    }
+    if (x->kind == CS_EV_PUT && op < 0 && x->peer != r)
+      s->moved[r] += (uint64_t)x->valid * t->es; /* bytes put to others */
+    if (x->kind == CS_EV_PUT && op < 0 && s->npl[r]) { /* the staging tile */
+      s->tile[r] = s->pl[r][0];
+      s->pl[r][0] = s->pl[r][1];
+      s->npl[r]--;
+      if (s->npl[r])
+        s->tile_seg[r] = s->tile_seg[r] < 0 ? 0 : s->tile_seg[r];
+    }
+  }
   if (x->kind == CS_EV_LOAD && x->valid && s->phase[r]) {
     uint32_t k = tm_seg_of(t, x->elem_off), p = x->peer < TM_MAXR ? x->peer : 0;
     if (x->peer != r)

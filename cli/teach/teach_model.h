@@ -78,6 +78,11 @@ typedef struct tm_state {
   int        acc_open[TM_MAXR];      /* the tile is being accumulated */
   int        recv_own[TM_MAXR];      /* recv holds the rank's own window */
   int32_t    sigrow[TM_MAXR];        /* signal row it last touched, -1 */
+  /* a push algorithm (ring-push): what its last two loads not yet put
+   * hold, newest first: [0] the received partial, [1] the own value read
+   * before the barrier; a put takes [0] (its staging tile) */
+  tm_prov_t  pl[TM_MAXR][2];
+  uint8_t    npl[TM_MAXR];
   tm_prov_t  q[TM_MAXR][TM_QCAP];    /* fifo/relaxed: its queued ops' contents */
   uint32_t   nq[TM_MAXR];
   int        tile_seg[TM_MAXR];      /* segment the tile came from, -1 none */
