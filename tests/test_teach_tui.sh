@@ -1104,10 +1104,12 @@ done
 rc=$?
 [ $rc = 2 ] && [ "$(wc -l < "$dir/pre.out")" = 1 ] && grep -q "multiple of the rank count" "$dir/pre.out" ||
   { fail "twophase --count 10: not refused in one line (exit $rc)"; cat "$dir/pre.out"; }
-# A push algorithm is still refused in one line.
-"$bin" teach --algo ring-push > "$dir/push.out" 2>&1
-rc=$?
-[ $rc = 2 ] && [ "$(wc -l < "$dir/push.out")" = 1 ] || { fail "teach --algo ring-push: not refused in one line (exit $rc)"; cat "$dir/push.out"; }
+# The push algorithms teach does not draw are still refused in one line.
+for algo in host-push ring-bidir ibing; do
+  "$bin" teach --algo $algo > "$dir/push.out" 2>&1
+  rc=$?
+  [ $rc = 2 ] && [ "$(wc -l < "$dir/push.out")" = 1 ] || { fail "teach --algo $algo: not refused in one line (exit $rc)"; cat "$dir/push.out"; }
+done
 # ring-nb under --bug signal-reuse (two calls on one signal buffer), run
 # to the end by r: the second call's waits pass on the first call's
 # credits and the end screen tells shrink's story of it.
@@ -1119,6 +1121,79 @@ wait_for "What broke it, as collsim shrink tells it"
 screen | grep -qF "1-9 story's event" || { fail "ring-nb signal-reuse: no story keys"; screen; }
 keys q
 wait_exit
+
+# 36. (issue 28, item 4) ring-push: its data arrives by the left
+# neighbour's put. Played to the end at 80x24 it holds the pull ring's
+# folds (docs/algorithms.md §4.4: the same folds in the same order,
+# segment k = [k+1+...+k]), its result line is collsim run's, every rank
+# put 2(N-1)/N*S = 60 B (S = 40 B) and loaded nothing. Under relaxed a
+# put is posted by its rank and lands at its DMA engine's step: while
+# 'land put' is offered, the peer's window does not hold it yet, and once
+# it landed it does. With --bug push-own-read-after-ready the window's
+# provenance still matches the values (v): rank 0's first element of s0
+# holds x1[0]+x1[0]+x0[0] = 200 where the drawing says [1+1+0].
+rm -f "$dir/exit"
+want=$("$bin" run --algo ring-push --ranks 4 --count 10 | grep -m1 "result:" | tr -s ' ' | sed 's/^ //')
+start 80 24 "$bin teach --algo ring-push --ranks 4 --count 10"
+wait_for "step 0, who goes next"
+keys 0 0 0 0 0 0 0 0 0 0
+wait_for "key 0: rank 0 waits for rank "
+screen | grep -qE "^key 0: rank 0 waits for rank [1-3]'s READY of RS t0 j0" || { fail "ring-push: rank 0's first wait is not READY of RS t0 j0"; screen; }
+keys r r r r r r r r r r r r r r r r
+wait_for "the run has ended"
+sleep 0.3
+sc=$(screen)
+got=$(echo "$sc" | awk '/^  result:/ {on = 1} /^  verification:/ {on = 0} on' | tr '\n' ' ' | tr -s ' ' | sed 's/^ //; s/ $//')
+[ "$got" = "$want" ] || { fail "ring-push: the end screen's result is not the run's"; echo "screen: $got"; echo "run:    $want"; }
+for k in 0 1 2 3; do
+  cell="s$k=[$(((k + 1) % 4))+$(((k + 2) % 4))+$(((k + 3) % 4))+$k]"
+  c=$(echo "$sc" | grep -oF -- "$cell" | wc -l)
+  [ "$c" = 4 ] || { fail "ring-push: '$cell' on $c rank lines, expected 4"; echo "$sc"; }
+done
+echo "$sc" | grep -qF "put: r0 60B r1 60B r2 60B r3 60B  of 2(N-1)/N*S = 60B (S=40B)" || { fail "ring-push: not 60 B put per rank"; echo "$sc"; }
+keys q
+wait_exit
+rm -f "$dir/exit"
+start 80 24 "$bin teach --algo ring-push --ranks 3 --count 6 --memory-model relaxed"
+wait_for "step 0, who goes next"
+landed=0
+for _ in $(seq 200); do
+  tmux -L "$sock" send-keys Enter; sleep 0.05
+  sc=$(screen)
+  line=$(echo "$sc" | grep -m1 -E "^[> ]  d[0-9]  rank [0-9]'s DMA: land put #[0-9]+: rank [0-9] data\[")
+  [ -n "$line" ] || continue
+  dst=$(echo "$line" | sed -E 's/.*: rank ([0-9]) data.*/\1/')
+  src=$(echo "$line" | sed -E "s/.*  rank ([0-9])'s DMA.*/\1/")
+  # the put's source: the segment the sender sends in RS t0, s(src-1)
+  # holding [src] only; the receiver's own copy there is [dst] until it lands
+  k=$(((src + 2) % 3))
+  echo "$sc" | grep -A1 "^r$dst " | grep -qF "s$k=[$dst]" || { fail "ring-push relaxed: r$dst's s$k changed before the put landed"; echo "$sc"; }
+  # move the highlight to that DMA row and land it
+  while ! screen | grep -qE "^>  d[0-9]  rank [0-9]'s DMA: land put"; do tmux -L "$sock" send-keys Down; sleep 0.05; done
+  tmux -L "$sock" send-keys Enter; sleep 0.3
+  screen | grep -A1 "^r$dst " | grep -qF "s$k=[$src]" || { fail "ring-push relaxed: r$dst's s$k does not hold [$src] once the put landed"; screen; }
+  landed=1
+  break
+done
+[ $landed = 1 ] || fail "ring-push relaxed: no put was offered as a DMA landing"
+keys q
+wait_exit
+rm -f "$dir/exit"
+start 80 24 "$bin teach --algo ring-push --ranks 3 --count 30 --bug push-own-read-after-ready"
+wait_for "step 0, who goes next"
+for _ in $(seq 57); do tmux -L "$sock" send-keys 0; sleep 0.03; done
+keys r r r r r r r r r r r r r r r r r r r r
+wait_for "What broke it, as collsim shrink tells it"
+screen | grep -A1 "^r0 " | grep -qF "s0=[1+1+0]" || { fail "push-own-read-after-ready: rank 0's s0 is not [1+1+0]"; screen; }
+keys v
+wait_for "part=values"
+screen | grep "^r0 " | grep -qF "s0=200," || { fail "push-own-read-after-ready: rank 0's s0 does not begin with 200 (x1[0]+x1[0]+x0[0])"; screen; }
+keys q
+wait_exit
+"$bin" teach --algo ring-push --plain > "$dir/plain.out" 2>&1
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l < "$dir/plain.out")" = 1 ] && grep -q "^collsim teach: --algo ring-push: " "$dir/plain.out" ||
+  { fail "ring-push --plain: not refused in one line (exit $rc)"; cat "$dir/plain.out"; }
 
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

@@ -35,7 +35,8 @@
 #include "teach_ui.h"
 
 static const char teach_help[] =
-    "usage: collsim teach [--algo ring|ring-nb|mesh|onephase|twophase|host]\n"
+    "usage: collsim teach [--algo ring|ring-nb|ring-push|mesh|onephase|\n"
+    "                             twophase|host]\n"
     "                     [--ranks N] [--count C]\n"
     "                     [--dtype fp32|fp16|bf16] [--bug NAME] [--memory-model M]\n"
     "                     [--lesson | --level L] [--trace FILE]\n"
@@ -67,8 +68,8 @@ static const char teach_help[] =
     "lesson instead: the segment table, a verified run, then what the\n"
     "recorded transfers did round by round and the bytes against 2(N-1)/N*S.\n"
     "\n"
-    "  --algo A         ring (default), ring-nb, mesh, onephase, twophase or\n"
-    "                   host (all but ring: terminal lesson only)\n"
+    "  --algo A         ring (default), ring-nb, ring-push, mesh, onephase,\n"
+    "                   twophase or host (all but ring: terminal lesson only)\n"
     "  --ranks N        2..8 (default 4); the screen needs 80x24 up to 4\n"
     "                   ranks, 120x40 above\n"
     "  --count C        elements per rank (default 10: ragged segments)\n"
@@ -216,8 +217,8 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
       return cs_run_load_algo(o, arg) < 0 ? -1 : 0;
     if ((v = cs_algo_parse(arg)) < 0 || !cs_algo_desc((uint32_t)v)->teach) {
       cs_cli_error("teach", "--algo '%s' is not accepted: expected ring, "
-                   "ring-nb, mesh, onephase, twophase or host (teach does not "
-                   "draw the push algorithms yet)", arg);
+                   "ring-nb, ring-push, mesh, onephase, twophase or host "
+                   "(teach does not draw the adding push algorithms yet)", arg);
       return -1;
     }
     o->cfg.algo = (cs_algo_t)v;
