@@ -1099,6 +1099,18 @@ for algo in ring-nb twophase onephase; do
   [ $rc = 2 ] && [ "$(wc -l < "$dir/plain.out")" = 1 ] && grep -q "^collsim teach: --algo $algo: " "$dir/plain.out" ||
     { fail "$algo --plain: not refused in one line (exit $rc)"; cat "$dir/plain.out"; }
 done
+# 8 ranks of 8 chunks fit 120x40 to the end: the result line is shown,
+# nothing is cut.
+rm -f "$dir/exit"
+start 120 40 "$bin teach --algo ring-nb --ranks 8 --count 16"
+wait_for "step 0, who goes next"
+keys r r r r r r r r r r r r r r r r r r
+wait_for "the run has ended"
+sleep 0.3
+screen | grep -qF "result: bit-exact on all 8 ranks" || { fail "ring-nb at 8 ranks: no result line at 120x40"; screen; }
+screen | grep -qF "more than fits" && { fail "ring-nb at 8 ranks: the end screen is cut at 120x40"; screen; }
+keys q
+wait_exit
 # A count the algorithm refuses is one line before any screen.
 "$bin" teach --algo twophase --ranks 4 --count 10 > "$dir/pre.out" 2>&1
 rc=$?

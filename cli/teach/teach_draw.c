@@ -165,8 +165,11 @@ static void seg_cell(const teach_session_t *t, uint32_t r, uint32_t k, char *b,
 static int draw_windows(const teach_session_t *t, int y)
 {
   uint32_t n = t->n;
-  /* a mutation may fold a rank in twice: room for that off the ring */
-  int cw = (int)(cs_algo_desc(t->o->cfg.algo)->pull_ring ? 2 * n + 4 : 4 * n + 6),
+  /* a mutation may fold a rank in twice: room for that off the ring, up
+   * to 4 ranks (above, N parts of that width would not fit 120x40; a
+   * longer fold is cut "[2+0+1..]") */
+  int cw = (int)(cs_algo_desc(t->o->cfg.algo)->pull_ring || n > 4
+                     ? 2 * n + 4 : 4 * n + 6),
       per = (COLS - 12 - 2 * (int)n - 8) / (cw + 1);
   if (per < 1)
     per = 1;
