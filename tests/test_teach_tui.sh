@@ -1202,6 +1202,19 @@ wait_for "part=values"
 screen | grep "^r0 " | grep -qF "s0=200," || { fail "push-own-read-after-ready: rank 0's s0 does not begin with 200 (x1[0]+x1[0]+x0[0])"; screen; }
 keys q
 wait_exit
+# d: the data steps of a push algorithm are its puts into other ranks;
+# after the first, rank 0's s3 has landed in rank 1's window, and the
+# next pick is data step 2.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --algo ring-push --ranks 4 --count 10"
+wait_for "step 0, who goes next"
+keys d
+wait_for "data step 1: which rank puts next?"
+keys Enter
+wait_for "data step 2: which rank puts next?"
+screen | grep -A1 "^r1 " | grep -qF "s3=[0]" || { fail "ring-push d: rank 0's first put is not in rank 1's s3"; screen; }
+keys q
+wait_exit
 "$bin" teach --algo ring-push --plain > "$dir/plain.out" 2>&1
 rc=$?
 [ $rc = 2 ] && [ "$(wc -l < "$dir/plain.out")" = 1 ] && grep -q "^collsim teach: --algo ring-push: " "$dir/plain.out" ||

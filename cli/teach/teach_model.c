@@ -241,8 +241,10 @@ static void data_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
       s->npl[r] = 0;
       return;
     }
-    if (x->kind == CS_EV_PUT && op < 0 && x->peer != r)
+    if (x->kind == CS_EV_PUT && op < 0 && x->peer != r) {
       s->moved[r] += (uint64_t)x->valid * t->es; /* bytes put to others */
+      s->nremote++; /* a data step */
+    }
     if (x->kind == CS_EV_PUT && op < 0 && s->npl[r]) { /* the staging tile */
       s->tile[r] = s->pl[r][0];
       s->pl[r][0] = s->pl[r][1];
@@ -432,7 +434,9 @@ int tm_push(teach_session_t *t, uint64_t step, int64_t c, int asked)
 int tm_is_data(const cs_sched_view_t *v, uint32_t i)
 {
   const cs_sched_actor_view_t *a = &v->en[i];
-  return a->op < 0 && a->rec.kind == CS_EV_LOAD &&
+  /* a load from a peer, or a put into one (the push algorithms) */
+  return a->op < 0 &&
+         (a->rec.kind == CS_EV_LOAD || a->rec.kind == CS_EV_PUT) &&
          a->rec.slot == CS_AR_SLOT_DATA && a->rec.peer != a->rank;
 }
 
