@@ -165,7 +165,7 @@ const cs_algo_desc_t cs__algo_onephase = {
                  "rank)",
     .notifies = onephase_notifies,
     .volume = onephase_volume,
-    .teach = false,
+    .teach = true,
     .part_letter = 'c',
     .parts = onephase_parts,
     .part_lo = onephase_part_lo,

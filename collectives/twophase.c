@@ -197,7 +197,7 @@ const cs_algo_desc_t cs__algo_twophase = {
                  "ascending), identical on every rank",
     .notifies = twophase_notifies,
     .volume = cs__chunks_volume,
-    .teach = false,
+    .teach = true,
     .part_letter = 'c',
     .parts = cs__chunks_parts,
     .part_lo = cs__chunks_part_lo,

@@ -6,7 +6,8 @@
 # gets the plain lesson; a too-small window says so and 8 ranks fit
 # 120x40; a break-it level fails under the learner's order and by "show
 # me", with the check's explanation; --lesson checks predictions; a
-# segment of several tiles shows what --plain's table says. Skips (exit 77) only
+# segment of several tiles shows what --plain's table says; ring-nb,
+# onephase and twophase played to the end. Skips (exit 77) only
 # when tmux is absent. Usage: test_teach_tui.sh COLLSIM_BINARY
 set -u
 bin=$(realpath "$1")
@@ -1043,6 +1044,181 @@ bad=$(echo "$sc" | grep -E '^r[0-2]  [-A-Za-z|+:.]+$' | cut -c5- | awk '
 [ "$bad" = 0 ] || { fail "level 2 strip: a notify drawn as arrived before it landed ($bad)"; echo "$sc"; }
 keys q
 wait_exit
+
+# 35. (issue 28, item 4) ring-nb, onephase and twophase played at 80x24
+# to the end. Against the run: the end screen's result line is the one
+# `collsim run` prints for the same world; the window holds what the
+# algorithm's fold order gives, by construction (ring-nb: chunk q is
+# [q+(q-1)+...+(q+1)], own value first, docs/algorithms.md §4.5;
+# twophase: chunk q is [q + the others ascending] on every rank;
+# onephase: rank r's result slot is [r + the others ascending]); every
+# rank loaded the algorithm's textbook bytes (S = 32 B: 2(N-1)/N*S = 48,
+# (N-1)*S = 96); rank 0 keyed until it waits names the barrier of its
+# first wait as docs/algorithms.md does; --plain is refused in one line.
+asc_from() { # asc_from Q N: "[Q+the others ascending]"
+  local s="[$1" p; for p in $(seq 0 $(($2 - 1))); do [ "$p" = "$1" ] || s="$s+$p"; done; echo "$s]"
+}
+ring_nb_chunk() { # ring_nb_chunk Q N: "[Q+(Q-1)+...+(Q+1)]"
+  local s="[$1" i; for i in $(seq 1 $(($2 - 1))); do s="$s+$((($1 - i + $2) % $2))"; done; echo "$s]"
+}
+for algo in ring-nb twophase onephase; do
+  rm -f "$dir/exit"
+  case $algo in
+    ring-nb) bytes=48 formula="2(N-1)/N*S"; wait_line="key 0: rank 0 waits for rank 3's notify at the neighbour barrier of RS t0";;
+    twophase) bytes=48 formula="2(N-1)/N*S"; wait_line="key 0: rank 0 waits for rank 1's notify (RS barrier";;
+    onephase) bytes=96 formula="(N-1)*S"; wait_line="key 0: rank 0 waits for rank 1's notify (READY barrier";;
+  esac
+  want=$("$bin" run --algo $algo --ranks 4 --count 8 | grep -m1 "result:" | tr -s ' ' | sed 's/^ //')
+  case "$want" in *bit-exact*) ;; *) fail "$algo: collsim run is not bit-exact: $want";; esac
+  start 80 24 "$bin teach --algo $algo --ranks 4 --count 8"
+  wait_for "step 0, who goes next"
+  keys 0 0 0 0 0 0 0 0 0 0
+  wait_for "$wait_line"
+  keys r r r r r r r r r r
+  wait_for "the run has ended"
+  sleep 0.3
+  sc=$(screen)
+  got=$(echo "$sc" | awk '/^  result:/ {on = 1} /^  verification:/ {on = 0} on' | tr '\n' ' ' | tr -s ' ' | sed 's/^ //; s/ $//')
+  [ "$got" = "$want" ] || { fail "$algo: the end screen's result is not the run's"; echo "screen: $got"; echo "run:    $want"; }
+  for q in 0 1 2 3; do
+    case $algo in
+      ring-nb) cell="c$q=$(ring_nb_chunk $q 4)"; n=4;;
+      twophase) cell="c$q=$(asc_from $q 4)"; n=4;;
+      onephase) cell="c0=$(asc_from $q 4)"; n=1;;
+    esac
+    c=$(echo "$sc" | grep -oF -- "$cell" | wc -l)
+    [ "$c" = "$n" ] || { fail "$algo: '$cell' on $c rank lines, expected $n"; echo "$sc"; }
+  done
+  echo "$sc" | grep -qF "loaded: r0 ${bytes}B r1 ${bytes}B r2 ${bytes}B r3 ${bytes}B  of $formula = ${bytes}B (S=32B)" ||
+    { fail "$algo: the bytes loaded are not $bytes per rank against $formula"; echo "$sc"; }
+  [ $algo = onephase ] && { echo "$sc" | grep -qF "result slot out:" || fail "onephase: the window drawn is not its result slot"; }
+  keys q
+  wait_exit
+  "$bin" teach --algo $algo --count 8 --plain > "$dir/plain.out" 2>&1
+  rc=$?
+  [ $rc = 2 ] && [ "$(wc -l < "$dir/plain.out")" = 1 ] && grep -q "^collsim teach: --algo $algo: " "$dir/plain.out" ||
+    { fail "$algo --plain: not refused in one line (exit $rc)"; cat "$dir/plain.out"; }
+done
+# 8 ranks of 8 chunks fit 120x40 to the end: the result line is shown,
+# nothing is cut.
+rm -f "$dir/exit"
+start 120 40 "$bin teach --algo ring-nb --ranks 8 --count 16"
+wait_for "step 0, who goes next"
+keys r r r r r r r r r r r r r r r r r r
+wait_for "the run has ended"
+sleep 0.3
+screen | grep -qF "result: bit-exact on all 8 ranks" || { fail "ring-nb at 8 ranks: no result line at 120x40"; screen; }
+screen | grep -qF "more than fits" && { fail "ring-nb at 8 ranks: the end screen is cut at 120x40"; screen; }
+keys q
+wait_exit
+# A count the algorithm refuses is one line before any screen.
+"$bin" teach --algo twophase --ranks 4 --count 10 > "$dir/pre.out" 2>&1
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l < "$dir/pre.out")" = 1 ] && grep -q "multiple of the rank count" "$dir/pre.out" ||
+  { fail "twophase --count 10: not refused in one line (exit $rc)"; cat "$dir/pre.out"; }
+# The push algorithms teach does not draw are still refused in one line.
+for algo in host-push ring-bidir ibing; do
+  "$bin" teach --algo $algo > "$dir/push.out" 2>&1
+  rc=$?
+  [ $rc = 2 ] && [ "$(wc -l < "$dir/push.out")" = 1 ] || { fail "teach --algo $algo: not refused in one line (exit $rc)"; cat "$dir/push.out"; }
+done
+# ring-nb under --bug signal-reuse (two calls on one signal buffer), run
+# to the end by r: the second call's waits pass on the first call's
+# credits and the end screen tells shrink's story of it.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --algo ring-nb --ranks 3 --count 30 --bug signal-reuse"
+wait_for "step 0, who goes next"
+keys r r r r r r r r r r r r r r r r r r r r
+wait_for "What broke it, as collsim shrink tells it"
+screen | grep -qF "1-9 story's event" || { fail "ring-nb signal-reuse: no story keys"; screen; }
+keys q
+wait_exit
+
+# 36. (issue 28, item 4) ring-push: its data arrives by the left
+# neighbour's put. Played to the end at 80x24 it holds the pull ring's
+# folds (docs/algorithms.md §4.4: the same folds in the same order,
+# segment k = [k+1+...+k]), its result line is collsim run's, every rank
+# put 2(N-1)/N*S = 60 B (S = 40 B) and loaded nothing. Under relaxed a
+# put is posted by its rank and lands at its DMA engine's step: while
+# 'land put' is offered, the peer's window does not hold it yet, and once
+# it landed it does. With --bug push-own-read-after-ready the window's
+# provenance still matches the values (v): rank 0's first element of s0
+# holds x1[0]+x1[0]+x0[0] = 200 where the drawing says [1+1+0].
+rm -f "$dir/exit"
+want=$("$bin" run --algo ring-push --ranks 4 --count 10 | grep -m1 "result:" | tr -s ' ' | sed 's/^ //')
+start 80 24 "$bin teach --algo ring-push --ranks 4 --count 10"
+wait_for "step 0, who goes next"
+keys 0 0 0 0 0 0 0 0 0 0
+wait_for "key 0: rank 0 waits for rank "
+screen | grep -qE "^key 0: rank 0 waits for rank [1-3]'s READY of RS t0 j0" || { fail "ring-push: rank 0's first wait is not READY of RS t0 j0"; screen; }
+keys r r r r r r r r r r r r r r r r
+wait_for "the run has ended"
+sleep 0.3
+sc=$(screen)
+got=$(echo "$sc" | awk '/^  result:/ {on = 1} /^  verification:/ {on = 0} on' | tr '\n' ' ' | tr -s ' ' | sed 's/^ //; s/ $//')
+[ "$got" = "$want" ] || { fail "ring-push: the end screen's result is not the run's"; echo "screen: $got"; echo "run:    $want"; }
+for k in 0 1 2 3; do
+  cell="s$k=[$(((k + 1) % 4))+$(((k + 2) % 4))+$(((k + 3) % 4))+$k]"
+  c=$(echo "$sc" | grep -oF -- "$cell" | wc -l)
+  [ "$c" = 4 ] || { fail "ring-push: '$cell' on $c rank lines, expected 4"; echo "$sc"; }
+done
+echo "$sc" | grep -qF "put: r0 60B r1 60B r2 60B r3 60B  of 2(N-1)/N*S = 60B (S=40B)" || { fail "ring-push: not 60 B put per rank"; echo "$sc"; }
+keys q
+wait_exit
+rm -f "$dir/exit"
+start 80 24 "$bin teach --algo ring-push --ranks 3 --count 6 --memory-model relaxed"
+wait_for "step 0, who goes next"
+landed=0
+for _ in $(seq 200); do
+  tmux -L "$sock" send-keys Enter; sleep 0.05
+  sc=$(screen)
+  line=$(echo "$sc" | grep -m1 -E "^[> ]  d[0-9]  rank [0-9]'s DMA: land put #[0-9]+: rank [0-9] data\[")
+  [ -n "$line" ] || continue
+  dst=$(echo "$line" | sed -E 's/.*: rank ([0-9]) data.*/\1/')
+  src=$(echo "$line" | sed -E "s/.*  rank ([0-9])'s DMA.*/\1/")
+  # the put's source: the segment the sender sends in RS t0, s(src-1)
+  # holding [src] only; the receiver's own copy there is [dst] until it lands
+  k=$(((src + 2) % 3))
+  echo "$sc" | grep -A1 "^r$dst " | grep -qF "s$k=[$dst]" || { fail "ring-push relaxed: r$dst's s$k changed before the put landed"; echo "$sc"; }
+  # move the highlight to that DMA row and land it
+  while ! screen | grep -qE "^>  d[0-9]  rank [0-9]'s DMA: land put"; do tmux -L "$sock" send-keys Down; sleep 0.05; done
+  tmux -L "$sock" send-keys Enter; sleep 0.3
+  screen | grep -A1 "^r$dst " | grep -qF "s$k=[$src]" || { fail "ring-push relaxed: r$dst's s$k does not hold [$src] once the put landed"; screen; }
+  landed=1
+  break
+done
+[ $landed = 1 ] || fail "ring-push relaxed: no put was offered as a DMA landing"
+keys q
+wait_exit
+rm -f "$dir/exit"
+start 80 24 "$bin teach --algo ring-push --ranks 3 --count 30 --bug push-own-read-after-ready"
+wait_for "step 0, who goes next"
+for _ in $(seq 57); do tmux -L "$sock" send-keys 0; sleep 0.03; done
+keys r r r r r r r r r r r r r r r r r r r r
+wait_for "What broke it, as collsim shrink tells it"
+screen | grep -A1 "^r0 " | grep -qF "s0=[1+1+0]" || { fail "push-own-read-after-ready: rank 0's s0 is not [1+1+0]"; screen; }
+keys v
+wait_for "part=values"
+screen | grep "^r0 " | grep -qF "s0=200," || { fail "push-own-read-after-ready: rank 0's s0 does not begin with 200 (x1[0]+x1[0]+x0[0])"; screen; }
+keys q
+wait_exit
+# d: the data steps of a push algorithm are its puts into other ranks;
+# after the first, rank 0's s3 has landed in rank 1's window, and the
+# next pick is data step 2.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --algo ring-push --ranks 4 --count 10"
+wait_for "step 0, who goes next"
+keys d
+wait_for "data step 1: which rank puts next?"
+keys Enter
+wait_for "data step 2: which rank puts next?"
+screen | grep -A1 "^r1 " | grep -qF "s3=[0]" || { fail "ring-push d: rank 0's first put is not in rank 1's s3"; screen; }
+keys q
+wait_exit
+"$bin" teach --algo ring-push --plain > "$dir/plain.out" 2>&1
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l < "$dir/plain.out")" = 1 ] && grep -q "^collsim teach: --algo ring-push: " "$dir/plain.out" ||
+  { fail "ring-push --plain: not refused in one line (exit $rc)"; cat "$dir/plain.out"; }
 
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

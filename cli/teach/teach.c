@@ -35,7 +35,9 @@
 #include "teach_ui.h"
 
 static const char teach_help[] =
-    "usage: collsim teach [--algo ring|mesh|host] [--ranks N] [--count C]\n"
+    "usage: collsim teach [--algo ring|ring-nb|ring-push|mesh|onephase|\n"
+    "                             twophase|host]\n"
+    "                     [--ranks N] [--count C]\n"
     "                     [--dtype fp32|fp16|bf16] [--bug NAME] [--memory-model M]\n"
     "                     [--lesson | --level L] [--trace FILE]\n"
     "                     [--plain [--step] [--schedule S]]\n"
@@ -66,7 +68,8 @@ static const char teach_help[] =
     "lesson instead: the segment table, a verified run, then what the\n"
     "recorded transfers did round by round and the bytes against 2(N-1)/N*S.\n"
     "\n"
-    "  --algo A         ring (default), mesh or host (terminal lesson only)\n"
+    "  --algo A         ring (default), ring-nb, ring-push, mesh, onephase,\n"
+    "                   twophase or host (all but ring: terminal lesson only)\n"
     "  --ranks N        2..8 (default 4); the screen needs 80x24 up to 4\n"
     "                   ranks, 120x40 above\n"
     "  --count C        elements per rank (default 10: ragged segments)\n"
@@ -213,8 +216,9 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
     if (cs_coll_is_path(arg))
       return cs_run_load_algo(o, arg) < 0 ? -1 : 0;
     if ((v = cs_algo_parse(arg)) < 0 || !cs_algo_desc((uint32_t)v)->teach) {
-      cs_cli_error("teach", "--algo '%s' is not accepted: expected ring, mesh "
-                   "or host (teach does not draw the others yet)", arg);
+      cs_cli_error("teach", "--algo '%s' is not accepted: expected ring, "
+                   "ring-nb, ring-push, mesh, onephase, twophase or host "
+                   "(teach does not draw the adding push algorithms yet)", arg);
       return -1;
     }
     o->cfg.algo = (cs_algo_t)v;
@@ -293,6 +297,15 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
   }
   if (level && set_level(level, given, o, goal) < 0)
     return -1;
+  /* the algorithm's own precondition (ring-nb, twophase: a count that is
+   * a multiple of the ranks), in one line before any screen */
+  int why_rc;
+  if (!o->coll && (why_rc = cs_ar_check(&o->cfg)) < 0) {
+    char why[256];
+    cs_cli_ar_why(&o->cfg, why_rc, why, sizeof(why));
+    cs_cli_error("teach", "%s", why);
+    return -1;
+  }
   /* --step and --schedule belong to the printed lesson. */
   *tui = !plain && !*step && o->sched.strategy == CS_SCHED_FREE &&
          isatty(1) && isatty(0);

@@ -165,14 +165,21 @@ static void seg_cell(const teach_session_t *t, uint32_t r, uint32_t k, char *b,
 static int draw_windows(const teach_session_t *t, int y)
 {
   uint32_t n = t->n;
-  /* a mutation may fold a rank in twice: room for that off the ring */
-  int cw = (int)(cs_algo_desc(t->o->cfg.algo)->pull_ring ? 2 * n + 4 : 4 * n + 6),
+  /* a mutation may fold a rank in twice: room for that off the ring, up
+   * to 4 ranks (above, N parts of that width would not fit 120x40; a
+   * longer fold is cut "[2+0+1..]") */
+  int cw = (int)(cs_algo_desc(t->o->cfg.algo)->pull_ring || n > 4
+                     ? 2 * n + 4 : 4 * n + 6),
       per = (COLS - 12 - 2 * (int)n - 8) / (cw + 1);
   if (per < 1)
     per = 1;
-  const char *head = t->values ? "rank tag       window: part=values"
-                               : "rank tag       window: part=[whose inputs, "
-                                 "in fold order]";
+  const char *head = t->st.out_slot
+                         ? (t->values ? "rank tag       result slot out: part=values"
+                                      : "rank tag       result slot out: part=[whose "
+                                        "inputs, in fold order]")
+                     : t->values ? "rank tag       window: part=values"
+                                 : "rank tag       window: part=[whose inputs, "
+                                   "in fold order]";
   /* the tile column after the parts drawn, and after the header */
   uint32_t np = tm_nparts(t);
   int tx = 16 + (int)(np < (uint32_t)per ? np : (uint32_t)per) * (cw + 1);
@@ -291,16 +298,19 @@ static void draw_reads(const teach_session_t *t, const cs_sched_view_t *v, int y
 {
   int ring = cs_algo_desc(t->o->cfg.algo)->pull_ring;
   move(y, 0);
-  printw(ring ? "ring: " : "reads:");
+  printw(ring ? "ring: " : cs_algo_desc(t->o->cfg.algo)->push ? "puts: " : "reads:");
   for (uint32_t r = 0; r <= t->n; r++) {
     uint32_t q = r % t->n, left = (q + t->n - 1) % t->n;
     const cs_trace_rec_t *x = v ? &v->rank[q].rec : NULL;
+    int push = cs_algo_desc(t->o->cfg.algo)->push;
     int busy = x && v->rank[q].state == CS_VIEW_POSTED &&
-               x->kind == CS_EV_LOAD && x->peer != q && x->slot == CS_AR_SLOT_DATA &&
-               (!ring || x->peer == left);
+               x->kind == (push ? CS_EV_PUT : CS_EV_LOAD) && x->peer != q &&
+               x->slot == CS_AR_SLOT_DATA && (!ring || x->peer == left);
     if (!ring) {
       if (busy && r < t->n)
-        printw(" r%u<=r%u c%u", q, x->peer, tm_seg_of(t, x->elem_off));
+        printw(push ? " r%u=>r%u %c%u" : " r%u<=r%u %c%u", q, x->peer,
+               cs_algo_desc(t->o->cfg.algo)->part_letter,
+               tm_seg_of(t, x->elem_off));
       continue;
     }
     if (r) {
@@ -311,7 +321,10 @@ static void draw_reads(const teach_session_t *t, const cs_sched_view_t *v, int y
     }
     printw("r%u", q);
   }
-  printw(ring ? "  (=sK=>: reading segment K)" : "  (rank<=peer: a remote load next)");
+  printw(ring ? "  (=sK=>: reading segment K)"
+              : cs_algo_desc(t->o->cfg.algo)->push
+                    ? "  (rank=>peer: a put into the peer next)"
+                    : "  (rank<=peer: a remote load next)");
 }
 
 static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
@@ -325,17 +338,21 @@ static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
     return put_wrapped(y, y + 2, 4, b);
   }
   draw_reads(t, v, y++);
-  int ring = cs_algo_desc(t->o->cfg.algo)->pull_ring;
-  uint64_t s = t->count * t->es;
-  uint64_t ideal = ring ? 2 * (t->n - 1) * s / t->n : (t->n - 1) * s;
+  /* the algorithm's own textbook figure: 2(N-1)/N*S for the rings and
+   * the two-phase mesh, (N-1)*S where every rank reads every peer */
+  const cs_algo_desc_t *a = cs_algo_desc(t->o->cfg.algo);
+  cs_algo_volume_t vol = {0, 0, "?"};
+  a->volume(&t->o->cfg, 0, t->es, &vol);
+  uint64_t s = t->count * t->es, ideal = (uint64_t)vol.formula;
   char b[256];
-  size_t o = (size_t)snprintf(b, sizeof(b), "loaded:");
+  /* a push algorithm moves its bytes by puts into other ranks' windows */
+  size_t o = (size_t)snprintf(b, sizeof(b), a->push ? "put:" : "loaded:");
   for (uint32_t r = 0; r < t->n && o < sizeof(b); r++)
     o += (size_t)snprintf(b + o, sizeof(b) - o, " r%u %lluB", r,
                           (unsigned long long)t->st.moved[r]);
   if (o < sizeof(b))
     snprintf(b + o, sizeof(b) - o, "  of %s = %lluB (S=%lluB)",
-             ring ? "2(N-1)/N*S" : "(N-1)*S", (unsigned long long)ideal,
+             vol.what, (unsigned long long)ideal,
              (unsigned long long)s);
   return put_wrapped(y, y + 2, 4, b); /* a large S takes a second line */
 }
@@ -361,10 +378,14 @@ static void signal_row(const teach_session_t *t, const cs_sched_view_t *v,
     row = x->cell / t->n;
   else if (a->pull_ring && t->st.phase[r])
     row = t->st.round[r] + (t->st.phase[r] == 2 ? t->n - 1 : 0);
+  else if (!a->pull_ring && t->st.sigrow[r] >= 0)
+    row = (uint32_t)t->st.sigrow[r]; /* the row of its last barrier */
   size_t o;
   if (a->pull_ring && a->nphases >= 2)
     o = (size_t)snprintf(b, cap, "%s t%u [", a->phases[row + 1 < t->n ? 0 : 1],
                          row + 1 < t->n ? row : row - (t->n - 1));
+  else if (ncells > t->n) /* several rows: which one */
+    o = (size_t)snprintf(b, cap, "row%u [", row);
   else
     o = (size_t)snprintf(b, cap, "sig [");
   for (uint32_t p = 0; p < t->n && o < cap; p++) {
@@ -462,9 +483,10 @@ static int draw_actors(const teach_session_t *t, const cs_sched_view_t *v,
                        int y, int last)
 {
   if (t->data_mode)
-    put(y++, 0, "step %llu, data step %llu: which rank loads next? (its "
+    put(y++, 0, "step %llu, data step %llu: which rank %s next? (its "
         "digit, or Enter)", (unsigned long long)v->step,
-        (unsigned long long)t->st.nremote + 1);
+        (unsigned long long)t->st.nremote + 1,
+        !t->o->coll && cs_algo_desc(t->o->cfg.algo)->push ? "puts" : "loads");
   else
     put(y++, 0, "step %llu, who goes next? (a rank's digit, or arrows + "
         "Enter; grey: cannot run)", (unsigned long long)v->step);
@@ -639,8 +661,14 @@ static void blocked_str(const teach_session_t *t, const cs_sched_view_t *v,
   char *whose = comma ? strstr(comma, " notify") : NULL;
   if (comma && of && whose && of < comma) { /* "READY barrier of RS t1 j0" */
     *comma = *of = *whose = 0;
-    snprintf(b, cap, "rank %u waits for %s %s of %s", r, comma + 2, where,
-             of + 12);
+    if (where[0] >= 'a' && where[0] <= 'z') /* a kind, not a name: "rank 0
+                                               waits for rank 3's notify
+                                               at the neighbour barrier" */
+      snprintf(b, cap, "rank %u waits for %s notify at the %s barrier of %s",
+               r, comma + 2, where, of + 12);
+    else
+      snprintf(b, cap, "rank %u waits for %s %s of %s", r, comma + 2, where,
+               of + 12);
   } else if (comma) {
     *comma = 0;
     snprintf(b, cap, "rank %u waits for %s (%s)", r, comma + 2, where);

@@ -56,7 +56,11 @@ void tm_reset(teach_session_t *t)
     t->st.span[r][0] = (tm_span_t){0, {0, {0}}}; /* [] until the stage-in */
     t->st.nspan[r] = 1;
     t->st.tile_seg[r] = -1;
+    t->st.sigrow[r] = -1;
+    t->st.ispan[r][0] = (tm_span_t){0, {0, {0}}};
+    t->st.nispan[r] = 1;
   }
+  t->st.out_slot = !t->o->coll && cs_algo_desc(t->o->cfg.algo)->out_slot;
   t->nround = 0;
   t->nhist = 0;
 }
@@ -103,21 +107,38 @@ int tm_part_prov(const teach_session_t *t, uint32_t r, uint32_t k,
   return 1;
 }
 
-/* Elements [lo, hi) of rank r's window now hold p. */
+/* What element e of `slot` of rank r holds, as a load of it reads it:
+ * the input slot's spans where the drawn ones are the result's. */
+static const tm_prov_t *prov_load(const teach_session_t *t, uint32_t r,
+                                  uint32_t slot, uint64_t e)
+{
+  const tm_state_t *s = &t->st;
+  if (!s->out_slot || slot == CS_AR_SLOT_OUT)
+    return tm_prov_at(t, r, e);
+  uint32_t i = 0;
+  while (i + 1 < s->nispan[r] && s->ispan[r][i + 1].lo <= e)
+    i++;
+  return &s->ispan[r][i].p;
+}
+
+/* Elements [lo, hi) of rank r's window now hold p (in: of its input slot
+ * where the drawn one is the result's). */
 static void hold_set(teach_session_t *t, uint32_t r, uint64_t lo, uint64_t hi,
-                     const tm_prov_t *p)
+                     const tm_prov_t *p, int in)
 {
   tm_state_t *s = &t->st;
   tm_span_t out[TM_MAXSPAN + 2];
-  uint32_t n = 0, ns = s->nspan[r];
+  tm_span_t *arr = in ? s->ispan[r] : s->span[r];
+  uint32_t *narr = in ? &s->nispan[r] : &s->nspan[r];
+  uint32_t n = 0, ns = *narr;
   if (hi > t->count)
     hi = t->count;
   if (lo >= hi)
     return;
   int put = 0; /* the written span is in out */
   for (uint32_t i = 0; i < ns && n + 3 <= TM_MAXSPAN + 2; i++) {
-    const tm_span_t *x = &s->span[r][i];
-    uint64_t b = i + 1 < ns ? s->span[r][i + 1].lo : t->count;
+    const tm_span_t *x = &arr[i];
+    uint64_t b = i + 1 < ns ? arr[i + 1].lo : t->count;
     if (b <= lo || x->lo >= hi) { /* untouched */
       if (x->lo >= hi && !put)
         out[n++] = (tm_span_t){lo, *p}, put = 1;
@@ -140,14 +161,33 @@ static void hold_set(teach_session_t *t, uint32_t r, uint64_t lo, uint64_t hi,
       out[m++] = out[i];
   if (m > TM_MAXSPAN) /* more pieces than kept: not expected of a round */
     m = TM_MAXSPAN;
-  memcpy(s->span[r], out, m * sizeof(out[0]));
-  s->nspan[r] = m;
+  memcpy(arr, out, m * sizeof(out[0]));
+  *narr = m;
 }
 
 static void fold(tm_prov_t *into, const tm_prov_t *p)
 {
   for (int i = 0; i < p->n && into->n < TM_MAXR; i++)
     into->r[into->n++] = p->r[i];
+}
+
+/* into = p op into: the own copy folded in as the first operand, as the
+ * rings with own-first fold orders write it (ring-nb's c2=[0+3]). */
+static void fold_first(tm_prov_t *into, const tm_prov_t *p)
+{
+  tm_prov_t o = *p;
+  fold(&o, into);
+  *into = o;
+}
+
+/* Whether the algorithm's notation puts the own copy first where a
+ * received partial and the own copy meet (its oracle's fold order). */
+static int own_first(const teach_session_t *t)
+{
+  if (t->o->coll)
+    return 0;
+  cs_fold_t f = cs_algo_desc(t->o->cfg.algo)->fold;
+  return f == CS_FOLD_RING_EQUAL || f == CS_FOLD_RING_BIDIR;
 }
 
 /* Rank r loaded part k of another rank's data: the bytes, and in its
@@ -182,21 +222,56 @@ static void data_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
                        int lands, int op)
 {
   tm_state_t *s = &t->st;
+  int push = !t->o->coll && cs_algo_desc(t->o->cfg.algo)->push;
+  if (push && s->phase[r]) { /* loads, puts and folds by tile, not order */
+    if (x->kind == CS_EV_LOAD && x->valid) {
+      uint32_t p = x->peer < TM_MAXR ? x->peer : 0;
+      if (x->peer != r)
+        remote_load(t, r, x, tm_seg_of(t, x->elem_off));
+      s->pl[r][1] = s->pl[r][0];
+      s->pl[r][0] = *prov_load(t, p, x->slot, x->elem_off);
+      s->npl[r] = s->npl[r] < 2 ? s->npl[r] + 1 : 2;
+      s->tile[r] = s->pl[r][0];
+      s->tile_seg[r] = (int)tm_seg_of(t, x->elem_off);
+      return;
+    }
+    if (x->kind == CS_EV_REDUCE && s->npl[r] == 2) { /* received op own */
+      s->tile[r] = s->pl[r][0];
+      fold(&s->tile[r], &s->pl[r][1]);
+      s->npl[r] = 0;
+      return;
+    }
+    if (x->kind == CS_EV_PUT && op < 0 && x->peer != r) {
+      s->moved[r] += (uint64_t)x->valid * t->es; /* bytes put to others */
+      s->nremote++; /* a data step */
+    }
+    if (x->kind == CS_EV_PUT && op < 0 && s->npl[r]) { /* the staging tile */
+      s->tile[r] = s->pl[r][0];
+      s->pl[r][0] = s->pl[r][1];
+      s->npl[r]--;
+      if (s->npl[r])
+        s->tile_seg[r] = s->tile_seg[r] < 0 ? 0 : s->tile_seg[r];
+    }
+  }
   if (x->kind == CS_EV_LOAD && x->valid && s->phase[r]) {
     uint32_t k = tm_seg_of(t, x->elem_off), p = x->peer < TM_MAXR ? x->peer : 0;
     if (x->peer != r)
       remote_load(t, r, x, k);
     if (!s->acc_open[r]) {
-      s->tile[r] = *tm_prov_at(t, p, x->elem_off);
+      s->tile[r] = *prov_load(t, p, x->slot, x->elem_off);
       s->tile_seg[r] = (int)k;
       s->acc_open[r] = 1;
     } else {
-      s->recv[r] = *tm_prov_at(t, p, x->elem_off);
+      s->recv[r] = *prov_load(t, p, x->slot, x->elem_off);
+      s->recv_own[r] = x->peer == r;
     }
     return;
   }
   if (x->kind == CS_EV_REDUCE && s->acc_open[r]) {
-    fold(&s->tile[r], &s->recv[r]);
+    if (s->recv_own[r] && own_first(t))
+      fold_first(&s->tile[r], &s->recv[r]);
+    else
+      fold(&s->tile[r], &s->recv[r]);
     return;
   }
   s->acc_open[r] = 0;
@@ -217,8 +292,9 @@ static void data_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
   }
   if (op >= 0 && (uint32_t)op < s->nq[r])
     pv = s->q[r][op];
-  hold_set(t, owner, x->elem_off, x->elem_off + x->valid, &pv);
-  if (s->phase[r]) {
+  int in = s->out_slot && x->slot != CS_AR_SLOT_OUT;
+  hold_set(t, owner, x->elem_off, x->elem_off + x->valid, &pv, in);
+  if (s->phase[r] && !in) {
     s->stored_k[owner] = (int)tm_seg_of(t, x->elem_off);
     s->stored[owner] = pv;
   }
@@ -282,7 +358,14 @@ static void tag_event(teach_session_t *t, uint64_t step, uint32_t r,
   } else if (x->kind == CS_EV_WAIT && x->slot == CS_AR_SLOT_SIGNAL &&
              cs_algo_desc(t->o->cfg.algo)->pull_ring && x->value > 0) {
     s->sub[r] = (uint32_t)(x->value - 1) / 2; /* READY >= 2j+1, RC >= 2j+2 */
+  } else if (s->phase[r] && !t->o->coll &&
+             !cs_algo_desc(t->o->cfg.algo)->pull_ring &&
+             x->slot == CS_AR_SLOT_DATA) {
+    s->sub[r] = x->step; /* the tile (subchunk) the trace tags it with */
   }
+  if ((x->kind == CS_EV_WAIT || x->kind == CS_EV_NOTIFY) &&
+      x->slot == CS_AR_SLOT_SIGNAL && t->n)
+    s->sigrow[r] = (int32_t)(x->cell / t->n);
 }
 
 void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i)
@@ -304,6 +387,7 @@ void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i)
       t->st.moved[r] += (uint64_t)x.valid * (sl && sl->esize ? sl->esize
                                                               : t->es);
   } else if (x.slot == CS_AR_SLOT_DATA || x.kind == CS_EV_REDUCE ||
+             (t->st.out_slot && x.slot == CS_AR_SLOT_OUT) ||
       x.kind == CS_EV_WAIT || x.kind == CS_EV_MARK)
     data_event(t, r, &x, !queued || x.kind == CS_EV_LOAD, a->op);
   if (queued && x.kind == CS_EV_NOTIFY)
@@ -350,7 +434,9 @@ int tm_push(teach_session_t *t, uint64_t step, int64_t c, int asked)
 int tm_is_data(const cs_sched_view_t *v, uint32_t i)
 {
   const cs_sched_actor_view_t *a = &v->en[i];
-  return a->op < 0 && a->rec.kind == CS_EV_LOAD &&
+  /* a load from a peer, or a put into one (the push algorithms) */
+  return a->op < 0 &&
+         (a->rec.kind == CS_EV_LOAD || a->rec.kind == CS_EV_PUT) &&
          a->rec.slot == CS_AR_SLOT_DATA && a->rec.peer != a->rank;
 }
 
@@ -373,7 +459,9 @@ void tm_snapshot(teach_session_t *t, const cs_world_t *w)
   t->layout = w->ctl->layout;
   if (t->o->coll)
     return; /* its windows are drawn live from its slots */
-  const cs_slot_t *sl = &w->ctl->layout.slot[CS_AR_SLOT_DATA];
+  /* the slot drawn: the result's where it has its own */
+  const cs_slot_t *sl = &w->ctl->layout.slot[t->st.out_slot ? CS_AR_SLOT_OUT
+                                                            : CS_AR_SLOT_DATA];
   uint64_t bytes = t->count * t->es;
   for (uint32_t r = 0; r < t->n; r++)
     memcpy(t->snap + r * bytes, cs_world_window(w, r) + sl->off, bytes);

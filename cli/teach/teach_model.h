@@ -67,9 +67,22 @@ typedef struct tm_event {
 typedef struct tm_state {
   tm_span_t  span[TM_MAXR][TM_MAXSPAN]; /* [rank]: the window, sorted by lo */
   uint32_t   nspan[TM_MAXR];
+  /* an algorithm whose result goes to slot out (onephase): span is that
+   * slot, the one drawn, and ispan the data slot, its input, which the
+   * peers load; unused otherwise */
+  tm_span_t  ispan[TM_MAXR][TM_MAXSPAN];
+  uint32_t   nispan[TM_MAXR];
+  int        out_slot;
   tm_prov_t  tile[TM_MAXR];          /* the rank's accumulator tile */
   tm_prov_t  recv[TM_MAXR];          /* what its last load into recv holds */
   int        acc_open[TM_MAXR];      /* the tile is being accumulated */
+  int        recv_own[TM_MAXR];      /* recv holds the rank's own window */
+  int32_t    sigrow[TM_MAXR];        /* signal row it last touched, -1 */
+  /* a push algorithm (ring-push): what its last two loads not yet put
+   * hold, newest first: [0] the received partial, [1] the own value read
+   * before the barrier; a put takes [0] (its staging tile) */
+  tm_prov_t  pl[TM_MAXR][2];
+  uint8_t    npl[TM_MAXR];
   tm_prov_t  q[TM_MAXR][TM_QCAP];    /* fifo/relaxed: its queued ops' contents */
   uint32_t   nq[TM_MAXR];
   int        tile_seg[TM_MAXR];      /* segment the tile came from, -1 none */
