@@ -40,6 +40,10 @@ for ex in rd_allreduce ring_allgather; do
   cc -O2 -std=gnu11 -fPIC -shared $inc -o "$fx/$ex.so" "examples/$ex/$ex.c"
   cc -O2 -std=gnu11 -fPIC -shared $inc -DRD_BUG -DAG_BUG -o "$fx/${ex}_bug.so" "examples/$ex/$ex.c"
 done
+# the test plug-ins (tests/plugins: ports, defects, held-out, misbehave),
+# as CMake builds them for the tests, when build/plugins holds them
+[ -d build/plugins ] && cp build/plugins/*.so "$fx/" 2>/dev/null || true
+cc -O2 -std=gnu11 -fPIC -shared $inc -o "$fx/packed_flags.so" examples/packed_flags/packed_flags.c
 cp traces/*.cstrace traces/bugs/*.cstrace "$fx/"
 printf 'not a trace\n' > "$fx/junk.cstrace"
 head -c 300 traces/ring-n4-c17-fp16-sum.cstrace > "$fx/short.cstrace"
@@ -74,7 +78,7 @@ cases=$work/cases
   echo "run --algo mesh --ranks 2 --count 12 --shape 3x4 --valid 2,3"
   echo "run --algo mesh --ranks 3 --count 12 --shape 3x4 --valid 3,4 --schedule random:1"
   for bug in $("$old" run --list-bugs 2>/dev/null | awk '/^[a-z]/ {print $1}'); do
-    recipe=$("$old" run --list-bugs | awk -v b="$bug" '$1==b {f=1; next} f && /with:/ {sub(/^ *with: */,""); print; exit}')
+    recipe=$("$old" run --list-bugs | awk -v b="$bug" '$1==b {f=1; next} f && /with:/ && !done {sub(/^ *with: */,""); print; done=1}')
     recipe=${recipe//FILE/FX\/bug-$bug.cstrace}
     echo "run --bug $bug $recipe"
     echo "run --bug $bug --algo ring --ranks 3 --count 40 --schedule random:4"
@@ -135,6 +139,61 @@ cases=$work/cases
     echo "replay FX/ring-n4-c17-fp16-sum.cstrace --timeout $q"
   done
   for f in junk short nosuch; do for c in trace check replay shrink; do echo "$c FX/$f.cstrace"; done; done
+  # the run and bench paths of both kinds: every built-in, then every
+  # plug-in (examples/ and tests/plugins), options each kind takes or
+  # refuses (scripts/same-output.sh --only '^(run|bench) ' compares them)
+  for a in $("$old" run --algo nosuch 2>&1 | sed -n 's/.*expected \(.*\), or a pa.*/\1/p' | tr -d ,); do
+    for n in 1 2 3 4 8; do echo "run --algo $a --ranks $n --count 64 --iters 2"; done
+    echo "run --algo $a --ranks 4 --count 96 --dtype bf16 --op min --fill random --seed 3"
+    echo "run --algo $a --ranks 4 --count 96 --dtype fp16 --op prod --verbose-mode"
+    echo "run --algo $a --ranks 4 --count 96 --signals single-use"
+    echo "run --algo $a --ranks 4 --count 96 --signal-layout padded --iters 3"
+    echo "run --algo $a --ranks 4 --count 96 --minmax propagate --op min"
+    echo "run --algo $a --ranks 3 --count 48 --schedule random:2 --memory-model fifo"
+    echo "run --algo $a --ranks 3 --count 48 --schedule pct:2:1 --memory-model relaxed"
+    echo "run --algo $a --ranks 3 --count 48 --schedule latest --check"
+    echo "run --algo $a --ranks 3 --count 48 --fault 2:segv:3 --timeout 2"
+    echo "run --algo $a --ranks 3 --count 48 --fault 0:hang:9 --timeout 1"
+    echo "run --algo $a --ranks 3 --count 48 --output FX/o-$a.npy"
+    echo "run --algo $a --ranks 2 --count 12 --shape 3x4 --valid 2,3"
+    echo "bench --algo $a --ranks 3 -b 64 -e 1024 -f 4 -n 2 -w 1"
+    echo "bench --algo $a --ranks 4 -b 32 -e 128 -f 2 -n 2 -w 0 -d bf16 -o min --csv"
+    echo "bench --algo $a --ranks 2 -b 16 -e 16 -n 1 -w 1 --minmax pto -o max"
+    echo "bench --algo $a --ranks 3 -b 64 -e 64 -n 2 -w 1 --fault 1:segv:2 --timeout 2"
+  done
+  for b in $("$old" run --list-bugs 2>/dev/null | awk '/^[a-z]/ {print $1}'); do
+    echo "run --bug $b --ranks 4 --count 96 --iters 3"
+    echo "run --bug $b --ranks 4 --count 96 --schedule random:6 --memory-model relaxed"
+  done
+  for p in $(cd "$fx" && ls *.so); do
+    echo "run --algo FX/$p --ranks 4 --count 48"
+    echo "run --algo FX/$p --ranks 2 --count 7 --iters 3 --dtype fp16 --op max"
+    echo "run --algo FX/$p --ranks 3 --count 48 --schedule random:2 --memory-model fifo"
+    echo "run --algo FX/$p --ranks 3 --count 48 --schedule pct:2:1 --memory-model relaxed --check"
+    echo "run --algo FX/$p --ranks 3 --count 48 --fault 1:segv:4 --timeout 2"
+    echo "run --algo FX/$p --ranks 3 --count 48 --fault 2:abort:2 --timeout 2"
+    echo "run --algo FX/$p --ranks 4 --count 48 --minmax pto --op max"
+    echo "run --algo FX/$p --ranks 2 --count 12 --shape 3x4 --valid 2,3"
+    echo "run --algo FX/$p --ranks 2 --count 12 --shape 3x4 --valid 4,4"
+    echo "run --algo FX/$p --ranks 4 --count 48 --signal-layout padded"
+    echo "run --algo FX/$p --ranks 4 --count 48 --signals single-use"
+    echo "run --algo FX/$p --ranks 4 --count 48 --bug ring-no-ready-barrier"
+    echo "run --algo FX/$p --ranks 4 --count 48 --input FX/nosuch.npy"
+    echo "run --algo FX/$p --ranks 65 --count 48"
+    echo "run --algo FX/$p --ranks 4 --count 0"
+    echo "run --algo FX/$p --ranks 3 --count 48 --verbose-mode --fill random --seed 5"
+    echo "run --algo FX/$p --ranks 3 --count 48 --trace FX/p2-$p.cstrace"
+    echo "bench --algo FX/$p --ranks 3 -b 16 -e 256 -f 4 -n 2 -w 1"
+    echo "bench --algo FX/$p --ranks 2 -b 8 -e 64 -f 8 -n 1 -w 0 -d fp16 -o max --csv"
+    echo "bench --algo FX/$p --ranks 2 -b 8 -e 8 -n 1 -w 1 --minmax pto -o max"
+    echo "bench --algo FX/$p --ranks 3 -b 64 -e 64 -n 2 -w 1 --fault 1:segv:2 --timeout 2"
+    for x in "--staging" "--floor" "--trace-cost" "--signals self-clearing" "-c 0" "-d all" "-o all"; do
+      echo "bench --algo FX/$p --ranks 2 -b 8 -e 8 -n 1 -w 1 $x"
+    done
+  done
+  echo "ENV:COLLSIM_MISBEHAVE=segv run --algo FX/misbehave.so --ranks 3 --count 16 --timeout 2"
+  echo "ENV:COLLSIM_MISBEHAVE=hang run --algo FX/misbehave.so --ranks 3 --count 16 --timeout 1"
+  echo "ENV:COLLSIM_MISBEHAVE=abort bench --algo FX/misbehave.so --ranks 2 -b 8 -e 8 -n 1 -w 1 --timeout 1"
   echo "run --ranks 65"; echo "run --algo host --ranks 17"; echo "run --count 12 --shape 5x5"
   echo "run --algo ring --shape 3x4 --valid 2,2 --count 12"
 } | sed 's|FX|'"$fx"'|g' | grep -E -- "$only" > "$cases"
@@ -158,7 +217,12 @@ runall() { # BIN TAG CASES
     # EMPTY stands for an empty argument
     local args=(); read -r -a args <<<"$line"
     for k in "${!args[@]}"; do [ "${args[$k]}" = EMPTY ] && args[$k]=""; done
-    (cd "$d" && timeout 120 "$bin" "${args[@]}" >out 2>err </dev/null; echo "exit $?" >rc) || true
+    # ENV:NAME=VALUE first: the command runs with that variable set
+    local envs=()
+    while [ ${#args[@]} -gt 0 ] && [ "${args[0]#ENV:}" != "${args[0]}" ]; do
+      envs+=("${args[0]#ENV:}"); args=("${args[@]:1}")
+    done
+    (cd "$d" && env "${envs[@]}" timeout 120 "$bin" "${args[@]}" >out 2>err </dev/null; echo "exit $?" >rc) || true
     { echo "\$ collsim $line" | mask; cat "$d/rc"; echo "-- stdout"; mask <"$d/out"; echo "-- stderr"; mask <"$d/err"; } >"$work/$tag.$i"
   done <"$list"
 }
