@@ -163,31 +163,35 @@ cases=$work/cases
     echo "bench --algo $a --ranks 3 -b 64 -e 64 -n 2 -w 1 --fault 1:segv:2 --timeout 2"
   done
   for b in $("$old" run --list-bugs 2>/dev/null | awk '/^[a-z]/ {print $1}'); do
-    echo "run --bug $b --ranks 4 --count 96 --iters 3 --timeout 2"
+    echo "run --bug $b --ranks 4 --count 96 --iters 3 --schedule random:2 --timeout 2"
     echo "run --bug $b --ranks 4 --count 96 --schedule random:6 --memory-model relaxed --timeout 2"
   done
   for p in $(cd "$fx" && ls *.so); do
-    echo "run --algo FX/$p --ranks 4 --count 48 --timeout 2"
-    echo "run --algo FX/$p --ranks 2 --count 7 --iters 3 --dtype fp16 --op max --timeout 2"
+    # a defect races in free mode (its words change from run to run):
+    # a schedule fixes the order, and its timed bench rows are left out
+    case $p in defect0.so|defect9.so|heldout?_0.so|port*|rd_allreduce.so|ring_allgather.so|packed_flags.so) sch= ;;
+      *) sch="--schedule random:1" ;; esac
+    echo "run --algo FX/$p --ranks 4 --count 48 $sch --timeout 2"
+    echo "run --algo FX/$p --ranks 2 --count 7 --iters 3 --dtype fp16 --op max $sch --timeout 2"
     echo "run --algo FX/$p --ranks 3 --count 48 --schedule random:2 --memory-model fifo --timeout 2"
     echo "run --algo FX/$p --ranks 3 --count 48 --schedule pct:2:1 --memory-model relaxed --check --timeout 2"
     echo "run --algo FX/$p --ranks 3 --count 48 --fault 1:segv:4 --timeout 2"
     echo "run --algo FX/$p --ranks 3 --count 48 --fault 2:abort:2 --timeout 2"
-    echo "run --algo FX/$p --ranks 4 --count 48 --minmax pto --op max --timeout 2"
-    echo "run --algo FX/$p --ranks 2 --count 12 --shape 3x4 --valid 2,3 --timeout 2"
-    echo "run --algo FX/$p --ranks 2 --count 12 --shape 3x4 --valid 4,4 --timeout 2"
-    echo "run --algo FX/$p --ranks 4 --count 48 --signal-layout padded --timeout 2"
-    echo "run --algo FX/$p --ranks 4 --count 48 --signals single-use --timeout 2"
-    echo "run --algo FX/$p --ranks 4 --count 48 --bug ring-no-ready-barrier --timeout 2"
-    echo "run --algo FX/$p --ranks 4 --count 48 --input FX/nosuch.npy --timeout 2"
-    echo "run --algo FX/$p --ranks 65 --count 48 --timeout 2"
-    echo "run --algo FX/$p --ranks 4 --count 0 --timeout 2"
-    echo "run --algo FX/$p --ranks 3 --count 48 --verbose-mode --fill random --seed 5 --timeout 2"
-    echo "run --algo FX/$p --ranks 3 --count 48 --trace FX/p2-$p.cstrace --timeout 2"
-    echo "bench --algo FX/$p --ranks 3 -b 16 -e 256 -f 4 -n 2 -w 1 --timeout 2"
-    echo "bench --algo FX/$p --ranks 2 -b 8 -e 64 -f 8 -n 1 -w 0 -d fp16 -o max --csv --timeout 2"
-    echo "bench --algo FX/$p --ranks 2 -b 8 -e 8 -n 1 -w 1 --minmax pto -o max --timeout 2"
-    echo "bench --algo FX/$p --ranks 3 -b 64 -e 64 -n 2 -w 1 --fault 1:segv:2 --timeout 2"
+    echo "run --algo FX/$p --ranks 4 --count 48 --minmax pto --op max $sch --timeout 2"
+    echo "run --algo FX/$p --ranks 2 --count 12 --shape 3x4 --valid 2,3 $sch --timeout 2"
+    echo "run --algo FX/$p --ranks 2 --count 12 --shape 3x4 --valid 4,4 $sch --timeout 2"
+    echo "run --algo FX/$p --ranks 4 --count 48 --signal-layout padded $sch --timeout 2"
+    echo "run --algo FX/$p --ranks 4 --count 48 --signals single-use $sch --timeout 2"
+    echo "run --algo FX/$p --ranks 4 --count 48 --bug ring-no-ready-barrier $sch --timeout 2"
+    echo "run --algo FX/$p --ranks 4 --count 48 --input FX/nosuch.npy $sch --timeout 2"
+    echo "run --algo FX/$p --ranks 65 --count 48 $sch --timeout 2"
+    echo "run --algo FX/$p --ranks 4 --count 0 $sch --timeout 2"
+    echo "run --algo FX/$p --ranks 3 --count 48 --verbose-mode --fill random --seed 5 $sch --timeout 2"
+    echo "run --algo FX/$p --ranks 3 --count 48 --trace FX/p2-$p.cstrace $sch --timeout 2"
+    [ -n "$sch" ] || echo "bench --algo FX/$p --ranks 3 -b 16 -e 256 -f 4 -n 2 -w 1 --timeout 2"
+    [ -n "$sch" ] || echo "bench --algo FX/$p --ranks 2 -b 8 -e 64 -f 8 -n 1 -w 0 -d fp16 -o max --csv --timeout 2"
+    [ -n "$sch" ] || echo "bench --algo FX/$p --ranks 2 -b 8 -e 8 -n 1 -w 1 --minmax pto -o max --timeout 2"
+    [ -n "$sch" ] || echo "bench --algo FX/$p --ranks 3 -b 64 -e 64 -n 2 -w 1 --fault 1:segv:2 --timeout 2"
     for x in "--staging" "--floor" "--trace-cost" "--signals self-clearing" "-c 0" "-d all" "-o all"; do
       echo "bench --algo FX/$p --ranks 2 -b 8 -e 8 -n 1 -w 1 $x --timeout 2"
     done
@@ -214,6 +218,7 @@ runone() { # BIN TAG I LINE: the masked words into $work/TAG.I
     local d=$work/$tag/$i; rm -rf "$d"; mkdir -p "$d"
     # EMPTY stands for an empty argument
     local args=(); read -r -a args <<<"$line"
+    local k
     for k in "${!args[@]}"; do [ "${args[$k]}" = EMPTY ] && args[$k]=""; done
     # ENV:NAME=VALUE first: the command runs with that variable set
     local envs=()
@@ -249,11 +254,11 @@ for i in $(seq 1 "$n"); do
   hit=0
   for k in 1 2 3 4 5; do
     runone "$old" again "$i" "$(sed -n "${i}p" "$cases")"
-    if cmp -s "$work/again.$i" "$work/new.$i"; then hit=1; break; fi
+    if cmp -s "$work/again.$i" "$work/new.$i"; then hit=$k; break; fi
   done
-  if [ $hit = 1 ]; then
+  if [ $hit != 0 ]; then
     racy=$((racy + 1))
-    echo "nondeterministic (OLD gave NEW's words on rerun $k): $(head -1 "$work/new.$i")"
+    echo "nondeterministic (OLD gave NEW's words on rerun $hit): $(head -1 "$work/new.$i")"
   else
     differ=$((differ + 1))
     if [ $differ -le 10 ]; then diff -u "$work/old.$i" "$work/new.$i" | head -30 || true; fi
