@@ -3,9 +3,9 @@
  * object's registration (cs_coll_open, public), checking a configuration
  * against it, and the pipeline job that runs and verifies one, shared by
  * the public cs_coll_run and by `collsim run --algo ./x.so`
- * (cli/collsim/run_user.c). Owns: the job's layout, fill, verify step and the
+ * (cli/collsim/run.c). Owns: the job's layout, fill, verify step and the
  * verdict. Does not own the rank body (collectives/user.c), the pipeline
- * (run/pipeline.c) or any wording of a summary (run_user.c prints).
+ * (run/pipeline.c) or any wording of a summary (run.c prints).
  */
 #ifndef CS_COLL_H
 #define CS_COLL_H

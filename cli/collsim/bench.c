@@ -17,8 +17,15 @@
  * call starts from the original input, so the last timed call is the
  * checked one.
  *
+ * With --algo ./x.so the sweep runs a collective loaded from a shared
+ * object instead: per size one run of the shared job (run/coll.h), its
+ * median time per call and its verdict against the collective's
+ * expected-result function, as one row. Its bus bandwidth depends on what
+ * it moves, which collsim does not know, so that table has the algorithm
+ * bandwidth only.
+ *
  * Owns: the command line, the size sweep, the bench rank body and its io
- * protocol, the table/CSV output. Each row is one job on the run pipeline
+ * protocol, the table/CSV output of both kinds. Each row is one job on the run pipeline
  * (run/pipeline.h), whose verify step reads the times and checks the
  * result (run/verify.h). Does not own the algorithms, the world or the
  * launcher (collectives/, window/, sim/). Called from cli/collsim/main.c.
@@ -37,7 +44,6 @@
 #include "../../collectives/oracle.h"
 #include "../../sim/launch.h"
 #include "../../window/cs_error.h"
-#include "bench_user.h"
 #include "cli.h"
 #include "temp.h"
 #include "run.h"
@@ -1037,8 +1043,51 @@ static int print_end(const bench_opts_t *o, const int *algos,
   return (wrong || left) ? CS_EXIT_WRONG : CS_EXIT_OK;
 }
 
-/* --algo ./x.so: the sweep of cli/collsim/bench_user.c. */
-static int bench_user(const bench_opts_t *o)
+/* ------------------------------------------------------------ a plug-in */
+
+/* One row of a plug-in's sweep: a world of cfg with `count`. Returns the
+ * exit code; adds the row's wrong elements, cells and calls to *wrong. */
+static int bench_row_coll(const bench_opts_t *o, const cs_coll_cfg_t *cfg,
+                          uint64_t count, uint64_t *wrong)
+{
+  cs_coll_cfg_t g = *cfg;
+  g.count = count;
+  cs_coll_job_t cj;
+  if (cs_coll_job_init(&cj, o->coll, &g, CS_FILL_DEFAULT, 1,
+                       o->com.timeout_ns, 0, 0, 0) < 0) {
+    cs_cli_error("bench", "%s: its slots are not a window collsim can make",
+                 o->coll->name);
+    return CS_EXIT_USAGE;
+  }
+  cj.job.fault = o->com.fault;
+  cs_pipe_t p;
+  int rc = cs_pipe_run(&p, &cj.job), code = CS_EXIT_OK;
+  if (rc != 0) {
+    code = p.failed == CS_PIPE_LAUNCH ? cs_cli_pipe_launch_exit("bench", &p)
+                                      : CS_EXIT_ABORTED;
+    if (p.failed != CS_PIPE_LAUNCH)
+      cs_cli_error("bench", "%s", cs_strerror(p.err));
+  } else {
+    uint64_t nbytes = count * cs_dtype_size(g.dtype);
+    double us = (double)cj.median_ns / 1e3;
+    char w[24];
+    snprintf(w, sizeof(w), "%llu", (unsigned long long)(cj.wrong + cj.signals_bad));
+    printf(o->csv ? "%llu,%llu,%s,%s,%s,%u,%.2f,%.3f,%s,%s\n"
+                  : "%12llu %12llu %6s %6s %-16s %5u %10.2f %11.3f %11s %6s\n",
+           (unsigned long long)nbytes, (unsigned long long)count,
+           cs_dtype_name(g.dtype), cs_op_name(g.op), o->coll->name, g.nranks,
+           us, (double)nbytes / (us * 1e3), o->csv ? "" : "-",
+           cj.verified ? w : o->csv ? "" : "n/a");
+    *wrong += cj.wrong + cj.signals_bad + cj.differ;
+  }
+  cs_coll_job_fini(&cj);
+  return code;
+}
+
+/* --algo ./x.so: the options it does not honour refused, every size
+ * checked against its registration, then one free-mode world per size,
+ * every call (warm-up and timed) verified. Returns the exit code. */
+static int bench_coll(const bench_opts_t *o)
 {
   const char *builtin_only =
       o->trace_cost ? "--trace-cost" : o->staging ? "--staging"
@@ -1052,14 +1101,42 @@ static int bench_user(const bench_opts_t *o)
     return CS_EXIT_USAGE;
   }
   uint64_t counts[128];
-  cs_bench_user_t b = {
-      .coll = o->coll, .path = o->coll_path, .counts = counts,
-      .nsizes = sweep_counts(o, counts, 128),
-      .cfg = {.nranks = o->nranks, .dtype = o->dtype, .op = o->op,
-              .tile_bytes = o->tile_bytes, .iters = o->iters,
-              .minmax = (cs_minmax_t)o->minmax},
-      .warmup = o->warmup, .csv = o->csv, .com = &o->com};
-  return cs_bench_user(&b);
+  uint32_t nsizes = sweep_counts(o, counts, 128), n = o->nranks;
+  cs_coll_cfg_t cfg = {.nranks = n, .dtype = o->dtype, .op = o->op,
+                       .tile_bytes = o->tile_bytes,
+                       .iters = o->iters + o->warmup,
+                       .minmax = (cs_minmax_t)o->minmax};
+  char why[768];
+  for (uint32_t s = 0; s < nsizes; s++) {
+    cs_coll_cfg_t g = cfg;
+    g.count = counts[s];
+    if (cs_coll_check_full(o->coll, &g, why, sizeof(why)) < 0) {
+      cs_cli_error("bench", "%s", why);
+      return CS_EXIT_USAGE;
+    }
+  }
+  if (o->csv)
+    printf("size,count,type,redop,algo,ranks,time_us,algbw_gbps,busbw_gbps,wrong\n");
+  else
+    printf("# collsim bench: %s (%s), %u rank%s, %u warm-up + %u timed calls "
+           "per size; time = median of all calls, slowest rank\n"
+           "%12s %12s %6s %6s %-16s %5s %10s %11s %11s %6s\n", o->coll->name,
+           o->coll_path, n, n == 1 ? "" : "s", o->warmup, o->iters,
+           "size(B)", "count", "type", "redop", "algo", "ranks", "time(us)",
+           "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+  uint64_t wrong = 0;
+  for (uint32_t s = 0; s < nsizes; s++) {
+    int code = bench_row_coll(o, &cfg, counts[s], &wrong);
+    if (code != CS_EXIT_OK)
+      return code;
+  }
+  if (!o->coll->expect)
+    printf("# Wrong elements: not checked (%s has no expected-result function)\n",
+           o->coll->name);
+  else if (!o->csv)
+    printf("# Wrong elements: %llu%s\n", (unsigned long long)wrong,
+           wrong ? " WRONG" : " OK");
+  return wrong ? CS_EXIT_WRONG : CS_EXIT_OK;
 }
 
 /* One sweep per dtype and op asked for (-d all, -o all: every one, dtype
@@ -1101,7 +1178,7 @@ int cs_cmd_bench(int argc, char **argv)
   int rc = parse(argc, argv, &o);
   if (rc != 0 || o.coll) {
     if (rc == 0)
-      rc = bench_user(&o);
+      rc = bench_coll(&o);
     else
       rc = rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
     cs_coll_close(o.coll_handle);

@@ -1,10 +1,14 @@
 /*
- * run.c - `collsim run`: one verified allreduce run. Parses the options,
- * checks the configuration, hands the run to the pipeline
- * (run/pipeline.h) as a job whose verify step compares every rank's result bit
- * for bit with the oracle (collectives/oracle.h) and every signal cell with
- * the reference's final values (run/verify.h), and prints the summary and
- * every failure. cs_run_execute() is shared with `collsim replay` and
+ * run.c - `collsim run`: one verified allreduce run, of a built-in
+ * algorithm or of a collective loaded from a shared object (--algo ./x.so).
+ * Parses the options, checks the configuration, hands the run to the
+ * pipeline (run/pipeline.h) as a job whose verify step compares every
+ * rank's result bit for bit with the oracle (collectives/oracle.h) or the
+ * collective's expected-result function (run/coll.h) and every signal cell
+ * with its final value (run/verify.h), and prints the summary and every
+ * failure. One run path for both kinds: check, job, pipeline, results,
+ * the failed step's words; the kind supplies only its checks, its job and
+ * its summary. cs_run_execute() is shared with `collsim replay` and
  * `collsim teach`, which fill the options themselves.
  */
 #define _GNU_SOURCE
@@ -35,7 +39,6 @@
 #include "../../run/pipeline.h"
 #include "../../run/coll.h"
 #include "run.h"
-#include "run_user.h"
 #include "../../run/verify.h"
 
 /* The subcommand the options are parsed for, in their messages: run, or
@@ -660,6 +663,12 @@ void cs_run_list_bugs(FILE *out)
  * the configuration, not the caller's), the pipeline job, and what the
  * verify step found. Lives in cs_run_execute's frame. */
 typedef struct run_job {
+  cs_coll_job_t cj;       /* --algo ./x.so: the shared job (run/coll.h);
+                             first, so that the pipeline's context is both
+                             it (its verify step) and this run (the report) */
+  cs_job_ops_t  cj_ops;   /* its ops plus this run's report */
+  cs_coll_cfg_t ccfg;     /* its configuration */
+  int           cj_made;  /* cj initialised (to be finished) */
   run_opts_t  o;
   cs_npy_t    in;         /* --input, or empty */
   cs_fill_t   fill;       /* the fill used (CS_FILL_INPUT with --input) */
@@ -1060,6 +1069,22 @@ static int write_output(const run_job_t *rj, const cs_pipe_t *p, int code)
   return code;
 }
 
+/* The mode line of either kind: shown with --verbose-mode, a schedule,
+ * or (built-ins) a bug or a minmax mode, which it then names; `schedule`
+ * is the trace header's. */
+static void print_mode(const run_job_t *rj, const char *schedule,
+                       uint32_t bug, uint32_t minmax)
+{
+  if (!rj->o.verbose_mode && !rj->controlled && !bug && !minmax)
+    return;
+  printf("mode: %s%s, memory model %s%s%s%s%s\n",
+         rj->controlled ? "controlled, schedule " : "free",
+         rj->controlled ? schedule : "", cs_mm_name(rj->o.sched.model),
+         bug ? ", bug " : "", bug ? cs_bug_table[bug].name : "",
+         minmax ? ", minmax " : "",
+         minmax ? cs_minmax_name((cs_minmax_t)minmax) : "");
+}
+
 /* Prints the mode and the summary, writes --output. Returns the exit
  * code. */
 static int run_report(cs_pipe_t *p, void *ctx)
@@ -1067,13 +1092,7 @@ static int run_report(cs_pipe_t *p, void *ctx)
   run_job_t *rj = ctx;
   const run_opts_t *o = &rj->o;
   const cs_ar_cfg_t *c = &o->cfg;
-  if (o->verbose_mode || rj->controlled || c->bug || c->minmax)
-    printf("mode: %s%s, memory model %s%s%s%s%s\n",
-           rj->controlled ? "controlled, schedule " : "free",
-           rj->controlled ? rj->job.th.schedule : "", cs_mm_name(o->sched.model),
-           c->bug ? ", bug " : "", c->bug ? cs_bug_table[c->bug].name : "",
-           c->minmax ? ", minmax " : "",
-           c->minmax ? cs_minmax_name((cs_minmax_t)c->minmax) : "");
+  print_mode(rj, rj->job.th.schedule, c->bug, c->minmax);
   print_head(rj);
   print_result(rj, p);
   print_signals(rj);
@@ -1081,6 +1100,169 @@ static int run_report(cs_pipe_t *p, void *ctx)
   int code = (v->wrong || rj->signal_bad || v->signals_left || rj->differ)
                  ? CS_EXIT_WRONG : CS_EXIT_OK;
   return o->output ? write_output(rj, p, code) : code;
+}
+
+/* ------------------------------------------------------------ a plug-in */
+
+/* The run line and time per call of a collective from a shared object. */
+static void print_head_coll(const run_job_t *rj)
+{
+  const run_opts_t *o = &rj->o;
+  const cs_coll_cfg_t *g = &rj->ccfg;
+  const cs_coll_job_t *cj = &rj->cj;
+  uint32_t n = g->nranks;
+  /* a plug-in's bug is its own, its minmax mode not named */
+  print_mode(rj, cj->job.th.schedule, 0, 0);
+  printf("collsim run: %s (%s), %u rank%s, %llu x %s per rank, %s, input %s, "
+         "%u call%s\n", o->coll->name, o->coll_path, n, n == 1 ? "" : "s",
+         (unsigned long long)g->count, cs_dtype_name(g->dtype),
+         cs_op_name(g->op), cs_fill_name(cj->fill), g->iters,
+         g->iters == 1 ? "" : "s");
+  printf("time per call: %.1f us (median of %u, slowest rank)\n",
+         (double)cj->median_ns / 1e3, g->iters);
+}
+
+/* Its result against its expected-result function, its signal cells
+ * against signal_final (or 0), its repeated calls. */
+static void print_result_coll(const run_job_t *rj, const cs_pipe_t *p)
+{
+  const cs_collective_t *coll = rj->o.coll;
+  const cs_coll_job_t *cj = &rj->cj;
+  uint32_t n = rj->ccfg.nranks;
+  if (!cj->verified) {
+    printf("result: NOT VERIFIED: %s has no expected-result function "
+           "(expect is NULL), so the outputs were not compared\n", coll->name);
+  } else if (cj->wrong == 0) {
+    printf("result: bit-exact on all %u rank%s against %s's expected-result "
+           "function\n", n, n == 1 ? "" : "s", coll->name);
+  } else {
+    uint32_t r = (uint32_t)cj->bad_rank; /* cj->want is its expected result */
+    printf("result: WRONG: %llu element%s differ from %s's expected result; "
+           "first: rank %u index %llu: expected ", (unsigned long long)cj->wrong,
+           cj->wrong == 1 ? "" : "s", coll->name, r,
+           (unsigned long long)cj->bad_i);
+    print_bits(rj->ccfg.dtype, cj->want, cj->bad_i);
+    printf(", got ");
+    print_bits(rj->ccfg.dtype, cs_world_output(&p->world, r), cj->bad_i);
+    printf("\n");
+  }
+  if (coll->signal_slot == CS_COLL_NO_SIGNALS)
+    printf("signals: none declared\n");
+  else if (cj->signals_bad == 0)
+    printf("signals: every cell at its final value (%s)\n",
+           coll->signal_final ? "signal_final" : "0, self-cleared");
+  else
+    printf("signals: WRONG: %llu cell%s not at the final value; first: rank "
+           "%lld cell %llu holds %d, expected %d\n",
+           (unsigned long long)cj->signals_bad, cj->signals_bad == 1 ? "" : "s",
+           (long long)cj->sig_rank, (unsigned long long)cj->sig_cell,
+           cj->sig_got, cj->sig_want);
+  if (cj->differ)
+    printf("repeated calls: WRONG: %u call%s gave a result different from "
+           "the first\n", cj->differ, cj->differ == 1 ? "" : "s");
+}
+
+static int run_report_coll(cs_pipe_t *p, void *ctx)
+{
+  run_job_t *rj = ctx;
+  print_head_coll(rj);
+  print_result_coll(rj, p);
+  return cs_coll_job_ok(&rj->cj) ? CS_EXIT_OK : CS_EXIT_WRONG;
+}
+
+/* What a plug-in run refuses before its world exists: the options its
+ * flags do not honour, the configuration its check refuses. Returns the
+ * exit code (CS_EXIT_OK to go on; otherwise printed). */
+static int check_coll(run_job_t *rj)
+{
+  const run_opts_t *o = &rj->o;
+  const cs_ar_cfg_t *c = &o->cfg;
+  if (c->minmax && !(cs_coll_flags(o->coll) & CS_COLL_MINMAX)) {
+    cs_cli_error(o->cmd, "--minmax %s: %s does not honour it (its flags lack "
+                 "CS_COLL_MINMAX)", cs_minmax_name((cs_minmax_t)c->minmax),
+                 o->coll_path);
+    return CS_EXIT_USAGE;
+  }
+  if (c->shape_rows && !(cs_coll_flags(o->coll) & CS_COLL_SHAPE)) {
+    cs_cli_error(o->cmd, "--shape %ux%u: %s does not take a shape (its flags "
+                 "lack CS_COLL_SHAPE)", c->shape_rows, c->shape_cols,
+                 o->coll_path);
+    return CS_EXIT_USAGE;
+  }
+  if (c->shape_rows && (!c->valid_rows || !c->valid_cols ||
+                        c->valid_rows > c->shape_rows ||
+                        c->valid_cols > c->shape_cols)) {
+    cs_cli_error(o->cmd, "--valid %u,%u is not accepted: expected 1..%u rows "
+                 "and 1..%u columns, inside --shape %ux%u", c->valid_rows,
+                 c->valid_cols, c->shape_rows, c->shape_cols, c->shape_rows,
+                 c->shape_cols);
+    return CS_EXIT_USAGE;
+  }
+  rj->ccfg = (cs_coll_cfg_t){
+      .nranks = c->nranks, .count = c->count, .dtype = c->dtype, .op = c->op,
+      .tile_bytes = c->tile_bytes, .iters = c->iters,
+      .minmax = (cs_minmax_t)c->minmax, .shape_rows = c->shape_rows,
+      .shape_cols = c->shape_cols, .valid_rows = c->valid_rows,
+      .valid_cols = c->valid_cols};
+  char why[768];
+  if (cs_coll_check_full(o->coll, &rj->ccfg, why, sizeof(why)) < 0) {
+    cs_cli_error(o->cmd, "%s", why);
+    return CS_EXIT_USAGE;
+  }
+  if (cs_cli_common_check(o->cmd, &o->com, c->nranks) < 0)
+    return CS_EXIT_USAGE;
+  if (c->padded_cells && o->coll->signal_slot == CS_COLL_NO_SIGNALS) {
+    cs_cli_error(o->cmd, "--signal-layout padded: %s declares no signal slot "
+                 "to pad", o->coll->name);
+    return CS_EXIT_USAGE;
+  }
+  rj->controlled = o->sched.strategy != CS_SCHED_FREE;
+  return CS_EXIT_OK;
+}
+
+/* The pipeline job of a plug-in run: the shared one (run/coll.h) plus
+ * schedule, trace, fault and trace header. Returns the exit code
+ * (CS_EXIT_OK to go on; otherwise printed). */
+static int make_job_coll(run_job_t *rj)
+{
+  const run_opts_t *o = &rj->o;
+  const cs_coll_cfg_t *g = &rj->ccfg;
+  cs_coll_job_t *cj = &rj->cj;
+  if (cs_coll_job_init(cj, o->coll, g, o->fill, o->seed, o->com.timeout_ns,
+                       o->com.trace != NULL, rj->controlled,
+                       (int)o->cfg.padded_cells) < 0) {
+    cs_cli_error(o->cmd, "%s: its slots are not a window collsim can make",
+                 o->coll->name);
+    return CS_EXIT_USAGE;
+  }
+  rj->cj_made = 1;
+  cs_job_t *j = &cj->job;
+  rj->cj_ops = cj->ops;
+  rj->cj_ops.report = run_report_coll;
+  j->ops = &rj->cj_ops;
+  j->ctx = rj;
+  j->sched = rj->controlled ? &rj->o.sched : NULL;
+  j->trace = o->com.trace;
+  j->fault = o->com.fault;
+  j->expect_hash = o->expect_hash;
+  j->th.memory_model = o->sched.model;
+  j->th.modes = (o->cfg.padded_cells ? CS_TR_MODE_PADDED_CELLS : 0) |
+                (uint32_t)g->minmax << CS_TR_MODE_MINMAX_SHIFT |
+                (cs_coll_flags(o->coll) & CS_COLL_CHUNK_TAGS
+                     ? CS_TR_MODE_CHUNK_TAGS : 0);
+  j->th.fault_kind = o->com.has_fault ? o->com.fault.kind : 0;
+  j->th.fault_rank = o->com.fault.rank;
+  j->th.fault_event = o->com.fault.event;
+  j->th.shape_rows = g->shape_rows; /* CS_COLL_SHAPE's, or 0 */
+  j->th.shape_cols = g->shape_cols;
+  j->th.valid_rows = g->valid_rows;
+  j->th.valid_cols = g->valid_cols;
+  snprintf(j->th.algo_path, sizeof(j->th.algo_path), "%.*s",
+           (int)sizeof(j->th.algo_path) - 1, o->coll_path); /* as cut before */
+  memcpy(j->th.algo_sha256, o->coll_sha256, sizeof(j->th.algo_sha256));
+  snprintf(j->th.schedule, sizeof(j->th.schedule), "%s",
+           o->schedule_str ? o->schedule_str : rj->controlled ? "replay" : "free");
+  return CS_EXIT_OK;
 }
 
 /* ------------------------------------------------------------ the run */
@@ -1092,7 +1274,11 @@ static int run_failed(const run_job_t *rj, const cs_pipe_t *p)
   const cs_ar_cfg_t *c = &o->cfg;
   switch (p->failed) {
   case CS_PIPE_WORLD:
-    if (p->err == CS_ETOOBIG || p->err == -ENOENT) {
+    if (o->coll) {
+      cs_cli_error(o->cmd, "cannot make %u windows of %llu bytes for %s: %s",
+                   c->nranks, (unsigned long long)rj->cj.l.win_bytes,
+                   o->coll->name, cs_strerror(p->err));
+    } else if (p->err == CS_ETOOBIG || p->err == -ENOENT) {
       char why[512];
       cs_world_explain_error(why, sizeof why, &rj->l, c->nranks, &rj->job.wo,
                              p->err);
@@ -1104,6 +1290,10 @@ static int run_failed(const run_job_t *rj, const cs_pipe_t *p)
     }
     return CS_EXIT_USAGE;
   case CS_PIPE_INPUTS:
+    if (p->err == -ENOMEM && o->coll) {
+      cs_cli_error(o->cmd, "out of memory for the inputs");
+      return CS_EXIT_ABORTED;
+    }
     if (p->err == -ENOMEM) {
       cs_cli_error(o->cmd, "out of memory for %u x %llu bytes of input",
                    c->nranks, (unsigned long long)rj->job.input_bytes);
@@ -1128,51 +1318,6 @@ static int run_failed(const run_job_t *rj, const cs_pipe_t *p)
   default:
     return p->reported;
   }
-}
-
-/* The run of --algo ./x.so (cli/collsim/run_user.c). */
-static int run_user(run_opts_t *o)
-{
-  if (o->cfg.minmax && !(cs_coll_flags(o->coll) & CS_COLL_MINMAX)) {
-    cs_cli_error(o->cmd, "--minmax %s: %s does not honour it (its flags lack "
-                 "CS_COLL_MINMAX)", cs_minmax_name((cs_minmax_t)o->cfg.minmax),
-                 o->coll_path);
-    return CS_EXIT_USAGE;
-  }
-  const cs_ar_cfg_t *c = &o->cfg;
-  if (c->shape_rows && !(cs_coll_flags(o->coll) & CS_COLL_SHAPE)) {
-    cs_cli_error(o->cmd, "--shape %ux%u: %s does not take a shape (its flags "
-                 "lack CS_COLL_SHAPE)", c->shape_rows, c->shape_cols,
-                 o->coll_path);
-    return CS_EXIT_USAGE;
-  }
-  if (c->shape_rows && (!c->valid_rows || !c->valid_cols ||
-                        c->valid_rows > c->shape_rows ||
-                        c->valid_cols > c->shape_cols)) {
-    cs_cli_error(o->cmd, "--valid %u,%u is not accepted: expected 1..%u rows "
-                 "and 1..%u columns, inside --shape %ux%u", c->valid_rows,
-                 c->valid_cols, c->shape_rows, c->shape_cols, c->shape_rows,
-                 c->shape_cols);
-    return CS_EXIT_USAGE;
-  }
-  cs_run_user_t x = {
-      .cmd = o->cmd, .coll = o->coll, .path = o->coll_path,
-      .sha256 = o->coll_sha256,
-      .cfg = {.nranks = o->cfg.nranks, .count = o->cfg.count,
-              .dtype = o->cfg.dtype, .op = o->cfg.op,
-              .tile_bytes = o->cfg.tile_bytes, .iters = o->cfg.iters,
-              .minmax = (cs_minmax_t)o->cfg.minmax,
-              .shape_rows = o->cfg.shape_rows, .shape_cols = o->cfg.shape_cols,
-              .valid_rows = o->cfg.valid_rows, .valid_cols = o->cfg.valid_cols},
-      .fill = o->fill, .seed = o->seed, .sched = &o->sched,
-      .schedule_str = o->schedule_str, .com = &o->com,
-      .expect_hash = o->expect_hash, .verbose_mode = o->verbose_mode,
-      .padded_cells = o->cfg.padded_cells};
-  int code = cs_run_user(&x);
-  o->abort_reason = x.abort_reason;
-  o->sched_steps = x.sched_steps;
-  o->steps_taken = x.steps_taken;
-  return code;
 }
 
 /* The output rule for --output and --trace, before anything runs: neither
@@ -1202,14 +1347,15 @@ int cs_run_execute(run_opts_t *o_)
 {
   if (outputs_ok(o_) < 0)
     return CS_EXIT_USAGE;
-  if (o_->coll)
-    return run_user(o_);
   run_job_t rj = {.o = *o_}; /* a copy: its pointers are the caller's */
-  int code = check(&rj);
-  if (code == CS_EXIT_OK) {
+  int code = rj.o.coll ? check_coll(&rj) : check(&rj);
+  if (code == CS_EXIT_OK && rj.o.coll)
+    code = make_job_coll(&rj);
+  else if (code == CS_EXIT_OK)
     make_job(&rj);
+  if (code == CS_EXIT_OK) {
     cs_pipe_t p;
-    cs_pipe_run(&p, &rj.job);
+    cs_pipe_run(&p, rj.o.coll ? &rj.cj.job : &rj.job);
     if (cs_pipe_launched(&p)) {
       o_->abort_reason = p.res.aborted ? p.res.abort_reason : 0;
       o_->sched_steps = p.events;
@@ -1217,6 +1363,8 @@ int cs_run_execute(run_opts_t *o_)
     }
     code = run_failed(&rj, &p);
   }
+  if (rj.cj_made)
+    cs_coll_job_fini(&rj.cj);
   free(rj.in.data);
   return code;
 }
