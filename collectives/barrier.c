@@ -81,3 +81,22 @@ void cs__ar_neighbour_where(const cs_ar_cfg_t *c, uint32_t cell, char letter,
   else
     snprintf(buf, n, "%s, rank %u's notify", last, from);
 }
+
+bool cs__ar_two_neighbours_silent(const cs_ar_cfg_t *c, uint32_t rank,
+                                  uint64_t cell)
+{
+  uint32_t n = c->nranks, src = (uint32_t)(cell % n);
+  return src != (rank + n - 1) % n && src != (rank + 1) % n;
+}
+
+void cs__ar_push_ring_where(const cs_ar_cfg_t *c, const cs_knobs_t *k,
+                            uint32_t rank, uint32_t cell, int32_t target,
+                            char *buf, size_t n)
+{
+  (void)k;
+  (void)rank;
+  (void)target;
+  cs__ar_neighbour_where(c, cell, 's', 1,
+                         "final barrier (every push into this window has "
+                         "landed)", buf, n);
+}

@@ -155,4 +155,15 @@ void cs__ar_neighbour_where(const cs_ar_cfg_t *c, uint32_t cell, char letter,
                             uint32_t first, const char *last, char *buf,
                             size_t n);
 
+/* For a push ring whose barriers wait on both neighbours (host-push,
+ * ring-bidir): whether rank's own `cell` is one neither neighbour
+ * signals (a descriptor's signal_silent), and a wait's place ("neighbour
+ * barrier of RS s1, rank 2's notify", the final barrier last; a
+ * descriptor's wait_where). */
+bool cs__ar_two_neighbours_silent(const cs_ar_cfg_t *c, uint32_t rank,
+                                  uint64_t cell);
+void cs__ar_push_ring_where(const cs_ar_cfg_t *c, const cs_knobs_t *k,
+                            uint32_t rank, uint32_t cell, int32_t target,
+                            char *buf, size_t n);
+
 #endif

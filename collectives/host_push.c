@@ -108,8 +108,6 @@ static void hp_step(cs_dev_t *d, const cs_knobs_t *k, cs_tile_t *stage,
   }
 }
 
-static bool host_push_silent(const cs_ar_cfg_t *c, uint32_t rank,
-                             uint64_t cell);
 static uint32_t rows(const cs_ar_cfg_t *c);
 
 static void cs__ar_host_push(cs_dev_t *d, const cs_ar_cfg_t *c,
@@ -144,14 +142,16 @@ static void cs__ar_host_push(cs_dev_t *d, const cs_ar_cfg_t *c,
 
   int32_t per = n == 2 ? 2 : 1;
   if (!k->epilogue_every_peer) {
-    cs__ar_epilogue_some(d, k, rows(c), per, per, host_push_silent, c, bad);
+    cs__ar_epilogue_some(d, k, rows(c), per, per,
+                         cs__ar_two_neighbours_silent, c, bad);
     return;
   }
   /* --bug host-push-epilogue-2279: the harness's check of the cells as
    * above, then #2279's reset for the all-to-all barrier */
   cs_knobs_t check_only = *k;
   check_only.epilogue = false;
-  cs__ar_epilogue_some(d, &check_only, rows(c), per, per, host_push_silent, c,
+  cs__ar_epilogue_some(d, &check_only, rows(c), per, per,
+                       cs__ar_two_neighbours_silent, c,
                        bad);
   if (k->epilogue)
     cs__ar_epilogue(d, k, rows(c), 1, 1, NULL);
@@ -183,25 +183,6 @@ static int32_t host_push_final(const cs_ar_cfg_t *c)
   return c->nranks == 2 ? 2 : 1;
 }
 
-static bool host_push_silent(const cs_ar_cfg_t *c, uint32_t rank,
-                             uint64_t cell)
-{
-  uint32_t n = c->nranks, src = (uint32_t)(cell % n);
-  return src != (rank + n - 1) % n && src != (rank + 1) % n;
-}
-
-static void host_push_where(const cs_ar_cfg_t *c, const cs_knobs_t *k,
-                            uint32_t rank, uint32_t cell, int32_t target,
-                            char *buf, size_t n)
-{
-  (void)k;
-  (void)rank;
-  (void)target;
-  cs__ar_neighbour_where(c, cell, 's', 1,
-                         "final barrier (every push into this window has "
-                         "landed)", buf, n);
-}
-
 static void host_push_notifies(const cs_ar_cfg_t *c, int single,
                                cs_algo_notifies_t *s)
 {
@@ -230,10 +211,10 @@ const cs_algo_desc_t cs__algo_host_push = {
     .body = cs__ar_host_push,
     .signal_cells = host_push_cells,
     .signal_final = host_push_final,
-    .signal_silent = host_push_silent,
+    .signal_silent = cs__ar_two_neighbours_silent,
     .final_text = "one +1 per neighbour per row",
     .signalled = "every neighbour cell",
-    .wait_where = host_push_where,
+    .wait_where = cs__ar_push_ring_where,
     .phases = host_push_phases,
     .nphases = 2,
     .fold = CS_FOLD_RING_EQUAL,

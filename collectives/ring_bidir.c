@@ -111,8 +111,6 @@ static void bd_step(cs_dev_t *d, const cs_ar_cfg_t *c, const cs_knobs_t *k,
     cs_pipe_barrier(d);
 }
 
-static bool ring_bidir_silent(const cs_ar_cfg_t *c, uint32_t rank,
-                              uint64_t cell);
 static uint32_t rows(const cs_ar_cfg_t *c);
 
 static void cs__ar_ring_bidir(cs_dev_t *d, const cs_ar_cfg_t *c,
@@ -138,7 +136,8 @@ static void cs__ar_ring_bidir(cs_dev_t *d, const cs_ar_cfg_t *c,
   }
   if (k->final_barrier)
     bd_barrier(d, k, 2 * (n - 1));
-  cs__ar_epilogue_some(d, k, rows(c), 1, 1, ring_bidir_silent, c, bad);
+  cs__ar_epilogue_some(d, k, rows(c), 1, 1, cs__ar_two_neighbours_silent, c,
+                       bad);
 }
 
 /* ------------------------------------------------------------ descriptor */
@@ -161,25 +160,6 @@ static uint32_t rows(const cs_ar_cfg_t *c)
 static uint64_t ring_bidir_cells(const cs_ar_cfg_t *c)
 {
   return (uint64_t)(2 * (c->nranks - 1) + 1) * c->nranks;
-}
-
-static bool ring_bidir_silent(const cs_ar_cfg_t *c, uint32_t rank,
-                              uint64_t cell)
-{
-  uint32_t n = c->nranks, src = (uint32_t)(cell % n);
-  return src != (rank + n - 1) % n && src != (rank + 1) % n;
-}
-
-static void ring_bidir_where(const cs_ar_cfg_t *c, const cs_knobs_t *k,
-                             uint32_t rank, uint32_t cell, int32_t target,
-                             char *buf, size_t n)
-{
-  (void)k;
-  (void)rank;
-  (void)target;
-  cs__ar_neighbour_where(c, cell, 's', 1,
-                         "final barrier (every push into this window has "
-                         "landed)", buf, n);
 }
 
 static void ring_bidir_notifies(const cs_ar_cfg_t *c, int single,
@@ -210,10 +190,10 @@ const cs_algo_desc_t cs__algo_ring_bidir = {
     .body = cs__ar_ring_bidir,
     .signal_cells = ring_bidir_cells,
     .signal_final = cs__one_per_row,
-    .signal_silent = ring_bidir_silent,
+    .signal_silent = cs__ar_two_neighbours_silent,
     .final_text = "1 per row",
     .signalled = "every neighbour cell",
-    .wait_where = ring_bidir_where,
+    .wait_where = cs__ar_push_ring_where,
     .phases = ring_bidir_phases,
     .nphases = 2,
     .ready_barrier = "NEIGHBOUR",
