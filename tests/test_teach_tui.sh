@@ -33,9 +33,11 @@ start() {
 }
 screen() { tmux -L "$sock" capture-pane -p; }
 keys() { for k in "$@"; do tmux -L "$sock" send-keys "$k"; sleep 0.15; done; }
-# wait_for TEXT: until the screen shows TEXT (10 s at most).
+# wait_for TEXT [SECONDS]: until the screen shows TEXT (10 s at most, or
+# SECONDS: the S search runs up to 200 whole runs, which the sanitizer
+# build on a loaded machine takes far longer than 10 s to finish).
 wait_for() {
-  for _ in $(seq 100); do screen | grep -qF -- "$1" && return 0; sleep 0.1; done
+  for _ in $(seq $((${2:-10} * 10))); do screen | grep -qF -- "$1" && return 0; sleep 0.1; done
   fail "the screen never showed '$1'"; screen; return 1
 }
 # wait_exit: until collsim has exited; then no shared-memory world of its
@@ -164,7 +166,7 @@ rm -f "$dir/exit"
 level_start "3"
 wait_for "Break it: no read-complete barrier"
 keys S
-wait_for "Shown: this order fails"
+wait_for "Shown: this order fails" 90
 screen | grep -q "result: WRONG" || fail "show me: no wrong result on the screen"
 screen | grep -qE "^ +Missing: (a read-complete barrier|the READ-COMPLETE barrier)" || { fail "show me: the story misses the read-complete edge"; screen; }
 keys q
@@ -176,7 +178,7 @@ for where in end middle; do
   rm -f "$dir/exit"
   level_start "1"
   wait_for "step 0, who goes next"
-  if [ "$where" = end ]; then keys S; wait_for "Shown: this order fails"; else keys Enter Enter; fi
+  if [ "$where" = end ]; then keys S; wait_for "Shown: this order fails" 90; else keys Enter Enter; fi
   kill -TERM "$(cat "$dir/pid")"
   wait_exit
   cmp -s "$dir/stty.before" "$dir/stty.after" || fail "SIGTERM ($where) left the terminal changed"
@@ -260,7 +262,7 @@ rm -f "$dir/exit"
 level_start "3"
 wait_for "Break it: no read-complete barrier"
 keys S
-wait_for "Shown: this order fails"
+wait_for "Shown: this order fails" 90
 sleep 0.3
 v=$(joined)
 m=$(echo "$v" | sed -nE 's/.*Missing: (a read-complete barrier|the READ-COMPLETE barrier of [A-Za-z]+ c[0-9]+): a notify by rank ([0-9]) after ([0-9]) and a wait by rank ([0-9]) on it before ([0-9])\..*/\2 \3 \4 \5/p')
@@ -282,7 +284,7 @@ for how in hand show; do
     wait_for "You broke it"
   else
     keys S
-    wait_for "Shown: this order fails"
+    wait_for "Shown: this order fails" 90
   fi
   sleep 0.3
   v=$(joined)
@@ -319,7 +321,7 @@ rm -f "$dir/exit"
 level_start "1"
 wait_for "Break it: no READY barrier"
 keys S
-wait_for "Shown: this order fails"
+wait_for "Shown: this order fails" 90
 keys B
 wait_for "who goes next"
 keys 2
@@ -495,7 +497,7 @@ rm -f "$dir/exit"
 level_start "4"
 wait_for "Break it: waits compare =="
 keys S
-wait_for "Shown: this order fails"
+wait_for "Shown: this order fails" 90
 sleep 0.3
 screen | sed -n '/^The level removed/,$p' | tr -s ' \n' '  ' | grep -qF "Missing: a >= comparison: the add can pass the == value before the waiter looks." || { fail "level 4: the missing edge is not on the screen whole"; screen; }
 screen | grep -qF "more than fits" || { fail "level 4: the cut wavefront is not marked"; screen; }
@@ -637,7 +639,7 @@ for l in 1 2 3 4 5; do
   wait_for "step 0, who goes next"
   wait_for "Break it:"
   keys S
-  wait_for "Shown: this order fails" || { keys q; wait_exit; continue; }
+  wait_for "Shown: this order fails" 90 || { keys q; wait_exit; continue; }
   sleep 0.3
   # broken: the next level, or (the last, an upstream bug) where it was met
   if [ $l -lt 5 ]; then want3="^Level $l of 5 broken\. Next: --level $((l + 1)), "
@@ -995,7 +997,7 @@ wait_for "It still passed"
 keys B
 wait_for "who goes next"
 keys S
-wait_for "No failing order found"
+wait_for "No failing order found" 90
 sleep 0.3
 sc=$(screen)
 echo "$sc" | grep -qE "^[> ]  d[0-9]  rank" || { fail "level 2 after S: no DMA row"; echo "$sc"; }
@@ -1009,7 +1011,7 @@ wait_exit
 rm -f "$dir/exit"
 level_start "1"
 keys S
-wait_for "Shown: this order fails"
+wait_for "Shown: this order fails" 90
 sleep 0.3
 foot=$(screen | tail -1)
 echo "$foot" | grep -qE "Enter step|0-9 rank" && fail "end screen: the footer offers stepping: $foot"
