@@ -349,7 +349,10 @@ killcase() {
 if [ $root = 1 ] && unshare -m --propagation private true 2>/dev/null; then
   K=$(mktemp -d /var/tmp/attack-kill.XXXXXX)
   trap 'rm -rf "$D" "$E" "$K"' EXIT
-  "$cs" run --ranks 3 --count 64 --iters 1500 --schedule random:1 \
+  # about 96 MB: check reads some 10 M records/s, so it runs for about
+  # 0.3 s and is still running at its kill (at 1,500 calls it once ended
+  # first on CI)
+  "$cs" run --ranks 3 --count 64 --iters 6000 --schedule random:1 \
     --trace "$K/long.cstrace" >/dev/null
   "$cs" run --algo ring --ranks 3 --count 4000 --bug ring-no-ready-barrier \
     --schedule random:1 --trace "$K/bad.cstrace" >/dev/null 2>&1 || true
@@ -364,8 +367,8 @@ if [ $root = 1 ] && unshare -m --propagation private true 2>/dev/null; then
   killcase "explore -j 2" 0.5 "$cs" explore --ranks 3 --count 40 --schedules 100000 -j 2 -o "$O"
   killcase shrink 0.5 "$cs" shrink "$K/bad.cstrace" -o "$O/min.cstrace"
   killcase trace 0.3 "$cs" trace "$K/long.cstrace"
-  killcase "trace --stats" 0.05 "$cs" trace --stats "$K/long.cstrace"
-  killcase check 0.05 "$cs" check "$K/long.cstrace"
+  killcase "trace --stats" 0.1 "$cs" trace --stats "$K/long.cstrace"
+  killcase check 0.1 "$cs" check "$K/long.cstrace"
   killcase teach 0.5 "$cs" teach --plain --schedule random:1 --ranks 8 --count 1000000 --trace "$O/t.cstrace"
   killcase bench 0.5 "$cs" bench -b 8 -e 64M
   killcase "bench --trace-cost" 0.5 "$cs" bench -b 8 -e 8 -n 100000 --trace-cost
