@@ -18,6 +18,12 @@
  *   ctor, refuse, signal-final, expect
  *                  a SIGSEGV in the constructor / that launcher hook
  *   expect-abort   expect calls abort()
+ *   peek           order-dependent without a race (2 ranks): rank 1 stores,
+ *                  then notifies rank 0; rank 0 looks at the cell with a
+ *                  wait >= 0 and, if the notify is already there, keeps
+ *                  only its first element (a wrong result only in orders
+ *                  where rank 1 runs first, and no access of another
+ *                  rank's memory: nothing for check to order)
  *
  * The bad device calls are made by rank 1 after one good event.
  */
@@ -130,7 +136,15 @@ static int body(cs_dev_t *d, const cs_coll_cfg_t *c)
       cs_load_rect(d, &t, me, SLOT_DATA, 0, CS_RECT_MAX_ROWS, 1u << 30,
                    1u << 30);
   }
+  if (is("peek") && me == 0) {
+    if (cs_wait(d, SLOT_SIGNAL, 0, CS_CMP_GE, 0) != 0)
+      cs_load(d, &t, me, SLOT_DATA, 0, 1, v); /* the rest zero-filled */
+    cs_wait(d, SLOT_SIGNAL, 0, CS_CMP_GE, 1);
+    cs_notify(d, me, SLOT_SIGNAL, 0, CS_NOTIFY_ADD, -1);
+  }
   cs_store(d, &t, SLOT_DATA, 0, v);
+  if (is("peek") && me == 1)
+    cs_notify(d, 0, SLOT_SIGNAL, 0, CS_NOTIFY_ADD, 1);
   if (me == 1 && is("spin"))
     for (volatile unsigned x = 0;; x++)
       ;
