@@ -104,6 +104,12 @@
  *            calls; a rank stuck inside MPI (its event still for twice
  *            the timeout plus 5 s) names the rank whose beat stopped and
  *            exits 3 (cs_mpi_t.wd, docs/mpi.md).
+ *   guard    Outside a run (MPI_Init, the options' broadcast, opening
+ *            and closing a case's windows, MPI_Finalize) every call is
+ *            collective and no watchdog beats: a thread started before
+ *            MPI_Init (cs_mpi_guard_start) ends the process with exit 3
+ *            and one line when such a stretch lasts longer than
+ *            COLLSIM_MPI_SETUP_LIMIT seconds (default 60).
  */
 #define _GNU_SOURCE
 #include "transport_mpi.h"
@@ -883,6 +889,8 @@ static void wd_start(cs_mpi_t *m, const cs_dev_t *d)
     free(t);
     t = NULL;
   }
+  if (t) /* tests/test_mpi.sh waits for it before stopping a rank */
+    pthread_setname_np(*t, "cs-watchdog");
   m->wd_thread = t;
 }
 
@@ -898,6 +906,90 @@ static void wd_close(cs_mpi_t *m)
     MPI_Win_free(&m->wd_win);
   MPI_Comm_free(&m->node);
   m->wd = NULL;
+}
+
+/* ------------------------------------------------------------ guard */
+
+/* since: when the stretch outside a run began (0: in a run, or off);
+ * rank: this rank, from the launcher's environment until MPI knows it. */
+static struct {
+  uint64_t since, limit;
+  int rank;
+} guard;
+
+static void *guard_main(void *arg)
+{
+  (void)arg;
+  for (;;) {
+    nap(200000000);
+    uint64_t s = __atomic_load_n(&guard.since, __ATOMIC_ACQUIRE);
+    uint64_t now = cs_now_ns();
+    if (!s || now - s < guard.limit)
+      continue;
+    int r = __atomic_load_n(&guard.rank, __ATOMIC_RELAXED);
+    nap((uint64_t)(r > 0 && r < 64 ? r : 0) * 300000000ull); /* rank order */
+    char line[400];
+    int n = snprintf(line, sizeof line, "collsim-mpi: rank %d: no progress: "
+                     "the job's MPI setup or teardown (MPI_Init, opening or "
+                     "closing a case's windows, MPI_Finalize: calls every "
+                     "rank must make) has not finished after %.0f s; a rank "
+                     "stopped by a signal, dead or never started holds it, "
+                     "and outside a run none can be named "
+                     "(COLLSIM_MPI_SETUP_LIMIT sets the limit)\n",
+                     r, (double)guard.limit / 1e9);
+    if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n
+                                                        : sizeof line) < 0)
+      n = 0;
+    _exit(3); /* CS_EXIT_ABORTED */
+  }
+  return NULL;
+}
+
+int cs_mpi_guard_start(void)
+{
+  const char *e = getenv("COLLSIM_MPI_SETUP_LIMIT");
+  double lim = 60;
+  if (e && *e) {
+    char *end;
+    errno = 0;
+    lim = strtod(e, &end);
+    if (errno || *end || !(lim >= 0 && lim <= 86400))
+      return -EINVAL;
+  }
+  const char *r = getenv("OMPI_COMM_WORLD_RANK");
+  if (!r)
+    r = getenv("PMI_RANK");
+  guard.rank = r ? atoi(r) : 0;
+  if (lim == 0)
+    return 0; /* off */
+  guard.limit = (uint64_t)(lim * 1e9);
+  __atomic_store_n(&guard.since, cs_now_ns(), __ATOMIC_RELEASE);
+  pthread_t t;
+  pthread_attr_t a;
+  if (pthread_attr_init(&a) != 0)
+    return -ENOMEM;
+  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+  int rc = pthread_create(&t, &a, guard_main, NULL);
+  pthread_attr_destroy(&a);
+  if (rc != 0) {
+    guard.since = 0;
+    return -rc;
+  }
+  pthread_setname_np(t, "cs-guard");
+  return 0;
+}
+
+void cs_mpi_guard_in_run(int in_run)
+{
+  if (!guard.limit)
+    return;
+  __atomic_store_n(&guard.since, in_run ? 0 : cs_now_ns(), __ATOMIC_RELEASE);
+}
+
+void cs_mpi_guard_stop(void)
+{
+  __atomic_store_n(&guard.since, 0, __ATOMIC_RELEASE);
+  guard.limit = 0;
 }
 
 /* ------------------------------------------------------------ window */
@@ -970,6 +1062,9 @@ int cs_mpi_dev_init(cs_dev_t *d, cs_mpi_t *m, cs_world_t *w,
   d->mywin = m->base;
   crash_guard(m, d);
   wd_start(m, d);
+  /* the run: its waits time out, and the watchdog covers MPI calls */
+  __atomic_store_n(&guard.rank, m->rank, __ATOMIC_RELAXED);
+  cs_mpi_guard_in_run(1);
   /* Every base is the own window: cs_win_remote() then yields a local
    * address, which no op dereferences for a peer. */
   uint64_t base = (uint64_t)(uintptr_t)m->base;
@@ -984,6 +1079,7 @@ int cs_mpi_dev_init(cs_dev_t *d, cs_mpi_t *m, cs_world_t *w,
 void cs_mpi_close(cs_mpi_t *m)
 {
   crash_unguard();
+  cs_mpi_guard_in_run(0);
   wd_close(m);
   MPI_Win_flush_all(m->win);
   /* No rank may still read or write a window that is being freed. */

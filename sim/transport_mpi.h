@@ -137,4 +137,19 @@ int cs_mpi_complete_by(MPI_Request *rq, uint64_t deadline);
  * every rank is done with every window, frees the window. */
 void cs_mpi_close(cs_mpi_t *m);
 
+/* The guard of the stretches outside a run, where every MPI call is
+ * collective and neither a wait timeout nor the watchdog can end a job
+ * that a stopped or dead rank holds: cs_mpi_guard_start, before MPI_Init,
+ * starts a thread that ends the process (exit 3, one line) once such a
+ * stretch lasts COLLSIM_MPI_SETUP_LIMIT seconds (default 60; 0: no
+ * guard). Returns 0, or -EINVAL for a limit that is not a number of
+ * seconds from 0 to 86400, or -errno if the thread cannot start.
+ * cs_mpi_dev_init and cs_mpi_close mark a run's start and end
+ * (cs_mpi_guard_in_run: 1 stops the clock, 0 starts it again, so a loop
+ * of collective calls outside a run calls it with 0 before each);
+ * cs_mpi_guard_stop after MPI_Finalize. */
+int cs_mpi_guard_start(void);
+void cs_mpi_guard_in_run(int in_run);
+void cs_mpi_guard_stop(void);
+
 #endif

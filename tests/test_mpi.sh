@@ -187,18 +187,71 @@ hang() {
     if left_over; then echo "FAIL $label: collsim-mpi processes left"; fail=1; fi
   done
   echo "ok $label: exit $rc, wavefront: $(grep -c '^  rank ' <<<"$out") lines"
-  # A rank stopped with SIGSTOP: the others may block inside one-sided
-  # calls that need the stopped rank's progress, where no wait of
-  # collsim's times out (MPICH, Open MPI on some machines); the watchdog
-  # (docs/mpi.md) should then end the job and name it; on a fresh Debian
-  # root it did not, so these run only with COLLSIM_MPI_STOPPED=1.
-  if [ "${COLLSIM_MPI_STOPPED:-0}" = 1 ]; then
-    stopped_rank "$label" 1 "$@"
-    stopped_rank "$label" 0 "$@"
-    stopped_rank "$label" 2 "$@"
-  else
-    echo "skip $label stopped: set COLLSIM_MPI_STOPPED=1"
+  # A rank stopped with SIGSTOP mid-run: the others may block inside
+  # one-sided calls that need the stopped rank's progress, where no wait
+  # of collsim's times out (MPICH, Open MPI on some machines); the
+  # watchdog (docs/mpi.md) ends the job and names it. Stopped before its
+  # run began (in MPI_Init: the case that once hung on a fresh Debian
+  # root, where MPI_Init outlasted the second the test used to give it),
+  # the setup guard ends the job.
+  stopped_rank "$label" 1 "$@"
+  stopped_rank "$label" 0 "$@"
+  stopped_rank "$label" 2 "$@"
+  stopped_in_setup "$label" "$@"
+}
+
+# watchdog_of PID: PID's process has the watchdog thread (its run began).
+watchdog_of() { grep -qsx cs-watchdog /proc/"$1"/task/*/comm; }
+
+# rank_pid BINARY RANK: the pid of RANK's process (its launcher's rank
+# variable), or nothing.
+rank_pid() {
+  local p
+  for p in $(pgrep -f "^$1 run --algo ring --count 100000 --iters 1000000"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+      grep -Eq "^(OMPI_COMM_WORLD_RANK|PMI_RANK)=$2\$" && { echo "$p"; return; }
+  done
+}
+
+# stopped_in_setup LABEL MPIRUN... BINARY: rank 1 stopped as soon as its
+# process exists (before its run, most likely in MPI_Init): with
+# COLLSIM_MPI_SETUP_LIMIT=5 the setup guard ends the job with exit 3
+# (MPICH's launcher may report the SIGKILL of the stopped rank, 9) and
+# its one line, in about 5 s.
+stopped_in_setup() {
+  local label=$1; shift
+  local b=${*: -1} victim="" out rc
+  COLLSIM_MPI_SETUP_LIMIT=5 "${@:1:$#-1}" -np 3 "$b" run --algo ring \
+    --count 100000 --iters 1000000 --timeout 1 >"$tmp/stop.out" 2>&1 &
+  local job=$!
+  for _ in $(seq 1000); do
+    victim=$(rank_pid "$b" 1)
+    [ -n "$victim" ] && break
+    sleep 0.01
+  done
+  [ -n "$victim" ] && kill -STOP "$victim"
+  if [ -n "$victim" ] && watchdog_of "$victim"; then
+    kill -CONT "$victim"; kill -9 "$job"; wait "$job"
+    echo "skip $label stopped in setup: rank 1's run had begun at its stop"
+    return
   fi
+  local waited=0
+  while kill -0 "$job" 2>/dev/null && [ $waited -lt 300 ]; do sleep 0.1; waited=$((waited + 1)); done
+  kill -0 "$job" 2>/dev/null && kill -9 "$job"
+  wait "$job"; rc=$?
+  [ -n "$victim" ] && kill -CONT "$victim" 2>/dev/null
+  out=$(cat "$tmp/stop.out")
+  local rc_ok=0
+  [ $rc -eq 3 ] || { [ "${label#mpich}" != "$label" ] && [ $rc -eq 9 ]; } && rc_ok=1
+  if [ -z "$victim" ] || [ $rc_ok = 0 ] ||
+     ! grep -m1 '^collsim-mpi: ' <<<"$out" |
+       grep -Eq "^collsim-mpi: rank [02]: no progress: the job's MPI setup or teardown .* has not finished after 5 s"; then
+    echo "FAIL $label stopped in setup: rank 1 pid '$victim', exit $rc (expected 3), no setup line:"
+    echo "$out" | head -6; fail=1
+  fi
+  sleep 0.5
+  if left_over; then echo "FAIL $label stopped in setup: collsim-mpi processes left"; pgrep -a -f "^$bin run"; fail=1; fi
+  echo "ok $label stopped in setup: exit $rc after $((waited / 10)) s"
 }
 
 # stopped_rank LABEL RANK MPIRUN... BINARY: RANK stopped by SIGSTOP
@@ -212,15 +265,12 @@ stopped_rank() {
   "${@:1:$#-1}" -np 3 "$b" run --algo ring --count 100000 --iters 1000000 \
     --timeout 1 >"$tmp/stop.out" 2>&1 &
   local job=$!
-  for _ in $(seq 100); do # rank 1's process: its launcher's rank variable
-    for p in $(pgrep -f "^$b run --algo ring --count 100000 --iters 1000000"); do
-      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
-        grep -Eq "^(OMPI_COMM_WORLD_RANK|PMI_RANK)=$vr\$" && victim=$p
-    done
-    [ -n "$victim" ] && break
+  for _ in $(seq 600); do # the victim's process, once its run has begun
+    victim=$(rank_pid "$b" "$vr")
+    [ -n "$victim" ] && watchdog_of "$victim" && break
     sleep 0.1
   done
-  sleep 1
+  sleep 0.5
   [ -n "$victim" ] && kill -STOP "$victim"
   local waited=0
   while kill -0 "$job" 2>/dev/null && [ $waited -lt 300 ]; do sleep 0.1; waited=$((waited + 1)); done

@@ -126,6 +126,12 @@ static const char usage[] =
     "a rank that cannot answer (computing, or stuck in an MPI call to a rank\n"
     "that makes no progress, as over TCP) shows as 'no report'. If rank 0 is\n"
     "in no wait, each rank that timed out prints its own line instead.\n"
+    "With every rank on one node, a watchdog thread per rank names a rank\n"
+    "whose process stopped while the others are blocked inside MPI\n"
+    "(COLLSIM_MPI_NO_WATCHDOG=1 turns it off). Outside a run (MPI_Init,\n"
+    "opening and closing windows, MPI_Finalize) a stretch of collective\n"
+    "calls that lasts COLLSIM_MPI_SETUP_LIMIT seconds (default 60, 0: no\n"
+    "limit) ends the job with one line and exit 3 (docs/mpi.md).\n"
     "\n"
     "A rank killed by SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT says so in\n"
     "one line ('collsim-mpi: rank 1: killed by SIGSEGV at event 4') and ends\n"
@@ -742,6 +748,12 @@ static int cmd_run(int argc, char **argv, int rank, int size)
 
 int main(int argc, char **argv)
 {
+  if (cs_mpi_guard_start() < 0) {
+    fprintf(stderr, "collsim-mpi: COLLSIM_MPI_SETUP_LIMIT='%s': expected "
+            "seconds from 0 (no limit) to 86400\n",
+            getenv("COLLSIM_MPI_SETUP_LIMIT"));
+    return CS_EXIT_USAGE;
+  }
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1, rc;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -766,5 +778,6 @@ int main(int argc, char **argv)
     rc = CS_EXIT_USAGE;
   }
   MPI_Finalize();
+  cs_mpi_guard_stop();
   return rc;
 }
