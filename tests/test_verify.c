@@ -972,7 +972,28 @@ Test(verify, every_mutation_yields_a_counterexample, .timeout = 900)
     {"host-push-left-wait-only", "host-push", "3", "3", "fp32", "sc"},
     {"host-push-no-dsb", "host-push", "2", "2", "fp32", "relaxed"},
     {"push-no-put-predrain", "ring-push", "2", "2", "fp32", "relaxed"},
+    {"drain-no-ddr-fence", "ring", "3", "3", "fp32", "a2a3"},
+    {"host-push-epilogue-2279", "host-push", "2", "2", "fp32", "sc"},
+    {"ibing-no-snapshot-barrier", "ibing", "2", "2", "fp32", "sc"},
   };
+  /* The table is every mutation `run --list-bugs` names (its rows start
+   * at column 0), but the one only --check sees (the test below). */
+  cli_out_t lb;
+  run_cli(&lb, 30, "run", "--list-bugs", NULL);
+  cr_assert_eq(lb.status, 0, "%s", lb.err);
+  size_t named = 0;
+  for (const char *l = strchr(lb.out, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
+    char name[64];
+    if (l[1] == ' ' || l[1] == '\n' || sscanf(l + 1, "%63s", name) != 1)
+      continue;
+    named++;
+    int found = !strcmp(name, "inactive-lane-remote-read");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]) && !found; i++)
+      found = !strcmp(cases[i][0], name);
+    cr_expect(found, "--bug %s has no row in this test's table", name);
+  }
+  cr_assert_eq(named, sizeof(cases) / sizeof(cases[0]) + 1,
+               "%zu mutations listed: %s", named, lb.out);
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     const char *const *c = cases[i];
     char dir[64], trace[128];
