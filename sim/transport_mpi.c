@@ -498,8 +498,16 @@ static _Noreturn void hang_stop(cs_dev_t *d, int rx, const char *msg)
      * as collsim run names a stopped rank before the waiter. */
     for (int r = 0; r < m->nranks && silent < 0; r++)
       silent = who.reported[r] ? -1 : r;
+    /* A silent rank may be stuck in an MPI call to one whose process is
+     * stopped (MPICH): the beats tell which of them does not run. */
+    int gone = hung < 0 && silent >= 0 ? wd_stopped(m) : -1;
     char line[128];
-    if (hung >= 0) {
+    if (gone >= 0) {
+      fprintf(m->report, "%s: rank %d: no progress: its process does not "
+              "run (stopped by a signal, or dead); a wait passed the %.1f s "
+              "timeout waiting for it\n", m->cmd, gone,
+              (double)d->timeout_ns / 1e9);
+    } else if (hung >= 0) {
       cs_dev_hang_str(line, sizeof line, (uint32_t)hung, who.event[hung],
                       d->timeout_ns);
       fprintf(m->report, "%s: %s\n", m->cmd, line);
@@ -534,8 +542,12 @@ static _Noreturn void hang_stop(cs_dev_t *d, int rx, const char *msg)
   }
   if (order <= 1 && rx != CS_RX_HUNG) /* a later report: the first's */
     no_wavefront_headline(d);
-  else if (order > 1)
-    nap(300000000);
+  else if (order > 1) /* the first looks at the beats for 0.3 s, then may
+                         read each rank's report (0.2 s each at most):
+                         its headline first (a 0.3 s nap here once lost
+                         the race, 1 of 6 runs) */
+    nap(500000000ull + 200000000ull *
+                           (uint64_t)(m->nranks < 8 ? m->nranks : 8));
   if (msg)
     fprintf(m->report, "%s: %s (rank 0 printed no wavefront: it is "
             "not in a wait)\n", m->cmd, msg);
@@ -923,8 +935,9 @@ static void *guard_main(void *arg)
   for (;;) {
     nap(200000000);
     uint64_t s = __atomic_load_n(&guard.since, __ATOMIC_ACQUIRE);
+    uint64_t lim = __atomic_load_n(&guard.limit, __ATOMIC_RELAXED);
     uint64_t now = cs_now_ns();
-    if (!s || now - s < guard.limit)
+    if (!s || !lim || now - s < lim)
       continue;
     int r = __atomic_load_n(&guard.rank, __ATOMIC_RELAXED);
     nap((uint64_t)(r > 0 && r < 64 ? r : 0) * 300000000ull); /* rank order */
@@ -936,7 +949,7 @@ static void *guard_main(void *arg)
                      "stopped by a signal, dead or never started holds it, "
                      "and outside a run none can be named "
                      "(COLLSIM_MPI_SETUP_LIMIT sets the limit)\n",
-                     r, (double)guard.limit / 1e9);
+                     r, (double)lim / 1e9);
     if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n
                                                         : sizeof line) < 0)
       n = 0;
@@ -962,7 +975,7 @@ int cs_mpi_guard_start(void)
   guard.rank = r ? atoi(r) : 0;
   if (lim == 0)
     return 0; /* off */
-  guard.limit = (uint64_t)(lim * 1e9);
+  __atomic_store_n(&guard.limit, (uint64_t)(lim * 1e9), __ATOMIC_RELAXED);
   __atomic_store_n(&guard.since, cs_now_ns(), __ATOMIC_RELEASE);
   pthread_t t;
   pthread_attr_t a;
@@ -981,7 +994,7 @@ int cs_mpi_guard_start(void)
 
 void cs_mpi_guard_in_run(int in_run)
 {
-  if (!guard.limit)
+  if (!__atomic_load_n(&guard.limit, __ATOMIC_RELAXED))
     return;
   __atomic_store_n(&guard.since, in_run ? 0 : cs_now_ns(), __ATOMIC_RELEASE);
 }
@@ -989,7 +1002,7 @@ void cs_mpi_guard_in_run(int in_run)
 void cs_mpi_guard_stop(void)
 {
   __atomic_store_n(&guard.since, 0, __ATOMIC_RELEASE);
-  guard.limit = 0;
+  __atomic_store_n(&guard.limit, 0, __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------------ window */
