@@ -470,6 +470,47 @@ static void no_wavefront_headline(cs_dev_t *d)
           (double)d->timeout_ns / 1e9);
 }
 
+/* Rank 0's headline over the reports it gathered: the rank the others
+ * waited for, as collsim run's names it. */
+static void wf_headline(cs_dev_t *d, const cs_mpi_stopped_t *w, const char *msg)
+{
+  cs_mpi_t *m = tp(d);
+  /* A hung rank before the waiter whose timer fired. */
+  int hung = -1, silent = -1;
+  for (int r = 0; r < m->nranks && hung < 0; r++)
+    hung = w->hung[r] ? r : -1;
+  /* Else a rank that gave no report: not in a wait while the ranks
+   * that reported are (stopped by a signal, in a loop, or stuck),
+   * as collsim run names a stopped rank before the waiter. */
+  for (int r = 0; r < m->nranks && silent < 0; r++)
+    silent = w->reported[r] ? -1 : r;
+  /* A silent rank may be stuck in an MPI call to one whose process is
+   * stopped (MPICH): the beats tell which of them does not run. */
+  int gone = hung < 0 && silent >= 0 ? wd_stopped(m) : -1;
+  char line[128];
+  if (gone >= 0) {
+    fprintf(m->report, "%s: rank %d: no progress: its process does not "
+            "run (stopped by a signal, or dead); a wait passed the %.1f s "
+            "timeout waiting for it\n", m->cmd, gone,
+            (double)d->timeout_ns / 1e9);
+  } else if (hung >= 0) {
+    cs_dev_hang_str(line, sizeof line, (uint32_t)hung, w->event[hung],
+                    d->timeout_ns);
+    fprintf(m->report, "%s: %s\n", m->cmd, line);
+  } else if (silent >= 0) {
+    fprintf(m->report, "%s: rank %d: no progress: in no wait when a wait "
+            "passed the %.1f s timeout, and no report since (stopped "
+            "by a signal, in a loop, or stuck in an MPI call); the ranks "
+            "that reported waited for it\n", m->cmd, silent,
+            (double)d->timeout_ns / 1e9);
+  } else if (msg)
+    fprintf(m->report, "%s: %s\n", m->cmd, msg);
+  else
+    fprintf(m->report, "%s: rank %d reported a wait past the %.1f s "
+            "timeout; rank 0 stops the run\n", m->cmd, w->first,
+            (double)d->timeout_ns / 1e9);
+}
+
 /* A wait (or an injected hang) passed the timeout here (msg: its line),
  * or this rank, in a wait, saw a request (msg NULL): report this rank's
  * state to rank 0. Rank 0 asks the others, waits for their reports,
@@ -488,41 +529,7 @@ static _Noreturn void hang_stop(cs_dev_t *d, int rx, const char *msg)
     wf_gather(m, grace);
     cs_mpi_stopped_t who;
     wf_who(m, &who);
-    /* The headline names the rank the others waited for, as collsim
-     * run's does: a hung rank before the waiter whose timer fired. */
-    int hung = -1, silent = -1;
-    for (int r = 0; r < m->nranks && hung < 0; r++)
-      hung = who.hung[r] ? r : -1;
-    /* Else a rank that gave no report: not in a wait while the ranks
-     * that reported are (stopped by a signal, in a loop, or stuck),
-     * as collsim run names a stopped rank before the waiter. */
-    for (int r = 0; r < m->nranks && silent < 0; r++)
-      silent = who.reported[r] ? -1 : r;
-    /* A silent rank may be stuck in an MPI call to one whose process is
-     * stopped (MPICH): the beats tell which of them does not run. */
-    int gone = hung < 0 && silent >= 0 ? wd_stopped(m) : -1;
-    char line[128];
-    if (gone >= 0) {
-      fprintf(m->report, "%s: rank %d: no progress: its process does not "
-              "run (stopped by a signal, or dead); a wait passed the %.1f s "
-              "timeout waiting for it\n", m->cmd, gone,
-              (double)d->timeout_ns / 1e9);
-    } else if (hung >= 0) {
-      cs_dev_hang_str(line, sizeof line, (uint32_t)hung, who.event[hung],
-                      d->timeout_ns);
-      fprintf(m->report, "%s: %s\n", m->cmd, line);
-    } else if (silent >= 0) {
-      fprintf(m->report, "%s: rank %d: no progress: in no wait when a wait "
-              "passed the %.1f s timeout, and no report since (stopped "
-              "by a signal, in a loop, or stuck in an MPI call); the ranks "
-              "that reported waited for it\n", m->cmd, silent,
-              (double)d->timeout_ns / 1e9);
-    } else if (msg)
-      fprintf(m->report, "%s: %s\n", m->cmd, msg);
-    else
-      fprintf(m->report, "%s: rank %d reported a wait past the %.1f s "
-              "timeout; rank 0 stops the run\n", m->cmd, who.first,
-              (double)d->timeout_ns / 1e9);
+    wf_headline(d, &who, msg);
     wf_print(d);
     fflush(m->report);
     if (m->stop_trace)
