@@ -7,10 +7,10 @@
  * the oracle's fold order, the check's and story's wording) asks the
  * descriptor and never switches on an algorithm's id.
  *
- * Adding an algorithm: its file (body and descriptor), one line in the
- * id list below and one in the table of registry.c, its test, its
- * section in docs/algorithms.md. The ids are stable: a trace header
- * stores them.
+ * Adding an algorithm: its file (body and descriptor), one line in
+ * algos.def (the ids below and registry.c's table are made from it), its
+ * test, its section in docs/algorithms.md. The ids are stable: a trace
+ * header stores them.
  *
  * Owns the ids and the descriptor's shape; owns no algorithm. The
  * registrations through the public collective API are builtin.c's.
@@ -25,16 +25,9 @@
 #include "../window/cs_error.h"
 
 typedef enum cs_algo {
-  CS_ALGO_MESH = 0,
-  CS_ALGO_RING = 1,
-  CS_ALGO_HOST = 2,
-  CS_ALGO_RING_PUSH = 3,
-  CS_ALGO_TWOPHASE = 4,
-  CS_ALGO_RING_NB = 5,
-  CS_ALGO_ONEPHASE = 6,
-  CS_ALGO_HOST_PUSH = 7,
-  CS_ALGO_RING_BIDIR = 8,
-  CS_ALGO_IBING = 9,
+#define CS_ALGO(id, NAME, sym) CS_ALGO_##NAME = id,
+#include "algos.def"
+#undef CS_ALGO
   CS_NALGOS
 } cs_algo_t;
 

@@ -1,28 +1,21 @@
 /*
  * registry.c - the built-in algorithms' descriptors by id, each defined
- * in the algorithm's own file. One line per algorithm; nothing else in
- * collsim lists them.
+ * in the algorithm's own file, in the table made from algos.def (one
+ * line per algorithm; nothing else in collsim lists them).
  */
 #include "registry.h"
 
 #include <stdio.h>
 #include <string.h>
 
-extern const cs_algo_desc_t cs__algo_mesh, cs__algo_ring, cs__algo_host,
-    cs__algo_ring_push, cs__algo_twophase, cs__algo_ring_nb, cs__algo_onephase,
-    cs__algo_host_push, cs__algo_ring_bidir, cs__algo_ibing;
+#define CS_ALGO(id, NAME, sym) extern const cs_algo_desc_t cs__algo_##sym;
+#include "algos.def"
+#undef CS_ALGO
 
 const cs_algo_desc_t *const cs__registry[CS_NALGOS] = {
-    [CS_ALGO_MESH] = &cs__algo_mesh,
-    [CS_ALGO_RING] = &cs__algo_ring,
-    [CS_ALGO_HOST] = &cs__algo_host,
-    [CS_ALGO_RING_PUSH] = &cs__algo_ring_push,
-    [CS_ALGO_TWOPHASE] = &cs__algo_twophase,
-    [CS_ALGO_RING_NB] = &cs__algo_ring_nb,
-    [CS_ALGO_ONEPHASE] = &cs__algo_onephase,
-    [CS_ALGO_HOST_PUSH] = &cs__algo_host_push,
-    [CS_ALGO_RING_BIDIR] = &cs__algo_ring_bidir,
-    [CS_ALGO_IBING] = &cs__algo_ibing,
+#define CS_ALGO(id, NAME, sym) [CS_ALGO_##NAME] = &cs__algo_##sym,
+#include "algos.def"
+#undef CS_ALGO
 };
 
 const char *cs_algo_name(cs_algo_t a)
