@@ -43,6 +43,7 @@ typedef enum cs_bug {
   CS_BUG_IBING_NO_SNAPSHOT_BARRIER,
   CS_BUG_PUSH_NO_PUT_PREDRAIN,
   CS_BUG_HOST_PUSH_NO_TAIL_DRAIN,
+  CS_BUG_RING_STAGE_IN_DRAIN_ONLY,
   CS_NBUGS
 } cs_bug_t;
 
@@ -81,6 +82,9 @@ typedef struct cs_mutation {
   bool no_put_tail_drain;    /* host push ring: no pipe barrier after a
                                 step's last put, and the notify's drain
                                 does not cover the put (DDR fence only) */
+  bool stage_in_drain_only;  /* ring: the first READY barrier, the one
+                                that publishes the staged input, drains
+                                without a DDR fence */
 } cs_mutation_t;
 
 typedef struct cs_bug_info {
@@ -246,6 +250,16 @@ static const cs_bug_info_t cs_bug_table[CS_NBUGS] = {
      "--algo host-push --ranks 2 --count 1024 --schedule latest --memory-model a2a3",
      "wrong result (the last tile of a chunk lacks a contribution)",
      .mut = {.no_put_tail_drain = true}, .min_calls = 1},
+    {"ring-stage-in-drain-only",
+     "ring whose first READY barrier, the one after the stage-in, drains "
+     "the staged input (pipe barrier) without a DDR fence, every later "
+     "barrier as the reference: the left neighbour's first read can see "
+     "the window before the input (pypto #1826, one reading of a cause "
+     "upstream did not settle; docs/algorithms.md §8.27): passes on sc, "
+     "fifo and relaxed, fails on a2a3",
+     "--algo ring --ranks 2 --count 256 --schedule latest --memory-model a2a3",
+     "wrong result (a rank's input missing from the first segment read)",
+     .mut = {.stage_in_drain_only = true}, .min_calls = 1},
 };
 
 /* Name -> id, or CS_EBADNAME. */
@@ -286,6 +300,8 @@ typedef struct cs_knobs {
   bool     put_tail_drain;      /* host push ring: a pipe barrier after a
                                    step's last put, and the notify's own
                                    drain reaches the put */
+  bool     stage_in_ddr_fence;  /* ring: the first READY barrier's fence
+                                   has its DDR half */
   bool     epilogue;            /* self-clearing epilogue ends the call */
   bool     ring_tail;           /* ring segments cover the SIZE % NR tail */
   bool     inactive_lane_remote_read; /* ring AG inactive lanes load from
@@ -315,6 +331,7 @@ static inline cs_knobs_t cs_bug_knobs(uint32_t bug, uint32_t no_epilogue)
       .snapshot_barrier = !m.no_snapshot_barrier,
       .put_predrain = !m.no_put_predrain,
       .put_tail_drain = !m.no_put_tail_drain,
+      .stage_in_ddr_fence = !m.stage_in_drain_only,
       .epilogue = !m.no_epilogue && !no_epilogue,
       .ring_tail = !m.drop_tail,
       .inactive_lane_remote_read = m.inactive_remote_read,

@@ -302,7 +302,7 @@ static edge_t true_edge(const cs_mutation_t *m)
     return E_READ_DONE;
   if (m->no_fence)
     return E_FENCE;
-  if (m->drain_only)
+  if (m->drain_only || m->stage_in_drain_only)
     return E_DDR;
   if (m->no_put_tail_drain) /* the last put, a DDR fence, the notify */
     return E_PIPE;
