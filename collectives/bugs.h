@@ -42,6 +42,8 @@ typedef enum cs_bug {
   CS_BUG_HOST_PUSH_EPILOGUE_2279,
   CS_BUG_IBING_NO_SNAPSHOT_BARRIER,
   CS_BUG_PUSH_NO_PUT_PREDRAIN,
+  CS_BUG_HOST_PUSH_NO_TAIL_DRAIN,
+  CS_BUG_RING_STAGE_IN_DRAIN_ONLY,
   CS_NBUGS
 } cs_bug_t;
 
@@ -77,6 +79,12 @@ typedef struct cs_mutation {
                                 and the pushes */
   bool no_put_predrain;      /* push ring: nothing drains the rank's last
                                 store before a put reads it as source */
+  bool no_put_tail_drain;    /* host push ring: no pipe barrier after a
+                                step's last put, and the notify's drain
+                                does not cover the put (DDR fence only) */
+  bool stage_in_drain_only;  /* ring: the first READY barrier, the one
+                                that publishes the staged input, drains
+                                without a DDR fence */
 } cs_mutation_t;
 
 typedef struct cs_bug_info {
@@ -231,6 +239,27 @@ static const cs_bug_info_t cs_bug_table[CS_NBUGS] = {
      "--algo ring-push --ranks 2 --count 40 --schedule random:6 --memory-model a2a3",
      "wrong result (a rank's contribution missing from a segment)",
      .mut = {.no_put_predrain = true}, .min_calls = 1},
+    {"host-push-no-tail-drain",
+     "host push ring whose step puts its chunk as one chunked put (a pipe "
+     "barrier between tiles, none after the last) and whose neighbour "
+     "barrier notifies after a DDR fence whose drain does not reach the "
+     "put (PTOAS #872, worked around by PyPTO's pipe barrier after every "
+     "put; docs/algorithms.md §8.26): the step's last tile is still in the "
+     "pipe at the fence, the neighbour forwards its chunk without it: "
+     "passes on sc, fifo and relaxed, fails on a2a3",
+     "--algo host-push --ranks 2 --count 1024 --schedule latest --memory-model a2a3",
+     "wrong result (the last tile of a chunk lacks a contribution)",
+     .mut = {.no_put_tail_drain = true}, .min_calls = 1},
+    {"ring-stage-in-drain-only",
+     "ring whose first READY barrier, the one after the stage-in, drains "
+     "the staged input (pipe barrier) without a DDR fence, every later "
+     "barrier as the reference: the left neighbour's first read can see "
+     "the window before the input (pypto #1826, one reading of a cause "
+     "upstream did not settle; docs/algorithms.md §8.27): passes on sc, "
+     "fifo and relaxed, fails on a2a3",
+     "--algo ring --ranks 2 --count 256 --schedule latest --memory-model a2a3",
+     "wrong result (a rank's input missing from the first segment read)",
+     .mut = {.stage_in_drain_only = true}, .min_calls = 1},
 };
 
 /* Name -> id, or CS_EBADNAME. */
@@ -268,6 +297,11 @@ typedef struct cs_knobs {
   bool     snapshot_barrier;    /* ibing: barrier B after the snapshots */
   bool     put_predrain;        /* push ring: the rank's stores land before
                                    a put reads its source (READY's fence) */
+  bool     put_tail_drain;      /* host push ring: a pipe barrier after a
+                                   step's last put, and the notify's own
+                                   drain reaches the put */
+  bool     stage_in_ddr_fence;  /* ring: the first READY barrier's fence
+                                   has its DDR half */
   bool     epilogue;            /* self-clearing epilogue ends the call */
   bool     ring_tail;           /* ring segments cover the SIZE % NR tail */
   bool     inactive_lane_remote_read; /* ring AG inactive lanes load from
@@ -296,6 +330,8 @@ static inline cs_knobs_t cs_bug_knobs(uint32_t bug, uint32_t no_epilogue)
       .epilogue_every_peer = m.epilogue_every_peer,
       .snapshot_barrier = !m.no_snapshot_barrier,
       .put_predrain = !m.no_put_predrain,
+      .put_tail_drain = !m.no_put_tail_drain,
+      .stage_in_ddr_fence = !m.stage_in_drain_only,
       .epilogue = !m.no_epilogue && !no_epilogue,
       .ring_tail = !m.drop_tail,
       .inactive_lane_remote_read = m.inactive_remote_read,

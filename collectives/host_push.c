@@ -25,8 +25,10 @@
  *               right. A final barrier on row 2N-2: no rank returns while
  *               a push into its window is in flight. Each put sits
  *               between two pipe barriers (upstream's PIPE_ALL around
- *               every TPUT). Before the first step one fence stands for
- *               the kernel boundary (the input is in memory when the
+ *               every TPUT; --bug host-push-no-tail-drain keeps only the
+ *               one before each put and notifies after a DDR fence alone,
+ *               the chunked put of PTOAS #872). Before the first step one
+ *               fence stands for the kernel boundary (the input is in memory when the
  *               kernel starts). N = 1: nothing, the input is the result.
  * Signals:      [2N-1, N] int32. N >= 3: on rank r only [row, r-1] and
  *               [row, r+1] are signalled and reach 1. N = 2: the one peer
@@ -73,7 +75,10 @@ static void hp_barrier(cs_dev_t *d, const cs_knobs_t *k, uint32_t row)
   uint32_t n = d->nranks, me = d->rank;
   uint32_t left = (me + n - 1) % n, right = (me + 1) % n;
   uint32_t base = row * n;
-  if (k->fence_before_notify && k->ddr_fence)
+  if (!k->put_tail_drain)
+    cs_ddr_fence(d); /* --bug host-push-no-tail-drain: a drain that does
+                        not reach the put, then the DDR fence */
+  else if (k->fence_before_notify && k->ddr_fence)
     cs_fence(d);
   else if (k->fence_before_notify)
     cs_pipe_barrier(d);
@@ -103,7 +108,9 @@ static void hp_step(cs_dev_t *d, const cs_knobs_t *k, cs_tile_t *stage,
       cs_put_reduce(d, stage, right, CS_AR_SLOT_DATA, off, e, CS_SUM);
     else
       cs_put(d, stage, right, CS_AR_SLOT_DATA, off, e);
-    if (k->put_drain)
+    /* --bug host-push-no-tail-drain: the step as one chunked put, whose
+     * next tile's pipe barrier drains the one before; the last is not */
+    if (k->put_drain && k->put_tail_drain)
       cs_pipe_barrier(d);
   }
 }

@@ -82,8 +82,17 @@ static int32_t ring_round(cs_dev_t *d, const cs_ar_cfg_t *c,
     int last = last_round && j + 1 == k_sub;
     cs_dev_step(d, (uint32_t)j);
 
+    /* The call's first READY publishes the staged input; --bug
+     * ring-stage-in-drain-only drains it there without a DDR fence. */
+    const cs_knobs_t *rk = k;
+    cs_knobs_t first_k;
+    if (phase == PHASE_RS && round == 0 && j == 0 && !k->stage_in_ddr_fence) {
+      first_k = *k;
+      first_k.ddr_fence = false;
+      rk = &first_k;
+    }
     if (k->ready_barrier)
-      cs__ar_barrier(d, k, row, ++seen); /* READY */
+      cs__ar_barrier(d, rk, row, ++seen); /* READY */
     if (active && phase == PHASE_RS) {
       /* The reference's order: remote load, local load, local op received.
        * IEEE + and x commute bitwise (and max/min as defined in reduce.h),

@@ -47,6 +47,8 @@ rows=(
   "pypto #2093|a2a3|--algo ring-nb --ranks 3 --count 9 --iters 1 --bug drain-no-ddr-fence"
   "pypto #2279|sc|--algo mesh --ranks 3 --count 40 --iters 2 --bug signal-reuse"
   "PTOAS #706|a2a3|--algo ring-push --ranks 2 --count 40 --iters 1 --bug push-no-put-predrain"
+  "PTOAS #872|a2a3|--algo host-push --ranks 2 --count 1024 --iters 1 --bug host-push-no-tail-drain"
+  "pypto #1826|a2a3|--algo ring --ranks 2 --count 256 --iters 1 --bug ring-stage-in-drain-only"
 )
 
 for row in "${rows[@]}"; do

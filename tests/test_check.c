@@ -277,6 +277,7 @@ typedef enum edge {
   E_READ_DONE, /* load, notify, wait, then the owner's store */
   E_FENCE,     /* store, fence, then the notify the peer's load waits on */
   E_DDR,       /* ... the fence's DDR half after the pipe barrier */
+  E_PIPE,      /* ... the fence's pipe half before the DDR fence */
   E_PUSH_DONE, /* put, fence, notify, wait, then the receiver's access */
   E_INPUT,     /* the own input's store, fence, notify, wait, then a
                   peer's put into it */
@@ -301,8 +302,10 @@ static edge_t true_edge(const cs_mutation_t *m)
     return E_READ_DONE;
   if (m->no_fence)
     return E_FENCE;
-  if (m->drain_only)
+  if (m->drain_only || m->stage_in_drain_only)
     return E_DDR;
+  if (m->no_put_tail_drain) /* the last put, a DDR fence, the notify */
+    return E_PIPE;
   if (m->push_own_late) /* the own read, then READY, then the push */
     return E_READ_DONE;
   if (m->no_push_done)
@@ -342,6 +345,9 @@ static int names_edge(const cs_check_finding_t *f, edge_t e)
   case E_DDR:
     return cross_race(f, 1) && f->cause == CS_CHECK_NO_FENCE &&
            f->fence_part == CS_CHECK_PART_DDR;
+  case E_PIPE:
+    return cross_race(f, 1) && f->cause == CS_CHECK_NO_FENCE &&
+           f->fence_part == CS_CHECK_PART_PIPE;
   case E_PUSH_DONE: /* the receiver's load or store of what was put */
     return f->kind == CS_CHECK_RACE && f->a.kind == CS_EV_PUT &&
            f->b.rank == f->a.peer && f->b.peer == f->a.peer &&

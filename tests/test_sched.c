@@ -412,6 +412,10 @@ Test(corpus, each_row_passes_sc_or_not_as_documented_and_fails_its_model,
       {"pypto #2279", "signal-reuse", CS_ALGO_MESH, 3, 2, 40, CS_MM_SC, 0, 0},
       {"PTOAS #706", "push-no-put-predrain", CS_ALGO_RING_PUSH, 2, 1, 40,
        CS_MM_A2A3, 1, 0},
+      {"PTOAS #872", "host-push-no-tail-drain", CS_ALGO_HOST_PUSH, 2, 1, 1024,
+       CS_MM_A2A3, 1, 1},
+      {"pypto #1826", "ring-stage-in-drain-only", CS_ALGO_RING, 2, 1, 256,
+       CS_MM_A2A3, 1, 1},
   };
   for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
     const corpus_row_t *r = &rows[i];
