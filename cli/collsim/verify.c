@@ -52,9 +52,10 @@ static const char usage[] =
     "  counterexample: ... the first run that failed as collsim run reports\n"
     "                      it (wrong result, signals, calls differ, deadlock,\n"
     "                      fault), kept as DIR/verify-1.cstrace, then shrunk\n"
-    "                      to DIR/verify-1.min.cstrace (exit 1); 16 random\n"
-    "                      schedules run first under each model, and one\n"
-    "                      of them that fails is a counterexample too;\n"
+    "                      to DIR/verify-1.min.cstrace (exit 1); the\n"
+    "                      latest schedule and 16 random ones run first\n"
+    "                      under each model, and one of them that fails\n"
+    "                      is a counterexample too;\n"
     "                      with --check so is a check finding on a run\n"
     "                      that passed (kept, not shrunk, its story told)\n"
     "  incomplete: ...     the budget or --max-classes ran out (exit 4), with\n"
@@ -79,7 +80,7 @@ static const char usage[] =
     "                    in memory (a plug-in's: a temporary trace), no file\n"
     "                    kept unless one has a finding; --estimate ignores it\n"
     "  --no-shrink       keep the counterexample as it is\n"
-    "  --no-probes       no random schedules before the search\n"
+    "  --no-probes       no latest and random schedules before the search\n"
     "  -j N              split the search across N worker processes (1 to 64,\n"
     "                    default 1), each on a kept world of its own: the\n"
     "                    first execution's branches are handed out, deepest\n"
@@ -474,18 +475,31 @@ static int counterexample(vf_t *v, cs_mm_t m, const cs_dpor_t *x, int blocked)
 
 static int stop_pending(void);
 
-/* A random schedule whose choices are kept, to run again if it fails. */
+/* A random schedule (or, latest set, the latest strategy's: ranks run
+ * while any can, posted ops land only when forced, notifies first) whose
+ * choices are kept, to run again if it fails. */
 typedef struct probe_rec {
   uint64_t  seed;
   uint32_t *choice;
   uint64_t  n, cap;
-  int       oom;
+  int       oom, latest;
 } probe_rec_t;
+
+static uint32_t latest_choice(const cs_sched_view_t *v)
+{
+  if (v->en[0].op < 0)
+    return 0;
+  for (uint32_t i = 0; i < v->nenabled; i++)
+    if (v->en[i].op >= 0 && v->en[i].rec.round == CS_EV_NOTIFY)
+      return i;
+  return 0;
+}
 
 static int64_t probe_rec_pick(const cs_sched_view_t *v, void *arg)
 {
   probe_rec_t *p = arg;
-  uint32_t k = (uint32_t)(cs_splitmix64(&p->seed) % v->nenabled);
+  uint32_t k = p->latest ? latest_choice(v)
+                         : (uint32_t)(cs_splitmix64(&p->seed) % v->nenabled);
   if (p->n == p->cap) {
     uint64_t cap = p->cap ? 2 * p->cap : 256;
     uint32_t *c = realloc(p->choice, cap * sizeof(*c));
@@ -511,12 +525,15 @@ static int probes(vf_t *v, cs_mm_t m)
   enum { PROBES = 16 };
   int code = CS_EXIT_OK;
   probe_rec_t p = {0};
-  for (int k = 0; k < PROBES && code == CS_EXIT_OK; k++) {
+  /* k = -1: the latest schedule first (explore's portfolio starts with
+   * it too): a notify that overtakes its data, at once */
+  for (int k = -1; k < PROBES && code == CS_EXIT_OK; k++) {
     if (stop_pending() ||
         (v->o.budget_ns && now_ns() - v->t0 >= v->o.budget_ns))
       break; /* the search says so */
     uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(k + 1);
     p.seed = seed;
+    p.latest = k < 0;
     p.n = 0;
     p.oom = 0;
     int rc = run_with(v, m, probe_rec_pick, &p);
@@ -531,8 +548,12 @@ static int probes(vf_t *v, cs_mm_t m)
     } else if (rc != CS_EXIT_OK && v->run.abort_reason != CS_ABORT_SIGNAL &&
                !p.oom) {
       char which[96];
-      snprintf(which, sizeof(which), "random probe %d of %d before the search",
-               k + 1, PROBES);
+      if (k < 0)
+        snprintf(which, sizeof(which), "the latest-schedule probe before "
+                 "the search");
+      else
+        snprintf(which, sizeof(which), "random probe %d of %d before the "
+                 "search", k + 1, PROBES);
       code = counterexample_at(v, m, p.choice, p.n, which, 1);
     }
   }
