@@ -731,8 +731,8 @@ static void draw_qq(const teach_session_t *t)
   attroff(A_BOLD);
   put(LINES - 3, 0, "%-*s", COLS, seen ? t->reveal[1] : t->qq_text[2]);
   put(LINES - 2, 0, "> %-12s (%s)", t->qq_answer, seen ? "any key goes on"
-      : t->qq_err[0] ? t->qq_err : t->qq_where[0] ? "e.g. 1a; Enter; Esc "
-      "skips; ? help" : "bytes, e.g. 50; Enter; Esc skips; ? help");
+      : t->qq_err[0] ? t->qq_err : t->qq_where[0] ? "two keys, e.g. 1a; "
+      "Esc skips; ? help" : "a-c, or type bytes + Enter; Esc skips; ? help");
 }
 
 /* A milestone or the lesson's goal, boxed over the middle of the screen
@@ -865,11 +865,15 @@ static void draw_bottom(const teach_session_t *t, const cs_sched_view_t *v)
     attron(A_BOLD);
     put(LINES - 3, 0, "%-*s", COLS, t->q_text);
     attroff(A_BOLD);
+    char ch[160];
+    snprintf(ch, sizeof(ch), "a %s  b %s  c %s", t->q_choice[0],
+             t->q_choice[1], t->q_choice[2]);
     if (t->q_err[0])
-      put(LINES - 2, 0, "> %-20s (%s)", t->answer, t->q_err);
+      put(LINES - 2, 0, "> %-10s (%s)", t->answer, t->q_err);
+    else if (COLS >= 13 + (int)strlen(ch) + 30) /* the choices, one key */
+      put(LINES - 2, 0, "> %-10s %s  (or type; Esc skips)", t->answer, ch);
     else
-      put(LINES - 2, 0, "> %-20s (e.g. 3 1+2+3 for s3=[1+2+3]; Enter; Esc "
-          "skips)", t->answer);
+      put(LINES - 2, 0, "> %-10s %s", t->answer, ch);
   }
   if (v)
     put(LINES - 1, 0, "Enter step 0-9 rank r round n barrier d %s b/B back "

@@ -178,6 +178,8 @@ typedef struct teach_session {
   uint32_t    q_phase, q_round;
   char        q_text[160], answer[64], reveal[2][200];
   char        q_err[80];  /* why the typed answer is not one, or "" */
+  char        q_choice[3][48]; /* a-c, one key each: "s0=[1+2]" */
+  char        q_pick[3][48];   /* the same, as an answer: "0 1+2" */
   int         q_typing;   /* the answer box is open */
   uint8_t     graded[3][TM_MAXR]; /* [phase][round]: 0 not asked, 1 right,
                                      2 wrong, 3 skipped, 4 answered, its
@@ -194,6 +196,7 @@ typedef struct teach_session {
   int         qq_kind;    /* the barrier asked about: 1 READY, 2 RC */
   char        qq_text[3][100], qq_answer[32], qq_err[80];
   char        qq_where[160]; /* the barrier, in the algorithm's words */
+  unsigned long long qq_cost[3]; /* the cost's choices a-c, in bytes */
   uint8_t     bar_grade[2];  /* READY, READ-COMPLETE: as graded[] */
   uint64_t    bar_at[2];     /* 1 + the step each was asked at */
   uint8_t     cost_grade;    /* 0 not asked, 1 right, 2 wrong, 3 skipped,

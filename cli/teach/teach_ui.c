@@ -300,12 +300,13 @@ static int milestones(const teach_session_t *t)
          !t->o->cfg.bug;
 }
 
-/* --lesson's other questions: the box open (t->qq) until answered (then
- * the reveal shows until a key), skipped with Esc; ? and q work in it.
- * Returns -1 to quit. */
+/* --lesson's other questions: the box open (t->qq) until answered (the
+ * reveal then stays on the screen until the learner's next pick, costing
+ * no key of its own), skipped with Esc; ? and q work in it. Returns -1
+ * to quit, 1 answered, 0 skipped. */
 static int qq_box(teach_session_t *t, const cs_sched_view_t *v)
 {
-  int help = 0, answered = 0;
+  int help = 0;
   for (;;) {
     td_draw(t, v, help);
     int ch = getch();
@@ -322,24 +323,21 @@ static int qq_box(teach_session_t *t, const cs_sched_view_t *v)
     }
     if (view_key(t, ch))
       continue;
-    if (answered)
-      break;
     int k = tl_qq_key(t, ch);
-    if (k < 0)
+    if (k < 0) {
+      t->reveal[0][0] = t->reveal[1][0] = 0;
       return 0;
-    if (k > 0) { /* the reveal, until a key */
-      answered = 1;
-      t->qq = TL_QQ_SEEN;
     }
+    if (k > 0)
+      break;
   }
   t->qq = TL_QQ_NONE;
-  t->reveal[0][0] = t->reveal[1][0] = 0;
-  return 0;
+  return 1;
 }
 
 /* The end of the reduce-scatter, once a run reaches it: what the learner
  * watched and the cost it adds up to; --lesson then asks the cost of the
- * whole run. Returns -1 to quit. */
+ * whole run. Returns -1 to quit, 1 when a question was answered. */
 static int milestone(teach_session_t *t, const cs_sched_view_t *v)
 {
   if (!milestones(t) || t->ms_step[0] || !tm_phase_over(t, v, 1))
@@ -355,7 +353,7 @@ static int milestone(teach_session_t *t, const cs_sched_view_t *v)
 
 /* --lesson's stops in a live run: its goal first; then, when rank 0 waits
  * at a barrier not asked about yet, which one and what breaks without
- * it. Returns -1 to quit. */
+ * it. Returns -1 to quit, 1 when a question was answered. */
 static int lesson_stops(teach_session_t *t, const cs_sched_view_t *v)
 {
   if (t->level && !t->intro_shown) { /* a level opens with its story */
@@ -421,8 +419,12 @@ static int64_t picker(const cs_sched_view_t *v, void *arg)
     tm_snapshot(t, v->w);
     if (t->lesson)
       tl_check(t, v); /* grade the rounds asked about that have run */
-    if (!t->searching && (milestone(t, v) < 0 || lesson_stops(t, v) < 0))
+    int ms = 0, ls = 0;
+    if (!t->searching && ((ms = milestone(t, v)) < 0 ||
+                          (ls = lesson_stops(t, v)) < 0))
       return -1;
+    if (ms > 0 || ls > 0) /* r or n stops: the answer's reveal is read */
+      t->auto_round = t->auto_barrier = 0;
     if (t->searching) {
       uint64_t z = (t->rand += 0x9e3779b97f4a7c15ull);
       z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
