@@ -628,7 +628,7 @@ for l in 1 2 3 4 5; do
     2) bug=no-fence-before-notify want="Missing: a fence on rank [0-9] between [0-9] and [0-9]";;
     3) bug=mesh-no-chunk-barrier want="Missing: (a read-complete barrier|the READ-COMPLETE barrier of [A-Za-z]+ c[0-9]+): a notify by rank [0-9] after [0-9]";;
     4) bug=wait-eq want="Missing: a >= comparison";;
-    5) bug=drain-no-ddr-fence want="Missing: a fence on rank [0-9] between [0-9] and [0-9]";;
+    5) bug=drain-no-ddr-fence want="Missing: a DDR fence on rank [0-9] between [0-9] and [0-9]";;
   esac
   "$bin" run --list-bugs | grep -q "^$bug " || fail "level $l: no bug $bug in --list-bugs"
   rm -f "$dir/exit"
@@ -1268,6 +1268,34 @@ done
 echo "lesson by data steps: $nk keystrokes to the end"
 [ $nk -le 40 ] || fail "lesson by data steps: $nk keystrokes to the end (at most 40)"
 screen | grep -qF "Score: 9 of 9 right (rounds 6 of 6, barriers 2 of 2, cost 1 of 1)." || { fail "lesson 37: not 9 of 9"; screen; }
+keys q
+wait_exit
+
+# 38. (issue 31, review 7) Level 5 (a2a3, a drain but no DDR fence). The
+# status line names a barrier only while the wait holds the rank: when it
+# says "rank R waits for rank P's READY/READ-COMPLETE", rank R's greyed
+# line is its wait with the cell below the value (true by construction of
+# a blocked >= wait); a rank held by its notify's DDR fence is said so.
+# Its verdict names the missing DDR fence, not level 2's plain fence.
+rm -f "$dir/exit"
+level_start "5"
+nddr=0
+for _ in $(seq 30); do
+  keys Enter
+  sc=$(screen)
+  echo "$sc" | grep -qE "^   -   .* rank [0-9]: its notify's DDR fence" && nddr=$((nddr + 1))
+  w=$(echo "$sc" | sed -n 2p | sed -nE "s/^rank ([0-9]) waits for rank [0-9]'s (READY|READ-COMPLETE) .*/\1/p")
+  [ -n "$w" ] || continue
+  g=$(echo "$sc" | sed -nE "s/^   -   .* rank $w: waiting for signal\[[0-9]+\] >= ([0-9]+), now ([0-9]+)$/\1 \2/p")
+  set -- $g
+  [ -n "$g" ] && [ "$2" -lt "$1" ] || { fail "level 5: the status says rank $w waits at a barrier its greyed line does not hold it at"; echo "$sc"; break; }
+done
+[ $nddr -gt 0 ] || fail "level 5: no rank was ever held by its notify's DDR fence (nothing checked)"
+keys S
+wait_for "Shown: this order fails" 90
+sleep 0.3
+v=$(joined)
+echo "$v" | grep -qE "Missing: a DDR fence on rank [0-9] between [0-9] and [0-9]: a drain is not one\." || { fail "level 5: the verdict does not name the missing DDR fence: $v"; }
 keys q
 wait_exit
 

@@ -654,7 +654,11 @@ static void blocked_str(const teach_session_t *t, const cs_sched_view_t *v,
     snprintf(b, cap, "rank %u is done", r);
     return;
   }
-  if (x->kind == CS_EV_WAIT && !t->o->coll)
+  /* The barrier's words only while the wait itself holds it: under a2a3
+   * a wait whose cell is reached may still wait for its rank's notify's
+   * DDR fence, which the scheduler's reason says. */
+  if (x->kind == CS_EV_WAIT && !t->o->coll &&
+      !strncmp(v->rank[r].why, "waiting for ", 12))
     cs_ar_wait_where(&t->o->cfg, r, x->slot, x->cell, x->value, where,
                      sizeof(where));
   char *comma = strstr(where, ", "), *of = strstr(where, " barrier of ");
