@@ -1299,5 +1299,38 @@ echo "$v" | grep -qE "Missing: a DDR fence on rank [0-9] between [0-9] and [0-9]
 keys q
 wait_exit
 
+# 39. (issue 31, review 7) A plug-in that puts (examples/ring_allgather)
+# by data steps: each put into another rank is a pick, b goes back one
+# of them (the run does not jump to its end), and played to the end the
+# picks are the puts to other ranks and loads from them in the trace it
+# leaves.
+if [ -n "$plug" ]; then
+  rm -f "$dir/exit" "$dir/plug.cstrace"
+  start 80 24 "$bin teach --algo $plug --trace $dir/plug.cstrace"
+  wait_for "step 0, who goes next"
+  keys d
+  wait_for "data step 1: which rank loads or puts next?"
+  keys Enter Enter Enter
+  wait_for "data step 4:"
+  keys b
+  wait_for "data step 3:"
+  screen | grep -qiF "the run has ended" && fail "plug-in d: b jumped to the end"
+  picks=2
+  for _ in $(seq 40); do
+    sc=$(screen)
+    echo "$sc" | grep -qF "The run has ended" && break
+    if echo "$sc" | grep -qE "data step [0-9]+:"; then
+      n=$(echo "$sc" | sed -nE 's/.*data step ([0-9]+):.*/\1/p')
+      keys Enter; picks=$((picks + 1))
+      for _ in $(seq 50); do screen | grep -qE "data step $n:" || break; sleep 0.1; done
+    else sleep 0.2; fi
+  done
+  wait_for "The run has ended"
+  keys q
+  wait_exit
+  moves=$("$bin" trace "$dir/plug.cstrace" | awk '($4 == "put" && $5 == "to") || ($4 == "load" && $5 == "from")' | wc -l)
+  [ "$moves" -gt 0 ] && [ "$picks" = "$moves" ] || fail "plug-in d: $picks picks for $moves puts and loads between ranks"
+fi
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

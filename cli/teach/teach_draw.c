@@ -486,7 +486,8 @@ static int draw_actors(const teach_session_t *t, const cs_sched_view_t *v,
     put(y++, 0, "step %llu, data step %llu: which rank %s next? (its "
         "digit, or Enter)", (unsigned long long)v->step,
         (unsigned long long)t->st.nremote + 1,
-        !t->o->coll && cs_algo_desc(t->o->cfg.algo)->push ? "puts" : "loads");
+        t->o->coll ? "loads or puts" : cs_algo_desc(t->o->cfg.algo)->push ?
+        "puts" : "loads");
   else
     put(y++, 0, "step %llu, who goes next? (a rank's digit, or arrows + "
         "Enter; grey: cannot run)", (unsigned long long)v->step);

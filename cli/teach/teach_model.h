@@ -95,7 +95,8 @@ typedef struct tm_state {
   uint64_t   nevents;                /* steps applied */
   int        stored_k[TM_MAXR];      /* part last stored in this round, -1 */
   tm_prov_t  stored[TM_MAXR];        /* what went there */
-  uint64_t   nremote;                /* loads from another rank's data */
+  uint64_t   nremote;                /* data steps: loads from, puts
+                                        into another rank's data */
   /* per phase (RS, AG) and rank: the parts it loaded from other ranks, in
    * order (a part of several tiles once), their bytes, and from whom */
   uint8_t    rd[2][TM_MAXR][TM_RD];
@@ -226,8 +227,10 @@ void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i);
  * whether the learner made it. Returns 0 or -1 (out of memory). */
 int tm_push(teach_session_t *t, uint64_t step, int64_t c, int asked);
 /* Whether actor i of v moves data between ranks: a rank's load from
- * another rank's data (the steps of the data-step mode). */
-int tm_is_data(const cs_sched_view_t *v, uint32_t i);
+ * another rank's data, or its put into it (the steps of the data-step
+ * mode; a plug-in's, in any of its slots). */
+int tm_is_data(const teach_session_t *t, const cs_sched_view_t *v,
+               uint32_t i);
 /* Whether every rank has ended phase ph (1 RS, 2 AG): it is done, in a
  * later phase, or posted at a later phase's marker. */
 int tm_phase_over(const teach_session_t *t, const cs_sched_view_t *v,

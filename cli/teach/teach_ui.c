@@ -112,7 +112,7 @@ static int64_t data_pick(const teach_session_t *t, const cs_sched_view_t *v)
 {
   int64_t mark = -1;
   for (uint32_t i = 0; i < v->nenabled; i++) {
-    if (tm_is_data(v, i))
+    if (tm_is_data(t, v, i))
       continue;
     if (v->en[i].op >= 0 || v->en[i].rec.kind != CS_EV_MARK)
       return i;
@@ -123,7 +123,7 @@ static int64_t data_pick(const teach_session_t *t, const cs_sched_view_t *v)
   if (mark >= 0 && tl_boundary(t, v, &ph, &rd) >= 0)
     return -1;
   for (uint32_t i = 0; i < v->nenabled; i++)
-    if (tm_is_data(v, i))
+    if (tm_is_data(t, v, i))
       return -1; /* a load is the learner's: before any marker */
   return mark;
 }
