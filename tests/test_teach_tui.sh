@@ -1332,5 +1332,24 @@ if [ -n "$plug" ]; then
   [ "$moves" -gt 0 ] && [ "$picks" = "$moves" ] || fail "plug-in d: $picks picks for $moves puts and loads between ranks"
 fi
 
+# 40. (issue 31, review 7) B by data steps goes back a round each time.
+# The ring of 4 ranks x 10 loads one segment per rank per round
+# (collectives/ring.c), and by data steps the ranks meet at every round's
+# start, so round t's picks are data steps 4t+1 .. 4t+4. From data step
+# 10 (in RS t2): B to 9 (its start), B to 5 (RS t1's), B to 1.
+rm -f "$dir/exit"
+start 80 24 "$bin teach"
+wait_for "step 0, who goes next"
+keys d
+wait_for "data step 1:"
+keys Enter Enter Enter Enter Enter Enter Enter Enter Enter
+wait_for "data step 10:"
+for want in 9 5 1; do
+  keys B
+  wait_for "data step $want:" || break
+done
+keys q
+wait_exit
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

@@ -140,6 +140,23 @@ static uint64_t back_step(const teach_session_t *t, uint64_t step)
   return step;
 }
 
+/* Where B goes back to from `step`: the start of its round. In the
+ * data-step mode a re-run from a round's start runs by itself to the
+ * round's first pick: from there (no pick of the learner's in between)
+ * B goes on to the start of the round before, else it would stay. */
+static uint64_t round_back(const teach_session_t *t, uint64_t step)
+{
+  uint64_t to = tm_round_start(t, step);
+  for (;;) {
+    int picked = 0;
+    for (uint64_t s = to; s < step && s < t->nchoice && !picked; s++)
+      picked = t->asked[s];
+    if (!t->data_mode || picked || !to)
+      return to;
+    to = tm_round_start(t, to);
+  }
+}
+
 /* Step back to `step`: the picker stops the run, the driver re-runs. */
 static int64_t go_back(teach_session_t *t, uint64_t step)
 {
@@ -192,7 +209,7 @@ static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
     return v->step ? go_back(t, back_step(t, v->step)) : -2;
   case 'B':
     t->shown = 0;
-    return v->step ? go_back(t, tm_round_start(t, v->step)) : -2;
+    return v->step ? go_back(t, round_back(t, v->step)) : -2;
   default:
     if (ch >= '0' && ch <= '9' && !(t->by_round = 0))
       return rank_key(t, v, (uint32_t)(ch - '0'));
@@ -731,7 +748,7 @@ static int ended(teach_session_t *t, tui_t *u)
       return tb_keep(t), 1;
     }
     if (ch == 'B' && t->st.nevents) {
-      t->target = tm_round_start(t, t->st.nevents);
+      t->target = round_back(t, t->st.nevents);
       return tb_keep(t), 1;
     }
     if (ch >= '1' && ch <= '0' + (int)t->nstory &&
