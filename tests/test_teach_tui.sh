@@ -1351,5 +1351,50 @@ done
 keys q
 wait_exit
 
+# 41. (issue 31, review 7) End screens at 80x24 and the answer box's
+# keys. Level 4 by S: the wavefront's rank 0 line is whole ("last
+# notified by rank 1 at step N"), and t shows the strip's two lanes.
+# --lesson: while an answer box is open the footer offers its keys, not
+# the stepping ones; played to the end (rounds answered a, the other
+# questions skipped), the last grade is a line of the verdict above the
+# run's result, and no answer box or reveal is left under it.
+rm -f "$dir/exit"
+level_start "4"
+keys S
+wait_for "Shown: this order fails" 90
+sleep 0.3
+v=$(screen | sed -n '/hang wavefront/,$p' | tr -s ' \n' '  ')
+echo "$v" | grep -qE "last notified by rank 1 at step [0-9]+" || fail "level 4 at 80x24: the wavefront's line is cut: $v"
+keys t
+sleep 0.3
+[ "$(screen | grep -cE '^r[01]  [-A-Za-z|+:.]+$')" = 2 ] || { fail "level 4 end screen: t shows no strip at 80x24"; screen; }
+keys q
+wait_exit
+rm -f "$dir/exit"
+lesson_start
+keys r
+wait_for "Predict: after RS t0"
+foot=$(screen | tail -1)
+echo "$foot" | grep -qE "Enter step|0-9 rank|b/B back" && fail "lesson: the footer offers stepping while the answer box is open: $foot"
+echo "$foot" | grep -qF "Esc skips" || fail "lesson: the footer does not offer the box's keys: $foot"
+for _ in $(seq 40); do
+  sc=$(screen)
+  if echo "$sc" | grep -qF "The run has ended"; then break
+  elif echo "$sc" | grep -qF "End of the"; then keys x
+  elif echo "$sc" | grep -qE "^Predict: after"; then keys a
+  elif echo "$sc" | grep -qE "^Rank 0 waits\. Which barrier|^Cost: rank 0 has loaded"; then keys Escape
+  else keys r; fi
+  sleep 0.3
+done
+wait_for "The run has ended"
+sleep 0.3
+sc=$(screen)
+g=$(echo "$sc" | grep -nE "^(Right|Not quite): rank [0-9] wrote s[0-9]+=\[[0-9+]+\] in AG t2\." | cut -d: -f1)
+r=$(echo "$sc" | grep -nE "^  result:" | cut -d: -f1)
+[ -n "$g" ] && [ -n "$r" ] && [ "$g" -lt "$r" ] || { fail "lesson end: the last grade is not a verdict line above the result"; echo "$sc"; }
+echo "$sc" | grep -qE "^You said:|^> " && { fail "lesson end: the answer box or its reveal is left on the end screen"; echo "$sc"; }
+keys q
+wait_exit
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

@@ -337,7 +337,9 @@ static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
                             (unsigned long long)t->st.moved[r]);
     return put_wrapped(y, y + 2, 4, b);
   }
-  draw_reads(t, v, y++);
+  if (v) /* the reads in progress: none once the run has ended, where
+             the line is the verdict's */
+    draw_reads(t, v, y++);
   /* the algorithm's own textbook figure: 2(N-1)/N*S for the rings and
    * the two-phase mesh, (N-1)*S where every rank reads every peer */
   const cs_algo_desc_t *a = cs_algo_desc(t->o->cfg.algo);
@@ -880,7 +882,11 @@ static void draw_bottom(const teach_session_t *t, const cs_sched_view_t *v)
     else
       put(LINES - 2, 0, "> %-10s %s", t->answer, ch);
   }
-  if (v)
+  if (v && (t->qq || t->q_typing)) /* an answer box: only its keys */
+    put(LINES - 1, 0, "%s Esc skips  t strip  v values  ? help  q quit",
+        t->qq == TL_QQ_BARRIER ? "answer: two keys, e.g. 1a;" :
+        "answer: a-c, or type it and Enter;");
+  else if (v)
     put(LINES - 1, 0, "Enter step 0-9 rank r round n barrier d %s b/B back "
         "v values ? help q quit", t->data_mode ? "events" : "data");
   else /* the end screen: only the keys it takes */
@@ -937,10 +943,14 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
     int dl = last - (t->strip ? (int)t->n + 2 : 4), ya = y + 2 + (int)t->n;
     y = draw_actors(t, v, y + 1, dl - ya < 3 ? last : dl);
   }
-  else {
+  else { /* the end screen: with t the strip keeps its lanes at the
+            bottom and the verdict the lines above it */
+    int rl = t->strip ? last - (int)t->n - 1 : last;
     y++;
     for (uint32_t i = 0; i < t->nresult; i++)
-      y = put_wrapped(y, last, 4, t->result[i]);
+      y = put_wrapped(y, rl, 4, t->result[i]);
+    if (t->strip && y < rl)
+      y = rl;
   }
   if (t->strip && draw_strip(t, y, last))
     ;

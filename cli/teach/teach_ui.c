@@ -633,6 +633,9 @@ static void read_result(teach_session_t *t, FILE *log)
                 "stepped back from (A).");
   if (t->lesson) {
     char line[200];
+    if (t->reveal[0][0]) /* the last grade: a verdict line, not a box */
+      result_line(t, "%s", t->reveal[0]);
+    t->reveal[0][0] = t->reveal[1][0] = 0;
     tl_cost_verdict(t, line, sizeof(line));
     if (line[0])
       result_line(t, "%s", line);
