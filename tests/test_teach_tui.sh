@@ -1396,5 +1396,29 @@ echo "$sc" | grep -qE "^You said:|^> " && { fail "lesson end: the answer box or 
 keys q
 wait_exit
 
+# 42. (issue 31, review 7) The cost question does not show its answer:
+# while it is asked, no line of the screen holds 2(N-1)/N or the whole
+# run's bytes of --plain's "Read here: r0 N B" (the bytes line keeps
+# what was loaded so far and S).
+"$bin" teach --plain > "$dir/plain42.txt" 2>&1
+cost=$(sed -nE 's/.*Read here: r0 ([0-9]+) B.*/\1/p' "$dir/plain42.txt")
+rm -f "$dir/exit"
+lesson_start
+for _ in $(seq 30); do
+  sc=$(screen)
+  if echo "$sc" | grep -qF "Cost: rank 0 has loaded"; then break
+  elif echo "$sc" | grep -qF "End of the"; then keys x
+  elif echo "$sc" | grep -qE "^Predict: after|^Rank 0 waits\. Which barrier"; then keys Escape
+  else keys r; fi
+  sleep 0.3
+done
+wait_for "Cost: rank 0 has loaded"
+sc=$(screen)
+echo "$sc" | grep -qE "^loaded: r0 [0-9]+B" || { fail "cost question: no bytes line"; echo "$sc"; }
+echo "$sc" | grep -qF "2(N-1)/N" && { fail "cost question: the formula is on the screen"; echo "$sc"; }
+echo "$sc" | grep -qE "= ${cost} ?B" && { fail "cost question: the answer ($cost B) is on the screen"; echo "$sc"; }
+keys q
+wait_exit
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

@@ -352,7 +352,9 @@ static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
   for (uint32_t r = 0; r < t->n && o < sizeof(b); r++)
     o += (size_t)snprintf(b + o, sizeof(b) - o, " r%u %lluB", r,
                           (unsigned long long)t->st.moved[r]);
-  if (o < sizeof(b))
+  if (o < sizeof(b) && t->qq == TL_QQ_COST) /* the formula is the answer */
+    snprintf(b + o, sizeof(b) - o, "  (S=%lluB)", (unsigned long long)s);
+  else if (o < sizeof(b))
     snprintf(b + o, sizeof(b) - o, "  of %s = %lluB (S=%lluB)",
              vol.what, (unsigned long long)ideal,
              (unsigned long long)s);
