@@ -1420,5 +1420,31 @@ echo "$sc" | grep -qE "= ${cost} ?B" && { fail "cost question: the answer ($cost
 keys q
 wait_exit
 
+# 43. (issue 31, review 7) A plug-in that refuses the world asked for
+# (examples/rd_allreduce: recursive doubling needs a power-of-two number
+# of ranks) is refused before anything is printed: with --plain, one
+# line on stderr naming the reason, exit 2, nothing on stdout; on the
+# terminal the same line and no screen.
+rd=""
+if command -v cc >/dev/null && [ -f "$(dirname "$bin")/include/collsim/version.h" ]; then
+  cc -std=gnu11 -fPIC -shared -I"$src/include" -I"$(dirname "$bin")/include/collsim" \
+    -o "$dir/rd.so" "$src/examples/rd_allreduce/rd_allreduce.c" \
+    -L"$(dirname "$bin")" -lcollsim -Wl,-rpath,"$(dirname "$bin")" 2>"$dir/cc.err" && rd="$dir/rd.so"
+fi
+if [ -n "$rd" ]; then
+  "$bin" teach --algo "$rd" --ranks 3 --plain > "$dir/rd.out" 2> "$dir/rd.err"
+  rc=$?
+  [ $rc = 2 ] && [ ! -s "$dir/rd.out" ] && [ "$(wc -l < "$dir/rd.err")" = 1 ] &&
+    grep -q "^collsim teach: .*power-of-two" "$dir/rd.err" ||
+    { fail "plug-in --plain --ranks 3: not refused first in one line (exit $rc)"; cat "$dir/rd.out" "$dir/rd.err"; }
+  rm -f "$dir/exit" "$dir/err"
+  start 80 24 "$bin teach --algo $rd --ranks 3 2>$dir/err"
+  wait_exit
+  grep -q "EXIT=2" "$dir/exit" && [ "$(wc -l < "$dir/err")" = 1 ] && grep -q "power-of-two" "$dir/err" ||
+    { fail "plug-in --ranks 3 on the terminal: not refused in one line: $(cat "$dir/exit" "$dir/err")"; }
+else
+  echo "note: no C compiler or build tree headers: the plug-in refusal was not tried"
+fi
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

@@ -239,6 +239,26 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
   }
 }
 
+/* A collective of one's own refuses what it cannot run (its refuse hook,
+ * its slots) in one line, before the lesson prints or draws anything.
+ * Returns 0 or -1. */
+static int coll_refuses(const run_opts_t *o)
+{
+  const cs_ar_cfg_t *c = &o->cfg;
+  cs_coll_cfg_t g = {.nranks = c->nranks, .count = c->count,
+                     .dtype = c->dtype, .op = c->op,
+                     .tile_bytes = c->tile_bytes, .iters = c->iters,
+                     .minmax = (cs_minmax_t)c->minmax,
+                     .shape_rows = c->shape_rows, .shape_cols = c->shape_cols,
+                     .valid_rows = c->valid_rows, .valid_cols = c->valid_cols};
+  char why[768];
+  if (cs_coll_check_full(o->coll, &g, why, sizeof(why)) < 0) {
+    cs_cli_error("teach", "%s", why);
+    return -1;
+  }
+  return 0;
+}
+
 /* Returns 0 to go on, 1 after --help, -1 on bad usage (printed). *tui:
  * whether the terminal lesson runs. */
 static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
@@ -297,6 +317,8 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
     return -1;
   }
   if (level && set_level(level, given, o, goal) < 0)
+    return -1;
+  if (o->coll && coll_refuses(o) < 0)
     return -1;
   /* the algorithm's own precondition (ring-nb, twophase: a count that is
    * a multiple of the ranks), in one line before any screen */
