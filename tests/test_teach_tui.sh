@@ -1446,5 +1446,29 @@ else
   echo "note: no C compiler or build tree headers: the plug-in refusal was not tried"
 fi
 
+# 44. (issue 31, review 7) The help overlay at 80x24 shows no fragments
+# of the screen under it: on every row from "Keys" to "Press any key."
+# (and the blank rows around them) the columns outside the help's 70 are
+# blank.
+rm -f "$dir/exit"
+start 80 24 "$bin teach"
+wait_for "step 0, who goes next"
+keys r
+wait_for "step 4, who goes next"
+keys '?'
+wait_for "this help"
+sleep 0.3
+sc=$(screen)
+top=$(echo "$sc" | grep -n "^ *Keys *$" | cut -d: -f1)
+bot=$(echo "$sc" | grep -n "^ *Press any key\. *$" | cut -d: -f1)
+if [ -z "$top" ] || [ -z "$bot" ]; then fail "help: its first or last line is not alone on its row"; echo "$sc"; else
+  x0=$(echo "$sc" | sed -n "${top}p" | sed -E 's/Keys.*//' | wc -c) # 1 + the left margin
+  bad=$(echo "$sc" | sed -n "$((top > 1 ? top - 1 : 1)),$((bot + 1))p" |
+    awk -v x0="$x0" '{ l = substr($0, 1, x0 - 1); r = substr($0, x0 + 70); if (l ~ /[^ ]/ || r ~ /[^ ]/) n++ } END { print n + 0 }')
+  [ "$bad" = 0 ] || { fail "help: $bad rows show fragments beside it"; echo "$sc"; }
+fi
+keys x q # any key closes the help
+wait_exit
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

@@ -626,9 +626,9 @@ static void draw_help(void)
     "  n                 run to the next barrier (every rank waits)",
     "  b, Left           step back one event (the run is re-executed)",
     "  B                 step back to the start of the round",
-    "  v / t             values for provenance / events as a space-time strip",
+    "  v / t             values for provenance / the space-time strip",
     "  S                 (--level, --bug) show me an order that fails",
-    "  c                 (end screen) compare with the run stepped back from",
+    "  c                 (end screen) compare the two branches",
     "  ?                 this help     q, Ctrl-C   quit",
     "Legend",
     "  RS t1 j0  reduce-scatter, round 1, subchunk 0 (AG: all-gather)",
@@ -641,8 +641,11 @@ static void draw_help(void)
     "Press any key."};
   int n = (int)(sizeof(l) / sizeof(l[0])), y0 = (LINES - n - 2) / 2;
   int x0 = (COLS - 70) / 2;
-  for (int i = -1; i <= n; i++)
+  for (int i = -1; i <= n; i++) { /* whole rows: no fragment beside it */
+    move(y0 + 1 + i, 0);
+    clrtoeol();
     put(y0 + 1 + i, x0, "%-70s", i < 0 || i == n ? "" : l[i]);
+  }
 }
 
 /* Why rank r cannot run: the barrier it waits at and for whom, in the
