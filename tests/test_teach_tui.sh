@@ -1470,5 +1470,17 @@ fi
 keys x q # any key closes the help
 wait_exit
 
+# 45. (issue 31, review 7) --plain fits 80 columns at 4 ranks: the
+# lesson of the ring and the table of a plug-in have no line over 80.
+"$bin" teach --plain > "$dir/p45.txt" 2>&1
+long=$(awk 'length > 80' "$dir/p45.txt" | head -3)
+[ -z "$long" ] || fail "--plain: lines over 80 columns: $long"
+grep -qE "Read here: r0 [0-9]+ B" "$dir/p45.txt" || fail "--plain: the cost's 'Read here: r0 N B' is broken up"
+if [ -n "$plug" ]; then
+  "$bin" teach --algo "$plug" --plain > "$dir/p45u.txt" 2>&1
+  long=$(awk 'length > 80' "$dir/p45u.txt" | head -3)
+  [ -z "$long" ] || fail "--algo plug-in --plain: lines over 80 columns: $long"
+fi
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))
