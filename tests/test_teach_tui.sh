@@ -1482,5 +1482,34 @@ if [ -n "$plug" ]; then
   [ -z "$long" ] || fail "--algo plug-in --plain: lines over 80 columns: $long"
 fi
 
+# 46. (issue 31, review 7) docs/teach.md's branch example is the screen:
+# its scenario played (as section 21 plays it) and c pressed, the screen
+# is the example's block line for line (trailing blanks aside).
+doc="$src/docs/teach.md"
+if [ -f "$doc" ]; then
+  # the block after the paragraph that ends "... and `c` shows:"
+  awk '/^```$/ { if (on) exit; if (nx) on = 1; next } on { print }
+       /shows:$/ { nx = 1 }' "$doc" | sed 's/ *$//' > "$dir/doc_branch"
+  grep -q "^Branches: A = " "$dir/doc_branch" || { fail "docs/teach.md: no branch example found"; }
+  rm -f "$dir/exit"
+  start 80 24 "$bin teach --bug ring-no-ready-barrier"
+  wait_for "step 0, who goes next"
+  keys Enter Enter Enter Enter Enter Enter
+  for _ in $(seq 14); do keys r; done
+  wait_for "result: WRONG"
+  for _ in $(seq 40); do keys B; screen | grep -qF "step 0, who goes next" && break; done
+  wait_for "step 0, who goes next"
+  keys d
+  for _ in $(seq 30); do keys Enter; done
+  wait_for "Branches: c compares this run (B)"
+  keys c
+  wait_for "Branches: A = the run you stepped back from"
+  sleep 0.3
+  screen | sed 's/ *$//' | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' > "$dir/scr_branch"
+  diff "$dir/doc_branch" "$dir/scr_branch" > "$dir/branch.diff" || { fail "docs/teach.md's branch example differs from the screen"; cat "$dir/branch.diff"; }
+  keys q
+  wait_exit
+fi
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))
