@@ -657,7 +657,7 @@ for l in 1 2 3 4 5; do
   [ -n "$nt" ] && [ -n "$wt" ] && [ "$nt" != "$wt" ] && fail "level $l: the story's notify ($nt) is not the one its wait ($wt) saw: $v"
   n=$(echo "$v" | sed -nE 's/.* 1\. rank [0-9] [^(]*(\([^)]*\) )?[^(]*\(step ([0-9]+)\)\..*/\2/p')
   if [ -z "$n" ]; then fail "level $l: the story's first event has no step: $v"; else
-    keys 1
+    keys j 1
     wait_for "step $((n + 1)), who goes next"
     screen | grep -qE "^\*1#$n +" || { fail "level $l: step $n is not marked *1 in the history"; screen; }
   fi
@@ -1510,6 +1510,25 @@ if [ -f "$doc" ]; then
   keys q
   wait_exit
 fi
+
+# 47. (issue 31, review 7) Digits keep their meaning on the end screen: a
+# digit names a rank there as in the run (none runs now: the status line
+# says so, the end screen stays); j then a digit goes back to the story's
+# event of that number (its step is then the newest in the history).
+rm -f "$dir/exit"
+level_start "1"
+keys S
+wait_for "Shown: this order fails" 90
+sleep 0.3
+keys 1
+sleep 0.5
+screen | sed -n 2p | grep -qF "key 1: the run has ended, no rank runs (j then 1-9: a story's event)" || { fail "end screen: digit 1 does not name a rank"; screen | sed -n 2p; }
+screen | grep -qF "who goes next" && fail "end screen: digit 1 alone stepped back"
+n=$(screen | sed -n '/^The level removed/,$p' | tr -s ' \n' '  ' | sed -nE 's/.* 1\. rank [0-9] [^(]*(\([^)]*\) )?[^(]*\(step ([0-9]+)\)\..*/\2/p')
+keys j 1
+wait_for "step $((n + 1)), who goes next"
+keys q
+wait_exit
 
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

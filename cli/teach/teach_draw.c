@@ -696,6 +696,12 @@ static void status_line(const teach_session_t *t, const cs_sched_view_t *v,
                         char *b, size_t cap)
 {
   char why[200];
+  if (!v && t->note_key) { /* digits name ranks on the end screen too */
+    snprintf(b, cap, "key %d: the run has ended, no rank runs (%s)",
+             t->note_key - 1, t->nstory ? "j then 1-9: a story's event" :
+             "b/B: step back");
+    return;
+  }
   if (!v) {
     snprintf(b, cap, "the run has ended");
     return;
@@ -896,7 +902,7 @@ static void draw_bottom(const teach_session_t *t, const cs_sched_view_t *v)
         "v values ? help q quit", t->data_mode ? "events" : "data");
   else /* the end screen: only the keys it takes */
     put(LINES - 1, 0, "b/B back %sv values t strip%s ? help q quit",
-        t->nstory ? "1-9 story's event " : "",
+        t->nstory ? "j+1-9 story's event " : "",
         tb_ready(t) ? " c compare" : "");
 }
 

@@ -672,7 +672,8 @@ static void read_result(teach_session_t *t, FILE *log)
       continue;
     if (!strcmp(buf, "story:")) {
       result_line(t, "%s", t->nstory ? "What broke it, as collsim shrink "
-                  "tells it (1-9: back to that event):" : "What broke it:");
+                  "tells it (j then 1-9: back to that event):" :
+                  "What broke it:");
       continue;
     }
     event_to_step(t, buf, sizeof(buf));
@@ -701,10 +702,12 @@ static char *slurp(FILE *log)
   return b;
 }
 
-/* After the run: b or B re-run to a step, q quits. Returns 1 to re-run. */
+/* After the run: b or B re-run to a step, j then 1-9 to a story's event
+ * (a digit alone names a rank, as in the run: none runs now, the status
+ * line says so), q quits. Returns 1 to re-run. */
 static int ended(teach_session_t *t, tui_t *u)
 {
-  int help = 0;
+  int help = 0, jump = 0;
   if (t->o->cfg.bug && t->trace[0]) {
     char *out = t->run_rc != CS_EXIT_OK ? slurp(u->log) : NULL;
     printf("check:\n");
@@ -733,10 +736,13 @@ static int ended(teach_session_t *t, tui_t *u)
       return 0;
     if (ch == ERR || ch == KEY_RESIZE)
       continue;
+    t->note_key = 0; /* a digit's note lasts until the next key */
     if (t->compare) { /* the comparison closes with any key */
       t->compare = 0;
       continue;
     }
+    int jumping = jump;
+    jump = ch == 'j' && t->nstory;
     if (ch == 'v')
       t->values = !t->values;
     if (ch == 't')
@@ -754,11 +760,13 @@ static int ended(teach_session_t *t, tui_t *u)
       t->target = round_back(t, t->st.nevents);
       return tb_keep(t), 1;
     }
-    if (ch >= '1' && ch <= '0' + (int)t->nstory &&
+    if (jumping && ch >= '1' && ch <= '0' + (int)t->nstory &&
         t->story_step[ch - '1'] < t->st.nevents) { /* to the story's event */
       t->target = t->story_step[ch - '1'] + 1;
       return tb_keep(t), 1;
     }
+    if (!jumping && ch >= '0' && ch <= '9')
+      t->note_key = ch - '0' + 1; /* a rank's digit: the run has ended */
   }
 }
 
