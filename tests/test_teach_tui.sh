@@ -7,7 +7,10 @@
 # 120x40; a break-it level fails under the learner's order and by "show
 # me", with the check's explanation; --lesson checks predictions; a
 # segment of several tiles shows what --plain's table says; ring-nb,
-# onephase and twophase played to the end. Skips (exit 77) only
+# onephase and twophase played to the end; the lesson by data steps in
+# at most 40 keys, level 5's status and verdict, a plug-in's and B's data
+# steps, end screens and the help at 80x24, --plain in 80 columns, the
+# docs' branch example against the screen. Skips (exit 77) only
 # when tmux is absent. Usage: test_teach_tui.sh COLLSIM_BINARY
 set -u
 bin=$(realpath "$1")
