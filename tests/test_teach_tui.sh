@@ -7,7 +7,10 @@
 # 120x40; a break-it level fails under the learner's order and by "show
 # me", with the check's explanation; --lesson checks predictions; a
 # segment of several tiles shows what --plain's table says; ring-nb,
-# onephase and twophase played to the end. Skips (exit 77) only
+# onephase and twophase played to the end; the lesson by data steps in
+# at most 40 keys, level 5's status and verdict, a plug-in's and B's data
+# steps, end screens and the help at 80x24, --plain in 80 columns, the
+# docs' branch example against the screen. Skips (exit 77) only
 # when tmux is absent. Usage: test_teach_tui.sh COLLSIM_BINARY
 set -u
 bin=$(realpath "$1")
@@ -381,11 +384,12 @@ for _ in $(seq 30); do
     if [ -z "$v" ]; then fail "lesson: rank 0 is not shown waiting"; echo "$sc"; break; fi
     if [ $((v % 2)) = 1 ]; then ans=1a lvl="--level 1" bar=READY; else ans=2b lvl="--level 3" bar=READ-COMPLETE; fi
     echo "$sc" | sed -n 2p | grep -qF "$bar" && fail "lesson: the status line gives the barrier away"
-    tmux -L "$sock" send-keys "$ans" Enter
-    wait_for "any key goes on"
+    tmux -L "$sock" send-keys "$ans" # two keys are the whole answer
+    wait_for "rank 0 waits at the $bar barrier of"
     screen | grep -qF "Right: rank 0 waits at the $bar barrier of" || { fail "lesson: the $bar answer was not graded right"; screen; }
     screen | grep -qF -- "$lvl" || fail "lesson: the $bar answer does not name $lvl"
-    nb=$((nb + 1)); keys x; sleep 0.3; continue
+    # the answer stopped r, its reveal is read; r goes on
+    nb=$((nb + 1)); keys r; sleep 0.3; continue
   elif echo "$sc" | grep -qF "Cost: rank 0 has loaded"; then
     [ -n "$cost" ] || { fail "lesson: no cost in --plain"; break; }
     keys '?'
@@ -393,8 +397,8 @@ for _ in $(seq 30); do
     keys x
     sleep 0.3
     tmux -L "$sock" send-keys "$cost" Enter
-    wait_for "any key goes on"
-    nc=$((nc + 1)); keys x; sleep 0.3; continue
+    wait_for "You said $cost B"
+    nc=$((nc + 1)); sleep 0.3; continue
   fi
   q=$(echo "$sc" | sed -nE 's/^Predict: after ((RS|AG) t[0-9]), which segment will rank ([0-9]) have.*/\1 \3/p')
   set -- $q
@@ -627,7 +631,7 @@ for l in 1 2 3 4 5; do
     2) bug=no-fence-before-notify want="Missing: a fence on rank [0-9] between [0-9] and [0-9]";;
     3) bug=mesh-no-chunk-barrier want="Missing: (a read-complete barrier|the READ-COMPLETE barrier of [A-Za-z]+ c[0-9]+): a notify by rank [0-9] after [0-9]";;
     4) bug=wait-eq want="Missing: a >= comparison";;
-    5) bug=drain-no-ddr-fence want="Missing: a fence on rank [0-9] between [0-9] and [0-9]";;
+    5) bug=drain-no-ddr-fence want="Missing: a DDR fence on rank [0-9] between [0-9] and [0-9]";;
   esac
   "$bin" run --list-bugs | grep -q "^$bug " || fail "level $l: no bug $bug in --list-bugs"
   rm -f "$dir/exit"
@@ -656,7 +660,7 @@ for l in 1 2 3 4 5; do
   [ -n "$nt" ] && [ -n "$wt" ] && [ "$nt" != "$wt" ] && fail "level $l: the story's notify ($nt) is not the one its wait ($wt) saw: $v"
   n=$(echo "$v" | sed -nE 's/.* 1\. rank [0-9] [^(]*(\([^)]*\) )?[^(]*\(step ([0-9]+)\)\..*/\2/p')
   if [ -z "$n" ]; then fail "level $l: the story's first event has no step: $v"; else
-    keys 1
+    keys j 1
     wait_for "step $((n + 1)), who goes next"
     screen | grep -qE "^\*1#$n +" || { fail "level $l: step $n is not marked *1 in the history"; screen; }
   fi
@@ -939,7 +943,7 @@ keys t
 sleep 0.3
 sc=$(screen)
 [ "$(echo "$sc" | grep -cE '^r[0-3]  [-A-Za-z|+:.]+$')" = 4 ] || { fail "lesson: t shows no strip while the answer box is open"; echo "$sc"; }
-echo "$sc" | grep -qE "^> +\(" || { fail "lesson: t was typed into the answer box"; echo "$sc"; }
+echo "$sc" | grep -qE "^> +a s[0-9]" || { fail "lesson: t was typed into the answer box"; echo "$sc"; }
 keys Escape Enter Enter
 sleep 0.3
 [ "$(screen | grep -cE '^r[0-3]  [-A-Za-z|+:.]+$')" = 4 ] || { fail "lesson: no strip after the box closed"; screen; }
@@ -1221,6 +1225,313 @@ wait_exit
 rc=$?
 [ $rc = 2 ] && [ "$(wc -l < "$dir/plain.out")" = 1 ] && grep -q "^collsim teach: --algo ring-push: " "$dir/plain.out" ||
   { fail "ring-push --plain: not refused in one line (exit $rc)"; cat "$dir/plain.out"; }
+
+# 37. (issue 31, review 7) --lesson played to its end by data steps in
+# at most 40 keystrokes, every answer right: a round's question and the
+# cost are answered with one key (a-c: the right choice is found by its
+# text, from --plain's table and its "Read here: r0 N B"), a barrier with
+# two (1a, 2b: from rank 0's greyed wait, as in 13), and an answer moves
+# on without a key of its own. Counted: every key sent from the goal
+# screen to the end screen.
+"$bin" teach --plain > "$dir/plain37.txt" 2>&1
+cost=$(sed -nE 's/.*Read here: r0 ([0-9]+) B.*/\1/p' "$dir/plain37.txt")
+rm -f "$dir/exit"
+start 80 24 "$bin teach --lesson"
+wait_for "Your goal"
+keys x
+wait_for "step 0, who goes next"
+keys d
+nk=2 prev=""
+while [ $nk -le 60 ]; do
+  for _ in $(seq 100); do sc=$(screen); [ "$sc" != "$prev" ] && break; sleep 0.1; done
+  sleep 0.2
+  sc=$(screen); prev=$sc
+  if echo "$sc" | grep -qF "The run has ended"; then break
+  elif echo "$sc" | grep -qF "End of the"; then keys x
+  elif echo "$sc" | grep -qF "Cost: rank 0 has loaded"; then
+    l=$(echo "$sc" | grep -oE "[abc] [0-9]+ B" | awk -v c="$cost" '$2 == c {print $1}')
+    [ -n "$l" ] || { fail "lesson 37: the cost $cost B is not a choice"; echo "$sc"; break; }
+    keys "$l"
+  elif echo "$sc" | grep -qF "Rank 0 waits. Which barrier"; then
+    v=$(echo "$sc" | sed -nE 's/^   -   .* rank 0: waiting for signal\[[0-9]+\] >= ([0-9]+), now.*/\1/p')
+    [ -n "$v" ] || { fail "lesson 37: rank 0 is not shown waiting"; echo "$sc"; break; }
+    if [ $((v % 2)) = 1 ]; then keys 1 a; else keys 2 b; fi
+    nk=$((nk + 1))
+  elif echo "$sc" | grep -qE "^Predict: after"; then
+    q=$(echo "$sc" | sed -nE 's/^Predict: after ((RS|AG) t[0-9]), which segment will rank ([0-9]) have.*/\1 \3/p')
+    set -- $q
+    cell=$(awk -v ph="$1 $2" -v rk="$3" '$1 " " $2 == ph {print $(3 + rk)}' "$dir/plain37.txt")
+    l=$(echo "$sc" | grep -E "^> " | grep -oE "[abc] s[0-9]+=\[[0-9+]+\]" | awk -v c="$cell" '$2 == c {print $1}')
+    [ -n "$l" ] || { fail "lesson 37: $1 $2 rank $3's $cell is not a choice"; echo "$sc"; break; }
+    keys "$l"
+  elif echo "$sc" | grep -qE "data step [0-9]+:"; then keys Enter
+  else fail "lesson 37: no question, pick or end on the screen"; echo "$sc"; break; fi
+  nk=$((nk + 1))
+done
+echo "lesson by data steps: $nk keystrokes to the end"
+[ $nk -le 40 ] || fail "lesson by data steps: $nk keystrokes to the end (at most 40)"
+screen | grep -qF "Score: 9 of 9 right (rounds 6 of 6, barriers 2 of 2, cost 1 of 1)." || { fail "lesson 37: not 9 of 9"; screen; }
+keys q
+wait_exit
+
+# 38. (issue 31, review 7) Level 5 (a2a3, a drain but no DDR fence). The
+# status line names a barrier only while the wait holds the rank: when it
+# says "rank R waits for rank P's READY/READ-COMPLETE", rank R's greyed
+# line is its wait with the cell below the value (true by construction of
+# a blocked >= wait); a rank held by its notify's DDR fence is said so.
+# Its verdict names the missing DDR fence, not level 2's plain fence.
+rm -f "$dir/exit"
+level_start "5"
+nddr=0
+for _ in $(seq 30); do
+  keys Enter
+  sc=$(screen)
+  echo "$sc" | grep -qE "^   -   .* rank [0-9]: its notify's DDR fence" && nddr=$((nddr + 1))
+  w=$(echo "$sc" | sed -n 2p | sed -nE "s/^rank ([0-9]) waits for rank [0-9]'s (READY|READ-COMPLETE) .*/\1/p")
+  [ -n "$w" ] || continue
+  g=$(echo "$sc" | sed -nE "s/^   -   .* rank $w: waiting for signal\[[0-9]+\] >= ([0-9]+), now ([0-9]+)$/\1 \2/p")
+  set -- $g
+  [ -n "$g" ] && [ "$2" -lt "$1" ] || { fail "level 5: the status says rank $w waits at a barrier its greyed line does not hold it at"; echo "$sc"; break; }
+done
+[ $nddr -gt 0 ] || fail "level 5: no rank was ever held by its notify's DDR fence (nothing checked)"
+keys S
+wait_for "Shown: this order fails" 90
+sleep 0.3
+v=$(joined)
+echo "$v" | grep -qE "Missing: a DDR fence on rank [0-9] between [0-9] and [0-9]: a drain is not one\." || { fail "level 5: the verdict does not name the missing DDR fence: $v"; }
+keys q
+wait_exit
+
+# 39. (issue 31, review 7) A plug-in that puts (examples/ring_allgather)
+# by data steps: each put into another rank is a pick, b goes back one
+# of them (the run does not jump to its end), and played to the end the
+# picks are the puts to other ranks and loads from them in the trace it
+# leaves.
+if [ -n "$plug" ]; then
+  rm -f "$dir/exit" "$dir/plug.cstrace"
+  start 80 24 "$bin teach --algo $plug --trace $dir/plug.cstrace"
+  wait_for "step 0, who goes next"
+  keys d
+  wait_for "data step 1: which rank loads or puts next?"
+  keys Enter Enter Enter
+  wait_for "data step 4:"
+  keys b
+  wait_for "data step 3:"
+  screen | grep -qiF "the run has ended" && fail "plug-in d: b jumped to the end"
+  picks=2
+  for _ in $(seq 40); do
+    sc=$(screen)
+    echo "$sc" | grep -qF "The run has ended" && break
+    if echo "$sc" | grep -qE "data step [0-9]+:"; then
+      n=$(echo "$sc" | sed -nE 's/.*data step ([0-9]+):.*/\1/p')
+      keys Enter; picks=$((picks + 1))
+      for _ in $(seq 50); do screen | grep -qE "data step $n:" || break; sleep 0.1; done
+    else sleep 0.2; fi
+  done
+  wait_for "The run has ended"
+  keys q
+  wait_exit
+  moves=$("$bin" trace "$dir/plug.cstrace" | awk '($4 == "put" && $5 == "to") || ($4 == "load" && $5 == "from")' | wc -l)
+  [ "$moves" -gt 0 ] && [ "$picks" = "$moves" ] || fail "plug-in d: $picks picks for $moves puts and loads between ranks"
+fi
+
+# 40. (issue 31, review 7) B by data steps goes back a round each time.
+# The ring of 4 ranks x 10 loads one segment per rank per round
+# (collectives/ring.c), and by data steps the ranks meet at every round's
+# start, so round t's picks are data steps 4t+1 .. 4t+4. From data step
+# 10 (in RS t2): B to 9 (its start), B to 5 (RS t1's), B to 1.
+rm -f "$dir/exit"
+start 80 24 "$bin teach"
+wait_for "step 0, who goes next"
+keys d
+wait_for "data step 1:"
+keys Enter Enter Enter Enter Enter Enter Enter Enter Enter
+wait_for "data step 10:"
+for want in 9 5 1; do
+  keys B
+  wait_for "data step $want:" || break
+done
+keys q
+wait_exit
+
+# 41. (issue 31, review 7) End screens at 80x24 and the answer box's
+# keys. Level 4 by S: the wavefront's rank 0 line is whole ("last
+# notified by rank 1 at step N"), and t shows the strip's two lanes.
+# --lesson: while an answer box is open the footer offers its keys, not
+# the stepping ones; played to the end (rounds answered a, the other
+# questions skipped), the last grade is a line of the verdict above the
+# run's result, and no answer box or reveal is left under it.
+rm -f "$dir/exit"
+level_start "4"
+keys S
+wait_for "Shown: this order fails" 90
+sleep 0.3
+v=$(screen | sed -n '/hang wavefront/,$p' | tr -s ' \n' '  ')
+echo "$v" | grep -qE "last notified by rank 1 at step [0-9]+" || fail "level 4 at 80x24: the wavefront's line is cut: $v"
+keys t
+sleep 0.3
+[ "$(screen | grep -cE '^r[01]  [-A-Za-z|+:.]+$')" = 2 ] || { fail "level 4 end screen: t shows no strip at 80x24"; screen; }
+keys q
+wait_exit
+rm -f "$dir/exit"
+lesson_start
+keys r
+wait_for "Predict: after RS t0"
+foot=$(screen | tail -1)
+echo "$foot" | grep -qE "Enter step|0-9 rank|b/B back" && fail "lesson: the footer offers stepping while the answer box is open: $foot"
+echo "$foot" | grep -qF "Esc skips" || fail "lesson: the footer does not offer the box's keys: $foot"
+for _ in $(seq 40); do
+  sc=$(screen)
+  if echo "$sc" | grep -qF "The run has ended"; then break
+  elif echo "$sc" | grep -qF "End of the"; then keys x
+  elif echo "$sc" | grep -qE "^Predict: after"; then keys a
+  elif echo "$sc" | grep -qE "^Rank 0 waits\. Which barrier|^Cost: rank 0 has loaded"; then keys Escape
+  else keys r; fi
+  sleep 0.3
+done
+wait_for "The run has ended"
+sleep 0.3
+sc=$(screen)
+g=$(echo "$sc" | grep -nE "^(Right|Not quite): rank [0-9] wrote s[0-9]+=\[[0-9+]+\] in AG t2\." | cut -d: -f1)
+r=$(echo "$sc" | grep -nE "^  result:" | cut -d: -f1)
+[ -n "$g" ] && [ -n "$r" ] && [ "$g" -lt "$r" ] || { fail "lesson end: the last grade is not a verdict line above the result"; echo "$sc"; }
+echo "$sc" | grep -qE "^You said:|^> " && { fail "lesson end: the answer box or its reveal is left on the end screen"; echo "$sc"; }
+keys q
+wait_exit
+
+# 42. (issue 31, review 7) The cost question does not show its answer:
+# while it is asked, no line of the screen holds 2(N-1)/N or the whole
+# run's bytes of --plain's "Read here: r0 N B" (the bytes line keeps
+# what was loaded so far and S).
+"$bin" teach --plain > "$dir/plain42.txt" 2>&1
+cost=$(sed -nE 's/.*Read here: r0 ([0-9]+) B.*/\1/p' "$dir/plain42.txt")
+rm -f "$dir/exit"
+lesson_start
+for _ in $(seq 30); do
+  sc=$(screen)
+  if echo "$sc" | grep -qF "Cost: rank 0 has loaded"; then break
+  elif echo "$sc" | grep -qF "End of the"; then keys x
+  elif echo "$sc" | grep -qE "^Predict: after|^Rank 0 waits\. Which barrier"; then keys Escape
+  else keys r; fi
+  sleep 0.3
+done
+wait_for "Cost: rank 0 has loaded"
+sc=$(screen)
+echo "$sc" | grep -qE "^loaded: r0 [0-9]+B" || { fail "cost question: no bytes line"; echo "$sc"; }
+echo "$sc" | grep -qF "2(N-1)/N" && { fail "cost question: the formula is on the screen"; echo "$sc"; }
+echo "$sc" | grep -qE "= ${cost} ?B" && { fail "cost question: the answer ($cost B) is on the screen"; echo "$sc"; }
+keys q
+wait_exit
+
+# 43. (issue 31, review 7) A plug-in that refuses the world asked for
+# (examples/rd_allreduce: recursive doubling needs a power-of-two number
+# of ranks) is refused before anything is printed: with --plain, one
+# line on stderr naming the reason, exit 2, nothing on stdout; on the
+# terminal the same line and no screen.
+rd=""
+if command -v cc >/dev/null && [ -f "$(dirname "$bin")/include/collsim/version.h" ]; then
+  cc -std=gnu11 -fPIC -shared -I"$src/include" -I"$(dirname "$bin")/include/collsim" \
+    -o "$dir/rd.so" "$src/examples/rd_allreduce/rd_allreduce.c" \
+    -L"$(dirname "$bin")" -lcollsim -Wl,-rpath,"$(dirname "$bin")" 2>"$dir/cc.err" && rd="$dir/rd.so"
+fi
+if [ -n "$rd" ]; then
+  "$bin" teach --algo "$rd" --ranks 3 --plain > "$dir/rd.out" 2> "$dir/rd.err"
+  rc=$?
+  [ $rc = 2 ] && [ ! -s "$dir/rd.out" ] && [ "$(wc -l < "$dir/rd.err")" = 1 ] &&
+    grep -q "^collsim teach: .*power-of-two" "$dir/rd.err" ||
+    { fail "plug-in --plain --ranks 3: not refused first in one line (exit $rc)"; cat "$dir/rd.out" "$dir/rd.err"; }
+  rm -f "$dir/exit" "$dir/err"
+  start 80 24 "$bin teach --algo $rd --ranks 3 2>$dir/err"
+  wait_exit
+  grep -q "EXIT=2" "$dir/exit" && [ "$(wc -l < "$dir/err")" = 1 ] && grep -q "power-of-two" "$dir/err" ||
+    { fail "plug-in --ranks 3 on the terminal: not refused in one line: $(cat "$dir/exit" "$dir/err")"; }
+else
+  echo "note: no C compiler or build tree headers: the plug-in refusal was not tried"
+fi
+
+# 44. (issue 31, review 7) The help overlay at 80x24 shows no fragments
+# of the screen under it: on every row from "Keys" to "Press any key."
+# (and the blank rows around them) the columns outside the help's 70 are
+# blank.
+rm -f "$dir/exit"
+start 80 24 "$bin teach"
+wait_for "step 0, who goes next"
+keys r
+wait_for "step 4, who goes next"
+keys '?'
+wait_for "this help"
+sleep 0.3
+sc=$(screen)
+top=$(echo "$sc" | grep -n "^ *Keys *$" | cut -d: -f1)
+bot=$(echo "$sc" | grep -n "^ *Press any key\. *$" | cut -d: -f1)
+if [ -z "$top" ] || [ -z "$bot" ]; then fail "help: its first or last line is not alone on its row"; echo "$sc"; else
+  x0=$(echo "$sc" | sed -n "${top}p" | sed -E 's/Keys.*//' | wc -c) # 1 + the left margin
+  bad=$(echo "$sc" | sed -n "$((top > 1 ? top - 1 : 1)),$((bot + 1))p" |
+    awk -v x0="$x0" '{ l = substr($0, 1, x0 - 1); r = substr($0, x0 + 70); if (l ~ /[^ ]/ || r ~ /[^ ]/) n++ } END { print n + 0 }')
+  [ "$bad" = 0 ] || { fail "help: $bad rows show fragments beside it"; echo "$sc"; }
+fi
+keys x q # any key closes the help
+wait_exit
+
+# 45. (issue 31, review 7) --plain fits 80 columns at 4 ranks: the
+# lesson of the ring and the table of a plug-in have no line over 80.
+"$bin" teach --plain > "$dir/p45.txt" 2>&1
+long=$(awk 'length > 80' "$dir/p45.txt" | head -3)
+[ -z "$long" ] || fail "--plain: lines over 80 columns: $long"
+grep -qE "Read here: r0 [0-9]+ B" "$dir/p45.txt" || fail "--plain: the cost's 'Read here: r0 N B' is broken up"
+if [ -n "$plug" ]; then
+  "$bin" teach --algo "$plug" --plain > "$dir/p45u.txt" 2>&1
+  long=$(awk 'length > 80' "$dir/p45u.txt" | head -3)
+  [ -z "$long" ] || fail "--algo plug-in --plain: lines over 80 columns: $long"
+fi
+
+# 46. (issue 31, review 7) docs/teach.md's branch example is the screen:
+# its scenario played (as section 21 plays it) and c pressed, the screen
+# is the example's block line for line (trailing blanks aside).
+doc="$src/docs/teach.md"
+if [ -f "$doc" ]; then
+  # the block after the paragraph that ends "... and `c` shows:"
+  awk '/^```$/ { if (on) exit; if (nx) on = 1; next } on { print }
+       /shows:$/ { nx = 1 }' "$doc" | sed 's/ *$//' > "$dir/doc_branch"
+  grep -q "^Branches: A = " "$dir/doc_branch" || { fail "docs/teach.md: no branch example found"; }
+  rm -f "$dir/exit"
+  start 80 24 "$bin teach --bug ring-no-ready-barrier"
+  wait_for "step 0, who goes next"
+  keys Enter Enter Enter Enter Enter Enter
+  for _ in $(seq 14); do keys r; done
+  wait_for "result: WRONG"
+  for _ in $(seq 40); do keys B; screen | grep -qF "step 0, who goes next" && break; done
+  wait_for "step 0, who goes next"
+  keys d
+  for _ in $(seq 30); do keys Enter; done
+  wait_for "Branches: c compares this run (B)"
+  keys c
+  wait_for "Branches: A = the run you stepped back from"
+  sleep 0.3
+  screen | sed 's/ *$//' | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' > "$dir/scr_branch"
+  diff "$dir/doc_branch" "$dir/scr_branch" > "$dir/branch.diff" || { fail "docs/teach.md's branch example differs from the screen"; cat "$dir/branch.diff"; }
+  keys q
+  wait_exit
+fi
+
+# 47. (issue 31, review 7) Digits keep their meaning on the end screen: a
+# digit names a rank there as in the run (none runs now: the status line
+# says so, the end screen stays); j then a digit goes back to the story's
+# event of that number (its step is then the newest in the history).
+rm -f "$dir/exit"
+level_start "1"
+keys S
+wait_for "Shown: this order fails" 90
+sleep 0.3
+keys 1
+sleep 0.5
+screen | sed -n 2p | grep -qF "key 1: the run has ended, no rank runs (j then 1-9: a story's event)" || { fail "end screen: digit 1 does not name a rank"; screen | sed -n 2p; }
+screen | grep -qF "who goes next" && fail "end screen: digit 1 alone stepped back"
+n=$(screen | sed -n '/^The level removed/,$p' | tr -s ' \n' '  ' | sed -nE 's/.* 1\. rank [0-9] [^(]*(\([^)]*\) )?[^(]*\(step ([0-9]+)\)\..*/\2/p')
+keys j 1
+wait_for "step $((n + 1)), who goes next"
+keys q
+wait_exit
 
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

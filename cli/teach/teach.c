@@ -58,7 +58,7 @@ static const char teach_help[] =
     "from whom, who notified whom), ? help, q quit. The ring stops at the\n"
     "end of the reduce-scatter and of the all-gather to add up the bytes\n"
     "each rank read: (N-1)/N*S, then 2(N-1)/N*S.\n"
-    "Branches: stepping back (b, B, 1-9) from the end of a run keeps that\n"
+    "Branches: stepping back (b, B, j 1-9) from the end of a run keeps that\n"
     "run as branch A; take another order to the end and c compares the two\n"
     "side by side: both outcomes, the step where the orders diverge, where\n"
     "the events that differ there (and a failed run's story) ran in each,\n"
@@ -87,18 +87,19 @@ static const char teach_help[] =
     "                   choose an order that makes the run fail (S: show\n"
     "                   me one); the end screen names the edge the level\n"
     "                   removed, tells collsim shrink's story of the\n"
-    "                   failed run (1-9: back to its events), where the\n"
+    "                   failed run (j 1-9: back to its events), where the\n"
     "                   defect was met upstream and the next level. A\n"
     "                   level sets its own world: not with --algo, --ranks,\n"
     "                   --count, --dtype, --bug, --memory-model, --lesson\n"
     "  --lesson         (ring) a lesson to finish, graded: for every round,\n"
     "                   however you step, predict which segment a rank\n"
-    "                   will have written, with whose inputs ('3 1+2+3',\n"
-    "                   or '-'), graded once that rank ended the round;\n"
-    "                   when rank 0 waits, which barrier and what breaks\n"
-    "                   without it ('1a', with the level that breaks it);\n"
-    "                   after the reduce-scatter, the whole run's cost in\n"
-    "                   bytes. The end shows the score. Esc skips, ? and q\n"
+    "                   will have written, with whose inputs (a-c, or\n"
+    "                   typed: '3 1+2+3', '-'), graded once that rank ended\n"
+    "                   the round; when rank 0 waits, which barrier and\n"
+    "                   what breaks without it ('1a', with the level that\n"
+    "                   breaks it); after the reduce-scatter, the whole\n"
+    "                   run's cost in bytes (a-c, or typed). The end shows\n"
+    "                   the score. Esc skips, ? and q\n"
     "                   work in the answer box\n"
     "  --trace FILE     keep the trace of the (last) run\n"
     "  --plain          the printed lesson, even on a terminal\n"
@@ -238,6 +239,26 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
   }
 }
 
+/* A collective of one's own refuses what it cannot run (its refuse hook,
+ * its slots) in one line, before the lesson prints or draws anything.
+ * Returns 0 or -1. */
+static int coll_refuses(const run_opts_t *o)
+{
+  const cs_ar_cfg_t *c = &o->cfg;
+  cs_coll_cfg_t g = {.nranks = c->nranks, .count = c->count,
+                     .dtype = c->dtype, .op = c->op,
+                     .tile_bytes = c->tile_bytes, .iters = c->iters,
+                     .minmax = (cs_minmax_t)c->minmax,
+                     .shape_rows = c->shape_rows, .shape_cols = c->shape_cols,
+                     .valid_rows = c->valid_rows, .valid_cols = c->valid_cols};
+  char why[768];
+  if (cs_coll_check_full(o->coll, &g, why, sizeof(why)) < 0) {
+    cs_cli_error("teach", "%s", why);
+    return -1;
+  }
+  return 0;
+}
+
 /* Returns 0 to go on, 1 after --help, -1 on bad usage (printed). *tui:
  * whether the terminal lesson runs. */
 static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
@@ -297,6 +318,8 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
   }
   if (level && set_level(level, given, o, goal) < 0)
     return -1;
+  if (o->coll && coll_refuses(o) < 0)
+    return -1;
   /* the algorithm's own precondition (ring-nb, twophase: a count that is
    * a multiple of the ranks), in one line before any screen */
   int why_rc;
@@ -323,6 +346,34 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
                              o->sched.strategy != CS_SCHED_FREE) < 0 ? -1 : 0;
 }
 
+enum { PLAIN_COLS = 80 }; /* the printed lesson's lines fit 80 columns */
+
+/* Prints line s wrapped at its blanks into lines of at most PLAIN_COLS
+ * columns, the later ones indented by 4; a \001 is a blank that does not
+ * break ("2(N-1)/N\001*\001S" stays whole). */
+static void wrap_print(const char *s)
+{
+  int first = 1;
+  while (*s) {
+    int room = first ? PLAIN_COLS : PLAIN_COLS - 4, len = (int)strlen(s);
+    int cut = len;
+    if (len > room) {
+      for (cut = room; cut > 0 && s[cut] != ' '; cut--)
+        ;
+      if (cut == 0) /* one word longer than the line */
+        for (cut = room; s[cut] && s[cut] != ' '; cut++)
+          ;
+    }
+    printf("%s", first ? "" : "    ");
+    for (int i = 0; i < cut; i++)
+      putchar(s[i] == '\001' ? ' ' : s[i]);
+    putchar('\n');
+    s += cut;
+    s += strspn(s, " ");
+    first = 0;
+  }
+}
+
 /* The segment table before the run. */
 static void print_intro(const cs_ar_cfg_t *c)
 {
@@ -334,14 +385,18 @@ static void print_intro(const cs_ar_cfg_t *c)
          "Rank r ends the reduce-scatter owning segment r fully reduced; the\n"
          "all-gather then passes the owned segments around. Every step reads\n"
          "only from the left neighbour (r-1), behind all-to-all READY and\n"
-         "READ-COMPLETE barriers.\n\n  segment:", n,
+         "READ-COMPLETE barriers.\n\n", n,
          es == 2 ? "boundaries rounded up to 16 elements, so some may be empty"
                  : "B(i) = floor(i*count/N)");
-  for (uint32_t k = 0; k < n; k++)
-    printf("  s%u=[%llu,%llu)", k,
-           (unsigned long long)cs_ring_bound(k, count, n, es),
-           (unsigned long long)cs_ring_bound(k + 1, count, n, es));
-  printf("\n  start:    rank r holds only its own input, [r], in every "
+  char b[1024];
+  size_t o = (size_t)snprintf(b, sizeof(b), "  segment:");
+  for (uint32_t k = 0; k < n && o < sizeof(b); k++)
+    o += (size_t)snprintf(b + o, sizeof(b) - o, "  s%u=[%llu,%llu)", k,
+                          (unsigned long long)cs_ring_bound(k, count, n, es),
+                          (unsigned long long)cs_ring_bound(k + 1, count, n,
+                                                            es));
+  wrap_print(b);
+  printf("  start:    rank r holds only its own input, [r], in every "
          "segment\n\n");
 }
 
@@ -369,7 +424,28 @@ static int run_traced(run_opts_t *o, cs_trace_t *t, int *loaded)
   }
   printf("The run:\n");
   fflush(stdout);
+  /* the run's lines, wrapped to 80 columns (its own are not) */
+  FILE *cap = tmpfile();
+  int saved = cap ? dup(1) : -1;
+  if (saved >= 0)
+    dup2(fileno(cap), 1);
   int rc = cs_run_execute(o);
+  fflush(stdout);
+  if (saved >= 0) {
+    dup2(saved, 1);
+    close(saved);
+    rewind(cap);
+    char line[1024];
+    while (fgets(line, sizeof(line), cap)) {
+      line[strcspn(line, "\n")] = 0;
+      if (line[0])
+        wrap_print(line);
+      else
+        putchar('\n');
+    }
+  }
+  if (cap)
+    fclose(cap);
   o->com.trace = keep;
   cs_trace_diag_t d;
   *loaded = rc != CS_EXIT_USAGE && cs_trace_load(path, t, &d) == 0;
@@ -429,7 +505,7 @@ static void print_rank_heads(uint32_t n, int width)
   for (uint32_t r = 0; r < n; r++) {
     char h[16];
     snprintf(h, sizeof(h), "rank%u", r);
-    printf("%-*s", width, h);
+    printf("%-*s", r + 1 < n ? width : 0, h); /* no blanks at the end */
   }
   printf("\n");
 }
@@ -437,9 +513,21 @@ static void print_rank_heads(uint32_t n, int width)
 /* The table, round by round (--step: after Enter on a terminal). */
 static void print_rounds(const teach_table_t *tb, uint32_t n, int step)
 {
+  /* the columns as wide as their widest cell: 4 ranks fit 80 columns */
+  int w = 7;
+  for (int ph = 0; ph < 2; ph++)
+    for (uint32_t round = 0; round + 1 < n; round++)
+      for (uint32_t r = 0; r < n; r++) {
+        int l = (int)strlen(tb->cell[ph][round][r]);
+        w = l + 2 > w ? l + 2 : w;
+        char b[32];
+        l = snprintf(b, sizeof(b), "%llu B from r%u",
+                     (unsigned long long)tb->moved[ph][round][r], r);
+        w = l + 2 > w ? l + 2 : w;
+      }
   printf("\nWhat the transfers did (from the trace; '-' = nothing to do, an "
          "empty segment):\n\n%-8s", "round");
-  print_rank_heads(n, 20);
+  print_rank_heads(n, w);
   for (int ph = 0; ph < 2; ph++)
     for (uint32_t round = 0; round + 1 < n; round++) {
       if (step && isatty(0)) {
@@ -452,13 +540,14 @@ static void print_rounds(const teach_table_t *tb, uint32_t n, int step)
       }
       printf("%s t%-4u", ph ? "AG" : "RS", round);
       for (uint32_t r = 0; r < n; r++)
-        printf("%-20s", tb->cell[ph][round][r][0] ? tb->cell[ph][round][r] : "-");
+        printf("%-*s", r + 1 < n ? w : 0,
+               tb->cell[ph][round][r][0] ? tb->cell[ph][round][r] : "-");
       printf("\n%-8s", "");
       for (uint32_t r = 0; r < n; r++) {
         char b[32];
         snprintf(b, sizeof(b), "%llu B from r%u",
                  (unsigned long long)tb->moved[ph][round][r], (r + n - 1) % n);
-        printf("%-20s", b);
+        printf("%-*s", r + 1 < n ? w : 0, b);
       }
       printf("\n");
     }
@@ -469,18 +558,25 @@ static void print_cost(const teach_table_t *tb, const cs_ar_cfg_t *c)
 {
   uint32_t n = c->nranks;
   uint64_t s = c->count * cs_dtype_size(c->dtype), ideal = 2 * (n - 1) * s / n;
-  printf("\nCost: every rank reads 2(N-1)/N * S bytes from its left neighbour "
-         "(S = %llu B,\nN = %u): 2*%u/%u*%llu = %llu B (it nears 2S as N grows). "
-         "Read here:", (unsigned long long)s, n, n - 1, n,
-         (unsigned long long)s, (unsigned long long)ideal);
-  for (uint32_t r = 0; r < n; r++) {
+  char b[1024];
+  size_t o = (size_t)snprintf(b, sizeof(b), "Cost: every rank reads "
+      "2(N-1)/N\001*\001S bytes from its left neighbour (S = %llu B, N = %u): "
+      "2*%u/%u*%llu = %llu B (it nears 2S as N grows). Read here:",
+      (unsigned long long)s, n, n - 1, n, (unsigned long long)s,
+      (unsigned long long)ideal);
+  for (uint32_t r = 0; r < n && o < sizeof(b); r++) {
     uint64_t sum = 0;
     for (int ph = 0; ph < 2; ph++)
       for (uint32_t t = 0; t + 1 < n; t++)
         sum += tb->moved[ph][t][r];
-    printf(" r%u %llu B", r, (unsigned long long)sum);
+    /* "Read here: r0 60 B" stays on one line */
+    o += (size_t)snprintf(b + o, sizeof(b) - o, "%sr%u\001%llu\001B",
+                          r ? " " : "\001", r, (unsigned long long)sum);
   }
-  printf(".\n");
+  if (o < sizeof(b))
+    snprintf(b + o, sizeof(b) - o, ".");
+  printf("\n");
+  wrap_print(b);
 }
 
 /* Bytes rank r moved from (loads) and to (puts) its peers in one marked
@@ -518,9 +614,18 @@ static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es)
     else if (x->kind == CS_EV_NOTIFY)
       ur[k].notifies[x->rank]++;
   }
+  int w = 7; /* the columns as wide as their widest cell */
+  for (uint32_t k = 0; k < nr; k++)
+    for (uint32_t r = 0; r < n; r++) {
+      char c[64];
+      int l = snprintf(c, sizeof(c), "r %llu w %llu n %u",
+                       (unsigned long long)ur[k].in[r],
+                       (unsigned long long)ur[k].out[r], ur[k].notifies[r]);
+      w = l + 2 > w ? l + 2 : w;
+    }
   printf("\nWhat the ranks moved, per phase and round they marked (remote "
-         "bytes read / written, notifies sent):\n\n%-12s", "phase.round");
-  print_rank_heads(n, 22);
+         "bytes read /\nwritten, notifies sent):\n\n%-12s", "phase.round");
+  print_rank_heads(n, w);
   for (uint32_t k = 0; k < nr; k++) {
     char h[24];
     const char *name = cs_trace_phase_name(NULL, &t->hdr, ur[k].phase);
@@ -534,7 +639,7 @@ static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es)
       snprintf(c, sizeof(c), "r %llu w %llu n %u",
                (unsigned long long)ur[k].in[r], (unsigned long long)ur[k].out[r],
                ur[k].notifies[r]);
-      printf("%-22s", c);
+      printf("%-*s", r + 1 < n ? w : 0, c);
     }
     printf("\n");
   }
@@ -599,9 +704,9 @@ int cs_cmd_teach(int argc, char **argv)
   track(&t, &o.cfg, &tb);
   cs_trace_free(&t);
   print_rounds(&tb, o.cfg.nranks, step);
-  printf("\nAfter the last reduce-scatter round rank r owns segment r with all "
-         "%u contributions;\nafter the all-gather every rank holds every "
-         "segment, bit-identical on all ranks.\n", o.cfg.nranks);
+  printf("\nAfter the last reduce-scatter round rank r owns segment r with "
+         "all %u\ncontributions; after the all-gather every rank holds every "
+         "segment,\nbit-identical on all ranks.\n", o.cfg.nranks);
   print_cost(&tb, &o.cfg);
   return rc;
 }

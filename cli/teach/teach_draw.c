@@ -337,7 +337,9 @@ static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
                             (unsigned long long)t->st.moved[r]);
     return put_wrapped(y, y + 2, 4, b);
   }
-  draw_reads(t, v, y++);
+  if (v) /* the reads in progress: none once the run has ended, where
+             the line is the verdict's */
+    draw_reads(t, v, y++);
   /* the algorithm's own textbook figure: 2(N-1)/N*S for the rings and
    * the two-phase mesh, (N-1)*S where every rank reads every peer */
   const cs_algo_desc_t *a = cs_algo_desc(t->o->cfg.algo);
@@ -350,7 +352,9 @@ static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
   for (uint32_t r = 0; r < t->n && o < sizeof(b); r++)
     o += (size_t)snprintf(b + o, sizeof(b) - o, " r%u %lluB", r,
                           (unsigned long long)t->st.moved[r]);
-  if (o < sizeof(b))
+  if (o < sizeof(b) && t->qq == TL_QQ_COST) /* the formula is the answer */
+    snprintf(b + o, sizeof(b) - o, "  (S=%lluB)", (unsigned long long)s);
+  else if (o < sizeof(b))
     snprintf(b + o, sizeof(b) - o, "  of %s = %lluB (S=%lluB)",
              vol.what, (unsigned long long)ideal,
              (unsigned long long)s);
@@ -486,7 +490,8 @@ static int draw_actors(const teach_session_t *t, const cs_sched_view_t *v,
     put(y++, 0, "step %llu, data step %llu: which rank %s next? (its "
         "digit, or Enter)", (unsigned long long)v->step,
         (unsigned long long)t->st.nremote + 1,
-        !t->o->coll && cs_algo_desc(t->o->cfg.algo)->push ? "puts" : "loads");
+        t->o->coll ? "loads or puts" : cs_algo_desc(t->o->cfg.algo)->push ?
+        "puts" : "loads");
   else
     put(y++, 0, "step %llu, who goes next? (a rank's digit, or arrows + "
         "Enter; grey: cannot run)", (unsigned long long)v->step);
@@ -621,9 +626,9 @@ static void draw_help(void)
     "  n                 run to the next barrier (every rank waits)",
     "  b, Left           step back one event (the run is re-executed)",
     "  B                 step back to the start of the round",
-    "  v / t             values for provenance / events as a space-time strip",
+    "  v / t             values for provenance / the space-time strip",
     "  S                 (--level, --bug) show me an order that fails",
-    "  c                 (end screen) compare with the run stepped back from",
+    "  c                 (end screen) compare the two branches",
     "  ?                 this help     q, Ctrl-C   quit",
     "Legend",
     "  RS t1 j0  reduce-scatter, round 1, subchunk 0 (AG: all-gather)",
@@ -636,8 +641,11 @@ static void draw_help(void)
     "Press any key."};
   int n = (int)(sizeof(l) / sizeof(l[0])), y0 = (LINES - n - 2) / 2;
   int x0 = (COLS - 70) / 2;
-  for (int i = -1; i <= n; i++)
+  for (int i = -1; i <= n; i++) { /* whole rows: no fragment beside it */
+    move(y0 + 1 + i, 0);
+    clrtoeol();
     put(y0 + 1 + i, x0, "%-70s", i < 0 || i == n ? "" : l[i]);
+  }
 }
 
 /* Why rank r cannot run: the barrier it waits at and for whom, in the
@@ -654,7 +662,11 @@ static void blocked_str(const teach_session_t *t, const cs_sched_view_t *v,
     snprintf(b, cap, "rank %u is done", r);
     return;
   }
-  if (x->kind == CS_EV_WAIT && !t->o->coll)
+  /* The barrier's words only while the wait itself holds it: under a2a3
+   * a wait whose cell is reached may still wait for its rank's notify's
+   * DDR fence, which the scheduler's reason says. */
+  if (x->kind == CS_EV_WAIT && !t->o->coll &&
+      !strncmp(v->rank[r].why, "waiting for ", 12))
     cs_ar_wait_where(&t->o->cfg, r, x->slot, x->cell, x->value, where,
                      sizeof(where));
   char *comma = strstr(where, ", "), *of = strstr(where, " barrier of ");
@@ -684,6 +696,12 @@ static void status_line(const teach_session_t *t, const cs_sched_view_t *v,
                         char *b, size_t cap)
 {
   char why[200];
+  if (!v && t->note_key) { /* digits name ranks on the end screen too */
+    snprintf(b, cap, "key %d: the run has ended, no rank runs (%s)",
+             t->note_key - 1, t->nstory ? "j then 1-9: a story's event" :
+             "b/B: step back");
+    return;
+  }
   if (!v) {
     snprintf(b, cap, "the run has ended");
     return;
@@ -731,8 +749,8 @@ static void draw_qq(const teach_session_t *t)
   attroff(A_BOLD);
   put(LINES - 3, 0, "%-*s", COLS, seen ? t->reveal[1] : t->qq_text[2]);
   put(LINES - 2, 0, "> %-12s (%s)", t->qq_answer, seen ? "any key goes on"
-      : t->qq_err[0] ? t->qq_err : t->qq_where[0] ? "e.g. 1a; Enter; Esc "
-      "skips; ? help" : "bytes, e.g. 50; Enter; Esc skips; ? help");
+      : t->qq_err[0] ? t->qq_err : t->qq_where[0] ? "two keys, e.g. 1a; "
+      "Esc skips; ? help" : "a-c, or type bytes + Enter; Esc skips; ? help");
 }
 
 /* A milestone or the lesson's goal, boxed over the middle of the screen
@@ -865,18 +883,26 @@ static void draw_bottom(const teach_session_t *t, const cs_sched_view_t *v)
     attron(A_BOLD);
     put(LINES - 3, 0, "%-*s", COLS, t->q_text);
     attroff(A_BOLD);
+    char ch[160];
+    snprintf(ch, sizeof(ch), "a %s  b %s  c %s", t->q_choice[0],
+             t->q_choice[1], t->q_choice[2]);
     if (t->q_err[0])
-      put(LINES - 2, 0, "> %-20s (%s)", t->answer, t->q_err);
+      put(LINES - 2, 0, "> %-10s (%s)", t->answer, t->q_err);
+    else if (COLS >= 13 + (int)strlen(ch) + 30) /* the choices, one key */
+      put(LINES - 2, 0, "> %-10s %s  (or type; Esc skips)", t->answer, ch);
     else
-      put(LINES - 2, 0, "> %-20s (e.g. 3 1+2+3 for s3=[1+2+3]; Enter; Esc "
-          "skips)", t->answer);
+      put(LINES - 2, 0, "> %-10s %s", t->answer, ch);
   }
-  if (v)
+  if (v && (t->qq || t->q_typing)) /* an answer box: only its keys */
+    put(LINES - 1, 0, "%s Esc skips  t strip  v values  ? help  q quit",
+        t->qq == TL_QQ_BARRIER ? "answer: two keys, e.g. 1a;" :
+        "answer: a-c, or type it and Enter;");
+  else if (v)
     put(LINES - 1, 0, "Enter step 0-9 rank r round n barrier d %s b/B back "
         "v values ? help q quit", t->data_mode ? "events" : "data");
   else /* the end screen: only the keys it takes */
     put(LINES - 1, 0, "b/B back %sv values t strip%s ? help q quit",
-        t->nstory ? "1-9 story's event " : "",
+        t->nstory ? "j+1-9 story's event " : "",
         tb_ready(t) ? " c compare" : "");
 }
 
@@ -928,10 +954,14 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
     int dl = last - (t->strip ? (int)t->n + 2 : 4), ya = y + 2 + (int)t->n;
     y = draw_actors(t, v, y + 1, dl - ya < 3 ? last : dl);
   }
-  else {
+  else { /* the end screen: with t the strip keeps its lanes at the
+            bottom and the verdict the lines above it */
+    int rl = t->strip ? last - (int)t->n - 1 : last;
     y++;
     for (uint32_t i = 0; i < t->nresult; i++)
-      y = put_wrapped(y, last, 4, t->result[i]);
+      y = put_wrapped(y, rl, 4, t->result[i]);
+    if (t->strip && y < rl)
+      y = rl;
   }
   if (t->strip && draw_strip(t, y, last))
     ;

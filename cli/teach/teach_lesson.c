@@ -65,9 +65,69 @@ int tl_unasked_mark(const teach_session_t *t, const cs_sched_view_t *v,
   return !t->graded[a->rec.cell][a->rec.value];
 }
 
+/* Segment k and the ranks in order into a choice ("s0=[1+2]") and the
+ * answer it stands for ("0 1+2"). */
+static void choice(teach_session_t *t, int i, uint32_t k, const uint32_t *in,
+                   int nin)
+{
+  char *c = t->q_choice[i], *a = t->q_pick[i];
+  size_t oc = (size_t)snprintf(c, sizeof(t->q_choice[0]), "s%u=[", k);
+  size_t oa = (size_t)snprintf(a, sizeof(t->q_pick[0]), "%u ", k);
+  for (int j = 0; j < nin; j++) {
+    if (oc < sizeof(t->q_choice[0]))
+      oc += (size_t)snprintf(c + oc, sizeof(t->q_choice[0]) - oc, "%s%u",
+                             j ? "+" : "", in[j]);
+    if (oa < sizeof(t->q_pick[0]))
+      oa += (size_t)snprintf(a + oa, sizeof(t->q_pick[0]) - oa, "%s%u",
+                             j ? "+" : "", in[j]);
+  }
+  if (oc < sizeof(t->q_choice[0]))
+    snprintf(c + oc, sizeof(t->q_choice[0]) - oc, "]");
+}
+
+/* The round's three choices (one key each, a-c): what the ring's table
+ * says rank r writes, and two mistakes a learner makes. RS round rd:
+ * segment k = r-rd-2 with the inputs k+1 .. r, own folded in last; the
+ * mistakes are the own input first and the segment r sends this round
+ * (k+1, holding k+2 .. r). AG round rd: segment k = r-rd-1 finished
+ * (k+1 .. k+N) copied; the mistakes are the segment r sends (k+1,
+ * finished) and folding its own input in again. The right one's letter
+ * moves from round to round. The grade is still the run's (tl_check). */
+static void choices(teach_session_t *t, int r, uint32_t ph, uint32_t rd)
+{
+  uint32_t n = t->n, in[TM_MAXR + 2] = {0}, m = 0, k;
+  int right = (int)((ph + rd) % 3), o[3];
+  for (int i = 0; i < 3; i++)
+    o[i] = (right + i) % 3; /* o[0] the right one's slot */
+  if (ph == 1) {
+    k = (uint32_t)(r + 2 * (int)n - (int)rd - 2) % n;
+    for (uint32_t j = 1; j <= rd + 2; j++)
+      in[m++] = (k + j) % n;
+    choice(t, o[0], k, in, (int)m);
+    in[0] = (uint32_t)r; /* own first */
+    for (uint32_t j = 1; j < m; j++)
+      in[j] = (k + j) % n;
+    choice(t, o[1], k, in, (int)m);
+    for (uint32_t j = 0; j + 1 < m; j++) /* what it sends */
+      in[j] = (k + 2 + j) % n;
+    choice(t, o[2], (k + 1) % n, in, (int)m - 1);
+  } else {
+    k = (uint32_t)(r + 2 * (int)n - (int)rd - 1) % n;
+    for (uint32_t j = 1; j <= n; j++)
+      in[m++] = (k + j) % n;
+    choice(t, o[0], k, in, (int)m);
+    in[m] = (uint32_t)r; /* folded in again */
+    choice(t, o[2], k, in, (int)m + 1);
+    for (uint32_t j = 0; j < m; j++) /* what it sends */
+      in[j] = (k + 2 + j) % n;
+    choice(t, o[1], (k + 1) % n, in, (int)m);
+  }
+}
+
 void tl_open(teach_session_t *t, int r, uint32_t ph, uint32_t rd,
              uint64_t step)
 {
+  choices(t, r, ph, rd);
   t->q_rank = r;
   t->q_phase = ph;
   t->q_round = rd;
@@ -117,7 +177,10 @@ int tl_key(teach_session_t *t, int ch)
     t->q_rank = -1;
     return -1;
   }
-  if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+  if (!n && ch >= 'a' && ch <= 'c') /* a choice: answered with one key */
+    snprintf(t->answer, sizeof(t->answer), "%s", t->q_pick[ch - 'a']);
+  if ((!n && ch >= 'a' && ch <= 'c') || ch == '\n' || ch == '\r' ||
+      ch == KEY_ENTER) {
     if (well_formed(t->answer)) {
       t->q_err[0] = 0;
       if (t->q_rank >= 0 && t->q_phase <= 2 && t->q_round < TM_MAXR) {
@@ -477,7 +540,32 @@ void tl_open_cost(teach_session_t *t, uint64_t step)
   snprintf(t->qq_text[1], sizeof(t->qq_text[1]), "will it have loaded when "
            "the all-gather ends? (S = %llu B, N = %u)", (unsigned long long)
            (t->count * t->es), t->n);
-  t->qq_text[2][0] = 0;
+  /* Three choices, ascending: the ring's own (rank 0 reads every segment
+   * but s(N-1) in the reduce-scatter and every one but s0 in the
+   * all-gather), and the sums a learner guesses: twice what it has
+   * loaded, (N-1) x S, 2 x S, S. */
+  uint64_t sz = t->count * t->es, es = t->es;
+  unsigned long long c[5] = {
+    (unsigned long long)(2 * sz - es * (tm_part_lo(t, t->n) -
+     tm_part_lo(t, t->n - 1)) - es * (tm_part_lo(t, 1) - tm_part_lo(t, 0))),
+    (unsigned long long)(2 * t->st.moved[0]),
+    (unsigned long long)((t->n - 1) * sz), (unsigned long long)(2 * sz),
+    (unsigned long long)sz};
+  int m = 0;
+  for (int i = 0; i < 5 && m < 3; i++) {
+    int dup = 0;
+    for (int j = 0; j < m; j++)
+      dup |= t->qq_cost[j] == c[i];
+    if (!dup)
+      t->qq_cost[m++] = c[i];
+  }
+  for (int i = 1; i < m; i++) /* ascending: the place tells nothing */
+    for (int j = i; j > 0 && t->qq_cost[j - 1] > t->qq_cost[j]; j--) {
+      unsigned long long x = t->qq_cost[j];
+      t->qq_cost[j] = t->qq_cost[j - 1], t->qq_cost[j - 1] = x;
+    }
+  snprintf(t->qq_text[2], sizeof(t->qq_text[2]), "  a %llu B   b %llu B   "
+           "c %llu B", t->qq_cost[0], t->qq_cost[1], t->qq_cost[2]);
 }
 
 /* The barrier answer: "1a", "2 b", ... into *bar (1, 2) and *brk (a, b). */
@@ -559,7 +647,15 @@ int tl_qq_key(teach_session_t *t, int ch)
     t->qq = TL_QQ_NONE;
     return -1;
   }
-  if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+  if (t->qq == TL_QQ_COST && !n && ch >= 'a' && ch <= 'c') /* a choice */
+    snprintf(t->qq_answer, sizeof(t->qq_answer), "%llu",
+             t->qq_cost[ch - 'a']);
+  else if (t->qq == TL_QQ_BARRIER && n == 1 && ch >= 'A' && ch <= 'z' &&
+           ch != '\\' && n + 1 < sizeof(t->qq_answer)) /* "1a" is whole */
+    t->qq_answer[n] = (char)ch, t->qq_answer[n + 1] = 0;
+  if ((t->qq == TL_QQ_COST && !n && ch >= 'a' && ch <= 'c') ||
+      (t->qq == TL_QQ_BARRIER && n == 1 && ch >= 'A' && ch <= 'z' &&
+       ch != '\\') || ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
     if (t->qq == TL_QQ_BARRIER && barrier_answer(t->qq_answer, &bar, &brk)) {
       barrier_reveal(t, bar, brk);
     } else if (t->qq == TL_QQ_COST && cost_answer(t->qq_answer, &v)) {
@@ -570,7 +666,7 @@ int tl_qq_key(teach_session_t *t, int ch)
       t->reveal[1][0] = 0;
     } else {
       snprintf(t->qq_err, sizeof(t->qq_err), t->qq == TL_QQ_BARRIER ?
-               "not an answer; e.g. 1a" : "not an answer; e.g. 50");
+               "not an answer; two keys, e.g. 1a" : "not an answer; e.g. 50");
       return 0;
     }
     t->qq = TL_QQ_NONE;

@@ -386,6 +386,9 @@ void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i)
     if (x.kind == CS_EV_LOAD && x.peer != r && a->op < 0)
       t->st.moved[r] += (uint64_t)x.valid * (sl && sl->esize ? sl->esize
                                                               : t->es);
+    if ((x.kind == CS_EV_LOAD || x.kind == CS_EV_PUT) && x.peer != r &&
+        a->op < 0)
+      t->st.nremote++; /* a data step (tm_is_data) */
   } else if (x.slot == CS_AR_SLOT_DATA || x.kind == CS_EV_REDUCE ||
              (t->st.out_slot && x.slot == CS_AR_SLOT_OUT) ||
       x.kind == CS_EV_WAIT || x.kind == CS_EV_MARK)
@@ -431,13 +434,16 @@ int tm_push(teach_session_t *t, uint64_t step, int64_t c, int asked)
   return 0;
 }
 
-int tm_is_data(const cs_sched_view_t *v, uint32_t i)
+int tm_is_data(const teach_session_t *t, const cs_sched_view_t *v,
+               uint32_t i)
 {
   const cs_sched_actor_view_t *a = &v->en[i];
-  /* a load from a peer, or a put into one (the push algorithms) */
+  /* a load from a peer, or a put into one (the push algorithms); a
+   * plug-in's slots are its own: any of them */
   return a->op < 0 &&
          (a->rec.kind == CS_EV_LOAD || a->rec.kind == CS_EV_PUT) &&
-         a->rec.slot == CS_AR_SLOT_DATA && a->rec.peer != a->rank;
+         (t->o->coll || a->rec.slot == CS_AR_SLOT_DATA) &&
+         a->rec.peer != a->rank;
 }
 
 int tm_phase_over(const teach_session_t *t, const cs_sched_view_t *v,

@@ -95,7 +95,8 @@ typedef struct tm_state {
   uint64_t   nevents;                /* steps applied */
   int        stored_k[TM_MAXR];      /* part last stored in this round, -1 */
   tm_prov_t  stored[TM_MAXR];        /* what went there */
-  uint64_t   nremote;                /* loads from another rank's data */
+  uint64_t   nremote;                /* data steps: loads from, puts
+                                        into another rank's data */
   /* per phase (RS, AG) and rank: the parts it loaded from other ranks, in
    * order (a part of several tiles once), their bytes, and from whom */
   uint8_t    rd[2][TM_MAXR][TM_RD];
@@ -178,6 +179,8 @@ typedef struct teach_session {
   uint32_t    q_phase, q_round;
   char        q_text[160], answer[64], reveal[2][200];
   char        q_err[80];  /* why the typed answer is not one, or "" */
+  char        q_choice[3][48]; /* a-c, one key each: "s0=[1+2]" */
+  char        q_pick[3][48];   /* the same, as an answer: "0 1+2" */
   int         q_typing;   /* the answer box is open */
   uint8_t     graded[3][TM_MAXR]; /* [phase][round]: 0 not asked, 1 right,
                                      2 wrong, 3 skipped, 4 answered, its
@@ -194,6 +197,7 @@ typedef struct teach_session {
   int         qq_kind;    /* the barrier asked about: 1 READY, 2 RC */
   char        qq_text[3][100], qq_answer[32], qq_err[80];
   char        qq_where[160]; /* the barrier, in the algorithm's words */
+  unsigned long long qq_cost[3]; /* the cost's choices a-c, in bytes */
   uint8_t     bar_grade[2];  /* READY, READ-COMPLETE: as graded[] */
   uint64_t    bar_at[2];     /* 1 + the step each was asked at */
   uint8_t     cost_grade;    /* 0 not asked, 1 right, 2 wrong, 3 skipped,
@@ -223,8 +227,10 @@ void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i);
  * whether the learner made it. Returns 0 or -1 (out of memory). */
 int tm_push(teach_session_t *t, uint64_t step, int64_t c, int asked);
 /* Whether actor i of v moves data between ranks: a rank's load from
- * another rank's data (the steps of the data-step mode). */
-int tm_is_data(const cs_sched_view_t *v, uint32_t i);
+ * another rank's data, or its put into it (the steps of the data-step
+ * mode; a plug-in's, in any of its slots). */
+int tm_is_data(const teach_session_t *t, const cs_sched_view_t *v,
+               uint32_t i);
 /* Whether every rank has ended phase ph (1 RS, 2 AG): it is done, in a
  * later phase, or posted at a later phase's marker. */
 int tm_phase_over(const teach_session_t *t, const cs_sched_view_t *v,

@@ -112,7 +112,7 @@ static int64_t data_pick(const teach_session_t *t, const cs_sched_view_t *v)
 {
   int64_t mark = -1;
   for (uint32_t i = 0; i < v->nenabled; i++) {
-    if (tm_is_data(v, i))
+    if (tm_is_data(t, v, i))
       continue;
     if (v->en[i].op >= 0 || v->en[i].rec.kind != CS_EV_MARK)
       return i;
@@ -123,7 +123,7 @@ static int64_t data_pick(const teach_session_t *t, const cs_sched_view_t *v)
   if (mark >= 0 && tl_boundary(t, v, &ph, &rd) >= 0)
     return -1;
   for (uint32_t i = 0; i < v->nenabled; i++)
-    if (tm_is_data(v, i))
+    if (tm_is_data(t, v, i))
       return -1; /* a load is the learner's: before any marker */
   return mark;
 }
@@ -138,6 +138,23 @@ static uint64_t back_step(const teach_session_t *t, uint64_t step)
   while (step > 0 && !t->asked[--step])
     ;
   return step;
+}
+
+/* Where B goes back to from `step`: the start of its round. In the
+ * data-step mode a re-run from a round's start runs by itself to the
+ * round's first pick: from there (no pick of the learner's in between)
+ * B goes on to the start of the round before, else it would stay. */
+static uint64_t round_back(const teach_session_t *t, uint64_t step)
+{
+  uint64_t to = tm_round_start(t, step);
+  for (;;) {
+    int picked = 0;
+    for (uint64_t s = to; s < step && s < t->nchoice && !picked; s++)
+      picked = t->asked[s];
+    if (!t->data_mode || picked || !to)
+      return to;
+    to = tm_round_start(t, to);
+  }
 }
 
 /* Step back to `step`: the picker stops the run, the driver re-runs. */
@@ -192,7 +209,7 @@ static int64_t on_key(teach_session_t *t, const cs_sched_view_t *v, int ch,
     return v->step ? go_back(t, back_step(t, v->step)) : -2;
   case 'B':
     t->shown = 0;
-    return v->step ? go_back(t, tm_round_start(t, v->step)) : -2;
+    return v->step ? go_back(t, round_back(t, v->step)) : -2;
   default:
     if (ch >= '0' && ch <= '9' && !(t->by_round = 0))
       return rank_key(t, v, (uint32_t)(ch - '0'));
@@ -300,12 +317,13 @@ static int milestones(const teach_session_t *t)
          !t->o->cfg.bug;
 }
 
-/* --lesson's other questions: the box open (t->qq) until answered (then
- * the reveal shows until a key), skipped with Esc; ? and q work in it.
- * Returns -1 to quit. */
+/* --lesson's other questions: the box open (t->qq) until answered (the
+ * reveal then stays on the screen until the learner's next pick, costing
+ * no key of its own), skipped with Esc; ? and q work in it. Returns -1
+ * to quit, 1 answered, 0 skipped. */
 static int qq_box(teach_session_t *t, const cs_sched_view_t *v)
 {
-  int help = 0, answered = 0;
+  int help = 0;
   for (;;) {
     td_draw(t, v, help);
     int ch = getch();
@@ -322,24 +340,21 @@ static int qq_box(teach_session_t *t, const cs_sched_view_t *v)
     }
     if (view_key(t, ch))
       continue;
-    if (answered)
-      break;
     int k = tl_qq_key(t, ch);
-    if (k < 0)
+    if (k < 0) {
+      t->reveal[0][0] = t->reveal[1][0] = 0;
       return 0;
-    if (k > 0) { /* the reveal, until a key */
-      answered = 1;
-      t->qq = TL_QQ_SEEN;
     }
+    if (k > 0)
+      break;
   }
   t->qq = TL_QQ_NONE;
-  t->reveal[0][0] = t->reveal[1][0] = 0;
-  return 0;
+  return 1;
 }
 
 /* The end of the reduce-scatter, once a run reaches it: what the learner
  * watched and the cost it adds up to; --lesson then asks the cost of the
- * whole run. Returns -1 to quit. */
+ * whole run. Returns -1 to quit, 1 when a question was answered. */
 static int milestone(teach_session_t *t, const cs_sched_view_t *v)
 {
   if (!milestones(t) || t->ms_step[0] || !tm_phase_over(t, v, 1))
@@ -355,7 +370,7 @@ static int milestone(teach_session_t *t, const cs_sched_view_t *v)
 
 /* --lesson's stops in a live run: its goal first; then, when rank 0 waits
  * at a barrier not asked about yet, which one and what breaks without
- * it. Returns -1 to quit. */
+ * it. Returns -1 to quit, 1 when a question was answered. */
 static int lesson_stops(teach_session_t *t, const cs_sched_view_t *v)
 {
   if (t->level && !t->intro_shown) { /* a level opens with its story */
@@ -421,8 +436,12 @@ static int64_t picker(const cs_sched_view_t *v, void *arg)
     tm_snapshot(t, v->w);
     if (t->lesson)
       tl_check(t, v); /* grade the rounds asked about that have run */
-    if (!t->searching && (milestone(t, v) < 0 || lesson_stops(t, v) < 0))
+    int ms = 0, ls = 0;
+    if (!t->searching && ((ms = milestone(t, v)) < 0 ||
+                          (ls = lesson_stops(t, v)) < 0))
       return -1;
+    if (ms > 0 || ls > 0) /* r or n stops: the answer's reveal is read */
+      t->auto_round = t->auto_barrier = 0;
     if (t->searching) {
       uint64_t z = (t->rand += 0x9e3779b97f4a7c15ull);
       z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -575,6 +594,22 @@ static void event_to_step(const teach_session_t *t, char *b, size_t cap)
   }
 }
 
+/* Under a2a3 a store is visible to the peers only after a DDR fence (a
+ * pipe barrier drains it, no more): the story's "Missing: a fence on rank
+ * W between A and B." names that fence, so level 5's verdict is not level
+ * 2's. */
+static void ddr_missing(const teach_session_t *t, char *b, size_t cap)
+{
+  unsigned w, a, c;
+  const char *p = b + strspn(b, " ");
+  if (t->o->sched.model != CS_MM_A2A3 ||
+      sscanf(p, "Missing: a fence on rank %u between %u and %u.", &w, &a,
+             &c) != 3)
+    return;
+  snprintf(b + (p - b), cap - (size_t)(p - b), "Missing: a DDR fence on rank "
+           "%u between %u and %u: a drain is not one.", w, a, c);
+}
+
 /* What the run printed, into t->result: its verdict or failure, then the
  * first finding of the check (break-it levels). */
 static void read_result(teach_session_t *t, FILE *log)
@@ -598,6 +633,9 @@ static void read_result(teach_session_t *t, FILE *log)
                 "stepped back from (A).");
   if (t->lesson) {
     char line[200];
+    if (t->reveal[0][0]) /* the last grade: a verdict line, not a box */
+      result_line(t, "%s", t->reveal[0]);
+    t->reveal[0][0] = t->reveal[1][0] = 0;
     tl_cost_verdict(t, line, sizeof(line));
     if (line[0])
       result_line(t, "%s", line);
@@ -634,10 +672,12 @@ static void read_result(teach_session_t *t, FILE *log)
       continue;
     if (!strcmp(buf, "story:")) {
       result_line(t, "%s", t->nstory ? "What broke it, as collsim shrink "
-                  "tells it (1-9: back to that event):" : "What broke it:");
+                  "tells it (j then 1-9: back to that event):" :
+                  "What broke it:");
       continue;
     }
     event_to_step(t, buf, sizeof(buf));
+    ddr_missing(t, buf, sizeof(buf));
     unsigned long long seq;
     char *h = strstr(buf, " (#");
     uint32_t k = h && sscanf(h, " (#%llu)", &seq) == 1 ? ts_of_seq(t, seq) : 0;
@@ -662,10 +702,12 @@ static char *slurp(FILE *log)
   return b;
 }
 
-/* After the run: b or B re-run to a step, q quits. Returns 1 to re-run. */
+/* After the run: b or B re-run to a step, j then 1-9 to a story's event
+ * (a digit alone names a rank, as in the run: none runs now, the status
+ * line says so), q quits. Returns 1 to re-run. */
 static int ended(teach_session_t *t, tui_t *u)
 {
-  int help = 0;
+  int help = 0, jump = 0;
   if (t->o->cfg.bug && t->trace[0]) {
     char *out = t->run_rc != CS_EXIT_OK ? slurp(u->log) : NULL;
     printf("check:\n");
@@ -694,10 +736,13 @@ static int ended(teach_session_t *t, tui_t *u)
       return 0;
     if (ch == ERR || ch == KEY_RESIZE)
       continue;
+    t->note_key = 0; /* a digit's note lasts until the next key */
     if (t->compare) { /* the comparison closes with any key */
       t->compare = 0;
       continue;
     }
+    int jumping = jump;
+    jump = ch == 'j' && t->nstory;
     if (ch == 'v')
       t->values = !t->values;
     if (ch == 't')
@@ -712,14 +757,16 @@ static int ended(teach_session_t *t, tui_t *u)
       return tb_keep(t), 1;
     }
     if (ch == 'B' && t->st.nevents) {
-      t->target = tm_round_start(t, t->st.nevents);
+      t->target = round_back(t, t->st.nevents);
       return tb_keep(t), 1;
     }
-    if (ch >= '1' && ch <= '0' + (int)t->nstory &&
+    if (jumping && ch >= '1' && ch <= '0' + (int)t->nstory &&
         t->story_step[ch - '1'] < t->st.nevents) { /* to the story's event */
       t->target = t->story_step[ch - '1'] + 1;
       return tb_keep(t), 1;
     }
+    if (!jumping && ch >= '0' && ch <= '9')
+      t->note_key = ch - '0' + 1; /* a rank's digit: the run has ended */
   }
 }
 
