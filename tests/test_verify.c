@@ -860,7 +860,7 @@ Test(verify, split_search_reaches_the_serial_search_states, .timeout = 900)
   }
 }
 
-/* A mutation the search must reach (the random probes skipped) is a
+/* A mutation the search must reach (the probes skipped) is a
  * counterexample under -j 2 too, its trace replaying to the failure; no
  * rank or worker process is left. */
 Test(verify, a_mutation_is_a_counterexample_under_j2, .timeout = 600)
@@ -881,7 +881,7 @@ Test(verify, a_mutation_is_a_counterexample_under_j2, .timeout = 600)
     cr_expect_eq(r.status, 1, "%s: %s%s", c[0], r.out, r.err);
     cr_expect(strstr(r.out, "counterexample: memory model"), "%s: %s", c[0],
               r.out);
-    cr_expect(!strstr(r.out, "random probe"), "%s: %s", c[0], r.out);
+    cr_expect(!strstr(r.out, "probe before the search"), "%s: %s", c[0], r.out);
     snprintf(trace, sizeof(trace), "%s/verify-1.cstrace", dir);
     cli_out_t rp;
     run_cli(&rp, 60, "replay", trace, NULL);
