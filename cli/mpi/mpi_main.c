@@ -694,10 +694,12 @@ static void share_rows(const mpi_opts_t *o, int rank, cs_npy_t *in)
             rank);
     MPI_Abort(MPI_COMM_WORLD, CS_EXIT_ABORTED);
   }
-  for (size_t off = 0; off < bytes; off += piece)
+  for (size_t off = 0; off < bytes; off += piece) {
+    cs_mpi_guard_in_run(0); /* the setup guard's limit holds per piece */
     MPI_Bcast((uint8_t *)in->data + off,
               (int)(bytes - off < piece ? bytes - off : piece), MPI_BYTE, 0,
               MPI_COMM_WORLD);
+  }
 }
 
 /* Rank 0: refuses a --trace path that could not be written before the
