@@ -168,7 +168,8 @@ static int draw_windows(const teach_session_t *t, int y)
   /* a mutation may fold a rank in twice: room for that off the ring, up
    * to 4 ranks (above, N parts of that width would not fit 120x40; a
    * longer fold is cut "[2+0+1..]") */
-  int cw = (int)(cs_algo_desc(t->o->cfg.algo)->pull_ring || n > 4
+  int cw = (int)(cs_algo_desc(t->o->cfg.algo)->pull_ring || n > 4 ||
+                     tm_nparts(t) > n
                      ? 2 * n + 4 : 4 * n + 6),
       per = (COLS - 12 - 2 * (int)n - 8) / (cw + 1);
   if (per < 1)

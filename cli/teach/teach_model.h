@@ -19,7 +19,7 @@
 #include "../../sim/sched.h"
 #include "../collsim/run.h"
 
-enum { TM_MAXR = 8, TM_MAXP = 8, TM_LAST = 6, TM_HIST = 128, TM_QCAP = 256, TM_RESULT = 24,
+enum { TM_MAXR = 8, TM_MAXP = 2 * TM_MAXR, TM_LAST = 6, TM_HIST = 128, TM_QCAP = 256, TM_RESULT = 24,
        TM_MAXSPAN = 128, TM_RD = 2 * TM_MAXR, TM_STORY = 6 };
 
 /* The screens shown over the lesson until a key: the end of the
