@@ -684,6 +684,12 @@ static void blocked_str(const teach_session_t *t, const cs_sched_view_t *v,
                of + 12);
   } else if (comma) {
     *comma = 0;
+    /* a name with its reason in brackets (ibing's "barrier A of step 1
+     * (every earlier write in place)"): the name alone when the line
+     * would not fit */
+    char *why = strstr(where, " (");
+    if (why && (int)(strlen(where) + strlen(comma + 2)) + 40 > COLS)
+      *why = 0;
     snprintf(b, cap, "rank %u waits for %s (%s)", r, comma + 2, where);
   } else {
     snprintf(b, cap, "rank %u cannot run: %s", r, v->rank[r].why);
