@@ -1216,10 +1216,14 @@ wait_for "data step 2: which rank puts next?"
 screen | grep -A1 "^r1 " | grep -qF "s3=[0]" || { fail "ring-push d: rank 0's first put is not in rank 1's s3"; screen; }
 keys q
 wait_exit
-"$bin" teach --algo ring-push --plain > "$dir/plain.out" 2>&1
-rc=$?
-[ $rc = 2 ] && [ "$(wc -l < "$dir/plain.out")" = 1 ] && grep -q "^collsim teach: --algo ring-push: " "$dir/plain.out" ||
-  { fail "ring-push --plain: not refused in one line (exit $rc)"; cat "$dir/plain.out"; }
+# --plain: every rank ends holding segment k in the ring's fold order,
+# [k+1+...+k] (docs/algorithms.md §4.2), on all 4 ranks.
+"$bin" teach --algo ring-push --plain > "$dir/plain.out" 2>&1 || fail "ring-push --plain: exit $?"
+for k in 0 1 2 3; do
+  cell="s$k=[$(( (k + 1) % 4 ))+$(( (k + 2) % 4 ))+$(( (k + 3) % 4 ))+$k]"
+  c=$(sed -n '/^At the end/,$p' "$dir/plain.out" | grep -oF -- "$cell" | wc -l)
+  [ "$c" = 4 ] || { fail "ring-push --plain: '$cell' on $c rank lines, expected 4"; cat "$dir/plain.out"; }
+done
 
 # 37. (issue 31, review 7) --lesson played to its end by data steps in
 # at most 40 keystrokes, every answer right: a round's question and the
@@ -1537,7 +1541,15 @@ wait_exit
 # [q+(q+1)+...+(q-1)]; ibing's rank r holds [r+peer] in both chunks); each
 # rank put 2(N-1)/N*S bytes; rank 0 keyed at its first wait names the
 # barrier; d's first data step is a put that lands adding into the right
-# neighbour (ibing: the peer); --plain is refused in one line.
+# neighbour (ibing: the peer); --plain for the same options prints the
+# run's result and the end screen's window column, cell for cell, and the
+# bytes each rank wrote per round add up to what it put.
+win_cells() { # the window's cells per rank ("r0 c0=[0+3] c1=[1+0]"), the
+  # rank lines and their continuations read from stdin
+  awk '/^r[0-9]+ / { r = $1 } /^$/ { r = "" } r != "" { for (i = 1; i <= NF; i++)
+    if ($i ~ /^[a-z][0-9]+[=~]\[[0-9+]*\]$/) c[r] = c[r] " " $i }
+    END { for (k in c) print k c[k] }' | sort
+}
 ring_mirror() { # ring_mirror Q N: "[Q+(Q+1)+...+(Q-1)]"
   local s="[$1" i; for i in $(seq 1 $(($2 - 1))); do s="$s+$((($1 + i) % $2))"; done; echo "$s]"
 }
@@ -1578,6 +1590,20 @@ for algo in host-push ring-bidir ibing; do
       fi
     done
   done
+  # --plain for the same options: the run's result, every rank's
+  # window part by part as the end screen's column, in 80 columns, and
+  # each rank's bytes written per round adding up to the bytes put
+  "$bin" teach --algo $algo --ranks $n --count $count --plain > "$dir/plain48.out" 2>&1 ||
+    { fail "$algo --plain: exit $?"; cat "$dir/plain48.out"; }
+  grep -qF "$(echo "$want" | cut -c1-40)" "$dir/plain48.out" || fail "$algo --plain: not the run's result"
+  long=$(awk 'length > 80' "$dir/plain48.out")
+  [ -z "$long" ] || fail "$algo --plain: lines over 80 columns: $long"
+  tui_win=$(echo "$sc" | win_cells)
+  plain_win=$(sed -n '/^At the end/,$p' "$dir/plain48.out" | win_cells)
+  [ "$(echo "$tui_win" | wc -l)" = $n ] && [ "$tui_win" = "$plain_win" ] ||
+    { fail "$algo: the end screen's window column is not --plain's"; echo "screen:"; echo "$tui_win"; echo "plain:"; echo "$plain_win"; }
+  w=$(awk '/^(RS|AG|snap|push) t[0-9]/ { for (i = 3; i <= NF; i += 6) if ($i == "r") s += $(i + 3) } END { print s }' "$dir/plain48.out")
+  [ "$w" = $((n * bytes)) ] || fail "$algo --plain: the ranks wrote $w B in its rounds, expected $((n * bytes))"
   puts="put:"; for r in $(seq 0 $((n - 1))); do puts="$puts r$r ${bytes}B"; done
   echo "$sc" | grep -qF "$puts  of 2(N-1)/N*S = ${bytes}B (S=${s}B)" ||
     { fail "$algo: not $bytes B put per rank"; echo "$sc"; }
@@ -1606,10 +1632,6 @@ for algo in host-push ring-bidir ibing; do
   fi
   keys q
   wait_exit
-  "$bin" teach --algo $algo --ranks $n --count $count --plain > "$dir/plain.out" 2>&1
-  rc=$?
-  [ $rc = 2 ] && [ "$(wc -l < "$dir/plain.out")" = 1 ] && grep -q "^collsim teach: --algo $algo: " "$dir/plain.out" ||
-    { fail "$algo --plain: not refused in one line (exit $rc)"; cat "$dir/plain.out"; }
 done
 # ibing names each of its barriers as its rank waits at it: A (every
 # earlier write in place), B (every snapshot taken) and the final one.

@@ -32,6 +32,7 @@
 #include "../collsim/temp.h"
 #include "../../run/coll.h"
 #include "../collsim/run.h"
+#include "teach_model.h"
 #include "teach_ui.h"
 
 static const char teach_help[] =
@@ -337,7 +338,8 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
                  "--step or --schedule", *goal ? "level" : "lesson");
     return -1;
   }
-  if (!*tui && !o->coll && !cs_algo_desc(o->cfg.algo)->pull_ring) {
+  if (!*tui && !o->coll && !cs_algo_desc(o->cfg.algo)->pull_ring &&
+      !cs_algo_desc(o->cfg.algo)->push) {
     cs_cli_error("teach", "--algo %s: the plain lesson is the ring's; run it "
                  "on a terminal without --plain", cs_algo_name(o->cfg.algo));
     return -1;
@@ -589,7 +591,8 @@ typedef struct user_round {
 
 /* The plain view of a collective of one's own: per marked (phase, round)
  * and rank, the remote bytes read and written and the notifies sent. */
-static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es)
+static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es,
+                              const char *const *names, uint32_t nnames)
 {
   enum { MAXROUNDS = 64 };
   static user_round_t ur[MAXROUNDS];
@@ -629,6 +632,8 @@ static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es)
   for (uint32_t k = 0; k < nr; k++) {
     char h[24];
     const char *name = cs_trace_phase_name(NULL, &t->hdr, ur[k].phase);
+    if (!name && ur[k].phase <= nnames) /* a built-in's, its descriptor's */
+      name = names[ur[k].phase - 1];
     if (name) /* the phase as it named it (cs_mark's tag: "RS t1") */
       snprintf(h, sizeof(h), "%s t%u", name, ur[k].round);
     else
@@ -645,6 +650,56 @@ static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es)
   }
 }
 
+/* teach --algo A --plain of a push algorithm (ring-push, host-push,
+ * ring-bidir, ibing): the run, what every rank moved per phase and round,
+ * then every rank's window at the end, part by part, whose inputs it holds
+ * in fold order: the terminal lesson's tracking replayed over the run's
+ * trace, so the column matches its end screen. */
+static int teach_push(run_opts_t *o)
+{
+  const cs_algo_desc_t *a = cs_algo_desc(o->cfg.algo);
+  uint32_t n = o->cfg.nranks, es = cs_dtype_size(o->cfg.dtype);
+  char b[512];
+  snprintf(b, sizeof(b), "%s allreduce: %s; %u ranks, %llu x %s per rank, "
+           "sum.", a->name, a->what, n, (unsigned long long)o->cfg.count,
+           cs_dtype_name(o->cfg.dtype));
+  wrap_print(b);
+  wrap_print(a->legend);
+  printf("\n");
+  cs_trace_t tr;
+  int loaded, rc = run_traced(o, &tr, &loaded);
+  if (!loaded)
+    return rc;
+  teach_user_rounds(&tr, n, es, a->phases, a->nphases);
+  static teach_session_t s;
+  memset(&s, 0, sizeof(s));
+  s.o = o;
+  s.n = n;
+  s.es = es;
+  s.count = o->cfg.count;
+  tm_reset(&s);
+  for (uint64_t i = 0; i < tr.n; i++)
+    tm_replay(&s, &tr.rec[i], i);
+  printf("\nAt the end, every rank's %s (part=[whose inputs, in fold "
+         "order]):\n\n", a->out_slot ? "result slot out" : "window");
+  for (uint32_t r = 0; r < n; r++) {
+    char w[1024], cell[TM_MAXR * 8 + 8];
+    size_t at = (size_t)snprintf(w, sizeof(w), "r%u  ", r);
+    for (uint32_t k = 0; k < tm_nparts(&s) && at < sizeof(w); k++) {
+      const tm_prov_t *p;
+      int whole = tm_part_prov(&s, r, k, &p);
+      tm_prov_str(cell, sizeof(cell), p);
+      at += (size_t)snprintf(w + at, sizeof(w) - at, "%s%c%u%c%s",
+                             k ? " " : "", a->part_letter, k,
+                             whole ? '=' : '~', cell);
+    }
+    wrap_print(w);
+  }
+  free(s.round_step);
+  cs_trace_free(&tr);
+  return rc;
+}
+
 /* teach --algo ./x.so --plain (or piped): the run, then the plain table. */
 static int teach_user(run_opts_t *o)
 {
@@ -655,7 +710,7 @@ static int teach_user(run_opts_t *o)
   cs_trace_t t;
   int loaded, rc = run_traced(o, &t, &loaded);
   if (loaded) {
-    teach_user_rounds(&t, o->cfg.nranks, cs_dtype_size(o->cfg.dtype));
+    teach_user_rounds(&t, o->cfg.nranks, cs_dtype_size(o->cfg.dtype), NULL, 0);
     cs_trace_free(&t);
   }
   cs_coll_close(o->coll_handle);
@@ -695,6 +750,8 @@ int cs_cmd_teach(int argc, char **argv)
     return teach_user(&o);
   if (tui)
     return cs__teach_tui(&o, goal, lesson);
+  if (cs_algo_desc(o.cfg.algo)->push)
+    return teach_push(&o);
   print_intro(&o.cfg);
   cs_trace_t t;
   rc = run_traced(&o, &t, &loaded);

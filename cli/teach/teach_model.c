@@ -421,6 +421,19 @@ void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i)
   t->nhist = v->step + 1;
 }
 
+void tm_replay(teach_session_t *t, const cs_trace_rec_t *rec, uint64_t step)
+{
+  cs_trace_rec_t x = *rec;
+  uint32_t r = x.rank < TM_MAXR ? x.rank : 0;
+  if (x.rank >= t->n)
+    return;
+  tag_event(t, step, r, &x);
+  if (x.slot == CS_AR_SLOT_DATA || x.kind == CS_EV_REDUCE ||
+      (t->st.out_slot && x.slot == CS_AR_SLOT_OUT) ||
+      x.kind == CS_EV_WAIT || x.kind == CS_EV_MARK)
+    data_event(t, r, &x, 1, -1);
+}
+
 int tm_push(teach_session_t *t, uint64_t step, int64_t c, int asked)
 {
   if (step >= t->capchoice) {

@@ -223,6 +223,9 @@ typedef struct teach_session {
 void tm_reset(teach_session_t *t);
 /* Accounts for actor `i` of v running now, as step v->step. */
 void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i);
+/* Accounts for record x of a free run's trace (no DMA queue) as step
+ * `step`: the printed lesson of a push algorithm replays its trace so. */
+void tm_replay(teach_session_t *t, const cs_trace_rec_t *x, uint64_t step);
 /* Remembers choice c for step `step` (dropping any later ones), and
  * whether the learner made it. Returns 0 or -1 (out of memory). */
 int tm_push(teach_session_t *t, uint64_t step, int64_t c, int asked);
