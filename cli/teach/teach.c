@@ -36,8 +36,9 @@
 #include "teach_ui.h"
 
 static const char teach_help[] =
-    "usage: collsim teach [--algo ring|ring-nb|ring-push|mesh|onephase|\n"
-    "                             twophase|host]\n"
+    "usage: collsim teach [--algo ring|ring-nb|ring-push|host-push|\n"
+    "                             ring-bidir|ibing|mesh|onephase|twophase|\n"
+    "                             host]\n"
     "                     [--ranks N] [--count C]\n"
     "                     [--dtype fp32|fp16|bf16] [--bug NAME] [--memory-model M]\n"
     "                     [--lesson | --level L] [--trace FILE]\n"
@@ -53,7 +54,7 @@ static const char teach_help[] =
     "reads in progress; bytes read against 2(N-1)/N*S; the last events; a\n"
     "status line: which barrier a waiting rank waits at, for whose notify.\n"
     "Keys: Enter step, 0-9 run that rank, r to the end of the round, n to\n"
-    "the next barrier, d data steps (pick only the loads between ranks; the\n"
+    "the next barrier, d data steps (pick only the loads or puts between ranks; the\n"
     "rest runs by itself), b back one step, B back one round, v values,\n"
     "t the last events as a space-time strip (a lane per rank: who loaded\n"
     "from whom, who notified whom), ? help, q quit. The ring stops at the\n"
@@ -68,9 +69,18 @@ static const char teach_help[] =
     "With --plain, or when stdout is not a terminal, it prints the ring's\n"
     "lesson instead: the segment table, a verified run, then what the\n"
     "recorded transfers did round by round and the bytes against 2(N-1)/N*S.\n"
+    "A push algorithm (ring-push, host-push, ring-bidir, ibing) prints its\n"
+    "run, the bytes every rank put and the notifies it sent per round, and\n"
+    "every rank's window at the end as the terminal lesson draws it.\n"
     "\n"
-    "  --algo A         ring (default), ring-nb, ring-push, mesh, onephase,\n"
-    "                   twophase or host (all but ring: terminal lesson only)\n"
+    "  --algo A         ring (default), ring-nb, ring-push, host-push,\n"
+    "                   ring-bidir, ibing (2 ranks), mesh, onephase,\n"
+    "                   twophase or host (ring-nb, mesh, onephase, twophase,\n"
+    "                   host: terminal lesson only). The push algorithms'\n"
+    "                   puts land in the peer's window as you step them (d:\n"
+    "                   only the puts); host-push's and ring-bidir's adding\n"
+    "                   puts fold into what is there ([2+1]); ring-bidir's\n"
+    "                   parts are half-chunks, h2q going right, h2q+1 left\n"
     "  --ranks N        2..8 (default 4); the screen needs 80x24 up to 4\n"
     "                   ranks, 120x40 above\n"
     "  --count C        elements per rank (default 10: ragged segments)\n"
@@ -219,8 +229,8 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
       return cs_run_load_algo(o, arg) < 0 ? -1 : 0;
     if ((v = cs_algo_parse(arg)) < 0 || !cs_algo_desc((uint32_t)v)->teach) {
       cs_cli_error("teach", "--algo '%s' is not accepted: expected ring, "
-                   "ring-nb, ring-push, mesh, onephase, twophase or host "
-                   "(teach does not draw the adding push algorithms yet)", arg);
+                   "ring-nb, ring-push, host-push, ring-bidir, ibing, mesh, "
+                   "onephase, twophase or host", arg);
       return -1;
     }
     o->cfg.algo = (cs_algo_t)v;
@@ -336,6 +346,16 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
   if (!*tui && (*goal || *lesson)) {
     cs_cli_error("teach", "--%s is played on a terminal, without --plain, "
                  "--step or --schedule", *goal ? "level" : "lesson");
+    return -1;
+  }
+  /* a push algorithm's printed lesson replays a trace of the sc model
+   * (teach_push), all at once */
+  if (!*tui && !o->coll && cs_algo_desc(o->cfg.algo)->push &&
+      (*step || o->sched.model != CS_MM_SC)) {
+    cs_cli_error("teach", "--%s is not accepted with --algo %s --plain: its "
+                 "printed lesson is one table and the windows at the end, "
+                 "of an sc run", *step ? "step" : "memory-model",
+                 cs_algo_name(o->cfg.algo));
     return -1;
   }
   if (!*tui && !o->coll && !cs_algo_desc(o->cfg.algo)->pull_ring &&
