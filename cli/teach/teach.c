@@ -13,7 +13,10 @@
  * neighbour, and the total against 2(N-1)/N*S. Nothing is drawn from the
  * formulas alone: the contents are tracked record by record (remote load
  * from the left, store). Runs through the shared run (cli/collsim/run.h) with a
- * temporary trace. Called from cli/collsim/main.c.
+ * temporary trace. A push algorithm's printed lesson (teach_push) is its
+ * run, a table of what every rank moved per round, and every rank's window
+ * at the end by the terminal lesson's tracking replayed over the trace.
+ * Called from cli/collsim/main.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -194,6 +197,26 @@ static int set_level(uint32_t v, unsigned given, run_opts_t *o,
 
 /* One option. Returns 0, 1 after --help, -1 on bad usage (printed).
  * *level: --level's number; *given: G_* of the options given. */
+/* Whether built-in algorithm o's printed lesson is refused: one of the
+ * ring's, or a push algorithm's, which replays a trace of the sc model
+ * (teach_push) all at once. */
+static int plain_refuses(const run_opts_t *o, int step)
+{
+  const cs_algo_desc_t *a = cs_algo_desc(o->cfg.algo);
+  if (a->push && (step || o->sched.model != CS_MM_SC)) {
+    cs_cli_error("teach", "--%s is not accepted with --algo %s --plain: its "
+                 "printed lesson is one table and the windows at the end, "
+                 "of an sc run", step ? "step" : "memory-model", a->name);
+    return -1;
+  }
+  if (!a->pull_ring && !a->push) {
+    cs_cli_error("teach", "--algo %s: the plain lesson is the ring's; run it "
+                 "on a terminal without --plain", a->name);
+    return -1;
+  }
+  return 0;
+}
+
 static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
                uint32_t *level, unsigned *given, int *lesson)
 {
@@ -348,22 +371,8 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
                  "--step or --schedule", *goal ? "level" : "lesson");
     return -1;
   }
-  /* a push algorithm's printed lesson replays a trace of the sc model
-   * (teach_push), all at once */
-  if (!*tui && !o->coll && cs_algo_desc(o->cfg.algo)->push &&
-      (*step || o->sched.model != CS_MM_SC)) {
-    cs_cli_error("teach", "--%s is not accepted with --algo %s --plain: its "
-                 "printed lesson is one table and the windows at the end, "
-                 "of an sc run", *step ? "step" : "memory-model",
-                 cs_algo_name(o->cfg.algo));
+  if (!*tui && !o->coll && plain_refuses(o, *step) < 0)
     return -1;
-  }
-  if (!*tui && !o->coll && !cs_algo_desc(o->cfg.algo)->pull_ring &&
-      !cs_algo_desc(o->cfg.algo)->push) {
-    cs_cli_error("teach", "--algo %s: the plain lesson is the ring's; run it "
-                 "on a terminal without --plain", cs_algo_name(o->cfg.algo));
-    return -1;
-  }
   return cs_cli_mm_scheduled("teach", o->sched.model, *tui ||
                              o->sched.strategy != CS_SCHED_FREE) < 0 ? -1 : 0;
 }
