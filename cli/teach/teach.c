@@ -718,6 +718,8 @@ static int teach_push(run_opts_t *o)
       const tm_prov_t *p;
       int whole = tm_part_prov(&s, r, k, &p);
       tm_prov_str(cell, sizeof(cell), p);
+      if (tm_part_lo(&s, k) == tm_part_lo(&s, k + 1)) /* empty, as drawn */
+        snprintf(cell, sizeof(cell), "-"), whole = 1;
       at += (size_t)snprintf(w + at, sizeof(w) - at, "%s%c%u%c%s",
                              k ? " " : "", a->part_letter, k,
                              whole ? '=' : '~', cell);
