@@ -233,7 +233,7 @@ const cs_algo_desc_t cs__algo_ibing = {
                  "src: the same bits on both ranks",
     .notifies = ibing_notifies,
     .volume = cs__chunks_volume,
-    .teach = false,
+    .teach = true,
     .push = true,
     .part_letter = 'c',
     .parts = cs__chunks_parts,

@@ -174,6 +174,18 @@ static void ring_bidir_notifies(const cs_ar_cfg_t *c, int single,
                             : "2(2N-1) + 2(2N-1) epilogue";
 }
 
+/* teach draws the halves, each ring's own part: half 2q is chunk q's
+ * first (ring 0, travelling right), half 2q+1 its second (ring 1, left). */
+static uint64_t ring_bidir_parts(const cs_ar_cfg_t *c)
+{
+  return 2 * (uint64_t)c->nranks;
+}
+
+static uint64_t ring_bidir_part_lo(const cs_ar_cfg_t *c, uint64_t i)
+{
+  return i * (c->count / (2 * (uint64_t)c->nranks));
+}
+
 static const char *const ring_bidir_phases[] = {"RS", "AG"};
 
 const cs_algo_desc_t cs__algo_ring_bidir = {
@@ -203,11 +215,12 @@ const cs_algo_desc_t cs__algo_ring_bidir = {
                  "half mirrored, identical on every rank",
     .notifies = ring_bidir_notifies,
     .volume = cs__chunks_volume,
-    .teach = false,
+    .teach = true,
     .push = true,
-    .part_letter = 'c',
-    .parts = cs__chunks_parts,
-    .part_lo = cs__chunks_part_lo,
+    .part_letter = 'h',
+    .parts = ring_bidir_parts,
+    .part_lo = ring_bidir_part_lo,
     .legend = "RS t0 j1: reduce-scatter step 1, tile 1 (AG: all-gather); "
-              "c0: chunk 0, whose halves travel opposite ways; [1+0]: r1's input + r0's",
+              "h2, h3: chunk 1's halves, h2 goes right, h3 left; [1+0]: "
+              "r1's input + r0's",
 };

@@ -7,7 +7,8 @@
 # 120x40; a break-it level fails under the learner's order and by "show
 # me", with the check's explanation; --lesson checks predictions; a
 # segment of several tiles shows what --plain's table says; ring-nb,
-# onephase and twophase played to the end; the lesson by data steps in
+# onephase and twophase played to the end; host-push, ring-bidir and
+# ibing played to the end, their puts by d; the lesson by data steps in
 # at most 40 keys, level 5's status and verdict, a plug-in's and B's data
 # steps, end screens and the help at 80x24, --plain in 80 columns, the
 # docs' branch example against the screen. Skips (exit 77) only
@@ -1122,12 +1123,6 @@ wait_exit
 rc=$?
 [ $rc = 2 ] && [ "$(wc -l < "$dir/pre.out")" = 1 ] && grep -q "multiple of the rank count" "$dir/pre.out" ||
   { fail "twophase --count 10: not refused in one line (exit $rc)"; cat "$dir/pre.out"; }
-# The push algorithms teach does not draw are still refused in one line.
-for algo in host-push ring-bidir ibing; do
-  "$bin" teach --algo $algo > "$dir/push.out" 2>&1
-  rc=$?
-  [ $rc = 2 ] && [ "$(wc -l < "$dir/push.out")" = 1 ] || { fail "teach --algo $algo: not refused in one line (exit $rc)"; cat "$dir/push.out"; }
-done
 # ring-nb under --bug signal-reuse (two calls on one signal buffer), run
 # to the end by r: the second call's waits pass on the first call's
 # credits and the end screen tells shrink's story of it.
@@ -1221,10 +1216,14 @@ wait_for "data step 2: which rank puts next?"
 screen | grep -A1 "^r1 " | grep -qF "s3=[0]" || { fail "ring-push d: rank 0's first put is not in rank 1's s3"; screen; }
 keys q
 wait_exit
-"$bin" teach --algo ring-push --plain > "$dir/plain.out" 2>&1
-rc=$?
-[ $rc = 2 ] && [ "$(wc -l < "$dir/plain.out")" = 1 ] && grep -q "^collsim teach: --algo ring-push: " "$dir/plain.out" ||
-  { fail "ring-push --plain: not refused in one line (exit $rc)"; cat "$dir/plain.out"; }
+# --plain: every rank ends holding segment k in the ring's fold order,
+# [k+1+...+k] (docs/algorithms.md §4.2), on all 4 ranks.
+"$bin" teach --algo ring-push --plain > "$dir/plain.out" 2>&1 || fail "ring-push --plain: exit $?"
+for k in 0 1 2 3; do
+  cell="s$k=[$(( (k + 1) % 4 ))+$(( (k + 2) % 4 ))+$(( (k + 3) % 4 ))+$k]"
+  c=$(sed -n '/^At the end/,$p' "$dir/plain.out" | grep -oF -- "$cell" | wc -l)
+  [ "$c" = 4 ] || { fail "ring-push --plain: '$cell' on $c rank lines, expected 4"; cat "$dir/plain.out"; }
+done
 
 # 37. (issue 31, review 7) --lesson played to its end by data steps in
 # at most 40 keystrokes, every answer right: a round's question and the
@@ -1530,6 +1529,127 @@ screen | grep -qF "who goes next" && fail "end screen: digit 1 alone stepped bac
 n=$(screen | sed -n '/^The level removed/,$p' | tr -s ' \n' '  ' | sed -nE 's/.* 1\. rank [0-9] [^(]*(\([^)]*\) )?[^(]*\(step ([0-9]+)\)\..*/\2/p')
 keys j 1
 wait_for "step $((n + 1)), who goes next"
+keys q
+wait_exit
+
+# 48. (issue 28, item 4) host-push, ring-bidir and ibing played to the end
+# by r at 80x24 (4 ranks; ibing 2, its limit): the end screen's result is
+# the one `collsim run` prints for the same world; every part holds what
+# the algorithm's fold order gives, by construction (docs/algorithms.md
+# §4.6-4.8: host-push's chunk q is [q+(q-1)+...+(q+1)], the atomic add's
+# own value first; ring-bidir's half 2q is that, half 2q+1 the mirror
+# [q+(q+1)+...+(q-1)]; ibing's rank r holds [r+peer] in both chunks); each
+# rank put 2(N-1)/N*S bytes; rank 0 keyed at its first wait names the
+# barrier; d's first data step is a put that lands adding into the right
+# neighbour (ibing: the peer); --plain for the same options prints the
+# run's result and the end screen's window column, cell for cell, and the
+# bytes each rank wrote per round add up to what it put.
+win_cells() { # the window's cells per rank ("r0 c0=[0+3] c1=[1+0]"), the
+  # rank lines and their continuations read from stdin
+  awk '/^r[0-9]+ / { r = $1 } /^$/ { r = "" } r != "" { for (i = 1; i <= NF; i++)
+    if ($i ~ /^[a-z][0-9]+[=~]\[[0-9+]*\]$/) c[r] = c[r] " " $i }
+    END { for (k in c) print k c[k] }' | sort
+}
+ring_mirror() { # ring_mirror Q N: "[Q+(Q+1)+...+(Q-1)]"
+  local s="[$1" i; for i in $(seq 1 $(($2 - 1))); do s="$s+$((($1 + i) % $2))"; done; echo "$s]"
+}
+for algo in host-push ring-bidir ibing; do
+  rm -f "$dir/exit"
+  case $algo in
+    host-push) n=4 count=8 bytes=48 s=32
+      wait_line="key 0: rank 0 waits for rank 3's notify at the neighbour barrier of RS s1";;
+    ring-bidir) n=4 count=16 bytes=96 s=64
+      wait_line="key 0: rank 0 waits for rank 3's notify at the neighbour barrier of RS s1";;
+    ibing) n=2 count=8 bytes=32 s=32
+      wait_line="key 0: rank 0 waits for rank 1's notify (barrier A of step 1)";;
+  esac
+  want=$("$bin" run --algo $algo --ranks $n --count $count | grep -m1 "result:" | tr -s ' ' | sed 's/^ //')
+  case "$want" in *bit-exact*) ;; *) fail "$algo: collsim run is not bit-exact: $want";; esac
+  start 80 24 "$bin teach --algo $algo --ranks $n --count $count"
+  wait_for "step 0, who goes next"
+  keys 0 0 0 0 0 0 0 0 0 0
+  wait_for "$wait_line"
+  keys r r r r r r r r r r r r r r r r
+  wait_for "the run has ended"
+  sleep 0.3
+  sc=$(screen)
+  got=$(echo "$sc" | awk '/^  result:/ {on = 1} /^  verification:/ {on = 0} on' | tr '\n' ' ' | tr -s ' ' | sed 's/^ //; s/ $//')
+  [ "$got" = "$want" ] || { fail "$algo: the end screen's result is not the run's"; echo "screen: $got"; echo "run:    $want"; }
+  for q in $(seq 0 $((n - 1))); do
+    case $algo in
+      host-push) cells="c$q=$(ring_nb_chunk $q $n)"; per=$n;;
+      ring-bidir) cells="h$((2 * q))=$(ring_nb_chunk $q $n) h$((2 * q + 1))=$(ring_mirror $q $n)"; per=$n;;
+      ibing) cells="c0=$(asc_from $q $n) c1=$(asc_from $q $n)"; per=1;;
+    esac
+    for cell in $cells; do
+      if [ $algo = ibing ]; then # rank q's own line holds it
+        echo "$sc" | grep "^r$q " | grep -qF -- "$cell" || { fail "$algo: rank $q does not hold '$cell'"; echo "$sc"; }
+      else
+        c=$(echo "$sc" | grep -oF -- "$cell" | wc -l)
+        [ "$c" = "$per" ] || { fail "$algo: '$cell' on $c rank lines, expected $per"; echo "$sc"; }
+      fi
+    done
+  done
+  # --plain for the same options: the run's result, every rank's
+  # window part by part as the end screen's column, in 80 columns, and
+  # each rank's bytes written per round adding up to the bytes put
+  "$bin" teach --algo $algo --ranks $n --count $count --plain > "$dir/plain48.out" 2>&1 ||
+    { fail "$algo --plain: exit $?"; cat "$dir/plain48.out"; }
+  grep -qF "$(echo "$want" | cut -c1-40)" "$dir/plain48.out" || fail "$algo --plain: not the run's result"
+  long=$(awk 'length > 80' "$dir/plain48.out")
+  [ -z "$long" ] || fail "$algo --plain: lines over 80 columns: $long"
+  tui_win=$(echo "$sc" | win_cells)
+  plain_win=$(sed -n '/^At the end/,$p' "$dir/plain48.out" | win_cells)
+  [ "$(echo "$tui_win" | wc -l)" = $n ] && [ "$tui_win" = "$plain_win" ] ||
+    { fail "$algo: the end screen's window column is not --plain's"; echo "screen:"; echo "$tui_win"; echo "plain:"; echo "$plain_win"; }
+  w=$(awk '/^(RS|AG|snap|push) t[0-9]/ { for (i = 3; i <= NF; i += 6) if ($i == "r") s += $(i + 3) } END { print s }' "$dir/plain48.out")
+  [ "$w" = $((n * bytes)) ] || fail "$algo --plain: the ranks wrote $w B in its rounds, expected $((n * bytes))"
+  puts="put:"; for r in $(seq 0 $((n - 1))); do puts="$puts r$r ${bytes}B"; done
+  echo "$sc" | grep -qF "$puts  of 2(N-1)/N*S = ${bytes}B (S=${s}B)" ||
+    { fail "$algo: not $bytes B put per rank"; echo "$sc"; }
+  keys q
+  wait_exit
+  # d: the first data step is a put into another rank; once it ran, the
+  # next pick is data step 2 and the put's target holds the sum
+  rm -f "$dir/exit"
+  start 80 24 "$bin teach --algo $algo --ranks $n --count $count"
+  wait_for "step 0, who goes next"
+  keys d
+  wait_for "data step 1: which rank puts next?"
+  line=$(screen | grep -m1 "^> \[" )
+  src=$(echo "$line" | sed -n 's/.*rank \([0-9]\): put data\[\([0-9]*\)\.\.[0-9]*) to rank \([0-9]\), adding into it.*/\1 \2 \3/p')
+  [ -n "$src" ] || { fail "$algo d: the first data step is not an adding put: $line"; screen; }
+  keys Enter
+  wait_for "data step 2: which rank puts next?"
+  # (ibing's puts land in the peer's data slot, its input; the slot drawn
+  # is its result slot out, which the last copy fills)
+  if [ -n "$src" ] && [ $algo != ibing ]; then
+    set -- $src
+    # the part holding element $2 of rank $3: [dst+src] after the add
+    part=$(case $algo in ring-bidir) echo "h$(($2 / (count / (2 * n))))";; *) echo "c$(($2 / (count / n)))";; esac)
+    screen | grep -A1 "^r$3 " | grep -qF "$part=[$3+$1]" ||
+      { fail "$algo d: rank $1's first put did not land as $part=[$3+$1] in rank $3"; screen; }
+  fi
+  keys q
+  wait_exit
+done
+# ibing names each of its barriers as its rank waits at it: A (every
+# earlier write in place), B (every snapshot taken) and the final one.
+rm -f "$dir/exit"
+start 80 24 "$bin teach --algo ibing --ranks 2 --count 8"
+wait_for "step 0, who goes next"
+seen=""
+for _ in $(seq 40); do
+  keys 0
+  seen="$seen$(screen | sed -n 2p)
+"
+  keys 1
+  seen="$seen$(screen | sed -n 2p)
+"
+done
+for b in "(barrier A of step 1)" "(barrier B of step 1)" "(final barrier)"; do
+  echo "$seen" | grep -qF "notify $b" || { fail "ibing: the status line never named $b"; echo "$seen" | sort -u; }
+done
 keys q
 wait_exit
 

@@ -13,7 +13,10 @@
  * neighbour, and the total against 2(N-1)/N*S. Nothing is drawn from the
  * formulas alone: the contents are tracked record by record (remote load
  * from the left, store). Runs through the shared run (cli/collsim/run.h) with a
- * temporary trace. Called from cli/collsim/main.c.
+ * temporary trace. A push algorithm's printed lesson (teach_push) is its
+ * run, a table of what every rank moved per round, and every rank's window
+ * at the end by the terminal lesson's tracking replayed over the trace.
+ * Called from cli/collsim/main.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,11 +35,13 @@
 #include "../collsim/temp.h"
 #include "../../run/coll.h"
 #include "../collsim/run.h"
+#include "teach_model.h"
 #include "teach_ui.h"
 
 static const char teach_help[] =
-    "usage: collsim teach [--algo ring|ring-nb|ring-push|mesh|onephase|\n"
-    "                             twophase|host]\n"
+    "usage: collsim teach [--algo ring|ring-nb|ring-push|host-push|\n"
+    "                             ring-bidir|ibing|mesh|onephase|twophase|\n"
+    "                             host]\n"
     "                     [--ranks N] [--count C]\n"
     "                     [--dtype fp32|fp16|bf16] [--bug NAME] [--memory-model M]\n"
     "                     [--lesson | --level L] [--trace FILE]\n"
@@ -52,7 +57,7 @@ static const char teach_help[] =
     "reads in progress; bytes read against 2(N-1)/N*S; the last events; a\n"
     "status line: which barrier a waiting rank waits at, for whose notify.\n"
     "Keys: Enter step, 0-9 run that rank, r to the end of the round, n to\n"
-    "the next barrier, d data steps (pick only the loads between ranks; the\n"
+    "the next barrier, d data steps (pick only the loads or puts between ranks; the\n"
     "rest runs by itself), b back one step, B back one round, v values,\n"
     "t the last events as a space-time strip (a lane per rank: who loaded\n"
     "from whom, who notified whom), ? help, q quit. The ring stops at the\n"
@@ -67,9 +72,18 @@ static const char teach_help[] =
     "With --plain, or when stdout is not a terminal, it prints the ring's\n"
     "lesson instead: the segment table, a verified run, then what the\n"
     "recorded transfers did round by round and the bytes against 2(N-1)/N*S.\n"
+    "A push algorithm (ring-push, host-push, ring-bidir, ibing) prints its\n"
+    "run, the bytes every rank put and the notifies it sent per round, and\n"
+    "every rank's window at the end as the terminal lesson draws it.\n"
     "\n"
-    "  --algo A         ring (default), ring-nb, ring-push, mesh, onephase,\n"
-    "                   twophase or host (all but ring: terminal lesson only)\n"
+    "  --algo A         ring (default), ring-nb, ring-push, host-push,\n"
+    "                   ring-bidir, ibing (2 ranks), mesh, onephase,\n"
+    "                   twophase or host (ring-nb, mesh, onephase, twophase,\n"
+    "                   host: terminal lesson only). The push algorithms'\n"
+    "                   puts land in the peer's window as you step them (d:\n"
+    "                   only the puts); host-push's and ring-bidir's adding\n"
+    "                   puts fold into what is there ([2+1]); ring-bidir's\n"
+    "                   parts are half-chunks, h2q going right, h2q+1 left\n"
     "  --ranks N        2..8 (default 4); the screen needs 80x24 up to 4\n"
     "                   ranks, 120x40 above\n"
     "  --count C        elements per rank (default 10: ragged segments)\n"
@@ -183,6 +197,26 @@ static int set_level(uint32_t v, unsigned given, run_opts_t *o,
 
 /* One option. Returns 0, 1 after --help, -1 on bad usage (printed).
  * *level: --level's number; *given: G_* of the options given. */
+/* Whether built-in algorithm o's printed lesson is refused: one of the
+ * ring's, or a push algorithm's, which replays a trace of the sc model
+ * (teach_push) all at once. */
+static int plain_refuses(const run_opts_t *o, int step)
+{
+  const cs_algo_desc_t *a = cs_algo_desc(o->cfg.algo);
+  if (a->push && (step || o->sched.model != CS_MM_SC)) {
+    cs_cli_error("teach", "--%s is not accepted with --algo %s --plain: its "
+                 "printed lesson is one table and the windows at the end, "
+                 "of an sc run", step ? "step" : "memory-model", a->name);
+    return -1;
+  }
+  if (!a->pull_ring && !a->push) {
+    cs_cli_error("teach", "--algo %s: the plain lesson is the ring's; run it "
+                 "on a terminal without --plain", a->name);
+    return -1;
+  }
+  return 0;
+}
+
 static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
                uint32_t *level, unsigned *given, int *lesson)
 {
@@ -218,8 +252,8 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
       return cs_run_load_algo(o, arg) < 0 ? -1 : 0;
     if ((v = cs_algo_parse(arg)) < 0 || !cs_algo_desc((uint32_t)v)->teach) {
       cs_cli_error("teach", "--algo '%s' is not accepted: expected ring, "
-                   "ring-nb, ring-push, mesh, onephase, twophase or host "
-                   "(teach does not draw the adding push algorithms yet)", arg);
+                   "ring-nb, ring-push, host-push, ring-bidir, ibing, mesh, "
+                   "onephase, twophase or host", arg);
       return -1;
     }
     o->cfg.algo = (cs_algo_t)v;
@@ -337,11 +371,8 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
                  "--step or --schedule", *goal ? "level" : "lesson");
     return -1;
   }
-  if (!*tui && !o->coll && !cs_algo_desc(o->cfg.algo)->pull_ring) {
-    cs_cli_error("teach", "--algo %s: the plain lesson is the ring's; run it "
-                 "on a terminal without --plain", cs_algo_name(o->cfg.algo));
+  if (!*tui && !o->coll && plain_refuses(o, *step) < 0)
     return -1;
-  }
   return cs_cli_mm_scheduled("teach", o->sched.model, *tui ||
                              o->sched.strategy != CS_SCHED_FREE) < 0 ? -1 : 0;
 }
@@ -589,7 +620,8 @@ typedef struct user_round {
 
 /* The plain view of a collective of one's own: per marked (phase, round)
  * and rank, the remote bytes read and written and the notifies sent. */
-static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es)
+static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es,
+                              const char *const *names, uint32_t nnames)
 {
   enum { MAXROUNDS = 64 };
   static user_round_t ur[MAXROUNDS];
@@ -629,6 +661,8 @@ static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es)
   for (uint32_t k = 0; k < nr; k++) {
     char h[24];
     const char *name = cs_trace_phase_name(NULL, &t->hdr, ur[k].phase);
+    if (!name && ur[k].phase <= nnames) /* a built-in's, its descriptor's */
+      name = names[ur[k].phase - 1];
     if (name) /* the phase as it named it (cs_mark's tag: "RS t1") */
       snprintf(h, sizeof(h), "%s t%u", name, ur[k].round);
     else
@@ -645,6 +679,58 @@ static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es)
   }
 }
 
+/* teach --algo A --plain of a push algorithm (ring-push, host-push,
+ * ring-bidir, ibing): the run, what every rank moved per phase and round,
+ * then every rank's window at the end, part by part, whose inputs it holds
+ * in fold order: the terminal lesson's tracking replayed over the run's
+ * trace, so the column matches its end screen. */
+static int teach_push(run_opts_t *o)
+{
+  const cs_algo_desc_t *a = cs_algo_desc(o->cfg.algo);
+  uint32_t n = o->cfg.nranks, es = cs_dtype_size(o->cfg.dtype);
+  char b[512];
+  snprintf(b, sizeof(b), "%s allreduce: %s; %u ranks, %llu x %s per rank, "
+           "sum.", a->name, a->what, n, (unsigned long long)o->cfg.count,
+           cs_dtype_name(o->cfg.dtype));
+  wrap_print(b);
+  wrap_print(a->legend);
+  printf("\n");
+  cs_trace_t tr;
+  int loaded, rc = run_traced(o, &tr, &loaded);
+  if (!loaded)
+    return rc;
+  teach_user_rounds(&tr, n, es, a->phases, a->nphases);
+  static teach_session_t s;
+  memset(&s, 0, sizeof(s));
+  s.o = o;
+  s.n = n;
+  s.es = es;
+  s.count = o->cfg.count;
+  tm_reset(&s);
+  for (uint64_t i = 0; i < tr.n; i++)
+    tm_replay(&s, &tr.rec[i], i);
+  printf("\nAt the end, every rank's %s (part=[whose inputs, in fold "
+         "order]):\n\n", a->out_slot ? "result slot out" : "window");
+  for (uint32_t r = 0; r < n; r++) {
+    char w[1024], cell[TM_MAXR * 8 + 8];
+    size_t at = (size_t)snprintf(w, sizeof(w), "r%u  ", r);
+    for (uint32_t k = 0; k < tm_nparts(&s) && at < sizeof(w); k++) {
+      const tm_prov_t *p;
+      int whole = tm_part_prov(&s, r, k, &p);
+      tm_prov_str(cell, sizeof(cell), p);
+      if (tm_part_lo(&s, k) == tm_part_lo(&s, k + 1)) /* empty, as drawn */
+        snprintf(cell, sizeof(cell), "-"), whole = 1;
+      at += (size_t)snprintf(w + at, sizeof(w) - at, "%s%c%u%c%s",
+                             k ? " " : "", a->part_letter, k,
+                             whole ? '=' : '~', cell);
+    }
+    wrap_print(w);
+  }
+  free(s.round_step);
+  cs_trace_free(&tr);
+  return rc;
+}
+
 /* teach --algo ./x.so --plain (or piped): the run, then the plain table. */
 static int teach_user(run_opts_t *o)
 {
@@ -655,7 +741,7 @@ static int teach_user(run_opts_t *o)
   cs_trace_t t;
   int loaded, rc = run_traced(o, &t, &loaded);
   if (loaded) {
-    teach_user_rounds(&t, o->cfg.nranks, cs_dtype_size(o->cfg.dtype));
+    teach_user_rounds(&t, o->cfg.nranks, cs_dtype_size(o->cfg.dtype), NULL, 0);
     cs_trace_free(&t);
   }
   cs_coll_close(o->coll_handle);
@@ -695,6 +781,8 @@ int cs_cmd_teach(int argc, char **argv)
     return teach_user(&o);
   if (tui)
     return cs__teach_tui(&o, goal, lesson);
+  if (cs_algo_desc(o.cfg.algo)->push)
+    return teach_push(&o);
   print_intro(&o.cfg);
   cs_trace_t t;
   rc = run_traced(&o, &t, &loaded);

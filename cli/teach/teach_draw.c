@@ -168,7 +168,8 @@ static int draw_windows(const teach_session_t *t, int y)
   /* a mutation may fold a rank in twice: room for that off the ring, up
    * to 4 ranks (above, N parts of that width would not fit 120x40; a
    * longer fold is cut "[2+0+1..]") */
-  int cw = (int)(cs_algo_desc(t->o->cfg.algo)->pull_ring || n > 4
+  int cw = (int)(cs_algo_desc(t->o->cfg.algo)->pull_ring || n > 4 ||
+                     tm_nparts(t) > n
                      ? 2 * n + 4 : 4 * n + 6),
       per = (COLS - 12 - 2 * (int)n - 8) / (cw + 1);
   if (per < 1)
@@ -683,6 +684,12 @@ static void blocked_str(const teach_session_t *t, const cs_sched_view_t *v,
                of + 12);
   } else if (comma) {
     *comma = 0;
+    /* a name with its reason in brackets (ibing's "barrier A of step 1
+     * (every earlier write in place)"): the name alone when the line
+     * would not fit */
+    char *why = strstr(where, " (");
+    if (why && (int)(strlen(where) + strlen(comma + 2)) + 40 > COLS)
+      *why = 0;
     snprintf(b, cap, "rank %u waits for %s (%s)", r, comma + 2, where);
   } else {
     snprintf(b, cap, "rank %u cannot run: %s", r, v->rank[r].why);

@@ -213,6 +213,16 @@ static void remote_load(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
   s->rd_from[r] = (uint8_t)(x->peer < TM_MAXR ? x->peer : 0);
 }
 
+/* A reducing put (host-push's atomic add) lands as the owner's value
+ * there, the first operand, plus what it carries (*pv). */
+static void put_adds(const teach_session_t *t, uint32_t owner,
+                     const cs_trace_rec_t *x, tm_prov_t *pv)
+{
+  tm_prov_t sum = *prov_load(t, owner, x->slot, x->elem_off);
+  fold(&sum, pv);
+  *pv = sum;
+}
+
 /* A data access of rank r, as the rank runs it (lands: a store lands now,
  * or is a queued op landing). A load after anything but a load or reduce
  * starts the tile (acc); later loads go to recv, a reduce folds recv into
@@ -293,6 +303,8 @@ static void data_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
   if (op >= 0 && (uint32_t)op < s->nq[r])
     pv = s->q[r][op];
   int in = s->out_slot && x->slot != CS_AR_SLOT_OUT;
+  if (x->kind == CS_EV_PUT && (x->opcmp & ~CS_TR_FAILED))
+    put_adds(t, owner, x, &pv);
   hold_set(t, owner, x->elem_off, x->elem_off + x->valid, &pv, in);
   if (s->phase[r] && !in) {
     s->stored_k[owner] = (int)tm_seg_of(t, x->elem_off);
@@ -412,6 +424,19 @@ void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i)
   t->hist[v->step] = a->rec;
   t->hist_dma[v->step] = a->op >= 0;
   t->nhist = v->step + 1;
+}
+
+void tm_replay(teach_session_t *t, const cs_trace_rec_t *rec, uint64_t step)
+{
+  cs_trace_rec_t x = *rec;
+  uint32_t r = x.rank < TM_MAXR ? x.rank : 0;
+  if (x.rank >= t->n)
+    return;
+  tag_event(t, step, r, &x);
+  if (x.slot == CS_AR_SLOT_DATA || x.kind == CS_EV_REDUCE ||
+      (t->st.out_slot && x.slot == CS_AR_SLOT_OUT) ||
+      x.kind == CS_EV_WAIT || x.kind == CS_EV_MARK)
+    data_event(t, r, &x, 1, -1);
 }
 
 int tm_push(teach_session_t *t, uint64_t step, int64_t c, int asked)

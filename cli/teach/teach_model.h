@@ -19,7 +19,7 @@
 #include "../../sim/sched.h"
 #include "../collsim/run.h"
 
-enum { TM_MAXR = 8, TM_MAXP = 8, TM_LAST = 6, TM_HIST = 128, TM_QCAP = 256, TM_RESULT = 24,
+enum { TM_MAXR = 8, TM_MAXP = 2 * TM_MAXR, TM_LAST = 6, TM_HIST = 128, TM_QCAP = 256, TM_RESULT = 24,
        TM_MAXSPAN = 128, TM_RD = 2 * TM_MAXR, TM_STORY = 6 };
 
 /* The screens shown over the lesson until a key: the end of the
@@ -223,6 +223,9 @@ typedef struct teach_session {
 void tm_reset(teach_session_t *t);
 /* Accounts for actor `i` of v running now, as step v->step. */
 void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i);
+/* Accounts for record x of a free run's trace (no DMA queue) as step
+ * `step`: the printed lesson of a push algorithm replays its trace so. */
+void tm_replay(teach_session_t *t, const cs_trace_rec_t *x, uint64_t step);
 /* Remembers choice c for step `step` (dropping any later ones), and
  * whether the learner made it. Returns 0 or -1 (out of memory). */
 int tm_push(teach_session_t *t, uint64_t step, int64_t c, int asked);
