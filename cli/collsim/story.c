@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../sim/trace/analysis.h"
 #include "../../sim/trace/check.h"
 #include "../../sim/trace/describe.h"
 #include "../../sim/trace/story.h"
@@ -115,8 +116,7 @@ static void missing(FILE *f, const cs_trace_header_t *h, const cs_story_t *s)
   uint32_t rd = a && b ? s->ev[s->need == CS_STORY_NEED_READ_DONE ? a - 1 : b - 1].rec.rank : 0;
   if (!s->has_finding) {
     char sched[sizeof(h->schedule) + 1];
-    memcpy(sched, h->schedule, sizeof(h->schedule));
-    sched[sizeof(h->schedule)] = 0;
+    cs_trace_field_str(h->schedule, sizeof(h->schedule), sched, sizeof(sched));
     if (!strcmp(sched, "deviate:none"))
       fprintf(f, "No ordering defect found: the run fails in the default "
                  "order itself, so the defect is in what is computed, not "
