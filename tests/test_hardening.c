@@ -1326,6 +1326,22 @@ static void readers_say(const char *path, int partial)
   }
 }
 
+/* collsim with `args` (argv[0] first) in a child whose output goes to
+ * /dev/null; the caller kills and reaps it. */
+static pid_t quiet_run(char *const args[])
+{
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execv(bin_path(), args);
+    _exit(127);
+  }
+  return pid;
+}
+
 /* A trace still being written, then the same one after its run was
  * killed with SIGKILL, then a complete one cut by a record: all partial
  * to trace, trace --stats, check and replay; the complete one is not. */
@@ -1335,16 +1351,10 @@ Test(hardening, partial_traces_are_reported_partial, .init = make_dir,
   char t[128], whole[128];
   in_dir(t, sizeof t, "killed.cstrace");
   in_dir(whole, sizeof whole, "whole.cstrace");
-  pid_t pid = fork();
-  cr_assert_geq(pid, 0);
-  if (pid == 0) {
-    int fd = open("/dev/null", O_WRONLY);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    execl(bin_path(), "collsim", "run", "--ranks", "4", "--count", "1000",
-          "--fault", "1:hang", "--timeout", "60", "--trace", t, (char *)NULL);
-    _exit(127);
-  }
+  char *const args[] = {"collsim", "run", "--ranks", "4", "--count", "1000",
+                        "--fault", "1:hang", "--timeout", "60", "--trace", t,
+                        NULL};
+  pid_t pid = quiet_run(args);
   struct stat sb;
   for (int i = 0; i < 300 && !(stat(t, &sb) == 0 && sb.st_size >= 4096); i++)
     usleep(20000);
@@ -1368,15 +1378,7 @@ Test(hardening, partial_traces_are_reported_partial, .init = make_dir,
  * `bytes`: the trace of a run with no end. */
 static void killed_trace(const char *t, off_t bytes, char *const args[])
 {
-  pid_t pid = fork();
-  cr_assert_geq(pid, 0);
-  if (pid == 0) {
-    int fd = open("/dev/null", O_WRONLY);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    execv(bin_path(), args);
-    _exit(127);
-  }
+  pid_t pid = quiet_run(args);
   struct stat sb;
   for (int i = 0; i < 1500 && !(stat(t, &sb) == 0 && sb.st_size >= bytes); i++)
     usleep(20000);
