@@ -37,6 +37,16 @@ start() {
 }
 screen() { tmux -L "$sock" capture-pane -p; }
 keys() { for k in "$@"; do tmux -L "$sock" send-keys "$k"; sleep 0.15; done; }
+# The lesson's answers, read independently of the screen's own tracking:
+# predict_of SCREEN: "RS t1 2" for "Predict: after RS t1, which segment
+# will rank 2 have..."; plain_cell FILE "RS t1" RANK: that rank's cell of
+# --plain's round table; plain_cost FILE: rank 0's bytes ("Read here: r0
+# N B"); wait_target SCREEN: V of rank 0's greyed "waiting for signal[C]
+# >= V" (odd: READY, even: READ-COMPLETE, collectives/ring.c).
+predict_of() { echo "$1" | sed -nE 's/^Predict: after ((RS|AG) t[0-9]), which segment will rank ([0-9]) have.*/\1 \3/p'; }
+plain_cell() { awk -v ph="$2" -v rk="$3" '$1 " " $2 == ph {print $(3 + rk)}' "$1"; }
+plain_cost() { sed -nE 's/.*Read here: r0 ([0-9]+) B.*/\1/p' "$1"; }
+wait_target() { echo "$1" | sed -nE 's/^   -   .* rank 0: waiting for signal\[[0-9]+\] >= ([0-9]+), now.*/\1/p'; }
 # wait_for TEXT [SECONDS]: until the screen shows TEXT (10 s at most, or
 # SECONDS: the S search runs up to 200 whole runs, which the sanitizer
 # build on a loaded machine takes far longer than 10 s to finish).
@@ -361,7 +371,7 @@ wait_exit
 # no answer (not graded); ? opens the help and q quits while an answer
 # box is open; Esc skips at once (ESCDELAY well under 100 ms).
 "$bin" teach --plain > "$dir/plain10.txt" 2>&1
-cost=$(sed -nE 's/.*Read here: r0 ([0-9]+) B.*/\1/p' "$dir/plain10.txt")
+cost=$(plain_cost "$dir/plain10.txt")
 rm -f "$dir/exit"
 start 80 24 "$bin teach --lesson"
 wait_for "Your goal: the ring allreduce of 4 ranks"
@@ -381,7 +391,7 @@ for _ in $(seq 30); do
   elif echo "$sc" | grep -qF "The run has ended"; then
     break
   elif echo "$sc" | grep -qF "Rank 0 waits. Which barrier"; then
-    v=$(echo "$sc" | sed -nE 's/^   -   .* rank 0: waiting for signal\[[0-9]+\] >= ([0-9]+), now.*/\1/p')
+    v=$(wait_target "$sc")
     if [ -z "$v" ]; then fail "lesson: rank 0 is not shown waiting"; echo "$sc"; break; fi
     if [ $((v % 2)) = 1 ]; then ans=1a lvl="--level 1" bar=READY; else ans=2b lvl="--level 3" bar=READ-COMPLETE; fi
     echo "$sc" | sed -n 2p | grep -qF "$bar" && fail "lesson: the status line gives the barrier away"
@@ -401,10 +411,10 @@ for _ in $(seq 30); do
     wait_for "You said $cost B"
     nc=$((nc + 1)); sleep 0.3; continue
   fi
-  q=$(echo "$sc" | sed -nE 's/^Predict: after ((RS|AG) t[0-9]), which segment will rank ([0-9]) have.*/\1 \3/p')
+  q=$(predict_of "$sc")
   set -- $q
   ph="$1 $2"; rk=$3
-  cell=$(awk -v ph="$ph" -v rk="$rk" '$1 " " $2 == ph {print $(3 + rk)}' "$dir/plain10.txt")
+  cell=$(plain_cell "$dir/plain10.txt" "$ph" "$rk")
   ans=$(echo "$cell" | sed -E 's/^s([0-9]+)=\[(.*)\]$/\1 \2/')
   [ -n "$ans" ] || { fail "lesson: no --plain cell for $ph rank $rk"; break; }
   if [ $nq = 0 ]; then
@@ -882,10 +892,10 @@ nq=0
 for _ in $(seq 200); do
   sc=$(screen)
   if echo "$sc" | grep -qF "The run has ended"; then break; fi
-  q=$(echo "$sc" | sed -nE 's/^Predict: after ((RS|AG) t[0-9]), which segment will rank ([0-9]) have.*/\1 \3/p')
+  q=$(predict_of "$sc")
   if [ -n "$q" ]; then
     set -- $q
-    cell=$(awk -v ph="$1 $2" -v rk="$3" '$1 " " $2 == ph {print $(3 + rk)}' "$dir/plain3.txt")
+    cell=$(plain_cell "$dir/plain3.txt" "$1 $2" "$3")
     ans=$(echo "$cell" | sed -E 's/^s([0-9]+)=\[(.*)\]$/\1 \2/')
     tmux -L "$sock" send-keys C-u BSpace BSpace BSpace BSpace BSpace BSpace "$ans" Enter
     nq=$((nq + 1)); sleep 0.3; continue
@@ -1233,7 +1243,7 @@ done
 # on without a key of its own. Counted: every key sent from the goal
 # screen to the end screen.
 "$bin" teach --plain > "$dir/plain37.txt" 2>&1
-cost=$(sed -nE 's/.*Read here: r0 ([0-9]+) B.*/\1/p' "$dir/plain37.txt")
+cost=$(plain_cost "$dir/plain37.txt")
 rm -f "$dir/exit"
 start 80 24 "$bin teach --lesson"
 wait_for "Your goal"
@@ -1252,14 +1262,14 @@ while [ $nk -le 60 ]; do
     [ -n "$l" ] || { fail "lesson 37: the cost $cost B is not a choice"; echo "$sc"; break; }
     keys "$l"
   elif echo "$sc" | grep -qF "Rank 0 waits. Which barrier"; then
-    v=$(echo "$sc" | sed -nE 's/^   -   .* rank 0: waiting for signal\[[0-9]+\] >= ([0-9]+), now.*/\1/p')
+    v=$(wait_target "$sc")
     [ -n "$v" ] || { fail "lesson 37: rank 0 is not shown waiting"; echo "$sc"; break; }
     if [ $((v % 2)) = 1 ]; then keys 1 a; else keys 2 b; fi
     nk=$((nk + 1))
   elif echo "$sc" | grep -qE "^Predict: after"; then
-    q=$(echo "$sc" | sed -nE 's/^Predict: after ((RS|AG) t[0-9]), which segment will rank ([0-9]) have.*/\1 \3/p')
+    q=$(predict_of "$sc")
     set -- $q
-    cell=$(awk -v ph="$1 $2" -v rk="$3" '$1 " " $2 == ph {print $(3 + rk)}' "$dir/plain37.txt")
+    cell=$(plain_cell "$dir/plain37.txt" "$1 $2" "$3")
     l=$(echo "$sc" | grep -E "^> " | grep -oE "[abc] s[0-9]+=\[[0-9+]+\]" | awk -v c="$cell" '$2 == c {print $1}')
     [ -n "$l" ] || { fail "lesson 37: $1 $2 rank $3's $cell is not a choice"; echo "$sc"; break; }
     keys "$l"
@@ -1403,7 +1413,7 @@ wait_exit
 # run's bytes of --plain's "Read here: r0 N B" (the bytes line keeps
 # what was loaded so far and S).
 "$bin" teach --plain > "$dir/plain42.txt" 2>&1
-cost=$(sed -nE 's/.*Read here: r0 ([0-9]+) B.*/\1/p' "$dir/plain42.txt")
+cost=$(plain_cost "$dir/plain42.txt")
 rm -f "$dir/exit"
 lesson_start
 for _ in $(seq 30); do
