@@ -7,6 +7,7 @@
 #                        [--algo mesh|ring|host|all] [--mpirun-args "ARGS"]
 #                        [--settle SECONDS] [--quiet-wait SECONDS]
 #                        [--raw FILE] [--old BIN]
+#       scripts/compare-mpi.sh --table FILE
 #
 # Installs Open MPI with apt-get if it is missing (openmpi-bin
 # libopenmpi-dev; as root or through sudo), builds collsim
@@ -17,10 +18,12 @@
 # MPI timer (A, B, A, B, ...): fp32, sum, N ranks, K timed calls after W
 # warmup calls. Each tool reports the median over its calls of the slowest
 # rank's time per call; the table shows, per size, the median of that over
-# the repeats: every collsim algorithm's time, the best one's time and
-# busbw, Open MPI's time and busbw, and the ratio collsim busbw / MPI busbw
-# (= MPI time / collsim time; above 1 collsim is faster). --raw FILE keeps
-# every run's rows (CSV, with the repeat number first). --old BIN also
+# the repeats: every collsim algorithm's time (- where a size does not
+# meet its precondition), the best one's name, time and busbw, Open MPI's
+# time and busbw, and the ratio collsim busbw / MPI busbw (= MPI time /
+# collsim time; above 1 collsim is faster). --raw FILE keeps every run's
+# rows (CSV, with the repeat number first); --table FILE prints the table
+# of such a file again, without running anything. --old BIN also
 # runs another collsim binary (an older build) right after this one, in
 # the same rounds (collsim, old, MPI, ...), and adds its best time and its
 # busbw ratio against the same MPI runs, so old and new are compared in one
@@ -54,6 +57,7 @@ settle=1
 quiet_wait=120
 raw=
 old=
+table=
 
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
@@ -76,6 +80,8 @@ while [ $# -gt 0 ]; do
     --algo) algo=$2; shift 2 ;;
     --mpirun-args) mpirun_args=$2; shift 2 ;;
     --raw) raw=$2; shift 2 ;;
+    --table) [ -f "$2" ] && [ -r "$2" ] || die "--table '$2' is not accepted: expected a readable file written by --raw"
+      table=$2; shift 2 ;;
     --old) [ -x "$2" ] || die "--old '$2' is not accepted: expected an executable collsim"
       old=$2; shift 2 ;;
     --quiet-wait) whole --quiet-wait "$2" 0 86400; quiet_wait=$2; shift 2 ;;
@@ -89,6 +95,73 @@ done
 for s in $sizes; do
   [[ $s =~ ^[0-9]+[KMGkmg]?$ ]] || die "--sizes: '$s' is not accepted: expected bytes with an optional K, M or G suffix"
 done
+
+# ---- the table (from the runs below, or --table FILE)
+# rows: rep,size,count,type,redop,algo,ranks,time_us,algbw,busbw,wrong
+print_table() {
+sort -t, -k2,2n -k6,6 -k8,8g "$1" | awk -F, -v n="$ranks" -v old="$old" '
+  function flush() {
+    if (cnt == 0) return
+    med = v[int(cnt / 2) + 1]   # upper median, as the tools use
+    t[size, algo] = med
+    if (!(size in seen)) { seen[size] = 1; order[++nsizes] = size }
+    if (algo != "ompi" && algo !~ /^old/ && !(algo in isalgo)) isalgo[algo] = 1
+    cnt = 0
+  }
+  $1 !~ /^[0-9]+$/ { next }
+  { if ($2 != size || $6 != algo) { flush(); size = $2; algo = $6 }
+    v[++cnt] = $8
+    if ($11 != "" && $11 != 0) bad++ }
+  END {
+    flush()
+    # the columns: the three of #2161 first, then the rest as bench runs them
+    na = 0
+    split("mesh ring host ring-push twophase ring-nb onephase host-push ring-bidir ibing", pref, " ")
+    for (j = 1; j in pref; j++)
+      if (pref[j] in isalgo) { names[++na] = pref[j]; delete isalgo[pref[j]] }
+    for (a in isalgo) names[++na] = a
+    f = n > 1 ? 2 * (n - 1) / n : 0
+    printf "#%11s", "size(B)"
+    for (j = 1; j <= na; j++) printf " %10s", substr(names[j], 1, 10)
+    printf "  %10s %10s %11s %10s %11s %11s", "best", "best(us)", "busbw(GB/s)",
+      "ompi(us)", "busbw(GB/s)", "busbw ratio"
+    if (old) printf " %12s %10s", "old best(us)", "old ratio"
+    printf "\n"
+    for (k = 1; k <= nsizes; k++) {
+      s = order[k]; best = ""; bt = 0
+      printf "%12d", s
+      for (j = 1; j <= na; j++) {
+        a = names[j]
+        if ((s, a) in t) printf " %10.2f", t[s, a]; else printf " %10s", "-"
+        if ((s, a) in t && (best == "" || t[s, a] < bt)) { best = a; bt = t[s, a] }
+      }
+      mt = t[s, "ompi"]
+      cb = bt > 0 ? s / (bt * 1e3) * f : 0
+      mb = mt > 0 ? s / (mt * 1e3) * f : 0
+      printf "  %10s %10.2f %11.3f %10.2f %11.3f %11.3f", best, bt, cb, mt, mb,
+        (bt > 0 ? mt / bt : 0)
+      if (old) {
+        ot = 0
+        for (j = 1; j <= na; j++)
+          if ((s, "old" names[j]) in t && (ot == 0 || t[s, "old" names[j]] < ot))
+            ot = t[s, "old" names[j]]
+        printf " %12.2f %10.3f", ot, (ot > 0 ? mt / ot : 0)
+      }
+      printf "\n"
+    }
+    if (bad) print "# WARNING: some runs reported wrong elements"
+  }'
+}
+if [ -n "$table" ]; then
+  ranks=$(awk -F, '$1 ~ /^[0-9]+$/ { print $7; exit }' "$table")
+  [ -n "$ranks" ] || die "--table '$table' is not accepted: it holds no rows written by --raw"
+  grep -q ',old' "$table" && old=yes
+  echo "# collsim vs Open MPI, from $table: allreduce fp32 sum, $ranks ranks"
+  echo "# time: median over repeats of each run's median over calls of the slowest rank's time per call; busbw = size / time * 2(N-1)/N"
+  echo "# each algorithm column: its time per call in us (-: the size does not meet its precondition)"
+  print_table "$table"
+  exit 0
+fi
 
 # ---- Open MPI, collsim, the timer
 sudo=
@@ -216,56 +289,13 @@ if [ -n "$raw" ]; then
   { echo "repeat,size,count,type,redop,algo,ranks,time_us,algbw_gbps,busbw_gbps,wrong"
     cat "$rows"; } >"$raw"
 fi
-# rows: rep,size,count,type,redop,algo,ranks,time_us,algbw,busbw,wrong
 cpus=$(nproc)
 model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 ompi=$(mpirun --version 2>/dev/null | head -n 1)
 echo "# collsim vs Open MPI: allreduce fp32 sum, $ranks ranks, $iters timed calls after $warmup warmup, $repeats repeats interleaved (collsim, MPI, collsim, MPI, ...)"
 echo "# time: median over repeats of each run's median over calls of the slowest rank's time per call; busbw = size / time * 2(N-1)/N"
 echo "# collsim: calls back to back, in place, data already in the windows; MPI: MPI_Barrier before each call, out of place"
+echo "# each algorithm column: its time per call in us (-: the size does not meet its precondition)"
 echo "# machine: $cpus online CPUs, ${model:-unknown CPU}; $ompi; mpirun ${base[*]} $flags"
 echo "# load average before the runs: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg); busiest settle second before a run: $max_busy% (other work)"
-sort -t, -k2,2n -k6,6 -k8,8g "$rows" | awk -F, -v n="$ranks" -v old="$old" '
-  function flush() {
-    if (cnt == 0) return
-    med = v[int(cnt / 2) + 1]   # upper median, as the tools use
-    t[size, algo] = med
-    if (!(size in seen)) { seen[size] = 1; order[++nsizes] = size }
-    cnt = 0
-  }
-  { if ($2 != size || $6 != algo) { flush(); size = $2; algo = $6 }
-    v[++cnt] = $8
-    if ($11 != "" && $11 != 0) bad++ }
-  END {
-    flush()
-    f = n > 1 ? 2 * (n - 1) / n : 0
-    printf "#%11s %10s %10s %10s  %4s %10s %11s %10s %11s %11s", "size(B)",
-      "mesh(us)", "ring(us)", "host(us)", "best", "best(us)", "busbw(GB/s)",
-      "ompi(us)", "busbw(GB/s)", "busbw ratio"
-    if (old) printf " %12s %10s", "old best(us)", "old ratio"
-    printf "\n"
-    for (k = 1; k <= nsizes; k++) {
-      s = order[k]; best = ""; bt = 0
-      split("mesh ring host", names, " ")
-      for (j = 1; j <= 3; j++) {
-        a = names[j]
-        col[a] = ((s, a) in t) ? sprintf("%10.2f", t[s, a]) : sprintf("%10s", "-")
-        if ((s, a) in t && (best == "" || t[s, a] < bt)) { best = a; bt = t[s, a] }
-      }
-      mt = t[s, "ompi"]
-      cb = bt > 0 ? s / (bt * 1e3) * f : 0
-      mb = mt > 0 ? s / (mt * 1e3) * f : 0
-      printf "%12d %s %s %s  %4s %10.2f %11.3f %10.2f %11.3f %11.3f", s,
-        col["mesh"], col["ring"], col["host"], best, bt, cb, mt, mb,
-        (bt > 0 ? mt / bt : 0)
-      if (old) {
-        ot = 0
-        for (j = 1; j <= 3; j++)
-          if ((s, "old" names[j]) in t && (ot == 0 || t[s, "old" names[j]] < ot))
-            ot = t[s, "old" names[j]]
-        printf " %12.2f %10.3f", ot, (ot > 0 ? mt / ot : 0)
-      }
-      printf "\n"
-    }
-    if (bad) print "# WARNING: some runs reported wrong elements"
-  }'
+print_table "$rows"
