@@ -1556,7 +1556,8 @@ wait_exit
 # bytes each rank wrote per round add up to what it put.
 win_cells() { # the window's cells per rank ("r0 c0=[0+3] c1=[1+0]"), the
   # rank lines and their continuations read from stdin
-  awk '/^r[0-9]+ / { r = $1 } /^$/ { r = "" } r != "" { for (i = 1; i <= NF; i++)
+  # (ibing's input-slot lines, "     data: ...", are not its window)
+  awk '/^r[0-9]+ / { r = $1 } /^$/ { r = "" } /^ +data:/ { next } r != "" { for (i = 1; i <= NF; i++)
     if ($i ~ /^[a-z][0-9]+[=~]\[[0-9+]*\]$/) c[r] = c[r] " " $i }
     END { for (k in c) print k c[k] }' | sort
 }
@@ -1631,14 +1632,22 @@ for algo in host-push ring-bidir ibing; do
   [ -n "$src" ] || { fail "$algo d: the first data step is not an adding put: $line"; screen; }
   keys Enter
   wait_for "data step 2: which rank puts next?"
-  # (ibing's puts land in the peer's data slot, its input; the slot drawn
-  # is its result slot out, which the last copy fills)
-  if [ -n "$src" ] && [ $algo != ibing ]; then
+  # (ibing's puts land in the peer's data slot, its input, drawn on the
+  # "data:" line under the rank; the slot on the rank's own line is its
+  # result slot out, which the last copy fills)
+  if [ -n "$src" ]; then
     set -- $src
     # the part holding element $2 of rank $3: [dst+src] after the add
     part=$(case $algo in ring-bidir) echo "h$(($2 / (count / (2 * n))))";; *) echo "c$(($2 / (count / n)))";; esac)
-    screen | grep -A1 "^r$3 " | grep -qF "$part=[$3+$1]" ||
-      { fail "$algo d: rank $1's first put did not land as $part=[$3+$1] in rank $3"; screen; }
+    if [ $algo = ibing ]; then
+      screen | grep -A1 "^r$3 " | grep "^ *data:" | grep -qF "$part=[$3+$1]" ||
+        { fail "$algo d: rank $1's first put did not land as $part=[$3+$1] on rank $3's data line"; screen; }
+      screen | grep "^r$3 " | grep -qF "$part=[$3]" ||
+        { fail "$algo d: rank $3's result slot changed before its copy"; screen; }
+    else
+      screen | grep -A1 "^r$3 " | grep -qF "$part=[$3+$1]" ||
+        { fail "$algo d: rank $1's first put did not land as $part=[$3+$1] in rank $3"; screen; }
+    fi
   fi
   keys q
   wait_exit

@@ -126,9 +126,11 @@ static double value_at(const teach_session_t *t, uint32_t r, uint64_t e)
   }
 }
 
-/* Segment k of rank r as "s1=[2+3]" or "s1=6,9" into a cell of w chars. */
+/* Segment k of rank r as "s1=[2+3]" or "s1=6,9" into a cell of w chars
+ * (in: whose inputs the input slot's part holds, where the drawn slot is
+ * the result's). */
 static void seg_cell(const teach_session_t *t, uint32_t r, uint32_t k, char *b,
-                     size_t w)
+                     size_t w, int in)
 {
   uint64_t lo = tm_part_lo(t, k), hi = tm_part_lo(t, k + 1);
   size_t o = (size_t)snprintf(b, w + 1, "%c%u=",
@@ -137,9 +139,9 @@ static void seg_cell(const teach_session_t *t, uint32_t r, uint32_t k, char *b,
     snprintf(b + o, w + 1 - o, "-");
     return;
   }
-  if (!t->values) {
+  if (!t->values || in) {
     const tm_prov_t *p;
-    if (!tm_part_prov(t, r, k, &p))
+    if (!(in ? tm_in_part_prov : tm_part_prov)(t, r, k, &p))
       b[o - 1] = '~'; /* part-way: its first tile shown */
     char full[TM_MAXR * 8 + 8];
     tm_prov_str(full, sizeof(full), p);
@@ -161,7 +163,24 @@ static void seg_cell(const teach_session_t *t, uint32_t r, uint32_t k, char *b,
     b[w - 1] = '+'; /* more than the cell shows */
 }
 
-/* Every rank's window; returns the next free line. */
+/* Rank r's parts from line y, `per` a line, each cw wide (in: its input
+ * slot's, seg_cell); returns the line of the last. */
+static int draw_parts(const teach_session_t *t, uint32_t r, int y, int per,
+                      int cw, int in)
+{
+  char cell[64];
+  for (uint32_t k = 0; k < tm_nparts(t); k++) {
+    if (k && k % (uint32_t)per == 0)
+      y++;
+    seg_cell(t, r, k, cell, (size_t)cw, in);
+    put(y, 16 + (int)(k % (uint32_t)per) * (cw + 1), "%s", cell);
+  }
+  return y;
+}
+
+/* Every rank's window; returns the next free line. A push algorithm with
+ * a result slot (ibing) draws under each rank its input slot too, where
+ * the peer's puts add: the result slot changes only when it is copied. */
 static int draw_windows(const teach_session_t *t, int y)
 {
   uint32_t n = t->n;
@@ -188,23 +207,23 @@ static int draw_windows(const teach_session_t *t, int y)
     tx = (int)strlen(head) + 2;
   put(y, 0, "%s", head);
   put(y++, tx, t->values ? "tile: inputs" : "tile");
+  int in_line = t->st.out_slot && cs_algo_desc(t->o->cfg.algo)->push;
   for (uint32_t r = 0; r < n; r++) {
-    char tag[24], cell[64], tile[40];
+    char tag[24], tile[40];
     tag_str(tag, sizeof(tag), t->st.phase[r], t->st.round[r], t->st.sub[r],
             algo_of(t), t->o->coll);
     put(y, 0, "r%-3u %-10s", r, tag);
-    for (uint32_t k = 0; k < tm_nparts(t); k++) {
-      if (k && k % (uint32_t)per == 0)
-        y++;
-      seg_cell(t, r, k, cell, (size_t)cw);
-      put(y, 16 + (int)(k % (uint32_t)per) * (cw + 1), "%s", cell);
-    }
+    y = draw_parts(t, r, y, per, cw, 0);
     if (t->st.tile_seg[r] >= 0)
       tm_prov_str(tile, sizeof(tile), &t->st.tile[r]);
     else
       snprintf(tile, sizeof(tile), "-");
     put(y, tx, "%s", tile);
     y++;
+    if (in_line) { /* where the peer's adding puts land */
+      put(y, 5, "data:");
+      y = draw_parts(t, r, y, per, cw, 1) + 1;
+    }
   }
   return y;
 }

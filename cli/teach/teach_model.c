@@ -94,17 +94,31 @@ const tm_prov_t *tm_prov_at(const teach_session_t *t, uint32_t r, uint64_t e)
   return &t->st.span[r][span_at(&t->st, r, e)].p;
 }
 
+/* Part k's provenance in the spans sp[0..ns) (tm_part_prov). */
+static int part_prov_of(const teach_session_t *t, const tm_span_t *sp,
+                        uint32_t ns, uint32_t k, const tm_prov_t **p)
+{
+  uint64_t lo = tm_part_lo(t, k), hi = tm_part_lo(t, k + 1);
+  uint32_t i = 0;
+  while (i + 1 < ns && sp[i + 1].lo <= lo)
+    i++;
+  *p = &sp[i].p;
+  for (i++; i < ns && sp[i].lo < hi; i++)
+    if (!prov_eq(&sp[i].p, *p))
+      return 0;
+  return 1;
+}
+
 int tm_part_prov(const teach_session_t *t, uint32_t r, uint32_t k,
                  const tm_prov_t **p)
 {
-  const tm_state_t *s = &t->st;
-  uint64_t lo = tm_part_lo(t, k), hi = tm_part_lo(t, k + 1);
-  uint32_t i = span_at(s, r, lo);
-  *p = &s->span[r][i].p;
-  for (i++; i < s->nspan[r] && s->span[r][i].lo < hi; i++)
-    if (!prov_eq(&s->span[r][i].p, *p))
-      return 0;
-  return 1;
+  return part_prov_of(t, t->st.span[r], t->st.nspan[r], k, p);
+}
+
+int tm_in_part_prov(const teach_session_t *t, uint32_t r, uint32_t k,
+                    const tm_prov_t **p)
+{
+  return part_prov_of(t, t->st.ispan[r], t->st.nispan[r], k, p);
 }
 
 /* What element e of `slot` of rank r holds, as a load of it reads it:

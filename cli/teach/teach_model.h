@@ -261,6 +261,10 @@ const tm_prov_t *tm_prov_at(const teach_session_t *t, uint32_t r, uint64_t e);
  * tiles differ (a round has written only some of them). */
 int tm_part_prov(const teach_session_t *t, uint32_t r, uint32_t k,
                  const tm_prov_t **p);
+/* The same for the input slot `data` where the drawn one is the result
+ * slot `out` (st.out_slot: ibing's puts add into it). */
+int tm_in_part_prov(const teach_session_t *t, uint32_t r, uint32_t k,
+                    const tm_prov_t **p);
 /* "[3+0]" into buf. */
 void tm_prov_str(char *buf, size_t cap, const tm_prov_t *p);
 /* The step at which rank r ran its own event number k (0-based, as the
