@@ -1672,5 +1672,32 @@ done
 keys q
 wait_exit
 
+# 49. (issue 31) --plain at 8 ranks stays in 80 columns: the round table
+# comes in blocks of as many ranks as fit, each with its heads, and every
+# reduce-scatter cell is what docs/algorithms.md §4.3 gives: after round t
+# rank r holds segment (r-t-2) mod N with ranks r-t-1 ... r folded in that
+# order. The push lesson (ring-push) and a plug-in's table likewise.
+"$bin" teach --plain --ranks 8 --count 16 > "$dir/plain49.txt" 2>&1 || fail "--plain --ranks 8: exit $?"
+long=$(awk 'length > 80' "$dir/plain49.txt")
+[ -z "$long" ] || fail "--plain --ranks 8: lines over 80 columns: $long"
+cells=$(awk '$1 == "round" { for (i = 2; i <= NF; i++) { h[i] = substr($i, 5) }; next }
+  $1 == "RS" || $1 == "AG" { for (i = 3; i <= NF; i++) print $1 " " $2 " " h[i - 1] " " $i }' "$dir/plain49.txt")
+[ "$(echo "$cells" | grep -c '^RS ')" = 56 ] || { fail "--plain --ranks 8: not 7 RS rounds x 8 ranks of cells"; cat "$dir/plain49.txt"; }
+n=8
+for t in $(seq 0 6); do
+  for r in $(seq 0 7); do
+    k=$(( ((r - t - 2) % n + n) % n )) f=""
+    for i in $(seq $((t + 1)) -1 0); do f="$f+$(( ((r - i) % n + n) % n ))"; done
+    want="s$k=[${f#+}]"
+    got=$(echo "$cells" | awk -v t="t$t" -v r=$r '$1 == "RS" && $2 == t && $3 == r { print $4 }')
+    [ "$got" = "$want" ] || fail "--plain --ranks 8: RS t$t rank $r holds '$got', expected '$want'"
+  done
+done
+"$bin" teach --plain --algo ring-push --ranks 8 --count 16 > "$dir/plain49p.txt" 2>&1 || fail "ring-push --plain --ranks 8: exit $?"
+long=$(awk 'length > 80' "$dir/plain49p.txt")
+[ -z "$long" ] || fail "ring-push --plain --ranks 8: lines over 80 columns: $long"
+heads=$(grep -E '^phase\.round ' "$dir/plain49p.txt" | tr ' ' '\n' | grep -c '^rank[0-7]$')
+[ "$heads" = 8 ] || { fail "ring-push --plain --ranks 8: $heads rank heads, expected 8"; cat "$dir/plain49p.txt"; }
+
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

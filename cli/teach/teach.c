@@ -532,15 +532,45 @@ static void track(const cs_trace_t *t, const cs_ar_cfg_t *c, teach_table_t *tb)
   }
 }
 
-/* "rank0 rank1 ..." column heads, each `width` wide, then the newline. */
-static void print_rank_heads(uint32_t n, int width)
+/* "rank0 rank1 ..." column heads of ranks [r0, r1), each `width` wide,
+ * then the newline. */
+static void print_rank_heads(uint32_t r0, uint32_t r1, int width)
 {
-  for (uint32_t r = 0; r < n; r++) {
+  for (uint32_t r = r0; r < r1; r++) {
     char h[16];
     snprintf(h, sizeof(h), "rank%u", r);
-    printf("%-*s", r + 1 < n ? width : 0, h); /* no blanks at the end */
+    printf("%-*s", r + 1 < r1 ? width : 0, h); /* no blanks at the end */
   }
   printf("\n");
+}
+
+/* The rounds of ranks [r0, r1) (--step: after Enter on a terminal). */
+static void print_round_rows(const teach_table_t *tb, uint32_t n, uint32_t r0,
+                             uint32_t r1, int w, int step)
+{
+  for (int ph = 0; ph < 2; ph++)
+    for (uint32_t round = 0; round + 1 < n; round++) {
+      if (step && isatty(0)) {
+        printf("  (Enter for the next round)");
+        fflush(stdout);
+        int ch;
+        while ((ch = getchar()) != '\n' && ch != EOF)
+          ;
+        printf("\033[1A\r%60s\r", "");
+      }
+      printf("%s t%-4u", ph ? "AG" : "RS", round);
+      for (uint32_t r = r0; r < r1; r++)
+        printf("%-*s", r + 1 < r1 ? w : 0,
+               tb->cell[ph][round][r][0] ? tb->cell[ph][round][r] : "-");
+      printf("\n%-8s", "");
+      for (uint32_t r = r0; r < r1; r++) {
+        char b[32];
+        snprintf(b, sizeof(b), "%llu B from r%u",
+                 (unsigned long long)tb->moved[ph][round][r], (r + n - 1) % n);
+        printf("%-*s", r + 1 < r1 ? w : 0, b);
+      }
+      printf("\n");
+    }
 }
 
 /* The table, round by round (--step: after Enter on a terminal). */
@@ -558,32 +588,21 @@ static void print_rounds(const teach_table_t *tb, uint32_t n, int step)
                      (unsigned long long)tb->moved[ph][round][r], r);
         w = l + 2 > w ? l + 2 : w;
       }
+  /* in 80 columns: as many ranks a table as fit, the tables one after
+   * another (8 ranks: 0-2, 3-5, 6-7) */
+  uint32_t per = (uint32_t)((80 - 8 + 2) / w);
+  if (per < 1)
+    per = 1;
   printf("\nWhat the transfers did (from the trace; '-' = nothing to do, an "
-         "empty segment):\n\n%-8s", "round");
-  print_rank_heads(n, w);
-  for (int ph = 0; ph < 2; ph++)
-    for (uint32_t round = 0; round + 1 < n; round++) {
-      if (step && isatty(0)) {
-        printf("  (Enter for the next round)");
-        fflush(stdout);
-        int ch;
-        while ((ch = getchar()) != '\n' && ch != EOF)
-          ;
-        printf("\033[1A\r%60s\r", "");
-      }
-      printf("%s t%-4u", ph ? "AG" : "RS", round);
-      for (uint32_t r = 0; r < n; r++)
-        printf("%-*s", r + 1 < n ? w : 0,
-               tb->cell[ph][round][r][0] ? tb->cell[ph][round][r] : "-");
-      printf("\n%-8s", "");
-      for (uint32_t r = 0; r < n; r++) {
-        char b[32];
-        snprintf(b, sizeof(b), "%llu B from r%u",
-                 (unsigned long long)tb->moved[ph][round][r], (r + n - 1) % n);
-        printf("%-*s", r + 1 < n ? w : 0, b);
-      }
-      printf("\n");
-    }
+         "empty segment):\n");
+  for (uint32_t r0 = 0; r0 < n; r0 += per) {
+    uint32_t r1 = r0 + per < n ? r0 + per : n;
+    if (per < n)
+      printf("\nranks %u-%u:", r0, r1 - 1);
+    printf("\n%-8s", "round");
+    print_rank_heads(r0, r1, w);
+    print_round_rows(tb, n, r0, r1, w, step);
+  }
 }
 
 /* The bandwidth cost: what each rank read, against 2(N-1)/N * S. */
@@ -658,26 +677,36 @@ static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es,
       w = l + 2 > w ? l + 2 : w;
     }
   printf("\nWhat the ranks moved, per phase and round they marked (remote "
-         "bytes read /\nwritten, notifies sent):\n\n%-12s", "phase.round");
-  print_rank_heads(n, w);
-  for (uint32_t k = 0; k < nr; k++) {
-    char h[24];
-    const char *name = cs_trace_phase_name(NULL, &t->hdr, ur[k].phase);
-    if (!name && ur[k].phase <= nnames) /* a built-in's, its descriptor's */
-      name = names[ur[k].phase - 1];
-    if (name) /* the phase as it named it (cs_mark's tag: "RS t1") */
-      snprintf(h, sizeof(h), "%s t%u", name, ur[k].round);
-    else
-      snprintf(h, sizeof(h), "%u.%u", ur[k].phase, ur[k].round);
-    printf("%-12s", h);
-    for (uint32_t r = 0; r < n; r++) {
-      char c[40];
-      snprintf(c, sizeof(c), "r %llu w %llu n %u",
-               (unsigned long long)ur[k].in[r], (unsigned long long)ur[k].out[r],
-               ur[k].notifies[r]);
-      printf("%-*s", r + 1 < n ? w : 0, c);
+         "bytes read /\nwritten, notifies sent):\n");
+  /* in 80 columns: as many ranks a table as fit, one after another */
+  uint32_t per = (uint32_t)((80 - 12 + 2) / w);
+  if (per < 1)
+    per = 1;
+  for (uint32_t r0 = 0; r0 < n; r0 += per) {
+    uint32_t r1 = r0 + per < n ? r0 + per : n;
+    if (per < n)
+      printf("\nranks %u-%u:", r0, r1 - 1);
+    printf("\n%-12s", "phase.round");
+    print_rank_heads(r0, r1, w);
+    for (uint32_t k = 0; k < nr; k++) {
+      char h[24];
+      const char *name = cs_trace_phase_name(NULL, &t->hdr, ur[k].phase);
+      if (!name && ur[k].phase <= nnames) /* a built-in's, its descriptor's */
+        name = names[ur[k].phase - 1];
+      if (name) /* the phase as it named it (cs_mark's tag: "RS t1") */
+        snprintf(h, sizeof(h), "%s t%u", name, ur[k].round);
+      else
+        snprintf(h, sizeof(h), "%u.%u", ur[k].phase, ur[k].round);
+      printf("%-12s", h);
+      for (uint32_t r = r0; r < r1; r++) {
+        char c[40];
+        snprintf(c, sizeof(c), "r %llu w %llu n %u",
+                 (unsigned long long)ur[k].in[r],
+                 (unsigned long long)ur[k].out[r], ur[k].notifies[r]);
+        printf("%-*s", r + 1 < r1 ? w : 0, c);
+      }
+      printf("\n");
     }
-    printf("\n");
   }
 }
 
@@ -736,10 +765,14 @@ static int teach_push(run_opts_t *o)
 /* teach --algo ./x.so --plain (or piped): the run, then the plain table. */
 static int teach_user(run_opts_t *o)
 {
-  printf("%s: %s; %u ranks, %llu x %s per rank.\n\n", o->coll->name,
-         o->coll->what ? o->coll->what : "a collective of your own",
-         o->cfg.nranks, (unsigned long long)o->cfg.count,
-         cs_dtype_name(o->cfg.dtype));
+  char b[512];
+  snprintf(b, sizeof(b), "%s: %s; %u ranks, %llu x %s per rank.",
+           o->coll->name, o->coll->what ? o->coll->what
+                                        : "a collective of your own",
+           o->cfg.nranks, (unsigned long long)o->cfg.count,
+           cs_dtype_name(o->cfg.dtype));
+  wrap_print(b);
+  printf("\n");
   cs_trace_t t;
   int loaded, rc = run_traced(o, &t, &loaded);
   if (loaded) {
