@@ -129,8 +129,15 @@ static void missing(FILE *f, const cs_trace_header_t *h, const cs_story_t *s)
     return;
   }
   switch (s->need) {
-  case CS_STORY_NEED_FENCE:
-    fprintf(f, "Missing: a fence on rank %u between %u and %u.\n", wr, a, b);
+  case CS_STORY_NEED_FENCE: /* the half of the fence the writer lacks */
+    if (x->fence_part == CS_CHECK_PART_DDR)
+      fprintf(f, "Missing: a DDR fence on rank %u between %u and %u: a drain "
+                 "is not one.\n", wr, a, b);
+    else if (x->fence_part == CS_CHECK_PART_PIPE)
+      fprintf(f, "Missing: a pipe barrier on rank %u between %u and %u, "
+                 "before its DDR fence.\n", wr, a, b);
+    else
+      fprintf(f, "Missing: a fence on rank %u between %u and %u.\n", wr, a, b);
     return;
   case CS_STORY_NEED_SIGNAL:
     fprintf(f, "Missing: %sa notify by rank %u after %u and a wait by rank %u "

@@ -594,22 +594,6 @@ static void event_to_step(const teach_session_t *t, char *b, size_t cap)
   }
 }
 
-/* Under a2a3 a store is visible to the peers only after a DDR fence (a
- * pipe barrier drains it, no more): the story's "Missing: a fence on rank
- * W between A and B." names that fence, so level 5's verdict is not level
- * 2's. */
-static void ddr_missing(const teach_session_t *t, char *b, size_t cap)
-{
-  unsigned w, a, c;
-  const char *p = b + strspn(b, " ");
-  if (t->o->sched.model != CS_MM_A2A3 ||
-      sscanf(p, "Missing: a fence on rank %u between %u and %u.", &w, &a,
-             &c) != 3)
-    return;
-  snprintf(b + (p - b), cap - (size_t)(p - b), "Missing: a DDR fence on rank "
-           "%u between %u and %u: a drain is not one.", w, a, c);
-}
-
 /* What the run printed, into t->result: its verdict or failure, then the
  * first finding of the check (break-it levels). */
 static void read_result(teach_session_t *t, FILE *log)
@@ -677,7 +661,6 @@ static void read_result(teach_session_t *t, FILE *log)
       continue;
     }
     event_to_step(t, buf, sizeof(buf));
-    ddr_missing(t, buf, sizeof(buf));
     unsigned long long seq;
     char *h = strstr(buf, " (#");
     uint32_t k = h && sscanf(h, " (#%llu)", &seq) == 1 ? ts_of_seq(t, seq) : 0;
