@@ -459,3 +459,21 @@ Test(cli, teach_shows_each_round_as_the_transfers_made_it, .timeout = 60)
   cr_assert_eq(r.status, 2);
   cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
 }
+
+/* teach --level: the campaign has six levels (issue 31, item 7: the last
+ * two made from upstream bugs). Level 6 is one (off a terminal it is
+ * refused for wanting one), level 7 and level 0 are not: one line each
+ * naming the option and the range. */
+Test(cli, teach_level_takes_the_six_levels_of_the_campaign, .timeout = 30)
+{
+  run_cli(&r, 10, "teach", "--level", "6", NULL);
+  cr_assert_eq(r.status, 2, "%s%s", r.out, r.err);
+  cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+  cr_assert(strstr(r.err, "--level is played on a terminal"), "%s", r.err);
+  for (int i = 0; i < 2; i++) {
+    run_cli(&r, 10, "teach", "--level", i ? "0" : "7", NULL);
+    cr_assert_eq(r.status, 2, "%s%s", r.out, r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "--level") && strstr(r.err, "from 1 to 6"), "%s", r.err);
+  }
+}

@@ -9,7 +9,7 @@
 # segment of several tiles shows what --plain's table says; ring-nb,
 # onephase and twophase played to the end; host-push, ring-bidir and
 # ibing played to the end, their puts by d; the lesson by data steps in
-# at most 40 keys, level 5's status and verdict, a plug-in's and B's data
+# at most 40 keys, levels 5's and 6's status and verdict, a plug-in's and B's data
 # steps, end screens and the help at 80x24, --plain in 80 columns, the
 # docs' branch example against the screen. Skips (exit 77) only
 # when tmux is absent. Usage: test_teach_tui.sh COLLSIM_BINARY
@@ -629,27 +629,33 @@ grep -qF "(N-1)/N x S = 3/4 x 40 B = 30 B" "$dir/ms_rs" 2>/dev/null || fail "mil
 grep -qF "2(N-1)/N x S = 2 x 3/4 x 40 B = 60 B" "$dir/ms_ag" 2>/dev/null || fail "milestone AG: no 2(N-1)/N x S = 60 B"
 
 # 18. (issue 31, items 2 and 7) Every level of the campaign won, by S: each
-# opens with its story and, broken, names the next level (the last: the
-# upstream report it was met in); each verdict is shrink's
+# opens with its story and, broken, names the next level (the two made
+# from upstream bugs: the report they were met in too; the line fits 80
+# columns); each verdict is shrink's
 # story and ends with the edge that level's mutation removed
 # (collsim run --list-bugs: ring-no-ready-barrier, no-fence-before-notify,
-# mesh-no-chunk-barrier, wait-eq), not check's first finding; the story's
+# mesh-no-chunk-barrier, wait-eq, drain-no-ddr-fence: the pipe barrier is
+# there, the DDR fence not; host-push-no-tail-drain: the DDR fence is
+# there, the pipe barrier after the put not), not check's first finding;
+# the story's
 # events are marked in the history: its key 1 steps back to event 1, whose
 # step (the story's "(step N)") is then the newest in the history, marked *1.
-for l in 1 2 3 4 5; do
+for l in 1 2 3 4 5 6; do
   case $l in
     1) bug=ring-no-ready-barrier want="Missing: (the READY barrier of [A-Za-z]+ t[0-9]+ j[0-9]+: )?a notify by rank [0-9] after [0-9] and a wait by rank [0-9] on it before [0-9]";;
     2) bug=no-fence-before-notify want="Missing: a fence on rank [0-9] between [0-9] and [0-9]";;
     3) bug=mesh-no-chunk-barrier want="Missing: (a read-complete barrier|the READ-COMPLETE barrier of [A-Za-z]+ c[0-9]+): a notify by rank [0-9] after [0-9]";;
     4) bug=wait-eq want="Missing: a >= comparison";;
-    5) bug=drain-no-ddr-fence want="Missing: a DDR fence on rank [0-9] between [0-9] and [0-9]";;
+    5) bug=drain-no-ddr-fence want="Missing: a DDR fence on rank [0-9] between [0-9] and [0-9]: a drain is not one\.";;
+    6) bug=host-push-no-tail-drain want="Missing: a pipe barrier on rank [0-9] between [0-9] and [0-9], before its DDR fence\.";;
   esac
   "$bin" run --list-bugs | grep -q "^$bug " || fail "level $l: no bug $bug in --list-bugs"
   rm -f "$dir/exit"
   # (item 7) the campaign: a level opens with its place and its story
   start 80 24 "$bin teach --level $l"
-  wait_for "Level $l of 5: "
+  wait_for "Level $l of 6: "
   [ $l = 5 ] && { screen | grep -qF "a DDR fence waits" || fail "level 5: its first screen tells no story: $(screen)"; }
+  [ $l = 6 ] && { screen | tr -s ' \n' '  ' | grep -qF "a put waits in the DMA pipe until a pipe barrier drains it, and a DDR fence makes visible only what was drained" || fail "level 6: its first screen tells no story: $(screen)"; }
   keys x
   wait_for "step 0, who goes next"
   wait_for "Break it:"
@@ -657,9 +663,14 @@ for l in 1 2 3 4 5; do
   wait_for "Shown: this order fails" 90 || { keys q; wait_exit; continue; }
   sleep 0.3
   # broken: the next level, or (the last, an upstream bug) where it was met
-  if [ $l -lt 5 ]; then want3="^Level $l of 5 broken\. Next: --level $((l + 1)), "
-  else want3="^Level 5 of 5 broken; upstream: PTOAS #744, fixed by #757\. Last level\."; fi
-  screen | sed -n 3p | grep -qE "$want3" || fail "level $l: line 3 is not '$want3': $(screen | sed -n 3p)"
+  case $l in
+    5) want3="^Level 5 of 6 broken; upstream: PTOAS #744, fixed by #757\. Next: --level 6\.$";;
+    6) want3="^Level 6 of 6 broken; upstream: PTOAS #872, PyPTO drains every put\. Last level\.$";;
+    *) want3="^Level $l of 6 broken\. Next: --level $((l + 1)), ";;
+  esac
+  l3=$(screen | sed -n 3p | sed 's/ *$//')
+  echo "$l3" | grep -qE "$want3" || fail "level $l: line 3 is not '$want3': $l3"
+  [ ${#l3} -lt 80 ] || fail "level $l: line 3 is cut: $l3"
   v=$(joined)
   echo "$v" | grep -qF "What broke it, as collsim shrink tells it" || fail "level $l: the verdict is not the story: $v"
   echo "$v" | grep -qE "$want" || fail "level $l ($bug): the story does not end with '$want': $v"
@@ -1698,6 +1709,35 @@ long=$(awk 'length > 80' "$dir/plain49p.txt")
 [ -z "$long" ] || fail "ring-push --plain --ranks 8: lines over 80 columns: $long"
 heads=$(grep -E '^phase\.round ' "$dir/plain49p.txt" | tr ' ' '\n' | grep -c '^rank[0-7]$')
 [ "$heads" = 8 ] || { fail "ring-push --plain --ranks 8: $heads rank heads, expected 8"; cat "$dir/plain49p.txt"; }
+
+# 50. (issue 31, item 7) Level 6 (host-push under a2a3, PTOAS #872)
+# stepped by Enter to its end at 80x24: no line of the screen while it
+# runs (the status line, the ranks' rows, the history) is cut (a cut line
+# fills all 80 columns); a rank is held by
+# its notify's DDR fence at some step (the mutation keeps the DDR fence
+# and drops the pipe barrier after the put: collectives/host_push.c); the
+# default order passes, and the end screen then shows check's finding
+# about the level's edge: no pipe barrier before the DDR fence.
+rm -f "$dir/exit"
+level_start "6"
+nddr=0 cut=""
+for _ in $(seq 120); do
+  sc=$(screen)
+  echo "$sc" | grep -qE "It still passed|^the run has ended" && break
+  echo "$sc" | sed -n 2p | grep -qF "its notify's DDR fence" && nddr=$((nddr + 1))
+  long=$(echo "$sc" | awk 'length($0) >= 80')
+  [ -n "$long" ] && cut="$cut$long
+"
+  keys Enter
+done
+sleep 0.3
+sc=$(screen)
+echo "$sc" | grep -qF "It still passed" || { fail "level 6: the default order did not end, or failed"; echo "$sc"; }
+[ -z "$cut" ] || fail "level 6: lines cut at 80 columns: $cut"
+[ $nddr -gt 0 ] || fail "level 6: no rank was ever held by its notify's DDR fence"
+echo "$sc" | tr -s ' \n' '  ' | grep -qF "no pipe barrier before the DDR fence" || { fail "level 6: the passing run's finding does not name the missing pipe barrier"; echo "$sc"; }
+keys q
+wait_exit
 
 [ "$fails" -eq 0 ] && echo "all terminal checks passed"
 exit $((fails > 0))

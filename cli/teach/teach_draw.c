@@ -855,7 +855,8 @@ static void draw_compare(const teach_session_t *t)
 }
 
 /* Line 2: a level's goal (broken: the campaign's next level, or where the
- * defect was met upstream), or the lesson's score so far. */
+ * defect was met upstream; both: the next level's title when it fits),
+ * or the lesson's score so far. */
 static void draw_goal(const teach_session_t *t, const cs_sched_view_t *v)
 {
   char st[240];
@@ -866,11 +867,14 @@ static void draw_goal(const teach_session_t *t, const cs_sched_view_t *v)
       snprintf(next, sizeof(next), " Next: --level %u, %s.", l->number + 1,
                l->next);
     attron(A_BOLD);
-    if (!v && l && t->run_rc)
-      put(2, 0, "Level %u of %u broken%s%s.%s", l->number, l->total,
-          l->upstream ? "; upstream: " : "", l->upstream ? l->upstream : "",
-          next);
-    else
+    if (!v && l && t->run_rc) {
+      snprintf(st, sizeof(st), "Level %u of %u broken%s%s.", l->number,
+               l->total, l->upstream ? "; upstream: " : "",
+               l->upstream ? l->upstream : "");
+      if (l->next && (int)(strlen(st) + strlen(next)) > COLS) /* too wide: */
+        snprintf(next, sizeof(next), " Next: --level %u.", l->number + 1);
+      put(2, 0, "%s%s", st, next);
+    } else
       put(2, 0, "Break it: %s", t->goal);
     attroff(A_BOLD);
   } else if (t->lesson) { /* the lesson's score so far */

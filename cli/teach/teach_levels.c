@@ -57,6 +57,21 @@ static const teach_level_t levels[] = {
     "drain before a notify: it passed every simulator run and gave stale "
     "rows on silicon. This ring drains and notifies, with no DDR fence.",
     "PTOAS #744, fixed by #757", NULL}},
+  {"host-push-no-tail-drain", "host-push", 2, 2, CS_MM_A2A3,
+   {"no drain after a put: let the neighbour load before the put lands",
+    "the pipe barrier after the put: it drains the put, so the DDR fence "
+    "before the notify waits until the put is visible (put -> pipe barrier "
+    "-> DDR fence -> notify -> wait -> load)",
+    CS_CHECK_RACE, CS_CHECK_NO_FENCE, 0, 0, "the pipe barrier after a put",
+    "The host push ring adds a chunk into its right neighbour's window "
+    "with puts, a tile each, then notifies it; the neighbour then pushes "
+    "the summed chunk on. On the device (a2a3) a put waits in the DMA pipe "
+    "until a pipe barrier drains it, and a DDR fence makes visible only "
+    "what was drained. A compiler once left out the pipe barrier after a "
+    "chunked put's last tile: the DDR fence before the notify left that "
+    "tile behind, and the neighbour pushed the chunk on without it. This "
+    "ring has the DDR fence, and no pipe barrier after a chunk's last put.",
+    "PTOAS #872, PyPTO drains every put", NULL}},
 };
 enum { NLEVELS = sizeof(levels) / sizeof(levels[0]) };
 
