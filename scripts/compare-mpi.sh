@@ -4,7 +4,7 @@
 #
 #   scripts/compare-mpi.sh [--ranks N] [--sizes "8 4K 64K 1M 16M 64M"]
 #                        [--repeats R] [--iters K] [--warmup W]
-#                        [--algo mesh|ring|host|all] [--mpirun-args "ARGS"]
+#                        [--algo A|all] [--mpirun-args "ARGS"]
 #                        [--settle SECONDS] [--quiet-wait SECONDS]
 #                        [--raw FILE] [--old BIN]
 #       scripts/compare-mpi.sh --table FILE
@@ -44,6 +44,7 @@
 # place. Both verify their results (collsim against its oracle, the timer
 # against exact integer sums) and the script stops if either is wrong.
 set -euo pipefail
+here=$PWD # relative paths given as options are the caller's
 cd "$(dirname "$0")/.."
 
 ranks=2
@@ -79,11 +80,13 @@ while [ $# -gt 0 ]; do
     --warmup) whole --warmup "$2" 0 1000000; warmup=$2; shift 2 ;;
     --algo) algo=$2; shift 2 ;;
     --mpirun-args) mpirun_args=$2; shift 2 ;;
-    --raw) raw=$2; shift 2 ;;
-    --table) [ -f "$2" ] && [ -r "$2" ] || die "--table '$2' is not accepted: expected a readable file written by --raw"
-      table=$2; shift 2 ;;
-    --old) [ -x "$2" ] || die "--old '$2' is not accepted: expected an executable collsim"
-      old=$2; shift 2 ;;
+    --raw) raw=$2; [[ $raw = /* ]] || raw=$here/$raw; shift 2 ;;
+    --table) table=$2; [[ $table = /* ]] || table=$here/$table
+      [ -f "$table" ] && [ -r "$table" ] || die "--table '$2' is not accepted: expected a readable file written by --raw"
+      shift 2 ;;
+    --old) old=$2; [[ $old = /* ]] || old=$here/$old
+      [ -x "$old" ] || die "--old '$2' is not accepted: expected an executable collsim"
+      shift 2 ;;
     --quiet-wait) whole --quiet-wait "$2" 0 86400; quiet_wait=$2; shift 2 ;;
     --settle) [[ $2 =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--settle '$2' is not accepted: expected seconds >= 0"
       settle=$2; shift 2 ;;
@@ -153,9 +156,12 @@ sort -t, -k2,2n -k6,6 -k8,8g "$1" | awk -F, -v n="$ranks" -v old="$old" '
   }'
 }
 if [ -n "$table" ]; then
-  ranks=$(awk -F, '$1 ~ /^[0-9]+$/ { print $7; exit }' "$table")
+  [ -z "$old" ] || die "--old is not accepted with --table: the file says whether an old build ran"
+  ranks=$(awk -F, '$1 ~ /^[0-9]+$/ { print $7 }' "$table" | sort -u)
   [ -n "$ranks" ] || die "--table '$table' is not accepted: it holds no rows written by --raw"
-  grep -q ',old' "$table" && old=yes
+  [ "$(wc -l <<<"$ranks")" = 1 ] ||
+    die "--table '$table' is not accepted: its rows are of several rank counts ($(echo $ranks)); one --raw file holds one"
+  awk -F, '$1 ~ /^[0-9]+$/ && $6 ~ /^old/ { f = 1 } END { exit !f }' "$table" && old=yes
   echo "# collsim vs Open MPI, from $table: allreduce fp32 sum, $ranks ranks"
   echo "# time: median over repeats of each run's median over calls of the slowest rank's time per call; busbw = size / time * 2(N-1)/N"
   echo "# each algorithm column: its time per call in us (-: the size does not meet its precondition)"

@@ -1709,6 +1709,13 @@ long=$(awk 'length > 80' "$dir/plain49p.txt")
 [ -z "$long" ] || fail "ring-push --plain --ranks 8: lines over 80 columns: $long"
 heads=$(grep -E '^phase\.round ' "$dir/plain49p.txt" | tr ' ' '\n' | grep -c '^rank[0-7]$')
 [ "$heads" = 8 ] || { fail "ring-push --plain --ranks 8: $heads rank heads, expected 8"; cat "$dir/plain49p.txt"; }
+if [ -n "${rd:-}" ]; then # the plug-in of section 22 (examples/rd_allreduce)
+  "$bin" teach --plain --algo "$rd" --ranks 8 --count 64 > "$dir/plain49u.txt" 2>&1 || fail "plug-in --plain --ranks 8: exit $?"
+  long=$(awk 'length > 80' "$dir/plain49u.txt")
+  [ -z "$long" ] || fail "plug-in --plain --ranks 8: lines over 80 columns: $long"
+  heads=$(grep -E '^phase\.round ' "$dir/plain49u.txt" | tr ' ' '\n' | grep -c '^rank[0-7]$')
+  [ "$heads" = 8 ] || { fail "plug-in --plain --ranks 8: $heads rank heads, expected 8"; cat "$dir/plain49u.txt"; }
+fi
 
 # 50. (issue 31, item 7) Level 6 (host-push under a2a3, PTOAS #872)
 # stepped by Enter to its end at 80x24: no line of the screen while it

@@ -545,6 +545,16 @@ static void print_rank_heads(uint32_t r0, uint32_t r1, int width)
   printf("\n");
 }
 
+/* A block's title where the ranks come in blocks: "ranks 3-5:", or
+ * "rank 7:" for a block of one. */
+static void print_block_title(uint32_t r0, uint32_t r1)
+{
+  if (r1 - r0 == 1)
+    printf("\nrank %u:", r0);
+  else
+    printf("\nranks %u-%u:", r0, r1 - 1);
+}
+
 /* The rounds of ranks [r0, r1) (--step: after Enter on a terminal). */
 static void print_round_rows(const teach_table_t *tb, uint32_t n, uint32_t r0,
                              uint32_t r1, int w, int step)
@@ -599,7 +609,7 @@ static void print_rounds(const teach_table_t *tb, uint32_t n, int step)
   for (uint32_t r0 = 0; r0 < n; r0 += per) {
     uint32_t r1 = r0 + per < n ? r0 + per : n;
     if (per < n)
-      printf("\nranks %u-%u:", r0, r1 - 1);
+      print_block_title(r0, r1);
     printf("\n%-8s", "round");
     print_rank_heads(r0, r1, w);
     print_round_rows(tb, n, r0, r1, w, step);
@@ -642,6 +652,21 @@ typedef struct user_round {
 
 /* The plain view of a collective of one's own: per marked (phase, round)
  * and rank, the remote bytes read and written and the notifies sent. */
+/* Round k's label: the phase as the run named it with cs_mark ("RS t1"),
+ * or a built-in's from its descriptor (names), else "phase.round". */
+static void round_label(const cs_trace_t *t, const char *const *names,
+                        uint32_t nnames, const user_round_t *u, char *h,
+                        size_t cap)
+{
+  const char *name = cs_trace_phase_name(NULL, &t->hdr, u->phase);
+  if (!name && u->phase >= 1 && u->phase <= nnames)
+    name = names[u->phase - 1];
+  if (name)
+    snprintf(h, cap, "%s t%u", name, u->round);
+  else
+    snprintf(h, cap, "%u.%u", u->phase, u->round);
+}
+
 static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es,
                               const char *const *names, uint32_t nnames)
 {
@@ -668,8 +693,11 @@ static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es,
     else if (x->kind == CS_EV_NOTIFY)
       ur[k].notifies[x->rank]++;
   }
-  int w = 7; /* the columns as wide as their widest cell */
-  for (uint32_t k = 0; k < nr; k++)
+  int w = 7, lw = 12; /* the columns as wide as their widest cell */
+  for (uint32_t k = 0; k < nr; k++) {
+    char h[24];
+    round_label(t, names, nnames, &ur[k], h, sizeof(h));
+    lw = (int)strlen(h) + 1 > lw ? (int)strlen(h) + 1 : lw;
     for (uint32_t r = 0; r < n; r++) {
       char c[64];
       int l = snprintf(c, sizeof(c), "r %llu w %llu n %u",
@@ -677,28 +705,22 @@ static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es,
                        (unsigned long long)ur[k].out[r], ur[k].notifies[r]);
       w = l + 2 > w ? l + 2 : w;
     }
+  }
   printf("\nWhat the ranks moved, per phase and round they marked (remote "
          "bytes read /\nwritten, notifies sent):\n");
   /* in 80 columns: as many ranks a table as fit, one after another */
-  uint32_t per = (uint32_t)((80 - 12 + 2) / w);
-  if (per < 1)
-    per = 1;
+  int room = 80 - lw + 2;
+  uint32_t per = (uint32_t)(room > w ? room / w : 1);
   for (uint32_t r0 = 0; r0 < n; r0 += per) {
     uint32_t r1 = r0 + per < n ? r0 + per : n;
     if (per < n)
-      printf("\nranks %u-%u:", r0, r1 - 1);
-    printf("\n%-12s", "phase.round");
+      print_block_title(r0, r1);
+    printf("\n%-*s", lw, "phase.round");
     print_rank_heads(r0, r1, w);
     for (uint32_t k = 0; k < nr; k++) {
       char h[24];
-      const char *name = cs_trace_phase_name(NULL, &t->hdr, ur[k].phase);
-      if (!name && ur[k].phase <= nnames) /* a built-in's, its descriptor's */
-        name = names[ur[k].phase - 1];
-      if (name) /* the phase as it named it (cs_mark's tag: "RS t1") */
-        snprintf(h, sizeof(h), "%s t%u", name, ur[k].round);
-      else
-        snprintf(h, sizeof(h), "%u.%u", ur[k].phase, ur[k].round);
-      printf("%-12s", h);
+      round_label(t, names, nnames, &ur[k], h, sizeof(h));
+      printf("%-*s", lw, h);
       for (uint32_t r = r0; r < r1; r++) {
         char c[40];
         snprintf(c, sizeof(c), "r %llu w %llu n %u",

@@ -128,7 +128,7 @@ static double value_at(const teach_session_t *t, uint32_t r, uint64_t e)
 
 /* Segment k of rank r as "s1=[2+3]" or "s1=6,9" into a cell of w chars
  * (in: whose inputs the input slot's part holds, where the drawn slot is
- * the result's). */
+ * the result's; not with values). */
 static void seg_cell(const teach_session_t *t, uint32_t r, uint32_t k, char *b,
                      size_t w, int in)
 {
@@ -139,7 +139,7 @@ static void seg_cell(const teach_session_t *t, uint32_t r, uint32_t k, char *b,
     snprintf(b + o, w + 1 - o, "-");
     return;
   }
-  if (!t->values || in) {
+  if (!t->values) {
     const tm_prov_t *p;
     if (!(in ? tm_in_part_prov : tm_part_prov)(t, r, k, &p))
       b[o - 1] = '~'; /* part-way: its first tile shown */
@@ -207,7 +207,8 @@ static int draw_windows(const teach_session_t *t, int y)
     tx = (int)strlen(head) + 2;
   put(y, 0, "%s", head);
   put(y++, tx, t->values ? "tile: inputs" : "tile");
-  int in_line = t->st.out_slot && cs_algo_desc(t->o->cfg.algo)->push;
+  int in_line = t->st.out_slot && cs_algo_desc(t->o->cfg.algo)->push &&
+                !t->values; /* whose inputs; v shows the result slot's values */
   for (uint32_t r = 0; r < n; r++) {
     char tag[24], tile[40];
     tag_str(tag, sizeof(tag), t->st.phase[r], t->st.round[r], t->st.sub[r],
@@ -871,7 +872,7 @@ static void draw_goal(const teach_session_t *t, const cs_sched_view_t *v)
       snprintf(st, sizeof(st), "Level %u of %u broken%s%s.", l->number,
                l->total, l->upstream ? "; upstream: " : "",
                l->upstream ? l->upstream : "");
-      if (l->next && (int)(strlen(st) + strlen(next)) > COLS) /* too wide: */
+      if (l->next && (int)(strlen(st) + strlen(next)) >= COLS) /* too wide: */
         snprintf(next, sizeof(next), " Next: --level %u.", l->number + 1);
       put(2, 0, "%s%s", st, next);
     } else
