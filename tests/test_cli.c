@@ -5,7 +5,9 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <signal.h>
@@ -162,8 +164,24 @@ Test(cli, sigint_to_the_launcher_exits_3_and_leaks_nothing, .timeout = 30)
   cr_assert_eq(cs_world_count_names(pid), 0);
 }
 
-Test(cli, clean_removes_only_names_of_dead_launchers)
+/* The two clean tests one at a time: Criterion runs two tests at once
+ * (--jobs 2), and each one's `collsim clean` sweeps every dead launcher's
+ * name in /dev/shm, the other test's too (seen on a fresh machine: the
+ * first test's clean found its name already gone). The lock is the test
+ * process's until it ends. */
+static void clean_alone(void)
 {
+  const char *t = getenv("TMPDIR");
+  char p[4096];
+  snprintf(p, sizeof p, "%s/collsim-test-cli-clean.lock", t && *t ? t : "/tmp");
+  int fd = open(p, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
+  cr_assert(fd >= 0, "%s: %s", p, strerror(errno));
+  cr_assert_eq(flock(fd, LOCK_EX), 0);
+}
+
+Test(cli, clean_removes_only_names_of_dead_launchers, .timeout = 30)
+{
+  clean_alone();
   /* A name as a killed launcher would leave it: pid of a reaped child. */
   pid_t dead = fork();
   if (dead == 0)
@@ -211,6 +229,7 @@ static int exists(const char *dir, const char *name)
 Test(cli, clean_sweeps_only_the_temporaries_of_dead_commands, .timeout = 30)
 {
   char dir[96], n[24][96], p[4096];
+  clean_alone();
   temp_dir_for("clean", dir, sizeof dir);
   pid_t dead = fork();
   if (dead == 0)
