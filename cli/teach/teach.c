@@ -545,14 +545,26 @@ static void print_rank_heads(uint32_t r0, uint32_t r1, int width)
   printf("\n");
 }
 
-/* A block's title where the ranks come in blocks: "ranks 3-5:", or
- * "rank 7:" for a block of one. */
-static void print_block_title(uint32_t r0, uint32_t r1)
+/* How many rank columns `w` wide fit 80 columns after a label column
+ * `lw` wide (the last column has no blanks after it); at least one. */
+static uint32_t ranks_per_block(int lw, int w)
 {
-  if (r1 - r0 == 1)
+  int room = 80 - lw + 2;
+  return (uint32_t)(room > w ? room / w : 1);
+}
+
+/* The head of the block of ranks [r0, r1) of a table in blocks of `per`
+ * ranks: its title ("ranks 3-5:", "rank 7:") where the n ranks make more
+ * than one block, then `label` in a column lw wide and the rank heads. */
+static void print_block_head(uint32_t r0, uint32_t r1, uint32_t n,
+                             uint32_t per, int lw, const char *label, int w)
+{
+  if (per < n && r1 - r0 == 1)
     printf("\nrank %u:", r0);
-  else
+  else if (per < n)
     printf("\nranks %u-%u:", r0, r1 - 1);
+  printf("\n%-*s", lw, label);
+  print_rank_heads(r0, r1, w);
 }
 
 /* The rounds of ranks [r0, r1) (--step: after Enter on a terminal). */
@@ -601,17 +613,12 @@ static void print_rounds(const teach_table_t *tb, uint32_t n, int step)
       }
   /* in 80 columns: as many ranks a table as fit, the tables one after
    * another (8 ranks: 0-2, 3-5, 6-7) */
-  uint32_t per = (uint32_t)((80 - 8 + 2) / w);
-  if (per < 1)
-    per = 1;
+  uint32_t per = ranks_per_block(8, w);
   printf("\nWhat the transfers did (from the trace; '-' = nothing to do, an "
          "empty segment):\n");
   for (uint32_t r0 = 0; r0 < n; r0 += per) {
     uint32_t r1 = r0 + per < n ? r0 + per : n;
-    if (per < n)
-      print_block_title(r0, r1);
-    printf("\n%-8s", "round");
-    print_rank_heads(r0, r1, w);
+    print_block_head(r0, r1, n, per, 8, "round", w);
     print_round_rows(tb, n, r0, r1, w, step);
   }
 }
@@ -650,8 +657,6 @@ typedef struct user_round {
   uint32_t notifies[MAXR];
 } user_round_t;
 
-/* The plain view of a collective of one's own: per marked (phase, round)
- * and rank, the remote bytes read and written and the notifies sent. */
 /* Round k's label: the phase as the run named it with cs_mark ("RS t1"),
  * or a built-in's from its descriptor (names), else "phase.round". */
 static void round_label(const cs_trace_t *t, const char *const *names,
@@ -667,6 +672,8 @@ static void round_label(const cs_trace_t *t, const char *const *names,
     snprintf(h, cap, "%u.%u", u->phase, u->round);
 }
 
+/* The plain view of a collective of one's own: per marked (phase, round)
+ * and rank, the remote bytes read and written and the notifies sent. */
 static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es,
                               const char *const *names, uint32_t nnames)
 {
@@ -709,14 +716,10 @@ static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es,
   printf("\nWhat the ranks moved, per phase and round they marked (remote "
          "bytes read /\nwritten, notifies sent):\n");
   /* in 80 columns: as many ranks a table as fit, one after another */
-  int room = 80 - lw + 2;
-  uint32_t per = (uint32_t)(room > w ? room / w : 1);
+  uint32_t per = ranks_per_block(lw, w);
   for (uint32_t r0 = 0; r0 < n; r0 += per) {
     uint32_t r1 = r0 + per < n ? r0 + per : n;
-    if (per < n)
-      print_block_title(r0, r1);
-    printf("\n%-*s", lw, "phase.round");
-    print_rank_heads(r0, r1, w);
+    print_block_head(r0, r1, n, per, lw, "phase.round", w);
     for (uint32_t k = 0; k < nr; k++) {
       char h[24];
       round_label(t, names, nnames, &ur[k], h, sizeof(h));

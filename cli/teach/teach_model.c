@@ -70,13 +70,19 @@ static int prov_eq(const tm_prov_t *a, const tm_prov_t *b)
   return a->n == b->n && !memcmp(a->r, b->r, a->n);
 }
 
+/* The index of the span of sp[0..ns) holding element e. */
+static uint32_t span_in(const tm_span_t *sp, uint32_t ns, uint64_t e)
+{
+  uint32_t i = 0;
+  while (i + 1 < ns && sp[i + 1].lo <= e)
+    i++;
+  return i;
+}
+
 /* The index of the span holding element e of rank r. */
 static uint32_t span_at(const tm_state_t *s, uint32_t r, uint64_t e)
 {
-  uint32_t i = 0;
-  while (i + 1 < s->nspan[r] && s->span[r][i + 1].lo <= e)
-    i++;
-  return i;
+  return span_in(s->span[r], s->nspan[r], e);
 }
 
 const tm_prov_t *tm_prov_in(const tm_state_t *s, uint32_t r, uint64_t e)
@@ -99,9 +105,7 @@ static int part_prov_of(const teach_session_t *t, const tm_span_t *sp,
                         uint32_t ns, uint32_t k, const tm_prov_t **p)
 {
   uint64_t lo = tm_part_lo(t, k), hi = tm_part_lo(t, k + 1);
-  uint32_t i = 0;
-  while (i + 1 < ns && sp[i + 1].lo <= lo)
-    i++;
+  uint32_t i = span_in(sp, ns, lo);
   *p = &sp[i].p;
   for (i++; i < ns && sp[i].lo < hi; i++)
     if (!prov_eq(&sp[i].p, *p))
@@ -129,10 +133,7 @@ static const tm_prov_t *prov_load(const teach_session_t *t, uint32_t r,
   const tm_state_t *s = &t->st;
   if (!s->out_slot || slot == CS_AR_SLOT_OUT)
     return tm_prov_at(t, r, e);
-  uint32_t i = 0;
-  while (i + 1 < s->nispan[r] && s->ispan[r][i + 1].lo <= e)
-    i++;
-  return &s->ispan[r][i].p;
+  return &s->ispan[r][span_in(s->ispan[r], s->nispan[r], e)].p;
 }
 
 /* Elements [lo, hi) of rank r's window now hold p (in: of its input slot
