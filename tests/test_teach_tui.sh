@@ -1704,18 +1704,18 @@ for t in $(seq 0 6); do
     [ "$got" = "$want" ] || fail "--plain --ranks 8: RS t$t rank $r holds '$got', expected '$want'"
   done
 done
-"$bin" teach --plain --algo ring-push --ranks 8 --count 16 > "$dir/plain49p.txt" 2>&1 || fail "ring-push --plain --ranks 8: exit $?"
-long=$(awk 'length > 80' "$dir/plain49p.txt")
-[ -z "$long" ] || fail "ring-push --plain --ranks 8: lines over 80 columns: $long"
-heads=$(grep -E '^phase\.round ' "$dir/plain49p.txt" | tr ' ' '\n' | grep -c '^rank[0-7]$')
-[ "$heads" = 8 ] || { fail "ring-push --plain --ranks 8: $heads rank heads, expected 8"; cat "$dir/plain49p.txt"; }
-if [ -n "${rd:-}" ]; then # the plug-in of section 22 (examples/rd_allreduce)
-  "$bin" teach --plain --algo "$rd" --ranks 8 --count 64 > "$dir/plain49u.txt" 2>&1 || fail "plug-in --plain --ranks 8: exit $?"
-  long=$(awk 'length > 80' "$dir/plain49u.txt")
-  [ -z "$long" ] || fail "plug-in --plain --ranks 8: lines over 80 columns: $long"
-  heads=$(grep -E '^phase\.round ' "$dir/plain49u.txt" | tr ' ' '\n' | grep -c '^rank[0-7]$')
-  [ "$heads" = 8 ] || { fail "plug-in --plain --ranks 8: $heads rank heads, expected 8"; cat "$dir/plain49u.txt"; }
-fi
+plain8() { # plain8 NAME ALGO COUNT: its --plain at 8 ranks in 80 columns,
+  # its phase.round tables heading all 8 ranks between them
+  local f="$dir/plain49-$1.txt" long heads
+  "$bin" teach --plain --algo "$2" --ranks 8 --count "$3" > "$f" 2>&1 || fail "$1 --plain --ranks 8: exit $?"
+  long=$(awk 'length > 80' "$f")
+  [ -z "$long" ] || fail "$1 --plain --ranks 8: lines over 80 columns: $long"
+  heads=$(grep -E '^phase\.round ' "$f" | tr ' ' '\n' | grep -c '^rank[0-7]$')
+  [ "$heads" = 8 ] || { fail "$1 --plain --ranks 8: $heads rank heads, expected 8"; cat "$f"; }
+}
+plain8 ring-push ring-push 16
+# the plug-in of section 22 (examples/rd_allreduce)
+[ -z "${rd:-}" ] || plain8 plug-in "$rd" 64
 
 # 50. (issue 31, item 7) Level 6 (host-push under a2a3, PTOAS #872)
 # stepped by Enter to its end at 80x24: no line of the screen while it
