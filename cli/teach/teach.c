@@ -39,10 +39,7 @@
 #include "teach_ui.h"
 
 static const char teach_help[] =
-    "usage: collsim teach [--algo ring|ring-nb|ring-push|host-push|\n"
-    "                             ring-bidir|ibing|mesh|onephase|twophase|\n"
-    "                             host]\n"
-    "                     [--ranks N] [--count C]\n"
+    "usage: collsim teach [--algo NAME] [--ranks N] [--count C]\n"
     "                     [--dtype fp32|fp16|bf16] [--bug NAME] [--memory-model M]\n"
     "                     [--lesson | --level L] [--trace FILE]\n"
     "                     [--plain [--step] [--schedule S]]\n"
@@ -76,16 +73,16 @@ static const char teach_help[] =
     "run, the bytes every rank put and the notifies it sent per round, and\n"
     "every rank's window at the end as the terminal lesson draws it.\n"
     "\n"
-    "  --algo A         ring (default), ring-nb, ring-push, host-push,\n"
-    "                   ring-bidir, ibing (2 ranks), mesh, onephase,\n"
-    "                   twophase or host (ring-nb, mesh, onephase, twophase,\n"
-    "                   host: terminal lesson only). The push algorithms'\n"
-    "                   puts land in the peer's window as you step them (d:\n"
-    "                   only the puts); host-push's and ring-bidir's adding\n"
-    "                   puts fold into what is there ([2+1]), ibing's into\n"
-    "                   the data slot drawn under its result slot (data:);\n"
-    "                   ring-bidir's parts are half-chunks, h2q going\n"
-    "                   right, h2q+1 left\n"
+    "  --algo A         a built-in algorithm (default ring):\n"
+    "@ALGOS@\n"
+    "                   With --plain, ring and the push algorithms (those whose\n"
+    "                   transfers are puts) print their lesson; the others have the\n"
+    "                   terminal lesson only. ibing takes 2 ranks. The push\n"
+    "                   algorithms' puts land in the peer's window as you step them\n"
+    "                   (d: only the puts); host-push's and ring-bidir's adding\n"
+    "                   puts fold into what is there ([2+1]), ibing's into the data\n"
+    "                   slot drawn under its result slot (data:); ring-bidir's\n"
+    "                   parts are half-chunks, h2q going right, h2q+1 left\n"
     "  --ranks N        2..8 (default 4); the screen needs 80x24 up to 4\n"
     "                   ranks, 120x40 above\n"
     "  --count C        elements per rank (default 10: ragged segments)\n"
@@ -254,9 +251,10 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
     if (cs_coll_is_path(arg))
       return cs_run_load_algo(o, arg) < 0 ? -1 : 0;
     if ((v = cs_algo_parse(arg)) < 0 || !cs_algo_desc((uint32_t)v)->teach) {
-      cs_cli_error("teach", "--algo '%s' is not accepted: expected ring, "
-                   "ring-nb, ring-push, host-push, ring-bidir, ibing, mesh, "
-                   "onephase, twophase or host", arg);
+      char names[256];
+      cs_algo_names(names, sizeof(names), ", or a path to a shared object");
+      cs_cli_error("teach", "--algo '%s' is not accepted: expected %s", arg,
+                   names);
       return -1;
     }
     o->cfg.algo = (cs_algo_t)v;
@@ -269,7 +267,7 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
     }
     o->cfg.bug = (uint32_t)v;
     return 0;
-  case 'h': fputs(teach_help, stdout); return 1;
+  case 'h': cs_cli_help(teach_help, 19); return 1;
   default:
     cs_cli_bad_option("teach");
     return -1;
