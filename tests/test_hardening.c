@@ -1163,6 +1163,57 @@ Test(hardening, no_subcommand_replaces_another_users_file_or_link,
   cr_assert_eq(count_entries(), 5, "a file was left behind");
 }
 
+/* Our own link to another user's link: the rule looked only at the
+ * first link (ours) and then followed the whole chain, so the second
+ * user picked the file every output option wrote (here root's own file)
+ * and the shared object --algo loaded. Every link on the way must be
+ * ours, as the first must. */
+Test(hardening, a_chain_through_another_users_link_is_not_followed,
+     .init = make_dir, .fini = remove_dir, .timeout = 240)
+{
+  char bug[128], good[128], target[128], theirs[128], chain[128];
+  shipped(bug, sizeof bug, "bugs/early-return.cstrace", "bug.cstrace");
+  shipped(good, sizeof good, "ring-n4-c17-fp16-sum.cstrace", "g.cstrace");
+  in_dir(target, sizeof target, "precious");
+  in_dir(theirs, sizeof theirs, "theirs");
+  in_dir(chain, sizeof chain, "chain");
+  write_file(target, "root's file\n");
+  cr_assert_eq(symlink("precious", theirs), 0);
+  cr_assert_eq(symlink("theirs", chain), 0);
+  if (lchown(theirs, 65534, 65534) < 0)
+    hard_skip("cannot give a link to another user: %s", strerror(errno));
+  const char *argvs[NOUTS][12];
+  output_argvs(chain, bug, good, argvs);
+  for (int i = 0; i < NOUTS; i++) {
+    expect_refused_out(argvs[i], opt_of(argvs[i], chain), chain,
+                       "symbolic link");
+    expect_file(target, "root's file\n");
+  }
+  /* The same chain to a shared object of ours: never loaded. */
+  char so[128], theirs_so[128], chain_so[128], cmd[600];
+  in_dir(so, sizeof so, "rd.so");
+  in_dir(theirs_so, sizeof theirs_so, "theirs.so");
+  in_dir(chain_so, sizeof chain_so, "chain.so");
+  snprintf(cmd, sizeof cmd, "cp '%s/rd_allreduce.so' '%s'", COLLSIM_PLUGINS,
+           so);
+  cr_assert_eq(system(cmd), 0, "%s", cmd);
+  cr_assert_eq(symlink("rd.so", theirs_so), 0);
+  cr_assert_eq(symlink("theirs.so", chain_so), 0);
+  cr_assert_eq(lchown(theirs_so, 65534, 65534), 0);
+  const char *algo[][12] = {
+      {"run", "--ranks", "2", "--count", "8", "--iters", "1", "--algo",
+       chain_so, NULL},
+      {"bench", "-b", "8", "-e", "8", "-n", "1", "--ranks", "2", "--algo",
+       chain_so, NULL},
+      {"teach", "--plain", "--algo", chain_so, NULL}};
+  for (size_t i = 0; i < sizeof algo / sizeof algo[0]; i++)
+    expect_refused_out(algo[i], "--algo", chain_so, "symbolic link");
+  /* A chain of our own links is followed as one link is. */
+  cr_assert_eq(lchown(theirs_so, getuid(), getgid()), 0);
+  run_argv(&r, 30, (char *const *)algo[0]);
+  cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+}
+
 /* The bytes of path, for comparing before and after. */
 static size_t snapshot(const char *path, unsigned char *buf, size_t cap)
 {

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -316,8 +317,35 @@ static int rule_of(const struct stat *sb)
                                    : 0;
 }
 
-/* What path names now: *sb the file (after a link of ours), *link
- * whether path is that link. 0, 1 when nothing is there, or a code. */
+int cs_links_ours(const char *path)
+{
+  char cur[PATH_MAX], to[PATH_MAX];
+  size_t n = strlen(path);
+  if (n >= sizeof cur)
+    return -ENAMETOOLONG;
+  memcpy(cur, path, n + 1);
+  for (int hop = 0; hop < 40; hop++) { /* the kernel's MAXSYMLINKS */
+    struct stat ln;
+    if (lstat(cur, &ln) < 0 || !S_ISLNK(ln.st_mode))
+      return 0; /* the end of the chain (the caller's lookup says more) */
+    if (ln.st_uid != geteuid())
+      return CS_ESYMLINK;
+    ssize_t k = readlink(cur, to, sizeof to - 1);
+    if (k < 0)
+      return -errno;
+    to[k] = 0;
+    /* A relative target is relative to the link's own directory. */
+    char *slash = strrchr(cur, '/');
+    size_t keep = to[0] != '/' && slash ? (size_t)(slash - cur) + 1 : 0;
+    if (keep + (size_t)k >= sizeof cur)
+      return -ENAMETOOLONG;
+    memcpy(cur + keep, to, (size_t)k + 1);
+  }
+  return -ELOOP;
+}
+
+/* What path names now: *sb the file (after links of ours), *link
+ * whether path is a link. 0, 1 when nothing is there, or a code. */
 static int look(const char *path, struct stat *sb, int *link)
 {
   struct stat ln;
@@ -328,11 +356,13 @@ static int look(const char *path, struct stat *sb, int *link)
     *sb = ln;
     return 0;
   }
-  /* A link is followed only when it is our own (as the kernel's
-   * protected_symlinks rule in sticky directories): another user's link
-   * in a shared directory must not make us write its target. */
-  if (ln.st_uid != geteuid())
-    return CS_ESYMLINK;
+  /* A link is followed only when it and every link it leads through are
+   * our own (as the kernel's protected_symlinks rule in sticky
+   * directories): another user's link in a shared directory must not
+   * make us write its target, also when our link names theirs. */
+  int err = cs_links_ours(path);
+  if (err < 0)
+    return err;
   *link = 1;
   return stat(path, sb) < 0 ? -errno : 0;
 }
@@ -404,8 +434,8 @@ int cs_trace_create_file(const char *path, int *created)
   if (lstat(path, &ln) < 0)
     return -errno;
   int link = S_ISLNK(ln.st_mode), err;
-  if (link && ln.st_uid != geteuid())
-    return CS_ESYMLINK;
+  if (link && (err = cs_links_ours(path)) < 0)
+    return err;
   if (!link && (err = rule_of(&ln)) < 0)
     return err; /* before the open: a FIFO would block it */
   /* O_NONBLOCK: a FIFO swapped in since lstat does not block the open. */
