@@ -1425,6 +1425,36 @@ Test(hardening, partial_traces_are_reported_partial, .init = make_dir,
   readers_say(whole, 1); /* cut */
 }
 
+/* run --schedule replay:FILE reads a trace too: on a cut one it ended
+ * "replay diverged at step N: the trace ends here", with no word that the
+ * trace, not the run, was short. It says partial as the other readers do;
+ * the whole trace replays with no such word. */
+Test(hardening, run_schedule_replay_says_a_trace_is_partial, .init = make_dir,
+     .fini = remove_dir, .timeout = 60)
+{
+  char t[128], sched[160];
+  in_dir(t, sizeof t, "t.cstrace");
+  snprintf(sched, sizeof sched, "replay:%s", t);
+  run_cli(&r, 30, "run", "--ranks", "3", "--count", "40", "--iters", "1",
+          "--schedule", "random:2", "--trace", t, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  for (int cut = 0; cut < 2; cut++) {
+    struct stat sb;
+    cr_assert_eq(stat(t, &sb), 0);
+    if (cut)
+      cr_assert_eq(truncate(t, sb.st_size - 80 * 5), 0);
+    run_cli(&r, 30, "run", "--ranks", "3", "--count", "40", "--iters", "1",
+            "--schedule", sched, NULL);
+    if (!cut) {
+      cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+      cr_assert_null(strstr(r.err, "partial"), "%s", r.err);
+      continue;
+    }
+    expect_partial_line("run --schedule replay:", t);
+    cr_assert(strstr(r.err, "collsim run: "), "%s", r.err);
+  }
+}
+
 /* A traced run of `args` killed with SIGKILL once its trace at t has
  * `bytes`: the trace of a run with no end. */
 static void killed_trace(const char *t, off_t bytes, char *const args[])

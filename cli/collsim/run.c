@@ -1459,6 +1459,8 @@ int cs_cmd_run(int argc, char **argv)
       cs_cli_error(parse_cmd, "--schedule replay: %s", why);
       goto out;
     }
+    /* A run past a cut trace's end diverges: say the trace is short. */
+    cs_cli_partial(o.cmd, o.replay_file, &o.replay.hdr, o.replay.n);
     if (cs_run_replay_steps(&o) < 0)
       goto out;
   }
