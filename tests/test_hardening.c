@@ -1455,6 +1455,18 @@ Test(hardening, run_schedule_replay_says_a_trace_is_partial, .init = make_dir,
   }
 }
 
+/* teach takes no replay:FILE schedule, but its refusal listed replay:FILE
+ * among the schedules it expects. It now says teach replays no trace and
+ * what does. */
+Test(hardening, teach_refuses_a_replay_schedule_without_offering_it,
+     .timeout = 30)
+{
+  run_cli(&r, 20, "teach", "--plain", "--schedule", "replay:x.cstrace", NULL);
+  expect_refused("collsim teach: --schedule 'replay:x.cstrace' ");
+  cr_assert_null(strstr(r.err, "replay:FILE,"), "offered: %s", r.err);
+  cr_assert(strstr(r.err, "collsim replay"), "%s", r.err);
+}
+
 /* A traced run of `args` killed with SIGKILL once its trace at t has
  * `bytes`: the trace of a run with no end. */
 static void killed_trace(const char *t, off_t bytes, char *const args[])
