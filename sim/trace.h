@@ -91,7 +91,9 @@ int cs_output_check(const char *path, const char *const *inputs, int *which);
 /* Whether following path's last component, link after link, meets only
  * links of ours: 0 (also when path is no link, or the chain ends where
  * nothing is), CS_ESYMLINK at the first link another user owns, or
- * -errno (-ELOOP after 40 links). Looks only (lstat, readlink). */
+ * -errno (-ELOOP after 40 links). Trailing slashes are ignored (a
+ * directory's link is looked at, not followed). Looks only (lstat,
+ * readlink). */
 int cs_links_ours(const char *path);
 
 /* Opens `path` for writing an output file in place (a trace, an export)

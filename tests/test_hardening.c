@@ -1214,6 +1214,39 @@ Test(hardening, a_chain_through_another_users_link_is_not_followed,
   cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
 }
 
+/* explore -o DIR and verify -o DIR took another user's link to a
+ * directory (also with a trailing slash, or behind a link of ours): that
+ * user picked where root's traces went. Refused as an output file's link
+ * is; our own link to a directory is taken. */
+Test(hardening, an_output_directory_through_another_users_link_is_refused,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  char real[128], theirs[128], slash[160], chain[128], ours[128];
+  in_dir(real, sizeof real, "real");
+  in_dir(theirs, sizeof theirs, "theirs");
+  in_dir(chain, sizeof chain, "chain");
+  in_dir(ours, sizeof ours, "ours");
+  snprintf(slash, sizeof slash, "%s/", theirs);
+  cr_assert_eq(mkdir(real, 0755), 0);
+  cr_assert_eq(symlink("real", theirs), 0);
+  cr_assert_eq(symlink("theirs", chain), 0);
+  cr_assert_eq(symlink("real", ours), 0);
+  if (lchown(theirs, 65534, 65534) < 0)
+    hard_skip("cannot give a link to another user: %s", strerror(errno));
+  const char *dirs[] = {theirs, slash, chain};
+  for (int d = 0; d < 3; d++)
+    for (int e = 0; e < 2; e++) {
+      const char *ex[] = {"explore", "--ranks", "2", "--count", "8",
+                          "--schedules", "1", "-o", dirs[d], NULL};
+      const char *ve[] = {"verify", "--ranks", "2", "--count", "2", "-o",
+                          dirs[d], NULL};
+      expect_refused_out(e ? ve : ex, "-o", dirs[d], "symbolic link");
+    }
+  run_cli(&r, 60, "explore", "--ranks", "2", "--count", "8", "--schedules",
+          "1", "-o", ours, NULL);
+  cr_assert_eq(r.status, 0, "our own link: exit %d: %s", r.status, r.err);
+}
+
 /* The bytes of path, for comparing before and after. */
 static size_t snapshot(const char *path, unsigned char *buf, size_t cap)
 {

@@ -324,6 +324,8 @@ int cs_links_ours(const char *path)
   if (n >= sizeof cur)
     return -ENAMETOOLONG;
   memcpy(cur, path, n + 1);
+  while (n > 1 && cur[n - 1] == '/') /* "link/" would follow the link */
+    cur[--n] = 0;
   for (int hop = 0; hop < 40; hop++) { /* the kernel's MAXSYMLINKS */
     struct stat ln;
     if (lstat(cur, &ln) < 0 || !S_ISLNK(ln.st_mode))
