@@ -2043,6 +2043,85 @@ Test(hardening, a_ranks_setsid_child_does_not_outlive_the_run,
                 child);
 }
 
+/* Processes other than the caller that map a region of launcher `pid`
+ * (/dev/shm/collsim-PID-N, its name long unlinked): read from /proc.
+ * With `end`, each is sent SIGKILL (the test leaves none behind). */
+static int holding_region_of(pid_t pid, int end)
+{
+  char needle[64], path[64], line[512];
+  snprintf(needle, sizeof needle, "/dev/shm/collsim-%d-", (int)pid);
+  DIR *d = opendir("/proc");
+  cr_assert_not_null(d);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    int p = atoi(e->d_name);
+    if (p <= 0 || p == getpid())
+      continue;
+    snprintf(path, sizeof path, "/proc/%d/maps", p);
+    FILE *f = fopen(path, "r");
+    if (!f)
+      continue;
+    int hit = 0;
+    while (!hit && fgets(line, sizeof line, f))
+      hit = strstr(line, needle) != NULL;
+    fclose(f);
+    n += hit;
+    if (hit && end)
+      kill(p, SIGKILL);
+  }
+  closedir(d);
+  return n;
+}
+
+/* The same setsid children when the launcher itself is killed (SIGKILL:
+ * it can end nothing): they lived on after `collsim clean`, holding the
+ * dead run's shared memory (pages /dev/shm never gets back). clean now
+ * ends every process of ours that maps a region whose launcher is gone. */
+Test(hardening, clean_ends_processes_holding_a_killed_runs_region,
+     .init = make_dir, .fini = remove_dir, .timeout = 90)
+{
+  char pidf[128], outp[128];
+  in_dir(pidf, sizeof pidf, "pid.txt");
+  in_dir(outp, sizeof outp, "out.txt");
+  setenv("COLLSIM_MISBEHAVE", "setsid", 1);
+  setenv("COLLSIM_MISBEHAVE_PIDFILE", pidf, 1);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    int fo = open(outp, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    dup2(fo, 1);
+    dup2(fo, 2);
+    alarm(60);
+    execl(bin_path(), bin_path(), "run", "--algo", MISBEHAVE, "--ranks", "2",
+          "--count", "8", "--iters", "1000000", (char *)NULL);
+    _exit(127);
+  }
+  unsetenv("COLLSIM_MISBEHAVE");
+  unsetenv("COLLSIM_MISBEHAVE_PIDFILE");
+  for (int i = 0; i < 500 && access(pidf, F_OK) < 0; i++)
+    usleep(20000);
+  usleep(100000);
+  kill(pid, SIGKILL);
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  cr_assert(WIFSIGNALED(st), "the run ended before it was killed: %d", st);
+  int before = 0;
+  for (int i = 0; i < 20 && !before; i++, usleep(50000))
+    before = holding_region_of(pid, 0);
+  if (before == 0)
+    cr_assert_fail("no setsid child outlived the launcher to test");
+  run_cli(&r, 30, "clean", NULL);
+  int after = 0;
+  for (int i = 0; i < 40 && (after = holding_region_of(pid, 0)) > 0; i++)
+    usleep(50000);
+  holding_region_of(pid, 1);
+  cr_assert_eq(r.status, 0, "clean: exit %d: %s", r.status, r.err);
+  cr_assert_eq(after, 0, "%d of %d processes still hold the killed run's "
+               "region after clean: %s", after, before, r.out);
+  cr_assert(strstr(r.out, "collsim clean: ended "), "%s", r.out);
+}
+
 /* ------------- round two, 3: a replay that reproduces only some ranks */
 
 /* A free run whose rank 1 hangs: the other ranks' recorded events go on
