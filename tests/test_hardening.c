@@ -2122,6 +2122,20 @@ Test(hardening, clean_ends_processes_holding_a_killed_runs_region,
   cr_assert(strstr(r.out, "collsim clean: ended "), "%s", r.out);
 }
 
+/* A collective whose slots() fills one slot more than CS_COLL_MAX_SLOTS
+ * (and says so) wrote past collsim's array of 8 on its stack: collsim
+ * died with SIGSEGV and no word. The count is refused as any bad window
+ * is, exit 2, one line. */
+Test(hardening, a_collective_with_too_many_slots_is_refused, .timeout = 30)
+{
+  setenv("COLLSIM_MISBEHAVE", "slots9", 1);
+  run_cli(&r, 20, "run", "--algo", MISBEHAVE, "--ranks", "2", "--count", "8",
+          "--iters", "1", NULL);
+  unsetenv("COLLSIM_MISBEHAVE");
+  expect_refused("are not a window collsim can make");
+  cr_assert(strstr(r.err, "collsim run: misbehave: its slots"), "%s", r.err);
+}
+
 /* ------------- round two, 3: a replay that reproduces only some ranks */
 
 /* A free run whose rank 1 hangs: the other ranks' recorded events go on

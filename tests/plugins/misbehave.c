@@ -18,6 +18,7 @@
  *   ctor, refuse, signal-final, expect
  *                  a SIGSEGV in the constructor / that launcher hook
  *   expect-abort   expect calls abort()
+ *   slots9         slots fills 9 slots, one more than CS_COLL_MAX_SLOTS
  *   peek           order-dependent without a race (2 ranks): rank 1 stores,
  *                  then notifies rank 0; rank 0 looks at the cell with a
  *                  wait >= 0 and, if the notify is already there, keeps
@@ -94,6 +95,11 @@ static int slots(const cs_coll_cfg_t *c, cs_coll_slot_t *s)
   uint32_t es = cs_dtype_size(c->dtype);
   s[0] = (cs_coll_slot_t){"data", c->count * es, es};
   s[1] = (cs_coll_slot_t){"signal", 16, 4};
+  if (is("slots9")) {
+    for (int i = 2; i < 9; i++)
+      s[i] = (cs_coll_slot_t){"extra", 64, 4};
+    return 9;
+  }
   return 2;
 }
 
