@@ -2136,6 +2136,22 @@ Test(hardening, a_collective_with_too_many_slots_is_refused, .timeout = 30)
   cr_assert(strstr(r.err, "collsim run: misbehave: its slots"), "%s", r.err);
 }
 
+/* A collective's name went to the terminal as it was: one with a newline
+ * and an escape sequence (here clear-screen) broke run's one-line
+ * summary and drove the terminal. It is refused at load like a bad phase
+ * name: exit 2, one line, nothing raw printed. */
+Test(hardening, a_collective_name_with_control_characters_is_refused,
+     .timeout = 30)
+{
+  setenv("COLLSIM_MISBEHAVE", "name-ctl", 1);
+  run_cli(&r, 20, "run", "--algo", MISBEHAVE, "--ranks", "2", "--count", "8",
+          "--iters", "1", NULL);
+  unsetenv("COLLSIM_MISBEHAVE");
+  expect_refused("collsim run: --algo ");
+  cr_assert(strstr(r.err, "name"), "%s", r.err);
+  cr_assert_null(strchr(r.err, '\x1b'), "an escape printed: %s", r.err);
+}
+
 /* ------------- round two, 3: a replay that reproduces only some ranks */
 
 /* A free run whose rank 1 hangs: the other ranks' recorded events go on
