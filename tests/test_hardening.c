@@ -1247,6 +1247,43 @@ Test(hardening, an_output_directory_through_another_users_link_is_refused,
   cr_assert_eq(r.status, 0, "our own link: exit %d: %s", r.status, r.err);
 }
 
+/* A directory on the way that is another user's link (theirs/precious,
+ * theirs naming our own directory): only the last name was looked at,
+ * so every output option wrote into whatever directory that user named,
+ * replacing a file of ours there. Refused as the last name's link is;
+ * our own and root's directory links are followed. */
+Test(hardening, an_output_through_another_users_directory_link_is_refused,
+     .init = make_dir, .fini = remove_dir, .timeout = 240)
+{
+  char bug[128], good[128], real[128], theirs[128], ours[128], target[160],
+      via_theirs[160], via_ours[160];
+  shipped(bug, sizeof bug, "bugs/early-return.cstrace", "bug.cstrace");
+  shipped(good, sizeof good, "ring-n4-c17-fp16-sum.cstrace", "g.cstrace");
+  in_dir(real, sizeof real, "real");
+  in_dir(theirs, sizeof theirs, "theirs");
+  in_dir(ours, sizeof ours, "ours");
+  cr_assert_eq(mkdir(real, 0755), 0);
+  cr_assert_eq(symlink("real", theirs), 0);
+  cr_assert_eq(symlink("real", ours), 0);
+  snprintf(target, sizeof target, "%s/precious", real);
+  snprintf(via_theirs, sizeof via_theirs, "%s/precious", theirs);
+  snprintf(via_ours, sizeof via_ours, "%s/precious", ours);
+  write_file(target, "root's file\n");
+  if (lchown(theirs, 65534, 65534) < 0)
+    hard_skip("cannot give a link to another user: %s", strerror(errno));
+  const char *argvs[NOUTS][12];
+  output_argvs(via_theirs, bug, good, argvs);
+  for (int i = 0; i < NOUTS; i++) {
+    expect_refused_out(argvs[i], opt_of(argvs[i], via_theirs), via_theirs,
+                       "symbolic link");
+    expect_file(target, "root's file\n");
+  }
+  run_cli(&r, 30, "run", "--ranks", "2", "--count", "17", "--iters", "1",
+          "--trace", via_ours, NULL);
+  cr_assert_eq(r.status, 0, "through our own link: exit %d: %s", r.status,
+               r.err);
+}
+
 /* The bytes of path, for comparing before and after. */
 static size_t snapshot(const char *path, unsigned char *buf, size_t cap)
 {

@@ -317,33 +317,62 @@ static int rule_of(const struct stat *sb)
                                    : 0;
 }
 
+/* Appends path component p (len bytes) to done as "/p". 0 or -1. */
+static int append_name(char *done, size_t cap, const char *p, size_t len)
+{
+  size_t dl = strlen(done);
+  if (dl + 1 + len >= cap)
+    return -1;
+  done[dl] = '/';
+  memcpy(done + dl + 1, p, len);
+  done[dl + 1 + len] = 0;
+  return 0;
+}
+
 int cs_links_ours(const char *path)
 {
-  char cur[PATH_MAX], to[PATH_MAX];
+  char rest[2 * PATH_MAX], done[2 * PATH_MAX], to[PATH_MAX];
   size_t n = strlen(path);
-  if (n >= sizeof cur)
+  if (n >= PATH_MAX)
     return -ENAMETOOLONG;
-  memcpy(cur, path, n + 1);
-  while (n > 1 && cur[n - 1] == '/') /* "link/" would follow the link */
-    cur[--n] = 0;
-  for (int hop = 0; hop < 40; hop++) { /* the kernel's MAXSYMLINKS */
+  memcpy(rest, path, n + 1);
+  /* done: the part resolved so far, with no link in it */
+  snprintf(done, sizeof(done), "%s", path[0] == '/' ? "" : ".");
+  char *p = rest;
+  for (int hops = 0;;) {
+    while (*p == '/')
+      p++;
+    if (!*p)
+      return 0;
+    size_t len = strcspn(p, "/"), dl = strlen(done);
+    char *after = p + len + strspn(p + len, "/");
+    if (append_name(done, sizeof(done), p, len) < 0)
+      return -ENAMETOOLONG;
     struct stat ln;
-    if (lstat(cur, &ln) < 0 || !S_ISLNK(ln.st_mode))
-      return 0; /* the end of the chain (the caller's lookup says more) */
-    if (ln.st_uid != geteuid())
+    if (lstat(done, &ln) < 0)
+      return 0; /* the rest is not there: the caller's lookup says more */
+    if (!S_ISLNK(ln.st_mode)) {
+      p = after;
+      continue;
+    }
+    /* The last name: our own link only; a directory on the way: ours or
+     * root's (the system's own links, as /var/run). */
+    if (ln.st_uid != geteuid() && (!*after || ln.st_uid != 0))
       return CS_ESYMLINK;
-    ssize_t k = readlink(cur, to, sizeof to - 1);
+    ssize_t k = readlink(done, to, sizeof(to) - 1);
     if (k < 0)
       return -errno;
-    to[k] = 0;
-    /* A relative target is relative to the link's own directory. */
-    char *slash = strrchr(cur, '/');
-    size_t keep = to[0] != '/' && slash ? (size_t)(slash - cur) + 1 : 0;
-    if (keep + (size_t)k >= sizeof cur)
+    if (++hops > 40) /* the kernel's MAXSYMLINKS */
+      return -ELOOP;
+    done[to[0] == '/' ? 0 : dl] = 0; /* the link goes, its target comes */
+    size_t al = strlen(after);
+    if ((size_t)k + 1 + al >= sizeof(rest))
       return -ENAMETOOLONG;
-    memcpy(cur + keep, to, (size_t)k + 1);
+    memmove(rest + k + 1, after, al + 1);
+    memcpy(rest, to, (size_t)k);
+    rest[k] = '/';
+    p = rest;
   }
-  return -ELOOP;
 }
 
 /* What path names now: *sb the file (after links of ours), *link
@@ -398,7 +427,10 @@ int cs_output_check(const char *path, const char *const *inputs, int *which)
       return CS_ESAMEFILE;
     }
   struct stat sb;
-  int link, rc = look(path, &sb, &link);
+  int link, rc = cs_links_ours(path);
+  if (rc == CS_ESYMLINK)
+    return rc;
+  rc = look(path, &sb, &link);
   return rc == 0 ? rule_of(&sb) : rc > 0 ? 0 : rc;
 }
 
@@ -424,6 +456,9 @@ static int existing_ok(int fd)
 int cs_trace_create_file(const char *path, int *created)
 {
   *created = 0;
+  /* Not into a directory another user's link names. */
+  if (cs_links_ours(path) == CS_ESYMLINK)
+    return CS_ESYMLINK;
   /* O_EXCL never follows a link: a planted symlink is EEXIST here. */
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd >= 0) {
@@ -481,6 +516,8 @@ static int copy_into(int fd, const char *tmp)
 int cs_output_replace(const char *tmp, const char *path)
 {
   struct stat sb;
+  if (cs_links_ours(path) == CS_ESYMLINK)
+    return CS_ESYMLINK;
   int link, rc = look(path, &sb, &link);
   if (rc > 0) {
     /* Nothing there when looked: never replace what appeared since. */
