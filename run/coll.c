@@ -45,6 +45,21 @@ static int name_ok(const char *s)
   return i >= 1 && i < CS_COLL_NAMELEN;
 }
 
+/* A text collsim prints as it is (the collective's name, its `what`):
+ * NULL, or at most `max` bytes with no control character (a newline or
+ * an escape sequence would break a one-line message or drive the
+ * terminal). */
+static int text_ok(const char *s, size_t max)
+{
+  if (!s)
+    return 1;
+  size_t i = 0;
+  for (; s[i] && i <= max; i++)
+    if ((unsigned char)s[i] < ' ' || s[i] == 0x7f)
+      return 0;
+  return i <= max;
+}
+
 /* Appends name s (NULL: empty) and its NUL at *at. Returns 0, or -1 when
  * it does not fit or is not a name (`empty_ok`: NULL and "" are). */
 static int put_name(char *out, size_t *at, const char *s, int empty_ok)
@@ -123,6 +138,13 @@ static int coll_valid(const char *path, const cs_collective_t *c, char *why,
   if (miss) {
     snprintf(why, n, "%s: %s has no %s: name, slots and body are required",
              path, CS_COLLECTIVE_SYMBOL, miss);
+    return -EINVAL;
+  }
+  if (!text_ok(c->name, 64) || !text_ok(c->what, 256)) {
+    snprintf(why, n, "%s: %s's %s has a control character or is too long: "
+             "expected printable text of at most %d bytes", path,
+             CS_COLLECTIVE_SYMBOL, text_ok(c->name, 64) ? "what" : "name",
+             text_ok(c->name, 64) ? 256 : 64);
     return -EINVAL;
   }
   return 0;

@@ -13,7 +13,8 @@
 # teach --plain, bench, verify, ping and collsim-mpi run and bench, and
 # the numbers inside --fault and --schedule, is given 0, -1, 2^63, 2^64,
 # 0x10, an empty string and a unicode string (fullwidth digits), each one
-# the option does not accept. Paths: every file a subcommand reads or
+# the option does not accept; some of each subcommand's also ' 5', '5 ',
+# '+5', '1e2' and an Arabic-Indic 5. Paths: every file a subcommand reads or
 # writes, and every directory it writes into, is given a private FIFO, a
 # private character device (mknod, only as root: never the real
 # /dev/null), a directory, another user's symbolic link (only as root:
@@ -168,6 +169,22 @@ num bench -c "0" "${be[@]}"
 ve=("$cs" verify --ranks 2 --count 2 -o "$D/dir")
 for o in --max-classes --budget --ranks --count --iters; do num verify $o "" "${ve[@]}"; done
 for o in --ranks --rounds --timeout; do num ping $o "" "$cs" ping; done
+num verify -j "" "${ve[@]}"
+pat bench --fault "@:segv" "0" "${be[@]}"
+pat ping --fault "@:segv" "0" "$cs" ping
+# Near misses: a space either side, a sign, an exponent, a non-ASCII
+# digit (Arabic-Indic five), none of them a number any option takes.
+values=(" 5" "5 " "+5" "1e2" "٥")
+for o in --ranks --count --timeout; do num run $o "" "${run[@]}"; done
+num replay --timeout "" "$cs" replay "$T"
+num explore -j "" "${ex[@]}"
+num verify -j "" "${ve[@]}"
+num shrink --budget "" "$cs" shrink "$B" -o "$D/dir/min.cstrace"
+num trace --from "" "$cs" trace "$T"
+num teach --count "" "${te[@]}"
+num bench -b "" "${be[@]}"
+num ping --rounds "" "$cs" ping
+values=(0 -1 $big63 $big64 0x10 "" "１６")
 if [ -n "$mpi" ]; then
   for o in --count --iters --tile-bytes --timeout; do num run $o "" "$mpi" run; done
   num run --seed "0 $big63" "$mpi" run
@@ -378,6 +395,13 @@ if [ $root = 1 ] && unshare -m --propagation private true 2>/dev/null; then
   killcase "bench --trace-cost" 0.5 "$cs" bench -b 8 -e 8 -n 100000 --trace-cost
   killcase verify 0.5 "$cs" verify --ranks 3 --count 40 -o "$O"
   killcase ping 0.5 "$cs" ping --rounds 10000000
+  killcase "verify -j 2" 0.5 "$cs" verify --ranks 3 --count 40 -j 2 -o "$O"
+  killcase "explore --check" 0.25 "$cs" explore --ranks 3 --count 40 --schedules 100000 --check -o "$O"
+  killcase "replay --output" 0.25 "$cs" replay "$K/long.cstrace" --output "$O/r.npy"
+  # a plug-in rank's setsid children hold the region: clean ends them
+  mis=$(dirname "$cs")/plugins/misbehave.so
+  [ ! -f "$mis" ] || killcase "run, setsid plug-in" 0.5 env COLLSIM_MISBEHAVE=setsid \
+    "$cs" run --algo "$mis" --ranks 2 --count 8 --iters 1000000 --timeout 30
 else
   echo "attack-sweep: the kill cases need root and a private mount namespace: not run"
 fi

@@ -81,12 +81,21 @@ typedef struct cs_tracer cs_tracer_t;
  * NULL-terminated list, may be NULL) by inode, so through links and other
  * names, or by name in the same directory when either does not exist yet
  * (CS_ESAMEFILE, *which = its index; which may be NULL); another user's
- * symbolic link, never followed (CS_ESYMLINK); a directory (-EISDIR); a
+ * symbolic link, never followed, as the last name, behind ours, or as a
+ * directory on the way (CS_ESYMLINK; cs_links_ours); a directory (-EISDIR); a
  * FIFO, device, socket (CS_ENOTREG); another user's file (CS_ENOTOURS); a
  * file with other hard links, which may be someone's file linked into a
  * shared directory (CS_EHARDLINK); -errno when path cannot be looked at.
  * Looks only (lstat, stat): changes nothing, never blocks. */
 int cs_output_check(const char *path, const char *const *inputs, int *which);
+
+/* Whether resolving path meets only links it may follow: every link of
+ * the last name (link after link) must be ours; a link that is a
+ * directory on the way, ours or root's. 0 (also when path holds no link,
+ * or the rest of it is not there), CS_ESYMLINK at the first link another
+ * user owns, or -errno (-ELOOP after 40 links). Trailing slashes make no
+ * difference ("link/" is the link). Looks only (lstat, readlink). */
+int cs_links_ours(const char *path);
 
 /* Opens `path` for writing an output file in place (a trace, an export)
  * under the output rule (cs_output_check, without inputs): creates it

@@ -1163,6 +1163,127 @@ Test(hardening, no_subcommand_replaces_another_users_file_or_link,
   cr_assert_eq(count_entries(), 5, "a file was left behind");
 }
 
+/* Our own link to another user's link: the rule looked only at the
+ * first link (ours) and then followed the whole chain, so the second
+ * user picked the file every output option wrote (here root's own file)
+ * and the shared object --algo loaded. Every link on the way must be
+ * ours, as the first must. */
+Test(hardening, a_chain_through_another_users_link_is_not_followed,
+     .init = make_dir, .fini = remove_dir, .timeout = 240)
+{
+  char bug[128], good[128], target[128], theirs[128], chain[128];
+  shipped(bug, sizeof bug, "bugs/early-return.cstrace", "bug.cstrace");
+  shipped(good, sizeof good, "ring-n4-c17-fp16-sum.cstrace", "g.cstrace");
+  in_dir(target, sizeof target, "precious");
+  in_dir(theirs, sizeof theirs, "theirs");
+  in_dir(chain, sizeof chain, "chain");
+  write_file(target, "root's file\n");
+  cr_assert_eq(symlink("precious", theirs), 0);
+  cr_assert_eq(symlink("theirs", chain), 0);
+  if (lchown(theirs, 65534, 65534) < 0)
+    hard_skip("cannot give a link to another user: %s", strerror(errno));
+  const char *argvs[NOUTS][12];
+  output_argvs(chain, bug, good, argvs);
+  for (int i = 0; i < NOUTS; i++) {
+    expect_refused_out(argvs[i], opt_of(argvs[i], chain), chain,
+                       "symbolic link");
+    expect_file(target, "root's file\n");
+  }
+  /* The same chain to a shared object of ours: never loaded. */
+  char so[128], theirs_so[128], chain_so[128], cmd[600];
+  in_dir(so, sizeof so, "rd.so");
+  in_dir(theirs_so, sizeof theirs_so, "theirs.so");
+  in_dir(chain_so, sizeof chain_so, "chain.so");
+  snprintf(cmd, sizeof cmd, "cp '%s/rd_allreduce.so' '%s'", COLLSIM_PLUGINS,
+           so);
+  cr_assert_eq(system(cmd), 0, "%s", cmd);
+  cr_assert_eq(symlink("rd.so", theirs_so), 0);
+  cr_assert_eq(symlink("theirs.so", chain_so), 0);
+  cr_assert_eq(lchown(theirs_so, 65534, 65534), 0);
+  const char *algo[][12] = {
+      {"run", "--ranks", "2", "--count", "8", "--iters", "1", "--algo",
+       chain_so, NULL},
+      {"bench", "-b", "8", "-e", "8", "-n", "1", "--ranks", "2", "--algo",
+       chain_so, NULL},
+      {"teach", "--plain", "--algo", chain_so, NULL}};
+  for (size_t i = 0; i < sizeof algo / sizeof algo[0]; i++)
+    expect_refused_out(algo[i], "--algo", chain_so, "symbolic link");
+  /* A chain of our own links is followed as one link is. */
+  cr_assert_eq(lchown(theirs_so, getuid(), getgid()), 0);
+  run_argv(&r, 30, (char *const *)algo[0]);
+  cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+}
+
+/* explore -o DIR and verify -o DIR took another user's link to a
+ * directory (also with a trailing slash, or behind a link of ours): that
+ * user picked where root's traces went. Refused as an output file's link
+ * is; our own link to a directory is taken. */
+Test(hardening, an_output_directory_through_another_users_link_is_refused,
+     .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+  char real[128], theirs[128], slash[160], chain[128], ours[128];
+  in_dir(real, sizeof real, "real");
+  in_dir(theirs, sizeof theirs, "theirs");
+  in_dir(chain, sizeof chain, "chain");
+  in_dir(ours, sizeof ours, "ours");
+  snprintf(slash, sizeof slash, "%s/", theirs);
+  cr_assert_eq(mkdir(real, 0755), 0);
+  cr_assert_eq(symlink("real", theirs), 0);
+  cr_assert_eq(symlink("theirs", chain), 0);
+  cr_assert_eq(symlink("real", ours), 0);
+  if (lchown(theirs, 65534, 65534) < 0)
+    hard_skip("cannot give a link to another user: %s", strerror(errno));
+  const char *dirs[] = {theirs, slash, chain};
+  for (int d = 0; d < 3; d++)
+    for (int e = 0; e < 2; e++) {
+      const char *ex[] = {"explore", "--ranks", "2", "--count", "8",
+                          "--schedules", "1", "-o", dirs[d], NULL};
+      const char *ve[] = {"verify", "--ranks", "2", "--count", "2", "-o",
+                          dirs[d], NULL};
+      expect_refused_out(e ? ve : ex, "-o", dirs[d], "symbolic link");
+    }
+  run_cli(&r, 60, "explore", "--ranks", "2", "--count", "8", "--schedules",
+          "1", "-o", ours, NULL);
+  cr_assert_eq(r.status, 0, "our own link: exit %d: %s", r.status, r.err);
+}
+
+/* A directory on the way that is another user's link (theirs/precious,
+ * theirs naming our own directory): only the last name was looked at,
+ * so every output option wrote into whatever directory that user named,
+ * replacing a file of ours there. Refused as the last name's link is;
+ * our own and root's directory links are followed. */
+Test(hardening, an_output_through_another_users_directory_link_is_refused,
+     .init = make_dir, .fini = remove_dir, .timeout = 240)
+{
+  char bug[128], good[128], real[128], theirs[128], ours[128], target[160],
+      via_theirs[160], via_ours[160];
+  shipped(bug, sizeof bug, "bugs/early-return.cstrace", "bug.cstrace");
+  shipped(good, sizeof good, "ring-n4-c17-fp16-sum.cstrace", "g.cstrace");
+  in_dir(real, sizeof real, "real");
+  in_dir(theirs, sizeof theirs, "theirs");
+  in_dir(ours, sizeof ours, "ours");
+  cr_assert_eq(mkdir(real, 0755), 0);
+  cr_assert_eq(symlink("real", theirs), 0);
+  cr_assert_eq(symlink("real", ours), 0);
+  snprintf(target, sizeof target, "%s/precious", real);
+  snprintf(via_theirs, sizeof via_theirs, "%s/precious", theirs);
+  snprintf(via_ours, sizeof via_ours, "%s/precious", ours);
+  write_file(target, "root's file\n");
+  if (lchown(theirs, 65534, 65534) < 0)
+    hard_skip("cannot give a link to another user: %s", strerror(errno));
+  const char *argvs[NOUTS][12];
+  output_argvs(via_theirs, bug, good, argvs);
+  for (int i = 0; i < NOUTS; i++) {
+    expect_refused_out(argvs[i], opt_of(argvs[i], via_theirs), via_theirs,
+                       "symbolic link");
+    expect_file(target, "root's file\n");
+  }
+  run_cli(&r, 30, "run", "--ranks", "2", "--count", "17", "--iters", "1",
+          "--trace", via_ours, NULL);
+  cr_assert_eq(r.status, 0, "through our own link: exit %d: %s", r.status,
+               r.err);
+}
+
 /* The bytes of path, for comparing before and after. */
 static size_t snapshot(const char *path, unsigned char *buf, size_t cap)
 {
@@ -1372,6 +1493,48 @@ Test(hardening, partial_traces_are_reported_partial, .init = make_dir,
   cr_assert_eq(stat(whole, &sb), 0);
   cr_assert_eq(truncate(whole, sb.st_size - 80), 0);
   readers_say(whole, 1); /* cut */
+}
+
+/* run --schedule replay:FILE reads a trace too: on a cut one it ended
+ * "replay diverged at step N: the trace ends here", with no word that the
+ * trace, not the run, was short. It says partial as the other readers do;
+ * the whole trace replays with no such word. */
+Test(hardening, run_schedule_replay_says_a_trace_is_partial, .init = make_dir,
+     .fini = remove_dir, .timeout = 60)
+{
+  char t[128], sched[160];
+  in_dir(t, sizeof t, "t.cstrace");
+  snprintf(sched, sizeof sched, "replay:%s", t);
+  run_cli(&r, 30, "run", "--ranks", "3", "--count", "40", "--iters", "1",
+          "--schedule", "random:2", "--trace", t, NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  for (int cut = 0; cut < 2; cut++) {
+    struct stat sb;
+    cr_assert_eq(stat(t, &sb), 0);
+    if (cut)
+      cr_assert_eq(truncate(t, sb.st_size - 80 * 5), 0);
+    run_cli(&r, 30, "run", "--ranks", "3", "--count", "40", "--iters", "1",
+            "--schedule", sched, NULL);
+    if (!cut) {
+      cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+      cr_assert_null(strstr(r.err, "partial"), "%s", r.err);
+      continue;
+    }
+    expect_partial_line("run --schedule replay:", t);
+    cr_assert(strstr(r.err, "collsim run: "), "%s", r.err);
+  }
+}
+
+/* teach takes no replay:FILE schedule, but its refusal listed replay:FILE
+ * among the schedules it expects. It now says teach replays no trace and
+ * what does. */
+Test(hardening, teach_refuses_a_replay_schedule_without_offering_it,
+     .timeout = 30)
+{
+  run_cli(&r, 20, "teach", "--plain", "--schedule", "replay:x.cstrace", NULL);
+  expect_refused("collsim teach: --schedule 'replay:x.cstrace' ");
+  cr_assert_null(strstr(r.err, "replay:FILE,"), "offered: %s", r.err);
+  cr_assert(strstr(r.err, "collsim replay"), "%s", r.err);
 }
 
 /* A traced run of `args` killed with SIGKILL once its trace at t has
@@ -1915,6 +2078,115 @@ Test(hardening, a_ranks_setsid_child_does_not_outlive_the_run,
   cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
   cr_assert_not(alive, "the rank's setsid child (pid %d) outlived the run",
                 child);
+}
+
+/* Processes other than the caller that map a region of launcher `pid`
+ * (/dev/shm/collsim-PID-N, its name long unlinked): read from /proc.
+ * With `end`, each is sent SIGKILL (the test leaves none behind). */
+static int holding_region_of(pid_t pid, int end)
+{
+  char needle[64], path[64], line[512];
+  snprintf(needle, sizeof needle, "/dev/shm/collsim-%d-", (int)pid);
+  DIR *d = opendir("/proc");
+  cr_assert_not_null(d);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    int p = atoi(e->d_name);
+    if (p <= 0 || p == getpid())
+      continue;
+    snprintf(path, sizeof path, "/proc/%d/maps", p);
+    FILE *f = fopen(path, "r");
+    if (!f)
+      continue;
+    int hit = 0;
+    while (!hit && fgets(line, sizeof line, f))
+      hit = strstr(line, needle) != NULL;
+    fclose(f);
+    n += hit;
+    if (hit && end)
+      kill(p, SIGKILL);
+  }
+  closedir(d);
+  return n;
+}
+
+/* The same setsid children when the launcher itself is killed (SIGKILL:
+ * it can end nothing): they lived on after `collsim clean`, holding the
+ * dead run's shared memory (pages /dev/shm never gets back). clean now
+ * ends every process of ours that maps a region whose launcher is gone. */
+Test(hardening, clean_ends_processes_holding_a_killed_runs_region,
+     .init = make_dir, .fini = remove_dir, .timeout = 90)
+{
+  char pidf[128], outp[128];
+  in_dir(pidf, sizeof pidf, "pid.txt");
+  in_dir(outp, sizeof outp, "out.txt");
+  setenv("COLLSIM_MISBEHAVE", "setsid", 1);
+  setenv("COLLSIM_MISBEHAVE_PIDFILE", pidf, 1);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    int fo = open(outp, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    dup2(fo, 1);
+    dup2(fo, 2);
+    alarm(60);
+    execl(bin_path(), bin_path(), "run", "--algo", MISBEHAVE, "--ranks", "2",
+          "--count", "8", "--iters", "1000000", (char *)NULL);
+    _exit(127);
+  }
+  unsetenv("COLLSIM_MISBEHAVE");
+  unsetenv("COLLSIM_MISBEHAVE_PIDFILE");
+  for (int i = 0; i < 500 && access(pidf, F_OK) < 0; i++)
+    usleep(20000);
+  usleep(100000);
+  kill(pid, SIGKILL);
+  int st;
+  cr_assert_eq(waitpid(pid, &st, 0), pid);
+  cr_assert(WIFSIGNALED(st), "the run ended before it was killed: %d", st);
+  int before = 0;
+  for (int i = 0; i < 20 && !before; i++, usleep(50000))
+    before = holding_region_of(pid, 0);
+  if (before == 0)
+    cr_assert_fail("no setsid child outlived the launcher to test");
+  run_cli(&r, 30, "clean", NULL);
+  int after = 0;
+  for (int i = 0; i < 40 && (after = holding_region_of(pid, 0)) > 0; i++)
+    usleep(50000);
+  holding_region_of(pid, 1);
+  cr_assert_eq(r.status, 0, "clean: exit %d: %s", r.status, r.err);
+  cr_assert_eq(after, 0, "%d of %d processes still hold the killed run's "
+               "region after clean: %s", after, before, r.out);
+  cr_assert(strstr(r.out, "collsim clean: ended "), "%s", r.out);
+}
+
+/* A collective whose slots() fills one slot more than CS_COLL_MAX_SLOTS
+ * (and says so) wrote past collsim's array of 8 on its stack: collsim
+ * died with SIGSEGV and no word. The count is refused as any bad window
+ * is, exit 2, one line. */
+Test(hardening, a_collective_with_too_many_slots_is_refused, .timeout = 30)
+{
+  setenv("COLLSIM_MISBEHAVE", "slots9", 1);
+  run_cli(&r, 20, "run", "--algo", MISBEHAVE, "--ranks", "2", "--count", "8",
+          "--iters", "1", NULL);
+  unsetenv("COLLSIM_MISBEHAVE");
+  expect_refused("are not a window collsim can make");
+  cr_assert(strstr(r.err, "collsim run: misbehave: its slots"), "%s", r.err);
+}
+
+/* A collective's name went to the terminal as it was: one with a newline
+ * and an escape sequence (here clear-screen) broke run's one-line
+ * summary and drove the terminal. It is refused at load like a bad phase
+ * name: exit 2, one line, nothing raw printed. */
+Test(hardening, a_collective_name_with_control_characters_is_refused,
+     .timeout = 30)
+{
+  setenv("COLLSIM_MISBEHAVE", "name-ctl", 1);
+  run_cli(&r, 20, "run", "--algo", MISBEHAVE, "--ranks", "2", "--count", "8",
+          "--iters", "1", NULL);
+  unsetenv("COLLSIM_MISBEHAVE");
+  expect_refused("collsim run: --algo ");
+  cr_assert(strstr(r.err, "name"), "%s", r.err);
+  cr_assert_null(strchr(r.err, '\x1b'), "an escape printed: %s", r.err);
 }
 
 /* ------------- round two, 3: a replay that reproduces only some ranks */

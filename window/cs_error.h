@@ -41,7 +41,8 @@
   X(CS_EBADHEADER, -10025, "corrupt header")                                  \
   X(CS_EBADRECORD, -10026, "corrupt record")                                  \
   X(CS_EDUPSEQ,    -10027, "a sequence number appears twice")                 \
-  X(CS_ESYMLINK,   -10028, "is another user's symbolic link, not followed") \
+  X(CS_ESYMLINK,   -10028,                                                    \
+    "is another user's symbolic link or leads through one, not followed")    \
   X(CS_EHARDLINK,  -10029, "has other hard links, not truncated")          \
   X(CS_EARSHAPE,   -10030, "shape does not match the element count")          \
   X(CS_EARVALID,   -10031, "valid rectangle out of range for the shape")      \

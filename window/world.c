@@ -7,7 +7,9 @@
  * shm_unlink a few lines later: every process works through the descriptor
  * (ranks inherit it), so no name survives a run, even one killed with
  * SIGKILL. cs_world_clean_stale() removes what a launcher killed inside that
- * window may have left. Called by sim/launch.c and the tools.
+ * window may have left, and cs_world_end_orphans() the processes a killed
+ * launcher's ranks left mapping its region. Called by sim/launch.c and
+ * the tools.
  */
 #define _GNU_SOURCE
 #include "world.h"
@@ -371,6 +373,66 @@ int cs_world_clean_stale(cs_world_clean_fn fn, void *arg, int *kept)
       if (fn)
         fn(arg, e->d_name, pid, err);
     }
+  }
+  closedir(d);
+  return n;
+}
+
+/* The launcher of the first region process `pid` maps whose launcher is
+ * gone (from /proc/PID/maps: "... /dev/shm/collsim-L-N (deleted)"), or 0. */
+static int orphaned_by(int pid)
+{
+  char path[64], line[1024];
+  snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return 0;
+  int gone = 0;
+  while (!gone && fgets(line, sizeof(line), f)) {
+    char *at = strstr(line, "/dev/shm/collsim-");
+    if (!at)
+      continue;
+    at += strlen("/dev/shm/");
+    at[strcspn(at, " \n")] = 0;
+    int l = name_pid(at);
+    if (l && l != getpid() && kill(l, 0) < 0 && errno == ESRCH)
+      gone = l;
+  }
+  fclose(f);
+  return gone;
+}
+
+/* Whether process pid is in our pid namespace (a launcher's pid in its
+ * region's name means another process in any other). */
+static int same_pid_ns(int pid)
+{
+  char path[64];
+  struct stat a, b;
+  snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
+  if (stat("/proc/self/ns/pid", &a) < 0 || stat(path, &b) < 0)
+    return 0;
+  return a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+int cs_world_end_orphans(cs_world_orphan_fn fn, void *arg)
+{
+  DIR *d = opendir("/proc");
+  if (!d)
+    return -errno;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    char *end;
+    long pid = strtol(e->d_name, &end, 10);
+    if (*end || pid <= 0 || pid == getpid() || !same_pid_ns((int)pid))
+      continue;
+    int launcher = orphaned_by((int)pid);
+    if (!launcher)
+      continue;
+    int err = kill((pid_t)pid, SIGKILL) < 0 ? errno : 0;
+    n += !err;
+    if (fn && err != ESRCH)
+      fn(arg, (int)pid, launcher, err);
   }
   closedir(d);
   return n;

@@ -242,6 +242,19 @@ typedef void (*cs_world_clean_fn)(void *arg, const char *name, int pid, int err)
  * count removed or -errno. */
 int cs_world_clean_stale(cs_world_clean_fn fn, void *arg, int *kept);
 
+/* What cs_world_end_orphans tells its caller of one process `pid` that
+ * maps a region of the gone launcher `launcher`: err 0, SIGKILL sent;
+ * else the errno of the kill that failed. */
+typedef void (*cs_world_orphan_fn)(void *arg, int pid, int launcher, int err);
+
+/* Ends (SIGKILL) every process in our pid namespace that maps a region
+ * /dev/shm/collsim-<launcher>-<n> (its name long unlinked) whose launcher
+ * is gone: what a rank's descendants (a plug-in's setsid child) keep of a
+ * launcher killed with SIGKILL, which could end nothing. Processes we
+ * cannot look at (another user's) are left alone. Returns the count
+ * ended, or -errno when /proc cannot be read. */
+int cs_world_end_orphans(cs_world_orphan_fn fn, void *arg);
+
 /* Counts names /dev/shm/collsim-<pid>-* created by `pid` (0 = any). */
 int cs_world_count_names(int pid);
 

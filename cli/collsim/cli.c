@@ -594,6 +594,28 @@ void cs_cli_output_error(const char *cmd, const char *opt, const char *path,
     cs_cli_error(cmd, "%s %s: cannot create: %s", opt, path, cs_strerror(err));
 }
 
+int cs_cli_output_dir(const char *cmd, const char *dir)
+{
+  struct stat sb;
+  if (!dir[0]) {
+    cs_cli_error(cmd, "-o '' names no directory: expected a writable "
+                 "directory");
+    return -1;
+  }
+  int err = cs_links_ours(dir);
+  if (err == CS_ESYMLINK) {
+    cs_cli_error(cmd, "-o %s %s: expected a directory of yours or your own "
+                 "link to one", dir, cs_strerror(err));
+    return -1;
+  }
+  if (stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode) ||
+      access(dir, W_OK | X_OK) < 0) {
+    cs_cli_error(cmd, "-o %s: expected a writable directory", dir);
+    return -1;
+  }
+  return 0;
+}
+
 int cs_cli_output_ok(const char *cmd, const char *opt, const char *path,
                      const cs_cli_input_t *in, int n, int renamed)
 {

@@ -110,6 +110,12 @@ typedef struct cs_cli_input {
   const char *path;
   int output;
 } cs_cli_input_t;
+/* explore's and verify's -o DIR, before any work: a writable directory,
+ * named directly or through links of ours only (another user's link
+ * would let that user pick where our files go). 0, or -1 after one line
+ * naming cmd and dir. */
+int cs_cli_output_dir(const char *cmd, const char *dir);
+
 /* The output rule (cs_output_check) for `opt path` of cmd, before any
  * work starts: not one of the n files in `in` (in may be NULL when n is
  * 0), a name (not empty), new or a regular file of ours with no other hard links, and

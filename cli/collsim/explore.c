@@ -83,7 +83,8 @@ static const char usage[] =
     "                    collsim run per schedule\n"
     "  -o DIR            where failing traces go (default .): explore-N.cstrace,\n"
     "                    the first N whose .cstrace and .min.cstrace names are\n"
-    "                    both free: never replacing a file or following a link\n"
+    "                    both free: never replacing a file or following a link;\n"
+    "                    DIR itself not through another user's link\n"
     "  --no-shrink       do not shrink failures (by default the first, and with\n"
     "                    --keep-going the first of every signature, is cut\n"
     "                    down as collsim shrink does, to explore-N.min.cstrace,\n"
@@ -313,17 +314,7 @@ static int parse(int argc, char **argv, ex_opts_t *o)
     exit(CS_EXIT_OK);
   if (rc < 0)
     return -1;
-  struct stat sb;
-  if (!o->dir[0]) {
-    cs_cli_error("explore", "-o '' names no directory: expected a writable "
-                 "directory");
-    return -1;
-  }
-  if (stat(o->dir, &sb) < 0 || !S_ISDIR(sb.st_mode) || access(o->dir, W_OK | X_OK) < 0) {
-    cs_cli_error("explore", "-o %s: expected a writable directory", o->dir);
-    return -1;
-  }
-  return 0;
+  return cs_cli_output_dir("explore", o->dir) < 0 ? -1 : 0;
 }
 
 /* ------------------------------------------------------------ portfolio */

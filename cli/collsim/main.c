@@ -65,6 +65,19 @@ static void clean_said(void *arg, const char *name, int pid, int err)
             "pid %d is gone): %s\n", name, pid, strerror(err));
 }
 
+/* One process left holding a killed run's region, as clean words it. */
+static void orphan_said(void *arg, int pid, int launcher, int err)
+{
+  (void)arg;
+  if (!err)
+    printf("ended pid %d (it held the region of launcher pid %d, which is "
+           "gone)\n", pid, launcher);
+  else
+    fprintf(stderr, "collsim clean: cannot end pid %d (it holds the region "
+            "of launcher pid %d, which is gone): %s\n", pid, launcher,
+            strerror(err));
+}
+
 /* One stale temporary file, as clean words it. */
 static void temp_said(void *arg, const char *path, int pid, int err)
 {
@@ -106,7 +119,10 @@ int cs_cmd_clean(int argc, char **argv)
            "collsim-bench-trace-* in $TMPDIR (or /tmp), and .explore-* and\n"
            ".shrink-* traces in the current directory, in each DIR, and in\n"
            "the directory a killed explore or shrink wrote into (its note,\n"
-           "collsim-dir-<pid>-*, in $TMPDIR names it).\n");
+           "collsim-dir-<pid>-*, in $TMPDIR names it). It also ends\n"
+           "(SIGKILL) the processes of yours that still map the shared\n"
+           "memory of a launcher that is gone (a rank's child that a\n"
+           "launcher killed with SIGKILL could not end).\n");
     return CS_EXIT_OK;
   }
   for (int i = 1; i < argc; i++)
@@ -121,12 +137,16 @@ int cs_cmd_clean(int argc, char **argv)
     cs_cli_error("clean", "cannot read /dev/shm");
     return CS_EXIT_ABORTED;
   }
+  int ended = cs_world_end_orphans(orphan_said, NULL);
   sweep(cs_cli_tmpdir(), 0, &files, &kept);
   sweep(".", 0, &files, &kept);
   for (int i = 1; i < argc; i++)
     if (sweep(argv[i], 1, &files, &kept) < 0)
       return CS_EXIT_USAGE;
   printf("collsim clean: removed %d stale name%s\n", n, n == 1 ? "" : "s");
+  if (ended > 0)
+    printf("collsim clean: ended %d process%s left holding a killed run's "
+           "region\n", ended, ended == 1 ? "" : "es");
   if (files)
     printf("collsim clean: removed %d stale temporary file%s\n", files,
            files == 1 ? "" : "s");

@@ -580,9 +580,10 @@ static void plug_guard(const char *cmd, const char *path)
 int cs_run_algo_path(const char *cmd, const char *arg, char *path)
 {
   struct stat sb;
-  /* Another user's link would let that user choose the code we run (as
-   * the output rule never writes through one). */
-  if (lstat(arg, &sb) == 0 && S_ISLNK(sb.st_mode) && sb.st_uid != geteuid()) {
+  /* Another user's link, also one our own link names, would let that
+   * user choose the code we run (as the output rule never writes through
+   * one). */
+  if (cs_links_ours(arg) == CS_ESYMLINK) {
     cs_cli_error(cmd, "--algo %s is another user's symbolic link: expected "
                  "a shared object of yours or a link of yours to one", arg);
     return -1;
@@ -1458,6 +1459,8 @@ int cs_cmd_run(int argc, char **argv)
       cs_cli_error(parse_cmd, "--schedule replay: %s", why);
       goto out;
     }
+    /* A run past a cut trace's end diverges: say the trace is short. */
+    cs_cli_partial(o.cmd, o.replay_file, &o.replay.hdr, o.replay.n);
     if (cs_run_replay_steps(&o) < 0)
       goto out;
   }

@@ -90,7 +90,8 @@ static const char usage[] =
     "  -o DIR            where the counterexample goes (default .):\n"
     "                    verify-1.cstrace and verify-1.min.cstrace, each a new\n"
     "                    name or a regular file of yours, not a link (checked\n"
-    "                    before anything runs)\n"
+    "                    before anything runs); DIR itself not through\n"
+    "                    another user's link\n"
     "\n"
     "Progress (classes, executions, rate; with -j the subtrees handed out and\n"
     "the workers busy) on stderr when it is a terminal.\n"
@@ -226,15 +227,8 @@ static int parse(int argc, char **argv, vf_opts_t *o)
     o->run_argv[o->run_argc++] = argv[i];
   }
   struct stat sb;
-  if (!o->dir[0]) {
-    cs_cli_error("verify", "-o '' names no directory: expected a writable "
-                 "directory");
+  if (cs_cli_output_dir("verify", o->dir) < 0)
     return -1;
-  }
-  if (stat(o->dir, &sb) < 0 || !S_ISDIR(sb.st_mode) || access(o->dir, W_OK | X_OK) < 0) {
-    cs_cli_error("verify", "-o %s: expected a writable directory", o->dir);
-    return -1;
-  }
   /* The names the counterexample is written to: never through a link
    * planted there (ours or not), and else by the output rule. */
   for (int k = 0; k < 2; k++) {

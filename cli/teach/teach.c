@@ -119,7 +119,7 @@ static const char teach_help[] =
     "  --plain          the printed lesson, even on a terminal\n"
     "  --step           the printed lesson, waiting for Enter before each round\n"
     "  --schedule S     the printed lesson, run in controlled mode (collsim\n"
-    "                   run --help)\n"
+    "                   run --help; all but replay:FILE)\n"
     "  --algo ./X.so    a collective of your own (see collsim run --help): on\n"
     "                   a terminal played like the built-ins (every key but\n"
     "                   the lessons' and levels'), each rank's window drawn\n"
@@ -240,6 +240,13 @@ static int opt(int c, const char *arg, run_opts_t *o, int *step, int *plain,
   case OPT_LESSON: *lesson = 1; return 0;
   case OPT_TRACE: o->com.trace = arg; return 0;
   case 'S':
+    if (!strncmp(arg, "replay:", 7)) {
+      cs_cli_error("teach", "--schedule '%s' is not accepted: teach replays "
+                   "no trace (collsim replay does); expected random:SEED, "
+                   "pct:SEED:DEPTH[:STEPS], latest, interactive or "
+                   "deviate:LIST", arg);
+      return -1;
+    }
     if (cs_sched_parse(arg, &o->sched, NULL) < 0) {
       cs_cli_schedule_error("teach", arg);
       return -1;

@@ -81,8 +81,10 @@ typedef struct cs_coll_slot {
 typedef struct cs_collective {
   uint32_t    abi;  /* CS_COLLECTIVE_ABI */
   uint32_t    size; /* sizeof(cs_collective_t) */
-  const char *name; /* short, shown in summaries: "rd-allreduce" */
-  const char *what; /* one line: what it computes, or NULL */
+  const char *name; /* short, shown in summaries: "rd-allreduce" (at most
+                       64 bytes, no control character) */
+  const char *what; /* one line: what it computes, or NULL (at most 256
+                       bytes, no control character) */
 
   /* NULL when every configuration is accepted; else a sentence saying
    * why `c` is not ("recursive doubling needs a power-of-two rank

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -316,8 +317,66 @@ static int rule_of(const struct stat *sb)
                                    : 0;
 }
 
-/* What path names now: *sb the file (after a link of ours), *link
- * whether path is that link. 0, 1 when nothing is there, or a code. */
+/* Appends path component p (len bytes) to done as "/p". 0 or -1. */
+static int append_name(char *done, size_t cap, const char *p, size_t len)
+{
+  size_t dl = strlen(done);
+  if (dl + 1 + len >= cap)
+    return -1;
+  done[dl] = '/';
+  memcpy(done + dl + 1, p, len);
+  done[dl + 1 + len] = 0;
+  return 0;
+}
+
+int cs_links_ours(const char *path)
+{
+  char rest[2 * PATH_MAX], done[2 * PATH_MAX], to[PATH_MAX];
+  size_t n = strlen(path);
+  if (n >= PATH_MAX)
+    return -ENAMETOOLONG;
+  memcpy(rest, path, n + 1);
+  /* done: the part resolved so far, with no link in it */
+  snprintf(done, sizeof(done), "%s", path[0] == '/' ? "" : ".");
+  char *p = rest;
+  for (int hops = 0;;) {
+    while (*p == '/')
+      p++;
+    if (!*p)
+      return 0;
+    size_t len = strcspn(p, "/"), dl = strlen(done);
+    char *after = p + len + strspn(p + len, "/");
+    if (append_name(done, sizeof(done), p, len) < 0)
+      return -ENAMETOOLONG;
+    struct stat ln;
+    if (lstat(done, &ln) < 0)
+      return 0; /* the rest is not there: the caller's lookup says more */
+    if (!S_ISLNK(ln.st_mode)) {
+      p = after;
+      continue;
+    }
+    /* The last name: our own link only; a directory on the way: ours or
+     * root's (the system's own links, as /var/run). */
+    if (ln.st_uid != geteuid() && (!*after || ln.st_uid != 0))
+      return CS_ESYMLINK;
+    ssize_t k = readlink(done, to, sizeof(to) - 1);
+    if (k < 0)
+      return -errno;
+    if (++hops > 40) /* the kernel's MAXSYMLINKS */
+      return -ELOOP;
+    done[to[0] == '/' ? 0 : dl] = 0; /* the link goes, its target comes */
+    size_t al = strlen(after);
+    if ((size_t)k + 1 + al >= sizeof(rest))
+      return -ENAMETOOLONG;
+    memmove(rest + k + 1, after, al + 1);
+    memcpy(rest, to, (size_t)k);
+    rest[k] = '/';
+    p = rest;
+  }
+}
+
+/* What path names now: *sb the file (after links of ours), *link
+ * whether path is a link. 0, 1 when nothing is there, or a code. */
 static int look(const char *path, struct stat *sb, int *link)
 {
   struct stat ln;
@@ -328,11 +387,13 @@ static int look(const char *path, struct stat *sb, int *link)
     *sb = ln;
     return 0;
   }
-  /* A link is followed only when it is our own (as the kernel's
-   * protected_symlinks rule in sticky directories): another user's link
-   * in a shared directory must not make us write its target. */
-  if (ln.st_uid != geteuid())
-    return CS_ESYMLINK;
+  /* A link is followed only when it and every link it leads through are
+   * our own (as the kernel's protected_symlinks rule in sticky
+   * directories): another user's link in a shared directory must not
+   * make us write its target, also when our link names theirs. */
+  int err = cs_links_ours(path);
+  if (err < 0)
+    return err;
   *link = 1;
   return stat(path, sb) < 0 ? -errno : 0;
 }
@@ -366,7 +427,10 @@ int cs_output_check(const char *path, const char *const *inputs, int *which)
       return CS_ESAMEFILE;
     }
   struct stat sb;
-  int link, rc = look(path, &sb, &link);
+  int link, rc = cs_links_ours(path);
+  if (rc == CS_ESYMLINK)
+    return rc;
+  rc = look(path, &sb, &link);
   return rc == 0 ? rule_of(&sb) : rc > 0 ? 0 : rc;
 }
 
@@ -392,6 +456,9 @@ static int existing_ok(int fd)
 int cs_trace_create_file(const char *path, int *created)
 {
   *created = 0;
+  /* Not into a directory another user's link names. */
+  if (cs_links_ours(path) == CS_ESYMLINK)
+    return CS_ESYMLINK;
   /* O_EXCL never follows a link: a planted symlink is EEXIST here. */
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd >= 0) {
@@ -404,8 +471,8 @@ int cs_trace_create_file(const char *path, int *created)
   if (lstat(path, &ln) < 0)
     return -errno;
   int link = S_ISLNK(ln.st_mode), err;
-  if (link && ln.st_uid != geteuid())
-    return CS_ESYMLINK;
+  if (link && (err = cs_links_ours(path)) < 0)
+    return err;
   if (!link && (err = rule_of(&ln)) < 0)
     return err; /* before the open: a FIFO would block it */
   /* O_NONBLOCK: a FIFO swapped in since lstat does not block the open. */
@@ -449,6 +516,8 @@ static int copy_into(int fd, const char *tmp)
 int cs_output_replace(const char *tmp, const char *path)
 {
   struct stat sb;
+  if (cs_links_ours(path) == CS_ESYMLINK)
+    return CS_ESYMLINK;
   int link, rc = look(path, &sb, &link);
   if (rc > 0) {
     /* Nothing there when looked: never replace what appeared since. */

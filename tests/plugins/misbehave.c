@@ -18,6 +18,9 @@
  *   ctor, refuse, signal-final, expect
  *                  a SIGSEGV in the constructor / that launcher hook
  *   expect-abort   expect calls abort()
+ *   slots9         slots fills 9 slots, one more than CS_COLL_MAX_SLOTS
+ *   name-ctl       the constructor puts a newline and a terminal escape
+ *                  (clear screen) into the collective's name
  *   peek           order-dependent without a race (2 ranks): rank 1 stores,
  *                  then notifies rank 0; rank 0 looks at the cell with a
  *                  wait >= 0 and, if the notify is already there, keeps
@@ -70,8 +73,13 @@ static void setsid_child(void)
   }
 }
 
+/* The collective's name: the constructor may change it (name-ctl). */
+static char name_text[32] = "misbehave";
+
 __attribute__((constructor)) static void ctor(void)
 {
+  if (is("name-ctl"))
+    memcpy(name_text, "mis\nbehave\x1b[2J", sizeof("mis\nbehave\x1b[2J"));
   if (is("ctor"))
     raise(SIGSEGV);
   if (is("say")) {
@@ -94,6 +102,11 @@ static int slots(const cs_coll_cfg_t *c, cs_coll_slot_t *s)
   uint32_t es = cs_dtype_size(c->dtype);
   s[0] = (cs_coll_slot_t){"data", c->count * es, es};
   s[1] = (cs_coll_slot_t){"signal", 16, 4};
+  if (is("slots9")) {
+    for (int i = 2; i < 9; i++)
+      s[i] = (cs_coll_slot_t){"extra", 64, 4};
+    return 9;
+  }
   return 2;
 }
 
@@ -168,7 +181,7 @@ static void expect(const cs_coll_cfg_t *c, const void *in, uint32_t rank,
 
 const cs_collective_t collsim_collective = {
     .abi = CS_COLLECTIVE_ABI, .size = sizeof(cs_collective_t),
-    .name = "misbehave", .what = "each rank keeps its input, or misbehaves",
+    .name = name_text, .what = "each rank keeps its input, or misbehaves",
     .refuse = refuse, .slots = slots, .in_slot = SLOT_DATA,
     .out_slot = SLOT_DATA, .signal_slot = SLOT_SIGNAL,
     .signal_final = signal_final, .body = body, .expect = expect};
