@@ -250,13 +250,19 @@ static int quiet_wait(const cs_dpor_t *x, const pev_t *e)
 }
 
 /* A notify that changes its cell at this step (issued under sc, landing
- * under fifo and relaxed) by an AtomicAdd of a value >= 0. */
-static int grows(const cs_dpor_t *x, const pev_t *e)
+ * under fifo and relaxed) by an AtomicAdd of any value. */
+static int adds(const cs_dpor_t *x, const pev_t *e)
 {
   const cs_trace_rec_t *r = &e->rec;
   uint32_t kind = is_land(e) ? r->round : r->kind;
-  return kind == CS_EV_NOTIFY && r->opcmp == CS_NOTIFY_ADD && r->value >= 0 &&
+  return kind == CS_EV_NOTIFY && r->opcmp == CS_NOTIFY_ADD &&
          (is_land(e) || x->model == CS_MM_SC);
+}
+
+/* An add of a value >= 0. */
+static int grows(const cs_dpor_t *x, const pev_t *e)
+{
+  return adds(x, e) && e->rec.value >= 0;
 }
 
 /* A landing and an event of the rank whose queue it is. */
@@ -691,37 +697,40 @@ static int writes_cell(const cs_dpor_t *x, uint64_t m, const fp_t *fw)
 }
 
 /* The writes a quiet wait at step k needs (docs/verify.md, "Waits"): when
- * every write of its cell before it is an AtomicAdd of a value >= 0, the
- * shortest prefix of them (in run order) after which the cell already
- * meets the condition, from the value it started at (what the wait saw
- * less all of them); else all of them. Returns the last one's index + 1,
- * 0 for none, UINT64_MAX for all. */
+ * every write of its cell before it is an AtomicAdd, every one of a value
+ * < 0 (dependent() orders them) and the shortest prefix (in run order) of
+ * the others after which the cell, from the value it started at (what the
+ * wait saw less all of them) with the negative ones, already meets the
+ * condition; else all of them. Returns the prefix's last index + 1, 0 for
+ * none, UINT64_MAX for all. */
 static uint64_t needed(const cs_dpor_t *x, uint64_t k)
 {
   const pev_t *b = ev_at(x, k);
   fp_t fw;
   footprint(x, b, &fw);
-  int64_t sum = 0;
+  int64_t sum = 0, neg = 0;
   for (uint64_t m = 0; m < k; m++) {
     if (!writes_cell(x, m, &fw))
       continue;
-    if (!grows(x, ev_at(x, m)))
+    if (!adds(x, ev_at(x, m)))
       return UINT64_MAX;
     sum += ev_at(x, m)->rec.value;
+    neg += ev_at(x, m)->rec.value < 0 ? ev_at(x, m)->rec.value : 0;
   }
-  int64_t cell = (int64_t)b->rec.observed - sum;
+  int64_t cell = (int64_t)b->rec.observed - sum + neg;
   for (uint64_t m = 0; m < k; m++) {
     if (cell >= b->rec.value)
       return m; /* the writes before m are enough */
-    if (writes_cell(x, m, &fw))
+    if (writes_cell(x, m, &fw) && ev_at(x, m)->rec.value >= 0)
       cell += ev_at(x, m)->rec.value;
   }
   return cell >= b->rec.value ? k : UINT64_MAX;
 }
 
-/* Whether every write the quiet wait j needs happens before step k in
+/* Whether every add >= 0 the quiet wait j needs happens before step k in
  * happens-before h (the first pass's): then an add k after the wait can
- * stand in for none of them, in any order of this class. */
+ * stand in for none of them, in any order of this class (a negative one
+ * needs no stand-in: without it the cell only holds more). */
 static int needs_before(const cs_dpor_t *x, const uint64_t *h, uint64_t j,
                         uint64_t k, uint64_t w)
 {
@@ -730,7 +739,7 @@ static int needs_before(const cs_dpor_t *x, const uint64_t *h, uint64_t j,
   fp_t fw;
   footprint(x, ev_at(x, j), &fw);
   for (uint64_t m = 0; m < x->need[j]; m++)
-    if (writes_cell(x, m, &fw) && !BIT(h, w, k, m))
+    if (writes_cell(x, m, &fw) && grows(x, ev_at(x, m)) && !BIT(h, w, k, m))
       return 0;
   return 1;
 }
@@ -986,7 +995,7 @@ static int behind_reversible(const cs_dpor_t *x, uint64_t j, uint64_t k)
 }
 
 /* wait_reversible() for a race j -> k of an add j and a quiet wait k that
- * needs it, every write of k's cell before k an add >= 0 (needed()):
+ * needs it, every write of k's cell before k an add (needed()):
  * exactly. The reversal keeps the writes before j and those between j and
  * k that do not happen after j. 1 reversible, 0 not. */
 static int quiet_reversible(const cs_dpor_t *x, uint64_t j, uint64_t k,
