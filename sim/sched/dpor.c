@@ -118,7 +118,8 @@ static int en_index(const pev_t *en, uint32_t n, uint64_t k)
 /* The reduced search (a planted variant of it included). */
 static int reducing(const cs_dpor_t *x)
 {
-  return x->mode == CS_DPOR_REDUCE || x->mode == CS_DPOR_QUIET_LOOSE;
+  return x->mode == CS_DPOR_REDUCE || x->mode == CS_DPOR_QUIET_LOOSE ||
+         x->mode == CS_DPOR_QUIET_SLEEP;
 }
 
 typedef struct fp {
@@ -532,7 +533,10 @@ static int inherit_sleep(cs_dpor_t *x, const node_t *p, node_t *nd)
     if (i >= p->nsleep && (!has_key(p->done, p->ndone, c->key) ||
                            c->key == t->key))
       continue;
-    if (!asleep(nd, c->key) && !dependent(x, c, t))
+    int planted = x->mode == CS_DPOR_QUIET_SLEEP &&
+                  ((quiet_wait(x, c) && grows(x, t)) ||
+                   (quiet_wait(x, t) && grows(x, c)));
+    if (!asleep(nd, c->key) && (planted || !dependent(x, c, t)))
       nd->sleep[nd->nsleep++] = *c;
   }
   return 0;
