@@ -36,7 +36,7 @@ static inline void cs__ar_barrier(cs_dev_t *d, const cs_knobs_t *k,
       cs_notify(d, p, CS_AR_SLOT_SIGNAL, base + me, CS_NOTIFY_ADD, 1);
   for (uint32_t s = 0; s < n; s++)
     if (s != me)
-      cs_wait(d, CS_AR_SLOT_SIGNAL, base + s, k->wait_cmp, expect);
+      cs_wait_until(d, CS_AR_SLOT_SIGNAL, base + s, k->wait_cmp, expect);
 }
 
 /* The operands of one tile reduce (cs__ar_reduce). x_first: x holds the

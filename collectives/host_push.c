@@ -84,10 +84,10 @@ static void hp_barrier(cs_dev_t *d, const cs_knobs_t *k, uint32_t row)
     cs_pipe_barrier(d);
   cs_notify(d, left, CS_AR_SLOT_SIGNAL, base + me, CS_NOTIFY_ADD, 1);
   cs_notify(d, right, CS_AR_SLOT_SIGNAL, base + me, CS_NOTIFY_ADD, 1);
-  cs_wait(d, CS_AR_SLOT_SIGNAL, base + left, k->wait_cmp, 1);
+  cs_wait_until(d, CS_AR_SLOT_SIGNAL, base + left, k->wait_cmp, 1);
   if (k->right_wait)
-    cs_wait(d, CS_AR_SLOT_SIGNAL, base + right, k->wait_cmp,
-            left == right && k->epilogue ? 2 : 1);
+    cs_wait_until(d, CS_AR_SLOT_SIGNAL, base + right, k->wait_cmp,
+                  left == right && k->epilogue ? 2 : 1);
 }
 
 /* One step's puts: chunk `q` of the own window into the same range of the

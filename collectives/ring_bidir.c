@@ -76,9 +76,9 @@ static void bd_barrier(cs_dev_t *d, const cs_knobs_t *k, uint32_t row)
   cs_notify(d, right, CS_AR_SLOT_SIGNAL, base + me, CS_NOTIFY_ADD, 1);
   if (left != right)
     cs_notify(d, left, CS_AR_SLOT_SIGNAL, base + me, CS_NOTIFY_ADD, 1);
-  cs_wait(d, CS_AR_SLOT_SIGNAL, base + left, k->wait_cmp, 1);
+  cs_wait_until(d, CS_AR_SLOT_SIGNAL, base + left, k->wait_cmp, 1);
   if (left != right && k->right_wait)
-    cs_wait(d, CS_AR_SLOT_SIGNAL, base + right, k->wait_cmp, 1);
+    cs_wait_until(d, CS_AR_SLOT_SIGNAL, base + right, k->wait_cmp, 1);
 }
 
 /* Puts the own elements [lo, lo+len) into the same range of rank `to`'s

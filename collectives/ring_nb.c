@@ -76,7 +76,7 @@ static void nb_barrier(cs_dev_t *d, const cs_knobs_t *k, uint32_t row,
   else if (k->fence_before_notify)
     cs_pipe_barrier(d);
   cs_notify(d, to, CS_AR_SLOT_SIGNAL, row * n + me, CS_NOTIFY_ADD, 1);
-  cs_wait(d, CS_AR_SLOT_SIGNAL, row * n + from, k->wait_cmp, 1);
+  cs_wait_until(d, CS_AR_SLOT_SIGNAL, row * n + from, k->wait_cmp, 1);
 }
 
 /* The one signalled cell of `row` on rank `me`: its left neighbour's,

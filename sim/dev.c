@@ -523,11 +523,12 @@ void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
   cs__dev_end(d, &ev, now);
 }
 
-int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
-                int32_t value)
+static int32_t wait_event(cs_dev_t *d, uint32_t slot, uint32_t cell,
+                          uint32_t cmp, int32_t value, uint32_t flags)
 {
   cs_event_t ev = {.kind = CS_EV_WAIT, .peer = d->rank, .slot = slot,
-                   .cell = cell, .opcmp = cmp, .value = value};
+                   .cell = cell, .opcmp = cmp, .value = value,
+                   .flags = flags};
   cs__dev_begin(d, &ev);
   uint64_t off = check_cell(d, CS_EV_WAIT, d->rank, slot, cell);
   if (__builtin_expect(cmp != CS_CMP_EQ && cmp != CS_CMP_GE, 0))
@@ -545,6 +546,18 @@ int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
   }
   cs__dev_end(d, &ev, v);
   return v;
+}
+
+int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
+                int32_t value)
+{
+  return wait_event(d, slot, cell, cmp, value, 0);
+}
+
+void cs_wait_until(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
+                   int32_t value)
+{
+  (void)wait_event(d, slot, cell, cmp, value, CS_EVF_QUIET);
 }
 
 void cs_fence(cs_dev_t *d)

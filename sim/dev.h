@@ -113,7 +113,13 @@ typedef struct cs_event {
   uint32_t phys;     /* physical elements (>= valid: FP16 tail rounding) */
   int32_t  value;    /* notify value, wait target; 2-D: the row stride
                         in elements (valid = phys = rows x columns) */
+  uint32_t flags;    /* CS_EVF_*; not recorded in a trace */
 } cs_event_t;
+
+/* cs_event_t.flags: a wait whose value the program never sees
+ * (cs_wait_until), which verify may reorder with the AtomicAdds it does
+ * not need (docs/verify.md, "The equivalence"). */
+enum { CS_EVF_QUIET = 1u };
 
 typedef struct cs_dev cs_dev_t;
 

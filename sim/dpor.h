@@ -33,6 +33,14 @@ typedef enum cs_dpor_mode {
                            (bytes and cells, not 64-byte lines; a post
                            independent of its rank's earlier landings): a
                            planted relation too fine for a2a3 */
+  CS_DPOR_QUIET_LOOSE,  /* tests only: REDUCE with a quiet wait independent
+                           of every add >= 0 after it, whether or not the
+                           add can stand in for one the wait needed: a
+                           planted rule the quiet programs must catch */
+  CS_DPOR_QUIET_SLEEP,  /* tests only: REDUCE with sleep sets that keep a
+                           quiet wait asleep past an add >= 0 of its cell
+                           (the finer relation the race rule uses, where
+                           both orders end alike): planted, as above */
 } cs_dpor_mode_t;
 
 /* The outcome of one run for the search (cs_dpor_done). */

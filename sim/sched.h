@@ -130,6 +130,7 @@ typedef struct cs_sched_actor_view {
   uint32_t       rank;
   int32_t        op;
   cs_trace_rec_t rec;
+  uint32_t       flags; /* a rank's event: its CS_EVF_* (sim/dev.h) */
 } cs_sched_actor_view_t;
 
 /* Valid only during the call; the world is live and paused. */

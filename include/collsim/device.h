@@ -148,6 +148,14 @@ void cs_notify(cs_dev_t *d, uint32_t peer, uint32_t slot, uint32_t cell,
 int32_t cs_wait(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
                 int32_t value);
 
+/* cs_wait without its value: the same event (traced, scheduled and timed
+ * out alike), for a program that only needs the condition to hold. That
+ * the value is unused lets `collsim verify` treat a Ge wait and the
+ * AtomicAdds of a value >= 0 it does not need as independent (fewer
+ * classes); a program that reads the value calls cs_wait. */
+void cs_wait_until(cs_dev_t *d, uint32_t slot, uint32_t cell, uint32_t cmp,
+                   int32_t value);
+
 /* The full fence: every store, put and notify this rank posted before
  * lands before any it posts after. On the a2a3 memory model it is the pipe
  * barrier followed by the DDR fence (the pair the device's code generator

@@ -149,10 +149,13 @@ static int64_t pick(cs_sched_t *s, uint32_t k)
     uint32_t r = s->en[i].rank;
     v->en[i].rank = r;
     v->en[i].op = s->en[i].op;
-    if (s->en[i].op < 0)
+    v->en[i].flags = 0;
+    if (s->en[i].op < 0) {
       event_rec(&v->en[i].rec, r, &slot_of(s->w, r)->next);
-    else
+      v->en[i].flags = slot_of(s->w, r)->next.flags;
+    } else {
       cs__sched_op_rec(&v->en[i].rec, r, &slot_of(s->w, r)->q[s->en[i].op]);
+    }
   }
   cs_sched_view_t view = {.w = s->w, .step = s->steps, .nranks = s->n,
                           .nenabled = k, .en = v->en, .rank = v->rank};

@@ -25,6 +25,7 @@ typedef struct pev {
   uint64_t       key;
   uint64_t       postno;
   cs_trace_rec_t rec;
+  uint64_t       flags; /* a rank's event: its CS_EVF_* */
 } pev_t;
 
 typedef struct node {
@@ -60,6 +61,10 @@ struct cs_dpor {
   const char    *err;
   uint64_t      *hb;     /* len x words bits: happens-before */
   size_t         hbcap;
+  uint64_t      *hb1;    /* the first pass's (happens_before()) */
+  uint64_t      *need;   /* per step of a quiet wait: the last write of its
+                            cell it needs, +1 (0: none; UINT64_MAX: all) */
+  size_t         needcap;
   uint64_t      *gsrc, *guide; /* the branch's reversal, and what is left of
                                   it in this run: new nodes take it first */
   uint32_t       ngsrc, nguide;
@@ -109,6 +114,13 @@ static int en_index(const pev_t *en, uint32_t n, uint64_t k)
 }
 
 /* ------------------------------------------------- the relation */
+
+/* The reduced search (a planted variant of it included). */
+static int reducing(const cs_dpor_t *x)
+{
+  return x->mode == CS_DPOR_REDUCE || x->mode == CS_DPOR_QUIET_LOOSE ||
+         x->mode == CS_DPOR_QUIET_SLEEP;
+}
 
 typedef struct fp {
   uint32_t win;    /* whose window */
@@ -228,6 +240,32 @@ static int conflict(const fp_t *a, const fp_t *b)
          (a->wr || b->wr) && !(a->add && b->add);
 }
 
+/* A wait verify may reorder with the AtomicAdds it does not need: a Ge
+ * wait whose value the program never sees (cs_wait_until), outside a2a3
+ * (whose waits read through a cache). */
+static int quiet_wait(const cs_dpor_t *x, const pev_t *e)
+{
+  return reducing(x) && x->model != CS_MM_A2A3 && !is_land(e) &&
+         e->rec.kind == CS_EV_WAIT && (e->flags & CS_EVF_QUIET) &&
+         e->rec.opcmp == CS_CMP_GE;
+}
+
+/* A notify that changes its cell at this step (issued under sc, landing
+ * under fifo and relaxed) by an AtomicAdd of any value. */
+static int adds(const cs_dpor_t *x, const pev_t *e)
+{
+  const cs_trace_rec_t *r = &e->rec;
+  uint32_t kind = is_land(e) ? r->round : r->kind;
+  return kind == CS_EV_NOTIFY && r->opcmp == CS_NOTIFY_ADD &&
+         (is_land(e) || x->model == CS_MM_SC);
+}
+
+/* An add of a value >= 0. */
+static int grows(const cs_dpor_t *x, const pev_t *e)
+{
+  return adds(x, e) && e->rec.value >= 0;
+}
+
 /* A landing and an event of the rank whose queue it is. */
 static int queue_dep(const pev_t *land, const pev_t *r)
 {
@@ -291,6 +329,8 @@ void cs_dpor_destroy(cs_dpor_t *x)
   free(x->node);
   free(x->choice);
   free(x->hb);
+  free(x->need);
+  free(x->hb1);
   free(x->rkey);
   free(x->rsleep);
   free(x->gsrc);
@@ -398,6 +438,7 @@ static int fill_en(cs_dpor_t *x, const cs_sched_view_t *v, pev_t *en)
     const cs_sched_actor_view_t *a = &v->en[i];
     en[i].key = key_of(x, a);
     en[i].rec = a->rec;
+    en[i].flags = a->op < 0 ? a->flags : 0;
     en[i].postno = a->op < 0 && is_post_kind(x->model, a->rec.kind) &&
                            a->rank < CS_MAX_RANKS
                        ? x->posts[a->rank] + 1 : 0;
@@ -432,7 +473,7 @@ static int fill_en(cs_dpor_t *x, const cs_sched_view_t *v, pev_t *en)
  * relation does not cover (a landing would enable it). */
 static int queue_full(const cs_dpor_t *x, const cs_sched_view_t *v)
 {
-  if (x->model == CS_MM_A2A3 || x->mode != CS_DPOR_REDUCE)
+  if (x->model == CS_MM_A2A3 || !reducing(x))
     return 0;
   for (uint32_t r = 0; r < v->nranks; r++)
     if (v->rank[r].state == CS_VIEW_POSTED && !v->rank[r].enabled &&
@@ -492,7 +533,10 @@ static int inherit_sleep(cs_dpor_t *x, const node_t *p, node_t *nd)
     if (i >= p->nsleep && (!has_key(p->done, p->ndone, c->key) ||
                            c->key == t->key))
       continue;
-    if (!asleep(nd, c->key) && !dependent(x, c, t))
+    int planted = x->mode == CS_DPOR_QUIET_SLEEP &&
+                  ((quiet_wait(x, c) && grows(x, t)) ||
+                   (quiet_wait(x, t) && grows(x, c)));
+    if (!asleep(nd, c->key) && (planted || !dependent(x, c, t)))
       nd->sleep[nd->nsleep++] = *c;
   }
   return 0;
@@ -646,23 +690,97 @@ static const pev_t *ev_at(const cs_dpor_t *x, uint64_t k)
 
 #define BIT(hb, w, k, j) ((hb)[(k) * (w) + (j) / 64] >> ((j) % 64) & 1)
 
+/* Whether step m writes the cell of wait f (its footprint fw): a notify,
+ * store or put into its bytes; other waits are no writes here. */
+static int writes_cell(const cs_dpor_t *x, uint64_t m, const fp_t *fw)
+{
+  const pev_t *e = ev_at(x, m);
+  fp_t fe;
+  return !(!is_land(e) && e->rec.kind == CS_EV_WAIT) && footprint(x, e, &fe) &&
+         fe.wr && fe.win == fw->win && fe.lo < fw->hi && fw->lo < fe.hi;
+}
+
+/* The writes a quiet wait at step k needs (docs/verify.md, "Waits"): when
+ * every write of its cell before it is an AtomicAdd, every one of a value
+ * < 0 (dependent() orders them) and the shortest prefix (in run order) of
+ * the others after which the cell, from the value it started at (what the
+ * wait saw less all of them) with the negative ones, already meets the
+ * condition; else all of them. Returns the prefix's last index + 1, 0 for
+ * none, UINT64_MAX for all. */
+static uint64_t needed(const cs_dpor_t *x, uint64_t k)
+{
+  const pev_t *b = ev_at(x, k);
+  fp_t fw;
+  footprint(x, b, &fw);
+  int64_t sum = 0, neg = 0;
+  for (uint64_t m = 0; m < k; m++) {
+    if (!writes_cell(x, m, &fw))
+      continue;
+    if (!adds(x, ev_at(x, m)))
+      return UINT64_MAX;
+    sum += ev_at(x, m)->rec.value;
+    neg += ev_at(x, m)->rec.value < 0 ? ev_at(x, m)->rec.value : 0;
+  }
+  int64_t cell = (int64_t)b->rec.observed - sum + neg;
+  for (uint64_t m = 0; m < k; m++) {
+    if (cell >= b->rec.value)
+      return m; /* the writes before m are enough */
+    if (writes_cell(x, m, &fw) && ev_at(x, m)->rec.value >= 0)
+      cell += ev_at(x, m)->rec.value;
+  }
+  return cell >= b->rec.value ? k : UINT64_MAX;
+}
+
+/* Whether every add >= 0 the quiet wait j needs happens before step k in
+ * happens-before h (the first pass's): then an add k after the wait can
+ * stand in for none of them, in any order of this class (a negative one
+ * needs no stand-in: without it the cell only holds more). */
+static int needs_before(const cs_dpor_t *x, const uint64_t *h, uint64_t j,
+                        uint64_t k, uint64_t w)
+{
+  if (x->need[j] == UINT64_MAX)
+    return 0;
+  fp_t fw;
+  footprint(x, ev_at(x, j), &fw);
+  for (uint64_t m = 0; m < x->need[j]; m++)
+    if (writes_cell(x, m, &fw) && grows(x, ev_at(x, m)) && !BIT(h, w, k, m))
+      return 0;
+  return 1;
+}
+
+/* dependent() for steps j < k of this run (docs/verify.md, "Waits"): a
+ * quiet wait k and an add before it of its cell are dependent when k
+ * needs it (needed()); a quiet wait j and an add k after it of its cell
+ * when the add might stand in for a write j needs (needs_before(); the
+ * first pass of happens_before() calls them independent). */
+static int dep_run(const cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
+{
+  const pev_t *a = ev_at(x, j), *b = ev_at(x, k);
+  if (a->key == b->key)
+    return 1;
+  fp_t fw;
+  if (quiet_wait(x, b) && grows(x, a)) {
+    footprint(x, b, &fw);
+    return writes_cell(x, j, &fw) &&
+           (x->need[k] == UINT64_MAX || j < x->need[k]);
+  }
+  if (quiet_wait(x, a) && grows(x, b)) {
+    footprint(x, a, &fw);
+    return writes_cell(x, k, &fw) && x->hb1 &&
+           x->mode != CS_DPOR_QUIET_LOOSE && !needs_before(x, x->hb1, j, k, w);
+  }
+  return dependent(x, a, b);
+}
+
 /* hb[k]: the steps before k that happen before it (a chain of dependent
  * steps, program order included). */
-static int happens_before(cs_dpor_t *x, uint64_t n, uint64_t w)
+static void hb_pass(cs_dpor_t *x, uint64_t n, uint64_t w)
 {
-  size_t need = (size_t)(n * w);
-  if (need > x->hbcap) {
-    uint64_t *h = realloc(x->hb, need * sizeof(uint64_t));
-    if (!h)
-      return -1;
-    x->hb = h;
-    x->hbcap = need;
-  }
-  memset(x->hb, 0, need * sizeof(uint64_t));
+  memset(x->hb, 0, (size_t)(n * w) * sizeof(uint64_t));
   for (uint64_t k = 0; k < n; k++) {
     uint64_t *hk = x->hb + k * w;
     for (uint64_t j = k; j-- > 0;) {
-      if (BIT(x->hb, w, k, j) || !dependent(x, ev_at(x, j), ev_at(x, k)))
+      if (BIT(x->hb, w, k, j) || !dep_run(x, j, k, w))
         continue;
       const uint64_t *hj = x->hb + j * w;
       for (uint64_t q = 0; q < w; q++)
@@ -670,6 +788,31 @@ static int happens_before(cs_dpor_t *x, uint64_t n, uint64_t w)
       hk[j / 64] |= 1ull << (j % 64);
     }
   }
+}
+
+/* Two passes: the first with every quiet wait independent of the adds
+ * after it, the second with those an add might stand in for (dep_run()),
+ * decided on the first; more edges keep every add the first pass found
+ * after the writes a wait needs after them. */
+static int happens_before(cs_dpor_t *x, uint64_t n, uint64_t w)
+{
+  size_t need = (size_t)(n * w);
+  if (need > x->hbcap) {
+    uint64_t *h = realloc(x->hb, need * sizeof(uint64_t));
+    uint64_t *h1 = h ? realloc(x->hb1, need * sizeof(uint64_t)) : NULL;
+    if (h)
+      x->hb = h;
+    if (!h1)
+      return -1;
+    x->hb1 = h1;
+    x->hbcap = need;
+  }
+  uint64_t *h1 = x->hb1;
+  x->hb1 = NULL;
+  hb_pass(x, n, w);
+  x->hb1 = h1;
+  memcpy(x->hb1, x->hb, need * sizeof(uint64_t));
+  hb_pass(x, n, w);
   return 0;
 }
 
@@ -776,13 +919,13 @@ static void reverse(cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
 static int is_race(const cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
 {
   const pev_t *a = ev_at(x, j), *b = ev_at(x, k);
-  if (a->key == b->key || !dependent(x, a, b))
+  if (a->key == b->key || !dep_run(x, j, k, w))
     return 0;
   /* Causal pairs, never reversed (docs/verify.md, "Races that cannot be
    * reversed"): a post and its own landing; outside a2a3, a landing of
    * rank r's queue and a later fence of rank r, which runs only once the
    * queue is empty. */
-  if (x->mode == CS_DPOR_REDUCE && a->rec.rank == b->rec.rank) {
+  if (reducing(x) && a->rec.rank == b->rec.rank) {
     if (!is_land(a) && is_land(b) && a->postno && a->postno == b->rec.dma_id)
       return 0;
     if (x->model != CS_MM_A2A3 && is_land(a) && !is_land(b) &&
@@ -811,7 +954,7 @@ static int wait_reversible(const cs_dpor_t *x, uint64_t j, uint64_t k)
 {
   const pev_t *a = ev_at(x, j), *b = ev_at(x, k);
   const cs_trace_rec_t *ra = &a->rec, *rb = &b->rec;
-  if (x->model == CS_MM_A2A3 || x->mode != CS_DPOR_REDUCE || is_land(b) ||
+  if (x->model == CS_MM_A2A3 || !reducing(x) || is_land(b) ||
       rb->kind != CS_EV_WAIT)
     return 1;
   uint32_t kind = is_land(a) ? ra->round : ra->kind;
@@ -855,6 +998,33 @@ static int behind_reversible(const cs_dpor_t *x, uint64_t j, uint64_t k)
   return 0;
 }
 
+/* wait_reversible() for a race j -> k of an add j and a quiet wait k that
+ * needs it, every write of k's cell before k an add (needed()):
+ * exactly. The reversal keeps the writes before j and those between j and
+ * k that do not happen after j. 1 reversible, 0 not. */
+static int quiet_reversible(const cs_dpor_t *x, uint64_t j, uint64_t k,
+                            uint64_t w)
+{
+  const pev_t *b = ev_at(x, k);
+  fp_t fw;
+  footprint(x, b, &fw);
+  int64_t cell = b->rec.observed;
+  for (uint64_t m = j; m < k; m++)
+    if ((m == j || BIT(x->hb, w, m, j)) && writes_cell(x, m, &fw))
+      cell -= ev_at(x, m)->rec.value;
+  return cell >= b->rec.value;
+}
+
+/* Whether the race j -> k is reversed (docs/verify.md, "Races that cannot
+ * be reversed"). */
+static int reversible(const cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
+{
+  if (quiet_wait(x, ev_at(x, k)) && x->need[k] != UINT64_MAX &&
+      grows(x, ev_at(x, j)))
+    return quiet_reversible(x, j, k, w);
+  return wait_reversible(x, j, k);
+}
+
 /* A wait k and an earlier write j of another actor that it depends on,
  * with steps in between (not a race): a wait can be moved before several
  * writes at once (one that subtracts, then one that adds back: the add
@@ -863,9 +1033,9 @@ static int behind_reversible(const cs_dpor_t *x, uint64_t j, uint64_t k)
 static int wait_behind(const cs_dpor_t *x, uint64_t j, uint64_t k, uint64_t w)
 {
   const pev_t *a = ev_at(x, j), *b = ev_at(x, k);
-  return x->mode == CS_DPOR_REDUCE && !is_land(b) &&
+  return reducing(x) && !is_land(b) &&
          b->rec.kind == CS_EV_WAIT && a->key != b->key &&
-         BIT(x->hb, w, k, j) && dependent(x, a, b);
+         BIT(x->hb, w, k, j) && dep_run(x, j, k, w);
 }
 
 static int races(cs_dpor_t *x)
@@ -873,12 +1043,21 @@ static int races(cs_dpor_t *x)
   uint64_t n = x->depth, w = (n + 63) / 64;
   if (n == 0)
     return 0;
+  if (n > x->needcap) {
+    uint64_t *nn = realloc(x->need, n * sizeof(uint64_t));
+    if (!nn)
+      return -1;
+    x->need = nn;
+    x->needcap = n;
+  }
+  for (uint64_t k = 0; k < n; k++)
+    x->need[k] = quiet_wait(x, ev_at(x, k)) ? needed(x, k) : UINT64_MAX;
   if (happens_before(x, n, w) < 0)
     return -1;
   uint64_t from = x->plen ? x->plen - 1 : 0; /* earlier ones: seen before */
   for (uint64_t k = from; k < n; k++)
     for (uint64_t j = k; j-- > 0;)
-      if (is_race(x, j, k, w) ? wait_reversible(x, j, k)
+      if (is_race(x, j, k, w) ? reversible(x, j, k, w)
                               : wait_behind(x, j, k, w) &&
                                     behind_reversible(x, j, k))
         reverse(x, j, k, w);
