@@ -523,3 +523,55 @@ Test(shrink, keeps_the_runs_fidelity_modes, .timeout = 300)
   files_in(dir, "", 1);
   rmdir(dir);
 }
+
+/* A run that passes but where check finds something is shrunk with the
+ * finding as its signature: inactive-lane-remote-read never changes a
+ * result (its extra load goes unused), so at 4 ranks x 17 fp16 elements
+ * x 2 calls the run passes while `collsim check` reports the unused
+ * read; shrink cuts it to 2 ranks (shrink's floor) and fewer events, the
+ * shrunk trace still passes, and check still finds the same kind there.
+ * A correct run's trace, with nothing for check to find, is refused. */
+Test(shrink, a_check_finding_on_a_passing_run_is_shrunk, .timeout = 300)
+{
+  char dir[64], trace[128], min[128], ok[128];
+  cli_out_t r, sh, ck;
+  temp_dir(dir, sizeof(dir));
+  snprintf(trace, sizeof(trace), "%s/t.cstrace", dir);
+  snprintf(min, sizeof(min), "%s/t.min.cstrace", dir);
+  snprintf(ok, sizeof(ok), "%s/ok.cstrace", dir);
+  run_cli(&r, 60, "run", "--algo", "ring", "--ranks", "4", "--count", "17",
+          "--dtype", "fp16", "--iters", "2", "--bug",
+          "inactive-lane-remote-read", "--schedule", "latest", "--trace",
+          trace, NULL);
+  cr_assert_eq(r.status, 0, "the defect changes no result: %s%s", r.out, r.err);
+  run_cli(&ck, 60, "check", trace, NULL);
+  cr_assert(strstr(ck.out, "unused remote read"), "%s", ck.out);
+  run_cli(&sh, 250, "shrink", trace, NULL);
+  cr_assert_eq(sh.status, 0, "%s%s", sh.out, sh.err);
+  cr_assert(strstr(sh.out, "-> check: unused remote read: "), "%s", sh.out);
+  cs_trace_t t0, t1;
+  char why[256];
+  cr_assert_eq(load_trace(trace, &t0, why, sizeof(why)), 0, "%s", why);
+  cr_assert_eq(load_trace(min, &t1, why, sizeof(why)), 0, "%s", why);
+  cr_assert_eq(t1.hdr.nranks, 2, "%u ranks", t1.hdr.nranks);
+  cr_assert_lt(t1.n, t0.n / 4, "%llu of %llu records",
+               (unsigned long long)t1.n, (unsigned long long)t0.n);
+  cs_trace_free(&t0);
+  cs_trace_free(&t1);
+  run_cli(&r, 60, "replay", min, NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  run_cli(&ck, 60, "check", min, NULL);
+  cr_assert(strstr(ck.out, "unused remote read"), "%s", ck.out);
+  cr_assert(strstr(story_of(sh.out), "the load should not be there"), "%s",
+            sh.out);
+  run_cli(&r, 60, "run", "--algo", "ring", "--ranks", "2", "--count", "4",
+          "--iters", "1", "--schedule", "latest", "--trace", ok, NULL);
+  cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+  run_cli(&sh, 60, "shrink", ok, NULL);
+  cr_assert_eq(sh.status, 2, "%s%s", sh.out, sh.err);
+  cr_assert(strstr(sh.err, "does not fail and collsim check finds nothing"),
+            "%s", sh.err);
+  cr_assert_eq(files_in(dir, ".shrink-", 0), 0, "a temporary trace was left");
+  files_in(dir, "", 1);
+  rmdir(dir);
+}

@@ -1191,8 +1191,9 @@ Test(verify, every_mutation_yields_a_counterexample, .timeout = 900)
  * construction (the bug table: the inactive all-gather lanes only load
  * from the left peer what they never use), so without --check the
  * configuration is verified; with it, the unused remote load that
- * `collsim check` names on the kept trace is the counterexample, and the
- * trace of that one execution is the only file left. */
+ * `collsim check` names on the kept trace is the counterexample, shrunk
+ * with that finding kept; its trace and the shrunk one are the files
+ * left. */
 Test(verify, a_check_finding_on_a_passing_class_is_a_counterexample,
      .timeout = 300)
 {
@@ -1223,7 +1224,14 @@ Test(verify, a_check_finding_on_a_passing_class_is_a_counterexample,
   run_cli(&c, 60, "replay", trace, NULL); /* its run passes */
   cr_assert_eq(c.status, 0, "%s%s", c.out, c.err);
   cr_assert(strstr(c.out, "identical; outcome: "), "%s%s", c.out, c.err);
-  cr_assert_eq(files_in(dir, "", 1), 1, "more than the one trace was left");
+  /* shrunk with the finding kept: the shrunk trace passes and check
+   * finds the same kind in it */
+  cr_assert(strstr(r.out, "-> check: unused remote read: "), "%s", r.out);
+  snprintf(trace, sizeof(trace), "%s/verify-1.min.cstrace", dir);
+  run_cli(&c, 60, "check", trace, NULL);
+  cr_assert_eq(c.status, 1, "%s%s", c.out, c.err);
+  cr_assert(strstr(c.out, "unused remote read: "), "%s", c.out);
+  cr_assert_eq(files_in(dir, "", 1), 2, "not the trace and the shrunk one");
   rmdir(dir);
 }
 

@@ -4,8 +4,9 @@
  * and the few events that make the failure, told as a story.
  *
  * The same way = the same signature (signature.h: outcome kind and first
- * bad rank and position). First the inputs: one call, fewer ranks (from 2
- * up), fewer elements (bisection on the count; a §3.3 shape keeps its
+ * bad rank and position; for a run that passes with a checker finding,
+ * the first finding of `collsim run --check`). First the inputs: one
+ * call, fewer ranks (from 2 up), fewer elements (bisection on the count; a §3.3 shape keeps its
  * count); each candidate is searched
  * briefly with a few schedules (the deviations that made the last failure,
  * whose actors are named by what they are and so may still apply; the
@@ -72,6 +73,11 @@ static const char usage[] =
     "the racing pair and the missing edge collsim check finds (for a race\n"
     "that follows from a cell a call left unreset, that reset; a barrier\n"
     "the collective named, by its name).\n"
+    "A trace whose run passes but where collsim check finds something (an\n"
+    "unused remote read, a race no schedule of this size turned into a\n"
+    "wrong result) is shrunk the same way, with --check on every run: the\n"
+    "signature is then the first finding (its kind while the inputs\n"
+    "shrink, the whole finding for the schedule).\n"
     "The run's collective (also --algo ./x.so, which must still be there,\n"
     "with the SHA-256 the trace recorded: shrink names it before it runs\n"
     "it, and refuses a changed one) and its modes (--signals, --minmax,\n"
@@ -130,6 +136,9 @@ typedef struct shrink {
                              its own code that collsim runs (no failure) */
   int         crashed;   /* the recorded run's replay did: stopped there */
   int         loose;     /* inputs phase: the outcome kind is enough */
+  int         check;     /* the recorded run passes with a checker finding:
+                            every candidate runs with --check, and its
+                            first finding is the signature */
   sh_cfg_t    cfg;       /* of the best failure so far */
   char        dir[640];  /* where the temporaries go: OUT's directory */
   char        best[700]; /* its trace (a temporary name) */
@@ -187,7 +196,7 @@ static void add_modes(const sh_cfg_t *c, char **argv, int *n)
 
 /* argv of `collsim run` for c under schedule `sched`, tracing to `trace`. */
 static void run_argv(const sh_cfg_t *c, const char *sched, const char *trace,
-                     char **argv, char (*num)[40])
+                     int check, char **argv, char (*num)[40])
 {
   int n = 0;
   static const char *const fills[] = {"arange", "arange", "pto", "random", "arange"};
@@ -238,6 +247,8 @@ static void run_argv(const sh_cfg_t *c, const char *sched, const char *trace,
   argv[n++] = (char *)sched;
   argv[n++] = "--trace";
   argv[n++] = (char *)trace;
+  if (check)
+    argv[n++] = "--check";
   argv[n] = "--timeout";
   snprintf(num[n + 1], sizeof(num[0]), "%.3f",
            c->timeout_ns ? (double)c->timeout_ns / 1e9 : 30.0);
@@ -305,7 +316,7 @@ static int run_child(shrink_t *sh, const sh_cfg_t *c, const char *sched,
   drop(sh); /* never two candidates' traces at once */
   if (temp_name(sh, sh->tmp, sizeof(sh->tmp)) < 0)
     return -1;
-  run_argv(c, sched, sh->tmp, argv, num);
+  run_argv(c, sched, sh->tmp, sh->check, argv, num);
   int fd = memfd_create("collsim-shrink", MFD_CLOEXEC);
   if (fd < 0)
     return -1;
@@ -332,6 +343,15 @@ static int run_child(shrink_t *sh, const sh_cfg_t *c, const char *sched,
   out[n > 0 ? n : 0] = 0;
   close(fd);
   return status;
+}
+
+/* Where a signature's kind ends: a failure's at the first comma ("wrong
+ * result, rank 1 index 3"), a checker finding's after its kind ("check:
+ * unused remote read: rank 1's load of ..."). */
+static size_t kind_len(const char *sig)
+{
+  size_t skip = strncmp(sig, "check: ", 7) ? 0 : 7;
+  return skip + strcspn(sig + skip, skip ? ":" : ",");
 }
 
 /* Runs candidate c under sched. 1: it fails with the signature (its trace
@@ -366,13 +386,18 @@ static int attempt(shrink_t *sh, const sh_cfg_t *c, const char *sched)
     return 0;
   }
   cs__run_signature(out, status, sig, sizeof(sig));
+  /* Checking, only a run that passed with a finding is this one. */
+  if (sh->check != !strncmp(sig, "check: ", 7)) {
+    drop(sh);
+    return 0;
+  }
   snprintf(sh->last, sizeof(sh->last), "%s", sig);
   if (!sh->sig[0])
     snprintf(sh->sig, sizeof(sh->sig), "%s", sig);
   /* Fewer ranks or elements move the first bad position: while the inputs
    * change, the kind (up to the first comma) must match; then all of it. */
-  size_t kind = strcspn(sh->sig, ",");
-  if (sh->loose ? strncmp(sig, sh->sig, kind) || strcspn(sig, ",") != kind
+  size_t kind = kind_len(sh->sig);
+  if (sh->loose ? strncmp(sig, sh->sig, kind) || kind_len(sig) != kind
                 : strcmp(sig, sh->sig)) {
     drop(sh);
     return 0;
@@ -885,16 +910,24 @@ static int first_failure(shrink_t *sh)
     sh->crashed = 1;
     return 1;
   }
+  if (r == 0 && !sh->sig[0]) {
+    /* It passes: a checker finding on it is kept instead (run --check). */
+    sh->check = 1;
+    if ((r = attempt(sh, &sh->cfg, sched)) < 0)
+      return 1;
+  }
   if (r == 0 || !strncmp(sh->sig, "replay diverged", 15)) {
     drop(sh);
     cs_cli_error("shrink", "%s: %s; nothing to shrink", sh->in,
                  sh->sig[0] ? "its run does not replay to a failure"
-                            : "its run does not fail");
+                            : "its run does not fail and collsim check finds "
+                              "nothing in it");
     return -1;
   }
   keep(sh, &sh->cfg);
   relearn(sh);
-  fprintf(sh->log, "shrink: %s fails with: %s\n", sh->in, sh->sig);
+  fprintf(sh->log, "shrink: %s %s: %s\n", sh->in,
+          sh->check ? "passes with a checker finding" : "fails with", sh->sig);
   return 0;
 }
 

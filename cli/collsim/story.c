@@ -107,6 +107,41 @@ static const char *barrier_words(const cs_trace_header_t *h, const cs_story_t *s
   return buf;
 }
 
+/* The missing piece of a finding the story has no gap for, by its kind. */
+static void missing_kind(FILE *f, const cs_check_finding_t *x)
+{
+  switch (x->kind) {
+  case CS_CHECK_WAIT_EQ:
+    fprintf(f, "Missing: a >= comparison: the add can pass the == value before "
+               "the waiter looks.\n");
+    break;
+  case CS_CHECK_NOT_RESET:
+    fprintf(f, "Missing: a self-clearing epilogue: the cell ends at %d, not 0, "
+               "and the next call waits on it.\n", x->value);
+    break;
+  case CS_CHECK_UNSATISFIABLE:
+    fprintf(f, "Missing: a notify that brings the cell to the target (it ends "
+               "at %d).\n", x->value);
+    break;
+  case CS_CHECK_MIXED_OPS:
+    fprintf(f, "Missing: one notify op per cell: AtomicAdd for every notify "
+               "of it (a Set overwrites what the adds counted, or an add "
+               "lands on the Set's value).\n");
+    break;
+  case CS_CHECK_CLOBBER:
+    fprintf(f, "Missing: an order between the Set's line write-back and the "
+               "other write to its line, or a line per cell.\n");
+    break;
+  case CS_CHECK_DEAD_READ:
+    fprintf(f, "Missing: no edge; the load should not be there: the rank "
+               "reads another rank's memory and never uses it (a lane with "
+               "nothing to do should skip the load).\n");
+    break;
+  default:
+    fprintf(f, "Missing: an order between %s's events.\n", cs_check_kind_name(x->kind));
+  }
+}
+
 static void missing(FILE *f, const cs_trace_header_t *h, const cs_story_t *s)
 {
   char bw[96];
@@ -164,31 +199,7 @@ static void missing(FILE *f, const cs_trace_header_t *h, const cs_story_t *s)
             rd, a, wr, b);
     return;
   }
-  switch (x->kind) {
-  case CS_CHECK_WAIT_EQ:
-    fprintf(f, "Missing: a >= comparison: the add can pass the == value before "
-               "the waiter looks.\n");
-    break;
-  case CS_CHECK_NOT_RESET:
-    fprintf(f, "Missing: a self-clearing epilogue: the cell ends at %d, not 0, "
-               "and the next call waits on it.\n", x->value);
-    break;
-  case CS_CHECK_UNSATISFIABLE:
-    fprintf(f, "Missing: a notify that brings the cell to the target (it ends "
-               "at %d).\n", x->value);
-    break;
-  case CS_CHECK_MIXED_OPS:
-    fprintf(f, "Missing: one notify op per cell: AtomicAdd for every notify "
-               "of it (a Set overwrites what the adds counted, or an add "
-               "lands on the Set's value).\n");
-    break;
-  case CS_CHECK_CLOBBER:
-    fprintf(f, "Missing: an order between the Set's line write-back and the "
-               "other write to its line, or a line per cell.\n");
-    break;
-  default:
-    fprintf(f, "Missing: an order between %s's events.\n", cs_check_kind_name(x->kind));
-  }
+  missing_kind(f, x);
 }
 
 /* A cell left not at 0 after several calls, when the story is not about

@@ -57,7 +57,8 @@ static const char usage[] =
     "                      under each model, and one of them that fails\n"
     "                      is a counterexample too;\n"
     "                      with --check so is a check finding on a run\n"
-    "                      that passed (kept, not shrunk, its story told)\n"
+    "                      that passed (shrunk the same way: the first\n"
+    "                      finding is kept)\n"
     "  incomplete: ...     the budget or --max-classes ran out (exit 4), with\n"
     "                      the share of the tree explored and a rough\n"
     "                      estimate of the classes in all\n"
@@ -392,9 +393,8 @@ static void print_outcomes(vf_t *v, cs_mm_t m)
 
 /* The failing run of `choices` again, traced, its output shown (`which`:
  * where it was found); then shrunk. With --check the trace of a run that
- * passes is checked, and a finding is the counterexample: shrink keeps a
- * failing run's signature, which such a run has not, so it is not shrunk,
- * and its story (the checker's pair and missing edge) is told at once. */
+ * passes is checked, and a finding is the counterexample, shrunk as a
+ * failure is (shrink keeps the first finding as its signature). */
 static int counterexample_at(vf_t *v, cs_mm_t m, const uint32_t *choices,
                              uint64_t n, const char *which, int probe)
 {
@@ -437,14 +437,11 @@ static int counterexample_at(vf_t *v, cs_mm_t m, const uint32_t *choices,
     printf("  (the traced run passed%s: the failure did not repeat)\n",
            v->run.check ? " and its check found nothing" : "");
   fflush(stdout);
-  if (found) {
-    printf("  not shrunk: collsim shrink keeps a failing run's signature, "
-           "and this run passes\n");
-    fflush(stdout);
+  if (!v->o.no_shrink && rc != CS_EXIT_OK) {
+    cs__shrink_file(path, min, 600, 1, stdout);
+  } else if (found) { /* --no-shrink: the finding's story as it is */
     cs__story_print(path, NULL, stdout);
     fflush(stdout);
-  } else if (!v->o.no_shrink && rc != CS_EXIT_OK) {
-    cs__shrink_file(path, min, 600, 1, stdout);
   }
   return CS_EXIT_WRONG;
 }
