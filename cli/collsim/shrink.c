@@ -345,12 +345,20 @@ static int run_child(shrink_t *sh, const sh_cfg_t *c, const char *sched,
   return status;
 }
 
+/* Whether a signature is a checker finding's (run/signature.c words it
+ * "check: KIND: HEADLINE"). */
+static const char finding_mark[] = "check: ";
+static int is_finding(const char *sig)
+{
+  return !strncmp(sig, finding_mark, sizeof(finding_mark) - 1);
+}
+
 /* Where a signature's kind ends: a failure's at the first comma ("wrong
  * result, rank 1 index 3"), a checker finding's after its kind ("check:
  * unused remote read: rank 1's load of ..."). */
 static size_t kind_len(const char *sig)
 {
-  size_t skip = strncmp(sig, "check: ", 7) ? 0 : 7;
+  size_t skip = is_finding(sig) ? sizeof(finding_mark) - 1 : 0;
   return skip + strcspn(sig + skip, skip ? ":" : ",");
 }
 
@@ -387,7 +395,7 @@ static int attempt(shrink_t *sh, const sh_cfg_t *c, const char *sched)
   }
   cs__run_signature(out, status, sig, sizeof(sig));
   /* Checking, only a run that passed with a finding is this one. */
-  if (sh->check != !strncmp(sig, "check: ", 7)) {
+  if (sh->check != is_finding(sig)) {
     drop(sh);
     return 0;
   }
