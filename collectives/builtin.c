@@ -55,6 +55,39 @@ static void expect(cs_algo_t a, const cs_coll_cfg_t *g, const void *in,
   cs_oracle_expect(a, g->dtype, g->op, g->nranks, g->count, in, rank, out);
 }
 
+/* The teach facts, from the descriptor (teach_flags: fill_regs). */
+static uint64_t parts(cs_algo_t a, const cs_coll_cfg_t *g)
+{
+  cs_ar_cfg_t c = ar_cfg(a, g);
+  return cs_algo_desc(a)->parts(&c);
+}
+
+static uint64_t part_lo(cs_algo_t a, const cs_coll_cfg_t *g, uint64_t i)
+{
+  cs_ar_cfg_t c = ar_cfg(a, g);
+  return cs_algo_desc(a)->part_lo(&c, i);
+}
+
+static double volume(cs_algo_t a, const cs_coll_cfg_t *g, const char **what)
+{
+  cs_ar_cfg_t c = ar_cfg(a, g);
+  cs_algo_volume_t v = {0, 0, "?"};
+  cs_algo_desc(a)->volume(&c, 0, cs_dtype_size(g->dtype), &v);
+  *what = v.what;
+  return v.formula;
+}
+
+/* Without a defect's knobs: the registration runs the algorithm as the
+ * reference has it. */
+static void wait_where(cs_algo_t a, const cs_coll_cfg_t *g, uint32_t rank,
+                       uint64_t cell, int32_t target, char *buf, size_t n)
+{
+  cs_ar_cfg_t c = ar_cfg(a, g);
+  cs_ar_wait_where(&c, rank, CS_AR_SLOT_SIGNAL,
+                   cell > UINT32_MAX ? UINT32_MAX : (uint32_t)cell, target,
+                   buf, n);
+}
+
 /* Thunk sets below: at least one per algorithm id. */
 #define MAX_BUILTINS 12
 
@@ -88,8 +121,18 @@ static const char *refuse(cs_algo_t a, const cs_coll_cfg_t *g)
                          uint32_t rank, void *out)                             \
   { expect(A, g, in, rank, out); }                                             \
   static const char *refuse_##A(const cs_coll_cfg_t *g)                        \
-  { return refuse(A, g); }
-#define BUILTIN_ROW(A) {body_##A, slots_##A, expect_##A, refuse_##A}
+  { return refuse(A, g); }                                                     \
+  static uint64_t parts_##A(const cs_coll_cfg_t *g) { return parts(A, g); }   \
+  static uint64_t part_lo_##A(const cs_coll_cfg_t *g, uint64_t i)              \
+  { return part_lo(A, g, i); }                                                 \
+  static double volume_##A(const cs_coll_cfg_t *g, const char **w)             \
+  { return volume(A, g, w); }                                                  \
+  static void where_##A(const cs_coll_cfg_t *g, uint32_t r, uint64_t cell,     \
+                        int32_t tg, char *b, size_t n)                         \
+  { wait_where(A, g, r, cell, tg, b, n); }
+#define BUILTIN_ROW(A)                                                         \
+  {body_##A, slots_##A, expect_##A, refuse_##A, parts_##A, part_lo_##A,        \
+   volume_##A, where_##A}
 
 BUILTIN_FNS(0) BUILTIN_FNS(1) BUILTIN_FNS(2) BUILTIN_FNS(3)
 BUILTIN_FNS(4) BUILTIN_FNS(5) BUILTIN_FNS(6) BUILTIN_FNS(7)
@@ -100,6 +143,11 @@ static const struct {
   int (*slots)(const cs_coll_cfg_t *, cs_coll_slot_t *);
   void (*expect)(const cs_coll_cfg_t *, const void *, uint32_t, void *);
   const char *(*refuse)(const cs_coll_cfg_t *);
+  uint64_t (*parts)(const cs_coll_cfg_t *);
+  uint64_t (*part_lo)(const cs_coll_cfg_t *, uint64_t);
+  double (*volume)(const cs_coll_cfg_t *, const char **);
+  void (*wait_where)(const cs_coll_cfg_t *, uint32_t, uint64_t, int32_t,
+                     char *, size_t);
 } fns[] = {BUILTIN_ROW(0), BUILTIN_ROW(1), BUILTIN_ROW(2), BUILTIN_ROW(3),
            BUILTIN_ROW(4), BUILTIN_ROW(5), BUILTIN_ROW(6), BUILTIN_ROW(7),
            BUILTIN_ROW(8), BUILTIN_ROW(9), BUILTIN_ROW(10), BUILTIN_ROW(11)};
@@ -121,6 +169,19 @@ static void fill_regs(void)
         .out_slot = ad->out_slot ? CS_AR_SLOT_OUT : CS_AR_SLOT_DATA,
         .signal_slot = CS_AR_SLOT_SIGNAL,
         .body = fns[a].body, .expect = fns[a].expect};
+    if (!ad->teach)
+      continue; /* teach does not take it */
+    regs[a].part_letter = ad->part_letter;
+    regs[a].teach_flags =
+        (ad->pull_ring ? CS_COLL_TEACH_PULL_RING : 0) |
+        (ad->push ? CS_COLL_TEACH_PUSH : 0) |
+        (ad->fold == CS_FOLD_RING_EQUAL || ad->fold == CS_FOLD_RING_BIDIR
+             ? CS_COLL_TEACH_OWN_FIRST : 0);
+    regs[a].parts = fns[a].parts;
+    regs[a].part_lo = fns[a].part_lo;
+    regs[a].legend = ad->legend;
+    regs[a].volume = fns[a].volume;
+    regs[a].wait_where = fns[a].wait_where;
   }
 }
 

@@ -35,6 +35,11 @@ uint32_t cs_coll_flags(const cs_collective_t *c)
   return c && HAS_FIELD(c, flags) ? c->flags : 0;
 }
 
+const cs_collective_t *cs_coll_teach(const cs_collective_t *c)
+{
+  return c && HAS_FIELD(c, wait_where) && c->part_letter ? c : NULL;
+}
+
 /* One name of at most CS_COLL_NAMELEN - 1 characters '!'..'~'. */
 static int name_ok(const char *s)
 {
@@ -98,6 +103,30 @@ const char *cs_coll_names(const cs_collective_t *c,
   return NULL;
 }
 
+/* Its teach facts (cs_coll_teach), when it has them: 0, or -EINVAL with
+ * why filled. */
+static int teach_valid(const char *path, const cs_collective_t *c, char *why,
+                       size_t n)
+{
+  const cs_collective_t *t = cs_coll_teach(c);
+  const char *bad = NULL;
+  if (!t)
+    return 0;
+  if (t->part_letter < '!' || t->part_letter > '~')
+    bad = "part_letter is not a printable character '!'..'~'";
+  else if (!t->parts || !t->part_lo)
+    bad = "part_letter is set without parts and part_lo";
+  else if (t->teach_flags & ~(uint32_t)CS_COLL_TEACH_FLAGS)
+    bad = "teach_flags have bits this collsim does not know";
+  else if (!text_ok(t->legend, 160))
+    bad = "legend has a control character or is longer than 160 bytes";
+  if (!bad)
+    return 0;
+  snprintf(why, n, "%s: %s's teach facts are not accepted: its %s", path,
+           CS_COLLECTIVE_SYMBOL, bad);
+  return -EINVAL;
+}
+
 /* The registration's own fields, once loaded. Returns 0 or -EPROTO /
  * -EINVAL with why filled. */
 static int coll_valid(const char *path, const cs_collective_t *c, char *why,
@@ -147,7 +176,7 @@ static int coll_valid(const char *path, const cs_collective_t *c, char *why,
              text_ok(c->name, 64) ? 256 : 64);
     return -EINVAL;
   }
-  return 0;
+  return teach_valid(path, c, why, n);
 }
 
 int cs_coll_open(const char *path, const cs_collective_t **c, void **handle,

@@ -75,6 +75,10 @@ int cs_coll_check_full(const cs_collective_t *c, const cs_coll_cfg_t *cfg,
 /* The registration's CS_COLL_* flags (0 for one built before them). */
 uint32_t cs_coll_flags(const cs_collective_t *c);
 
+/* The registration itself when it declares what teach draws (a part
+ * letter, with a `size` that covers the teach facts), else NULL. */
+const cs_collective_t *cs_coll_teach(const cs_collective_t *c);
+
 /* Whether an --algo value names a shared object rather than a built-in
  * algorithm: it contains '/' or ends in ".so". */
 int cs_coll_is_path(const char *s);

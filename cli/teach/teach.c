@@ -122,13 +122,17 @@ static const char teach_help[] =
     "                   run --help; all but replay:FILE)\n"
     "  --algo ./X.so    a collective of your own (see collsim run --help): on\n"
     "                   a terminal played like the built-ins (every key but\n"
-    "                   the lessons' and levels'), each rank's window drawn\n"
-    "                   from its slots (name=first elements; the signal\n"
-    "                   slot's cells as integers); with --plain or a pipe\n"
-    "                   the run, then a plain table of what every rank read\n"
-    "                   from and wrote to its peers in each phase and round\n"
-    "                   it marked (cs_mark); --bug, --lesson and --level are\n"
-    "                   refused with it\n";
+    "                   the lessons' and levels'); with the teach facts of\n"
+    "                   its registration (a part letter, its parts, ...:\n"
+    "                   collsim-api(3)) drawn and, with --plain, printed as\n"
+    "                   a built-in of those facts is (a pull ring: the\n"
+    "                   ring's lesson); without them each rank's window\n"
+    "                   drawn from its slots (name=first elements; the\n"
+    "                   signal slot's cells as integers), and with --plain\n"
+    "                   or a pipe the run, then a plain table of what every\n"
+    "                   rank read from and wrote to its peers in each phase\n"
+    "                   and round it marked (cs_mark); --bug, --lesson and\n"
+    "                   --level are refused with it\n";
 
 enum { MAXR = 8 };
 
@@ -145,13 +149,21 @@ static void show(char *buf, size_t cap, const seq_list_t *l)
   snprintf(buf + o, cap > o ? cap - o : 0, "]");
 }
 
+/* Where segment i begins, B(i), by the registration's teach facts
+ * (tm_facts: the ring's, or a plug-in's pull ring). */
+static uint64_t seg_lo(const cs_collective_t *f, const cs_coll_cfg_t *g,
+                       uint64_t i)
+{
+  return f->part_lo(g, i);
+}
+
 /* Segment of element e (largest non-empty k with B(k) <= e). */
-static uint32_t seg_of(uint64_t e, uint64_t count, uint32_t n, uint32_t es)
+static uint32_t seg_of(uint64_t e, const cs_collective_t *f,
+                       const cs_coll_cfg_t *g)
 {
   uint32_t k = 0;
-  for (uint32_t i = 0; i < n; i++)
-    if (cs_ring_bound(i, count, n, es) <= e &&
-        cs_ring_bound(i + 1, count, n, es) > cs_ring_bound(i, count, n, es))
+  for (uint32_t i = 0; i < g->nranks; i++)
+    if (seg_lo(f, g, i) <= e && seg_lo(f, g, i + 1) > seg_lo(f, g, i))
       k = i;
   return k;
 }
@@ -202,14 +214,15 @@ static int set_level(uint32_t v, unsigned given, run_opts_t *o,
  * (teach_push) all at once. */
 static int plain_refuses(const run_opts_t *o, int step)
 {
-  const cs_algo_desc_t *a = cs_algo_desc(o->cfg.algo);
-  if (a->push && (step || o->sched.model != CS_MM_SC)) {
+  const cs_collective_t *a = tm_facts(o);
+  int push = (a->teach_flags & CS_COLL_TEACH_PUSH) != 0;
+  if (push && (step || o->sched.model != CS_MM_SC)) {
     cs_cli_error("teach", "--%s is not accepted with --algo %s --plain: its "
                  "printed lesson is one table and the windows at the end, "
                  "of an sc run", step ? "step" : "memory-model", a->name);
     return -1;
   }
-  if (!a->pull_ring && !a->push) {
+  if (!(a->teach_flags & CS_COLL_TEACH_PULL_RING) && !push) {
     cs_cli_error("teach", "--algo %s: the plain lesson is the ring's; run it "
                  "on a terminal without --plain", a->name);
     return -1;
@@ -352,7 +365,7 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
                  "at a time", level);
     return -1;
   }
-  if (*lesson && !cs_algo_desc(o->cfg.algo)->pull_ring) {
+  if (*lesson && !(tm_facts(o)->teach_flags & CS_COLL_TEACH_PULL_RING)) {
     cs_cli_error("teach", "--lesson is not accepted with --algo %s: its "
                  "questions are about the ring's segments (--algo ring)",
                  cs_algo_name(o->cfg.algo));
@@ -379,7 +392,7 @@ static int parse(int argc, char **argv, run_opts_t *o, int *step, int *tui,
                  "--step or --schedule", *goal ? "level" : "lesson");
     return -1;
   }
-  if (!*tui && !o->coll && plain_refuses(o, *step) < 0)
+  if (!*tui && tm_facts(o) && plain_refuses(o, *step) < 0)
     return -1;
   return cs_cli_mm_scheduled("teach", o->sched.model, *tui ||
                              o->sched.strategy != CS_SCHED_FREE) < 0 ? -1 : 0;
@@ -414,8 +427,11 @@ static void wrap_print(const char *s)
 }
 
 /* The segment table before the run. */
-static void print_intro(const cs_ar_cfg_t *c)
+static void print_intro(const run_opts_t *ro)
 {
+  const cs_ar_cfg_t *c = &ro->cfg;
+  const cs_collective_t *f = tm_facts(ro);
+  cs_coll_cfg_t g = tm_cfg(ro);
   uint32_t n = c->nranks, es = cs_dtype_size(c->dtype);
   uint64_t count = c->count;
   printf("Ring allreduce, %u ranks, %llu x %s per rank, sum.\n\n", n,
@@ -431,9 +447,8 @@ static void print_intro(const cs_ar_cfg_t *c)
   size_t o = (size_t)snprintf(b, sizeof(b), "  segment:");
   for (uint32_t k = 0; k < n && o < sizeof(b); k++)
     o += (size_t)snprintf(b + o, sizeof(b) - o, "  s%u=[%llu,%llu)", k,
-                          (unsigned long long)cs_ring_bound(k, count, n, es),
-                          (unsigned long long)cs_ring_bound(k + 1, count, n,
-                                                            es));
+                          (unsigned long long)seg_lo(f, &g, k),
+                          (unsigned long long)seg_lo(f, &g, k + 1));
   wrap_print(b);
   printf("  start:    rank r holds only its own input, [r], in every "
          "segment\n\n");
@@ -509,10 +524,12 @@ typedef struct teach_table {
 } teach_table_t;
 
 /* Tracks, record by record, whose inputs each rank's segments hold. */
-static void track(const cs_trace_t *t, const cs_ar_cfg_t *c, teach_table_t *tb)
+static void track(const cs_trace_t *t, const run_opts_t *o, teach_table_t *tb)
 {
+  const cs_ar_cfg_t *c = &o->cfg;
+  const cs_collective_t *f = tm_facts(o);
+  cs_coll_cfg_t g = tm_cfg(o);
   uint32_t n = c->nranks, es = cs_dtype_size(c->dtype);
-  uint64_t count = c->count;
   for (uint32_t r = 0; r < n; r++)
     for (uint32_t k = 0; k < n; k++)
       tb->hold[r][k] = (seq_list_t){1, {(uint8_t)r}};
@@ -523,10 +540,10 @@ static void track(const cs_trace_t *t, const cs_ar_cfg_t *c, teach_table_t *tb)
     int ph = x->phase - 1;
     uint32_t r = x->rank, left = (r + n - 1) % n;
     if (x->kind == CS_EV_LOAD && x->peer == left && x->peer != r && x->valid) {
-      tb->pending[r] = tb->hold[left][seg_of(x->elem_off, count, n, es)];
+      tb->pending[r] = tb->hold[left][seg_of(x->elem_off, f, &g)];
       tb->moved[ph][x->round][r] += (uint64_t)x->valid * es;
     } else if (x->kind == CS_EV_STORE && x->valid) {
-      uint32_t k = seg_of(x->elem_off, count, n, es);
+      uint32_t k = seg_of(x->elem_off, f, &g);
       seq_list_t nl = tb->pending[r];
       if (ph == 0 && nl.n < MAXR) /* reduce-scatter: received op own */
         nl.r[nl.n++] = (uint8_t)r;
@@ -748,20 +765,24 @@ static void teach_user_rounds(const cs_trace_t *t, uint32_t n, uint32_t es,
  * trace, so the column matches its end screen. */
 static int teach_push(run_opts_t *o)
 {
-  const cs_algo_desc_t *a = cs_algo_desc(o->cfg.algo);
+  const cs_collective_t *a = tm_facts(o);
   uint32_t n = o->cfg.nranks, es = cs_dtype_size(o->cfg.dtype);
   char b[512];
   snprintf(b, sizeof(b), "%s allreduce: %s; %u ranks, %llu x %s per rank, "
-           "sum.", a->name, a->what, n, (unsigned long long)o->cfg.count,
+           "sum.", a->name, a->what ? a->what : "a collective of your own", n,
+           (unsigned long long)o->cfg.count,
            cs_dtype_name(o->cfg.dtype));
   wrap_print(b);
-  wrap_print(a->legend);
+  if (a->legend)
+    wrap_print(a->legend);
   printf("\n");
   cs_trace_t tr;
   int loaded, rc = run_traced(o, &tr, &loaded);
   if (!loaded)
     return rc;
-  teach_user_rounds(&tr, n, es, a->phases, a->nphases);
+  const char *const *phases;
+  uint32_t nphases = tm_phase_names(o, &phases);
+  teach_user_rounds(&tr, n, es, phases, nphases);
   static teach_session_t s;
   memset(&s, 0, sizeof(s));
   s.o = o;
@@ -772,7 +793,7 @@ static int teach_push(run_opts_t *o)
   for (uint64_t i = 0; i < tr.n; i++)
     tm_replay(&s, &tr.rec[i], i);
   printf("\nAt the end, every rank's %s (part=[whose inputs, in fold "
-         "order]):\n\n", a->out_slot ? "result slot out" : "window");
+         "order]):\n\n", s.st.out_slot ? "result slot out" : "window");
   for (uint32_t r = 0; r < n; r++) {
     char w[1024], cell[TM_MAXR * 8 + 8];
     size_t at = (size_t)snprintf(w, sizeof(w), "r%u  ", r);
@@ -814,6 +835,27 @@ static int teach_user(run_opts_t *o)
   return rc;
 }
 
+/* The ring's printed lesson (a pull ring's: the ring, or a plug-in that
+ * says it is one): the segments, the run, the table, the cost. */
+static int teach_ring(run_opts_t *o, int step)
+{
+  int loaded;
+  print_intro(o);
+  cs_trace_t t;
+  int rc = run_traced(o, &t, &loaded);
+  if (!loaded)
+    return rc;
+  static teach_table_t tb;
+  track(&t, o, &tb);
+  cs_trace_free(&t);
+  print_rounds(&tb, o->cfg.nranks, step);
+  printf("\nAfter the last reduce-scatter round rank r owns segment r with "
+         "all %u\ncontributions; after the all-gather every rank holds every "
+         "segment,\nbit-identical on all ranks.\n", o->cfg.nranks);
+  print_cost(&tb, &o->cfg);
+  return rc;
+}
+
 int cs_cmd_teach(int argc, char **argv)
 {
   run_opts_t o;
@@ -824,7 +866,7 @@ int cs_cmd_teach(int argc, char **argv)
                         .iters = 1};
   o.seed = 1;
   o.fill = CS_FILL_ARANGE;
-  int step = 0, loaded, tui = 0;
+  int step = 0, tui = 0;
   const cs_teach_level_t *goal = NULL;
   int lesson = 0;
   int rc = parse(argc, argv, &o, &step, &tui, &goal, &lesson);
@@ -838,29 +880,22 @@ int cs_cmd_teach(int argc, char **argv)
     cs_coll_close(o.coll_handle);
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
   }
-  if (o.coll && tui) { /* played like the built-ins, drawn from its slots */
+  if (o.coll && tui) { /* played like the built-ins: drawn from its teach
+                          facts, or else from its slots */
     rc = cs__teach_tui(&o, NULL, 0);
     cs_coll_close(o.coll_handle);
     return rc;
   }
-  if (o.coll)
+  if (!tm_facts(&o))
     return teach_user(&o);
   if (tui)
     return cs__teach_tui(&o, goal, lesson);
-  if (cs_algo_desc(o.cfg.algo)->push)
-    return teach_push(&o);
-  print_intro(&o.cfg);
-  cs_trace_t t;
-  rc = run_traced(&o, &t, &loaded);
-  if (!loaded)
+  if (tm_facts(&o)->teach_flags & CS_COLL_TEACH_PUSH) {
+    rc = teach_push(&o);
+    cs_coll_close(o.coll_handle);
     return rc;
-  static teach_table_t tb;
-  track(&t, &o.cfg, &tb);
-  cs_trace_free(&t);
-  print_rounds(&tb, o.cfg.nranks, step);
-  printf("\nAfter the last reduce-scatter round rank r owns segment r with "
-         "all %u\ncontributions; after the all-gather every rank holds every "
-         "segment,\nbit-identical on all ranks.\n", o.cfg.nranks);
-  print_cost(&tb, &o.cfg);
+  }
+  rc = teach_ring(&o, step);
+  cs_coll_close(o.coll_handle);
   return rc;
 }

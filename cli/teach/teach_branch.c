@@ -221,7 +221,7 @@ int tb_story(const teach_session_t *t, char *b, size_t cap)
 void tb_windows(const teach_session_t *t, char *b, size_t cap)
 {
   const tm_state_t *a = t->branch.st, *c = &t->st;
-  if (t->o->coll) { /* its contents are not tracked: only its slots */
+  if (!t->facts) { /* its contents are not tracked: only its slots */
     snprintf(b, cap, "The result's elements: as each outcome says.");
     return;
   }

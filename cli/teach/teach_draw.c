@@ -133,8 +133,7 @@ static void seg_cell(const teach_session_t *t, uint32_t r, uint32_t k, char *b,
                      size_t w, int in)
 {
   uint64_t lo = tm_part_lo(t, k), hi = tm_part_lo(t, k + 1);
-  size_t o = (size_t)snprintf(b, w + 1, "%c%u=",
-                              cs_algo_desc(t->o->cfg.algo)->part_letter, k);
+  size_t o = (size_t)snprintf(b, w + 1, "%c%u=", t->facts->part_letter, k);
   if (lo == hi) {
     snprintf(b + o, w + 1 - o, "-");
     return;
@@ -187,7 +186,7 @@ static int draw_windows(const teach_session_t *t, int y)
   /* a mutation may fold a rank in twice: room for that off the ring, up
    * to 4 ranks (above, N parts of that width would not fit 120x40; a
    * longer fold is cut "[2+0+1..]") */
-  int cw = (int)(cs_algo_desc(t->o->cfg.algo)->pull_ring || n > 4 ||
+  int cw = (int)(tm_flag(t, CS_COLL_TEACH_PULL_RING) || n > 4 ||
                      tm_nparts(t) > n
                      ? 2 * n + 4 : 4 * n + 6),
       per = (COLS - 12 - 2 * (int)n - 8) / (cw + 1);
@@ -207,7 +206,7 @@ static int draw_windows(const teach_session_t *t, int y)
     tx = (int)strlen(head) + 2;
   put(y, 0, "%s", head);
   put(y++, tx, t->values ? "tile: inputs" : "tile");
-  int in_line = t->st.out_slot && cs_algo_desc(t->o->cfg.algo)->push &&
+  int in_line = t->st.out_slot && tm_flag(t, CS_COLL_TEACH_PUSH) &&
                 !t->values; /* whose inputs; v shows the result slot's values */
   for (uint32_t r = 0; r < n; r++) {
     char tag[24], tile[40];
@@ -317,20 +316,20 @@ static int draw_slots(const teach_session_t *t, const cs_sched_view_t *v,
  * left (mesh, host: every remote load posted). */
 static void draw_reads(const teach_session_t *t, const cs_sched_view_t *v, int y)
 {
-  int ring = cs_algo_desc(t->o->cfg.algo)->pull_ring;
+  int ring = tm_flag(t, CS_COLL_TEACH_PULL_RING),
+      push = tm_flag(t, CS_COLL_TEACH_PUSH);
   move(y, 0);
-  printw(ring ? "ring: " : cs_algo_desc(t->o->cfg.algo)->push ? "puts: " : "reads:");
+  printw(ring ? "ring: " : push ? "puts: " : "reads:");
   for (uint32_t r = 0; r <= t->n; r++) {
     uint32_t q = r % t->n, left = (q + t->n - 1) % t->n;
     const cs_trace_rec_t *x = v ? &v->rank[q].rec : NULL;
-    int push = cs_algo_desc(t->o->cfg.algo)->push;
     int busy = x && v->rank[q].state == CS_VIEW_POSTED &&
                x->kind == (push ? CS_EV_PUT : CS_EV_LOAD) && x->peer != q &&
                x->slot == CS_AR_SLOT_DATA && (!ring || x->peer == left);
     if (!ring) {
       if (busy && r < t->n)
         printw(push ? " r%u=>r%u %c%u" : " r%u<=r%u %c%u", q, x->peer,
-               cs_algo_desc(t->o->cfg.algo)->part_letter,
+               t->facts->part_letter,
                tm_seg_of(t, x->elem_off));
       continue;
     }
@@ -343,14 +342,13 @@ static void draw_reads(const teach_session_t *t, const cs_sched_view_t *v, int y
     printw("r%u", q);
   }
   printw(ring ? "  (=sK=>: reading segment K)"
-              : cs_algo_desc(t->o->cfg.algo)->push
-                    ? "  (rank=>peer: a put into the peer next)"
+              : push ? "  (rank=>peer: a put into the peer next)"
                     : "  (rank<=peer: a remote load next)");
 }
 
 static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
 {
-  if (t->o->coll) { /* no ring to draw: the bytes it loaded from others */
+  if (!t->facts) { /* no parts to draw: the bytes it loaded from others */
     char b[256];
     size_t o = (size_t)snprintf(b, sizeof(b), "loaded from other ranks:");
     for (uint32_t r = 0; r < t->n && o < sizeof(b); r++)
@@ -363,21 +361,23 @@ static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
     draw_reads(t, v, y++);
   /* the algorithm's own textbook figure: 2(N-1)/N*S for the rings and
    * the two-phase mesh, (N-1)*S where every rank reads every peer */
-  const cs_algo_desc_t *a = cs_algo_desc(t->o->cfg.algo);
-  cs_algo_volume_t vol = {0, 0, "?"};
-  a->volume(&t->o->cfg, 0, t->es, &vol);
-  uint64_t s = t->count * t->es, ideal = (uint64_t)vol.formula;
+  const char *what = NULL;
+  double formula = t->facts->volume ? t->facts->volume(&t->g, &what) : 0;
+  uint64_t s = t->count * t->es, ideal = (uint64_t)formula;
   char b[256];
   /* a push algorithm moves its bytes by puts into other ranks' windows */
-  size_t o = (size_t)snprintf(b, sizeof(b), a->push ? "put:" : "loaded:");
+  size_t o = (size_t)snprintf(b, sizeof(b),
+                              tm_flag(t, CS_COLL_TEACH_PUSH) ? "put:"
+                                                             : "loaded:");
   for (uint32_t r = 0; r < t->n && o < sizeof(b); r++)
     o += (size_t)snprintf(b + o, sizeof(b) - o, " r%u %lluB", r,
                           (unsigned long long)t->st.moved[r]);
-  if (o < sizeof(b) && t->qq == TL_QQ_COST) /* the formula is the answer */
+  if (o < sizeof(b) && (t->qq == TL_QQ_COST || !what)) /* the formula is
+                                            the answer, or it has none */
     snprintf(b + o, sizeof(b) - o, "  (S=%lluB)", (unsigned long long)s);
   else if (o < sizeof(b))
     snprintf(b + o, sizeof(b) - o, "  of %s = %lluB (S=%lluB)",
-             vol.what, (unsigned long long)ideal,
+             what, (unsigned long long)ideal,
              (unsigned long long)s);
   return put_wrapped(y, y + 2, 4, b); /* a large S takes a second line */
 }
@@ -389,25 +389,27 @@ static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
 static void signal_row(const teach_session_t *t, const cs_sched_view_t *v,
                        uint32_t r, char *b, size_t cap)
 {
-  if (t->o->coll) { /* its signal cells are in the window view */
+  if (!t->facts) { /* its signal cells are in the window view */
     snprintf(b, cap, "%s", "");
     return;
   }
   const cs_slot_t *sl = &t->layout.slot[CS_AR_SLOT_SIGNAL];
   const uint8_t *win = cs_world_window(v->w, r);
-  const cs_algo_desc_t *a = cs_algo_desc(t->o->cfg.algo);
+  const char *const *phases;
+  uint32_t nphases = tm_phase_names(t->o, &phases);
+  int ring = tm_flag(t, CS_COLL_TEACH_PULL_RING);
   uint32_t ncells = (uint32_t)(sl->nbytes / 4), row = 0;
   const cs_trace_rec_t *x = &v->rank[r].rec;
   if (v->rank[r].state == CS_VIEW_POSTED && x->slot == CS_AR_SLOT_SIGNAL &&
       (x->kind == CS_EV_WAIT || x->kind == CS_EV_NOTIFY) && x->peer == r)
     row = x->cell / t->n;
-  else if (a->pull_ring && t->st.phase[r])
+  else if (ring && t->st.phase[r])
     row = t->st.round[r] + (t->st.phase[r] == 2 ? t->n - 1 : 0);
-  else if (!a->pull_ring && t->st.sigrow[r] >= 0)
+  else if (!ring && t->st.sigrow[r] >= 0)
     row = (uint32_t)t->st.sigrow[r]; /* the row of its last barrier */
   size_t o;
-  if (a->pull_ring && a->nphases >= 2)
-    o = (size_t)snprintf(b, cap, "%s t%u [", a->phases[row + 1 < t->n ? 0 : 1],
+  if (ring && nphases >= 2)
+    o = (size_t)snprintf(b, cap, "%s t%u [", phases[row + 1 < t->n ? 0 : 1],
                          row + 1 < t->n ? row : row - (t->n - 1));
   else if (ncells > t->n) /* several rows: which one */
     o = (size_t)snprintf(b, cap, "row%u [", row);
@@ -511,7 +513,7 @@ static int draw_actors(const teach_session_t *t, const cs_sched_view_t *v,
     put(y++, 0, "step %llu, data step %llu: which rank %s next? (its "
         "digit, or Enter)", (unsigned long long)v->step,
         (unsigned long long)t->st.nremote + 1,
-        t->o->coll ? "loads or puts" : cs_algo_desc(t->o->cfg.algo)->push ?
+        !t->facts ? "loads or puts" : tm_flag(t, CS_COLL_TEACH_PUSH) ?
         "puts" : "loads");
   else
     put(y++, 0, "step %llu, who goes next? (a rank's digit, or arrows + "
@@ -686,10 +688,8 @@ static void blocked_str(const teach_session_t *t, const cs_sched_view_t *v,
   /* The barrier's words only while the wait itself holds it: under a2a3
    * a wait whose cell is reached may still wait for its rank's notify's
    * DDR fence, which the scheduler's reason says. */
-  if (x->kind == CS_EV_WAIT && !t->o->coll &&
-      !strncmp(v->rank[r].why, "waiting for ", 12))
-    cs_ar_wait_where(&t->o->cfg, r, x->slot, x->cell, x->value, where,
-                     sizeof(where));
+  if (x->kind == CS_EV_WAIT && !strncmp(v->rank[r].why, "waiting for ", 12))
+    tm_wait_where(t, r, x->slot, x->cell, x->value, where, sizeof(where));
   char *comma = strstr(where, ", "), *of = strstr(where, " barrier of ");
   char *whose = comma ? strstr(comma, " notify") : NULL;
   if (comma && of && whose && of < comma) { /* "READY barrier of RS t1 j0" */
@@ -888,7 +888,11 @@ static void draw_goal(const teach_session_t *t, const cs_sched_view_t *v)
 static void draw_title(const teach_session_t *t)
 {
   const cs_ar_cfg_t *c = &t->o->cfg;
-  if (t->o->coll)
+  if (t->o->coll && t->facts) /* taught as the built-ins are, its op too */
+    put(0, 0, "collsim teach: %.30s (your own), %u ranks x %llu %s, %s",
+        t->o->coll->name, t->n, (unsigned long long)t->count,
+        cs_dtype_name(c->dtype), cs_op_name(c->op));
+  else if (t->o->coll)
     put(0, 0, "collsim teach: %.30s (your own), %u ranks x %llu %s",
         t->o->coll->name, t->n, (unsigned long long)t->count,
         cs_dtype_name(c->dtype));
@@ -964,7 +968,7 @@ void td_draw(const teach_session_t *t, const cs_sched_view_t *v, int help)
   status_line(t, v, st, sizeof(st));
   put(1, 0, "%s", st);
   draw_goal(t, v);
-  int y = t->o->coll ? draw_slots(t, v, 3) : draw_windows(t, 3);
+  int y = !t->facts ? draw_slots(t, v, 3) : draw_windows(t, 3);
   int last = LINES - 1;
   if (!v && t->reveal[0][0]) /* the end screen: the reveal keeps its lines */
     last -= 4;

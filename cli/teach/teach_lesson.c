@@ -43,7 +43,7 @@ static int reached(const teach_session_t *t, const cs_sched_view_t *v,
 int tl_boundary(const teach_session_t *t, const cs_sched_view_t *v,
                 uint32_t *ph, uint32_t *rd)
 {
-  if (!t->lesson || !cs_algo_desc(t->o->cfg.algo)->pull_ring)
+  if (!t->lesson || !tm_flag(t, CS_COLL_TEACH_PULL_RING))
     return -1;
   for (uint32_t p = 1; p <= 2; p++)
     for (uint32_t r = 0; r + 1 < t->n && r < TM_MAXR; r++)
@@ -58,7 +58,7 @@ int tl_unasked_mark(const teach_session_t *t, const cs_sched_view_t *v,
                     int64_t c)
 {
   const cs_sched_actor_view_t *a = &v->en[c];
-  if (!t->lesson || !cs_algo_desc(t->o->cfg.algo)->pull_ring || a->op >= 0 ||
+  if (!t->lesson || !tm_flag(t, CS_COLL_TEACH_PULL_RING) || a->op >= 0 ||
       a->rec.kind != CS_EV_MARK || a->rec.cell < 1 || a->rec.cell > 2 ||
       a->rec.value < 0 || a->rec.value >= TM_MAXR)
     return 0;
@@ -320,7 +320,7 @@ static void read_line(const teach_session_t *t, int ph, uint32_t r, char *b,
                       size_t cap, int parts)
 {
   const tm_state_t *s = &t->st;
-  char letter = cs_algo_desc(t->o->cfg.algo)->part_letter;
+  char letter = t->facts->part_letter;
   size_t o = (size_t)snprintf(b, cap, "  rank %u read", r);
   for (int i = 0; i < s->nrd[ph][r] && o < cap; i++)
     o += (size_t)snprintf(b + o, cap - o, " %c%u", letter, s->rd[ph][r][i]);
@@ -345,7 +345,7 @@ static void owned(const teach_session_t *t, uint32_t r, char *b, size_t cap)
         p->n == t->n) {
       char pv[48];
       tm_prov_str(pv, sizeof(pv), p);
-      snprintf(b, cap, "%c%u=%s", cs_algo_desc(t->o->cfg.algo)->part_letter,
+      snprintf(b, cap, "%c%u=%s", t->facts->part_letter,
                k, pv);
       return;
     }
@@ -494,7 +494,7 @@ static int rank0_waits(const teach_session_t *t, const cs_sched_view_t *v,
   for (uint32_t i = 0; i < v->nenabled; i++)
     if (v->en[i].rank == 0 && v->en[i].op < 0)
       return 0; /* it can run: it does not wait yet */
-  cs_ar_wait_where(&t->o->cfg, 0, rv->rec.slot, rv->rec.cell, rv->rec.value,
+  tm_wait_where(t, 0, rv->rec.slot, rv->rec.cell, rv->rec.value,
                    where, cap);
   return where[0] != 0;
 }
@@ -502,7 +502,7 @@ static int rank0_waits(const teach_session_t *t, const cs_sched_view_t *v,
 int tl_barrier_due(const teach_session_t *t, const cs_sched_view_t *v)
 {
   char where[160];
-  if (!t->lesson || !cs_algo_desc(t->o->cfg.algo)->pull_ring ||
+  if (!t->lesson || !tm_flag(t, CS_COLL_TEACH_PULL_RING) ||
       !rank0_waits(t, v, where, sizeof(where)))
     return 0;
   if (!strncmp(where, "READY ", 6) && !t->bar_grade[0])

@@ -16,12 +16,56 @@
 
 #include "../../collectives/ar_config.h"
 #include "../../collectives/registry.h"
+#include "../../run/coll.h"
 #include "../../collectives/geometry.h"
 #include "../../sim/trace/describe.h"
 
+const cs_collective_t *tm_facts(const run_opts_t *o)
+{
+  return cs_coll_teach(o->coll ? o->coll
+                               : cs_coll_builtin(cs_algo_name(o->cfg.algo)));
+}
+
+cs_coll_cfg_t tm_cfg(const run_opts_t *o)
+{
+  const cs_ar_cfg_t *c = &o->cfg;
+  return (cs_coll_cfg_t){.nranks = c->nranks, .count = c->count,
+                         .dtype = c->dtype, .op = c->op,
+                         .tile_bytes = c->tile_bytes, .iters = c->iters};
+}
+
+int tm_flag(const teach_session_t *t, uint32_t f)
+{
+  return t->facts && (t->facts->teach_flags & f);
+}
+
+uint32_t tm_phase_names(const run_opts_t *o, const char *const **names)
+{
+  const cs_collective_t *c = o->coll;
+  *names = NULL;
+  if (c && c->size >= offsetof(cs_collective_t, nphases) + sizeof(c->nphases))
+    *names = c->phases;
+  else if (!c)
+    *names = cs_algo_desc(o->cfg.algo)->phases;
+  if (!*names)
+    return 0;
+  return c ? c->nphases : cs_algo_desc(o->cfg.algo)->nphases;
+}
+
+void tm_wait_where(const teach_session_t *t, uint32_t r, uint32_t slot,
+                   uint32_t cell, int32_t target, char *b, size_t cap)
+{
+  b[0] = 0;
+  if (!t->o->coll) /* the knobs of its --bug, which no registration has */
+    cs_ar_wait_where(&t->o->cfg, r, slot, cell, target, b, cap);
+  else if (t->facts && t->facts->wait_where &&
+           slot == t->facts->signal_slot && target >= 1 && cap)
+    t->facts->wait_where(&t->g, r, cell, target, b, cap);
+}
+
 uint32_t tm_nparts(const teach_session_t *t)
 {
-  uint64_t n = cs_algo_desc(t->o->cfg.algo)->parts(&t->o->cfg);
+  uint64_t n = t->facts->parts(&t->g);
   return n < TM_MAXP ? (uint32_t)n : TM_MAXP;
 }
 
@@ -29,7 +73,7 @@ uint64_t tm_part_lo(const teach_session_t *t, uint32_t i)
 {
   if (i == tm_nparts(t))
     return t->count; /* the parts shown end the window */
-  return cs_algo_desc(t->o->cfg.algo)->part_lo(&t->o->cfg, i);
+  return t->facts->part_lo(&t->g, i);
 }
 
 uint32_t tm_seg_of(const teach_session_t *t, uint64_t e)
@@ -60,7 +104,9 @@ void tm_reset(teach_session_t *t)
     t->st.ispan[r][0] = (tm_span_t){0, {0, {0}}};
     t->st.nispan[r] = 1;
   }
-  t->st.out_slot = !t->o->coll && cs_algo_desc(t->o->cfg.algo)->out_slot;
+  t->facts = tm_facts(t->o);
+  t->g = tm_cfg(t->o);
+  t->st.out_slot = t->facts && t->facts->out_slot != t->facts->in_slot;
   t->nround = 0;
   t->nhist = 0;
 }
@@ -199,10 +245,7 @@ static void fold_first(tm_prov_t *into, const tm_prov_t *p)
  * received partial and the own copy meet (its oracle's fold order). */
 static int own_first(const teach_session_t *t)
 {
-  if (t->o->coll)
-    return 0;
-  cs_fold_t f = cs_algo_desc(t->o->cfg.algo)->fold;
-  return f == CS_FOLD_RING_EQUAL || f == CS_FOLD_RING_BIDIR;
+  return tm_flag(t, CS_COLL_TEACH_OWN_FIRST);
 }
 
 /* Rank r loaded part k of another rank's data: the bytes, and in its
@@ -247,7 +290,7 @@ static void data_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
                        int lands, int op)
 {
   tm_state_t *s = &t->st;
-  int push = !t->o->coll && cs_algo_desc(t->o->cfg.algo)->push;
+  int push = tm_flag(t, CS_COLL_TEACH_PUSH);
   if (push && s->phase[r]) { /* loads, puts and folds by tile, not order */
     if (x->kind == CS_EV_LOAD && x->valid) {
       uint32_t p = x->peer < TM_MAXR ? x->peer : 0;
@@ -383,10 +426,10 @@ static void tag_event(teach_session_t *t, uint64_t step, uint32_t r,
         rs[t->nround++] = step;
     }
   } else if (x->kind == CS_EV_WAIT && x->slot == CS_AR_SLOT_SIGNAL &&
-             cs_algo_desc(t->o->cfg.algo)->pull_ring && x->value > 0) {
+             tm_flag(t, CS_COLL_TEACH_PULL_RING) && x->value > 0) {
     s->sub[r] = (uint32_t)(x->value - 1) / 2; /* READY >= 2j+1, RC >= 2j+2 */
-  } else if (s->phase[r] && !t->o->coll &&
-             !cs_algo_desc(t->o->cfg.algo)->pull_ring &&
+  } else if (s->phase[r] && t->facts &&
+             !tm_flag(t, CS_COLL_TEACH_PULL_RING) &&
              x->slot == CS_AR_SLOT_DATA) {
     s->sub[r] = x->step; /* the tile (subchunk) the trace tags it with */
   }
@@ -406,8 +449,9 @@ void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i)
     x.round = 0;
   }
   tag_event(t, v->step, r, &x);
-  if (t->o->coll) { /* a collective of one's own: its slots are its own,
-                       so only the bytes it loads from other ranks */
+  if (!t->facts) { /* a collective of one's own without teach facts: its
+                       slots are its own, so only the bytes it loads from
+                       other ranks */
     const cs_slot_t *sl = x.slot < t->layout.nslots ? &t->layout.slot[x.slot]
                                                     : NULL;
     if (x.kind == CS_EV_LOAD && x.peer != r && a->op < 0)
@@ -482,7 +526,7 @@ int tm_is_data(const teach_session_t *t, const cs_sched_view_t *v,
    * plug-in's slots are its own: any of them */
   return a->op < 0 &&
          (a->rec.kind == CS_EV_LOAD || a->rec.kind == CS_EV_PUT) &&
-         (t->o->coll || a->rec.slot == CS_AR_SLOT_DATA) &&
+         (!t->facts || a->rec.slot == CS_AR_SLOT_DATA) &&
          a->rec.peer != a->rank;
 }
 
@@ -503,7 +547,7 @@ int tm_phase_over(const teach_session_t *t, const cs_sched_view_t *v,
 void tm_snapshot(teach_session_t *t, const cs_world_t *w)
 {
   t->layout = w->ctl->layout;
-  if (t->o->coll)
+  if (!t->facts)
     return; /* its windows are drawn live from its slots */
   /* the slot drawn: the result's where it has its own */
   const cs_slot_t *sl = &w->ctl->layout.slot[t->st.out_slot ? CS_AR_SLOT_OUT
@@ -556,14 +600,8 @@ int tm_round_over(const teach_session_t *t, const cs_sched_view_t *v)
 static void mark_name(const teach_session_t *t, const cs_trace_rec_t *x,
                       char *b, size_t cap)
 {
-  const char *const *names = NULL;
-  uint32_t np = 0;
-  const cs_collective_t *c = t->o->coll;
-  if (c && c->size >= offsetof(cs_collective_t, nphases) + sizeof(c->nphases))
-    names = c->phases, np = names ? c->nphases : 0;
-  else if (!c)
-    names = cs_algo_desc(t->o->cfg.algo)->phases,
-    np = cs_algo_desc(t->o->cfg.algo)->nphases;
+  const char *const *names;
+  uint32_t np = tm_phase_names(t->o, &names);
   if (names && x->cell >= 1 && x->cell <= np)
     snprintf(b, cap, "%s t%d", names[x->cell - 1], x->value);
   else if (x->cell == 1 && x->value == 0)

@@ -126,6 +126,11 @@ typedef struct tm_branch {
 
 typedef struct teach_session {
   run_opts_t *o;
+  /* What it draws (tm_facts, set by tm_reset): NULL for a plug-in that
+   * declares no teach facts (its slots drawn as they are); g: the
+   * configuration its functions take. */
+  const cs_collective_t *facts;
+  cs_coll_cfg_t g;
   uint32_t    n, es;
   uint64_t    count;
   int         curses;     /* the screen is up */
@@ -277,6 +282,23 @@ int tm_event_step(const teach_session_t *t, uint32_t r, uint64_t k,
  * mesh's "rank 0: enter main"). */
 void tm_sentence(const teach_session_t *t, char *b, size_t cap,
                  const cs_trace_rec_t *x);
+/* The registration teach asks what to draw (its teach facts: part
+ * letter, parts, teach flags, legend, volume, the place of a wait): the
+ * plug-in's own, or a built-in's (cs_coll_builtin, made from its
+ * descriptor); NULL when it declares none (cs_coll_teach). */
+const cs_collective_t *tm_facts(const run_opts_t *o);
+/* o's configuration as the registration's functions take it. */
+cs_coll_cfg_t tm_cfg(const run_opts_t *o);
+/* Whether the teach flag f (CS_COLL_TEACH_*) is set (0 without facts). */
+int tm_flag(const teach_session_t *t, uint32_t f);
+/* Its phase names (for a built-in its descriptor's, for a plug-in its
+ * registration's, if any); returns how many, *names NULL for none. */
+uint32_t tm_phase_names(const run_opts_t *o, const char *const **names);
+/* Where rank r's wait on cell `cell` of `slot` for `target` is, into b
+ * (empty when the facts do not say): a built-in's with its --bug's
+ * knobs, as the run's own report says it. */
+void tm_wait_where(const teach_session_t *t, uint32_t r, uint32_t slot,
+                   uint32_t cell, int32_t target, char *b, size_t cap);
 /* The parts of the window shown: the ring's N segments, mesh's and host's
  * chunks (at most TM_MAXP), and where part i begins (i = nparts: the end). */
 uint32_t tm_nparts(const teach_session_t *t);

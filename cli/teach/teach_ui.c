@@ -313,8 +313,7 @@ static int show_over(teach_session_t *t, const cs_sched_view_t *v, int which)
  * (a level's or --bug's numbers are not the lesson's). */
 static int milestones(const teach_session_t *t)
 {
-  return !t->o->coll && cs_algo_desc(t->o->cfg.algo)->pull_ring &&
-         !t->o->cfg.bug;
+  return tm_flag(t, CS_COLL_TEACH_PULL_RING) && !t->o->cfg.bug;
 }
 
 /* --lesson's other questions: the box open (t->qq) until answered (the
@@ -428,7 +427,7 @@ static int64_t picker(const cs_sched_view_t *v, void *arg)
   teach_session_t *t = arg;
   int64_t c;
   int asked = 0;
-  if (t->o->coll)
+  if (!t->facts)
     td_slots(t, v); /* its windows now, kept for the end screen too */
   if (v->step < t->target && v->step < t->nchoice) {
     c = t->choice[v->step] < v->nenabled ? t->choice[v->step] : 0;

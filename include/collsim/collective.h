@@ -154,7 +154,53 @@ typedef struct cs_collective {
 
   /* CS_COLL_* bits below, 0 for the default of each. */
   uint32_t flags;
+
+  /* ---- what `collsim teach` draws and explains (optional; absent in a
+   * registration built before them, which reads as 0 and NULL: teach
+   * then shows its slots as they are, and the bytes it loaded) ---- */
+
+  /* 's' (segments) or 'c' (chunks): teach cuts out_slot into `parts`
+   * parts named "s0", "s1", ... and tracks, from the recorded loads,
+   * folds and stores, whose inputs each part of every rank holds
+   * ("s2=[3+0]"), as it does the built-ins'. 0: none (and the fields
+   * below are not read). With a letter, parts and part_lo are required. */
+  char part_letter;
+  /* CS_COLL_TEACH_* bits below. */
+  uint32_t teach_flags;
+  /* The parts (1 .. 64; teach draws at most 16), and where part i
+   * begins (the element of out_slot; i in 0..parts, nondecreasing, part
+   * `parts` begins at count). */
+  uint64_t (*parts)(const cs_coll_cfg_t *c);
+  uint64_t (*part_lo)(const cs_coll_cfg_t *c, uint64_t i);
+  /* One line, how its tags and folds read ("RS t1 j0: reduce-scatter
+   * round 1, subchunk 0; [2+3]: r2 op r3"), or NULL (at most 160 bytes,
+   * no control character). */
+  const char *legend;
+  /* NULL, or the bytes one rank moves to or from other ranks in one
+   * call as the textbook figure (may be fractional), and that figure's
+   * formula into *what ("2(N-1)/N*S"): teach prints the bytes each rank
+   * moved against it. */
+  double (*volume)(const cs_coll_cfg_t *c, const char **what);
+  /* NULL, or where in the algorithm rank `rank`'s wait on cell `cell` of
+   * its signal slot for a value >= `target` is, into buf (n bytes):
+   * "READY barrier of RS t1 j0, rank 2's notify" (the barrier's name, a
+   * tag as the trace gives it, then the notifying rank's). Teach's
+   * status line says it while that rank waits. */
+  void (*wait_where)(const cs_coll_cfg_t *c, uint32_t rank, uint64_t cell,
+                     int32_t target, char *buf, size_t n);
 } cs_collective_t;
+
+/* Teach flags. Every rank loads only from its left neighbour (rank - 1),
+ * round by round: teach draws the ring and the segment each read moves,
+ * and its signal rows as the rounds' (the ring's). */
+#define CS_COLL_TEACH_PULL_RING 0x1u
+/* Its transfers are puts into other ranks' windows, not loads. */
+#define CS_COLL_TEACH_PUSH 0x2u
+/* Where the rank's own copy is folded into a part it received, its own
+ * is the first operand ("[0+3]" for rank 0's fold of rank 3's). */
+#define CS_COLL_TEACH_OWN_FIRST 0x4u
+#define CS_COLL_TEACH_FLAGS (CS_COLL_TEACH_PULL_RING | CS_COLL_TEACH_PUSH | \
+                             CS_COLL_TEACH_OWN_FIRST)
 
 /* collsim stores the input into in_slot and then starts the body at
  * once, without its fence in between: the body's first accesses may find
@@ -193,6 +239,8 @@ typedef struct cs_collective {
 #define CS_COLLECTIVE_SIZE_1 offsetof(cs_collective_t, phases)
 /* ... and of one built before `flags`. */
 #define CS_COLLECTIVE_SIZE_2 offsetof(cs_collective_t, flags)
+/* ... and of one built before the teach facts (part_letter ...). */
+#define CS_COLLECTIVE_SIZE_3 offsetof(cs_collective_t, part_letter)
 
 #define CS_COLL_NO_SIGNALS UINT32_MAX
 
