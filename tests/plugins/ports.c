@@ -363,6 +363,68 @@ static void expect(const cs_coll_cfg_t *c, const void *in, uint32_t rank,
 static const char *const phases[] = {"RS", "AG"};
 #endif
 
+/* ---- what teach draws (the built-ins' own facts, said again) ---- */
+
+/* The parts teach tracks: the ring's N segments (§4.2), mesh's chunks of
+ * the tile's width, host's of HOST_CHUNK elements; where part i begins. */
+static uint64_t chunk_w(const cs_coll_cfg_t *c)
+{
+  return PORT == 1 ? width(c->count, cs_dtype_size(c->dtype), c->tile_bytes)
+                   : HOST_CHUNK;
+}
+
+static uint64_t parts(const cs_coll_cfg_t *c)
+{
+  return PORT == 2 ? c->nranks : ceil_div(c->count, chunk_w(c));
+}
+
+static uint64_t part_lo(const cs_coll_cfg_t *c, uint64_t i)
+{
+#if PORT == 2
+  return ring_bound(i, c->count, c->nranks, cs_dtype_size(c->dtype));
+#else
+  return i * chunk_w(c) < c->count ? i * chunk_w(c) : c->count;
+#endif
+}
+
+/* The textbook bytes a rank loads from others in one call: the ring
+ * 2(N-1)/N*S, mesh and host every peer's whole buffer. */
+static double volume(const cs_coll_cfg_t *c, const char **what)
+{
+  double s = (double)c->count * cs_dtype_size(c->dtype), n = c->nranks;
+  *what = PORT == 2 ? "2(N-1)/N*S" : "(N-1)*S";
+  return PORT == 2 ? 2.0 * (n - 1) * s / n : (n - 1) * s;
+}
+
+/* Which barrier a wait of `rank` on signal cell `cell` for >= target is
+ * part of, with the notifying rank (the cell's column): the ring's row t
+ * is RS round t, row N-1+t AG round t, per subchunk j READY (2j+1) then
+ * READ-COMPLETE (2j+2), only the latter (j+1) without READY barriers;
+ * mesh's and host's READY is 1, the read-complete of chunk q is q+2. */
+static void wait_where(const cs_coll_cfg_t *c, uint32_t rank, uint64_t cell,
+                       int32_t target, char *buf, size_t n)
+{
+  uint32_t nr = c->nranks, from = (uint32_t)(cell % nr);
+  uint64_t cells = PORT == 2 ? 2ull * (nr - 1) * nr : nr;
+  buf[0] = 0;
+  if (from == rank || cell >= cells || target < 1)
+    return; /* its own cell: no peer notifies it */
+#if PORT == 2
+  uint32_t row = (uint32_t)(cell / nr);
+  int ready = DEFECT != 1 && target % 2 == 1;
+  int32_t j = DEFECT != 1 ? (target - 1) / 2 : target - 1;
+  snprintf(buf, n, "%s barrier of %s t%u j%d, rank %u's notify",
+           ready ? "READY" : "READ-COMPLETE", row + 1 < nr ? "RS" : "AG",
+           row + 1 < nr ? row : row - (nr - 1), j, from);
+#else
+  if (target == 1)
+    snprintf(buf, n, "ready barrier, rank %u's notify", from);
+  else
+    snprintf(buf, n, "read-complete of chunk %d, rank %u's notify",
+             target - 2, from);
+#endif
+}
+
 const cs_collective_t collsim_collective = {
     .abi = CS_COLLECTIVE_ABI,
     .size = sizeof(cs_collective_t),
@@ -384,4 +446,14 @@ const cs_collective_t collsim_collective = {
     .flags = CS_COLL_NO_STAGE_FENCE | CS_COLL_MINMAX |
              (PORT == 1 ? CS_COLL_SHAPE : 0) |
              (PORT != 2 ? CS_COLL_CHUNK_TAGS : 0),
+    .part_letter = PORT == 2 ? 's' : 'c',
+    .teach_flags = PORT == 2 ? CS_COLL_TEACH_PULL_RING : 0,
+    .parts = parts,
+    .part_lo = part_lo,
+    .legend = PORT == 2 ? "RS t1 j0: reduce-scatter round 1, subchunk 0 (AG: "
+                          "all-gather); [2+3]: r2 op r3"
+                        : "ph1 r0: the main phase; c0 = chunk 0; [2+0+1]: "
+                          "r2's input op r0's op r1's",
+    .volume = volume,
+    .wait_where = wait_where,
 };
