@@ -26,7 +26,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 # mask NAME: the lesson's text on stdin with NAME (the built-in's name or
 # the port's, and the port's path) masked, and the run's report dropped.
 mask() {
-  sed -E -e "s#--algo ($1|$plugins/port[0-9]_0\\.so)#--algo ALGO#g" \
+  sed -E -e "s#--algo ($1|$plugins/port[0-9]_0\\.so|$dir/swap\\.so)#--algo ALGO#g" \
     -e "/^collsim teach: /{s#^collsim teach: ($1 allreduce|$1 \\(your own\\)),#collsim teach: ALGO,#;s/  +/  /g}" |
     awk '/^The run:$/ || /It said:$/ {skip = 1; print; next}
          skip && /^ *$/ {skip = 0}
@@ -75,9 +75,21 @@ if command -v cc > /dev/null; then
         fail "chunks without a pull ring or puts: not refused as the built-in mesh is: $(head -3 "$dir/o.txt")"; }
 fi
 
+# The ring's port with its slots in another order (signal cells in slot
+# 0, the data in 1): taught the same, from the slots it names.
+swap=""
+if command -v cc > /dev/null &&
+   cc -std=gnu11 -fPIC -shared $inc -DPORT=2 -DDEFECT=0 -DSWAP_SLOTS=1 \
+     -o "$dir/swap.so" "$src/tests/plugins/ports.c" 2> "$dir/cc.err"; then
+  swap="ring:$dir/swap.so"
+else
+  command -v cc > /dev/null && fail "cannot build the swapped ring port: $(cat "$dir/cc.err")"
+fi
+
 # 1. --plain (mesh and host: the same refusal; ring: the same lesson).
-for pair in mesh:1 ring:2 host:3; do
-  a=${pair%:*}; so=$plugins/port${pair#*:}_0.so
+for pair in mesh:1 ring:2 host:3 $swap; do
+  a=${pair%%:*}; so=${pair#*:}
+  [ -f "$so" ] || so=$plugins/port${so}_0.so
   for extra in "" "--ranks 3 --count 37" "--dtype fp16 --count 40"; do
     "$bin" teach --plain --algo "$a" $extra > "$dir/b.txt" 2>&1; rb=$?
     "$bin" teach --plain --algo "$so" $extra > "$dir/p.txt" 2>&1; rp=$?
@@ -128,8 +140,9 @@ evs() { awk '/^last events:$/ {on = 1; next} on && /^  #/ {print}' "$1"; }
 noevs() { awk '/^last events:$/ {on = 1; print; next} on && /^  #/ {next} {print}' "$1"; }
 
 # 2. The screens.
-for pair in mesh:1 ring:2 host:3; do
-  a=${pair%:*}; so=$plugins/port${pair#*:}_0.so
+for pair in mesh:1 ring:2 host:3 $swap; do
+  a=${pair%%:*}; so=${pair#*:}
+  [ -f "$so" ] || so=$plugins/port${so}_0.so
   for extra in "" "--ranks 3 --count 20"; do
     play "--algo $a $extra" "$dir/b"
     play "--algo $so $extra" "$dir/p"

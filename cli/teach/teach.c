@@ -535,7 +535,8 @@ static void track(const cs_trace_t *t, const run_opts_t *o, teach_table_t *tb)
       tb->hold[r][k] = (seq_list_t){1, {(uint8_t)r}};
   for (uint64_t i = 0; i < t->n; i++) {
     const cs_trace_rec_t *x = &t->rec[i];
-    if (x->phase < 1 || x->phase > 2 || x->round >= MAXR || x->slot != 0)
+    if (x->phase < 1 || x->phase > 2 || x->round >= MAXR ||
+        x->slot != f->in_slot)
       continue;
     int ph = x->phase - 1;
     uint32_t r = x->rank, left = (r + n - 1) % n;

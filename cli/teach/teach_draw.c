@@ -325,7 +325,7 @@ static void draw_reads(const teach_session_t *t, const cs_sched_view_t *v, int y
     const cs_trace_rec_t *x = v ? &v->rank[q].rec : NULL;
     int busy = x && v->rank[q].state == CS_VIEW_POSTED &&
                x->kind == (push ? CS_EV_PUT : CS_EV_LOAD) && x->peer != q &&
-               x->slot == CS_AR_SLOT_DATA && (!ring || x->peer == left);
+               x->slot == t->sl_data && (!ring || x->peer == left);
     if (!ring) {
       if (busy && r < t->n)
         printw(push ? " r%u=>r%u %c%u" : " r%u<=r%u %c%u", q, x->peer,
@@ -389,18 +389,19 @@ static int draw_ring(const teach_session_t *t, const cs_sched_view_t *v, int y)
 static void signal_row(const teach_session_t *t, const cs_sched_view_t *v,
                        uint32_t r, char *b, size_t cap)
 {
-  if (!t->facts) { /* its signal cells are in the window view */
+  /* its signal cells are in the window view, or it has none */
+  if (!t->facts || t->sl_sig >= t->layout.nslots) {
     snprintf(b, cap, "%s", "");
     return;
   }
-  const cs_slot_t *sl = &t->layout.slot[CS_AR_SLOT_SIGNAL];
+  const cs_slot_t *sl = &t->layout.slot[t->sl_sig];
   const uint8_t *win = cs_world_window(v->w, r);
   const char *const *phases;
   uint32_t nphases = tm_phase_names(t->o, &phases);
   int ring = tm_flag(t, CS_COLL_TEACH_PULL_RING);
   uint32_t ncells = (uint32_t)(sl->nbytes / 4), row = 0;
   const cs_trace_rec_t *x = &v->rank[r].rec;
-  if (v->rank[r].state == CS_VIEW_POSTED && x->slot == CS_AR_SLOT_SIGNAL &&
+  if (v->rank[r].state == CS_VIEW_POSTED && x->slot == t->sl_sig &&
       (x->kind == CS_EV_WAIT || x->kind == CS_EV_NOTIFY) && x->peer == r)
     row = x->cell / t->n;
   else if (ring && t->st.phase[r])

@@ -107,6 +107,9 @@ void tm_reset(teach_session_t *t)
   t->facts = tm_facts(t->o);
   t->g = tm_cfg(t->o);
   t->st.out_slot = t->facts && t->facts->out_slot != t->facts->in_slot;
+  t->sl_data = t->facts ? t->facts->in_slot : CS_AR_SLOT_DATA;
+  t->sl_out = t->facts ? t->facts->out_slot : CS_AR_SLOT_OUT;
+  t->sl_sig = t->facts ? t->facts->signal_slot : CS_AR_SLOT_SIGNAL;
   t->nround = 0;
   t->nhist = 0;
 }
@@ -177,7 +180,7 @@ static const tm_prov_t *prov_load(const teach_session_t *t, uint32_t r,
                                   uint32_t slot, uint64_t e)
 {
   const tm_state_t *s = &t->st;
-  if (!s->out_slot || slot == CS_AR_SLOT_OUT)
+  if (!s->out_slot || slot == t->sl_out)
     return tm_prov_at(t, r, e);
   return &s->ispan[r][span_in(s->ispan[r], s->nispan[r], e)].p;
 }
@@ -360,7 +363,7 @@ static void data_event(teach_session_t *t, uint32_t r, const cs_trace_rec_t *x,
   }
   if (op >= 0 && (uint32_t)op < s->nq[r])
     pv = s->q[r][op];
-  int in = s->out_slot && x->slot != CS_AR_SLOT_OUT;
+  int in = s->out_slot && x->slot != t->sl_out;
   if (x->kind == CS_EV_PUT && (x->opcmp & ~CS_TR_FAILED))
     put_adds(t, owner, x, &pv);
   hold_set(t, owner, x->elem_off, x->elem_off + x->valid, &pv, in);
@@ -425,16 +428,16 @@ static void tag_event(teach_session_t *t, uint64_t step, uint32_t r,
       if (!t->nround || rs[t->nround - 1] != step)
         rs[t->nround++] = step;
     }
-  } else if (x->kind == CS_EV_WAIT && x->slot == CS_AR_SLOT_SIGNAL &&
+  } else if (x->kind == CS_EV_WAIT && x->slot == t->sl_sig &&
              tm_flag(t, CS_COLL_TEACH_PULL_RING) && x->value > 0) {
     s->sub[r] = (uint32_t)(x->value - 1) / 2; /* READY >= 2j+1, RC >= 2j+2 */
   } else if (s->phase[r] && t->facts &&
              !tm_flag(t, CS_COLL_TEACH_PULL_RING) &&
-             x->slot == CS_AR_SLOT_DATA) {
+             x->slot == t->sl_data) {
     s->sub[r] = x->step; /* the tile (subchunk) the trace tags it with */
   }
   if ((x->kind == CS_EV_WAIT || x->kind == CS_EV_NOTIFY) &&
-      x->slot == CS_AR_SLOT_SIGNAL && t->n)
+      x->slot == t->sl_sig && t->n)
     s->sigrow[r] = (int32_t)(x->cell / t->n);
 }
 
@@ -460,8 +463,8 @@ void tm_apply(teach_session_t *t, const cs_sched_view_t *v, int64_t i)
     if ((x.kind == CS_EV_LOAD || x.kind == CS_EV_PUT) && x.peer != r &&
         a->op < 0)
       t->st.nremote++; /* a data step (tm_is_data) */
-  } else if (x.slot == CS_AR_SLOT_DATA || x.kind == CS_EV_REDUCE ||
-             (t->st.out_slot && x.slot == CS_AR_SLOT_OUT) ||
+  } else if (x.slot == t->sl_data || x.kind == CS_EV_REDUCE ||
+             (t->st.out_slot && x.slot == t->sl_out) ||
       x.kind == CS_EV_WAIT || x.kind == CS_EV_MARK)
     data_event(t, r, &x, !queued || x.kind == CS_EV_LOAD, a->op);
   if (queued && x.kind == CS_EV_NOTIFY)
@@ -492,8 +495,8 @@ void tm_replay(teach_session_t *t, const cs_trace_rec_t *rec, uint64_t step)
   if (x.rank >= t->n)
     return;
   tag_event(t, step, r, &x);
-  if (x.slot == CS_AR_SLOT_DATA || x.kind == CS_EV_REDUCE ||
-      (t->st.out_slot && x.slot == CS_AR_SLOT_OUT) ||
+  if (x.slot == t->sl_data || x.kind == CS_EV_REDUCE ||
+      (t->st.out_slot && x.slot == t->sl_out) ||
       x.kind == CS_EV_WAIT || x.kind == CS_EV_MARK)
     data_event(t, r, &x, 1, -1);
 }
@@ -526,7 +529,7 @@ int tm_is_data(const teach_session_t *t, const cs_sched_view_t *v,
    * plug-in's slots are its own: any of them */
   return a->op < 0 &&
          (a->rec.kind == CS_EV_LOAD || a->rec.kind == CS_EV_PUT) &&
-         (!t->facts || a->rec.slot == CS_AR_SLOT_DATA) &&
+         (!t->facts || a->rec.slot == t->sl_data) &&
          a->rec.peer != a->rank;
 }
 
@@ -550,8 +553,8 @@ void tm_snapshot(teach_session_t *t, const cs_world_t *w)
   if (!t->facts)
     return; /* its windows are drawn live from its slots */
   /* the slot drawn: the result's where it has its own */
-  const cs_slot_t *sl = &w->ctl->layout.slot[t->st.out_slot ? CS_AR_SLOT_OUT
-                                                            : CS_AR_SLOT_DATA];
+  const cs_slot_t *sl = &w->ctl->layout.slot[t->st.out_slot ? t->sl_out
+                                                            : t->sl_data];
   uint64_t bytes = t->count * t->es;
   for (uint32_t r = 0; r < t->n; r++)
     memcpy(t->snap + r * bytes, cs_world_window(w, r) + sl->off, bytes);

@@ -131,6 +131,9 @@ typedef struct teach_session {
    * configuration its functions take. */
   const cs_collective_t *facts;
   cs_coll_cfg_t g;
+  /* the slots it draws from, its registration's (without facts the
+   * built-ins' order): the input (data), the result, the signal cells */
+  uint32_t sl_data, sl_out, sl_sig;
   uint32_t    n, es;
   uint64_t    count;
   int         curses;     /* the screen is up */

@@ -49,7 +49,13 @@
 #define DEFECT 0
 #endif
 
-enum { DATA = 0, SIG = 1 };
+/* The slots: the built-ins' order, or with -DSWAP_SLOTS=1 the signal
+ * cells first (tests/test_teach_ports.sh: teach draws from the slots the
+ * registration names, not from the built-ins' order). */
+#ifndef SWAP_SLOTS
+#define SWAP_SLOTS 0
+#endif
+enum { DATA = SWAP_SLOTS, SIG = 1 - SWAP_SLOTS };
 
 /* ---- geometry (docs/algorithms.md §3.1, §4.2, §5) ---- */
 
