@@ -3,11 +3,12 @@
 #
 #   .ci/stages.sh clang      build everything with clang, warnings as errors;
 #                            the suites of compiled code but the fault
-#                            matrix and the terminal lesson, with
-#                            COLLSIM_QUICK=1
+#                            matrix and the terminal lesson's scripts,
+#                            with COLLSIM_QUICK=1
 #   .ci/stages.sh sanitize   AddressSanitizer + UndefinedBehaviorSanitizer build
 #                            (gcc), every suite but the fault matrix, with
-#                            COLLSIM_QUICK=1
+#                            COLLSIM_QUICK=1, ctest -j (CMakeLists.txt's
+#                            `cpu` lock keeps the busy suites one at a time)
 #   .ci/stages.sh fuzz       the libFuzzer harnesses of tests/fuzz (clang,
 #                            with ASan + UBSan), each a fixed number of
 #                            runs (FUZZ_RUNS) from seed FUZZ_SEED and its
@@ -37,7 +38,7 @@ case "${1:-}" in
     # test the tree rather than the compiled code (layering, docs, the
     # README's commands, the install).
     COLLSIM_QUICK=1 ctest --output-on-failure \
-      -E '^(faults|teach_tui|structure|structure_plant|docs|readme|install)$'
+      -E '^(faults|teach_tui|teach_ports|structure|structure_plant|docs|readme|install)$'
     ;;
   sanitize)
     need stages gcc libasan8 libubsan1
@@ -52,7 +53,7 @@ case "${1:-}" in
     export UBSAN_OPTIONS=print_stacktrace=1
     # The fault matrix's time bounds are for an optimised build; it runs
     # in the main stage.
-    COLLSIM_QUICK=1 ctest --output-on-failure -E faults
+    COLLSIM_QUICK=1 ctest --output-on-failure -j"$jobs" -E faults
     ;;
   fuzz)
     need stages clang

@@ -48,7 +48,7 @@ quiet cmake --build build -j"$(nproc)"
 
 case "$mode" in
   demo)  exec ./build/collsim run "$@" ;;
-  test)  cd build && exec ctest --output-on-failure --no-tests=error "$@" ;;
+  test)  cd build && exec ctest --output-on-failure --no-tests=error -j"$(nproc)" "$@" ;;
   build) ;;
   *) echo "usage: scripts/setup.sh demo|test|build|mpi" >&2; exit 2 ;;
 esac
