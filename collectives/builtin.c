@@ -4,9 +4,10 @@
  * collectives through cs_coll_run can run them like its own: the body is
  * cs_allreduce with the reference's knobs, the expected result is the
  * oracle's, the signal cells end at 0 (the self-clearing epilogue). The
- * `collsim run --algo ring` path does not come here: it keeps its own
- * rank body (allreduce.c), which also checks every cell's final value
- * before the last epilogue and takes --bug. Called by run/coll.c.
+ * `collsim run --algo ring` path runs the same job (run/coll.c) with the
+ * built-in rank body of allreduce.c instead, which also checks every
+ * cell's final value before the last epilogue and takes --bug. Called by
+ * run/coll.c.
  */
 #include "builtin.h"
 

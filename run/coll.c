@@ -336,8 +336,11 @@ static int verify_results(cs_coll_job_t *cj, const cs_pipe_t *p)
         cj->bad_i = i;
       }
   }
-  if (cj->wrong) /* cj->want: the first wrong rank's expected result */
+  if (cj->wrong) { /* cj->want: the first wrong rank's expected result */
     cj->u.coll->expect(g, in, (uint32_t)cj->bad_rank, cj->want);
+    uint32_t es = cs_dtype_size(g->dtype);
+    memcpy(cj->want_bits, cj->want + cj->bad_i * es, es);
+  }
   free(copy);
   return 0;
 }
@@ -440,6 +443,136 @@ void cs_coll_job_fini(cs_coll_job_t *cj)
 {
   free(cj->want);
   cj->want = NULL;
+}
+
+/* ------------------------------------------------------------ a built-in */
+
+static void fill_row_ar(void *ctx, uint32_t r, uint8_t *row)
+{
+  const cs_coll_job_t *cj = ctx;
+  cs_ar_fill(cj->fill, &cj->ar, cj->seed, r, row);
+}
+
+/* The ranks' own counts (cs_ar_stats_t after each output) and per-call
+ * times. Returns 0 or -ENOMEM. */
+static int read_ar_stats(cs_coll_job_t *cj, const cs_world_t *w)
+{
+  const cs_ar_cfg_t *c = &cj->ar;
+  cs_coll_ar_verdict_t *av = &cj->av;
+  uint64_t *per = calloc(c->iters, sizeof(uint64_t));
+  if (!per)
+    return -ENOMEM;
+  av->sig_rank = av->differ_rank = -1;
+  for (uint32_t r = 0; r < c->nranks; r++) {
+    const cs_ar_stats_t *st =
+        (const cs_ar_stats_t *)(cs_world_output(w, r) + cs_ar_stats_off(c));
+    av->signal_bad += st->signal_bad;
+    if (st->signal_bad && av->sig_rank < 0) {
+      av->sig_rank = r;
+      av->sig_st = st;
+    }
+    if (st->iters_differ && av->differ_rank < 0) {
+      av->differ_rank = r;
+      av->differ_st = st;
+    }
+    if (st->iters_differ > cj->differ)
+      cj->differ = st->iters_differ; /* calls, on the rank that saw most */
+    for (uint32_t it = 0; it < c->iters; it++)
+      if (st->ns[it] > per[it])
+        per[it] = st->ns[it];
+  }
+  cj->median_ns = cs_verify_median_ns(per, c->iters);
+  free(per);
+  return 0;
+}
+
+/* The expected bits of the first wrong element: the oracle's inside the
+ * valid rectangle, the rank's own input outside it. */
+static void want_ar(cs_coll_job_t *cj, const cs_world_t *w)
+{
+  const cs_ar_cfg_t *c = &cj->ar;
+  const cs_verdict_t *v = &cj->av.v;
+  const void *rows[CS_AR_MAX_RANKS];
+  for (uint32_t r = 0; r < c->nranks; r++)
+    rows[r] = cs_world_input(w, r);
+  uint32_t bits = 0, es = cs_dtype_size(c->dtype);
+  if (cs_ar_in_rect(c, v->bad_i))
+    bits = cs_oracle_elem_rows(c->algo, c->dtype, c->op,
+                               (cs_minmax_t)c->minmax, c->nranks, c->count,
+                               rows, (uint32_t)v->bad_rank, v->bad_i);
+  else
+    memcpy(&bits, (const uint8_t *)rows[v->bad_rank] + v->bad_i * es, es);
+  uint16_t half = (uint16_t)bits;
+  memcpy(cj->want_bits, es == 4 ? (const void *)&bits : &half, es);
+}
+
+static int verify_ar(cs_pipe_t *p, void *ctx)
+{
+  cs_coll_job_t *cj = ctx;
+  if (read_ar_stats(cj, &p->world) < 0)
+    return -ENOMEM;
+  /* The inputs as the ranks read them: the world's own buffers. */
+  cs_verdict_t *v = &cj->av.v;
+  uint64_t t0 = cs_now_ns();
+  int rc = cs_verify_allreduce(&cj->ar, &p->world, NULL, 1, NULL, v);
+  cj->av.verify_ns = cs_now_ns() - t0;
+  if (rc < 0)
+    return -ENOMEM;
+  cj->verified = 1;
+  cj->wrong = v->wrong;
+  cj->bad_rank = v->bad_rank;
+  cj->bad_i = v->bad_i;
+  cj->signals_bad = cj->av.signal_bad + v->signals_left;
+  if (v->wrong)
+    want_ar(cj, &p->world);
+  return 0;
+}
+
+/* The wavefront's name of a wait: its place in the allreduce. */
+static void wait_where_ar(void *arg, uint32_t rank, uint32_t slot,
+                          uint32_t cell, int32_t target, char *buf, size_t n)
+{
+  cs_ar_wait_where(arg, rank, slot, cell, target, buf, n);
+}
+
+int cs_coll_job_init_ar(cs_coll_job_t *cj, const cs_ar_cfg_t *c,
+                        cs_fill_t fill, uint64_t seed, const void *inputs,
+                        uint64_t timeout_ns, int traced, int controlled)
+{
+  memset(cj, 0, sizeof(*cj));
+  cj->bad_rank = cj->sig_rank = -1;
+  cj->is_ar = 1;
+  cj->ar = *c;
+  cj->fill = fill;
+  cj->seed = seed;
+  cs_job_t *j = &cj->job;
+  uint32_t n = c->nranks;
+  j->wo = (cs_world_opts_t){
+      .io_bytes = cs_ar_io_bytes(c), .timeout_ns = timeout_ns,
+      .trace_bytes = traced ? cs_pipe_trace_bytes(n, controlled) : 0,
+      .sched_bytes = controlled
+                         ? cs_sched_area_bytes(n, (1u << 20) + 2ull * c->tile_bytes)
+                         : 0,
+      .note_slot = CS_AR_SLOT_SIGNAL,
+      .note_cells = (uint32_t)cs_ar_signal_cells(c)};
+  int rc = cs_ar_layout(c, &cj->l);
+  if (rc < 0)
+    return rc;
+  cj->ops = (cs_job_ops_t){.fill = fill_row_ar, .verify = verify_ar};
+  j->layout = &cj->l;
+  j->nranks = n;
+  j->inputs = inputs;
+  j->input_bytes = c->count * cs_dtype_size(c->dtype);
+  j->body = cs_ar_rank_main;
+  j->arg = &cj->ar;
+  j->wait_where = (cs_wait_where_t){wait_where_ar, &cj->ar};
+  j->th = (cs_trace_header_t){
+      .count = c->count, .algo = c->algo, .dtype = c->dtype, .op = c->op,
+      .fill = fill, .seed = seed, .tile_bytes = c->tile_bytes,
+      .iters = c->iters, .program = 0, .bug = c->bug};
+  j->ops = &cj->ops;
+  j->ctx = cj;
+  return 0;
 }
 
 /* ------------------------------------------------------------ the API */

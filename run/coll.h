@@ -2,9 +2,10 @@
  * coll.h - collectives of one's own, on the tool side: loading a shared
  * object's registration (cs_coll_open, public), checking a configuration
  * against it, and the pipeline job that runs and verifies one, shared by
- * the public cs_coll_run and by `collsim run --algo ./x.so`
- * (cli/collsim/run.c). Owns: the job's layout, fill, verify step and the
- * verdict. Does not own the rank body (collectives/user.c), the pipeline
+ * the public cs_coll_run and by `collsim run` (cli/collsim/run.c), which
+ * also runs the built-ins through it (cs_coll_job_init_ar). Owns: the
+ * job's layout, fill, verify step and the verdict. Does not own the rank
+ * bodies (collectives/user.c, collectives/allreduce.c), the pipeline
  * (run/pipeline.c) or any wording of a summary (run.c prints).
  */
 #ifndef CS_COLL_H
@@ -16,8 +17,25 @@
 #include "../collectives/user.h"
 #include "../include/collsim/collective.h"
 #include "pipeline.h"
+#include "verify.h"
 
-/* One run of a registered collective on the pipeline. */
+/* What a built-in's run (cs_coll_job_init_ar) tells beyond the verdict
+ * every run has: its rank body checks each signal cell before the last
+ * epilogue and names the first element a repeated call changed; the
+ * oracle adds the float64 error and the cells not back at their end
+ * state. */
+typedef struct cs_coll_ar_verdict {
+  uint32_t signal_bad;    /* cells that missed their final value */
+  int64_t  sig_rank;      /* the lowest rank with one (-1) */
+  int64_t  differ_rank;   /* the lowest rank with a call unlike the first (-1) */
+  const cs_ar_stats_t *sig_st;    /* their stats, in the world (mapped */
+  const cs_ar_stats_t *differ_st; /* until the report) */
+  cs_verdict_t v;         /* the oracle's verdict, float64's error */
+  uint64_t verify_ns;     /* the comparison's wall time */
+} cs_coll_ar_verdict_t;
+
+/* One run of a registered collective on the pipeline, or of a built-in
+ * (is_ar) with its own rank body and the oracle. */
 typedef struct cs_coll_job {
   cs_user_run_t u;
   cs_layout_t   l;
@@ -37,6 +55,11 @@ typedef struct cs_coll_job {
   uint32_t differ;        /* calls unlike the first, on the rank with most */
   uint64_t median_ns;     /* per call the slowest rank, median over calls */
   uint8_t *want;          /* after verification: the first wrong rank's expected result */
+  uint8_t  want_bits[4];  /* the first wrong element's expected bits */
+  /* a built-in: its configuration (the rank body's argument) and verdict */
+  int      is_ar;
+  cs_ar_cfg_t ar;
+  cs_coll_ar_verdict_t av;
 } cs_coll_job_t;
 
 /* Prepares cj to run c with cfg (already cs_coll_check'ed): layout, world
@@ -59,6 +82,21 @@ int cs_coll_job_init(cs_coll_job_t *cj, const cs_collective_t *c,
                      uint64_t timeout_ns, int traced, int controlled,
                      int padded);
 void cs_coll_job_fini(cs_coll_job_t *cj);
+
+/* Prepares cj to run built-in configuration c (already cs_ar_check'ed)
+ * as `collsim run` does: its layout, the world options (io, the signal
+ * slot as the note slot; with `traced` the trace ring, with `controlled`
+ * the scheduler area), `inputs` (nranks rows, or NULL for `fill`, which
+ * is not CS_FILL_DEFAULT) with seed, the built-in rank body, where a wait
+ * sits, the trace header's run fields, and a verify step that reads the
+ * ranks' stats and compares every result with the oracle and float64.
+ * The common verdict fields are set as for a registration (signals_bad:
+ * the cells missed before the last epilogue plus those not back at their
+ * end state). Returns 0 or cs_ar_layout's code (cj->l then holds the
+ * layout as far as it got). */
+int cs_coll_job_init_ar(cs_coll_job_t *cj, const cs_ar_cfg_t *c,
+                        cs_fill_t fill, uint64_t seed, const void *inputs,
+                        uint64_t timeout_ns, int traced, int controlled);
 
 /* 1 when the job's checks all passed (right result, signals, calls). */
 static inline int cs_coll_job_ok(const cs_coll_job_t *cj)

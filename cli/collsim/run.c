@@ -6,9 +6,11 @@
  * rank's result bit for bit with the oracle (collectives/oracle.h) or the
  * collective's expected-result function (run/coll.h) and every signal cell
  * with its final value (run/verify.h), and prints the summary and every
- * failure. One run path for both kinds: check, job, pipeline, results,
- * the failed step's words; the kind supplies only its checks, its job and
- * its summary. cs_run_execute() is shared with `collsim replay` and
+ * failure. One run path for both kinds: check, the job of run/coll.h,
+ * pipeline, one report whose richer lines (bandwidths, float64, the
+ * signals' final values, the first changed element) come with a
+ * built-in's facts, the failed step's words; the kind supplies only its
+ * checks. cs_run_execute() is shared with `collsim replay` and
  * `collsim teach`, which fill the options themselves.
  */
 #define _GNU_SOURCE
@@ -661,32 +663,19 @@ void cs_run_list_bugs(FILE *out)
 /* ------------------------------------------------------------ the job */
 
 /* One run: a copy of the options (the input file and the bug may change
- * the configuration, not the caller's), the pipeline job, and what the
- * verify step found. Lives in cs_run_execute's frame. */
+ * the configuration, not the caller's) and the pipeline job, a built-in's
+ * or a registration's (run/coll.h), with what its verify step found.
+ * Lives in cs_run_execute's frame. */
 typedef struct run_job {
-  cs_coll_job_t cj;       /* --algo ./x.so: the shared job (run/coll.h);
-                             first, so that the pipeline's context is both
-                             it (its verify step) and this run (the report) */
+  cs_coll_job_t cj;       /* first, so that the pipeline's context is both
+                             it (its fill and verify steps) and this run
+                             (the report) */
   cs_job_ops_t  cj_ops;   /* its ops plus this run's report */
-  cs_coll_cfg_t ccfg;     /* its configuration */
+  cs_coll_cfg_t ccfg;     /* --algo ./x.so: its configuration */
   int           cj_made;  /* cj initialised (to be finished) */
   run_opts_t  o;
   cs_npy_t    in;         /* --input, or empty */
-  cs_fill_t   fill;       /* the fill used (CS_FILL_INPUT with --input) */
   int         controlled; /* a schedule decides the order */
-  cs_layout_t l;
-  cs_job_t    job;
-  /* verify */
-  uint64_t    median_ns;  /* per call the slowest rank, median over calls */
-  uint32_t    signal_bad; /* cells that missed their final value */
-  uint32_t    differ;     /* calls unlike the first, on the rank with most */
-  int64_t     sig_rank;   /* the lowest rank with a cell that missed (-1) */
-  int64_t     differ_rank; /* the lowest rank with a call unlike the first */
-  const cs_ar_stats_t *sig_st; /* their stats, in the world (mapped until report) */
-  const cs_ar_stats_t *differ_st;
-  cs_verdict_t v;
-  uint8_t     want[4];    /* the first wrong element's expected bits */
-  uint64_t    verify_ns;  /* the oracle comparison's wall time */
 } run_job_t;
 
 /* Takes N, C and the dtype from the input file, or checks them against
@@ -728,32 +717,27 @@ static int load_input(run_job_t *rj)
   return 0;
 }
 
-/* The world the run needs, and whether the launcher can hold it (with
- * --input's rows beside it).
+/* The built-in's job (its world options and layout), and whether the
+ * launcher can hold its world (with --input's rows beside it).
  * Returns the exit code (CS_EXIT_OK to go on; otherwise printed). */
-static int check_world(run_job_t *rj)
+static int check_world(run_job_t *rj, cs_fill_t fill)
 {
   const run_opts_t *o = &rj->o;
   const cs_ar_cfg_t *c = &o->cfg;
   uint32_t n = c->nranks;
   uint64_t bytes = c->count * cs_dtype_size(c->dtype);
   rj->controlled = o->sched.strategy != CS_SCHED_FREE;
-  rj->job.wo = (cs_world_opts_t){
-      .io_bytes = cs_ar_io_bytes(c), .timeout_ns = o->com.timeout_ns,
-      .trace_bytes = o->com.trace || o->trace_mem
-                         ? cs_pipe_trace_bytes(n, rj->controlled) : 0,
-      .sched_bytes = rj->controlled
-                         ? cs_sched_area_bytes(n, (1u << 20) + 2ull * c->tile_bytes)
-                         : 0,
-      .note_slot = CS_AR_SLOT_SIGNAL,
-      .note_cells = (uint32_t)cs_ar_signal_cells(c)};
-  int rc = cs_ar_layout(c, &rj->l);
+  int rc = cs_coll_job_init_ar(&rj->cj, c, fill, o->seed,
+                               o->input ? rj->in.data : NULL,
+                               o->com.timeout_ns, o->com.trace || o->trace_mem,
+                               rj->controlled);
+  rj->cj_made = 1;
   if (rc < 0) {
     cs_cli_error(o->cmd, "cannot hold %u windows of %llu bytes: %s", n,
-                 (unsigned long long)rj->l.win_bytes, cs_strerror(rc));
+                 (unsigned long long)rj->cj.l.win_bytes, cs_strerror(rc));
     return CS_EXIT_USAGE;
   }
-  uint64_t region = cs_world_region_bytes(&rj->l, n, &rj->job.wo);
+  uint64_t region = cs_world_region_bytes(&rj->cj.l, n, &rj->cj.job.wo);
   /* The world, and beside it only --input's rows (the fill writes into
    * the world, verification reads it in place). */
   uint64_t need = region + (o->input ? bytes * n : 0), avail = cs_mem_available();
@@ -767,8 +751,8 @@ static int check_world(run_job_t *rj)
   return CS_EXIT_OK;
 }
 
-/* Everything that can be refused before the world exists. Returns the
- * exit code (CS_EXIT_OK to go on; otherwise printed). */
+/* Everything that can be refused before a built-in's world exists.
+ * Returns the exit code (CS_EXIT_OK to go on; otherwise printed). */
 static int check(run_job_t *rj)
 {
   run_opts_t *o = &rj->o;
@@ -787,393 +771,15 @@ static int check(run_job_t *rj)
   }
   if (cs_cli_common_check(o->cmd, &o->com, o->cfg.nranks) < 0)
     return CS_EXIT_USAGE;
-  rj->fill = o->input ? CS_FILL_INPUT
-                      : (o->fill ? o->fill : cs_ar_default_fill(&o->cfg));
-  return check_world(rj);
-}
-
-static void fill_row(void *ctx, uint32_t r, uint8_t *row)
-{
-  const run_job_t *rj = ctx;
-  cs_ar_fill(rj->fill, &rj->o.cfg, rj->o.seed, r, row);
-}
-
-static int run_verify(cs_pipe_t *p, void *ctx);
-static int run_report(cs_pipe_t *p, void *ctx);
-
-static const cs_job_ops_t run_ops = {fill_row, run_verify, run_report};
-
-/* The wavefront's name of a wait: its place in the allreduce. */
-static void wait_where(void *arg, uint32_t rank, uint32_t slot, uint32_t cell,
-                       int32_t target, char *buf, size_t n)
-{
-  cs_ar_wait_where(arg, rank, slot, cell, target, buf, n);
-}
-
-/* The pipeline job of the checked run (the world options are set). */
-static void make_job(run_job_t *rj)
-{
-  run_opts_t *o = &rj->o;
-  const cs_ar_cfg_t *c = &o->cfg;
-  cs_job_t *j = &rj->job;
-  j->layout = &rj->l;
-  j->nranks = c->nranks;
-  j->inputs = o->input ? rj->in.data : NULL;
-  j->input_bytes = c->count * cs_dtype_size(c->dtype);
-  j->expect_hash = o->expect_hash;
-  j->body = cs_ar_rank_main;
-  j->arg = &o->cfg;
-  j->wait_where = (cs_wait_where_t){wait_where, &o->cfg};
-  j->fault = o->com.fault;
-  j->sched = rj->controlled ? &o->sched : NULL;
-  j->trace = o->com.trace;
-  j->trace_mem = o->com.trace ? NULL : o->trace_mem;
-  j->keep = o->com.trace ? NULL : o->keep;
-  j->th = (cs_trace_header_t){
-      .count = c->count, .algo = c->algo, .dtype = c->dtype, .op = c->op,
-      .fill = rj->fill, .seed = o->seed, .tile_bytes = c->tile_bytes,
-      .iters = c->iters, .program = 0, .memory_model = o->sched.model,
-      .bug = c->bug, .fault_kind = o->com.has_fault ? o->com.fault.kind : 0,
-      .fault_rank = o->com.fault.rank, .fault_event = o->com.fault.event,
-      .modes = cs_cli_modes(c)};
-  cs_cli_shape_to_header(c, &j->th);
-  snprintf(j->th.schedule, sizeof(j->th.schedule), "%s",
-           o->schedule_str ? o->schedule_str : rj->controlled ? "replay" : "free");
-  j->ops = &run_ops;
-  j->ctx = rj;
-}
-
-/* ------------------------------------------------------------ verify */
-
-/* The ranks' own counts (cs_ar_stats_t after each output) and per-call
- * times. Returns 0 or -ENOMEM. */
-static int read_stats(run_job_t *rj, const cs_world_t *w)
-{
-  const cs_ar_cfg_t *c = &rj->o.cfg;
-  uint64_t *per = calloc(c->iters, sizeof(uint64_t));
-  if (!per)
-    return -ENOMEM;
-  rj->sig_rank = rj->differ_rank = -1;
-  for (uint32_t r = 0; r < c->nranks; r++) {
-    const cs_ar_stats_t *st =
-        (const cs_ar_stats_t *)(cs_world_output(w, r) + cs_ar_stats_off(c));
-    rj->signal_bad += st->signal_bad;
-    if (st->signal_bad && rj->sig_rank < 0) {
-      rj->sig_rank = r;
-      rj->sig_st = st;
-    }
-    if (st->iters_differ && rj->differ_rank < 0) {
-      rj->differ_rank = r;
-      rj->differ_st = st;
-    }
-    if (st->iters_differ > rj->differ)
-      rj->differ = st->iters_differ; /* calls, on the rank that saw most */
-    for (uint32_t it = 0; it < c->iters; it++)
-      if (st->ns[it] > per[it])
-        per[it] = st->ns[it];
-  }
-  rj->median_ns = cs_verify_median_ns(per, c->iters);
-  free(per);
-  return 0;
-}
-
-static int run_verify(cs_pipe_t *p, void *ctx)
-{
-  run_job_t *rj = ctx;
-  const cs_ar_cfg_t *c = &rj->o.cfg;
-  if (read_stats(rj, &p->world) < 0)
-    return -ENOMEM;
-  /* The inputs as the ranks read them: the world's own buffers. */
-  uint64_t t0 = cs_now_ns();
-  int rc = cs_verify_allreduce(c, &p->world, NULL, 1, NULL, &rj->v);
-  rj->verify_ns = cs_now_ns() - t0;
-  return rc < 0 ? -ENOMEM : 0;
-}
-
-/* ------------------------------------------------------------ report */
-
-static void print_bits(cs_dtype_t t, const void *buf, uint64_t i)
-{
-  if (t == CS_FP32) {
-    uint32_t b;
-    memcpy(&b, (const uint8_t *)buf + i * 4, 4);
-    printf("0x%08x (%.9g)", b, cs_oracle_decode(t, buf, i));
-  } else {
-    printf("0x%04x (%.6g)", ((const uint16_t *)buf)[i], cs_oracle_decode(t, buf, i));
-  }
-}
-
-/* The run's line and the time per call. */
-static void print_head(const run_job_t *rj)
-{
-  const run_opts_t *o = &rj->o;
-  const cs_ar_cfg_t *c = &o->cfg;
-  uint32_t n = c->nranks;
-  uint64_t bytes = c->count * cs_dtype_size(c->dtype);
-  char hb[32];
-  cs_human_bytes(bytes, hb, sizeof(hb));
-  printf("collsim run: %s allreduce, %u rank%s, %llu x %s (%s per rank), %s, "
-         "input %s%s%s, %u call%s\n",
-         cs_algo_name(c->algo), n, n == 1 ? "" : "s", (unsigned long long)c->count,
-         cs_dtype_name(c->dtype), hb, cs_op_name(c->op), cs_fill_name(rj->fill),
-         o->input ? " " : "", o->input ? o->input : "", c->iters,
-         c->iters == 1 ? "" : "s");
-  if (cs_ar_rect(c))
-    printf("shape: %u x %u, valid rectangle %u x %u (the partial-valid path, "
-           "docs/algorithms.md §3.3; the rest keeps each rank's input)\n",
-           c->shape_rows, c->shape_cols, c->valid_rows, c->valid_cols);
-  double us = (double)rj->median_ns / 1e3;
-  double algbw = (double)bytes / (us * 1e3); /* GB/s */
-  double busbw = algbw * (n > 1 ? 2.0 * (n - 1) / n : 0.0);
-  printf("time per call: %.1f us (median of %u, slowest rank), algbw %.3f GB/s, "
-         "busbw %.3f GB/s\n", us, c->iters, algbw, busbw);
-}
-
-/* Results against the oracle, and against float64. */
-static void print_result(run_job_t *rj, const cs_pipe_t *p)
-{
-  const cs_ar_cfg_t *c = &rj->o.cfg;
-  const cs_verdict_t *v = &rj->v;
-  uint32_t n = c->nranks;
-  if (v->wrong == 0) {
-    printf("result: bit-exact on all %u rank%s against the oracle (%s)\n",
-           n, n == 1 ? "" : "s",
-           cs_algo_desc(c->algo)->fold_text);
-  } else {
-    const uint8_t *got = cs_world_output(&p->world, (uint32_t)v->bad_rank);
-    const void *rows[CS_AR_MAX_RANKS];
-    for (uint32_t r = 0; r < n; r++)
-      rows[r] = cs_world_input(&p->world, r);
-    uint32_t bits = 0; /* outside the valid rectangle: the own input */
-    if (cs_ar_in_rect(c, v->bad_i))
-      bits = cs_oracle_elem_rows(c->algo, c->dtype, c->op,
-                                 (cs_minmax_t)c->minmax, n, c->count, rows,
-                                 (uint32_t)v->bad_rank, v->bad_i);
-    else
-      memcpy(&bits, (const uint8_t *)rows[v->bad_rank] +
-                        v->bad_i * cs_dtype_size(c->dtype),
-             cs_dtype_size(c->dtype));
-    uint16_t half = (uint16_t)bits;
-    memcpy(rj->want, c->dtype == CS_FP32 ? (const void *)&bits : &half,
-           cs_dtype_size(c->dtype));
-    printf("result: WRONG: %llu element%s differ from the oracle; first: rank "
-           "%lld index %llu: expected ", (unsigned long long)v->wrong,
-           v->wrong == 1 ? "" : "s", (long long)v->bad_rank,
-           (unsigned long long)v->bad_i);
-    print_bits(c->dtype, rj->want, 0);
-    printf(", got ");
-    print_bits(c->dtype, got, v->bad_i);
-    printf("\n");
-  }
-  printf("error vs float64: max abs %.3g, max rel %.3g; reference tolerance "
-         "(rtol %g, atol %g): %s\n", v->max_abs, v->max_rel, v->rtol, v->atol,
-         v->tol_fail ? "EXCEEDED" : "within");
-  printf("verification: %.3f s (oracle and float64, every rank, all online "
-         "CPUs)\n", (double)rj->verify_ns / 1e9);
-}
-
-/* "signal[7] (row 2, from rank 1)": a cell of c's signal slot. */
-static void cell_name(const cs_ar_cfg_t *c, uint64_t cell, char *buf, size_t n)
-{
-  snprintf(buf, n, "signal[%llu] (row %llu, from rank %llu)",
-           (unsigned long long)cell, (unsigned long long)(cell / c->nranks),
-           (unsigned long long)(cell % c->nranks));
-}
-
-/* The signals line of a run whose cells missed: how many, and the first
- * cell of each kind by rank, index and value against the expected one. */
-static void print_signals_wrong(const run_job_t *rj)
-{
-  const cs_ar_cfg_t *c = &rj->o.cfg;
-  uint32_t bad = rj->signal_bad;
-  uint64_t not_zero = rj->v.signals_left;
-  const char *what = cs_algo_desc(c->algo)->final_text;
-  char cell[80];
-  printf("signals: WRONG: %u cell%s missed %s = %d, %llu cell%s not %s",
-         bad, bad == 1 ? "" : "s", what, cs_ar_signal_final(c),
-         (unsigned long long)not_zero, not_zero == 1 ? "" : "s",
-         c->no_epilogue ? "at their final value at the end" : "back to 0");
-  if (bad) {
-    cell_name(c, rj->sig_st->signal_cell, cell, sizeof(cell));
-    printf("; first: rank %lld %s held %d %s, expected %d",
-           (long long)rj->sig_rank, cell, rj->sig_st->signal_got,
-           c->no_epilogue ? "at the end of the call" : "before the last epilogue",
-           rj->sig_st->signal_want);
-  }
-  if (not_zero) {
-    cell_name(c, rj->v.left_cell, cell, sizeof(cell));
-    printf("; %s: rank %lld %s holds %d at the end, expected %d",
-           bad ? "and" : "first", (long long)rj->v.left_rank, cell, rj->v.left_val,
-           rj->v.left_want);
-  }
-  printf("\n");
-}
-
-/* Signals: final values before the last epilogue, 0 after it; repeated
- * calls alike. */
-static void print_signals(const run_job_t *rj)
-{
-  const cs_ar_cfg_t *c = &rj->o.cfg;
-  uint32_t n = c->nranks, bad = rj->signal_bad, differ = rj->differ;
-  uint64_t cells = cs_ar_signal_cells(c), not_zero = rj->v.signals_left;
-  const char *what = cs_algo_desc(c->algo)->final_text;
-  const char *cells_word = cs_algo_desc(c->algo)->signalled
-                               ? cs_algo_desc(c->algo)->signalled
-                               : "every non-self cell";
-  if (n == 1)
-    printf("signals: none (one rank)\n");
-  else if (bad == 0 && not_zero == 0 && c->no_epilogue)
-    printf("signals: single-use: %s reached %s = %d and "
-           "stays there (no epilogue)\n", cells_word, what,
-           cs_ar_signal_final(c));
-  else if (bad == 0 && not_zero == 0)
-    printf("signals: %s reached %s = %d, then the epilogue "
-           "returned all %llu cells to 0\n", cells_word, what,
-           cs_ar_signal_final(c), (unsigned long long)(cells * n));
-  else
-    print_signals_wrong(rj);
-  if (differ) {
-    const cs_ar_stats_t *st = rj->differ_st;
-    printf("repeated calls: WRONG: %u call%s gave a result different from "
-           "the first; first: call %u on rank %lld, index %llu: call 1 ",
-           differ, differ == 1 ? "" : "s", st->differ_call + 1,
-           (long long)rj->differ_rank, (unsigned long long)st->differ_i);
-    print_bits(c->dtype, &st->differ_first, 0);
-    printf(", call %u ", st->differ_call + 1);
-    print_bits(c->dtype, &st->differ_got, 0);
-    printf("\n");
-  }
-}
-
-/* --output: every rank's result. Returns the exit code given the
- * verdict `code` (a wrong result stays the verdict). */
-static int write_output(const run_job_t *rj, const cs_pipe_t *p, int code)
-{
-  const run_opts_t *o = &rj->o;
-  const cs_ar_cfg_t *c = &o->cfg;
-  uint32_t n = c->nranks;
-  uint64_t bytes = c->count * cs_dtype_size(c->dtype);
-  char why[256];
-  uint8_t *res = malloc(bytes * n);
-  if (!res) {
-    cs_cli_error(o->cmd, "out of memory for the output");
-    return CS_EXIT_ABORTED;
-  }
-  for (uint32_t r = 0; r < n; r++)
-    memcpy(res + r * bytes, cs_world_output(&p->world, r), bytes);
-  if (cs_npy_write(o->output, c->dtype, n, c->count, res, why, sizeof(why)) < 0) {
-    cs_cli_error(o->cmd, "--output %s", why);
-    if (code == CS_EXIT_OK)
-      code = CS_EXIT_USAGE;
-  }
-  free(res);
-  return code;
-}
-
-/* The mode line of either kind: shown with --verbose-mode, a schedule,
- * or (built-ins) a bug or a minmax mode, which it then names; `schedule`
- * is the trace header's. */
-static void print_mode(const run_job_t *rj, const char *schedule,
-                       uint32_t bug, uint32_t minmax)
-{
-  if (!rj->o.verbose_mode && !rj->controlled && !bug && !minmax)
-    return;
-  printf("mode: %s%s, memory model %s%s%s%s%s\n",
-         rj->controlled ? "controlled, schedule " : "free",
-         rj->controlled ? schedule : "", cs_mm_name(rj->o.sched.model),
-         bug ? ", bug " : "", bug ? cs_bug_table[bug].name : "",
-         minmax ? ", minmax " : "",
-         minmax ? cs_minmax_name((cs_minmax_t)minmax) : "");
-}
-
-/* Prints the mode and the summary, writes --output. Returns the exit
- * code. */
-static int run_report(cs_pipe_t *p, void *ctx)
-{
-  run_job_t *rj = ctx;
-  const run_opts_t *o = &rj->o;
-  const cs_ar_cfg_t *c = &o->cfg;
-  print_mode(rj, rj->job.th.schedule, c->bug, c->minmax);
-  print_head(rj);
-  print_result(rj, p);
-  print_signals(rj);
-  const cs_verdict_t *v = &rj->v;
-  int code = (v->wrong || rj->signal_bad || v->signals_left || rj->differ)
-                 ? CS_EXIT_WRONG : CS_EXIT_OK;
-  return o->output ? write_output(rj, p, code) : code;
-}
-
-/* ------------------------------------------------------------ a plug-in */
-
-/* The run line and time per call of a collective from a shared object. */
-static void print_head_coll(const run_job_t *rj)
-{
-  const run_opts_t *o = &rj->o;
-  const cs_coll_cfg_t *g = &rj->ccfg;
-  const cs_coll_job_t *cj = &rj->cj;
-  uint32_t n = g->nranks;
-  /* a plug-in's bug is its own, its minmax mode not named */
-  print_mode(rj, cj->job.th.schedule, 0, 0);
-  printf("collsim run: %s (%s), %u rank%s, %llu x %s per rank, %s, input %s, "
-         "%u call%s\n", o->coll->name, o->coll_path, n, n == 1 ? "" : "s",
-         (unsigned long long)g->count, cs_dtype_name(g->dtype),
-         cs_op_name(g->op), cs_fill_name(cj->fill), g->iters,
-         g->iters == 1 ? "" : "s");
-  printf("time per call: %.1f us (median of %u, slowest rank)\n",
-         (double)cj->median_ns / 1e3, g->iters);
-}
-
-/* Its result against its expected-result function, its signal cells
- * against signal_final (or 0), its repeated calls. */
-static void print_result_coll(const run_job_t *rj, const cs_pipe_t *p)
-{
-  const cs_collective_t *coll = rj->o.coll;
-  const cs_coll_job_t *cj = &rj->cj;
-  uint32_t n = rj->ccfg.nranks;
-  if (!cj->verified) {
-    printf("result: NOT VERIFIED: %s has no expected-result function "
-           "(expect is NULL), so the outputs were not compared\n", coll->name);
-  } else if (cj->wrong == 0) {
-    printf("result: bit-exact on all %u rank%s against %s's expected-result "
-           "function\n", n, n == 1 ? "" : "s", coll->name);
-  } else {
-    uint32_t r = (uint32_t)cj->bad_rank; /* cj->want is its expected result */
-    printf("result: WRONG: %llu element%s differ from %s's expected result; "
-           "first: rank %u index %llu: expected ", (unsigned long long)cj->wrong,
-           cj->wrong == 1 ? "" : "s", coll->name, r,
-           (unsigned long long)cj->bad_i);
-    print_bits(rj->ccfg.dtype, cj->want, cj->bad_i);
-    printf(", got ");
-    print_bits(rj->ccfg.dtype, cs_world_output(&p->world, r), cj->bad_i);
-    printf("\n");
-  }
-  if (coll->signal_slot == CS_COLL_NO_SIGNALS)
-    printf("signals: none declared\n");
-  else if (cj->signals_bad == 0)
-    printf("signals: every cell at its final value (%s)\n",
-           coll->signal_final ? "signal_final" : "0, self-cleared");
-  else
-    printf("signals: WRONG: %llu cell%s not at the final value; first: rank "
-           "%lld cell %llu holds %d, expected %d\n",
-           (unsigned long long)cj->signals_bad, cj->signals_bad == 1 ? "" : "s",
-           (long long)cj->sig_rank, (unsigned long long)cj->sig_cell,
-           cj->sig_got, cj->sig_want);
-  if (cj->differ)
-    printf("repeated calls: WRONG: %u call%s gave a result different from "
-           "the first\n", cj->differ, cj->differ == 1 ? "" : "s");
-}
-
-static int run_report_coll(cs_pipe_t *p, void *ctx)
-{
-  run_job_t *rj = ctx;
-  print_head_coll(rj);
-  print_result_coll(rj, p);
-  return cs_coll_job_ok(&rj->cj) ? CS_EXIT_OK : CS_EXIT_WRONG;
+  return check_world(rj, o->input ? CS_FILL_INPUT
+                                  : (o->fill ? o->fill
+                                             : cs_ar_default_fill(&o->cfg)));
 }
 
 /* What a plug-in run refuses before its world exists: the options its
- * flags do not honour, the configuration its check refuses. Returns the
- * exit code (CS_EXIT_OK to go on; otherwise printed). */
+ * flags do not honour, the configuration its check refuses; then its job
+ * (run/coll.h). Returns the exit code (CS_EXIT_OK to go on; otherwise
+ * printed). */
 static int check_coll(run_job_t *rj)
 {
   const run_opts_t *o = &rj->o;
@@ -1218,28 +824,28 @@ static int check_coll(run_job_t *rj)
     return CS_EXIT_USAGE;
   }
   rj->controlled = o->sched.strategy != CS_SCHED_FREE;
-  return CS_EXIT_OK;
-}
-
-/* The pipeline job of a plug-in run: the shared one (run/coll.h) plus
- * schedule, trace, fault and trace header. Returns the exit code
- * (CS_EXIT_OK to go on; otherwise printed). */
-static int make_job_coll(run_job_t *rj)
-{
-  const run_opts_t *o = &rj->o;
-  const cs_coll_cfg_t *g = &rj->ccfg;
-  cs_coll_job_t *cj = &rj->cj;
-  if (cs_coll_job_init(cj, o->coll, g, o->fill, o->seed, o->com.timeout_ns,
-                       o->com.trace != NULL, rj->controlled,
-                       (int)o->cfg.padded_cells) < 0) {
+  if (cs_coll_job_init(&rj->cj, o->coll, &rj->ccfg, o->fill, o->seed,
+                       o->com.timeout_ns, o->com.trace != NULL,
+                       rj->controlled, (int)c->padded_cells) < 0) {
     cs_cli_error(o->cmd, "%s: its slots are not a window collsim can make",
                  o->coll->name);
     return CS_EXIT_USAGE;
   }
   rj->cj_made = 1;
+  return CS_EXIT_OK;
+}
+
+static int run_report(cs_pipe_t *p, void *ctx);
+
+/* The rest of the pipeline job, either kind: this run's report, the
+ * schedule, the trace, the fault and their trace header fields. */
+static void make_job(run_job_t *rj)
+{
+  const run_opts_t *o = &rj->o;
+  cs_coll_job_t *cj = &rj->cj;
   cs_job_t *j = &cj->job;
   rj->cj_ops = cj->ops;
-  rj->cj_ops.report = run_report_coll;
+  rj->cj_ops.report = run_report;
   j->ops = &rj->cj_ops;
   j->ctx = rj;
   j->sched = rj->controlled ? &rj->o.sched : NULL;
@@ -1247,13 +853,23 @@ static int make_job_coll(run_job_t *rj)
   j->fault = o->com.fault;
   j->expect_hash = o->expect_hash;
   j->th.memory_model = o->sched.model;
+  j->th.fault_kind = o->com.has_fault ? o->com.fault.kind : 0;
+  j->th.fault_rank = o->com.fault.rank;
+  j->th.fault_event = o->com.fault.event;
+  snprintf(j->th.schedule, sizeof(j->th.schedule), "%s",
+           o->schedule_str ? o->schedule_str : rj->controlled ? "replay" : "free");
+  if (cj->is_ar) {
+    j->trace_mem = o->com.trace ? NULL : o->trace_mem;
+    j->keep = o->com.trace ? NULL : o->keep;
+    j->th.modes = cs_cli_modes(&o->cfg);
+    cs_cli_shape_to_header(&o->cfg, &j->th);
+    return;
+  }
+  const cs_coll_cfg_t *g = &rj->ccfg;
   j->th.modes = (o->cfg.padded_cells ? CS_TR_MODE_PADDED_CELLS : 0) |
                 (uint32_t)g->minmax << CS_TR_MODE_MINMAX_SHIFT |
                 (cs_coll_flags(o->coll) & CS_COLL_CHUNK_TAGS
                      ? CS_TR_MODE_CHUNK_TAGS : 0);
-  j->th.fault_kind = o->com.has_fault ? o->com.fault.kind : 0;
-  j->th.fault_rank = o->com.fault.rank;
-  j->th.fault_event = o->com.fault.event;
   j->th.shape_rows = g->shape_rows; /* CS_COLL_SHAPE's, or 0 */
   j->th.shape_cols = g->shape_cols;
   j->th.valid_rows = g->valid_rows;
@@ -1261,9 +877,254 @@ static int make_job_coll(run_job_t *rj)
   snprintf(j->th.algo_path, sizeof(j->th.algo_path), "%.*s",
            (int)sizeof(j->th.algo_path) - 1, o->coll_path); /* as cut before */
   memcpy(j->th.algo_sha256, o->coll_sha256, sizeof(j->th.algo_sha256));
-  snprintf(j->th.schedule, sizeof(j->th.schedule), "%s",
-           o->schedule_str ? o->schedule_str : rj->controlled ? "replay" : "free");
-  return CS_EXIT_OK;
+}
+
+/* ------------------------------------------------------------ report */
+
+static void print_bits(cs_dtype_t t, const void *buf, uint64_t i)
+{
+  if (t == CS_FP32) {
+    uint32_t b;
+    memcpy(&b, (const uint8_t *)buf + i * 4, 4);
+    printf("0x%08x (%.9g)", b, cs_oracle_decode(t, buf, i));
+  } else {
+    printf("0x%04x (%.6g)", ((const uint16_t *)buf)[i], cs_oracle_decode(t, buf, i));
+  }
+}
+
+/* The mode line: shown with --verbose-mode, a schedule, or (built-ins) a
+ * bug or a minmax mode, which it then names (a plug-in's bug is its own,
+ * its minmax mode not named). */
+static void print_mode(const run_job_t *rj)
+{
+  const cs_ar_cfg_t *c = &rj->o.cfg;
+  uint32_t bug = rj->cj.is_ar ? c->bug : 0;
+  uint32_t minmax = rj->cj.is_ar ? c->minmax : 0;
+  if (!rj->o.verbose_mode && !rj->controlled && !bug && !minmax)
+    return;
+  printf("mode: %s%s, memory model %s%s%s%s%s\n",
+         rj->controlled ? "controlled, schedule " : "free",
+         rj->controlled ? rj->cj.job.th.schedule : "",
+         cs_mm_name(rj->o.sched.model), bug ? ", bug " : "",
+         bug ? cs_bug_table[bug].name : "", minmax ? ", minmax " : "",
+         minmax ? cs_minmax_name((cs_minmax_t)minmax) : "");
+}
+
+/* The run's line and the time per call; a built-in's with its size per
+ * rank, its --input, its valid rectangle and its bandwidths. */
+static void print_head(const run_job_t *rj)
+{
+  const run_opts_t *o = &rj->o;
+  const cs_coll_job_t *cj = &rj->cj;
+  const cs_ar_cfg_t *c = &o->cfg; /* a plug-in's: its cfg's fields */
+  uint32_t n = c->nranks;
+  uint64_t bytes = c->count * cs_dtype_size(c->dtype);
+  if (cj->is_ar) {
+    char hb[32];
+    cs_human_bytes(bytes, hb, sizeof(hb));
+    printf("collsim run: %s allreduce, %u rank%s, %llu x %s (%s per rank), "
+           "%s, input %s%s%s, %u call%s\n", cs_algo_name(c->algo), n,
+           n == 1 ? "" : "s", (unsigned long long)c->count,
+           cs_dtype_name(c->dtype), hb, cs_op_name(c->op),
+           cs_fill_name(cj->fill), o->input ? " " : "",
+           o->input ? o->input : "", c->iters, c->iters == 1 ? "" : "s");
+  } else {
+    printf("collsim run: %s (%s), %u rank%s, %llu x %s per rank, %s, input "
+           "%s, %u call%s\n", o->coll->name, o->coll_path, n, n == 1 ? "" : "s",
+           (unsigned long long)c->count, cs_dtype_name(c->dtype),
+           cs_op_name(c->op), cs_fill_name(cj->fill), c->iters,
+           c->iters == 1 ? "" : "s");
+  }
+  if (cj->is_ar && cs_ar_rect(c))
+    printf("shape: %u x %u, valid rectangle %u x %u (the partial-valid path, "
+           "docs/algorithms.md §3.3; the rest keeps each rank's input)\n",
+           c->shape_rows, c->shape_cols, c->valid_rows, c->valid_cols);
+  double us = (double)cj->median_ns / 1e3;
+  printf("time per call: %.1f us (median of %u, slowest rank)", us, c->iters);
+  if (cj->is_ar) {
+    double algbw = (double)bytes / (us * 1e3); /* GB/s */
+    double busbw = algbw * (n > 1 ? 2.0 * (n - 1) / n : 0.0);
+    printf(", algbw %.3f GB/s, busbw %.3f GB/s", algbw, busbw);
+  }
+  printf("\n");
+}
+
+/* The results against the oracle (a built-in, then also against float64)
+ * or the registration's expected-result function. */
+static void print_result(const run_job_t *rj, const cs_pipe_t *p)
+{
+  const cs_coll_job_t *cj = &rj->cj;
+  const cs_ar_cfg_t *c = &rj->o.cfg;
+  const char *name = cj->is_ar ? "the oracle" : rj->o.coll->name;
+  uint32_t n = c->nranks;
+  if (!cj->verified) {
+    printf("result: NOT VERIFIED: %s has no expected-result function "
+           "(expect is NULL), so the outputs were not compared\n", name);
+  } else if (cj->wrong == 0 && cj->is_ar) {
+    printf("result: bit-exact on all %u rank%s against the oracle (%s)\n",
+           n, n == 1 ? "" : "s", cs_algo_desc(c->algo)->fold_text);
+  } else if (cj->wrong == 0) {
+    printf("result: bit-exact on all %u rank%s against %s's expected-result "
+           "function\n", n, n == 1 ? "" : "s", name);
+  } else {
+    printf("result: WRONG: %llu element%s differ from %s%s; first: rank %lld "
+           "index %llu: expected ", (unsigned long long)cj->wrong,
+           cj->wrong == 1 ? "" : "s", name,
+           cj->is_ar ? "" : "'s expected result", (long long)cj->bad_rank,
+           (unsigned long long)cj->bad_i);
+    print_bits(c->dtype, cj->want_bits, 0);
+    printf(", got ");
+    print_bits(c->dtype, cs_world_output(&p->world, (uint32_t)cj->bad_rank),
+               cj->bad_i);
+    printf("\n");
+  }
+  if (!cj->is_ar)
+    return;
+  const cs_verdict_t *v = &cj->av.v;
+  printf("error vs float64: max abs %.3g, max rel %.3g; reference tolerance "
+         "(rtol %g, atol %g): %s\n", v->max_abs, v->max_rel, v->rtol, v->atol,
+         v->tol_fail ? "EXCEEDED" : "within");
+  printf("verification: %.3f s (oracle and float64, every rank, all online "
+         "CPUs)\n", (double)cj->av.verify_ns / 1e9);
+}
+
+/* "signal[7] (row 2, from rank 1)": a cell of c's signal slot. */
+static void cell_name(const cs_ar_cfg_t *c, uint64_t cell, char *buf, size_t n)
+{
+  snprintf(buf, n, "signal[%llu] (row %llu, from rank %llu)",
+           (unsigned long long)cell, (unsigned long long)(cell / c->nranks),
+           (unsigned long long)(cell % c->nranks));
+}
+
+/* A built-in's signals line when cells missed: how many, and the first
+ * cell of each kind by rank, index and value against the expected one. */
+static void print_signals_wrong(const run_job_t *rj)
+{
+  const cs_ar_cfg_t *c = &rj->o.cfg;
+  const cs_coll_ar_verdict_t *av = &rj->cj.av;
+  uint32_t bad = av->signal_bad;
+  uint64_t not_zero = av->v.signals_left;
+  const char *what = cs_algo_desc(c->algo)->final_text;
+  char cell[80];
+  printf("signals: WRONG: %u cell%s missed %s = %d, %llu cell%s not %s",
+         bad, bad == 1 ? "" : "s", what, cs_ar_signal_final(c),
+         (unsigned long long)not_zero, not_zero == 1 ? "" : "s",
+         c->no_epilogue ? "at their final value at the end" : "back to 0");
+  if (bad) {
+    cell_name(c, av->sig_st->signal_cell, cell, sizeof(cell));
+    printf("; first: rank %lld %s held %d %s, expected %d",
+           (long long)av->sig_rank, cell, av->sig_st->signal_got,
+           c->no_epilogue ? "at the end of the call" : "before the last epilogue",
+           av->sig_st->signal_want);
+  }
+  if (not_zero) {
+    cell_name(c, av->v.left_cell, cell, sizeof(cell));
+    printf("; %s: rank %lld %s holds %d at the end, expected %d",
+           bad ? "and" : "first", (long long)av->v.left_rank, cell,
+           av->v.left_val, av->v.left_want);
+  }
+  printf("\n");
+}
+
+/* A built-in's signals: final values before the last epilogue, 0 after
+ * it. */
+static void print_signals_ar(const run_job_t *rj)
+{
+  const cs_ar_cfg_t *c = &rj->o.cfg;
+  const cs_coll_ar_verdict_t *av = &rj->cj.av;
+  uint32_t n = c->nranks;
+  uint64_t cells = cs_ar_signal_cells(c);
+  const char *what = cs_algo_desc(c->algo)->final_text;
+  const char *cells_word = cs_algo_desc(c->algo)->signalled
+                               ? cs_algo_desc(c->algo)->signalled
+                               : "every non-self cell";
+  int ok = av->signal_bad == 0 && av->v.signals_left == 0;
+  if (n == 1)
+    printf("signals: none (one rank)\n");
+  else if (ok && c->no_epilogue)
+    printf("signals: single-use: %s reached %s = %d and "
+           "stays there (no epilogue)\n", cells_word, what,
+           cs_ar_signal_final(c));
+  else if (ok)
+    printf("signals: %s reached %s = %d, then the epilogue "
+           "returned all %llu cells to 0\n", cells_word, what,
+           cs_ar_signal_final(c), (unsigned long long)(cells * n));
+  else
+    print_signals_wrong(rj);
+}
+
+/* The signals (a registration's against signal_final, or 0) and the
+ * repeated calls (a built-in's with the first element that changed). */
+static void print_signals(const run_job_t *rj)
+{
+  const cs_coll_job_t *cj = &rj->cj;
+  const cs_collective_t *coll = rj->o.coll;
+  if (cj->is_ar)
+    print_signals_ar(rj);
+  else if (coll->signal_slot == CS_COLL_NO_SIGNALS)
+    printf("signals: none declared\n");
+  else if (cj->signals_bad == 0)
+    printf("signals: every cell at its final value (%s)\n",
+           coll->signal_final ? "signal_final" : "0, self-cleared");
+  else
+    printf("signals: WRONG: %llu cell%s not at the final value; first: rank "
+           "%lld cell %llu holds %d, expected %d\n",
+           (unsigned long long)cj->signals_bad, cj->signals_bad == 1 ? "" : "s",
+           (long long)cj->sig_rank, (unsigned long long)cj->sig_cell,
+           cj->sig_got, cj->sig_want);
+  if (!cj->differ)
+    return;
+  printf("repeated calls: WRONG: %u call%s gave a result different from "
+         "the first", cj->differ, cj->differ == 1 ? "" : "s");
+  const cs_ar_stats_t *st = cj->av.differ_st;
+  if (cj->is_ar) {
+    cs_dtype_t t = rj->o.cfg.dtype;
+    printf("; first: call %u on rank %lld, index %llu: call 1 ",
+           st->differ_call + 1, (long long)cj->av.differ_rank,
+           (unsigned long long)st->differ_i);
+    print_bits(t, &st->differ_first, 0);
+    printf(", call %u ", st->differ_call + 1);
+    print_bits(t, &st->differ_got, 0);
+  }
+  printf("\n");
+}
+
+/* --output: every rank's result. Returns the exit code given the
+ * verdict `code` (a wrong result stays the verdict). */
+static int write_output(const run_job_t *rj, const cs_pipe_t *p, int code)
+{
+  const run_opts_t *o = &rj->o;
+  const cs_ar_cfg_t *c = &o->cfg;
+  uint32_t n = c->nranks;
+  uint64_t bytes = c->count * cs_dtype_size(c->dtype);
+  char why[256];
+  uint8_t *res = malloc(bytes * n);
+  if (!res) {
+    cs_cli_error(o->cmd, "out of memory for the output");
+    return CS_EXIT_ABORTED;
+  }
+  for (uint32_t r = 0; r < n; r++)
+    memcpy(res + r * bytes, cs_world_output(&p->world, r), bytes);
+  if (cs_npy_write(o->output, c->dtype, n, c->count, res, why, sizeof(why)) < 0) {
+    cs_cli_error(o->cmd, "--output %s", why);
+    if (code == CS_EXIT_OK)
+      code = CS_EXIT_USAGE;
+  }
+  free(res);
+  return code;
+}
+
+/* Prints the mode and the summary, writes --output (a built-in's only:
+ * parse refuses it for a plug-in). Returns the exit code. */
+static int run_report(cs_pipe_t *p, void *ctx)
+{
+  run_job_t *rj = ctx;
+  print_mode(rj);
+  print_head(rj);
+  print_result(rj, p);
+  print_signals(rj);
+  int code = cs_coll_job_ok(&rj->cj) ? CS_EXIT_OK : CS_EXIT_WRONG;
+  return rj->o.output ? write_output(rj, p, code) : code;
 }
 
 /* ------------------------------------------------------------ the run */
@@ -1281,12 +1142,12 @@ static int run_failed(const run_job_t *rj, const cs_pipe_t *p)
                    o->coll->name, cs_strerror(p->err));
     } else if (p->err == CS_ETOOBIG || p->err == -ENOENT) {
       char why[512];
-      cs_world_explain_error(why, sizeof why, &rj->l, c->nranks, &rj->job.wo,
-                             p->err);
+      cs_world_explain_error(why, sizeof why, &rj->cj.l, c->nranks,
+                             &rj->cj.job.wo, p->err);
       cs_cli_error(o->cmd, "cannot create the shared memory: %s", why);
     } else {
       cs_cli_error(o->cmd, "cannot hold %u windows of %llu bytes: %s",
-                   c->nranks, (unsigned long long)rj->l.win_bytes,
+                   c->nranks, (unsigned long long)rj->cj.l.win_bytes,
                    cs_strerror(p->err));
     }
     return CS_EXIT_USAGE;
@@ -1297,7 +1158,7 @@ static int run_failed(const run_job_t *rj, const cs_pipe_t *p)
     }
     if (p->err == -ENOMEM) {
       cs_cli_error(o->cmd, "out of memory for %u x %llu bytes of input",
-                   c->nranks, (unsigned long long)rj->job.input_bytes);
+                   c->nranks, (unsigned long long)rj->cj.job.input_bytes);
       return CS_EXIT_ABORTED;
     }
     if (o->input)
@@ -1350,13 +1211,10 @@ int cs_run_execute(run_opts_t *o_)
     return CS_EXIT_USAGE;
   run_job_t rj = {.o = *o_}; /* a copy: its pointers are the caller's */
   int code = rj.o.coll ? check_coll(&rj) : check(&rj);
-  if (code == CS_EXIT_OK && rj.o.coll)
-    code = make_job_coll(&rj);
-  else if (code == CS_EXIT_OK)
-    make_job(&rj);
   if (code == CS_EXIT_OK) {
+    make_job(&rj);
     cs_pipe_t p;
-    cs_pipe_run(&p, rj.o.coll ? &rj.cj.job : &rj.job);
+    cs_pipe_run(&p, &rj.cj.job);
     if (cs_pipe_launched(&p)) {
       o_->abort_reason = p.res.aborted ? p.res.abort_reason : 0;
       o_->sched_steps = p.events;
