@@ -245,62 +245,55 @@ void cs_ar_fill(cs_fill_t f, const cs_ar_cfg_t *c, uint64_t seed, uint32_t r,
 
 uint64_t cs_ar_stats_off(const cs_ar_cfg_t *c)
 {
-  return cs_ceil_to(c->count * cs_dtype_size(c->dtype), 64);
+  return cs_rank_stats_off(c->count * cs_dtype_size(c->dtype));
 }
 
 uint64_t cs_ar_io_bytes(const cs_ar_cfg_t *c)
 {
-  return cs_ar_stats_off(c) + sizeof(cs_ar_stats_t) + 8ull * c->iters;
+  uint64_t bytes = c->count * cs_dtype_size(c->dtype);
+  return cs_rank_io_bytes(bytes, bytes, c->iters);
 }
 
-/* The first element where call `it`'s result differs from call 0's. */
-static void first_difference(const cs_ar_cfg_t *c, const uint8_t *first,
-                             const uint8_t *out, uint32_t it, cs_ar_stats_t *st)
+/* One rank's call state: the configuration and its tiles. */
+typedef struct ar_rank {
+  const cs_ar_cfg_t *c;
+  cs_ar_tiles_t      t;
+  uint32_t           cap;
+  cs_ar_sigbad_t     sb;
+} ar_rank_t;
+
+/* One call; the last one checks every signal cell's final value before
+ * its epilogue into the stats. */
+static int ar_call(cs_dev_t *d, void *ctx, int last, cs_rank_stats_t *st)
 {
-  uint32_t es = cs_dtype_size(c->dtype);
-  uint64_t i = 0;
-  while (i + 1 < c->count && !memcmp(first + i * es, out + i * es, es))
-    i++;
-  st->differ_call = it;
-  st->differ_i = i;
-  st->differ_first = st->differ_got = 0;
-  memcpy(&st->differ_first, first + i * es, es);
-  memcpy(&st->differ_got, out + i * es, es);
+  ar_rank_t *a = ctx;
+  allreduce_checked(d, a->c, &a->t.knobs, &a->t, last ? &a->sb : NULL);
+  a->t.acc.width = a->cap; /* the stage-out's tile again */
+  if (last) {
+    st->signal_bad = a->sb.n;
+    st->signal_cell = a->sb.cell;
+    st->signal_got = a->sb.got;
+    st->signal_want = a->sb.want;
+  }
+  return 0;
 }
 
 int cs_ar_rank_main(cs_dev_t *d, void *arg)
 {
   const cs_ar_cfg_t *c = arg;
-  cs_ar_tiles_t t;
-  int err = cs_ar_tiles_init(&t, c);
+  ar_rank_t a = {.c = c, .cap = tile_cap(c)};
+  int err = cs_ar_tiles_init(&a.t, c);
   if (err < 0)
     return cs_dev_error(d, err);
-  const uint8_t *in = cs_world_input(d->world, d->rank);
-  uint8_t *out = cs_world_output(d->world, d->rank);
-  cs_ar_stats_t *st = (cs_ar_stats_t *)(out + cs_ar_stats_off(c));
-  size_t bytes = c->count * cs_dtype_size(c->dtype);
-  uint8_t *first = NULL;
-  if (c->iters > 1 && !(first = malloc(bytes))) {
-    cs_ar_tiles_fini(&t);
-    return cs_dev_error(d, -ENOMEM);
-  }
-  cs_ar_sigbad_t sb = {0};
-  for (uint32_t it = 0; it < c->iters; it++) {
-    cs_ar_stage_in(d, c, &t, in);
-    uint64_t t0 = cs_now_ns();
-    allreduce_checked(d, c, &t.knobs, &t, it + 1 == c->iters ? &sb : NULL);
-    st->ns[it] = cs_now_ns() - t0;
-    cs_ar_stage_out(d, c, &t, out);
-    if (first && it == 0)
-      memcpy(first, out, bytes);
-    else if (first && memcmp(first, out, bytes) != 0 && st->iters_differ++ == 0)
-      first_difference(c, first, out, it, st);
-  }
-  st->signal_bad = sb.n;
-  st->signal_cell = sb.cell;
-  st->signal_got = sb.got;
-  st->signal_want = sb.want;
-  free(first);
-  cs_ar_tiles_fini(&t);
-  return 0;
+  cs_rank_calls_t k = {
+      .in_count = c->count, .out_count = c->count,
+      .esize = cs_dtype_size(c->dtype), .in_slot = CS_AR_SLOT_DATA,
+      .out_slot = cs_algo_desc(c->algo)->out_slot ? CS_AR_SLOT_OUT
+                                                   : CS_AR_SLOT_DATA,
+      .stage_width = a.cap, .stage_fence = 0, .stage_tile = &a.t.acc,
+      .call = ar_call, .ctx = &a};
+  a.t.acc.width = a.cap; /* the stage tile: the accumulator, at its cap */
+  int rc = cs_rank_run_calls(d, &k, c->iters);
+  cs_ar_tiles_fini(&a.t);
+  return rc;
 }

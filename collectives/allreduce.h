@@ -23,6 +23,7 @@
 #include "bugs.h"
 #include "dtype.h"
 #include "oracle.h"
+#include "user.h"
 
 typedef enum cs_fill {
   CS_FILL_DEFAULT = 0, /* as the original's tests (docs/algorithms.md §7) */
@@ -106,28 +107,21 @@ const char *cs_fill_name(cs_fill_t f);
 
 /* ---- the rank body and its io-buffer protocol (used by the run command, cli/collsim/run.c) ---- */
 
-/* Per-rank results after the output data in the io buffer. */
-typedef struct cs_ar_stats {
-  uint32_t signal_bad;   /* cells that did not reach their final value */
-  uint32_t iters_differ; /* calls whose result differed from the first's */
-  uint32_t signal_cell;  /* the first cell that missed: own cell index */
-  int32_t  signal_got;   /*   its value before the last epilogue */
-  int32_t  signal_want;  /*   its final value */
-  uint32_t differ_call;  /* the first differing call (0 = the first call) */
-  uint64_t differ_i;     /*   its first differing element */
-  uint32_t differ_first; /*   that element's bits in call 0 */
-  uint32_t differ_got;   /*   and in differ_call */
-  uint64_t ns[];         /* per-call time of this rank's allreduce, ns */
-} cs_ar_stats_t;
+/* Per-rank results after the output data in the io buffer: the rank
+ * harness's (user.h). */
+typedef cs_rank_stats_t cs_ar_stats_t;
 
 /* io bytes needed per rank per direction. */
 uint64_t cs_ar_io_bytes(const cs_ar_cfg_t *c);
 /* Offset of the stats inside the output buffer. */
 uint64_t cs_ar_stats_off(const cs_ar_cfg_t *c);
 
-/* Launcher body: arg is a const cs_ar_cfg_t *. For each call: stage-in the
- * rank's input (io input buffer), allreduce (timed), stage-out to the io
- * output buffer; checks the final signal values before the last epilogue. */
+/* Launcher body: arg is a const cs_ar_cfg_t *. The rank harness of user.h
+ * with the allreduce as the call: stage-in of the rank's input (io input
+ * buffer; no fence, the algorithms order it themselves), the allreduce
+ * (timed), stage-out to the io output buffer, in tiles of at least
+ * CS_HOST_CHUNK elements; the last call checks the final signal values
+ * before its epilogue. */
 int cs_ar_rank_main(cs_dev_t *d, void *arg);
 
 #endif

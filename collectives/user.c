@@ -64,17 +64,28 @@ uint64_t cs_user_out_bytes(const cs_user_run_t *u)
   return u->out_count * cs_dtype_size(u->cfg.dtype);
 }
 
+uint64_t cs_rank_stats_off(uint64_t out_bytes)
+{
+  return cs_round_up(out_bytes, 64);
+}
+
+uint64_t cs_rank_io_bytes(uint64_t in_bytes, uint64_t out_bytes,
+                          uint32_t iters)
+{
+  uint64_t out = cs_rank_stats_off(out_bytes) + sizeof(cs_rank_stats_t) +
+                 8ull * iters;
+  return in_bytes > out ? in_bytes : out;
+}
+
 uint64_t cs_user_stats_off(const cs_user_run_t *u)
 {
-  return cs_round_up(cs_user_out_bytes(u), 64);
+  return cs_rank_stats_off(cs_user_out_bytes(u));
 }
 
 uint64_t cs_user_io_bytes(const cs_user_run_t *u)
 {
-  uint64_t out = cs_user_stats_off(u) + sizeof(cs_user_stats_t) +
-                 8ull * u->cfg.iters;
-  uint64_t in = cs_user_in_bytes(u);
-  return in > out ? in : out;
+  return cs_rank_io_bytes(cs_user_in_bytes(u), cs_user_out_bytes(u),
+                          u->cfg.iters);
 }
 
 /* Moves `count` elements between rank-private `buf` and element 0.. of
@@ -96,48 +107,88 @@ static void stage(cs_dev_t *d, cs_tile_t *t, uint32_t slot, uint8_t *buf,
   }
 }
 
-int cs_user_rank_main(cs_dev_t *d, void *arg)
+/* The first element where call `it`'s result differs from call 0's. */
+static void first_difference(const cs_rank_calls_t *k, const uint8_t *first,
+                             const uint8_t *out, uint32_t it,
+                             cs_rank_stats_t *st)
 {
-  const cs_user_run_t *u = arg;
-  const cs_collective_t *c = u->coll;
-  uint32_t es = cs_dtype_size(u->cfg.dtype);
-  uint32_t width = u->cfg.tile_bytes / es;
-  cs_tile_t t;
-  int rc = cs_tile_init(&t, es, width ? width : 1);
-  if (rc < 0)
-    return cs_dev_error(d, rc);
+  uint32_t es = k->esize;
+  uint64_t i = 0;
+  while (i + 1 < k->out_count && !memcmp(first + i * es, out + i * es, es))
+    i++;
+  st->differ_call = it;
+  st->differ_i = i;
+  st->differ_first = st->differ_got = 0;
+  memcpy(&st->differ_first, first + i * es, es);
+  memcpy(&st->differ_got, out + i * es, es);
+}
+
+int cs_rank_run_calls(cs_dev_t *d, const cs_rank_calls_t *k, uint32_t iters)
+{
+  cs_tile_t own, *t = k->stage_tile;
+  int rc = 0;
+  if (!t) {
+    rc = cs_tile_init(&own, k->esize, k->stage_width ? k->stage_width : 1);
+    if (rc < 0)
+      return cs_dev_error(d, rc);
+    t = &own;
+  }
   uint8_t *in = cs_world_input(d->world, d->rank);
   uint8_t *out = cs_world_output(d->world, d->rank);
-  cs_user_stats_t *st = (cs_user_stats_t *)(out + cs_user_stats_off(u));
-  uint64_t nbytes = cs_user_out_bytes(u);
+  uint64_t nbytes = k->out_count * k->esize;
+  cs_rank_stats_t *st = (cs_rank_stats_t *)(out + cs_rank_stats_off(nbytes));
   uint8_t *first = NULL;
-  if (u->cfg.iters > 1 && !(first = malloc(nbytes))) {
-    cs_tile_fini(&t);
+  if (iters > 1 && !(first = malloc(nbytes))) {
+    if (t == &own)
+      cs_tile_fini(&own);
     return cs_dev_error(d, -ENOMEM);
   }
-  for (uint32_t it = 0; it < u->cfg.iters && rc == 0; it++) {
-    stage(d, &t, c->in_slot, in, u->cfg.count, 1);
+  for (uint32_t it = 0; it < iters && rc == 0; it++) {
+    stage(d, t, k->in_slot, in, k->in_count, 1);
     /* The stage-in kernel ends before the collective starts: its stores
      * have landed before the body's first access (unless the collective
      * orders them itself, as the built-ins do). */
-    if (!(u->flags & CS_COLL_NO_STAGE_FENCE))
+    if (k->stage_fence)
       cs_fence(d);
     uint64_t t0 = cs_now_ns();
-    rc = c->body(d, &u->cfg);
+    rc = k->call(d, k->ctx, it + 1 == iters, st);
     st->ns[it] = cs_now_ns() - t0;
     if (rc != 0)
       break;
     /* The kernel boundary drains the pipes before the result is read. */
     cs_fence(d);
-    stage(d, &t, c->out_slot, out, u->out_count, 0);
+    stage(d, t, k->out_slot, out, k->out_count, 0);
     if (first && it == 0)
       memcpy(first, out, nbytes);
-    else if (first && memcmp(first, out, nbytes) != 0)
-      st->iters_differ++;
+    else if (first && memcmp(first, out, nbytes) != 0 &&
+             st->iters_differ++ == 0)
+      first_difference(k, first, out, it, st);
   }
   free(first);
-  cs_tile_fini(&t);
+  if (t == &own)
+    cs_tile_fini(&own);
   return rc;
+}
+
+static int user_call(cs_dev_t *d, void *ctx, int last, cs_rank_stats_t *st)
+{
+  const cs_user_run_t *u = ctx;
+  (void)last;
+  (void)st;
+  return u->coll->body(d, &u->cfg);
+}
+
+int cs_user_rank_main(cs_dev_t *d, void *arg)
+{
+  const cs_user_run_t *u = arg;
+  uint32_t es = cs_dtype_size(u->cfg.dtype);
+  cs_rank_calls_t k = {
+      .in_count = u->cfg.count, .out_count = u->out_count, .esize = es,
+      .in_slot = u->coll->in_slot, .out_slot = u->coll->out_slot,
+      .stage_width = u->cfg.tile_bytes / es,
+      .stage_fence = !(u->flags & CS_COLL_NO_STAGE_FENCE),
+      .call = user_call, .ctx = (void *)u};
+  return cs_rank_run_calls(d, &k, u->cfg.iters);
 }
 
 /* ------------------------------------------------------------ reduce */

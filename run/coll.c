@@ -376,7 +376,7 @@ static int coll_verify(cs_pipe_t *p, void *ctx)
   if (!per)
     return -ENOMEM;
   for (uint32_t r = 0; r < g->nranks; r++) {
-    const cs_user_stats_t *st = (const cs_user_stats_t *)(
+    const cs_rank_stats_t *st = (const cs_rank_stats_t *)(
         cs_world_output(&p->world, r) + cs_user_stats_off(&cj->u));
     if (st->iters_differ > cj->differ)
       cj->differ = st->iters_differ;
