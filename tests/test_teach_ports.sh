@@ -47,6 +47,10 @@ static int slots(const cs_coll_cfg_t *c, cs_coll_slot_t *s)
 static int body(cs_dev_t *d, const cs_coll_cfg_t *c) { (void)d; (void)c; return 0; }
 static uint64_t parts(const cs_coll_cfg_t *c) { (void)c; return 1; }
 static uint64_t lo(const cs_coll_cfg_t *c, uint64_t i) { return i ? c->count : 0; }
+/* one part per rank, not where the ring's begin: parts 0 .. N-2 of one element */
+__attribute__((unused)) static uint64_t nparts(const cs_coll_cfg_t *c) { return c->nranks; }
+__attribute__((unused)) static uint64_t nlo(const cs_coll_cfg_t *c, uint64_t i)
+{ return i >= c->nranks ? c->count : i; }
 const cs_collective_t collsim_collective = {.abi = CS_COLLECTIVE_ABI,
   .size = $3, .name = "$1", .slots = slots, .body = body,
   .signal_slot = CS_COLL_NO_SIGNALS, $2};
@@ -69,6 +73,18 @@ if command -v cc > /dev/null; then
     { "$bin" teach --plain --algo "$dir/old.so" > "$dir/o.txt" 2>&1 &&
         grep -qF "What the ranks moved" "$dir/o.txt" ||
         fail "a registration built before the teach facts: not its slots' table: $(head -5 "$dir/o.txt")"; }
+  # a pull ring's printed lesson is the ring's, one segment per rank: one
+  # whose parts are not refused; one whose parts begin elsewhere is taught
+  # without the ring's B(i) formula, its own boundaries shown
+  P=".teach_flags = CS_COLL_TEACH_PULL_RING"
+  mk onepart ".part_letter = 's', .parts = parts, .part_lo = lo, $P" "$S" &&
+    refused onepart "the plain lesson is the ring's, one segment per rank, and its parts are 1 for 4 ranks"
+  mk ownsplit ".part_letter = 's', .parts = nparts, .part_lo = nlo, $P" "$S" &&
+    { "$bin" teach --plain --algo "$dir/ownsplit.so" > "$dir/o.txt" 2>&1
+      grep -qF "(where ownsplit's part_lo puts them)." "$dir/o.txt" &&
+        grep -qF "s0=[0,1)  s1=[1,2)  s2=[2,3)  s3=[3,10)" "$dir/o.txt" &&
+        ! grep -qF "B(i)" "$dir/o.txt" ||
+        fail "a pull ring split its own way: not its own boundaries without the ring's formula: $(head -12 "$dir/o.txt")"; }
   mk good ".part_letter = 'c', .parts = parts, .part_lo = lo" "$S" &&
     { "$bin" teach --plain --algo "$dir/good.so" > "$dir/o.txt" 2>&1
       grep -qF "the plain lesson is the ring's" "$dir/o.txt" ||

@@ -126,13 +126,13 @@ static const char teach_help[] =
     "                   its registration (a part letter, its parts, ...:\n"
     "                   collsim-api(3)) drawn and, with --plain, printed as\n"
     "                   a built-in of those facts is (a pull ring: the\n"
-    "                   ring's lesson); without them each rank's window\n"
-    "                   drawn from its slots (name=first elements; the\n"
-    "                   signal slot's cells as integers), and with --plain\n"
-    "                   or a pipe the run, then a plain table of what every\n"
-    "                   rank read from and wrote to its peers in each phase\n"
-    "                   and round it marked (cs_mark); --bug, --lesson and\n"
-    "                   --level are refused with it\n";
+    "                   ring's lesson, so one part per rank); without them\n"
+    "                   each rank's window drawn from its slots (name=first\n"
+    "                   elements; the signal slot's cells as integers), and\n"
+    "                   with --plain or a pipe the run, then a plain table\n"
+    "                   of what every rank read from and wrote to its peers\n"
+    "                   in each phase and round it marked (cs_mark); --bug,\n"
+    "                   --lesson and --level are refused with it\n";
 
 enum { MAXR = 8 };
 
@@ -225,6 +225,15 @@ static int plain_refuses(const run_opts_t *o, int step)
   if (!(a->teach_flags & CS_COLL_TEACH_PULL_RING) && !push) {
     cs_cli_error("teach", "--algo %s: the plain lesson is the ring's; run it "
                  "on a terminal without --plain", a->name);
+    return -1;
+  }
+  cs_coll_cfg_t g = tm_cfg(o);
+  uint64_t parts = push ? 0 : a->parts(&g);
+  if (!push && parts != o->cfg.nranks) {
+    cs_cli_error("teach", "--algo %s: the plain lesson is the ring's, one "
+                 "segment per rank, and its parts are %llu for %u ranks; run "
+                 "it on a terminal without --plain", a->name,
+                 (unsigned long long)parts, o->cfg.nranks);
     return -1;
   }
   return 0;
@@ -426,6 +435,19 @@ static void wrap_print(const char *s)
   }
 }
 
+/* Whether the segments of f begin where the built-in ring's do, so that
+ * its formula may be printed for them. */
+static int ring_split(const cs_collective_t *f, const cs_coll_cfg_t *g)
+{
+  const cs_collective_t *ring = cs_coll_teach(cs_coll_builtin("ring"));
+  if (f == ring)
+    return 1;
+  for (uint32_t i = 0; ring && i <= g->nranks; i++)
+    if (seg_lo(f, g, i) != seg_lo(ring, g, i))
+      return 0;
+  return ring != NULL;
+}
+
 /* The segment table before the run. */
 static void print_intro(const run_opts_t *ro)
 {
@@ -436,13 +458,16 @@ static void print_intro(const run_opts_t *ro)
   uint64_t count = c->count;
   printf("Ring allreduce, %u ranks, %llu x %s per rank, sum.\n\n", n,
          (unsigned long long)count, cs_dtype_name(c->dtype));
+  char where[160];
+  snprintf(where, sizeof where, "where %s's part_lo puts them", f->name);
   printf("Every rank's buffer is cut into %u segments\n(%s).\n"
          "Rank r ends the reduce-scatter owning segment r fully reduced; the\n"
          "all-gather then passes the owned segments around. Every step reads\n"
          "only from the left neighbour (r-1), behind all-to-all READY and\n"
          "READ-COMPLETE barriers.\n\n", n,
-         es == 2 ? "boundaries rounded up to 16 elements, so some may be empty"
-                 : "B(i) = floor(i*count/N)");
+         !ring_split(f, &g) ? where
+         : es == 2 ? "boundaries rounded up to 16 elements, so some may be empty"
+                   : "B(i) = floor(i*count/N)");
   char b[1024];
   size_t o = (size_t)snprintf(b, sizeof(b), "  segment:");
   for (uint32_t k = 0; k < n && o < sizeof(b); k++)
