@@ -105,7 +105,8 @@ cs_fill_t cs_ar_default_fill(const cs_ar_cfg_t *c);
 cs_fill_t cs_ar_fill_rule(cs_dtype_t dtype, cs_op_t op, bool half_fill_pto);
 const char *cs_fill_name(cs_fill_t f);
 
-/* ---- the rank body and its io-buffer protocol (used by the run command, cli/collsim/run.c) ---- */
+/* ---- the rank body and its io-buffer protocol (used by run/coll.c's
+ * job of a built-in and by cli/mpi/mpi_case.c) ---- */
 
 /* Per-rank results after the output data in the io buffer: the rank
  * harness's (user.h). */

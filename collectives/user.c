@@ -1,8 +1,10 @@
 /*
- * user.c - the rank body of a registered collective and its window (see
- * user.h), and the tile reduce the public device API offers
- * (cs_tile_reduce). The collective's own code is the caller's; nothing
- * here knows an algorithm.
+ * user.c - the rank harness every run's rank body is (stage-in, the call,
+ * stage-out, the times and the comparison with the first call), the rank
+ * body and window of a registered collective on it (see user.h), and the
+ * tile reduce the public device API offers (cs_tile_reduce). The
+ * collective's own code is the caller's; nothing here knows an
+ * algorithm.
  */
 #include "user.h"
 

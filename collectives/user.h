@@ -5,7 +5,8 @@
  * once per call and stages the result out. That loop is the harness every
  * run's rank body shares (the built-ins' too, allreduce.c). Owns no
  * collective and no verification (run/coll.c compares the results); knows
- * the device API and the registration only. Called by run/coll.c.
+ * the device API and the registration only. Called by run/coll.c, and
+ * (the harness) by collectives/allreduce.c.
  */
 #ifndef CS_USER_H
 #define CS_USER_H

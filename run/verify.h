@@ -8,7 +8,8 @@
  * Owns: the comparison loops and their counts. Does not own the oracle,
  * the rank bodies that put the results where they are (the caller says
  * where), or any wording: nothing here prints. Called by the verify steps
- * of run/coll.c and cli/collsim/bench.c, and cli/collsim/ping.c for its medians.
+ * of run/coll.c and cli/collsim/bench.c, and for medians by
+ * cli/collsim/ping.c and cli/mpi (mpi_case.c, mpi_bench.c).
  */
 #ifndef CS_VERIFY_H
 #define CS_VERIFY_H

@@ -192,7 +192,8 @@ typedef struct cs_collective {
 
 /* Teach flags. Every rank loads only from its left neighbour (rank - 1),
  * round by round: teach draws the ring and the segment each read moves,
- * and its signal rows as the rounds' (the ring's). */
+ * and its signal rows as the rounds' (the ring's); teach --plain prints
+ * the ring's lesson when its parts are one per rank (refused else). */
 #define CS_COLL_TEACH_PULL_RING 0x1u
 /* Its transfers are puts into other ranks' windows, not loads. */
 #define CS_COLL_TEACH_PUSH 0x2u
