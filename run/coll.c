@@ -345,6 +345,41 @@ static int verify_results(cs_coll_job_t *cj, const cs_pipe_t *p)
   return 0;
 }
 
+/* The ranks' own stats (the rank harness's, at `off` after each output):
+ * calls unlike the first and the first rank with one, a built-in's
+ * signal cells that missed, per-call times (the slowest rank's, their
+ * median). Returns 0 or -ENOMEM. */
+static int read_rank_stats(cs_coll_job_t *cj, const cs_world_t *w,
+                           uint64_t off, uint32_t nranks, uint32_t iters)
+{
+  cs_coll_ar_verdict_t *av = &cj->av;
+  uint64_t *per = calloc(iters, sizeof(uint64_t));
+  if (!per)
+    return -ENOMEM;
+  av->sig_rank = cj->differ_rank = -1;
+  for (uint32_t r = 0; r < nranks; r++) {
+    const cs_rank_stats_t *st =
+        (const cs_rank_stats_t *)(cs_world_output(w, r) + off);
+    av->signal_bad += st->signal_bad;
+    if (st->signal_bad && av->sig_rank < 0) {
+      av->sig_rank = r;
+      av->sig_st = st;
+    }
+    if (st->iters_differ && cj->differ_rank < 0) {
+      cj->differ_rank = r;
+      cj->differ_st = st;
+    }
+    if (st->iters_differ > cj->differ)
+      cj->differ = st->iters_differ; /* calls, on the rank that saw most */
+    for (uint32_t it = 0; it < iters; it++)
+      if (st->ns[it] > per[it])
+        per[it] = st->ns[it];
+  }
+  cj->median_ns = cs_verify_median_ns(per, iters);
+  free(per);
+  return 0;
+}
+
 /* Every signal cell against signal_final (0 without one). */
 static void verify_signals(cs_coll_job_t *cj, const cs_pipe_t *p)
 {
@@ -372,20 +407,9 @@ static int coll_verify(cs_pipe_t *p, void *ctx)
 {
   cs_coll_job_t *cj = ctx;
   const cs_coll_cfg_t *g = &cj->u.cfg;
-  uint64_t *per = calloc(g->iters, sizeof(uint64_t));
-  if (!per)
+  if (read_rank_stats(cj, &p->world, cs_user_stats_off(&cj->u), g->nranks,
+                      g->iters) < 0)
     return -ENOMEM;
-  for (uint32_t r = 0; r < g->nranks; r++) {
-    const cs_rank_stats_t *st = (const cs_rank_stats_t *)(
-        cs_world_output(&p->world, r) + cs_user_stats_off(&cj->u));
-    if (st->iters_differ > cj->differ)
-      cj->differ = st->iters_differ;
-    for (uint32_t it = 0; it < g->iters; it++)
-      if (st->ns[it] > per[it])
-        per[it] = st->ns[it];
-  }
-  cj->median_ns = cs_verify_median_ns(per, g->iters);
-  free(per);
   cj->verified = cj->u.coll->expect != NULL;
   if (cj->verified) {
     if (!(cj->want = malloc(cs_user_out_bytes(&cj->u) + 1)))
@@ -453,38 +477,6 @@ static void fill_row_ar(void *ctx, uint32_t r, uint8_t *row)
   cs_ar_fill(cj->fill, &cj->ar, cj->seed, r, row);
 }
 
-/* The ranks' own counts (cs_ar_stats_t after each output) and per-call
- * times. Returns 0 or -ENOMEM. */
-static int read_ar_stats(cs_coll_job_t *cj, const cs_world_t *w)
-{
-  const cs_ar_cfg_t *c = &cj->ar;
-  cs_coll_ar_verdict_t *av = &cj->av;
-  uint64_t *per = calloc(c->iters, sizeof(uint64_t));
-  if (!per)
-    return -ENOMEM;
-  av->sig_rank = av->differ_rank = -1;
-  for (uint32_t r = 0; r < c->nranks; r++) {
-    const cs_ar_stats_t *st =
-        (const cs_ar_stats_t *)(cs_world_output(w, r) + cs_ar_stats_off(c));
-    av->signal_bad += st->signal_bad;
-    if (st->signal_bad && av->sig_rank < 0) {
-      av->sig_rank = r;
-      av->sig_st = st;
-    }
-    if (st->iters_differ && av->differ_rank < 0) {
-      av->differ_rank = r;
-      av->differ_st = st;
-    }
-    if (st->iters_differ > cj->differ)
-      cj->differ = st->iters_differ; /* calls, on the rank that saw most */
-    for (uint32_t it = 0; it < c->iters; it++)
-      if (st->ns[it] > per[it])
-        per[it] = st->ns[it];
-  }
-  cj->median_ns = cs_verify_median_ns(per, c->iters);
-  free(per);
-  return 0;
-}
 
 /* The expected bits of the first wrong element: the oracle's inside the
  * valid rectangle, the rank's own input outside it. */
@@ -509,7 +501,8 @@ static void want_ar(cs_coll_job_t *cj, const cs_world_t *w)
 static int verify_ar(cs_pipe_t *p, void *ctx)
 {
   cs_coll_job_t *cj = ctx;
-  if (read_ar_stats(cj, &p->world) < 0)
+  if (read_rank_stats(cj, &p->world, cs_ar_stats_off(&cj->ar),
+                      cj->ar.nranks, cj->ar.iters) < 0)
     return -ENOMEM;
   /* The inputs as the ranks read them: the world's own buffers. */
   cs_verdict_t *v = &cj->av.v;

@@ -21,15 +21,13 @@
 
 /* What a built-in's run (cs_coll_job_init_ar) tells beyond the verdict
  * every run has: its rank body checks each signal cell before the last
- * epilogue and names the first element a repeated call changed; the
- * oracle adds the float64 error and the cells not back at their end
- * state. */
+ * epilogue; the oracle adds the float64 error and the cells not back at
+ * their end state. */
 typedef struct cs_coll_ar_verdict {
   uint32_t signal_bad;    /* cells that missed their final value */
   int64_t  sig_rank;      /* the lowest rank with one (-1) */
-  int64_t  differ_rank;   /* the lowest rank with a call unlike the first (-1) */
-  const cs_ar_stats_t *sig_st;    /* their stats, in the world (mapped */
-  const cs_ar_stats_t *differ_st; /* until the report) */
+  const cs_ar_stats_t *sig_st; /* its stats, in the world (mapped until
+                                  the report) */
   cs_verdict_t v;         /* the oracle's verdict, float64's error */
   uint64_t verify_ns;     /* the comparison's wall time */
 } cs_coll_ar_verdict_t;
@@ -53,6 +51,10 @@ typedef struct cs_coll_job {
   uint64_t sig_cell;
   int32_t  sig_want, sig_got;
   uint32_t differ;        /* calls unlike the first, on the rank with most */
+  int64_t  differ_rank;   /* the lowest rank with one (-1) */
+  const cs_rank_stats_t *differ_st; /* its stats: the first element a
+                             repeated call changed (in the world, mapped
+                             until the report) */
   uint64_t median_ns;     /* per call the slowest rank, median over calls */
   uint8_t *want;          /* after verification: the first wrong rank's expected result */
   uint8_t  want_bits[4];  /* the first wrong element's expected bits */

@@ -328,3 +328,32 @@ Test(plugins, a_story_without_a_finding_names_the_order_it_needed,
                           "deviate:^>1.0)"), "%s", r.out);
   cr_assert_null(strstr(r.out, "default order itself"), "%s", r.out);
 }
+
+/* A plug-in's repeated calls that differ are named as a built-in's are:
+ * the first rank and element, and that element's bits in call 1 and in
+ * the first call unlike it. misbehave.c's drift makes them by
+ * construction: rank 1's element 2 is the input's bits XOR (k - 1) in
+ * call k, and its expect is the input, so call 1 holds the expected
+ * bits, call 2 those XOR 1 and the last (3), which the result line
+ * compares, those XOR 2. */
+Test(plugins, repeated_calls_that_differ_are_named, .timeout = 120)
+{
+  setenv("COLLSIM_MISBEHAVE", "drift", 1);
+  run_cli(&r, 60, "run", "--algo", MIS, "--ranks", "2", "--count", "8",
+          "--iters", "3", NULL);
+  unsetenv("COLLSIM_MISBEHAVE");
+  cr_assert_eq(r.status, 1, "%s%s", r.out, r.err);
+  const char *w = strstr(r.out, "result: WRONG: 1 element ");
+  const char *d = strstr(r.out, "repeated calls: WRONG: 2 calls gave a "
+                                "result different from the first; ");
+  cr_assert(w && d, "%s", r.out);
+  unsigned want, got, c1, c2;
+  cr_assert_eq(sscanf(strstr(w, "first: "), "first: rank 1 index 2: expected "
+                      "0x%x (%*[^)]), got 0x%x", &want, &got), 2, "%s", w);
+  cr_assert_eq(got, want ^ 2u, "%s", w);
+  cr_assert_eq(sscanf(strstr(d, "first: "), "first: call 2 on rank 1, index "
+                      "2: call 1 0x%x (%*[^)]), call 2 0x%x", &c1, &c2), 2,
+               "%s", d);
+  cr_assert_eq(c1, want, "%s", r.out);
+  cr_assert_eq(c2, want ^ 1u, "%s", r.out);
+}

@@ -1076,11 +1076,11 @@ static void print_signals(const run_job_t *rj)
     return;
   printf("repeated calls: WRONG: %u call%s gave a result different from "
          "the first", cj->differ, cj->differ == 1 ? "" : "s");
-  const cs_ar_stats_t *st = cj->av.differ_st;
-  if (cj->is_ar) {
+  const cs_rank_stats_t *st = cj->differ_st;
+  if (st) {
     cs_dtype_t t = rj->o.cfg.dtype;
     printf("; first: call %u on rank %lld, index %llu: call 1 ",
-           st->differ_call + 1, (long long)cj->av.differ_rank,
+           st->differ_call + 1, (long long)cj->differ_rank,
            (unsigned long long)st->differ_i);
     print_bits(t, &st->differ_first, 0);
     printf(", call %u ", st->differ_call + 1);

@@ -27,6 +27,9 @@
  *                  only its first element (a wrong result only in orders
  *                  where rank 1 runs first, and no access of another
  *                  rank's memory: nothing for check to order)
+ *   drift          rank 1's element 2 drifts from call to call: its
+ *                  call k (from 1) stores the input's bits XOR (k - 1)
+ *                  there, so every call after the first differs from it
  *
  * The bad device calls are made by rank 1 after one good event.
  */
@@ -155,6 +158,10 @@ static int body(cs_dev_t *d, const cs_coll_cfg_t *c)
     cs_wait(d, SLOT_SIGNAL, 0, CS_CMP_GE, 1);
     cs_notify(d, me, SLOT_SIGNAL, 0, CS_NOTIFY_ADD, -1);
   }
+  static uint32_t calls; /* this rank's, in its own process */
+  calls++;
+  if (is("drift") && me == 1 && v > 2)
+    ((uint8_t *)t.buf)[2 * es] ^= (uint8_t)(calls - 1);
   cs_store(d, &t, SLOT_DATA, 0, v);
   if (is("peek") && me == 1)
     cs_notify(d, 0, SLOT_SIGNAL, 0, CS_NOTIFY_ADD, 1);
