@@ -348,10 +348,12 @@ Test(plugins, repeated_calls_that_differ_are_named, .timeout = 120)
                                 "result different from the first; ");
   cr_assert(w && d, "%s", r.out);
   unsigned want, got, c1, c2;
-  cr_assert_eq(sscanf(strstr(w, "first: "), "first: rank 1 index 2: expected "
+  const char *wf = strstr(w, "first: "), *df = strstr(d, "first: ");
+  cr_assert(wf && df, "no 'first: ' detail: %s", r.out);
+  cr_assert_eq(sscanf(wf, "first: rank 1 index 2: expected "
                       "0x%x (%*[^)]), got 0x%x", &want, &got), 2, "%s", w);
   cr_assert_eq(got, want ^ 2u, "%s", w);
-  cr_assert_eq(sscanf(strstr(d, "first: "), "first: call 2 on rank 1, index "
+  cr_assert_eq(sscanf(df, "first: call 2 on rank 1, index "
                       "2: call 1 0x%x (%*[^)]), call 2 0x%x", &c1, &c2), 2,
                "%s", d);
   cr_assert_eq(c1, want, "%s", r.out);
