@@ -477,7 +477,6 @@ static void fill_row_ar(void *ctx, uint32_t r, uint8_t *row)
   cs_ar_fill(cj->fill, &cj->ar, cj->seed, r, row);
 }
 
-
 /* The expected bits of the first wrong element: the oracle's inside the
  * valid rectangle, the rank's own input outside it. */
 static void want_ar(cs_coll_job_t *cj, const cs_world_t *w)
