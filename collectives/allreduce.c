@@ -165,34 +165,28 @@ void cs_allreduce(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t)
   allreduce_checked(d, c, &t->knobs, t, NULL);
 }
 
+/* The slot a built-in's result is read from. */
+static uint32_t ar_out_slot(const cs_ar_cfg_t *c)
+{
+  return cs_algo_desc(c->algo)->out_slot ? CS_AR_SLOT_OUT : CS_AR_SLOT_DATA;
+}
+
 void cs_ar_stage_in(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
                     const void *src)
 {
-  uint32_t es = cs_dtype_size(c->dtype), cap = tile_cap(c);
-  t->acc.width = cap;
-  for (uint64_t off = 0; off < c->count; off += cap) {
-    uint32_t v = (uint32_t)(c->count - off < cap ? c->count - off : cap);
-    memcpy(t->acc.buf, (const uint8_t *)src + off * es, (size_t)v * es);
-    t->acc.valid = v;
-    cs_store(d, &t->acc, CS_AR_SLOT_DATA, off, v);
-  }
+  t->acc.width = tile_cap(c);
+  cs_rank_stage_in(d, &t->acc, CS_AR_SLOT_DATA, src, c->count);
 }
 
 void cs_ar_stage_out(cs_dev_t *d, const cs_ar_cfg_t *c, cs_ar_tiles_t *t,
                      void *dst)
 {
-  uint32_t es = cs_dtype_size(c->dtype), cap = tile_cap(c);
-  t->acc.width = cap;
+  t->acc.width = tile_cap(c);
   /* The kernel boundary drains the pipes: the collective's own last stores
    * land before its output is read back (as the separate stage-out kernel
    * of the reference's tests sees them). */
   cs_fence(d);
-  uint32_t slot = cs_algo_desc(c->algo)->out_slot ? CS_AR_SLOT_OUT : CS_AR_SLOT_DATA;
-  for (uint64_t off = 0; off < c->count; off += cap) {
-    uint32_t v = (uint32_t)(c->count - off < cap ? c->count - off : cap);
-    cs_load(d, &t->acc, d->rank, slot, off, v, v);
-    memcpy((uint8_t *)dst + off * es, t->acc.buf, (size_t)v * es);
-  }
+  cs_rank_stage_out(d, &t->acc, ar_out_slot(c), dst, c->count);
 }
 
 /* ------------------------------------------------------------ fills */
@@ -285,14 +279,12 @@ int cs_ar_rank_main(cs_dev_t *d, void *arg)
   int err = cs_ar_tiles_init(&a.t, c);
   if (err < 0)
     return cs_dev_error(d, err);
+  /* The stage tile is the accumulator, at its cap (as the tiles start). */
   cs_rank_calls_t k = {
       .in_count = c->count, .out_count = c->count,
       .esize = cs_dtype_size(c->dtype), .in_slot = CS_AR_SLOT_DATA,
-      .out_slot = cs_algo_desc(c->algo)->out_slot ? CS_AR_SLOT_OUT
-                                                   : CS_AR_SLOT_DATA,
-      .stage_width = a.cap, .stage_fence = 0, .stage_tile = &a.t.acc,
+      .out_slot = ar_out_slot(c), .stage_fence = 0, .stage_tile = &a.t.acc,
       .call = ar_call, .ctx = &a};
-  a.t.acc.width = a.cap; /* the stage tile: the accumulator, at its cap */
   int rc = cs_rank_run_calls(d, &k, c->iters);
   cs_ar_tiles_fini(&a.t);
   return rc;

@@ -60,6 +60,14 @@ typedef struct cs_rank_calls {
   void *ctx;
 } cs_rank_calls_t;
 
+/* Moves `count` elements between rank-private memory and element 0.. of
+ * the own window's `slot`, tile by tile at t's width: stores from `src`
+ * (in), or loads into `dst` (out). */
+void cs_rank_stage_in(cs_dev_t *d, cs_tile_t *t, uint32_t slot,
+                      const void *src, uint64_t count);
+void cs_rank_stage_out(cs_dev_t *d, cs_tile_t *t, uint32_t slot, void *dst,
+                       uint64_t count);
+
 /* The harness every run's rank body is: `iters` calls of k, the times and
  * the comparison of each result with the first call's into the stats.
  * Returns 0, the call's non-zero return, or cs_dev_error's for memory. */

@@ -228,8 +228,8 @@ static int plain_refuses(const run_opts_t *o, int step)
     return -1;
   }
   cs_coll_cfg_t g = tm_cfg(o);
-  uint64_t parts = push ? 0 : a->parts(&g);
-  if (!push && parts != o->cfg.nranks) {
+  uint64_t parts = push ? o->cfg.nranks : a->parts(&g);
+  if (parts != o->cfg.nranks) {
     cs_cli_error("teach", "--algo %s: the plain lesson is the ring's, one "
                  "segment per rank, and its parts are %llu for %u ranks; run "
                  "it on a terminal without --plain", a->name,
@@ -440,12 +440,12 @@ static void wrap_print(const char *s)
 static int ring_split(const cs_collective_t *f, const cs_coll_cfg_t *g)
 {
   const cs_collective_t *ring = cs_coll_teach(cs_coll_builtin("ring"));
-  if (f == ring)
-    return 1;
-  for (uint32_t i = 0; ring && i <= g->nranks; i++)
+  if (!ring || f == ring)
+    return f == ring;
+  for (uint32_t i = 0; i <= g->nranks; i++)
     if (seg_lo(f, g, i) != seg_lo(ring, g, i))
       return 0;
-  return ring != NULL;
+  return 1;
 }
 
 /* The segment table before the run. */
