@@ -34,10 +34,17 @@ static void ctl_point(cs_dev_t *d, cs_event_t *ev)
     d->st->wait_cmp = ev->opcmp;
     __atomic_store_n(&d->st->state, CS_RS_WAITING, __ATOMIC_RELEASE);
   }
-  __atomic_store_n(&sl->state, SR_POSTED, __ATOMIC_RELEASE);
   cs_sched_area_t *a = area_of(w);
+  /* Whether this rank holds the turn, read before it posts: once it has
+   * posted, the launcher may grant another rank and switch to SM_RANK
+   * (a rank's first event, before any grant), and a rank that read that
+   * mode would pick too, beside the granted one: two ranks running, an
+   * extra draw of the rng, and a trace that differs run to run under
+   * one schedule. The holder's mode cannot change under it. */
+  int my_turn = __atomic_load_n(&a->mode, __ATOMIC_ACQUIRE) == SM_RANK;
+  __atomic_store_n(&sl->state, SR_POSTED, __ATOMIC_RELEASE);
   int runs_on = 0;
-  if (__atomic_load_n(&a->mode, __ATOMIC_ACQUIRE) == SM_RANK)
+  if (my_turn)
     runs_on = cs__sched_rank_turn(w, d->rank, d->hooks, d->hook_arg); /* this rank's turn to pick */
   else
     sem_post(&a->wake);
@@ -91,8 +98,11 @@ static void ctl_post(cs_dev_t *d, cs_event_t *ev, const void *data,
 static void ctl_done(cs_dev_t *d)
 {
   cs_sched_slot_t *sl = slot_of(d->world, d->rank);
+  /* the turn read before DONE is stored, as for a post (ctl_point) */
+  int my_turn = __atomic_load_n(&area_of(d->world)->mode, __ATOMIC_ACQUIRE) ==
+                SM_RANK;
   __atomic_store_n(&sl->state, SR_DONE, __ATOMIC_RELEASE);
-  cs__sched_done(d->world);
+  cs__sched_done(d->world, my_turn);
 }
 
 

@@ -468,10 +468,10 @@ static void hand_back(cs_sched_area_t *a)
   sem_post(&a->wake);
 }
 
-void cs__sched_done(cs_world_t *w)
+void cs__sched_done(cs_world_t *w, int my_turn)
 {
   cs_sched_area_t *a = area_of(w);
-  if (__atomic_load_n(&a->mode, __ATOMIC_ACQUIRE) == SM_RANK)
+  if (my_turn)
     hand_back(a);
   else
     sem_post(&a->wake);

@@ -227,8 +227,9 @@ struct cs_sched {
 int cs__sched_rank_turn(cs_world_t *w, uint32_t r, const cs_dev_hooks_t *hooks,
                         void *hook_arg);
 /* A rank's body returned (its state DONE): wakes the launcher, handing
- * back the turn if the rank had it. */
-void cs__sched_done(cs_world_t *w);
+ * back the turn if the rank had it (`my_turn`: the mode was SM_RANK when
+ * the rank read it, before storing DONE). */
+void cs__sched_done(cs_world_t *w, int my_turn);
 
 /* Sets the abort word to `reason` with a message (unless an abort came
  * first) and wakes every rank. Returns CS_SCHED_STOPPED. */
