@@ -348,7 +348,7 @@ static int verify_results(cs_coll_job_t *cj, const cs_pipe_t *p)
 /* The ranks' own stats (the rank harness's, at `off` after each output):
  * calls unlike the first and the first rank with one, a built-in's
  * signal cells that missed, per-call times (the slowest rank's, their
- * median). Returns 0 or -ENOMEM. */
+ * median after the first cj->untimed calls). Returns 0 or -ENOMEM. */
 static int read_rank_stats(cs_coll_job_t *cj, const cs_world_t *w,
                            uint64_t off, uint32_t nranks, uint32_t iters)
 {
@@ -375,7 +375,8 @@ static int read_rank_stats(cs_coll_job_t *cj, const cs_world_t *w,
       if (st->ns[it] > per[it])
         per[it] = st->ns[it];
   }
-  cj->median_ns = cs_verify_median_ns(per, iters);
+  uint32_t skip = cj->untimed < iters ? cj->untimed : 0;
+  cj->median_ns = cs_verify_median_ns(per + skip, iters - skip);
   free(per);
   return 0;
 }

@@ -55,7 +55,11 @@ typedef struct cs_coll_job {
   const cs_rank_stats_t *differ_st; /* its stats: the first element a
                              repeated call changed (in the world, mapped
                              until the report) */
-  uint64_t median_ns;     /* per call the slowest rank, median over calls */
+  uint32_t untimed;       /* the first calls, left out of median_ns (a
+                             bench's warm-up; ignored unless fewer than
+                             the calls) */
+  uint64_t median_ns;     /* per call the slowest rank, median over the
+                             calls after the untimed */
   uint8_t *want;          /* after verification: the first wrong rank's expected result */
   uint8_t  want_bits[4];  /* the first wrong element's expected bits */
   /* a built-in: its configuration (the rank body's argument) and verdict */

@@ -359,3 +359,40 @@ Test(plugins, repeated_calls_that_differ_are_named, .timeout = 120)
   cr_assert_eq(c1, want, "%s", r.out);
   cr_assert_eq(c2, want ^ 1u, "%s", r.out);
 }
+
+/* time_us of bench --csv's one row (a plug-in, one size), or -1. */
+static double bench_csv_us(const char *out)
+{
+  const char *row = strchr(out, '\n');
+  double us = -1;
+  if (row && sscanf(row + 1, "%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%lf",
+                    &us) != 1)
+    us = -1;
+  return us;
+}
+
+/* bench --algo ./x.so times the -n timed calls, not the -w warm-up ones
+ * (it verifies both): every rank's first two calls sleep 300 ms, so with
+ * -w 2 -n 1 the one timed call is fast, and with -w 0 -n 3 (the same
+ * calls, all timed) the median is a sleeping one, which shows the sleep
+ * reaches the time column. */
+Test(plugins, bench_times_the_timed_calls_only, .timeout = 120)
+{
+  setenv("COLLSIM_MISBEHAVE", "slow-start", 1);
+  run_cli(&r, 60, "bench", "--algo", MIS, "-b", "1K", "-e", "1K", "-w", "2",
+          "-n", "1", "--csv", NULL);
+  double warm = bench_csv_us(r.out);
+  int st = r.status;
+  char out[512];
+  snprintf(out, sizeof out, "%.250s%.250s", r.out, r.err);
+  run_cli(&r, 60, "bench", "--algo", MIS, "-b", "1K", "-e", "1K", "-w", "0",
+          "-n", "3", "--csv", NULL);
+  unsetenv("COLLSIM_MISBEHAVE");
+  cr_assert_eq(st, 0, "-w 2: %s", out);
+  cr_assert_eq(r.status, 0, "-w 0: %s%s", r.out, r.err);
+  double all = bench_csv_us(r.out);
+  cr_assert(warm >= 0 && warm < 150000, "-w 2 -n 1 timed a warm-up call: %s",
+            out);
+  cr_assert(all >= 300000, "-w 0 -n 3: the sleeping calls' median %.2f us: %s",
+            all, r.out);
+}

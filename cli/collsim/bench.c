@@ -98,11 +98,12 @@ static const char bench_help[] =
     "@ALGOS@\n"
     "                    or a collective of your own, ./X.so (see collsim run\n"
     "                    --help): one world per size, verified against its\n"
-    "                    expected-result function; time is the median of all\n"
-    "                    calls, and busbw is left empty; --trace-cost,\n"
-    "                    --staging, --floor, --signals, -c 0, -d all and\n"
-    "                    -o all are for the built-ins (refused with a plug-in),\n"
-    "                    and --minmax too unless its flags have CS_COLL_MINMAX\n"
+    "                    expected-result function (every call, warm-up too);\n"
+    "                    time is the median of the timed calls, and busbw is\n"
+    "                    left empty; --trace-cost, --staging, --floor,\n"
+    "                    --signals, -c 0, -d all and -o all are for the\n"
+    "                    built-ins (refused with a plug-in), and --minmax too\n"
+    "                    unless its flags have CS_COLL_MINMAX\n"
     "  --csv             print CSV instead of the table: a header row\n"
     "                    size,count,type,redop,algo,ranks,time_us,algbw_gbps,\n"
     "                    busbw_gbps,wrong then one row per size and algorithm\n"
@@ -1060,6 +1061,7 @@ static int bench_row_coll(const bench_opts_t *o, const cs_coll_cfg_t *cfg,
     return CS_EXIT_USAGE;
   }
   cj.job.fault = o->com.fault;
+  cj.untimed = o->warmup; /* verified, not timed */
   cs_pipe_t p;
   int rc = cs_pipe_run(&p, &cj.job), code = CS_EXIT_OK;
   if (rc != 0) {
@@ -1086,7 +1088,8 @@ static int bench_row_coll(const bench_opts_t *o, const cs_coll_cfg_t *cfg,
 
 /* --algo ./x.so: the options it does not honour refused, every size
  * checked against its registration, then one free-mode world per size,
- * every call (warm-up and timed) verified. Returns the exit code. */
+ * every call (warm-up and timed) verified, the timed ones timed. Returns
+ * the exit code. */
 static int bench_coll(const bench_opts_t *o)
 {
   const char *builtin_only =
@@ -1119,7 +1122,8 @@ static int bench_coll(const bench_opts_t *o)
     printf("size,count,type,redop,algo,ranks,time_us,algbw_gbps,busbw_gbps,wrong\n");
   else
     printf("# collsim bench: %s (%s), %u rank%s, %u warm-up + %u timed calls "
-           "per size; time = median of all calls, slowest rank\n"
+           "per size, all verified; time = median of the timed calls, "
+           "slowest rank\n"
            "%12s %12s %6s %6s %-16s %5s %10s %11s %11s %6s\n", o->coll->name,
            o->coll_path, n, n == 1 ? "" : "s", o->warmup, o->iters,
            "size(B)", "count", "type", "redop", "algo", "ranks", "time(us)",

@@ -30,6 +30,8 @@
  *   drift          rank 1's element 2 drifts from call to call: its
  *                  call k (from 1) stores the input's bits XOR (k - 1)
  *                  there, so every call after the first differs from it
+ *   slow-start     every rank's first two calls sleep 300 ms (a bench's
+ *                  warm-up with -w 2)
  *
  * The bad device calls are made by rank 1 after one good event.
  */
@@ -160,6 +162,8 @@ static int body(cs_dev_t *d, const cs_coll_cfg_t *c)
   }
   static uint32_t calls; /* this rank's, in its own process */
   calls++;
+  if (is("slow-start") && calls <= 2)
+    usleep(300 * 1000);
   if (is("drift") && me == 1 && v > 2)
     ((uint8_t *)t.buf)[2 * es] ^= (uint8_t)(calls - 1);
   cs_store(d, &t, SLOT_DATA, 0, v);
