@@ -576,8 +576,12 @@ int cs__sched_rank_turn(cs_world_t *w, uint32_t r, const cs_dev_hooks_t *hooks,
     if (k == 0)
       break; /* finished or deadlocked: the launcher says which */
     int64_t i = s->ops->pick(s, k);
-    if (i < 0)
-      return 0; /* stopped: the abort wakes every rank */
+    if (i < 0) {
+      /* stopped (the abort wakes every rank): the steps this turn took,
+       * its landings', go back for the launcher's count */
+      push(s);
+      return 0;
+    }
     cs_actor_t act = s->en[i];
     s->steps++;
     if (act.op >= 0) {
