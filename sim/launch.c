@@ -140,7 +140,13 @@ static int rank_run(cs_world_t *w, uint32_t rank, cs_rank_fn fn, void *arg,
    * injected fault is never silently skipped. */
   if (d.fault_at != UINT64_MAX)
     cs__dev_strike(&d);
-  if (d.ops->done)
+  /* Under a schedule a body that failed is not DONE for the scheduler: it
+   * keeps the turn (or, before its first event, keeps the launcher
+   * waiting for it), so no rank runs between its return and the abort
+   * that its exit brings. Handed back, the others ran on until the
+   * launcher reaped it, as far as the OS let them: one schedule, a
+   * different trace each time. */
+  if (d.ops->done && (rc == 0 || !o->sched))
     d.ops->done(&d);
   __atomic_store_n(&d.st->state, rc == 0 ? CS_RS_DONE : CS_RS_FAILED,
                    __ATOMIC_RELEASE);

@@ -30,6 +30,8 @@
  *   drift          rank 1's element 2 drifts from call to call: its
  *                  call k (from 1) stores the input's bits XOR (k - 1)
  *                  there, so every call after the first differs from it
+ *   fail           rank 1's body returns 1 after its first event, while
+ *                  the others make 2000 marks each before their store
  *   slow-start     every rank's first two calls sleep 300 ms (a bench's
  *                  warm-up with -w 2)
  *
@@ -133,6 +135,13 @@ static int body(cs_dev_t *d, const cs_coll_cfg_t *c)
   if (rc < 0)
     return cs_dev_error(d, rc);
   cs_load(d, &t, me, SLOT_DATA, 0, v, v);
+  if (is("fail") && me == 1) { /* an error after one event */
+    cs_tile_fini(&t);
+    return 1;
+  }
+  if (is("fail"))
+    for (uint32_t i = 0; i < 2000; i++) /* independent of rank 1 */
+      cs_mark(d, 2, i);
   if (me == 1) {
     if (is("exit"))
       exit(0);
