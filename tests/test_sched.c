@@ -595,25 +595,26 @@ Test(replay, no_fence_bug_replays_to_the_same_wrong_bits_ten_times,
   cr_assert_eq(r.status, 0, "%s", r.out);
 }
 
-/* Same config and schedule: identical traces (timestamps aside), 20 runs. */
-Test(replay, same_schedule_gives_the_same_trace_twenty_times, .timeout = 300,
-     .init = mk_tmpdir, .fini = rm_tmpdir)
+/* `runs` runs of args (its trace path last, given as %d of the run's
+ * number): each exits `status` and leaves the first one's records,
+ * timestamps aside. */
+static void same_trace_runs(char **args, int nargs, int runs, int status,
+                            uint64_t min_records)
 {
   cs_trace_t first = {0};
-  for (int i = 0; i < 20; i++) {
+  for (int i = 0; i < runs; i++) {
     char trace[128], why[256];
     snprintf(trace, sizeof(trace), "%s/d%d.cstrace", tmpdir, i);
-    char *args[] = {"run", "--algo", "mesh", "--ranks", "3", "--count", "300",
-                    "--dtype", "fp16", "--schedule", "pct:7:3", "--memory-model",
-                    "relaxed", "--tile-bytes", "1024", "--trace", trace, NULL};
+    args[nargs - 1] = trace;
     cli_out_t r;
     run_argv(&r, 60, args);
-    cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+    cr_assert_eq(r.status, status, "run %d: exit %d: %s%s", i, r.status, r.out,
+                 r.err);
     cs_trace_t t;
     cr_assert_eq(load_trace(trace, &t, why, sizeof(why)), 0, "%s", why);
     if (i == 0) {
       first = t;
-      cr_assert_gt(first.n, 50);
+      cr_assert_gt(first.n, min_records);
       continue;
     }
     cr_assert_eq(t.n, first.n, "run %d: %llu records, first had %llu", i,
@@ -628,6 +629,29 @@ Test(replay, same_schedule_gives_the_same_trace_twenty_times, .timeout = 300,
     cs_trace_free(&t);
   }
   cs_trace_free(&first);
+}
+
+/* Same config and schedule: identical traces (timestamps aside), 20 runs. */
+Test(replay, same_schedule_gives_the_same_trace_twenty_times, .timeout = 300,
+     .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  char *args[] = {"run", "--algo", "mesh", "--ranks", "3", "--count", "300",
+                  "--dtype", "fp16", "--schedule", "pct:7:3", "--memory-model",
+                  "relaxed", "--tile-bytes", "1024", "--trace", NULL, NULL};
+  same_trace_runs(args, 17, 20, 0, 50);
+}
+
+/* A deadlock's end too: the stopped waits are recorded in rank order
+ * every time. Woken at once, the two ranks' wait-begins took their
+ * sequence numbers in the order the OS ran them (this run: 4 of 10 runs
+ * had them the other way round). */
+Test(replay, a_deadlock_ends_with_the_same_trace_ten_times, .timeout = 300,
+     .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  char *args[] = {"run", "--algo", "mesh", "--ranks", "2", "--count", "5000",
+                  "--bug", "wait-eq", "--schedule", "pct:1:1", "--trace",
+                  NULL, NULL};
+  same_trace_runs(args, 13, 10, 3, 10);
 }
 
 Test(replay, an_edited_event_replays_to_a_divergence_at_that_event,

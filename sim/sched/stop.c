@@ -7,6 +7,7 @@
 #include <semaphore.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "../../window/cs_error.h"
 #include "internal.h"
@@ -15,6 +16,28 @@ void cs__sched_wake_all(cs_sched_t *s)
 {
   for (uint32_t r = 0; r < s->n; r++)
     sem_post(&slot_of(s->w, r)->sem);
+}
+
+/* A deadlock's ranks, woken one at a time in rank order: each posted
+ * rank records the wait it was stopped in (its wait-begin, with the next
+ * sequence number) and then says it stopped (its reason), before the
+ * next is woken. Woken at once, they took their numbers in the order the
+ * OS ran them: one schedule, two traces. A rank that has not answered in
+ * a second (it died) is passed over. */
+static void wake_in_order(cs_sched_t *s)
+{
+  cs_ctl_t *c = s->w->ctl;
+  for (uint32_t r = 0; r < s->n; r++) {
+    if (__atomic_load_n(&slot_of(s->w, r)->state, __ATOMIC_ACQUIRE) != SR_POSTED)
+      continue;
+    sem_post(&slot_of(s->w, r)->sem);
+    for (int t = 0; t < 10000 &&
+                    !__atomic_load_n(&c->rank[r].reason, __ATOMIC_ACQUIRE);
+         t++) {
+      struct timespec ts = {0, 100000};
+      nanosleep(&ts, NULL);
+    }
+  }
 }
 
 int cs__sched_stop(cs_sched_t *s, uint32_t reason, const char *fmt, ...)
@@ -29,6 +52,8 @@ int cs__sched_stop(cs_sched_t *s, uint32_t reason, const char *fmt, ...)
     vsnprintf(c->abort_msg, sizeof(c->abort_msg), fmt, ap);
     va_end(ap);
   }
+  if (reason == CS_ABORT_DEADLOCK)
+    wake_in_order(s);
   cs__sched_wake_all(s);
   return CS_SCHED_STOPPED;
 }
