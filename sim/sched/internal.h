@@ -232,7 +232,8 @@ int cs__sched_rank_turn(cs_world_t *w, uint32_t r, const cs_dev_hooks_t *hooks,
 void cs__sched_done(cs_world_t *w, int my_turn);
 
 /* Sets the abort word to `reason` with a message (unless an abort came
- * first) and wakes every rank. Returns CS_SCHED_STOPPED. */
+ * first) and wakes every rank (a deadlock's posted ranks first, one at
+ * a time in rank order, stop.c). Returns CS_SCHED_STOPPED. */
 int cs__sched_stop(cs_sched_t *s, uint32_t reason, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
