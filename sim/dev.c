@@ -117,7 +117,9 @@ void cs__dev_fail(cs_dev_t *d, uint32_t reason, int rx, const char *fmt, ...)
 
 void cs__dev_aborted(cs_dev_t *d)
 {
-  d->st->reason = CS_ABORT_PEER;
+  /* after the stopped wait's record: the deadlock's ordered wake reads
+   * this to wake the next rank (sched/stop.c) */
+  __atomic_store_n(&d->st->reason, CS_ABORT_PEER, __ATOMIC_RELEASE);
   if (d->ops->stop)
     d->ops->stop(d, CS_RX_ABORTED);
   _exit(CS_RX_ABORTED);

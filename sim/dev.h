@@ -202,7 +202,9 @@ typedef struct cs_dev_ops {
    * or every line (CS_DCCI_ALL, off 0) of the rank's cache. NULL: the
    * transport caches nothing. */
   void (*dcci)(cs_dev_t *d, const cs_event_t *ev, uint64_t off);
-  /* The rank's body returned. NULL: nothing to do. */
+  /* The rank's body returned (under a schedule: returned 0; a body that
+   * failed keeps the turn until the abort, launch.c). NULL: nothing to
+   * do. */
   void (*done)(cs_dev_t *d);
   /* The rank stops on a failure with exit code rx, the cause already in
    * the control block (abort_msg, st->reason): a transport whose ranks no

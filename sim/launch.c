@@ -146,7 +146,7 @@ static int rank_run(cs_world_t *w, uint32_t rank, cs_rank_fn fn, void *arg,
    * that its exit brings. Handed back, the others ran on until the
    * launcher reaped it, as far as the OS let them: one schedule, a
    * different trace each time. */
-  if (d.ops->done && (rc == 0 || !o->sched))
+  if (d.ops->done && rc == 0) /* (only the controlled transport has one) */
     d.ops->done(&d);
   __atomic_store_n(&d.st->state, rc == 0 ? CS_RS_DONE : CS_RS_FAILED,
                    __ATOMIC_RELEASE);

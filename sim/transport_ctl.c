@@ -14,10 +14,38 @@
 
 #include <errno.h>
 #include <semaphore.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sched.h"
 #include "sched/internal.h"
+
+/* For tests only: COLLSIM_TEST_HANDOVER_DELAY_US=N makes a rank sleep N
+ * microseconds right after it posts (or finishes), where a rank that
+ * read the turn after posting would read another rank's: the race that
+ * ctest sched holds this file to (docs/development.md). Read once per
+ * rank process; 0 (unset) costs one predicted branch per event. */
+static long handover_delay_us(void)
+{
+  static long us = -1;
+  if (us < 0) {
+    const char *e = getenv("COLLSIM_TEST_HANDOVER_DELAY_US");
+    char *end;
+    long v = e ? strtol(e, &end, 10) : 0;
+    us = e && *e && !*end && v > 0 && v <= 1000000 ? v : 0;
+  }
+  return us;
+}
+
+static void handover_delay(void)
+{
+  long us = handover_delay_us();
+  if (__builtin_expect(us != 0, 0)) {
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+  }
+}
 
 /* The rank's half of the handshake: post the event, sleep until granted;
  * or, on its turn (sched/internal.h), pick the next step itself, running
@@ -43,6 +71,7 @@ static void ctl_point(cs_dev_t *d, cs_event_t *ev)
    * one schedule. The holder's mode cannot change under it. */
   int my_turn = __atomic_load_n(&a->mode, __ATOMIC_ACQUIRE) == SM_RANK;
   __atomic_store_n(&sl->state, SR_POSTED, __ATOMIC_RELEASE);
+  handover_delay();
   int runs_on = 0;
   if (my_turn)
     runs_on = cs__sched_rank_turn(w, d->rank, d->hooks, d->hook_arg); /* this rank's turn to pick */
@@ -102,6 +131,7 @@ static void ctl_done(cs_dev_t *d)
   int my_turn = __atomic_load_n(&area_of(d->world)->mode, __ATOMIC_ACQUIRE) ==
                 SM_RANK;
   __atomic_store_n(&sl->state, SR_DONE, __ATOMIC_RELEASE);
+  handover_delay();
   cs__sched_done(d->world, my_turn);
 }
 

@@ -1616,7 +1616,7 @@ Test(hardening, replay_of_a_killed_trace_stops_at_its_end, .init = make_dir,
  * said DIVERGED, exit 1, with no divergence shown (ring, 3 ranks, relaxed,
  * random:5: cuts 230 and 253 of 288). */
 Test(hardening, every_prefix_of_a_controlled_trace_replays, .init = make_dir,
-     .fini = remove_dir, .timeout = 600)
+     .fini = remove_dir, .timeout = 280)
 {
   const char *models[] = {"relaxed", "a2a3"};
   for (int m = 0; m < 2; m++) {

@@ -641,6 +641,22 @@ Test(replay, same_schedule_gives_the_same_trace_twenty_times, .timeout = 300,
   same_trace_runs(args, 17, 20, 0, 50);
 }
 
+/* With every hand-over slowed (the transport's test delay: each rank
+ * sleeps 3 ms right after it posts), the same trace ten times: a rank
+ * that learnt whether it held the turn after posting, not before, read
+ * the mode the launcher had meanwhile set for the rank it granted, and
+ * picked too (2 traces in 10 runs of this configuration). */
+Test(replay, slowed_hand_overs_give_the_same_trace_ten_times, .timeout = 300,
+     .init = mk_tmpdir, .fini = rm_tmpdir)
+{
+  setenv("COLLSIM_TEST_HANDOVER_DELAY_US", "3000", 1);
+  char *args[] = {"run", "--algo", "mesh", "--ranks", "2", "--count", "24",
+                  "--iters", "2", "--schedule", "random:1", "--trace", NULL,
+                  NULL};
+  same_trace_runs(args, 13, 10, 0, 20);
+  unsetenv("COLLSIM_TEST_HANDOVER_DELAY_US");
+}
+
 /* A deadlock's end too: the stopped waits are recorded in rank order
  * every time. Woken at once, the two ranks' wait-begins took their
  * sequence numbers in the order the OS ran them (this run: 4 of 10 runs

@@ -24,7 +24,9 @@ void cs__sched_wake_all(cs_sched_t *s)
  * sequence number) and then says it stopped (its reason), before the
  * next is woken. Woken at once, they took their numbers in the order the
  * OS ran them: one schedule, two traces. A rank that has not answered in
- * a second (it died) is passed over. */
+ * about a second (it died, or it is stopped: SIGSTOP, a debugger) is
+ * passed over; the launcher waits that long for it. Only the launcher
+ * stops for a deadlock (core.c): a rank would wait for itself. */
 static void wake_in_order(cs_sched_t *s)
 {
   cs_ctl_t *c = s->w->ctl;
