@@ -47,6 +47,22 @@ static void handover_delay(void)
   }
 }
 
+/* Stores the rank's scheduler state (SR_POSTED, SR_DONE) and returns
+ * whether it holds the turn, read before the store: once it has posted,
+ * the launcher may grant another rank and switch to SM_RANK (a rank's
+ * first event, before any grant), and a rank that read that mode would
+ * pick too, beside the granted one: two ranks running, an extra draw of
+ * the rng, and a trace that differs run to run under one schedule. The
+ * holder's mode cannot change under it. */
+static int set_state(cs_dev_t *d, uint32_t state)
+{
+  int my_turn = __atomic_load_n(&area_of(d->world)->mode, __ATOMIC_ACQUIRE) ==
+                SM_RANK;
+  __atomic_store_n(&slot_of(d->world, d->rank)->state, state, __ATOMIC_RELEASE);
+  handover_delay();
+  return my_turn;
+}
+
 /* The rank's half of the handshake: post the event, sleep until granted;
  * or, on its turn (sched/internal.h), pick the next step itself, running
  * on at once when it picks itself. */
@@ -63,17 +79,8 @@ static void ctl_point(cs_dev_t *d, cs_event_t *ev)
     __atomic_store_n(&d->st->state, CS_RS_WAITING, __ATOMIC_RELEASE);
   }
   cs_sched_area_t *a = area_of(w);
-  /* Whether this rank holds the turn, read before it posts: once it has
-   * posted, the launcher may grant another rank and switch to SM_RANK
-   * (a rank's first event, before any grant), and a rank that read that
-   * mode would pick too, beside the granted one: two ranks running, an
-   * extra draw of the rng, and a trace that differs run to run under
-   * one schedule. The holder's mode cannot change under it. */
-  int my_turn = __atomic_load_n(&a->mode, __ATOMIC_ACQUIRE) == SM_RANK;
-  __atomic_store_n(&sl->state, SR_POSTED, __ATOMIC_RELEASE);
-  handover_delay();
   int runs_on = 0;
-  if (my_turn)
+  if (set_state(d, SR_POSTED))
     runs_on = cs__sched_rank_turn(w, d->rank, d->hooks, d->hook_arg); /* this rank's turn to pick */
   else
     sem_post(&a->wake);
@@ -126,13 +133,7 @@ static void ctl_post(cs_dev_t *d, cs_event_t *ev, const void *data,
 /* The rank's body returned: DONE for the scheduler. */
 static void ctl_done(cs_dev_t *d)
 {
-  cs_sched_slot_t *sl = slot_of(d->world, d->rank);
-  /* the turn read before DONE is stored, as for a post (ctl_point) */
-  int my_turn = __atomic_load_n(&area_of(d->world)->mode, __ATOMIC_ACQUIRE) ==
-                SM_RANK;
-  __atomic_store_n(&sl->state, SR_DONE, __ATOMIC_RELEASE);
-  handover_delay();
-  cs__sched_done(d->world, my_turn);
+  cs__sched_done(d->world, set_state(d, SR_DONE));
 }
 
 

@@ -2,8 +2,9 @@
  * stop.c - ending a controlled run from the launcher: the first stop wins
  * the abort word and its message, and every sleeping rank is woken so it
  * sees the abort (at a deadlock, in rank order, so that the waits it
- * stopped are recorded in that order). Called by the step loop (core.c), the strategies
- * (deadlock, replay divergence, end of interactive input) and launch.c.
+ * stopped are recorded in that order). Called by the step loop (core.c),
+ * the strategies (deadlock, replay divergence, end of interactive input)
+ * and launch.c.
  */
 #include <semaphore.h>
 #include <stdarg.h>
