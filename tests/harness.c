@@ -191,6 +191,19 @@ int load_trace(const char *path, cs_trace_t *t, char *why, size_t n)
   return rc;
 }
 
+int64_t first_unlike_record(const cs_trace_t *a, const cs_trace_t *b)
+{
+  uint64_t n = a->n < b->n ? a->n : b->n;
+  for (uint64_t i = 0; i < n; i++) {
+    cs_trace_rec_t x = a->rec[i], y = b->rec[i];
+    x.t_ns = y.t_ns = 0;
+    x.checksum = y.checksum = 0;
+    if (memcmp(&x, &y, sizeof x))
+      return (int64_t)i;
+  }
+  return -1;
+}
+
 int open_reader(const char *path, unsigned flags, cs_trace_reader_t **rd,
                 char *why, size_t n)
 {

@@ -60,6 +60,9 @@ int files_in(const char *dir, const char *prefix, int remove);
 struct cs_trace;
 struct cs_trace_reader;
 int load_trace(const char *path, struct cs_trace *t, char *why, size_t n);
+/* The first of the records both traces have that differ in a field but
+ * the time and the checksum (which covers the time), or -1. */
+int64_t first_unlike_record(const struct cs_trace *a, const struct cs_trace *b);
 int open_reader(const char *path, unsigned flags, struct cs_trace_reader **rd,
                 char *why, size_t n);
 /* The refusal of the reader's last failed next(), worded; "" if none.
