@@ -459,6 +459,16 @@ int cs_coll_job_init(cs_coll_job_t *cj, const cs_collective_t *c,
       .tile_bytes = cfg->tile_bytes, .iters = cfg->iters};
   if (cs_coll_names(c, j->th.names))
     memset(j->th.names, 0, sizeof(j->th.names)); /* cs_coll_open refused it */
+  /* how the readers tag and replay it: its signal layout, --minmax,
+   * chunk tags, and the rectangle (CS_COLL_SHAPE's, or 0) */
+  j->th.modes = (padded ? CS_TR_MODE_PADDED_CELLS : 0) |
+                (uint32_t)cfg->minmax << CS_TR_MODE_MINMAX_SHIFT |
+                (cs_coll_flags(c) & CS_COLL_CHUNK_TAGS ? CS_TR_MODE_CHUNK_TAGS
+                                                       : 0);
+  j->th.shape_rows = cfg->shape_rows;
+  j->th.shape_cols = cfg->shape_cols;
+  j->th.valid_rows = cfg->valid_rows;
+  j->th.valid_cols = cfg->valid_cols;
   j->ops = &cj->ops;
   j->ctx = cj;
   return 0;

@@ -68,14 +68,6 @@ typedef struct cs_coll_job {
   cs_coll_ar_verdict_t av;
 } cs_coll_job_t;
 
-/* Prepares cj to run c with cfg (already cs_coll_check'ed): layout, world
- * options (io; with `traced` the trace ring; with `controlled` the
- * scheduler area), inputs of `fill` (CS_FILL_DEFAULT: arange for fp32
- * sum/max/min, pto otherwise) and seed, the rank body, the verify step.
- * The caller then sets the job's schedule, trace, fault and trace header
- * fields it needs. Returns 0 or cs_user_layout's code. */
-/* padded: every cell of c's signal slot on a 64-byte line of its own
- * (cs_layout_pad_cells; -EINVAL when c declares no signal slot). */
 /* The phase and barrier names of registration c as the trace header keeps
  * them (traces/FORMAT.md, names) into out, all zero when it names
  * nothing. Returns NULL, or the first name that is not a name or does not
@@ -83,6 +75,17 @@ typedef struct cs_coll_job {
 const char *cs_coll_names(const cs_collective_t *c,
                           char out[CS_COLL_NAMES_BYTES]);
 
+/* Prepares cj to run c with cfg (already cs_coll_check'ed): layout, world
+ * options (io; with `traced` the trace ring; with `controlled` the
+ * scheduler area), inputs of `fill` (CS_FILL_DEFAULT: arange for fp32
+ * sum/max/min, pto otherwise) and seed, the rank body, the verify step,
+ * and the trace header's fields that come from c and cfg (the run's
+ * sizes, c's names, the modes: padded, --minmax, chunk tags; the
+ * rectangle). The caller then sets the job's schedule, memory model,
+ * trace, fault and the header fields of those. Returns 0 or
+ * cs_user_layout's code.
+ * padded: every cell of c's signal slot on a 64-byte line of its own
+ * (cs_layout_pad_cells; -EINVAL when c declares no signal slot). */
 int cs_coll_job_init(cs_coll_job_t *cj, const cs_collective_t *c,
                      const cs_coll_cfg_t *cfg, cs_fill_t fill, uint64_t seed,
                      uint64_t timeout_ns, int traced, int controlled,

@@ -865,15 +865,7 @@ static void make_job(run_job_t *rj)
     cs_cli_shape_to_header(&o->cfg, &j->th);
     return;
   }
-  const cs_coll_cfg_t *g = &rj->ccfg;
-  j->th.modes = (o->cfg.padded_cells ? CS_TR_MODE_PADDED_CELLS : 0) |
-                (uint32_t)g->minmax << CS_TR_MODE_MINMAX_SHIFT |
-                (cs_coll_flags(o->coll) & CS_COLL_CHUNK_TAGS
-                     ? CS_TR_MODE_CHUNK_TAGS : 0);
-  j->th.shape_rows = g->shape_rows; /* CS_COLL_SHAPE's, or 0 */
-  j->th.shape_cols = g->shape_cols;
-  j->th.valid_rows = g->valid_rows;
-  j->th.valid_cols = g->valid_cols;
+  /* the modes and the rectangle are cs_coll_job_init's */
   snprintf(j->th.algo_path, sizeof(j->th.algo_path), "%.*s",
            (int)sizeof(j->th.algo_path) - 1, o->coll_path); /* as cut before */
   memcpy(j->th.algo_sha256, o->coll_sha256, sizeof(j->th.algo_sha256));
