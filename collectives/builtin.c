@@ -169,7 +169,15 @@ static void fill_regs(void)
         .slots = fns[a].slots, .in_slot = CS_AR_SLOT_DATA,
         .out_slot = ad->out_slot ? CS_AR_SLOT_OUT : CS_AR_SLOT_DATA,
         .signal_slot = CS_AR_SLOT_SIGNAL,
-        .body = fns[a].body, .expect = fns[a].expect};
+        .body = fns[a].body, .expect = fns[a].expect,
+        /* the names traces, check and stories use, as the built-in run
+         * records them: phase names, or "main cSTEP" for a body that
+         * marks chunks; its first barrier orders the stage-in */
+        .phases = ad->phases, .nphases = ad->nphases,
+        .ready_barrier = ad->ready_barrier,
+        .read_done_barrier = ad->read_done_barrier,
+        .flags = CS_COLL_NO_STAGE_FENCE |
+                 (ad->phases ? 0 : CS_COLL_CHUNK_TAGS)};
     if (!ad->teach)
       continue; /* teach does not take it */
     regs[a].part_letter = ad->part_letter;
@@ -194,4 +202,12 @@ const cs_collective_t *cs_builtin_collective(const char *name)
     return NULL;
   pthread_once(&once, fill_regs);
   return &regs[a];
+}
+
+int cs_builtin_id(const cs_collective_t *c)
+{
+  for (uint32_t a = 0; a < CS_NALGOS; a++)
+    if (c == &regs[a])
+      return (int)a;
+  return -1;
 }

@@ -12,4 +12,8 @@
  * whatever the threads); static storage, never freed. */
 const cs_collective_t *cs_builtin_collective(const char *name);
 
+/* The algorithm id (registry.h) whose registration c is, or -1 when c is
+ * not one of them (a collective of one's own). */
+int cs_builtin_id(const cs_collective_t *c);
+
 #endif

@@ -630,6 +630,17 @@ int cs_coll_run(const cs_collective_t *c, const cs_coll_cfg_t *cfg_,
     return rc;
   cj.job.sched = controlled ? &s : NULL;
   cj.job.trace = o->trace;
+  cj.job.th.memory_model = s.model;
+  int b = cs_builtin_id(c);
+  if (b >= 0) {
+    /* A built-in's registration records the same events as `collsim run
+     * --algo NAME`: its trace says so as that run's does (the algorithm's
+     * id; the names and tags are the descriptor's), so replay, check and
+     * shrink take it as one. */
+    cj.job.th.algo = (uint32_t)b;
+    cj.job.th.modes = 0;
+    memset(cj.job.th.names, 0, sizeof(cj.job.th.names));
+  }
   snprintf(cj.job.th.schedule, sizeof(cj.job.th.schedule), "%s",
            controlled ? o->schedule : "free");
   cs_pipe_t p;

@@ -21,7 +21,11 @@
  *     CS_COLL_CHUNK_TAGS);
  *   - with --minmax (CS_COLL_MINMAX) and mesh's partial-valid rectangle
  *     (--shape/--valid, CS_COLL_SHAPE) too, and the public kernel's
- *     minmax modes and operand order against C's own expressions.
+ *     minmax modes and operand order against C's own expressions;
+ *   - and every built-in's own registration (cs_coll_builtin, run by
+ *     cs_coll_run as a program of one's own would) against `collsim run
+ *     --algo NAME`: the same records, the same tags in `collsim trace`,
+ *     and a trace that `collsim replay` replays as the built-in's.
  * Runs the real binary (COLLSIM_BIN) through the harness.
  */
 #define _GNU_SOURCE
@@ -32,6 +36,8 @@
 
 #include <math.h>
 
+#include "../collectives/registry.h"
+#include "../include/collsim/collective.h"
 #include "../include/collsim/device.h"
 #include "../sim/trace.h"
 #include "harness.h"
@@ -390,4 +396,112 @@ Test(ports, refusals)
           "--valid", "5,2", NULL);
   cr_assert_eq(r.status, 2, "--valid outside: %s%s", r.out, r.err);
   cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+}
+
+/* The event table of `collsim trace T` (written with -o), each line
+ * without its time (the second column), into out. */
+static void event_lines(const char *t, char *out, size_t cap)
+{
+  static cli_out_t r;
+  static char text[1 << 20];
+  char txt[192];
+  snprintf(txt, sizeof txt, "%s/events.txt", dir);
+  remove(txt);
+  run_cli(&r, 60, "trace", t, "-o", txt, NULL);
+  cr_assert_eq(r.status, 0, "trace %s: %s%s", t, r.out, r.err);
+  FILE *f = fopen(txt, "r");
+  cr_assert(f, "trace %s: no %s", t, txt);
+  size_t got = fread(text, 1, sizeof text - 1, f);
+  cr_assert(feof(f), "trace %s: more than %zu bytes", t, sizeof text - 1);
+  fclose(f);
+  text[got] = 0;
+  const char *p = strstr(text, "\n    seq ");
+  cr_assert(p, "trace %s: no event table: %s", t, text);
+  size_t at = 0;
+  for (p = strchr(p + 1, '\n'); p && *++p; p = strchr(p, '\n')) {
+    char seq[32], time[32];
+    int used = 0;
+    if (sscanf(p, "%31s %31s %n", seq, time, &used) != 2)
+      continue;
+    const char *end = strchr(p, '\n');
+    size_t len = end ? (size_t)(end - p) - (size_t)used : strlen(p + used);
+    cr_assert_lt(at + strlen(seq) + len + 2, cap, "trace %s: too long", t);
+    at += (size_t)snprintf(out + at, cap - at, "%s %.*s\n", seq, (int)len,
+                           p + used);
+    if (!end)
+      break;
+  }
+  cr_assert_gt(at, 0, "trace %s: no events", t);
+}
+
+/* Every built-in through its registration (cs_coll_builtin), run by the
+ * library as a program of one's own runs it, against `collsim run --algo
+ * NAME` under the same schedule and memory model: the same inputs, the
+ * same records in the same order (no fence of the stage-in: the
+ * algorithm's first barrier orders it), the same memory model in the
+ * header, the algorithm's id in it as the built-in's run has it, so the
+ * same tags ("RS t1 j0", "main c2") in `collsim trace`; and `collsim
+ * replay` replays the registration's trace identically. */
+Test(ports, builtin_registrations_are_the_builtins)
+{
+  static char be[1 << 20], re[1 << 20];
+  static const char *const models[] = {"relaxed", "a2a3"};
+  static const struct { cs_dtype_t dt; const char *dtype; cs_op_t op;
+                        const char *opname, *fill; } kinds[] = {
+      /* cs_coll_run's inputs are `collsim run`'s default fill of a
+       * collective of one's own (arange for fp32, pto for fp16) */
+      {CS_FP32, "fp32", CS_SUM, "sum", "arange"},
+      {CS_FP16, "fp16", CS_MAX, "max", "pto"}};
+  char bt[192], rt[192];
+  snprintf(bt, sizeof bt, "%s/b.cstrace", dir);
+  snprintf(rt, sizeof rt, "%s/r.cstrace", dir);
+  for (uint32_t a = 0; a < CS_NALGOS; a++) {
+    const cs_algo_desc_t *ad = cs_algo_desc(a);
+    const cs_collective_t *c = cs_coll_builtin(ad->name);
+    cr_assert(c, "%s: no registration", ad->name);
+    uint32_t ranks = ad->max_ranks < 3 ? ad->max_ranks : 3;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+      if ((ad->dtypes && !(ad->dtypes & 1u << kinds[k].dt)) ||
+          (ad->ops && !(ad->ops & 1u << kinds[k].op)))
+        continue; /* an algorithm of fp32 sums only */
+      for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+        char what[128], n[8], sched[16];
+        unsigned seed = 1 + (unsigned)(a + k + m) % 3;
+        snprintf(n, sizeof n, "%u", ranks);
+        snprintf(sched, sizeof sched, "random:%u", seed);
+        snprintf(what, sizeof what, "%s %u ranks %s %s %s %s", ad->name,
+                 ranks, kinds[k].dtype, kinds[k].opname, models[m], sched);
+        cs_coll_cfg_t cfg = {.nranks = ranks, .count = 1200,
+                             .dtype = kinds[k].dt, .op = kinds[k].op,
+                             .tile_bytes = 1024, .iters = 2};
+        cs_coll_run_opts_t o = {.schedule = sched,
+                                .memory_model = models[m], .trace = rt};
+        cs_coll_result_t res;
+        int rc = cs_coll_run(c, &cfg, &o, &res);
+        cr_assert_eq(rc, 0, "%s: registration rc %d: %s", what, rc, res.why);
+        cr_assert(res.verified && res.wrong == 0, "%s: not verified", what);
+        static cli_out_t r;
+        run_cli(&r, 120, "run", "--algo", ad->name, "--ranks", n, "--count",
+                "1200", "--dtype", kinds[k].dtype, "--op", kinds[k].opname,
+                "--tile-bytes", "1024", "--iters", "2", "--schedule", sched,
+                "--memory-model", models[m], "--fill", kinds[k].fill,
+                "--trace", bt, NULL);
+        cr_assert_eq(r.status, 0, "%s: built-in exit %d: %s%s", what,
+                     r.status, r.out, r.err);
+        compare_traces(bt, rt, what);
+        /* ... recorded as that algorithm's run, which replay takes */
+        cs_trace_t t;
+        char why[256];
+        cr_assert_eq(load_trace(rt, &t, why, sizeof why), 0, "%s", why);
+        cr_assert_eq(t.hdr.algo, a, "%s: algo %u", what, t.hdr.algo);
+        cs_trace_free(&t);
+        run_cli(&r, 120, "replay", rt, NULL);
+        cr_assert(r.status == 0 && strstr(r.out, "events: identical"),
+                  "%s: replay exit %d: %s%s", what, r.status, r.out, r.err);
+        event_lines(bt, be, sizeof be);
+        event_lines(rt, re, sizeof re);
+        cr_assert_str_eq(be, re, "%s: the tags differ", what);
+      }
+    }
+  }
 }

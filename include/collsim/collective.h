@@ -260,10 +260,16 @@ int cs_coll_open(const char *path, const cs_collective_t **c, void **handle,
 /* Unloads what cs_coll_open loaded (NULL allowed); *c is invalid after. */
 void cs_coll_close(void *handle);
 
-/* collsim's own allreduce `name` (one that `collsim run --algo` takes by
- * name: "mesh", "ring", "host", "ring-push") as a registration, verified against collsim's oracle (each algorithm's own
- * fold order, bit for bit) and self-clearing; NULL for another name.
- * Static storage: nothing to close. */
+/* collsim's own allreduce `name` (any that `collsim run --algo` takes by
+ * name: "mesh", "ring", "host", "ring-push", ...) as a registration,
+ * verified against collsim's oracle (each algorithm's own fold order, bit
+ * for bit) and self-clearing; NULL for another name. It carries the
+ * algorithm's phase and barrier names, and cs_coll_run records the same
+ * events as `collsim run --algo NAME` would under the same schedule and
+ * memory model, in a trace that names the algorithm as that run's does
+ * (so `collsim replay`, `check` and `shrink` take it). It takes no
+ * --minmax or shape (no CS_COLL_MINMAX, CS_COLL_SHAPE). Static storage:
+ * nothing to close. */
 const cs_collective_t *cs_coll_builtin(const char *name);
 
 /* Checks `cfg` against the limits of every run (ranks, count, tile
