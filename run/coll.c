@@ -10,14 +10,19 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../collectives/builtin.h"
 #include "../collectives/oracle.h"
 #include "../sim/sched.h"
+#include "../sim/trace/sha256.h"
 #include "verify.h"
 
 int cs_coll_is_path(const char *s)
@@ -179,6 +184,65 @@ static int coll_valid(const char *path, const cs_collective_t *c, char *why,
   return teach_valid(path, c, why, n);
 }
 
+/* What cs_coll_open loaded from a path with a '/', for cs_coll_run's
+ * trace header (algo_path, algo_sha256): the shared object's real path
+ * and the SHA-256 of its bytes as they were before dlopen, as `collsim
+ * run --algo` records them, so replay and shrink reload the same code.
+ * A slot per handle, until cs_coll_close; an object opened when every
+ * slot is taken, or by a bare name (dlopen's search), is run without
+ * them (its trace names no path, and replay refuses it). */
+#define OPENED_MAX 32
+static struct opened {
+  void                  *handle;
+  const cs_collective_t *c;
+  char                   path[sizeof(((cs_trace_header_t *)0)->algo_path)];
+  uint8_t                sha[CS_SHA256_BYTES];
+} opened[OPENED_MAX];
+static pthread_mutex_t opened_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The real path and hash of `path` into o, or -1 (then o is not used). */
+static int opened_file(const char *path, struct opened *o)
+{
+  char real[PATH_MAX];
+  if (!realpath(path, real) || strlen(real) >= sizeof(o->path))
+    return -1;
+  int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0)
+    return -1;
+  struct stat sb;
+  int rc = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)
+               ? cs_sha256_fd(fd, o->sha) : -1;
+  close(fd);
+  if (rc < 0)
+    return -1;
+  memcpy(o->path, real, strlen(real) + 1);
+  return 0;
+}
+
+static void opened_add(const struct opened *o)
+{
+  pthread_mutex_lock(&opened_lock);
+  for (int i = 0; i < OPENED_MAX; i++)
+    if (!opened[i].handle) {
+      opened[i] = *o;
+      break;
+    }
+  pthread_mutex_unlock(&opened_lock);
+}
+
+/* The header's algo_path and algo_sha256 of c, when cs_coll_open made it. */
+static void opened_header(const cs_collective_t *c, cs_trace_header_t *th)
+{
+  pthread_mutex_lock(&opened_lock);
+  for (int i = 0; i < OPENED_MAX; i++)
+    if (opened[i].handle && opened[i].c == c) {
+      memcpy(th->algo_path, opened[i].path, sizeof(th->algo_path));
+      memcpy(th->algo_sha256, opened[i].sha, sizeof(th->algo_sha256));
+      break;
+    }
+  pthread_mutex_unlock(&opened_lock);
+}
+
 int cs_coll_open(const char *path, const cs_collective_t **c, void **handle,
                  char *why, size_t n)
 {
@@ -195,6 +259,9 @@ int cs_coll_open(const char *path, const cs_collective_t **c, void **handle,
     snprintf(why, n, "%s: not a regular file: expected a shared object", path);
     return -ENOEXEC;
   }
+  /* hashed before it is loaded, as collsim run --algo does */
+  struct opened o = {0};
+  int known = strchr(path, '/') && opened_file(path, &o) == 0;
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *e = dlerror();
@@ -216,13 +283,26 @@ int cs_coll_open(const char *path, const cs_collective_t **c, void **handle,
   }
   *c = reg;
   *handle = h;
+  if (known) {
+    o.handle = h;
+    o.c = reg;
+    opened_add(&o);
+  }
   return 0;
 }
 
 void cs_coll_close(void *handle)
 {
-  if (handle)
-    dlclose(handle);
+  if (!handle)
+    return;
+  pthread_mutex_lock(&opened_lock);
+  for (int i = 0; i < OPENED_MAX; i++)
+    if (opened[i].handle == handle) { /* one slot per open of it */
+      memset(&opened[i], 0, sizeof(opened[i]));
+      break;
+    }
+  pthread_mutex_unlock(&opened_lock);
+  dlclose(handle);
 }
 
 const cs_collective_t *cs_coll_builtin(const char *name)
@@ -631,6 +711,7 @@ int cs_coll_run(const cs_collective_t *c, const cs_coll_cfg_t *cfg_,
   cj.job.sched = controlled ? &s : NULL;
   cj.job.trace = o->trace;
   cj.job.th.memory_model = s.model;
+  opened_header(c, &cj.job.th); /* what cs_coll_open loaded, if it did */
   int b = cs_builtin_id(c);
   if (b >= 0) {
     /* A built-in's registration records the same events as `collsim run

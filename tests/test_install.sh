@@ -165,13 +165,13 @@ int main(int argc, char **argv)
   h = NULL;
   c = argc >= 3 ? cs_coll_builtin(argv[1]) : NULL;
   if (!c && (argc < 3 || cs_coll_open(argv[1], &c, &h, why, sizeof why) < 0)) {
-    fprintf(stderr, "%s\n", argc >= 3 ? why : "usage: driver SO SCHEDULE [COUNT]");
+    fprintf(stderr, "%s\n", argc >= 3 ? why : "usage: driver SO SCHEDULE [COUNT [TRACE]]");
     return 2;
   }
   cs_coll_cfg_t cfg = {.nranks = 4, .count = argc > 3 ? strtoull(argv[3], 0, 10) : 8,
                        .dtype = CS_FP32, .op = CS_SUM, .tile_bytes = 16384,
                        .iters = 1};
-  cs_coll_run_opts_t o = {.schedule = argv[2]};
+  cs_coll_run_opts_t o = {.schedule = argv[2], .trace = argc > 4 ? argv[4] : NULL};
   cs_coll_result_t r;
   int rc = cs_coll_run(c, &cfg, &o, &r);
   printf("%s rc %d verified %d wrong %llu %s\n", CS_VERSION, rc, r.verified,
@@ -185,10 +185,24 @@ expect 0 ./driver "$tmp/rd_allreduce/rd_allreduce.so" free
 has "^$version rc 0 verified 1 wrong 0"
 expect 1 ./driver "$tmp/rd_allreduce/rd_allreduce_bug.so" latest
 has "^$version rc 1 verified 1 wrong [1-9]"
+# A trace the program writes names the shared object it opened (its real
+# path and hash), so collsim replays, checks and shrinks it.
+expect 1 ./driver ./rd_allreduce/rd_allreduce_bug.so latest 8 "$tmp/api.cstrace"
+expect 0 "$cs" trace "$tmp/api.cstrace"
+has "collective $tmp/rd_allreduce/rd_allreduce_bug\.so \(--algo\), SHA-256 [0-9a-f]{64}"
+expect 0 "$cs" replay "$tmp/api.cstrace"
+has "^replayed [0-9]+ events: identical; outcome: wrong result"
+expect 1 "$cs" check "$tmp/api.cstrace"
+has "read-complete barrier"
+expect 0 "$cs" shrink "$tmp/api.cstrace" -o "$tmp/api-short.cstrace"
+has "story:"
 # The built-ins through the same registration, against collsim's oracle.
 for a in mesh ring host ring-push twophase ring-nb onephase host-push ring-bidir; do
-  expect 0 ./driver $a random:5
+  expect 0 ./driver $a random:5 8 "$tmp/$a.cstrace"
   has "^$version rc 0 verified 1 wrong 0"
+  # ... and its trace is that algorithm's run, which replay takes
+  expect 0 "$cs" replay "$tmp/$a.cstrace"
+  has "^replayed [0-9]+ events: identical; outcome: verified"
 done
 # An algorithm's own precondition is its registration's refusal.
 expect 3 ./driver twophase free 9

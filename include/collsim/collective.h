@@ -286,7 +286,11 @@ typedef struct cs_coll_run_opts {
                             "pct:SEED:DEPTH[:STEPS]", "latest" */
   const char *memory_model; /* NULL "sc", "fifo", "relaxed", "a2a3"
                                (needs a schedule) */
-  const char *trace;     /* a trace file to write (replaced), or NULL */
+  const char *trace;     /* a trace file to write (replaced), or NULL;
+                            it names the memory model, and a collective
+                            cs_coll_open loaded from a path with a '/' by
+                            its real path and SHA-256, so collsim replay,
+                            check and shrink take it */
   double      timeout_s; /* a wait's timeout, 0: collsim's default */
 } cs_coll_run_opts_t;
 
