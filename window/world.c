@@ -232,17 +232,30 @@ void cs_world_explain_error(char *buf, size_t n, const cs_layout_t *l,
            cs_human_bytes(tr * nranks, h[3], 24), cs_human_bytes(sc, h[4], 24));
 }
 
-int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
-                    const cs_world_opts_t *o)
+/* An empty world (no region, no descriptor), and the bytes of the region
+ * nranks ranks of layout l need into *bytes. Returns 0, -EINVAL for a
+ * rank count out of range, or CS_ETOOBIG for a region this address space
+ * cannot hold. */
+static int world_begin(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
+                       const cs_world_opts_t *o, uint64_t *bytes)
 {
-  int err;
   memset(w, 0, sizeof(*w));
   w->fd = -1;
   if (nranks < 1 || nranks > CS_MAX_RANKS)
     return -EINVAL;
-  uint64_t bytes = cs_world_region_bytes(l, nranks, o);
-  if (bytes == 0 || bytes > (uint64_t)SIZE_MAX)
+  *bytes = cs_world_region_bytes(l, nranks, o);
+  if (*bytes == 0 || *bytes > (uint64_t)SIZE_MAX)
     return CS_ETOOBIG;
+  return 0;
+}
+
+int cs_world_create(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
+                    const cs_world_opts_t *o)
+{
+  uint64_t bytes;
+  int err = world_begin(w, l, nranks, o, &bytes);
+  if (err < 0)
+    return err;
   if ((err = check_capacity(bytes)) < 0)
     return err;
 
@@ -274,13 +287,10 @@ err_close:
 int cs_world_local(cs_world_t *w, const cs_layout_t *l, uint32_t nranks,
                    const cs_world_opts_t *o)
 {
-  memset(w, 0, sizeof(*w));
-  w->fd = -1;
-  if (nranks < 1 || nranks > CS_MAX_RANKS)
-    return -EINVAL;
-  uint64_t bytes = cs_world_region_bytes(l, nranks, o);
-  if (bytes == 0 || bytes > (uint64_t)SIZE_MAX)
-    return CS_ETOOBIG;
+  uint64_t bytes;
+  int err = world_begin(w, l, nranks, o, &bytes);
+  if (err < 0)
+    return err;
   /* Private and unreserved: only the pages this rank touches (the control
    * block, its own io buffers) are ever backed. */
   w->base = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
