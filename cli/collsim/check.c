@@ -253,18 +253,13 @@ static void print_finding(const out_t *o, const cs_check_finding_t *f,
       fprintf(o->f, "\"follows\":%u,", f->follows);
     if (f->reversed)
       fprintf(o->f, "\"reversed\":true,");
-    fprintf(o->f, "\"what\":");
-    cs_trace_json_str(o->f, head);
-    fprintf(o->f, ",\"first\":");
-    cs_trace_json_str(o->f, ea);
-    fprintf(o->f, ",\"second\":");
-    cs_trace_json_str(o->f, eb);
-    fprintf(o->f, ",\"first_bounds\":");
-    cs_trace_json_str(o->f, ba);
-    fprintf(o->f, ",\"second_bounds\":");
-    cs_trace_json_str(o->f, bb);
-    fprintf(o->f, ",\"fix\":");
-    cs_trace_json_str(o->f, fix);
+    const char *const key[] = {"what", "first", "second", "first_bounds",
+                               "second_bounds", "fix"};
+    const char *const val[] = {head, ea, eb, ba, bb, fix};
+    for (size_t i = 0; i < sizeof(key) / sizeof(key[0]); i++) {
+      fprintf(o->f, "%s\"%s\":", i ? "," : "", key[i]);
+      cs_trace_json_str(o->f, val[i]);
+    }
     fprintf(o->f, "}\n");
     return;
   }
