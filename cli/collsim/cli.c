@@ -12,6 +12,7 @@
 #include <libgen.h>
 #include <math.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -493,6 +494,24 @@ int cs_cli_common_check(const char *cmd, const cs_cli_common_t *c,
     return -1;
   }
   return 0;
+}
+
+void cs_cli_block_stops(void)
+{
+  sigset_t stops;
+  sigemptyset(&stops);
+  sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGTERM);
+  sigaddset(&stops, SIGHUP);
+  sigprocmask(SIG_BLOCK, &stops, NULL);
+}
+
+int cs_cli_stop_pending(void)
+{
+  sigset_t p;
+  sigpending(&p);
+  return sigismember(&p, SIGINT) ? SIGINT : sigismember(&p, SIGTERM) ? SIGTERM
+         : sigismember(&p, SIGHUP) ? SIGHUP : 0;
 }
 
 int cs_cli_launch_exit(const char *cmd, int rc)

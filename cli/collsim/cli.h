@@ -194,6 +194,13 @@ int cs_cli_common_check(const char *cmd, const cs_cli_common_t *c,
   "Exit status: 0 success (result verified), 1 wrong result, 2 bad usage\n"   \
   "or input, 3 run aborted (a rank crashed, hung or faulted).\n"
 
+/* Blocks SIGINT, SIGTERM and SIGHUP in this process: a command that runs
+ * many runs one after the other looks for them between runs
+ * (cs_cli_stop_pending), and the launcher aborts the run in progress. */
+void cs_cli_block_stops(void);
+/* The stop signal pending while blocked (SIGINT, SIGTERM, SIGHUP), or 0. */
+int cs_cli_stop_pending(void);
+
 /* Maps cs_launch()'s result to an exit code (0, or CS_EXIT_ABORTED after
  * the failure was reported; prints start-up errors). */
 int cs_cli_launch_exit(const char *cmd, int launch_rc);

@@ -33,15 +33,6 @@
 #include "../../run/coll.h"
 #include "run.h"
 
-/* A stop asked for (pending while blocked): its number, or 0. */
-static int stop_pending(void)
-{
-  sigset_t p;
-  sigpending(&p);
-  return sigismember(&p, SIGINT) ? SIGINT : sigismember(&p, SIGTERM) ? SIGTERM
-         : sigismember(&p, SIGHUP) ? SIGHUP : 0;
-}
-
 /* Starts a schedule's output afresh: what the last one printed goes. */
 static void fresh_output(void)
 {
@@ -113,18 +104,13 @@ int cs__explore_batch(int argc, char **argv)
     free(list);
     return rc > 0 ? CS_EXIT_OK : CS_EXIT_USAGE;
   }
-  sigset_t stops;
-  sigemptyset(&stops);
-  sigaddset(&stops, SIGINT);
-  sigaddset(&stops, SIGTERM);
-  sigaddset(&stops, SIGHUP);
-  sigprocmask(SIG_BLOCK, &stops, NULL);
+  cs_cli_block_stops();
   cs_pipe_keep_t keep = {0};
   o.keep = &keep; /* one world and its ranks for the untraced runs */
   unsigned k = 0;
   for (char *save, *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     k++;
-    int stop = stop_pending();
+    int stop = cs_cli_stop_pending();
     if (stop || take_item(&o, t) < 0) {
       rc = stop ? CS_EXIT_ABORTED : CS_EXIT_USAGE;
       if (stop) /* explore tells this from a failure by it */

@@ -157,12 +157,7 @@ static void on_signal(int sig) { stop_signo = sig; }
 /* A stop asked for: by a handler, or pending while explore blocks it. */
 static int stopped(void)
 {
-  sigset_t p;
-  if (stop_signo)
-    return 1;
-  sigpending(&p);
-  return sigismember(&p, SIGINT) || sigismember(&p, SIGTERM) ||
-         sigismember(&p, SIGHUP);
+  return stop_signo || cs_cli_stop_pending();
 }
 
 /* ------------------------------------------------------------ children */

@@ -464,7 +464,6 @@ static int counterexample(vf_t *v, cs_mm_t m, const cs_dpor_t *x, int blocked)
 
 /* ------------------------------------------------------------ probes */
 
-static int stop_pending(void);
 
 /* A random schedule (or, latest set, the latest strategy's: ranks run
  * while any can, posted ops land only when forced, notifies first) whose
@@ -519,7 +518,7 @@ static int probes(vf_t *v, cs_mm_t m)
   /* k = -1: the latest schedule first (explore's portfolio starts with
    * it too): a notify that overtakes its data, at once */
   for (int k = -1; k < PROBES && code == CS_EXIT_OK; k++) {
-    if (stop_pending() ||
+    if (cs_cli_stop_pending() ||
         (v->o.budget_ns && now_ns() - v->t0 >= v->o.budget_ns))
       break; /* the search says so */
     uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(k + 1);
@@ -595,16 +594,6 @@ static int estimate(vf_t *v, cs_mm_t m)
   if (v->o.outcomes)
     print_outcomes(v, m);
   return CS_EXIT_OK;
-}
-
-/* A stop asked for (SIGINT, SIGTERM, SIGHUP stay blocked between runs;
- * a run in progress is aborted by the launcher): its number, or 0. */
-static int stop_pending(void)
-{
-  sigset_t p;
-  sigpending(&p);
-  return sigismember(&p, SIGINT) ? SIGINT : sigismember(&p, SIGTERM) ? SIGTERM
-         : sigismember(&p, SIGHUP) ? SIGHUP : 0;
 }
 
 static int interrupted(vf_t *v, cs_mm_t m, const cs_dpor_t *x)
@@ -698,7 +687,7 @@ static void worker(vf_t *v, cs_mm_t m, int in, int out)
     }
     double shared = 0; /* the subtree's share already reported */
     for (int tries = 0; !stop && cs_dpor_next(x) == 1;) {
-      if (stop_pending())
+      if (cs_cli_stop_pending())
         stop = 1;
       if (stop)
         break;
@@ -942,7 +931,7 @@ static int coordinate(vf_t *v, cs_mm_t m, split_t *p, cs_dpor_t *x,
       *incomplete = 1;
       return 0;
     }
-    if (stop_pending()) {
+    if (cs_cli_stop_pending()) {
       printf("interrupted under %s after %llu classes (%llu executions); not "
              "verified\n", cs_mm_name(m), (unsigned long long)st->classes,
              (unsigned long long)st->executions);
@@ -1028,7 +1017,7 @@ static int search(vf_t *v, cs_mm_t m, cs_dpor_stats_t *st, int *incomplete)
       *incomplete = 1;
       break;
     }
-    if (stop_pending()) {
+    if (cs_cli_stop_pending()) {
       code = interrupted(v, m, x);
       break;
     }
@@ -1179,12 +1168,7 @@ int cs_cmd_verify(int argc, char **argv)
   } else {
     v.run.cmd = "verify";
     v.run.keep = &v.keep;
-    sigset_t stops;
-    sigemptyset(&stops);
-    sigaddset(&stops, SIGINT);
-    sigaddset(&stops, SIGTERM);
-    sigaddset(&stops, SIGHUP);
-    sigprocmask(SIG_BLOCK, &stops, NULL);
+    cs_cli_block_stops();
     rc = verify_all(&v);
   }
   cs_run_plug_fd(2);
