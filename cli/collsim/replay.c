@@ -153,7 +153,9 @@ static void bad_field(const cs_trace_header_t *h, int user, char *buf, size_t n)
       snprintf(buf, n, "header field %s = %llu", f[i].name,
                (unsigned long long)f[i].v);
       if (!strcmp(f[i].name, "algo_path"))
-        snprintf(buf, n, "header field algo_path is empty");
+        snprintf(buf, n, "header field algo_path is empty: its collective "
+                 "was not loaded from a shared object by a path, so collsim "
+                 "cannot load it again");
       return;
     }
 }
@@ -170,7 +172,7 @@ static int from_user_header(run_opts_t *o, const char *path, uint64_t edited)
       h->fault_kind > CS_FAULT_HANG || h->iters > 1000000 ||
       !user_modes_ok(h->modes) ||
       (h->fault_kind && h->fault_rank >= h->nranks) || !so[0]) {
-    char field[96];
+    char field[192];
     bad_field(h, 1, field, sizeof(field));
     cs_cli_error("replay", "%s: its header describes a run collsim cannot "
                  "make (%s)", path, field);
@@ -216,7 +218,7 @@ static int from_header(run_opts_t *o, const char *path, uint64_t edited)
       h->op >= CS_NOPS || h->bug >= CS_NBUGS || h->memory_model >= CS_MM_COUNT ||
       h->fill > CS_FILL_INPUT || h->fault_kind > CS_FAULT_HANG ||
       cs_cli_modes_check(h->modes) < 0) {
-    char field[96];
+    char field[192];
     bad_field(h, 0, field, sizeof(field));
     cs_cli_error("replay", "%s: not the trace of an allreduce run collsim can "
                  "make (%s): only 'collsim run' traces replay", path, field);
