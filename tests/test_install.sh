@@ -196,6 +196,13 @@ expect 1 "$cs" check "$tmp/api.cstrace"
 has "read-complete barrier"
 expect 0 "$cs" shrink "$tmp/api.cstrace" -o "$tmp/api-short.cstrace"
 has "story:"
+# One loaded by a bare name (the loader's search) has no path to record:
+# replay and shrink say so in one line.
+LD_LIBRARY_PATH=$tmp/rd_allreduce expect 0 ./driver rd_allreduce.so free 8 "$tmp/bare.cstrace"
+expect 2 "$cs" replay "$tmp/bare.cstrace"
+has "algo_path is empty: its collective was not loaded from a shared object by a path"
+expect 2 "$cs" shrink "$tmp/bare.cstrace"
+has "its collective was not loaded from a shared object by a path"
 # The built-ins through the same registration, against collsim's oracle.
 for a in mesh ring host ring-push twophase ring-nb onephase host-push ring-bidir; do
   expect 0 ./driver $a random:5 8 "$tmp/$a.cstrace"

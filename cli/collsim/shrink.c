@@ -820,6 +820,12 @@ static int shrink_schedule(shrink_t *sh)
 static int from_header(const cs_trace_header_t *h, const char *path, sh_cfg_t *c)
 {
   int user = h->algo == CS_TRACE_ALGO_USER;
+  if (user && !h->algo_path[0] && h->program == 0) {
+    cs_cli_error("shrink", "%s: its collective was not loaded from a shared "
+                 "object by a path (header field algo_path is empty), so "
+                 "collsim cannot load it again to rerun it", path);
+    return -1;
+  }
   if (h->program != 0 || (h->algo >= CS_NALGOS && !user) || h->dtype >= CS_NDTYPES ||
       h->op >= CS_NOPS || h->bug >= CS_NBUGS || h->memory_model >= CS_MM_COUNT ||
       h->fill > CS_FILL_INPUT || h->fault_kind > CS_FAULT_HANG ||
