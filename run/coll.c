@@ -184,27 +184,33 @@ static int coll_valid(const char *path, const cs_collective_t *c, char *why,
   return teach_valid(path, c, why, n);
 }
 
-/* What cs_coll_open loaded from a path with a '/', for cs_coll_run's
- * trace header (algo_path, algo_sha256): the shared object's real path
- * and the SHA-256 of its bytes as they were before dlopen, as `collsim
- * run --algo` records them, so replay and shrink reload the same code.
- * A slot per handle, until cs_coll_close; an object opened when every
- * slot is taken, or by a bare name (dlopen's search), is run without
- * them (its trace names no path, and replay refuses it). */
+/* What cs_coll_open loaded, for cs_coll_run's trace header (algo_path,
+ * algo_sha256): one slot per loaded object (dlopen gives every open of
+ * it the same handle), counted open by open until the last cs_coll_close.
+ * `known`: the object was loaded afresh from a path with a '/', so its
+ * real path and the SHA-256 of the bytes hashed just before dlopen read
+ * them describe the code that runs, as `collsim run --algo` records
+ * them, and replay and shrink reload the same code. An object already
+ * loaded when it was first opened here (by a bare name through the
+ * loader's search, or kept loaded past its last close) is not known:
+ * the file may no longer hold what was loaded. A collective that is not
+ * known, or one opened when every slot is taken, is run without a path
+ * (its trace names none, and replay refuses it). */
 #define OPENED_MAX 32
 static struct opened {
   void                  *handle;
   const cs_collective_t *c;
+  uint32_t               opens;
+  int                    known;
   char                   path[sizeof(((cs_trace_header_t *)0)->algo_path)];
   uint8_t                sha[CS_SHA256_BYTES];
 } opened[OPENED_MAX];
 static pthread_mutex_t opened_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The real path and hash of `path` into o, or -1 (then o is not used). */
-static int opened_file(const char *path, struct opened *o)
+/* The hash of the regular file `real` into o with its path, or -1. */
+static int opened_file(const char *real, struct opened *o)
 {
-  char real[PATH_MAX];
-  if (!realpath(path, real) || strlen(real) >= sizeof(o->path))
+  if (strlen(real) >= sizeof(o->path))
     return -1;
   int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0)
@@ -219,23 +225,30 @@ static int opened_file(const char *path, struct opened *o)
   return 0;
 }
 
+/* One more open of o->handle: its slot counts it, or a new slot takes o
+ * (nothing when the table is full). */
 static void opened_add(const struct opened *o)
 {
   pthread_mutex_lock(&opened_lock);
-  for (int i = 0; i < OPENED_MAX; i++)
-    if (!opened[i].handle) {
-      opened[i] = *o;
-      break;
-    }
+  int i, free_slot = -1;
+  for (i = 0; i < OPENED_MAX && opened[i].handle != o->handle; i++)
+    if (!opened[i].handle && free_slot < 0)
+      free_slot = i;
+  if (i < OPENED_MAX)
+    opened[i].opens++; /* loaded before: the first open's record holds */
+  else if (free_slot >= 0) {
+    opened[free_slot] = *o;
+    opened[free_slot].opens = 1;
+  }
   pthread_mutex_unlock(&opened_lock);
 }
 
-/* The header's algo_path and algo_sha256 of c, when cs_coll_open made it. */
+/* The header's algo_path and algo_sha256 of c, when it is known. */
 static void opened_header(const cs_collective_t *c, cs_trace_header_t *th)
 {
   pthread_mutex_lock(&opened_lock);
   for (int i = 0; i < OPENED_MAX; i++)
-    if (opened[i].handle && opened[i].c == c) {
+    if (opened[i].handle && opened[i].c == c && opened[i].known) {
       memcpy(th->algo_path, opened[i].path, sizeof(th->algo_path));
       memcpy(th->algo_sha256, opened[i].sha, sizeof(th->algo_sha256));
       break;
@@ -259,10 +272,17 @@ int cs_coll_open(const char *path, const cs_collective_t **c, void **handle,
     snprintf(why, n, "%s: not a regular file: expected a shared object", path);
     return -ENOEXEC;
   }
-  /* hashed before it is loaded, as collsim run --algo does */
+  /* A path is loaded by its real name, hashed just before, as collsim run
+   * --algo does, unless the loader already holds an object of that name
+   * (then dlopen returns it without reading the file). */
   struct opened o = {0};
-  int known = strchr(path, '/') && opened_file(path, &o) == 0;
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  char real[PATH_MAX];
+  const char *name = strchr(path, '/') && realpath(path, real) ? real : path;
+  void *pre = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  o.known = name == real && !pre && opened_file(real, &o) == 0;
+  void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  if (pre)
+    dlclose(pre); /* the reference RTLD_NOLOAD took */
   if (!h) {
     const char *e = dlerror();
     snprintf(why, n, "%s: cannot load it as a shared object: %s", path,
@@ -283,11 +303,9 @@ int cs_coll_open(const char *path, const cs_collective_t **c, void **handle,
   }
   *c = reg;
   *handle = h;
-  if (known) {
-    o.handle = h;
-    o.c = reg;
-    opened_add(&o);
-  }
+  o.handle = h;
+  o.c = reg;
+  opened_add(&o);
   return 0;
 }
 
@@ -297,8 +315,9 @@ void cs_coll_close(void *handle)
     return;
   pthread_mutex_lock(&opened_lock);
   for (int i = 0; i < OPENED_MAX; i++)
-    if (opened[i].handle == handle) { /* one slot per open of it */
-      memset(&opened[i], 0, sizeof(opened[i]));
+    if (opened[i].handle == handle) {
+      if (--opened[i].opens == 0)
+        memset(&opened[i], 0, sizeof(opened[i]));
       break;
     }
   pthread_mutex_unlock(&opened_lock);

@@ -203,6 +203,83 @@ expect 2 "$cs" replay "$tmp/bare.cstrace"
 has "algo_path is empty: its collective was not loaded from a shared object by a path"
 expect 2 "$cs" shrink "$tmp/bare.cstrace"
 has "its collective was not loaded from a shared object by a path"
+# The record follows the object the loader holds, open by open: `life A B
+# TRACE [CMD [N [2]]]` opens A (each a path, or bare: a name for the
+# loader's search), runs CMD, opens A N more times without closing, opens
+# B, closes A's first handle and runs B's collective with a trace (with 2:
+# closes B's and runs A's); the run verifies with the code that was
+# loaded.
+cat >life.c <<'C'
+#include <collsim/collsim.h>
+#include <stdio.h>
+#include <stdlib.h>
+static void *open1(const char *p, const cs_collective_t **c)
+{
+  void *h;
+  char why[512];
+  if (cs_coll_open(p, c, &h, why, sizeof why) < 0) {
+    fprintf(stderr, "%s\n", why);
+    exit(2);
+  }
+  return h;
+}
+int main(int argc, char **argv)
+{
+  const cs_collective_t *c;
+  void *first = open1(argv[1], &c);
+  if (argc > 4 && system(argv[4]) != 0) /* between the opens */
+    return 2;
+  for (int i = 0; argc > 5 && i < atoi(argv[5]); i++) /* opens never closed */
+    open1(argv[1], &c);
+  const cs_collective_t *a = c;
+  void *h = open1(argv[2], &c);
+  if (argc > 6 && argv[6][0] == '2') { /* keep A, run it */
+    void *t = first;
+    first = h;
+    h = t;
+    c = a;
+  }
+  cs_coll_close(first);
+  cs_coll_cfg_t cfg = {.nranks = 4, .count = 8, .dtype = CS_FP32, .op = CS_SUM,
+                       .tile_bytes = 16384, .iters = 1};
+  cs_coll_run_opts_t o = {.schedule = "latest", .trace = argv[3]};
+  cs_coll_result_t r;
+  int rc = cs_coll_run(c, &cfg, &o, &r);
+  printf("rc %d verified %d wrong %llu %s\n", rc, r.verified,
+         (unsigned long long)r.wrong, r.why);
+  cs_coll_close(h);
+  return rc < 0 ? 3 : rc;
+}
+C
+cc $san -o life life.c $(pkg-config --cflags --libs collsim)
+good=$tmp/rd_allreduce/rd_allreduce.so
+cp "$good" cur.so
+# 1. The file is replaced while the object is loaded: the second open gets
+# the loaded (correct) code, and the trace keeps the first open's hash,
+# so replay refuses the changed file instead of running other code.
+expect 0 ./life ./cur.so ./cur.so "$tmp/life1.cstrace" "cp $tmp/rd_allreduce/rd_allreduce_bug.so cur.so.new && mv cur.so.new cur.so"
+has "rc 0 verified 1 wrong 0"
+expect 2 "$cs" replay "$tmp/life1.cstrace"
+has "has changed since the trace was recorded"
+# 2. Opened by its path, then by a bare name (one object, one handle):
+# closing either handle leaves the object hashed at the first open, and
+# its trace replays. Loaded by a bare name first, the bytes it was loaded
+# from are unknown: no path is recorded.
+cp "$good" p1.so
+for keep in 1 2; do
+  LD_LIBRARY_PATH=$tmp expect 0 ./life ./p1.so p1.so "$tmp/life2.cstrace" true 0 $keep
+  expect 0 "$cs" replay "$tmp/life2.cstrace"
+  has "^replayed [0-9]+ events: identical; outcome: verified"
+done
+LD_LIBRARY_PATH=$tmp expect 0 ./life p1.so ./p1.so "$tmp/life3.cstrace"
+expect 2 "$cs" replay "$tmp/life3.cstrace"
+has "algo_path is empty"
+# 3. Forty opens of one object take one slot: another object opened after
+# them is still recorded.
+cp "$good" p2.so
+expect 0 ./life ./p1.so ./p2.so "$tmp/life4.cstrace" true 40
+expect 0 "$cs" replay "$tmp/life4.cstrace"
+has "^replayed [0-9]+ events: identical; outcome: verified"
 # The built-ins through the same registration, against collsim's oracle.
 for a in mesh ring host ring-push twophase ring-nb onephase host-push ring-bidir; do
   expect 0 ./driver $a random:5 8 "$tmp/$a.cstrace"

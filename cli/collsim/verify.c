@@ -464,7 +464,6 @@ static int counterexample(vf_t *v, cs_mm_t m, const cs_dpor_t *x, int blocked)
 
 /* ------------------------------------------------------------ probes */
 
-
 /* A random schedule (or, latest set, the latest strategy's: ranks run
  * while any can, posted ops land only when forced, notifies first) whose
  * choices are kept, to run again if it fails. */

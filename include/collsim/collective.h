@@ -265,8 +265,10 @@ void cs_coll_close(void *handle);
  * verified against collsim's oracle (each algorithm's own fold order, bit
  * for bit) and self-clearing; NULL for another name. It carries the
  * algorithm's phase and barrier names, and cs_coll_run records the same
- * events as `collsim run --algo NAME` would under the same schedule and
- * memory model, in a trace that names the algorithm as that run's does
+ * events as `collsim run --algo NAME` would under the same schedule,
+ * memory model and inputs (cs_coll_run's fill, below: `collsim run
+ * --fill arange` for fp32, `pto` otherwise), in a trace that names the
+ * algorithm as that run's does
  * (so `collsim replay`, `check` and `shrink` take it). It takes no
  * --minmax or shape (no CS_COLL_MINMAX, CS_COLL_SHAPE). Static storage:
  * nothing to close. */
@@ -288,9 +290,9 @@ typedef struct cs_coll_run_opts {
                                (needs a schedule) */
   const char *trace;     /* a trace file to write (replaced), or NULL;
                             it names the memory model, and a collective
-                            cs_coll_open loaded from a path with a '/' by
-                            its real path and SHA-256, so collsim replay,
-                            check and shrink take it */
+                            cs_coll_open loaded afresh from a path with a
+                            '/' by its real path and SHA-256, so collsim
+                            replay, check and shrink take it */
   double      timeout_s; /* a wait's timeout, 0: collsim's default */
 } cs_coll_run_opts_t;
 
