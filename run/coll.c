@@ -279,6 +279,8 @@ int cs_coll_open(const char *path, const cs_collective_t **c, void **handle,
   char real[PATH_MAX];
   const char *name = strchr(path, '/') && realpath(path, real) ? real : path;
   void *pre = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!pre)
+    (void)dlerror(); /* not loaded yet: that is not an error to leave */
   o.known = name == real && !pre && opened_file(real, &o) == 0;
   void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (pre)
