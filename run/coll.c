@@ -554,18 +554,22 @@ int cs_coll_job_init(cs_coll_job_t *cj, const cs_collective_t *c,
   j->input_bytes = cs_user_in_bytes(&cj->u);
   j->body = cs_user_rank_main;
   j->arg = &cj->u;
+  /* A built-in's registration records the same events as `collsim run
+   * --algo NAME`, and its header says so as that run's does: the
+   * algorithm's id, whose descriptor gives the names and tags. */
+  int b = cs_builtin_id(c);
   j->th = (cs_trace_header_t){
-      .count = cfg->count, .algo = CS_TRACE_ALGO_USER, .dtype = cfg->dtype,
-      .op = cfg->op, .fill = cj->fill, .seed = seed,
+      .count = cfg->count, .algo = b >= 0 ? (uint32_t)b : CS_TRACE_ALGO_USER,
+      .dtype = cfg->dtype, .op = cfg->op, .fill = cj->fill, .seed = seed,
       .tile_bytes = cfg->tile_bytes, .iters = cfg->iters};
-  if (cs_coll_names(c, j->th.names))
+  if (b < 0 && cs_coll_names(c, j->th.names))
     memset(j->th.names, 0, sizeof(j->th.names)); /* cs_coll_open refused it */
   /* how the readers tag and replay it: its signal layout, --minmax,
    * chunk tags, and the rectangle (CS_COLL_SHAPE's, or 0) */
   j->th.modes = (padded ? CS_TR_MODE_PADDED_CELLS : 0) |
                 (uint32_t)cfg->minmax << CS_TR_MODE_MINMAX_SHIFT |
-                (cs_coll_flags(c) & CS_COLL_CHUNK_TAGS ? CS_TR_MODE_CHUNK_TAGS
-                                                       : 0);
+                (b < 0 && (cs_coll_flags(c) & CS_COLL_CHUNK_TAGS)
+                     ? CS_TR_MODE_CHUNK_TAGS : 0);
   j->th.shape_rows = cfg->shape_rows;
   j->th.shape_cols = cfg->shape_cols;
   j->th.valid_rows = cfg->valid_rows;
@@ -733,16 +737,6 @@ int cs_coll_run(const cs_collective_t *c, const cs_coll_cfg_t *cfg_,
   cj.job.trace = o->trace;
   cj.job.th.memory_model = s.model;
   opened_header(c, &cj.job.th); /* what cs_coll_open loaded, if it did */
-  int b = cs_builtin_id(c);
-  if (b >= 0) {
-    /* A built-in's registration records the same events as `collsim run
-     * --algo NAME`: its trace says so as that run's does (the algorithm's
-     * id; the names and tags are the descriptor's), so replay, check and
-     * shrink take it as one. */
-    cj.job.th.algo = (uint32_t)b;
-    cj.job.th.modes = 0;
-    memset(cj.job.th.names, 0, sizeof(cj.job.th.names));
-  }
   snprintf(cj.job.th.schedule, sizeof(cj.job.th.schedule), "%s",
            controlled ? o->schedule : "free");
   cs_pipe_t p;

@@ -81,7 +81,8 @@ const char *cs_coll_names(const cs_collective_t *c,
  * sum/max/min, pto otherwise) and seed, the rank body, the verify step,
  * and the trace header's fields that come from c and cfg (the run's
  * sizes, c's names, the modes: padded, --minmax, chunk tags; the
- * rectangle). The caller then sets the job's schedule, memory model,
+ * rectangle; for a built-in's registration its algorithm's id instead
+ * of names and chunk tags). The caller then sets the job's schedule, memory model,
  * trace, fault and the header fields of those. Returns 0 or
  * cs_user_layout's code.
  * padded: every cell of c's signal slot on a 64-byte line of its own
