@@ -9,6 +9,21 @@
 
 #include <stdio.h>
 
+/* The epilogue's reset: every cell a peer signalled (not `silent`) back
+ * to 0 by its row's total. Inlined twice, once with no predicate. */
+static inline __attribute__((always_inline)) void
+reset_rows(cs_dev_t *d, uint32_t nrows, int32_t row_total, int32_t last_total,
+           cs__ar_silent_fn silent, const cs_ar_cfg_t *c)
+{
+  uint32_t n = d->nranks, me = d->rank;
+  for (uint32_t row = 0; row < nrows; row++) {
+    int32_t by = row + 1 == nrows ? -last_total : -row_total;
+    for (uint32_t s = 0; s < n; s++)
+      if (s != me && !(silent && silent(c, me, (uint64_t)row * n + s)))
+        cs_notify(d, me, CS_AR_SLOT_SIGNAL, row * n + s, CS_NOTIFY_ADD, by);
+  }
+}
+
 void cs__ar_epilogue(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
                      int32_t row_total, int32_t last_total, cs_ar_sigbad_t *bad)
 {
@@ -41,14 +56,13 @@ void cs__ar_epilogue_some(cs_dev_t *d, const cs_knobs_t *k, uint32_t nrows,
         }
       }
   }
+#undef SIGNALLED
   if (!k->epilogue)
     return;
-  for (uint32_t row = 0; row < nrows; row++)
-    for (uint32_t s = 0; s < n; s++)
-      if (SIGNALLED(row, s))
-        cs_notify(d, me, CS_AR_SLOT_SIGNAL, row * n + s, CS_NOTIFY_ADD,
-                  row + 1 == nrows ? -last_total : -row_total);
-#undef SIGNALLED
+  if (silent)
+    reset_rows(d, nrows, row_total, last_total, silent, c);
+  else /* every peer's cell: the same loop without the test */
+    reset_rows(d, nrows, row_total, last_total, NULL, NULL);
 }
 
 /* Mesh and host: target 1 is the ready barrier, 2 + ci chunk ci's

@@ -74,6 +74,8 @@ static int32_t ring_round(cs_dev_t *d, const cs_ar_cfg_t *c,
   int32_t seen = 0; /* barriers taken on this row so far */
 
   cs_mark(d, (uint32_t)phase, round);
+  int drain_only_first = !k->stage_in_ddr_fence && phase == PHASE_RS &&
+                         round == 0; /* the knob below, tested once */
   for (uint64_t j = 0; j < k_sub; j++) {
     uint64_t sub = j * w;
     int active = sub < len;
@@ -86,7 +88,7 @@ static int32_t ring_round(cs_dev_t *d, const cs_ar_cfg_t *c,
      * ring-stage-in-drain-only drains it there without a DDR fence. */
     const cs_knobs_t *rk = k;
     cs_knobs_t first_k;
-    if (phase == PHASE_RS && round == 0 && j == 0 && !k->stage_in_ddr_fence) {
+    if (drain_only_first && j == 0) {
       first_k = *k;
       first_k.ddr_fence = false;
       rk = &first_k;

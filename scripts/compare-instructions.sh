@@ -5,8 +5,11 @@
 # callgrind (every process), and the table gives per (algorithm, ranks)
 # the launcher's instructions and a rank's (the mean over the ranks),
 # the latter without the functions that wait for a peer (their count
-# grows with how late the peer is, which is noise), then NEW-OLD per call
-# (the rank figures' difference over K). Below 0: NEW runs fewer.
+# grows with how late the peer is, which is noise), then NEW-OLD per call.
+# A rank's count holds what its launcher did before the fork (loading,
+# parsing), so a call's cost is taken as the slope between a run of K
+# calls and one of 2K: (rank(2K) - rank(K)) / K, for each build; the
+# fixed start-up drops out. Below 0: NEW runs fewer per call.
 #
 #   scripts/compare-instructions.sh [--algos "mesh ring host"]
 #                       [--ranks "2 8"] [--count 2] [--iters 200] OLD NEW
@@ -40,26 +43,33 @@ ir() {
 
 printf "%-6s %5s %14s %14s %14s %14s %12s\n" algo ranks old_launcher \
   new_launcher old_rank new_rank "new-old/call"
+# measure BIN ALGO RANKS CALLS: sets launcher= and rank= of one run.
+measure() {
+  local d=$tmp/run.$RANDOM$RANDOM files
+  mkdir -p "$d"
+  valgrind --tool=callgrind --trace-children=yes \
+    --callgrind-out-file="$d/cg.%p" "$1" run --algo "$2" --ranks "$3" \
+    --count "$count" --iters "$4" --timeout 600 > /dev/null 2>&1 ||
+    die "$1 run --algo $2 --ranks $3 failed under valgrind"
+  # the launcher is the first process (the smallest pid)
+  files=$(ls "$d"/cg.* | sort -t. -k2 -n)
+  launcher=$(ir "$(echo "$files" | head -1)" all)
+  rank=$(for f in $(echo "$files" | tail -n +2); do ir "$f" nowait; done |
+    awk '{s += $1; n++} END {printf "%d", n ? s / n : 0}')
+  rm -rf "$d"
+}
 for a in $algos; do
   for n in $ranks; do
     for side in old new; do
       bin=$1
       [ $side = new ] && bin=$2
-      d=$tmp/$side.$a.$n
-      mkdir -p "$d"
-      valgrind --tool=callgrind --trace-children=yes \
-        --callgrind-out-file="$d/cg.%p" "$bin" run --algo "$a" --ranks "$n" \
-        --count "$count" --iters "$iters" --timeout 600 > /dev/null 2>&1 ||
-        die "$bin run --algo $a --ranks $n failed under valgrind"
-      # the launcher is the first process (the smallest pid)
-      files=$(ls "$d"/cg.* | sort -t. -k2 -n)
-      launcher=$(ir "$(echo "$files" | head -1)" all)
-      rank=$(for f in $(echo "$files" | tail -n +2); do ir "$f" nowait; done |
-        awk '{s += $1; n++} END {printf "%d", n ? s / n : 0}')
-      eval "l_$side=$launcher r_$side=$rank"
+      measure "$bin" "$a" "$n" $((2 * iters))
+      r2=$rank
+      measure "$bin" "$a" "$n" "$iters"
+      eval "l_$side=$launcher r_$side=$rank s_$side=$((r2 - rank))"
     done
     awk -v a="$a" -v n="$n" -v lo="$l_old" -v ln="$l_new" -v ro="$r_old" \
-      -v rn="$r_new" -v k="$iters" \
-      'BEGIN {printf "%-6s %5s %14s %14s %14s %14s %12.1f\n", a, n, lo, ln, ro, rn, (rn - ro) / k}'
+      -v rn="$r_new" -v so="$s_old" -v sn="$s_new" -v k="$iters" \
+      'BEGIN {printf "%-6s %5s %14s %14s %14s %14s %12.1f\n", a, n, lo, ln, ro, rn, (sn - so) / k}'
   done
 done

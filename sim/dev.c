@@ -4,7 +4,7 @@
  * rank's transport (d->ops). Owns the failure paths of a rank (out-of-slot
  * faults, injected faults, aborts) and the parsing of --fault. Does not own
  * how memory and signals move (transport_free.c, transport_ctl.c) or who
- * schedules ranks (sched.c): it knows the ops table, not its
+ * schedules ranks (sim/sched/core.c): it knows the ops table, not its
  * implementations. Called by algorithm code in a rank process.
  */
 #define _GNU_SOURCE
@@ -456,22 +456,36 @@ void cs_store_rect(cs_dev_t *d, const cs_tile_t *t, uint32_t slot,
 
 /* ------------------------------------------------------------ signals */
 
+/* The op and compare checks below test one bound. */
+_Static_assert(CS_NOTIFY_ADD == 0 && CS_NOTIFY_SET == 1 && CS_CMP_EQ == 0 &&
+                   CS_CMP_GE == 1, "notify ops and compares are 0 and 1");
+
 /* Bounds of a signal access of the current event, of `kind`: one int32 cell
  * inside an int32 slot (the arguments equal the event's fields, passed for
  * the reason load_begin's are).
  * Returns the cell's window offset. */
-static inline uint64_t check_cell(cs_dev_t *d, uint32_t kind, uint32_t peer,
-                                  uint32_t slot, uint32_t cell)
+static __attribute__((noinline)) uint64_t
+check_cell_rare(cs_dev_t *d, uint32_t kind, uint32_t peer,
+                const cs_slot_t *s, uint32_t cell)
 {
-  const cs_slot_t *s = check(d, kind, slot, peer, cell, 1);
-  if (__builtin_expect(s->esize != sizeof(int32_t), 0))
+  if (s->esize != sizeof(int32_t))
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: %s at event %llu on slot '%s', which does not hold "
                  "int32 signal cells", d->rank, kind_name(kind),
                  (unsigned long long)cur_index(d), s->name);
-  if (__builtin_expect(s->cell_bytes != 0, 0) && !cs_slot_cell_ok(s, cell))
+  if (!cs_slot_cell_ok(s, cell))
     out_of_slot(d, kind, s, peer, (uint64_t)cell * s->cell_bytes / s->esize, 1);
   return cs_slot_cell_off(s, cell);
+}
+
+static inline uint64_t check_cell(cs_dev_t *d, uint32_t kind, uint32_t peer,
+                                  uint32_t slot, uint32_t cell)
+{
+  const cs_slot_t *s = check(d, kind, slot, peer, cell, 1);
+  /* one test on the way of every signal: an int32 slot of packed cells */
+  if (__builtin_expect(s->esize != sizeof(int32_t) || s->cell_bytes != 0, 0))
+    return check_cell_rare(d, kind, peer, s, cell); /* padded, or a fault */
+  return s->off + (uint64_t)cell * sizeof(int32_t);
 }
 
 /* A notify's effect where the transport is direct: the atomic on the
@@ -496,7 +510,7 @@ static inline uint64_t notify_begin(cs_dev_t *d, uint32_t peer, uint32_t slot,
                                     uint32_t cell, uint32_t op, uint64_t index)
 {
   uint64_t off = check_cell(d, CS_EV_NOTIFY, peer, slot, cell);
-  if (__builtin_expect(op != CS_NOTIFY_ADD && op != CS_NOTIFY_SET, 0))
+  if (__builtin_expect(op > CS_NOTIFY_SET, 0)) /* ADD 0, SET 1 */
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: bad notify at event %llu: op %u (expected "
                  "CS_NOTIFY_ADD 0 or CS_NOTIFY_SET 1)", d->rank,
@@ -533,7 +547,7 @@ static int32_t wait_event(cs_dev_t *d, uint32_t slot, uint32_t cell,
                    .flags = flags};
   cs__dev_begin(d, &ev);
   uint64_t off = check_cell(d, CS_EV_WAIT, d->rank, slot, cell);
-  if (__builtin_expect(cmp != CS_CMP_EQ && cmp != CS_CMP_GE, 0))
+  if (__builtin_expect(cmp > CS_CMP_GE, 0)) /* EQ 0, GE 1 */
     cs__dev_fail(d, CS_ABORT_FAULT, CS_RX_FAULT,
                  "rank %u: bad wait at event %llu: compare %u (expected "
                  "CS_CMP_EQ 0 or CS_CMP_GE 1)", d->rank,
