@@ -742,10 +742,11 @@ static int check_world(run_job_t *rj, cs_fill_t fill)
    * the world, verification reads it in place). */
   uint64_t need = region + (o->input ? bytes * n : 0), avail = cs_mem_available();
   if (region == 0 || need > avail) {
-    cs_cli_error(o->cmd, "%u ranks x %llu elements need about %.1f GiB of "
-                 "memory; %.1f GiB are available", n,
-                 (unsigned long long)c->count, (double)need / (1ull << 30),
-                 (double)avail / (1ull << 30));
+    char hn[32], ha[32];
+    cs_cli_error(o->cmd, "%u ranks x %llu elements need about %s of "
+                 "memory; %s are available", n, (unsigned long long)c->count,
+                 cs_human_bytes(need, hn, sizeof(hn)),
+                 cs_human_bytes(avail, ha, sizeof(ha)));
     return CS_EXIT_USAGE;
   }
   return CS_EXIT_OK;

@@ -520,10 +520,12 @@ static void print_summary(const cs_ar_cfg_t *c, cs_fill_t fill,
   int len = 0;
   MPI_Get_library_version(lib, &len);
   lib[strcspn(lib, ",\n")] = 0;
-  printf("collsim-mpi run: %s allreduce, %u rank%s, %llu x %s (%llu B per "
+  char hb[32];
+  printf("collsim-mpi run: %s allreduce, %u rank%s, %llu x %s (%s per "
          "rank), %s, input %s%s%s, %u call%s\n", cs_algo_name(c->algo), n,
          n == 1 ? "" : "s", (unsigned long long)c->count,
-         cs_dtype_name(c->dtype), (unsigned long long)bytes, cs_op_name(c->op),
+         cs_dtype_name(c->dtype), cs_human_bytes(bytes, hb, sizeof(hb)),
+         cs_op_name(c->op),
          cs_fill_name(fill), input ? " " : "", input ? input : "", c->iters,
          c->iters == 1 ? "" : "s");
   printf("transport: MPI-3 RMA, %s, window memory model %s\n", lib,
