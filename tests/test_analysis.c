@@ -284,7 +284,7 @@ static void sentence_is(const cs_layout_t *l, cs_trace_rec_t x, const char *want
   cr_assert_str_eq(buf, want);
 }
 
-/* The texts sched.c's interactive prompt and replay reports print. */
+/* The texts the scheduler's interactive prompt (sim/sched) and replay reports print. */
 Test(analysis, sentences_read_as_the_scheduler_prints_them)
 {
   cs_layout_t l = two_slots();

@@ -313,4 +313,14 @@ cmake -S cm -B cm/build -DCMAKE_PREFIX_PATH="$p" -DCMAKE_C_FLAGS="$san" >/dev/nu
 cmake --build cm/build >/dev/null
 expect 0 cm/build/driver "$tmp/rd_allreduce/rd_allreduce.so" random:3
 has "^$version rc 0 verified 1 wrong 0"
+# The man page's example, as the installed page prints it: it builds,
+# verifies, and its trace replays.
+sed -n '/^\.SH EXAMPLES/,/^\.SH SEE ALSO/p' "$p/share/man/man3/collsim-api.3" |
+  sed -n '/^#include/,/^}/p' | sed 's/\\en/\\n/g' >manex.c
+grep -q 'cs_coll_run' manex.c || fail "collsim-api(3) has no example program"
+cc $san -o manex manex.c $(pkg-config --cflags --libs collsim)
+expect 0 ./manex
+has "^verified, 0 wrong"
+expect 0 "$cs" replay ring.cstrace
+has "identical; outcome: verified"
 echo "test_install: all checks passed"

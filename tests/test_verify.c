@@ -7,7 +7,8 @@
  * a hash of every window after the run) the explorer reaches must equal
  * the brute force's, with no more runs. A planted wrong relation (every
  * two events independent) must miss outcomes, so the comparison can fail.
- * The CLI's own agreement on collectives is in test_verify_cli.c.
+ * The CLI's own agreement on collectives is in the tests after them,
+ * which run collsim verify.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>

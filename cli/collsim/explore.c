@@ -684,8 +684,9 @@ static void progress(const explore_t *x, int final)
 {
   double s = (double)(now_ns() - x->t0) / 1e9;
   FILE *f = final ? stdout : stderr;
-  fprintf(f, "%sexplore: %llu schedules in %.1f s (%.0f/s), %llu failure%s%s",
-          final ? "" : "\r", (unsigned long long)x->done, s, s > 0 ? x->done / s : 0,
+  fprintf(f, "%sexplore: %llu schedule%s in %.1f s (%.0f/s), %llu failure%s%s",
+          final ? "" : "\r", (unsigned long long)x->done,
+          x->done == 1 ? "" : "s", s, s > 0 ? x->done / s : 0,
           (unsigned long long)x->failures, x->failures == 1 ? "" : "s",
           final ? "\n" : "   ");
   fflush(f);

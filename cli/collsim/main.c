@@ -30,7 +30,7 @@ static const subcmd_t cmds[] = {
     {"bench", cs_cmd_bench, "time allreduce over a size sweep; nccl-tests table"},
     {"trace", cs_cmd_trace, "show a recorded trace: text, JSON lines, Perfetto"},
     {"check", cs_cmd_check, "find the ordering defects of a recorded run"},
-    {"clean", cs_cmd_clean, "remove what killed commands left: /dev/shm names, temporary traces"},
+    {"clean", cs_cmd_clean, "remove what killed commands left: /dev/shm names, temporary files, orphaned ranks"},
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -51,7 +51,9 @@ static void usage(FILE *out)
   fprintf(out, "  %-8s %s\n", "help", "show the help of a subcommand");
   fprintf(out, "\n'collsim help SUBCOMMAND' or 'collsim SUBCOMMAND --help' "
                "for details.\n\n" CS_CLI_EXIT_HELP
-               "verify also exits 4: its budget ran out (incomplete).\n");
+               "verify also exits 4 (its budget ran out) and explore 4 (a "
+               "child ended from outside);\n'collsim SUBCOMMAND --help' gives "
+               "each one's own meanings.\n");
 }
 
 /* One stale name, as clean words it: removed (stdout) or kept (stderr). */

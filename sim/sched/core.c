@@ -1,5 +1,5 @@
 /*
- * sched.c - controlled execution (sched.h): the scheduler area, the rank
+ * core.c - controlled execution (sched.h): the scheduler area, the rank
  * side of a scheduling point, DMA posting, and the launcher-side scheduler
  * core: the enabled actors, DMA landing, the step loop and a rank's turn
  * (the same step, picked in the granted rank's process). Which enabled

@@ -10,7 +10,7 @@
  * rng, the chosen strategy and its state) and the helpers the strategies
  * share: stopping the run with a message and describing an event for a
  * person. Does not own the strategies' state (each strategy file does) or
- * the step loop (sched.c).
+ * the step loop (core.c).
  */
 #ifndef CS_SCHED_INTERNAL_H
 #define CS_SCHED_INTERNAL_H

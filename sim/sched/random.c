@@ -3,7 +3,7 @@
  * uniformly from the scheduler's rng.
  *
  * Owns nothing but its pick; the rng and its seeding belong to the
- * scheduler (sched.c), so a seed names one schedule. Called through the
+ * scheduler (core.c), so a seed names one schedule. Called through the
  * strategy table (strategy.h).
  */
 #include "../rng.h"

@@ -5,7 +5,7 @@
  * Owns the table's shape and the list of strategies, one file each in
  * sim/sched/: random, pct, latest, replay, interactive, deviate, callback.
  * Does not own the enabled-actor list, DMA landing or the step loop
- * (sched.c), nor the
+ * (core.c), nor the
  * scheduler's internals the strategies read (internal.h). cs__sched_init
  * picks the table once from cfg->strategy; the step loop calls it, and
  * never names a strategy.

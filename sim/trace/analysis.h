@@ -6,7 +6,7 @@
  * wait-begin a wait-end closes, which notify satisfied a wait, which
  * dma-post a dma-land delivers) and the naming helpers every printer of a
  * trace shares (slot, memory model, abort reason, exit status meaning).
- * Does not own the format or its validation (sim/trace.h, trace_read.c),
+ * Does not own the format or its validation (sim/trace.h, sim/trace/read.c),
  * the text of an event (describe.h) or any output (export.h); never touches
  * a live world. The names of the fields the collectives own (algorithm,
  * dtype, op, fill, mutation) reach it through cs_trace_names_t, filled by

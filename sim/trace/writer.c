@@ -9,7 +9,7 @@
  * chunk slot is not free yet waits (record.c), so memory stays bounded.
  * Also owns the output rule every subcommand's output path follows
  * (cs_output_check, cs_trace_create_file, cs_output_replace; sim/trace.h).
- * Does not own recording (record.c) or reading (trace_read.c).
+ * Does not own recording (record.c) or reading (read.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
