@@ -10,7 +10,9 @@
 # docs has no numbered heading in docs/ to resolve to (`## N. ...` or
 # `### N.M ...`, as in docs/algorithms.md), or when any of them names a
 # file outside the repository (a path into ../shared or /work/shared), or
-# when a link between the markdown files points at no file or heading.
+# when a link between the markdown files points at no file or heading,
+# or when a comment or doc names a bare source file (read.c) that is not
+# a file of the tree.
 # Reads only; ctest runs it as the entry `docs`.
 set -u
 cd "${1:?usage: check-docs.sh SOURCE_DIR}" || exit 2
@@ -34,6 +36,28 @@ while IFS=: read -r file line path; do
 done < <(grep -rnoE '(^|[^A-Za-z0-9_./-])(\.ci|window|sim|collectives|run|cli|scripts|tests|traces|docs|dist|examples|include)/[A-Za-z0-9_./-]*[A-Za-z0-9_]\.(c|h|sh|md|cmake|in|cpp|cstrace|sym|py)\b' \
            "${dirs[@]}" --exclude-dir=build --exclude-dir=corpus 2>/dev/null |
          sed -E 's/^([^:]+:[0-9]+:)[^A-Za-z.]*/\1/')
+
+# A bare source name in a comment or a doc ("the reader (read.c)") must
+# be the name of a file of the tree. Code is not read (a field access
+# looks like a name), nor system headers, nor the generated version
+# header, nor the names of the files the docs and tests have a user
+# write (mine.c, driver.c, ...).
+names=$(git ls-files 2>/dev/null | sed 's|.*/||' | sort -u)
+[ -n "$names" ] || names=$(find . -path ./build -prune -o -type f -print | sed 's|.*/||' | sort -u)
+written=" version.h abi.c driver.c foo.c foo.h life.c manex.c mine.c nosym.c plant.c prog.c x.c "
+while IFS=: read -r file line name; do
+  case "$written" in *" $name "*) continue ;; esac
+  grep -qxF "$name" <<<"$names" && continue
+  echo "$file:$line: names $name, which is not a file of the tree" >&2
+  fail=1
+done < <({
+  grep -rnE '^[[:space:]]*(/\*|\*|//|#)' --include='*.c' --include='*.h' --include='*.sh' \
+    --include='*.cpp' collectives sim run cli window include tests scripts examples 2>/dev/null
+  grep -rn '' --include='*.md' README.md docs traces examples 2>/dev/null
+} | grep -v '#[[:space:]]*include' |
+  sed -E 's/<[^>]*>//g' |
+  grep -oE '^[^:]+:[0-9]+:|(^|[^A-Za-z0-9_./<-])[a-z][a-z0-9_]*\.[ch]\b' |
+  awk '/^[^:]+:[0-9]+:$/ { loc = $0; next } { sub(/^[^a-z]/, ""); print loc $0 }')
 
 heads=$(grep -hoE '^#{2,3} [0-9]+(\.[0-9]+)?[. ]' docs/*.md | sed -E 's/^#+ //; s/[. ]$//' | sort -u)
 while IFS=: read -r file line ref; do
