@@ -38,6 +38,10 @@ Test(cli, help_and_version_succeed)
   run_cli(&r, 10, "help", "ping", NULL);
   cr_assert_eq(r.status, 0);
   cr_assert(strstr(r.out, "--fault RANK:KIND[:EVENT]"), "%s", r.out);
+  /* help is listed among the subcommands, so it has a help: the list */
+  run_cli(&r, 10, "help", "help", NULL);
+  cr_assert_eq(r.status, 0);
+  cr_assert(strstr(r.out, "Subcommands:"), "%s", r.out);
   run_cli(&r, 10, "ping", "--help", NULL);
   cr_assert(strstr(r.out, "--timeout SECONDS"), "%s", r.out);
 }

@@ -192,7 +192,7 @@ int main(int argc, char **argv)
     return CS_EXIT_OK;
   }
   if (!strcmp(sub, "help")) {
-    if (argc < 3) {
+    if (argc < 3 || !strcmp(argv[2], "help")) {
       usage(stdout);
       return CS_EXIT_OK;
     }
