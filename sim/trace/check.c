@@ -1673,7 +1673,7 @@ static int stream_next(merge_t *m, stream_t *s)
     s->has = 1;
     return 0;
   }
-  return rc < 0 ? -1 : 0;
+  return rc < 0 ? rc : 0;
 }
 
 static void merge_close(merge_t *m)
@@ -1683,15 +1683,17 @@ static void merge_close(merge_t *m)
   free(m->s);
 }
 
-/* Opens one reader per rank and reads each one's first record. */
+/* Opens one reader per rank and reads each one's first record. Returns
+ * 0, -ENOMEM, or the reader's code with its reason in why. */
 static int merge_open(merge_t *m, const char *path, cs_trace_header_t *h,
                       char *why, size_t whylen)
 {
   cs_trace_reader_t *rd;
   cs_trace_diag_t d;
-  if (cs_trace_reader_open(path, 0, &rd, &d) < 0) {
+  int rc = cs_trace_reader_open(path, 0, &rd, &d);
+  if (rc < 0) {
     cs_trace_strerror(&d, why, whylen);
-    return -1;
+    return rc;
   }
   *h = *cs_trace_reader_header(rd);
   m->n = h->nranks;
@@ -1702,22 +1704,23 @@ static int merge_open(merge_t *m, const char *path, cs_trace_header_t *h,
   }
   m->s[0].rd = rd;
   for (uint32_t r = 1; r < m->n; r++)
-    if (cs_trace_reader_open(path, 0, &m->s[r].rd, &d) < 0) {
+    if ((rc = cs_trace_reader_open(path, 0, &m->s[r].rd, &d)) < 0) {
       cs_trace_strerror(&d, why, whylen);
-      return -1;
+      return rc;
     }
   for (uint32_t r = 0; r < m->n; r++) {
     m->s[r].rank = r;
-    if (stream_next(m, &m->s[r]) < 0) {
+    if ((rc = stream_next(m, &m->s[r])) < 0) {
       cs_trace_strerror(cs_trace_reader_diag(m->s[r].rd), why, whylen);
-      return -1;
+      return rc;
     }
   }
   return 0;
 }
 
 /* Feeds the rank streams merged by seq, then the launcher's records.
- * Returns 0, -1 (why set), or a feed error. */
+ * Returns 0; 1 when a rank's records are out of seq order; CS_EDUPSEQ or
+ * the reader's code (why set); or a feed error. */
 static int merge_feed(merge_t *m, cs_check_t *c, char *why, size_t whylen)
 {
   for (;;) {
@@ -1731,13 +1734,13 @@ static int merge_feed(merge_t *m, cs_check_t *c, char *why, size_t whylen)
     if (rc == CS_EDUPSEQ) {
       snprintf(why, whylen, "corrupt: sequence number %llu appears twice",
                (unsigned long long)best->head.seq);
-      return -1;
+      return rc;
     }
     if (rc < 0)
       return rc;
-    if (stream_next(m, best) < 0) {
+    if ((rc = stream_next(m, best)) < 0) {
       cs_trace_strerror(cs_trace_reader_diag(best->rd), why, whylen);
-      return -1;
+      return rc;
     }
     if (m->unsorted)
       return 1;
@@ -1755,11 +1758,12 @@ static int check_loaded(const char *path, cs_check_report_t *rep, char *why,
 {
   cs_trace_t t;
   cs_trace_diag_t d;
-  if (cs_trace_load(path, &t, &d) < 0) {
+  int rc = cs_trace_load(path, &t, &d);
+  if (rc < 0) {
     cs_trace_strerror(&d, why, whylen);
-    return -1;
+    return rc;
   }
-  int rc = cs_check_run(&t, rep);
+  rc = cs_check_run(&t, rep);
   cs_trace_free(&t);
   return rc;
 }

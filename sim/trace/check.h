@@ -152,8 +152,9 @@ typedef struct cs_check cs_check_t;
 int cs_check_create(cs_check_t **c, const cs_trace_header_t *h);
 /* The next record, in seq order (strictly increasing seq; launcher records
  * last). Returns 0, CS_EDUPSEQ if x's seq is not above the last one's
- * (fed in seq order, it appears twice), or -ENOMEM; after an error every
- * call returns it again. */
+ * (fed in seq order, it appears twice), CS_ETOOBIG for a signal slot of
+ * more cells than a check holds (a damaged header), or -ENOMEM; after an
+ * error every call returns it again. */
 int cs_check_feed(cs_check_t *c, const cs_trace_rec_t *x);
 /* Ends the trace (the end-of-run checks) and hands over the report,
  * which the caller finis. Returns 0 or the first error of feed. */
@@ -161,13 +162,16 @@ int cs_check_finish(cs_check_t *c, cs_check_report_t *rep);
 void cs_check_destroy(cs_check_t *c);
 
 /* A loaded trace (cs_trace_load), fed in order. Returns 0 with *rep
- * filled (findings may be none), or -ENOMEM with *rep empty. */
+ * filled (findings may be none), or cs_check_feed's code (-ENOMEM,
+ * CS_ETOOBIG, CS_EDUPSEQ) with *rep empty. */
 int cs_check_run(const cs_trace_t *t, cs_check_report_t *rep);
 
 /* Streams the trace at `path`: one validating reader per rank (read.h),
  * merged by seq, so memory does not grow with the file. Returns 0 with
- * *rep filled, -1 for a bad trace (one line in `why`: the reader's, or
- * a rank's records out of seq order, or a repeated seq), or -ENOMEM. */
+ * *rep filled; for a bad trace the reader's code (read.h: CS_EMAGIC,
+ * CS_EBADRECORD, -EIO, ...), CS_EDUPSEQ for a repeated seq or CS_ETOOBIG
+ * for a signal slot of more cells than a check holds, each with one line
+ * in `why`; or -ENOMEM. */
 int cs_check_file(const char *path, cs_check_report_t *rep, char *why,
                   size_t whylen);
 
