@@ -691,6 +691,7 @@ static int crash_set;
 static cs_mpi_t *volatile crash_m;
 static const cs_rank_status_t *volatile crash_st;
 static uint32_t crash_rank;
+static int crash_fd = -1; /* m->report's descriptor, taken outside the handler */
 
 /* Appends s to buf at *n (at most cap - 1 bytes in all). */
 static void put_str(char *buf, size_t cap, size_t *n, const char *s)
@@ -729,7 +730,7 @@ static void on_crash(int sig)
   put_str(line, sizeof line, &n, " at event ");
   put_u64(line, sizeof line, &n, st->event);
   line[n++] = '\n';
-  if (write(2, line, n) < 0)
+  if (crash_fd >= 0 && write(crash_fd, line, n) < 0)
     n = 0;
   alarm(5);
   /* As hang_stop: let the launcher forward the line before the abort. */
@@ -746,6 +747,7 @@ static void crash_guard(cs_mpi_t *m, const cs_dev_t *d)
   sigaltstack(&ss, &crash_old_stack);
   crash_rank = d->rank;
   crash_st = d->st;
+  crash_fd = m->report ? fileno(m->report) : -1;
   crash_m = m;
   struct sigaction sa = {.sa_handler = on_crash,
                          .sa_flags = SA_ONSTACK | SA_RESETHAND};
@@ -934,6 +936,8 @@ static void wd_close(cs_mpi_t *m)
 static struct {
   uint64_t since, limit;
   int rank;
+  const char *cmd; /* the command's name, which starts the line */
+  int fd;          /* where the line goes */
 } guard;
 
 static void *guard_main(void *arg)
@@ -949,15 +953,15 @@ static void *guard_main(void *arg)
     int r = __atomic_load_n(&guard.rank, __ATOMIC_RELAXED);
     nap((uint64_t)(r > 0 && r < 64 ? r : 0) * 300000000ull); /* rank order */
     char line[400];
-    int n = snprintf(line, sizeof line, "collsim-mpi: rank %d: no progress: "
+    int n = snprintf(line, sizeof line, "%s: rank %d: no progress: "
                      "the job's MPI setup or teardown (MPI_Init, opening or "
                      "closing a case's windows, MPI_Finalize: calls every "
                      "rank must make) has not finished after %.0f s; a rank "
                      "stopped by a signal, dead or never started holds it, "
                      "and outside a run none can be named "
                      "(COLLSIM_MPI_SETUP_LIMIT sets the limit)\n",
-                     r, (double)lim / 1e9);
-    if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n
+                     guard.cmd, r, (double)lim / 1e9);
+    if (n > 0 && write(guard.fd, line, (size_t)n < sizeof line ? (size_t)n
                                                         : sizeof line) < 0)
       n = 0;
     _exit(3); /* CS_EXIT_ABORTED */
@@ -965,8 +969,10 @@ static void *guard_main(void *arg)
   return NULL;
 }
 
-int cs_mpi_guard_start(void)
+int cs_mpi_guard_start(const char *cmd, int fd)
 {
+  guard.cmd = cmd;
+  guard.fd = fd;
   const char *e = getenv("COLLSIM_MPI_SETUP_LIMIT");
   double lim = 60;
   if (e && *e) {

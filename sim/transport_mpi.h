@@ -83,7 +83,8 @@ typedef struct cs_mpi {
   /* Where the lines that end a failed job go (the wavefront, the line
    * naming why), and the command's name they start with: the command
    * sets them after cs_mpi_open (whose defaults are stderr and
-   * "collsim-mpi"); the transport writes nowhere else. */
+   * "collsim-mpi"); the transport writes nowhere else (a rank's fatal
+   * signal: one line on report's descriptor, taken when the run starts). */
   FILE       *report;
   const char *cmd;
   /* The watchdog (every rank on one node only): a shared-memory window
@@ -140,15 +141,15 @@ void cs_mpi_close(cs_mpi_t *m);
 /* The guard of the stretches outside a run, where every MPI call is
  * collective and neither a wait timeout nor the watchdog can end a job
  * that a stopped or dead rank holds: cs_mpi_guard_start, before MPI_Init,
- * starts a thread that ends the process (exit 3, one line) once such a
- * stretch lasts COLLSIM_MPI_SETUP_LIMIT seconds (default 60; 0: no
- * guard). Returns 0, or -EINVAL for a limit that is not a number of
+ * starts a thread that ends the process (exit 3, one line on `fd` that
+ * starts with `cmd`, the command's name) once such a stretch lasts
+ * COLLSIM_MPI_SETUP_LIMIT seconds (default 60; 0: no guard). Returns 0, or -EINVAL for a limit that is not a number of
  * seconds from 0 to 86400, or -errno if the thread cannot start.
  * cs_mpi_dev_init and cs_mpi_close mark a run's start and end
  * (cs_mpi_guard_in_run: 1 stops the clock, 0 starts it again, so a loop
  * of collective calls outside a run calls it with 0 before each);
  * cs_mpi_guard_stop after MPI_Finalize. */
-int cs_mpi_guard_start(void);
+int cs_mpi_guard_start(const char *cmd, int fd);
 void cs_mpi_guard_in_run(int in_run);
 void cs_mpi_guard_stop(void);
 

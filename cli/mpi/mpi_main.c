@@ -752,7 +752,7 @@ static int cmd_run(int argc, char **argv, int rank, int size)
 
 int main(int argc, char **argv)
 {
-  if (cs_mpi_guard_start() < 0) {
+  if (cs_mpi_guard_start("collsim-mpi", STDERR_FILENO) < 0) {
     fprintf(stderr, "collsim-mpi: COLLSIM_MPI_SETUP_LIMIT='%s': expected "
             "seconds from 0 (no limit) to 86400\n",
             getenv("COLLSIM_MPI_SETUP_LIMIT"));
