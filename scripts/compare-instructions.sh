@@ -55,7 +55,7 @@ measure() {
   files=$(ls "$d"/cg.* | sort -t. -k2 -n)
   launcher=$(ir "$(echo "$files" | head -1)" all)
   rank=$(for f in $(echo "$files" | tail -n +2); do ir "$f" nowait; done |
-    awk '{s += $1; n++} END {printf "%d", n ? s / n : 0}')
+    awk '{s += $1; n++} END {printf "%.0f", n ? s / n : 0}')
   rm -rf "$d"
 }
 for a in $algos; do
@@ -63,7 +63,7 @@ for a in $algos; do
     for side in old new; do
       bin=$1
       [ $side = new ] && bin=$2
-      measure "$bin" "$a" "$n" $((2 * iters))
+      measure "$bin" "$a" "$n" $((2 * 10#$iters))
       r2=$rank
       measure "$bin" "$a" "$n" "$iters"
       eval "l_$side=$launcher r_$side=$rank s_$side=$((r2 - rank))"

@@ -464,7 +464,7 @@ _Static_assert(CS_NOTIFY_ADD == 0 && CS_NOTIFY_SET == 1 && CS_CMP_EQ == 0 &&
  * inside an int32 slot (the arguments equal the event's fields, passed for
  * the reason load_begin's are).
  * Returns the cell's window offset. */
-static __attribute__((noinline)) uint64_t
+static __attribute__((noinline, cold)) uint64_t
 check_cell_rare(cs_dev_t *d, uint32_t kind, uint32_t peer,
                 const cs_slot_t *s, uint32_t cell)
 {

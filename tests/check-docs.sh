@@ -42,22 +42,28 @@ done < <(grep -rnoE '(^|[^A-Za-z0-9_./-])(\.ci|window|sim|collectives|run|cli|sc
 # looks like a name), nor system headers, nor the generated version
 # header, nor the names of the files the docs and tests have a user
 # write (mine.c, driver.c, ...).
-names=$(git ls-files 2>/dev/null | sed 's|.*/||' | sort -u)
-[ -n "$names" ] || names=$(find . -path ./build -prune -o -type f -print | sed 's|.*/||' | sort -u)
-written=" version.h abi.c driver.c foo.c foo.h life.c manex.c mine.c nosym.c plant.c prog.c x.c "
-while IFS=: read -r file line name; do
-  case "$written" in *" $name "*) continue ;; esac
-  grep -qxF "$name" <<<"$names" && continue
-  echo "$file:$line: names $name, which is not a file of the tree" >&2
-  fail=1
-done < <({
+namefile=$(mktemp)
+trap 'rm -f "$namefile"' EXIT
+{ git ls-files --cached --others --exclude-standard 2>/dev/null || true; } | sed 's|.*/||' | sort -u >"$namefile"
+[ -s "$namefile" ] ||
+  find . -path ./build -prune -o -type f -print | sed 's|.*/||' | sort -u >"$namefile"
+written="version.h abi.c driver.c foo.c foo.h life.c manex.c mine.c nosym.c plant.c prog.c x.c"
+bare=$({
   grep -rnE '^[[:space:]]*(/\*|\*|//|#)' --include='*.c' --include='*.h' --include='*.sh' \
     --include='*.cpp' collectives sim run cli window include tests scripts examples 2>/dev/null
   grep -rn '' --include='*.md' README.md docs traces examples 2>/dev/null
-} | grep -v '#[[:space:]]*include' |
-  sed -E 's/<[^>]*>//g' |
-  grep -oE '^[^:]+:[0-9]+:|(^|[^A-Za-z0-9_./<-])[a-z][a-z0-9_]*\.[ch]\b' |
-  awk '/^[^:]+:[0-9]+:$/ { loc = $0; next } { sub(/^[^a-z]/, ""); print loc $0 }')
+} | LC_ALL=C grep -v '#[[:space:]]*include' |
+  LC_ALL=C sed -E 's/<[^>]*>//g; s/^([^:]+:[0-9]+:)/\1 /' |
+  LC_ALL=C grep -oE '^[^:]+:[0-9]+:|(^|[^A-Za-z0-9_./<-])[a-z][a-z0-9_]*\.[ch]\b' |
+  LC_ALL=C awk -v written="$written" -v names="$namefile" '
+    BEGIN { while ((getline n < names) > 0) have[n] = 1
+            k = split(written, w, " "); for (i = 1; i <= k; i++) have[w[i]] = 1 }
+    /^[^:]+:[0-9]+:$/ { loc = $0; next }
+    { sub(/^[^a-z]+/, ""); if (!($0 in have)) print loc " names " $0 ", which is not a file of the tree" }')
+if [ -n "$bare" ]; then
+  echo "$bare" >&2
+  fail=1
+fi
 
 heads=$(grep -hoE '^#{2,3} [0-9]+(\.[0-9]+)?[. ]' docs/*.md | sed -E 's/^#+ //; s/[. ]$//' | sort -u)
 while IFS=: read -r file line ref; do

@@ -20,7 +20,7 @@ plant() { # FILE INCLUDE EXPECTED-LINE
   sed -i "0,/^#include \"/s||#include \"$2\"\n#include \"|" "$tmp/t/$1"
   if out=$(bash "$tmp/t/tests/check-structure.sh" "$tmp/t" "$bld" 2>&1); then
     echo "FAIL: $1 including $2 passed the structure check"; fail=1
-  elif ! grep -qF "$3" <<<"$out"; then
+  elif ! grep -qF "$3 (" <<<"$out"; then
     echo "FAIL: $1 including $2: expected '$3' in:"; echo "$out"; fail=1
   fi
   cp "$src/$1" "$tmp/t/$1"
@@ -42,7 +42,7 @@ plant_call() { # LIBRARY FOLDER FUNCTION EXPECTED-LINE: FOLDER/plant.c
   cc -c -o "$tmp/b/CMakeFiles/cs_$1.dir/$2.o" "$tmp/t/$2"
   if out=$(bash "$tmp/t/tests/check-structure.sh" "$tmp/t" "$tmp/b" 2>&1); then
     echo "FAIL: $2 calling $3 passed the structure check"; fail=1
-  elif ! grep -qF "$4" <<<"$out"; then
+  elif ! grep -qF "$4 (" <<<"$out"; then
     echo "FAIL: $2 calling $3: expected '$4' in:"; echo "$out"; fail=1
   fi
   rm -f "$tmp/t/$2" "$tmp/b/CMakeFiles/cs_$1.dir/$2.o"

@@ -318,9 +318,12 @@ has "^$version rc 0 verified 1 wrong 0"
 sed -n '/^\.SH EXAMPLES/,/^\.SH SEE ALSO/p' "$p/share/man/man3/collsim-api.3" |
   sed -n '/^#include/,/^}/p' | sed 's/\\en/\\n/g' >manex.c
 grep -q 'cs_coll_run' manex.c || fail "collsim-api(3) has no example program"
-cc $san -o manex manex.c $(pkg-config --cflags --libs collsim)
-expect 0 ./manex
+cc $san -std=gnu11 -o manex manex.c $(pkg-config --cflags --libs collsim)
+mkdir manex.d
+(cd manex.d && expect 0 ../manex)
 has "^verified, 0 wrong"
-expect 0 "$cs" replay ring.cstrace
+expect 0 "$cs" trace manex.d/ring.cstrace --kind notify
+has "schedule +random:1"
+expect 0 "$cs" replay manex.d/ring.cstrace
 has "identical; outcome: verified"
 echo "test_install: all checks passed"

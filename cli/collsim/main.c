@@ -30,7 +30,7 @@ static const subcmd_t cmds[] = {
     {"bench", cs_cmd_bench, "time allreduce over a size sweep; nccl-tests table"},
     {"trace", cs_cmd_trace, "show a recorded trace: text, JSON lines, Perfetto"},
     {"check", cs_cmd_check, "find the ordering defects of a recorded run"},
-    {"clean", cs_cmd_clean, "remove what killed commands left: /dev/shm names, temporary files, orphaned ranks"},
+    {"clean", cs_cmd_clean, "remove what killed runs left: shm names, temp files, orphan ranks"},
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 

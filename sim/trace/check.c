@@ -1651,8 +1651,8 @@ typedef struct merge {
   int       unsorted; /* a rank's records were out of seq order */
 } merge_t;
 
-/* Advances stream s to its rank's next record. Returns 0, or -1 on a bad
- * record (the reader's reason). */
+/* Advances stream s to its rank's next record. Returns 0, or the reader's
+ * code on a bad record (its reason in the reader's diag). */
 static int stream_next(merge_t *m, stream_t *s)
 {
   cs_trace_rec_t x;
