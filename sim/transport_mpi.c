@@ -691,7 +691,6 @@ static int crash_set;
 static cs_mpi_t *volatile crash_m;
 static const cs_rank_status_t *volatile crash_st;
 static uint32_t crash_rank;
-static int crash_fd = -1; /* m->report's descriptor, taken outside the handler */
 
 /* Appends s to buf at *n (at most cap - 1 bytes in all). */
 static void put_str(char *buf, size_t cap, size_t *n, const char *s)
@@ -730,7 +729,10 @@ static void on_crash(int sig)
   put_str(line, sizeof line, &n, " at event ");
   put_u64(line, sizeof line, &n, st->event);
   line[n++] = '\n';
-  if (crash_fd >= 0 && write(crash_fd, line, n) < 0)
+  /* report's descriptor as the command has set it by now (a field read:
+   * no lock is taken); stderr's when there is none */
+  int fd = m->report ? fileno_unlocked(m->report) : -1;
+  if (write(fd >= 0 ? fd : STDERR_FILENO, line, n) < 0)
     n = 0;
   alarm(5);
   /* As hang_stop: let the launcher forward the line before the abort. */
@@ -747,7 +749,6 @@ static void crash_guard(cs_mpi_t *m, const cs_dev_t *d)
   sigaltstack(&ss, &crash_old_stack);
   crash_rank = d->rank;
   crash_st = d->st;
-  crash_fd = m->report ? fileno(m->report) : -1;
   crash_m = m;
   struct sigaction sa = {.sa_handler = on_crash,
                          .sa_flags = SA_ONSTACK | SA_RESETHAND};

@@ -84,7 +84,7 @@ typedef struct cs_mpi {
    * naming why), and the command's name they start with: the command
    * sets them after cs_mpi_open (whose defaults are stderr and
    * "collsim-mpi"); the transport writes nowhere else (a rank's fatal
-   * signal: one line on report's descriptor, taken when the run starts). */
+   * signal: one line on report's descriptor). */
   FILE       *report;
   const char *cmd;
   /* The watchdog (every rank on one node only): a shared-memory window
@@ -142,9 +142,10 @@ void cs_mpi_close(cs_mpi_t *m);
  * collective and neither a wait timeout nor the watchdog can end a job
  * that a stopped or dead rank holds: cs_mpi_guard_start, before MPI_Init,
  * starts a thread that ends the process (exit 3, one line on `fd` that
- * starts with `cmd`, the command's name) once such a stretch lasts
- * COLLSIM_MPI_SETUP_LIMIT seconds (default 60; 0: no guard). Returns 0, or -EINVAL for a limit that is not a number of
- * seconds from 0 to 86400, or -errno if the thread cannot start.
+ * starts with `cmd`, the command's name, not NULL) once such a stretch
+ * lasts COLLSIM_MPI_SETUP_LIMIT seconds (default 60; 0: no guard).
+ * Returns 0, or -EINVAL for a limit that is not a number of seconds from
+ * 0 to 86400, or -errno if the thread cannot start.
  * cs_mpi_dev_init and cs_mpi_close mark a run's start and end
  * (cs_mpi_guard_in_run: 1 stops the clock, 0 starts it again, so a loop
  * of collective calls outside a run calls it with 0 before each);
