@@ -15,14 +15,17 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 mkdir "$tmp/t"
 cp -r "$src"/{window,sim,collectives,run,cli,include,tests} "$tmp/t/"
+named() { # WHAT BUILD_DIR EXPECTED-LINE: the check fails, naming that arrow
+  if out=$(bash "$tmp/t/tests/check-structure.sh" "$tmp/t" "$2" 2>&1); then
+    echo "FAIL: $1 passed the structure check"; fail=1
+  elif ! grep -qF "$3 (" <<<"$out"; then
+    echo "FAIL: $1: expected '$3' in:"; echo "$out"; fail=1
+  fi
+}
 plant() { # FILE INCLUDE EXPECTED-LINE
   cp "$src/$1" "$tmp/t/$1"
   sed -i "0,/^#include \"/s||#include \"$2\"\n#include \"|" "$tmp/t/$1"
-  if out=$(bash "$tmp/t/tests/check-structure.sh" "$tmp/t" "$bld" 2>&1); then
-    echo "FAIL: $1 including $2 passed the structure check"; fail=1
-  elif ! grep -qF "$3 (" <<<"$out"; then
-    echo "FAIL: $1 including $2: expected '$3' in:"; echo "$out"; fail=1
-  fi
+  named "$1 including $2" "$bld" "$3"
   cp "$src/$1" "$tmp/t/$1"
 }
 plant run/npy.c ../cli/collsim/cli.h "layering: run/npy uses cli/collsim/cli"
@@ -40,11 +43,7 @@ plant_call() { # LIBRARY FOLDER FUNCTION EXPECTED-LINE: FOLDER/plant.c
     >"$tmp/t/$2"
   mkdir -p "$(dirname "$tmp/b/CMakeFiles/cs_$1.dir/$2")"
   cc -c -o "$tmp/b/CMakeFiles/cs_$1.dir/$2.o" "$tmp/t/$2"
-  if out=$(bash "$tmp/t/tests/check-structure.sh" "$tmp/t" "$tmp/b" 2>&1); then
-    echo "FAIL: $2 calling $3 passed the structure check"; fail=1
-  elif ! grep -qF "$4 (" <<<"$out"; then
-    echo "FAIL: $2 calling $3: expected '$4' in:"; echo "$out"; fail=1
-  fi
+  named "$2 calling $3" "$tmp/b" "$4"
   rm -f "$tmp/t/$2" "$tmp/b/CMakeFiles/cs_$1.dir/$2.o"
 }
 plant_call window window cs__dev_begin_slow "layering: window/plant uses sim/dev"
