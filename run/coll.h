@@ -82,9 +82,9 @@ const char *cs_coll_names(const cs_collective_t *c,
  * and the trace header's fields that come from c and cfg (the run's
  * sizes, c's names, the modes: padded, --minmax, chunk tags; the
  * rectangle; for a built-in's registration its algorithm's id instead
- * of names and chunk tags). The caller then sets the job's schedule, memory model,
- * trace, fault and the header fields of those. Returns 0 or
- * cs_user_layout's code.
+ * of names and chunk tags). The caller then sets the job's schedule,
+ * memory model, trace, fault and the header fields of those. Returns 0
+ * or cs_user_layout's code.
  * padded: every cell of c's signal slot on a 64-byte line of its own
  * (cs_layout_pad_cells; -EINVAL when c declares no signal slot). */
 int cs_coll_job_init(cs_coll_job_t *cj, const cs_collective_t *c,
